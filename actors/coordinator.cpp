@@ -1,0 +1,271 @@
+#include "actors/coordinator.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace syncpoint {
+
+namespace {
+
+struct coordinator_state;
+using coordinator_actor = caf::stateful_actor<coordinator_state>;
+
+void begin_stop(coordinator_actor* self, const char* reason);
+void maybe_finish(coordinator_actor* self);
+
+struct coordinator_state : coordinator_api {
+  coordinator_actor* self;
+  std::shared_ptr<coordinator_config> cfg;
+  caf::actor evaluator;
+  std::vector<caf::actor> worker_handles;
+  std::vector<bool> live_;
+  std::vector<bool> gone_;                 // quit (finished or lost)
+  std::vector<uint64_t> clock_;
+  std::vector<bool> waiting_;
+  std::vector<caf::response_promise> promise_;  // valid while a push awaits its release
+  std::vector<uint64_t> waiting_since_;    // event number of the push being answered
+  std::vector<nanos> accepted_;
+  uint64_t version_ = 0;
+  uint64_t samples = 0;
+  uint64_t next_eval = 0;
+  uint64_t event = 0;                      // pushes and losses handled so far
+  bool barrier_in_event = false;
+  bool started = false;
+  bool stopping = false;
+  bool finishing = false;
+  nanos run_time = 0;
+  double last_accuracy = -1;
+  bool target_reached = false;
+  static inline const char* name = "coordinator";
+
+  explicit coordinator_state(coordinator_actor* ptr) : self(ptr) {}
+
+  // -- coordinator_api --------------------------------------------------------
+  int workers() const override { return static_cast<int>(live_.size()); }
+  bool live(worker_id w) const override { return valid(w) && live_[idx(w)]; }
+  std::vector<worker_id> live_workers() const override {
+    std::vector<worker_id> out;
+    for (size_t i = 0; i < live_.size(); ++i)
+      if (live_[i])
+        out.push_back(static_cast<worker_id>(i));
+    return out;
+  }
+  uint64_t clock(worker_id w) const override { return valid(w) ? clock_[idx(w)] : 0; }
+  double now() const override { return to_seconds(since(self, cfg->origin)); }
+  bool waiting(worker_id w) const override { return live(w) && waiting_[idx(w)]; }
+
+  void release(worker_id w, bool pull) override {
+    if (!waiting(w))
+      return;
+    auto i = idx(w);
+    waiting_[i] = false;
+    proceed p{stopping, pull, version_, 0, accepted_[i]};
+    if (promise_[i].pending()) {
+      if (waiting_since_[i] < event)
+        barrier_in_event = true;  // someone was held across events: a barrier opened
+      promise_[i].deliver(p);
+      promise_[i] = caf::response_promise{};
+    } else {
+      self->send(worker_handles[i], p);  // the start of the run
+    }
+  }
+
+  void commit() override {
+    self->send(cfg->ps, commit_atom::value);
+    ++version_;
+  }
+
+  void set_mode(ps_mode mode) override {
+    self->send(cfg->ps, mode_atom::value, mode == ps_mode::buffered);
+  }
+
+  // -- helpers ----------------------------------------------------------------
+  bool valid(worker_id w) const { return w >= 0 && static_cast<size_t>(w) < live_.size(); }
+  static size_t idx(worker_id w) { return static_cast<size_t>(w); }
+
+  void trace(trace_event ev) {
+    if (cfg->tracer)
+      self->send(cfg->tracer, trace_atom::value, std::move(ev));
+  }
+
+  // Runs one protocol callback and records a barrier if it released anyone
+  // who had been held since an earlier event.
+  template <class F>
+  void protocol_event(F&& f) {
+    ++event;
+    barrier_in_event = false;
+    f();
+    if (barrier_in_event) {
+      auto t = since(self, cfg->origin);
+      trace({"barrier", -1, t, t, event, version_, 0});
+    }
+  }
+
+  void send_worker_weights() {
+    // Weight rule: every push counts 1/n over the live workers.
+    auto n = static_cast<float>(std::count(live_.begin(), live_.end(), true));
+    std::vector<float> wts(live_.size(), 0.0f);
+    for (size_t i = 0; i < live_.size(); ++i)
+      wts[i] = live_[i] && n > 0 ? 1.0f / n : 0.0f;
+    self->send(cfg->ps, weights_atom::value, std::move(wts));
+  }
+
+  void request_snapshot(bool final) {
+    self->send(cfg->ps, snapshot_atom::value, evaluator, samples, final);
+  }
+
+  void print_progress(const char* what) {
+    if (!cfg->progress)
+      return;
+    double pct = cfg->total_samples_hint > 0
+                   ? 100.0 * static_cast<double>(samples) / static_cast<double>(cfg->total_samples_hint)
+                   : 0.0;
+    std::fprintf(stderr, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f\n",
+                 cfg->protocol_name.c_str(), what, now(),
+                 static_cast<unsigned long long>(samples), std::min(pct, 100.0),
+                 std::max(last_accuracy, 0.0));
+  }
+};
+
+void on_pushed(coordinator_actor* self, const push_info& info, caf::response_promise rp) {
+  auto& st = self->state;
+  if (!st.live(info.worker)) {  // a late push from a worker declared lost
+    rp.deliver(proceed{true, false, 0, 0, info.accepted});
+    return;
+  }
+  auto i = coordinator_state::idx(info.worker);
+  ++st.clock_[i];
+  st.samples += info.samples;
+  st.version_ = std::max(st.version_, info.version);
+  st.waiting_[i] = true;
+  st.promise_[i] = std::move(rp);
+  st.waiting_since_[i] = st.event + 1;
+  st.accepted_[i] = info.accepted;
+  if (st.cfg->eval_every_samples > 0 && st.samples >= st.next_eval) {
+    while (st.next_eval <= st.samples)
+      st.next_eval += st.cfg->eval_every_samples;
+    st.request_snapshot(false);
+  }
+  if (!st.stopping && st.cfg->sample_budget > 0 && st.samples >= st.cfg->sample_budget)
+    begin_stop(self, "budget");
+  if (st.stopping) {
+    st.release(info.worker, false);
+    return;
+  }
+  st.protocol_event([&] { st.cfg->proto->on_push(st, info.worker); });
+}
+
+void on_down(coordinator_actor* self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  auto it = std::find_if(st.worker_handles.begin(), st.worker_handles.end(),
+                         [&](const caf::actor& a) { return a.address() == dm.source; });
+  if (it == st.worker_handles.end())
+    return;
+  auto i = static_cast<size_t>(it - st.worker_handles.begin());
+  auto w = static_cast<worker_id>(i);
+  st.gone_[i] = true;
+  if (st.live_[i] && !st.stopping) {
+    st.live_[i] = false;
+    st.waiting_[i] = false;
+    st.promise_[i] = caf::response_promise{};
+    auto t = since(self, st.cfg->origin);
+    st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
+    if (st.cfg->progress)
+      std::fprintf(stderr, "[%s] worker %d lost: %s\n", st.cfg->protocol_name.c_str(), w,
+                   self->system().render(dm.reason).c_str());
+    st.send_worker_weights();
+    st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
+  }
+  st.live_[i] = false;
+  maybe_finish(self);
+}
+
+void begin_stop(coordinator_actor* self, const char* reason) {
+  auto& st = self->state;
+  if (st.stopping)
+    return;
+  st.stopping = true;
+  st.print_progress(reason);
+  for (auto w : st.live_workers())
+    st.release(w, false);
+}
+
+void maybe_finish(coordinator_actor* self) {
+  auto& st = self->state;
+  if (st.finishing || std::any_of(st.gone_.begin(), st.gone_.end(), [](bool g) { return !g; }))
+    return;
+  st.finishing = true;
+  st.run_time = since(self, st.cfg->origin);
+  self->send(st.cfg->ps, flush_atom::value);  // a partial BSP round is applied, not lost
+  st.request_snapshot(true);
+}
+
+void on_eval(coordinator_actor* self, const eval_result& r) {
+  auto& st = self->state;
+  st.last_accuracy = r.accuracy;
+  st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
+  if (!r.final) {
+    st.print_progress("eval");
+    if (st.cfg->target_accuracy > 0 && r.accuracy >= st.cfg->target_accuracy && !st.target_reached) {
+      st.target_reached = true;
+      if (st.cfg->stop_at_target)
+        begin_stop(self, "target");
+    }
+    return;
+  }
+  st.trace({"end", -1, st.run_time, st.run_time, st.samples, r.version, 0});
+  st.print_progress("done");
+  self->request(st.cfg->tracer, caf::infinite, collect_atom::value)
+    .then([=](std::vector<trace_event>& events) {
+      auto& st = self->state;
+      self->send(st.cfg->driver, done_atom::value, std::move(events));
+      for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
+        self->send_exit(a, caf::exit_reason::user_shutdown);
+      self->quit();
+    });
+}
+
+caf::behavior coordinator(coordinator_actor* self, std::shared_ptr<coordinator_config> cfg) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  auto n = static_cast<size_t>(st.cfg->workers);
+  st.live_.assign(n, true);
+  st.gone_.assign(n, false);
+  st.clock_.assign(n, 0);
+  st.waiting_.assign(n, true);  // every worker waits for its start
+  st.promise_.assign(n, caf::response_promise{});
+  st.waiting_since_.assign(n, 0);
+  st.accepted_.assign(n, 0);
+  st.next_eval = st.cfg->eval_every_samples;
+  self->send(st.cfg->ps, attach_atom::value, caf::actor{self});
+  self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
+  return {
+    [=](start_atom, std::vector<caf::actor>& workers, caf::actor& evaluator) {
+      auto& st = self->state;
+      st.worker_handles = std::move(workers);
+      st.evaluator = std::move(evaluator);
+      for (auto& w : st.worker_handles)
+        self->monitor(w);
+      st.send_worker_weights();
+      if (st.cfg->max_time_s > 0)
+        self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);
+      st.started = true;
+      st.protocol_event([&] { st.cfg->proto->on_start(st); });
+    },
+    [=](pushed_atom, const push_info& info) -> caf::result<proceed> {
+      auto rp = self->make_response_promise();
+      on_pushed(self, info, rp);
+      return rp;
+    },
+    [=](eval_atom, const eval_result& r) { on_eval(self, r); },
+    [=](timeout_atom) { begin_stop(self, "time"); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg) {
+  return sys.spawn(coordinator, std::move(cfg));
+}
+
+}  // namespace syncpoint

@@ -1,0 +1,29 @@
+#include "actors/evaluator.hpp"
+
+namespace syncpoint {
+
+namespace {
+
+struct evaluator_state {
+  std::unique_ptr<model> m;
+  static inline const char* name = "evaluator";
+};
+
+caf::behavior evaluator(caf::stateful_actor<evaluator_state>* self, evaluator_config cfg) {
+  self->state.m = make_model(cfg.model);
+  return {
+    [=](const snapshot& s) {
+      double acc = accuracy(*self->state.m, s.values.data(), *cfg.test, cfg.limit);
+      self->send(cfg.coordinator, eval_atom::value,
+                 eval_result{s.version, s.taken, s.samples, s.final, acc});
+    },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg) {
+  return sys.spawn(evaluator, std::move(cfg));
+}
+
+}  // namespace syncpoint

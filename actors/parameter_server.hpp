@@ -1,0 +1,33 @@
+// The parameter server: holds the flat model, applies pushes with SGD
+// (momentum, weight decay) on Eigen, and answers versioned pulls.
+//
+// Messages:
+//   (push_atom, gradient_push)  -> proceed  (delegated to the coordinator) | error
+//   (pull_atom, uint64 min_version) -> weights, once version >= min_version
+//   (attach_atom, actor coordinator)
+//   (mode_atom, bool buffered), (commit_atom), (flush_atom)
+//   (weights_atom, std::vector<float> per-worker weights)
+//   (snapshot_atom, actor evaluator, uint64 samples, bool final)
+// A push of the wrong length, from an unknown worker, or holding NaN/Inf gets
+// an error reply and changes nothing.
+#pragma once
+
+#include "runtime/clock.hpp"
+
+#include <vector>
+
+namespace syncpoint {
+
+struct ps_config {
+  std::vector<float> initial;
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  int workers = 1;          // each push starts with weight 1/workers
+  caf::actor tracer;        // may be invalid: no trace
+  time_point origin;
+};
+
+caf::actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);
+
+}  // namespace syncpoint

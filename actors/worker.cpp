@@ -1,0 +1,163 @@
+#include "actors/worker.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+namespace syncpoint {
+
+namespace {
+
+struct worker_state {
+  worker_config cfg;
+  std::unique_ptr<model> m;
+  std::vector<int64_t> shard;     // example indices, reshuffled every pass
+  size_t cursor = 0;
+  std::mt19937_64 rng;
+  int batch = 0;
+  uint64_t iter = 0;              // gradients pushed
+  uint64_t version = 0;           // version of the loaded weights
+  std::vector<float> xbuf;
+  std::vector<int64_t> ybuf;
+  std::vector<float> grad;        // the gradient waiting to be pushed
+  float loss = 0;
+  nanos compute_start = 0;
+  nanos push_sent = 0;
+  nanos idle_since = 0;
+  static inline const char* name = "worker";
+};
+
+using worker_actor = caf::stateful_actor<worker_state>;
+
+void on_proceed(worker_actor* self, const proceed& p);
+
+void trace(worker_actor* self, const char* kind, nanos t0, nanos t1, double value = 0) {
+  auto& st = self->state;
+  if (st.cfg.tracer)
+    self->send(st.cfg.tracer, trace_atom::value,
+               trace_event{kind, st.cfg.id, t0, t1, st.iter, st.version, value});
+}
+
+nanos now(worker_actor* self) {
+  return since(self, self->state.cfg.origin);
+}
+
+batch_view next_batch(worker_state& st) {
+  auto b = static_cast<size_t>(st.batch);
+  st.xbuf.resize(b * static_cast<size_t>(st.cfg.train->dim));
+  st.ybuf.resize(b);
+  for (size_t i = 0; i < b; ++i) {
+    if (st.cursor == st.shard.size()) {
+      std::shuffle(st.shard.begin(), st.shard.end(), st.rng);
+      st.cursor = 0;
+    }
+    auto idx = st.shard[st.cursor++];
+    std::copy(st.cfg.train->row(idx), st.cfg.train->row(idx) + st.cfg.train->dim,
+              st.xbuf.data() + i * static_cast<size_t>(st.cfg.train->dim));
+    st.ybuf[i] = st.cfg.train->y[static_cast<size_t>(idx)];
+  }
+  return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim};
+}
+
+void push(worker_actor* self) {
+  auto& st = self->state;
+  auto t = now(self);
+  if (st.cfg.fail_at_iter > 0 && st.iter + 1 == st.cfg.fail_at_iter) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "injected failure of worker " +
+                                                          std::to_string(st.cfg.id)));
+    return;
+  }
+  ++st.iter;
+  trace(self, "compute", st.compute_start, t, st.loss);
+  st.push_sent = t;
+  gradient_push g{st.cfg.id, st.iter, st.version, static_cast<uint32_t>(st.batch),
+                  std::move(st.grad)};
+  st.grad = {};
+  self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, std::move(g))
+    .then([=](const proceed& p) { on_proceed(self, p); },
+          [=](caf::error& err) {
+            auto t = now(self);
+            if (err.category() == caf::atom("syncpoint")) {
+              // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
+              trace(self, "rejected", self->state.push_sent, t);
+              on_proceed(self, proceed{false, true, 0, 0, t});
+              return;
+            }
+            self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
+          });
+}
+
+void compute(worker_actor* self) {
+  auto& st = self->state;
+  st.compute_start = now(self);
+  auto b = next_batch(st);
+  st.grad.resize(st.m->size());
+  auto wall0 = std::chrono::steady_clock::now();
+  st.loss = st.m->gradient(b, st.grad.data());
+  double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  double t_s = to_seconds(st.compute_start);
+  double factor = st.cfg.stragglers.factor(st.cfg.id, t_s);
+  double extra = st.cfg.stragglers.extra_s(st.cfg.id, t_s);
+  double delay = st.cfg.virtual_clock
+                   ? st.cfg.iter_cost_s * st.batch / st.cfg.batch * factor + extra
+                   : std::max(0.0, (factor - 1.0) * measured) + extra;
+  if (delay > 0)
+    self->delayed_send(self, seconds(delay), computed_atom::value);
+  else
+    push(self);
+}
+
+void on_proceed(worker_actor* self, const proceed& p) {
+  auto& st = self->state;
+  auto t = now(self);
+  if (st.iter > 0 && st.push_sent > 0) {
+    auto accepted = std::clamp(p.accepted, st.push_sent, t);
+    trace(self, "push", st.push_sent, accepted);
+    trace(self, "wait", accepted, t);
+  } else {
+    trace(self, "wait", st.idle_since, t);
+  }
+  if (p.stop) {
+    self->quit();
+    return;
+  }
+  if (p.batch > 0)
+    st.batch = static_cast<int>(p.batch);
+  if (!p.pull) {
+    compute(self);
+    return;
+  }
+  self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, p.min_version)
+    .then([=](weights& w) {
+            auto& st = self->state;
+            st.version = w.version;
+            st.m->load(w.values.data());
+            trace(self, "pull", t, now(self));
+            compute(self);
+          },
+          [=](caf::error& err) { self->quit(std::move(err)); });
+}
+
+caf::behavior worker(worker_actor* self, worker_config cfg) {
+  auto& st = self->state;
+  st.m = make_model(cfg.model);
+  st.rng.seed(cfg.seed * 1000003u + static_cast<uint64_t>(cfg.id));
+  for (int64_t i = cfg.id; i < cfg.train->size; i += cfg.workers)
+    st.shard.push_back(i);
+  std::shuffle(st.shard.begin(), st.shard.end(), st.rng);
+  st.batch = cfg.batch;
+  st.cfg = std::move(cfg);
+  return {
+    [=](const proceed& p) { on_proceed(self, p); },
+    [=](computed_atom) { push(self); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg) {
+  return sys.spawn(worker, std::move(cfg));
+}
+
+}  // namespace syncpoint

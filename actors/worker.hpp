@@ -1,0 +1,38 @@
+// A worker: pulls the model, computes a gradient on the next batch of its own
+// disjoint shard, pushes it, and does what the coordinator's `proceed` says.
+// It emits compute / push / wait / pull spans to the tracer.
+//
+// Time: under the virtual clock the gradient is computed for real but charged
+// `iter_cost x batch/base_batch x slowdown + extra`; under the real clock the
+// straggler's extra time ((slowdown-1) x measured + extra) is a delayed_send.
+#pragma once
+
+#include "models/model.hpp"
+#include "runtime/clock.hpp"
+#include "runtime/straggler.hpp"
+
+#include <memory>
+
+namespace syncpoint {
+
+struct worker_config {
+  worker_id id = 0;
+  int workers = 1;                         // shard = examples i with i % workers == id (after shuffle)
+  std::shared_ptr<const dataset> train;    // read-only
+  std::string model;
+  int batch = 64;
+  uint64_t seed = 1;
+  bool virtual_clock = true;
+  double iter_cost_s = 0;                  // virtual clock only
+  straggler_plan stragglers;
+  caf::actor ps;
+  caf::actor tracer;
+  time_point origin;
+  caf::duration request_timeout = caf::infinite;
+  uint64_t fail_at_iter = 0;               // fault injection: die instead of this push (0: never)
+};
+
+/// The worker starts on its first `proceed` (sent by the coordinator).
+caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg);
+
+}  // namespace syncpoint

@@ -1,0 +1,103 @@
+#include "cli/compare.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+namespace syncpoint::cli {
+
+namespace {
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
+
+}  // namespace
+
+std::string comparison_table(const std::vector<compared_run>& runs) {
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof line, "| %-12s | %10s | %10s | %9s | %10s | %9s | %9s | %8s | %8s |\n",
+                "protocol", "run time s", "to target", "final acc", "samples/s", "compute", "wait s",
+                "stale", "barriers");
+  out += line;
+  out += "|--------------|------------|------------|-----------|------------|-----------|-----------|----------|----------|\n";
+  for (auto& r : runs) {
+    auto& s = r.summary;
+    double wait = 0;
+    for (auto& w : s.per_worker)
+      wait += w.wait_s;
+    std::snprintf(line, sizeof line,
+                  "| %-12s | %10.2f | %10s | %9.4f | %10.1f | %9.3f | %9.1f | %8.2f | %8llu |\n",
+                  r.label.c_str(), s.run_time_s,
+                  s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s).c_str() : "not reached",
+                  s.final_accuracy, s.samples_per_s, s.mean_compute_ratio, wait, s.staleness_mean,
+                  static_cast<unsigned long long>(s.barriers));
+    out += line;
+  }
+  return out;
+}
+
+void write_report(const std::string& dir, const std::vector<compared_run>& runs) {
+  if (runs.empty())
+    return;
+  auto& first = runs.front().summary;
+  std::ofstream md(dir + "/comparison.md");
+  md << "# Protocol comparison\n\n"
+     << "model " << first.model << ", " << first.workers << " workers, " << first.clock
+     << " clock, seed " << first.seed << ", straggler '" << first.straggler << "'";
+  if (first.target_accuracy > 0)
+    md << ", target accuracy " << first.target_accuracy;
+  md << "\n\n" << comparison_table(runs) << "\n"
+     << "compute = mean compute ratio (compute time / run time); wait s = waiting summed over workers;"
+        " stale = mean staleness of applied gradients.\n";
+
+  // Accuracy vs time, one polyline per protocol.
+  double t_max = 0, a_min = 1, a_max = 0;
+  for (auto& r : runs)
+    for (auto& e : r.summary.evals) {
+      t_max = std::max(t_max, e.t_s);
+      a_min = std::min(a_min, e.accuracy);
+      a_max = std::max(a_max, e.accuracy);
+    }
+  if (t_max <= 0)
+    t_max = 1;
+  a_min = std::max(0.0, a_min - 0.02);
+  a_max = std::min(1.0, a_max + 0.02);
+  if (a_max <= a_min)
+    a_max = a_min + 0.1;
+  const double W = 640, H = 360, L = 60, B = 40, T = 20, R = 160;
+  auto x = [&](double t) { return L + (W - L - R) * t / t_max; };
+  auto y = [&](double a) { return H - B - (H - B - T) * (a - a_min) / (a_max - a_min); };
+  std::ofstream html(dir + "/report.html");
+  html << "<!doctype html><html><head><meta charset='utf-8'><title>syncpoint comparison</title>"
+       << "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}</style>"
+       << "</head><body><h1>Protocol comparison</h1><p>model " << first.model << ", "
+       << first.workers << " workers, " << first.clock << " clock, straggler '" << first.straggler
+       << "'</p><pre>" << comparison_table(runs) << "</pre><h2>Test accuracy vs time (s)</h2>"
+       << "<svg width='" << W << "' height='" << H << "' xmlns='http://www.w3.org/2000/svg'>"
+       << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - B - T
+       << "' fill='none' stroke='#888'/>";
+  for (int i = 0; i <= 4; ++i) {
+    double a = a_min + (a_max - a_min) * i / 4, t = t_max * i / 4;
+    html << "<text x='" << L - 5 << "' y='" << y(a) + 4 << "' font-size='11' text-anchor='end'>"
+         << fmt("%.3f", a) << "</text>"
+         << "<text x='" << x(t) << "' y='" << H - B + 15 << "' font-size='11' text-anchor='middle'>"
+         << fmt("%.1f", t) << "</text>";
+  }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const char* color = palette[i % (sizeof palette / sizeof *palette)];
+    html << "<polyline fill='none' stroke='" << color << "' stroke-width='2' points='";
+    for (auto& e : runs[i].summary.evals)
+      html << x(e.t_s) << "," << y(e.accuracy) << " ";
+    html << "'/><text x='" << W - R + 10 << "' y='" << T + 15 + 18 * i << "' fill='" << color
+         << "' font-size='13'>" << runs[i].label << "</text>";
+  }
+  html << "</svg></body></html>\n";
+}
+
+}  // namespace syncpoint::cli

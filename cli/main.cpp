@@ -1,0 +1,139 @@
+// The `syncpoint` command.
+//   syncpoint train   --protocol P --workers N --model M [--epochs E | --target-accuracy A | --max-time S] ...
+//   syncpoint compare [--protocols bsp,asp,ssp] [same options]   (the default command)
+//   syncpoint protocols
+// Exit status: 0 success, 2 bad arguments or input, 1 a run that failed.
+#include "cli/compare.hpp"
+#include "cli/options.hpp"
+#include "runtime/job.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+using namespace syncpoint;
+
+namespace {
+
+constexpr const char* usage =
+  "usage: syncpoint <command> [options]\n"
+  "commands:\n"
+  "  compare    run several protocols on the same job and compare them (default)\n"
+  "  train      run one training job\n"
+  "  protocols  list the registered protocols\n"
+  "Run 'syncpoint <command> --help' for the options of a command.\n";
+
+void print_summary(const run_summary& s) {
+  std::printf("protocol %s: %d workers, %s clock, run time %.2f s, %llu samples (%.1f/s)\n",
+              s.protocol.c_str(), s.workers, s.clock.c_str(), s.run_time_s,
+              static_cast<unsigned long long>(s.samples), s.samples_per_s);
+  std::printf("  final accuracy %.4f", s.final_accuracy);
+  if (s.target_accuracy > 0) {
+    if (s.time_to_target_s >= 0)
+      std::printf(", reached %.3f at %.2f s", s.target_accuracy, s.time_to_target_s);
+    else
+      std::printf(", target %.3f not reached", s.target_accuracy);
+  }
+  std::printf("\n  mean compute ratio %.3f, staleness mean %.2f max %llu, barriers %llu\n",
+              s.mean_compute_ratio, s.staleness_mean, static_cast<unsigned long long>(s.staleness_max),
+              static_cast<unsigned long long>(s.barriers));
+  for (auto& w : s.per_worker)
+    std::printf("  worker %d: %llu iterations, compute %.2f s, comm %.2f s, wait %.2f s, ratio %.3f\n",
+                w.id, static_cast<unsigned long long>(w.iterations), w.compute_s, w.comm_s, w.wait_s,
+                w.compute_ratio);
+}
+
+std::string label_of(const job_config& cfg) {
+  if (cfg.protocol == "ssp")
+    return "ssp(s=" + std::to_string(cfg.protocol_opts.staleness) + ")";
+  return cfg.protocol;
+}
+
+int run_train(const std::vector<std::string>& args) {
+  cli::options opts(false);
+  auto err = opts.parse_args(args);
+  if (!err.empty()) {
+    std::cerr << "syncpoint train: " << err << "\n";
+    return 2;
+  }
+  if (opts.help_printed())
+    return 0;
+  auto r = train(opts.job());
+  print_summary(r.summary);
+  if (!opts.job().out_dir.empty())
+    std::printf("wrote %s/trace.jsonl and %s/summary.json\n", opts.job().out_dir.c_str(),
+                opts.job().out_dir.c_str());
+  return 0;
+}
+
+int run_compare(std::vector<std::string> args, bool defaults) {
+  cli::options opts(true);
+  if (defaults)  // the embedded default job: Fashion-MNIST, 4 workers, one 4x straggler
+    args.insert(args.begin(), {"--workers=4", "--model=mlp", "--straggler=3:x4", "--epochs=3",
+                               "--target-accuracy=0.82", "--iter-cost=10", "--out=results"});
+  auto err = opts.parse_args(args);
+  if (!err.empty()) {
+    std::cerr << "syncpoint compare: " << err << "\n";
+    return 2;
+  }
+  if (opts.help_printed())
+    return 0;
+  auto base = opts.job();
+  if (opts.protocols.empty()) {
+    std::cerr << "syncpoint compare: --protocols names no protocol\n";
+    return 2;
+  }
+  for (auto& p : opts.protocols) {  // all names checked before the first run
+    auto cfg = base;
+    cfg.protocol = p;
+    validate(cfg);
+  }
+  std::vector<cli::compared_run> runs;
+  for (auto& p : opts.protocols) {
+    auto cfg = base;
+    cfg.protocol = p;
+    if (!base.out_dir.empty())
+      cfg.out_dir = base.out_dir + "/" + p;
+    auto r = train(cfg);
+    runs.push_back({label_of(cfg), r.summary});
+  }
+  std::printf("\n%s", cli::comparison_table(runs).c_str());
+  if (!base.out_dir.empty()) {
+    cli::write_report(base.out_dir, runs);
+    std::printf("wrote %s/comparison.md, %s/report.html and one folder per protocol\n",
+                base.out_dir.c_str(), base.out_dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string command = args.empty() ? "compare" : args.front();
+  bool defaults = args.empty();
+  if (!args.empty())
+    args.erase(args.begin());
+  try {
+    if (command == "train")
+      return run_train(args);
+    if (command == "compare")
+      return run_compare(args, defaults);
+    if (command == "protocols") {
+      for (auto& kv : protocol_catalog())
+        std::printf("%-12s %s\n", kv.first.c_str(), kv.second.c_str());
+      return 0;
+    }
+    if (command == "help" || command == "--help" || command == "-h") {
+      std::printf("%s", usage);
+      return 0;
+    }
+    std::cerr << "syncpoint: unknown command '" << command << "'\n" << usage;
+    return 2;
+  } catch (const config_error& e) {
+    std::cerr << "syncpoint " << command << ": " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "syncpoint " << command << ": run failed: " << e.what() << "\n";
+    return 1;
+  }
+}

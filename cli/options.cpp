@@ -1,0 +1,134 @@
+#include "cli/options.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace syncpoint::cli {
+
+options::options(bool compare) {
+  opt_group g{custom_options_, "global"};
+  if (compare)
+    g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)");
+  else
+    g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
+  g.add(cfg_.protocol_opts.staleness, "staleness,s", "ssp: iterations a worker may run ahead (default 3)")
+    .add(cfg_.workers, "workers,w", "number of workers (default 4)")
+    .add(cfg_.model, "model,m", "model: mlp, cnn, softmax (default mlp)")
+    .add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
+    .add(cfg_.target_accuracy, "target-accuracy", "test accuracy to reach (time_to_target_s)")
+    .add(cfg_.stop_at_target, "stop-at-target", "stop when the target is reached")
+    .add(cfg_.max_time_s, "max-time", "stop after this many seconds on the run clock")
+    .add(cfg_.lr, "lr", "learning rate (default 0.05)")
+    .add(cfg_.momentum, "momentum", "momentum (default 0.9)")
+    .add(cfg_.weight_decay, "weight-decay", "weight decay (default 0)")
+    .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
+    .add(cfg_.seed, "seed", "random seed (default 1)")
+    .add(clock_, "clock", "real or virtual (default virtual)")
+    .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
+    .add(cfg_.iter_cost_ms, "iter-cost", "virtual clock: ms per iteration (default: measured once)")
+    .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
+    .add(cfg_.dataset, "dataset", "fashion-mnist or synthetic (default fashion-mnist)")
+    .add(cfg_.data_dir, "data", "Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)")
+    .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
+    .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
+    .add(cfg_.request_timeout_s, "request-timeout", "real clock: seconds to wait for any reply")
+    .add(cfg_.progress, "progress", "print progress lines on stderr (default true)")
+    .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)")
+    .add(cfg_.out_dir, "out,o", "directory for trace.jsonl and summary.json");
+}
+
+namespace {
+
+std::string argument_of(const std::string& rendered) {
+  auto key = std::string("\"argument\" = \"");
+  auto b = rendered.find(key);
+  if (b == std::string::npos)
+    return {};
+  b += key.size();
+  auto e = rendered.find('"', b);
+  return rendered.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+}  // namespace
+
+std::string options::parse_args(std::vector<std::string> args) {
+  // CAF wants --name=value; accept the common "--name value" as well.
+  std::vector<std::string> joined;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto& a = args[i];
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos
+        && i + 1 < args.size()) {
+      auto opt = custom_options_.cli_long_name_lookup(a.substr(2));
+      if (opt != nullptr && !opt->is_flag()) {
+        joined.push_back(a + "=" + args[++i]);
+        continue;
+      }
+    }
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') != std::string::npos) {
+      // --flag=false / --flag=true for booleans
+      auto opt = custom_options_.cli_long_name_lookup(a.substr(2, a.find('=') - 2));
+      if (opt != nullptr && opt->is_flag()) {
+        auto v = a.substr(a.find('=') + 1);
+        if (v == "true" || v == "1") {
+          joined.push_back(a.substr(0, a.find('=')));
+          continue;
+        }
+        if (v == "false" || v == "0") {
+          opt->store(caf::config_value{false});
+          continue;
+        }
+        return "option '" + a + "' takes true or false";
+      }
+    }
+    joined.push_back(a);
+  }
+  std::vector<std::string> argv_store{"syncpoint"};
+  argv_store.insert(argv_store.end(), joined.begin(), joined.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_store)
+    argv.push_back(const_cast<char*>(s.c_str()));
+  if (auto err = parse(static_cast<int>(argv.size()), argv.data())) {
+    auto text = render(err);
+    auto arg = argument_of(text);
+    auto code = static_cast<caf::pec>(err.code());
+    if (code == caf::pec::not_an_option)
+      return "unknown option '" + arg + "' (see --help)";
+    if (code == caf::pec::missing_argument)
+      return "option '" + arg + "' needs a value";
+    auto name = arg.substr(0, arg.find('='));
+    auto opt = name.size() > 2 ? custom_options_.cli_long_name_lookup(name.substr(2)) : nullptr;
+    if (opt != nullptr)
+      return "invalid value in '" + arg + "' (expected " + std::string(opt->type_name().data(), opt->type_name().size()) + ")";
+    return "cannot parse '" + (arg.empty() ? text : arg) + "'";
+  }
+  if (!remainder.empty())
+    return "unexpected argument '" + remainder.front() + "'";
+  if (clock_ != "real" && clock_ != "virtual")
+    return "invalid value in '--clock=" + clock_ + "' (expected real or virtual)";
+  if (!fail_worker_.empty()) {
+    auto at = fail_worker_.find('@');
+    char* e1 = nullptr;
+    char* e2 = nullptr;
+    long w = at == std::string::npos ? -1 : std::strtol(fail_worker_.c_str(), &e1, 10);
+    long k = at == std::string::npos ? -1 : std::strtol(fail_worker_.c_str() + at + 1, &e2, 10);
+    if (at == std::string::npos || e1 != fail_worker_.c_str() + at || *e2 != '\0' || w < 0 || k < 1)
+      return "invalid value in '--fail-worker=" + fail_worker_ + "' (expected W@K, e.g. 2@10)";
+    cfg_.fail_worker = static_cast<int>(w);
+    cfg_.fail_at_iter = static_cast<uint64_t>(k);
+  }
+  protocols.clear();
+  std::stringstream ss(protocol_list_);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty())
+      protocols.push_back(item);
+  return {};
+}
+
+job_config options::job() const {
+  job_config out = cfg_;
+  out.clock = clock_ == "real" ? clock_kind::real : clock_kind::virtual_time;
+  return out;
+}
+
+}  // namespace syncpoint::cli

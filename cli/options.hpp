@@ -1,0 +1,38 @@
+// Command-line options of `syncpoint train` and `syncpoint compare`, bound to
+// a job_config through CAF's config options (so a caf-application.ini or
+// --config-file=FILE can hold them too). Both `--lr 0.1` and `--lr=0.1` work.
+#pragma once
+
+#include "runtime/job_config.hpp"
+
+#include <caf/actor_system_config.hpp>
+
+#include <string>
+#include <vector>
+
+namespace syncpoint::cli {
+
+class options : public caf::actor_system_config {
+ public:
+  explicit options(bool compare);
+
+  /// Parses args (without the program and subcommand names). Returns an
+  /// empty string on success, otherwise a message naming the bad argument.
+  std::string parse_args(std::vector<std::string> args);
+
+  /// The job described by the options (after parse_args). Throws on a bad --clock.
+  job_config job() const;
+
+  bool help_printed() const { return cli_helptext_printed; }
+  std::string help() const { return custom_options_.help_text(); }
+
+  std::vector<std::string> protocols;  // compare only
+
+ private:
+  job_config cfg_;
+  std::string clock_ = "virtual";
+  std::string protocol_list_ = "bsp,asp,ssp";
+  std::string fail_worker_;
+};
+
+}  // namespace syncpoint::cli

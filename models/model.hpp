@@ -1,0 +1,68 @@
+// A model seen through one flat float parameter vector: the PS stores and
+// updates that vector, workers load it and return gradients of the same length.
+// Every model takes 28x28 single-channel images flattened to 784 floats.
+//
+//   auto m = make_model("mlp");
+//   std::vector<float> w = m->initial_weights(/*seed=*/1);
+//   std::vector<float> g(m->size());
+//   m->load(w.data());
+//   float loss = m->gradient(batch, g.data());
+#pragma once
+
+#include "models/dataset.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace syncpoint {
+
+/// A view of `count` examples, contiguous, `dim` floats each.
+struct batch_view {
+  const float* x = nullptr;
+  const int64_t* y = nullptr;
+  int64_t count = 0;
+  int64_t dim = 0;
+};
+
+class model {
+ public:
+  virtual ~model() = default;
+  /// Number of parameters (length of weights and gradients).
+  virtual size_t size() const = 0;
+  /// Fresh weights, deterministic in `seed`.
+  virtual std::vector<float> initial_weights(uint64_t seed) = 0;
+  /// Replaces the model's parameters with `w[0..size())`.
+  virtual void load(const float* w) = 0;
+  /// Writes the gradient of the mean cross-entropy over `b` into `grad`
+  /// (overwriting it) and returns that loss.
+  virtual float gradient(const batch_view& b, float* grad) = 0;
+  /// Writes the predicted class of each example into `labels`.
+  virtual void predict(const batch_view& b, int64_t* labels) = 0;
+};
+
+using model_factory = std::function<std::unique_ptr<model>()>;
+
+/// Builds the model registered as `name`; throws std::invalid_argument listing
+/// the known names otherwise. Built in: "softmax" (Eigen), "mlp" (784-256-10),
+/// "cnn" (two conv layers), both LibTorch.
+std::unique_ptr<model> make_model(const std::string& name);
+
+/// Adds a model under `name`, e.g. one wrapping any torch::nn::Module (see
+/// models/torch_model.hpp). Returns false if the name is taken.
+bool register_model(const std::string& name, model_factory factory);
+
+std::vector<std::string> model_names();
+
+/// Fraction of `data` (first `limit` examples if limit > 0) that `m` with
+/// weights `w` classifies correctly.
+double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0);
+
+/// Builds a softmax regression on Eigen only (no LibTorch): fast tests.
+std::unique_ptr<model> make_softmax_model(int64_t dim = 784, int64_t classes = 10);
+
+/// Sets the number of LibTorch intra-op threads (the runtime uses 1 per worker).
+void set_torch_threads(int n);
+
+}  // namespace syncpoint

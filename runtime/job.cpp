@@ -1,0 +1,218 @@
+#include "runtime/job.hpp"
+
+#include "actors/coordinator.hpp"
+#include "actors/evaluator.hpp"
+#include "actors/parameter_server.hpp"
+#include "actors/worker.hpp"
+#include "runtime/tracer.hpp"
+
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+namespace syncpoint {
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok)
+    throw config_error(what);
+}
+
+train_test load_data(const job_config& cfg) {
+  train_test data;
+  try {
+    if (cfg.dataset == "fashion-mnist")
+      data = load_fashion_mnist(cfg.data_dir);
+    else if (cfg.dataset == "synthetic")
+      data = make_synthetic(cfg.train_limit > 0 ? cfg.train_limit : 6000,
+                            cfg.test_limit > 0 ? cfg.test_limit : 1000, cfg.seed);
+    else
+      throw config_error("unknown dataset '" + cfg.dataset + "' (valid: fashion-mnist, synthetic)");
+  } catch (const data_error& e) {
+    throw config_error(e.what());
+  }
+  data.train.truncate(cfg.train_limit);
+  data.test.truncate(cfg.test_limit);
+  require(data.train.size >= cfg.workers,
+          "the training set has " + std::to_string(data.train.size) + " examples for " +
+            std::to_string(cfg.workers) + " workers");
+  return data;
+}
+
+// Median wall time of a few gradient computations: the virtual clock's
+// per-iteration cost when --iter-cost is not given.
+double measure_iter_cost_ms(model& m, const std::vector<float>& w, const dataset& train, int batch) {
+  m.load(w.data());
+  auto b = static_cast<int64_t>(std::min<int64_t>(batch, train.size));
+  batch_view view{train.x.data(), train.y.data(), b, train.dim};
+  std::vector<float> grad(m.size());
+  m.gradient(view, grad.data());  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < 5; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    m.gradient(view, grad.data());
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace
+
+void validate(const job_config& cfg) {
+  try {
+    make_protocol(cfg.protocol, cfg.protocol_opts);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(e.what());
+  }
+  auto names = model_names();
+  if (std::find(names.begin(), names.end(), cfg.model) == names.end()) {
+    std::string known;
+    for (auto& n : names)
+      known += (known.empty() ? "" : ", ") + n;
+    throw config_error("unknown model '" + cfg.model + "' (valid: " + known + ")");
+  }
+  require(cfg.workers >= 1 && cfg.workers <= 4096, "--workers must be in 1..4096");
+  require(cfg.batch >= 1, "--batch must be >= 1");
+  require(std::isfinite(cfg.lr) && cfg.lr > 0, "--lr must be a positive number");
+  require(std::isfinite(cfg.momentum) && cfg.momentum >= 0 && cfg.momentum < 1,
+          "--momentum must be in [0, 1)");
+  require(std::isfinite(cfg.weight_decay) && cfg.weight_decay >= 0, "--weight-decay must be >= 0");
+  require(std::isfinite(cfg.epochs) && cfg.epochs >= 0, "--epochs must be >= 0");
+  require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0, "--max-time must be >= 0");
+  require(cfg.target_accuracy >= 0 && cfg.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
+  require(std::isfinite(cfg.eval_every) && cfg.eval_every >= 0, "--eval-every must be >= 0");
+  require(std::isfinite(cfg.iter_cost_ms) && cfg.iter_cost_ms >= 0, "--iter-cost must be >= 0");
+  require(cfg.request_timeout_s > 0, "--request-timeout must be > 0");
+  require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
+          "--fail-worker W@K needs 0 <= W < workers and K >= 1");
+  try {
+    straggler_plan::parse(cfg.straggler).check_workers(cfg.workers);
+  } catch (const straggler_error& e) {
+    throw config_error(std::string("--straggler: ") + e.what());
+  }
+}
+
+run_result train(const job_config& cfg_in) {
+  validate(cfg_in);
+  job_config cfg = cfg_in;
+  if (cfg.epochs == 0 && cfg.max_time_s == 0) {
+    if (cfg.target_accuracy > 0)
+      cfg.stop_at_target = true;
+    else
+      cfg.epochs = 1;
+  }
+  auto stragglers = straggler_plan::parse(cfg.straggler);
+  auto data = load_data(cfg);
+  auto train_set = std::make_shared<const dataset>(std::move(data.train));
+  auto test_set = std::make_shared<const dataset>(std::move(data.test));
+  set_torch_threads(1);  // parallelism comes from workers, one core each
+  auto m = make_model(cfg.model);
+  auto initial = m->initial_weights(cfg.seed);
+  bool virtual_clock = cfg.clock == clock_kind::virtual_time;
+  double iter_cost_ms = cfg.iter_cost_ms;
+  if (virtual_clock && iter_cost_ms == 0)
+    iter_cost_ms = measure_iter_cost_ms(*m, initial, *train_set, cfg.batch);
+
+  caf::actor_system_config sys_cfg;
+  register_messages(sys_cfg);
+  if (virtual_clock)
+    sys_cfg.set("scheduler.policy", caf::atom("testing"));
+  caf::actor_system sys{sys_cfg};
+  caf::scoped_actor driver{sys};
+  auto origin = sys.clock().now();
+  auto timeout = virtual_clock ? caf::duration{caf::infinite}
+                               : caf::duration{seconds(cfg.request_timeout_s)};
+
+  auto tracer = spawn_tracer(sys);
+  ps_config ps_cfg{std::move(initial), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, tracer,
+                   origin};
+  auto ps = spawn_parameter_server(sys, std::move(ps_cfg));
+  auto co_cfg = std::make_shared<coordinator_config>();
+  co_cfg->protocol_name = cfg.protocol;
+  co_cfg->proto = make_protocol(cfg.protocol, cfg.protocol_opts);
+  co_cfg->workers = cfg.workers;
+  co_cfg->batch = cfg.batch;
+  auto epoch = static_cast<double>(train_set->size);
+  co_cfg->sample_budget = static_cast<uint64_t>(std::llround(cfg.epochs * epoch));
+  co_cfg->max_time_s = cfg.max_time_s;
+  co_cfg->target_accuracy = cfg.target_accuracy;
+  co_cfg->stop_at_target = cfg.stop_at_target;
+  co_cfg->eval_every_samples = static_cast<uint64_t>(std::llround(cfg.eval_every * epoch));
+  co_cfg->total_samples_hint = co_cfg->sample_budget;
+  co_cfg->progress = cfg.progress;
+  co_cfg->ps = ps;
+  co_cfg->tracer = tracer;
+  co_cfg->driver = driver;
+  co_cfg->origin = origin;
+  auto coordinator = spawn_coordinator(sys, co_cfg);
+  auto evaluator = spawn_evaluator(sys, {test_set, cfg.model, 0, coordinator});
+  std::vector<caf::actor> workers;
+  for (int i = 0; i < cfg.workers; ++i) {
+    worker_config w;
+    w.id = i;
+    w.workers = cfg.workers;
+    w.train = train_set;
+    w.model = cfg.model;
+    w.batch = cfg.batch;
+    w.seed = cfg.seed;
+    w.virtual_clock = virtual_clock;
+    w.iter_cost_s = iter_cost_ms * 1e-3;
+    w.stragglers = stragglers;
+    w.ps = ps;
+    w.tracer = tracer;
+    w.origin = origin;
+    w.request_timeout = timeout;
+    if (i == cfg.fail_worker)
+      w.fail_at_iter = cfg.fail_at_iter;
+    workers.push_back(spawn_worker(sys, std::move(w)));
+  }
+  caf::anon_send(coordinator, start_atom::value, workers, evaluator);
+
+  if (virtual_clock) {
+    // Run every message; when none is left, jump to the next timer.
+    auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+    do {
+      sched.run();
+    } while (sched.trigger_timeout());
+  }
+  run_result result;
+  bool finished = false;
+  auto limit = virtual_clock ? std::chrono::seconds(0)
+                             : std::chrono::seconds(cfg.max_time_s > 0
+                                                      ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
+                                                      : 7 * 24 * 3600);
+  driver->receive(
+    [&](done_atom, std::vector<trace_event>& events) {
+      result.trace = std::move(events);
+      finished = true;
+    },
+    caf::after(limit) >> [] {});
+  if (!finished)
+    throw std::runtime_error("the run ended without a result (no worker made progress)");
+  result.summary = summarize(cfg, iter_cost_ms, result.trace);
+  if (!cfg.out_dir.empty())
+    write_run(cfg.out_dir, result);
+  return result;
+}
+
+void write_run(const std::string& dir, const run_result& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw config_error("cannot create output directory '" + dir + "': " + ec.message());
+  std::ofstream trace(dir + "/trace.jsonl", std::ios::binary);
+  for (auto& ev : r.trace)
+    trace << to_json(ev) << '\n';
+  std::ofstream summary(dir + "/summary.json", std::ios::binary);
+  summary << to_json(r.summary) << '\n';
+  if (!trace || !summary)
+    throw config_error("cannot write to output directory '" + dir + "'");
+}
+
+}  // namespace syncpoint

@@ -1,0 +1,55 @@
+// Everything one training run needs. The CLI fills it from flags; a program
+// fills it directly and calls `syncpoint::train`.
+#pragma once
+
+#include "protocols/protocol.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace syncpoint {
+
+enum class clock_kind { real, virtual_time };
+
+struct job_config {
+  std::string protocol = "bsp";
+  protocol_options protocol_opts;
+  int workers = 4;
+  std::string model = "mlp";
+
+  // Data: "fashion-mnist" (from data_dir) or "synthetic".
+  std::string dataset = "fashion-mnist";
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  int64_t train_limit = 0;  // use only the first N training examples (0: all)
+  int64_t test_limit = 0;   // evaluate on the first N test examples (0: all)
+
+  // Stop at the first limit reached among those set (> 0). With none set,
+  // the run stops at `target_accuracy`, or after 1 epoch if that is unset too.
+  double epochs = 0;            // samples processed / training-set size
+  double max_time_s = 0;        // on the run's clock
+  double target_accuracy = 0;   // also reported as time_to_target_s
+  bool stop_at_target = false;  // stop when the target is reached even if other limits are set
+
+  // Optimizer on the PS: SGD with momentum and weight decay.
+  double lr = 0.05;
+  double momentum = 0.9;
+  double weight_decay = 0.0;
+  int batch = 64;
+
+  uint64_t seed = 1;
+  clock_kind clock = clock_kind::virtual_time;
+  std::string straggler;       // see runtime/straggler.hpp
+  double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = measure once
+  double eval_every = 0.25;    // evaluate every this many epochs of samples (0: only at the end)
+  double request_timeout_s = 600;  // real clock: longest wait for any reply
+
+  // Fault injection: worker `fail_worker` dies instead of pushing iteration
+  // `fail_at_iter` (CLI: --fail-worker W@K). -1: nobody fails.
+  int fail_worker = -1;
+  uint64_t fail_at_iter = 0;
+
+  std::string out_dir;  // empty: write nothing
+  bool progress = true; // progress lines on stderr
+};
+
+}  // namespace syncpoint

@@ -1,0 +1,40 @@
+#include "runtime/messages.hpp"
+
+namespace syncpoint {
+
+namespace {
+const caf::atom_value category = caf::atom("syncpoint");
+}
+
+std::string to_string(sp_error code) {
+  switch (code) {
+    case sp_error::wrong_size: return "wrong_size";
+    case sp_error::non_finite: return "non_finite";
+    case sp_error::unknown_worker: return "unknown_worker";
+  }
+  return "unknown";
+}
+
+caf::error make_error(sp_error code, std::string what) {
+  return caf::error{static_cast<uint8_t>(code), category, caf::make_message(std::move(what))};
+}
+
+void register_messages(caf::actor_system_config& cfg) {
+  cfg.add_message_type<gradient_push>("gradient_push");
+  cfg.add_message_type<push_info>("push_info");
+  cfg.add_message_type<proceed>("proceed");
+  cfg.add_message_type<weights>("weights");
+  cfg.add_message_type<snapshot>("snapshot");
+  cfg.add_message_type<trace_event>("trace_event");
+  cfg.add_message_type<std::vector<trace_event>>("std::vector<trace_event>");
+  cfg.add_message_type<eval_result>("eval_result");
+  cfg.add_message_type<std::vector<float>>("std::vector<float>");
+  cfg.add_error_category(category, [](uint8_t code, caf::atom_value, const caf::message& ctx) {
+    std::string out = "syncpoint." + to_string(static_cast<sp_error>(code));
+    if (ctx.match_element<std::string>(0))
+      out += ": " + ctx.get_as<std::string>(0);
+    return out;
+  });
+}
+
+}  // namespace syncpoint

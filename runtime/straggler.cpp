@@ -1,0 +1,134 @@
+#include "runtime/straggler.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+namespace syncpoint {
+
+namespace {
+
+// Parses all of `s` as a finite number or throws with `what` as context.
+double number(const std::string& s, const std::string& item, const char* what) {
+  if (s.empty())
+    throw straggler_error("straggler item '" + item + "': missing " + what);
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v))
+    throw straggler_error("straggler item '" + item + "': " + what + " '" + s +
+                          "' is not a number");
+  return v;
+}
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t");
+  auto e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+straggler_item parse_item(const std::string& item) {
+  straggler_item out;
+  auto colon = item.find(':');
+  if (colon == std::string::npos)
+    throw straggler_error("straggler item '" + item +
+                          "': expected W:xF, W:xF@T1-T2 or W:+Dms");
+  auto w = item.substr(0, colon);
+  if (w.empty() || w.find_first_not_of("0123456789") != std::string::npos)
+    throw straggler_error("straggler item '" + item + "': worker '" + w +
+                          "' is not a worker index");
+  out.worker = std::atoi(w.c_str());
+  auto rest = item.substr(colon + 1);
+  auto at = rest.find('@');
+  auto effect = rest.substr(0, at);
+  if (at != std::string::npos) {
+    auto window = rest.substr(at + 1);
+    auto dash = window.find('-');
+    if (dash == std::string::npos)
+      throw straggler_error("straggler item '" + item + "': window '" + window +
+                            "' must be T1-T2 (seconds)");
+    out.from_s = number(window.substr(0, dash), item, "window start");
+    out.to_s = number(window.substr(dash + 1), item, "window end");
+    if (out.from_s < 0 || out.to_s <= out.from_s)
+      throw straggler_error("straggler item '" + item + "': window '" + window +
+                            "' must satisfy 0 <= T1 < T2");
+  }
+  if (effect.size() >= 2 && effect[0] == 'x') {
+    out.factor = number(effect.substr(1), item, "factor");
+    if (out.factor <= 0)
+      throw straggler_error("straggler item '" + item + "': factor must be > 0");
+  } else if (effect.size() >= 2 && effect[0] == '+') {
+    auto body = effect.substr(1);
+    double scale = 1.0;
+    auto ends_with = [&](const char* suffix) {
+      std::string s(suffix);
+      return body.size() > s.size() && body.compare(body.size() - s.size(), s.size(), s) == 0;
+    };
+    if (ends_with("ms")) {
+      scale = 1e-3;
+      body.resize(body.size() - 2);
+    } else if (ends_with("us")) {
+      scale = 1e-6;
+      body.resize(body.size() - 2);
+    } else if (ends_with("s")) {
+      body.resize(body.size() - 1);
+    } else {
+      throw straggler_error("straggler item '" + item + "': delay '" + effect +
+                            "' needs a unit (ms, us or s)");
+    }
+    out.extra_s = number(body, item, "delay") * scale;
+    if (out.extra_s < 0)
+      throw straggler_error("straggler item '" + item + "': delay must be >= 0");
+  } else {
+    throw straggler_error("straggler item '" + item + "': effect '" + effect +
+                          "' must be xF (slowdown) or +D<unit> (extra delay)");
+  }
+  return out;
+}
+
+bool active(const straggler_item& s, int w, double t) {
+  return s.worker == w && t >= s.from_s && (s.to_s < 0 || t < s.to_s);
+}
+
+}  // namespace
+
+straggler_plan straggler_plan::parse(const std::string& spec) {
+  straggler_plan plan;
+  size_t start = 0;
+  while (start <= spec.size()) {
+    auto end = spec.find(';', start);
+    auto item = trim(spec.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    if (!item.empty())
+      plan.items_.push_back(parse_item(item));
+    else if (end != std::string::npos || start != spec.size())
+      if (!trim(spec).empty())
+        throw straggler_error("straggler spec '" + spec + "': empty item");
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return plan;
+}
+
+void straggler_plan::check_workers(int n) const {
+  for (auto& s : items_)
+    if (s.worker >= n)
+      throw straggler_error("straggler item for worker " + std::to_string(s.worker) +
+                            ": only workers 0.." + std::to_string(n - 1) + " exist");
+}
+
+double straggler_plan::factor(int w, double t) const {
+  double f = 1.0;
+  for (auto& s : items_)
+    if (active(s, w, t))
+      f *= s.factor;
+  return f;
+}
+
+double straggler_plan::extra_s(int w, double t) const {
+  double d = 0.0;
+  for (auto& s : items_)
+    if (active(s, w, t))
+      d += s.extra_s;
+  return d;
+}
+
+}  // namespace syncpoint

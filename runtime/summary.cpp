@@ -1,0 +1,133 @@
+#include "runtime/summary.hpp"
+
+#include "runtime/clock.hpp"
+#include "runtime/json.hpp"
+
+#include <algorithm>
+
+namespace syncpoint {
+
+run_summary summarize(const job_config& cfg, double iter_cost_ms,
+                      const std::vector<trace_event>& trace) {
+  run_summary s;
+  s.protocol = cfg.protocol;
+  s.model = cfg.model;
+  s.workers = cfg.workers;
+  s.clock = cfg.clock == clock_kind::real ? "real" : "virtual";
+  s.seed = cfg.seed;
+  s.straggler = cfg.straggler;
+  s.iter_cost_ms = iter_cost_ms;
+  s.target_accuracy = cfg.target_accuracy;
+  s.per_worker.resize(static_cast<size_t>(cfg.workers));
+  for (int i = 0; i < cfg.workers; ++i)
+    s.per_worker[static_cast<size_t>(i)].id = i;
+  double staleness_sum = 0;
+  uint64_t applied = 0;
+  for (auto& ev : trace) {
+    double span = to_seconds(ev.t1 - ev.t0);
+    auto* w = ev.worker >= 0 && ev.worker < cfg.workers ? &s.per_worker[static_cast<size_t>(ev.worker)]
+                                                        : nullptr;
+    if (ev.kind == "compute" && w) {
+      ++w->iterations;
+      w->compute_s += span;
+    } else if ((ev.kind == "push" || ev.kind == "pull") && w) {
+      w->comm_s += span;
+    } else if (ev.kind == "wait" && w) {
+      w->wait_s += span;
+    } else if (ev.kind == "apply") {
+      ++applied;
+      staleness_sum += ev.value;
+      s.staleness_max = std::max(s.staleness_max, static_cast<uint64_t>(ev.value));
+    } else if (ev.kind == "barrier") {
+      ++s.barriers;
+    } else if (ev.kind == "rejected" && w) {
+      ++s.rejected;
+    } else if (ev.kind == "lost") {
+      ++s.lost;
+    } else if (ev.kind == "eval") {
+      s.evals.push_back({to_seconds(ev.t0), ev.iter, ev.value});
+      if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
+        s.time_to_target_s = to_seconds(ev.t0);
+    } else if (ev.kind == "final_eval") {
+      s.final_accuracy = ev.value;
+    } else if (ev.kind == "end") {
+      s.run_time_s = to_seconds(ev.t0);
+      s.samples = ev.iter;
+    }
+  }
+  s.samples_per_s = s.run_time_s > 0 ? static_cast<double>(s.samples) / s.run_time_s : 0;
+  s.staleness_mean = applied > 0 ? staleness_sum / static_cast<double>(applied) : 0;
+  double ratio_sum = 0;
+  for (auto& w : s.per_worker) {
+    w.compute_ratio = s.run_time_s > 0 ? w.compute_s / s.run_time_s : 0;
+    ratio_sum += w.compute_ratio;
+  }
+  s.mean_compute_ratio = s.per_worker.empty() ? 0 : ratio_sum / static_cast<double>(s.per_worker.size());
+  return s;
+}
+
+std::string to_json(const run_summary& s) {
+  using namespace json;
+  std::string workers = "[";
+  for (auto& w : s.per_worker) {
+    if (workers.size() > 1)
+      workers += ", ";
+    workers += object()
+                 .add("id", w.id)
+                 .add("iterations", static_cast<unsigned long long>(w.iterations))
+                 .add("compute_s", w.compute_s)
+                 .add("comm_s", w.comm_s)
+                 .add("wait_s", w.wait_s)
+                 .add("compute_ratio", w.compute_ratio)
+                 .done();
+  }
+  workers += "]";
+  std::string evals = "[";
+  for (auto& e : s.evals) {
+    if (evals.size() > 1)
+      evals += ", ";
+    evals += object()
+               .add("t_s", e.t_s)
+               .add("samples", static_cast<unsigned long long>(e.samples))
+               .add("accuracy", e.accuracy)
+               .done();
+  }
+  evals += "]";
+  return object()
+           .add("protocol", s.protocol)
+           .add("model", s.model)
+           .add("workers", s.workers)
+           .add("clock", s.clock)
+           .add("seed", static_cast<unsigned long long>(s.seed))
+           .add("straggler", s.straggler)
+           .add("iter_cost_ms", s.iter_cost_ms)
+           .add("run_time_s", s.run_time_s)
+           .add("samples", static_cast<unsigned long long>(s.samples))
+           .add("samples_per_s", s.samples_per_s)
+           .add("final_accuracy", s.final_accuracy)
+           .raw("target_accuracy", s.target_accuracy > 0 ? num(s.target_accuracy) : "null")
+           .raw("time_to_target_s", s.time_to_target_s >= 0 ? num(s.time_to_target_s) : "null")
+           .add("mean_compute_ratio", s.mean_compute_ratio)
+           .add("staleness_mean", s.staleness_mean)
+           .add("staleness_max", static_cast<unsigned long long>(s.staleness_max))
+           .add("barriers", static_cast<unsigned long long>(s.barriers))
+           .add("rejected_pushes", static_cast<unsigned long long>(s.rejected))
+           .add("lost_workers", static_cast<unsigned long long>(s.lost))
+           .raw("per_worker", workers)
+           .raw("evals", evals)
+           .done();
+}
+
+std::string to_json(const trace_event& ev) {
+  return json::object()
+    .add("kind", ev.kind)
+    .add("worker", ev.worker)
+    .raw("t0", json::num(to_seconds(ev.t0), 15))
+    .raw("t1", json::num(to_seconds(ev.t1), 15))
+    .add("iter", static_cast<unsigned long long>(ev.iter))
+    .add("version", static_cast<unsigned long long>(ev.version))
+    .raw("value", json::num(ev.value, 9))
+    .done();
+}
+
+}  // namespace syncpoint

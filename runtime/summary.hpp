@@ -1,0 +1,59 @@
+// Turns a run's trace into summary.json (fields listed in PROTOCOLS.md).
+// The trace is the single source of truth: every figure here is derived from it.
+#pragma once
+
+#include "runtime/job_config.hpp"
+#include "runtime/messages.hpp"
+
+#include <string>
+#include <vector>
+
+namespace syncpoint {
+
+struct worker_summary {
+  int id = 0;
+  uint64_t iterations = 0;
+  double compute_s = 0;
+  double comm_s = 0;   // push + pull
+  double wait_s = 0;
+  double compute_ratio = 0;
+};
+
+struct eval_point {
+  double t_s = 0;
+  uint64_t samples = 0;
+  double accuracy = 0;
+};
+
+struct run_summary {
+  std::string protocol;
+  std::string model;
+  int workers = 0;
+  std::string clock;
+  uint64_t seed = 0;
+  std::string straggler;
+  double iter_cost_ms = 0;
+  double run_time_s = 0;
+  uint64_t samples = 0;
+  double samples_per_s = 0;
+  double final_accuracy = 0;
+  double target_accuracy = 0;    // 0: unset
+  double time_to_target_s = -1;  // < 0: unset or not reached (null in JSON)
+  double mean_compute_ratio = 0;
+  double staleness_mean = 0;
+  uint64_t staleness_max = 0;
+  uint64_t barriers = 0;
+  uint64_t rejected = 0;
+  uint64_t lost = 0;
+  std::vector<worker_summary> per_worker;
+  std::vector<eval_point> evals;
+};
+
+run_summary summarize(const job_config& cfg, double iter_cost_ms,
+                      const std::vector<trace_event>& trace);
+
+std::string to_json(const run_summary& s);
+/// One line of trace.jsonl (no newline).
+std::string to_json(const trace_event& ev);
+
+}  // namespace syncpoint

@@ -1,0 +1,33 @@
+#include "runtime/tracer.hpp"
+
+#include <algorithm>
+
+namespace syncpoint {
+
+namespace {
+
+struct tracer_state {
+  std::vector<trace_event> events;
+  static inline const char* name = "tracer";
+};
+
+caf::behavior tracer(caf::stateful_actor<tracer_state>* self) {
+  return {
+    [=](trace_atom, trace_event& ev) { self->state.events.push_back(std::move(ev)); },
+    [=](collect_atom) {
+      auto out = std::move(self->state.events);
+      self->state.events.clear();
+      std::stable_sort(out.begin(), out.end(),
+                       [](const trace_event& a, const trace_event& b) { return a.t0 < b.t0; });
+      return out;
+    },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_tracer(caf::actor_system& sys) {
+  return sys.spawn(tracer);
+}
+
+}  // namespace syncpoint

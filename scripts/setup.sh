@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages syncpoint needs (only those missing), then
+# configures and builds it in ./build with -j2. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeigen3-dev
+          libcereal-dev doctest-dev libboost-dev libopenblas0-serial dataset-fashion-mnist)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > build.log 2>&1 || { cat build.log; exit 1; }
+cmake --build build -j2 >> build.log 2>&1 || { tail -50 build.log; exit 1; }
+echo "setup: built in ./build (log: build.log)"

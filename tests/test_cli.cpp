@@ -1,0 +1,108 @@
+// The `syncpoint` command as a user runs it.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace {
+
+struct outcome {
+  int status;
+  std::string output;  // stdout and stderr
+};
+
+outcome run(const std::string& args) {
+  std::string cmd = std::string(SYNCPOINT_CLI) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    out.append(buf.data(), n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+const std::string fast = " --model softmax --dataset synthetic --train-limit 2000 --test-limit 300"
+                         " --iter-cost 5 --progress=false";
+
+}  // namespace
+
+TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
+  auto r = run("train --protocol nope" + fast);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, ssp)") != std::string::npos);
+  r = run("train --lr fast");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("invalid value in '--lr=fast' (expected real64)") != std::string::npos);
+  r = run("train --bogus 1");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("unknown option '--bogus") != std::string::npos);
+  r = run("train --straggler 3:x4@8" + fast);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("window '8' must be T1-T2") != std::string::npos);
+  r = run("train --clock wall");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--clock=wall") != std::string::npos);
+  r = run("train --workers");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("needs a value") != std::string::npos);
+  r = run("frobnicate");
+  CHECK(r.status == 2);
+  r = run("train --data /nowhere --epochs 1");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("/nowhere/train-images-idx3-ubyte.gz: no such file") != std::string::npos);
+  r = run("compare --protocols bsp,nope" + fast);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("unknown protocol 'nope'") != std::string::npos);
+}
+
+TEST_CASE("cli: train writes trace.jsonl and summary.json with the documented keys") {
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint_cli_train";
+  std::filesystem::remove_all(dir);
+  auto r = run("train --protocol ssp --staleness 2 --workers 3 --epochs 1 --target-accuracy 0.5"
+               " --straggler 2:x3 --out " + dir.string() + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("protocol ssp: 3 workers, virtual clock") != std::string::npos);
+  std::ifstream in(dir / "summary.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto s = ss.str();
+  for (auto key : {"\"protocol\": \"ssp\"", "\"workers\": 3", "\"clock\": \"virtual\"", "\"seed\": 1",
+                   "\"run_time_s\"", "\"samples\"", "\"samples_per_s\"", "\"final_accuracy\"",
+                   "\"target_accuracy\": 0.5", "\"time_to_target_s\"", "\"mean_compute_ratio\"",
+                   "\"staleness_mean\"", "\"staleness_max\"", "\"barriers\"", "\"per_worker\"",
+                   "\"iterations\"", "\"compute_s\"", "\"comm_s\"", "\"wait_s\"", "\"compute_ratio\""})
+    CHECK_MESSAGE(s.find(key) != std::string::npos, key);
+  std::ifstream trace(dir / "trace.jsonl");
+  std::string line;
+  int compute = 0, lines = 0;
+  while (std::getline(trace, line)) {
+    ++lines;
+    CHECK(line.front() == '{');
+    CHECK(line.back() == '}');
+    compute += line.find("\"kind\": \"compute\"") != std::string::npos;
+  }
+  CHECK(compute > 10);
+  CHECK(lines > compute);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: compare prints a table and writes a report") {
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint_cli_compare";
+  std::filesystem::remove_all(dir);
+  auto r = run("compare --protocols bsp,asp --epochs 1 --straggler 3:x4 --out " + dir.string() + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("| bsp ") != std::string::npos);
+  CHECK(r.output.find("| asp ") != std::string::npos);
+  CHECK(std::filesystem::exists(dir / "bsp" / "summary.json"));
+  CHECK(std::filesystem::exists(dir / "asp" / "trace.jsonl"));
+  CHECK(std::filesystem::exists(dir / "report.html"));
+  CHECK(std::filesystem::exists(dir / "comparison.md"));
+  std::filesystem::remove_all(dir);
+}

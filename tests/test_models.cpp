@@ -1,0 +1,150 @@
+// Models over a flat parameter vector, and the data they read.
+#include "models/model.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <zlib.h>
+
+using namespace syncpoint;
+
+namespace {
+
+// Central differences on the coordinates with the largest gradient.
+void check_gradient(const std::string& name) {
+  auto m = make_model(name);
+  auto data = make_synthetic(32, 1, 3);
+  batch_view b{data.train.x.data(), data.train.y.data(), 32, 784};
+  auto w = m->initial_weights(5);
+  REQUIRE(w.size() == m->size());
+  std::vector<float> g(m->size(), 123.0f);  // gradient() must overwrite, not add
+  m->load(w.data());
+  float loss = m->gradient(b, g.data());
+  CHECK(loss > 0);
+  std::vector<float> again(m->size());
+  m->gradient(b, again.data());
+  CHECK(again == g);  // repeatable, and no accumulation across calls
+  std::vector<size_t> order(g.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::partial_sort(order.begin(), order.begin() + 8, order.end(),
+                    [&](size_t a, size_t c) { return std::abs(g[a]) > std::abs(g[c]); });
+  std::vector<float> scratch(m->size());
+  for (int k = 0; k < 8; ++k) {
+    auto i = order[k];
+    const float eps = 1e-2f;
+    auto wp = w, wm = w;
+    wp[i] += eps;
+    wm[i] -= eps;
+    m->load(wp.data());
+    double lp = m->gradient(b, scratch.data());
+    m->load(wm.data());
+    double lm = m->gradient(b, scratch.data());
+    double numeric = (lp - lm) / (2 * eps);
+    CHECK_MESSAGE(numeric == doctest::Approx(g[i]).epsilon(0.05), name << " coordinate " << i);
+  }
+}
+
+void write_gz(const std::string& path, const std::vector<unsigned char>& bytes) {
+  gzFile f = gzopen(path.c_str(), "wb");
+  gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
+  gzclose(f);
+}
+
+std::vector<unsigned char> be32(std::vector<uint32_t> xs) {
+  std::vector<unsigned char> out;
+  for (auto x : xs)
+    for (int s = 24; s >= 0; s -= 8)
+      out.push_back(static_cast<unsigned char>(x >> s));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("models: gradients match finite differences") {
+  set_torch_threads(1);
+  check_gradient("softmax");
+  check_gradient("mlp");
+  check_gradient("cnn");
+}
+
+TEST_CASE("models: registry, sizes and initial weights") {
+  CHECK(make_model("mlp")->size() == 784 * 256 + 256 + 256 * 10 + 10);
+  CHECK(make_model("softmax")->size() == 7850);
+  auto m = make_model("mlp");
+  CHECK(m->initial_weights(1) == m->initial_weights(1));
+  CHECK(m->initial_weights(1) != m->initial_weights(2));
+  CHECK_THROWS_WITH(make_model("resnet"), "unknown model 'resnet' (known: cnn, mlp, softmax)");
+}
+
+TEST_CASE("models: a few hundred steps of SGD learn the synthetic set") {
+  auto m = make_model("softmax");
+  auto data = make_synthetic(4000, 1000, 1);
+  auto w = m->initial_weights(1);
+  double before = accuracy(*m, w.data(), data.test);
+  std::vector<float> g(m->size());
+  for (int step = 0; step < 300; ++step) {
+    auto start = (step * 32) % 4000;
+    batch_view b{data.train.row(start), data.train.y.data() + start, 32, 784};
+    m->load(w.data());
+    m->gradient(b, g.data());
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] -= 0.1f * g[i];
+  }
+  double after = accuracy(*m, w.data(), data.test);
+  CHECK(before < 0.3);
+  CHECK(after > 0.85);
+}
+
+TEST_CASE("data: missing, corrupt and malformed files get errors naming the path") {
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint_data_test";
+  std::filesystem::create_directories(dir);
+  auto img = (dir / "img.gz").string();
+  auto lab = (dir / "lab.gz").string();
+  CHECK_THROWS_WITH_AS(load_idx((dir / "none.gz").string(), lab),
+                       ((dir / "none.gz").string() + ": no such file").c_str(), data_error);
+  write_gz(img, be32({0x1234, 1, 28, 28}));
+  CHECK_THROWS_WITH_AS(load_idx(img, lab), (img + ": not an IDX image file (magic 4660, expected 2051)").c_str(),
+                       data_error);
+  auto header = be32({0x803, 2, 28, 28});
+  header.resize(header.size() + 100);  // far fewer than 2*784 pixels
+  write_gz(img, header);
+  write_gz(lab, [] { auto l = be32({0x801, 2}); l.push_back(1); l.push_back(2); return l; }());
+  CHECK_THROWS_WITH_AS(load_idx(img, lab), (img + ": truncated or corrupt while reading the pixels").c_str(),
+                       data_error);
+  {
+    std::ofstream garbage(img, std::ios::binary);
+    garbage << "\x1f\x8b this is not really gzip";
+  }
+  CHECK_THROWS_AS(load_idx(img, lab), data_error);
+  auto full = be32({0x803, 2, 28, 28});
+  full.resize(full.size() + 2 * 784, 7);
+  write_gz(img, full);
+  write_gz(lab, [] { auto l = be32({0x801, 3}); l.push_back(1); l.push_back(2); l.push_back(3); return l; }());
+  CHECK_THROWS_WITH_AS(load_idx(img, lab), (lab + ": 3 labels for 2 images in " + img).c_str(), data_error);
+  write_gz(lab, [] { auto l = be32({0x801, 2}); l.push_back(1); l.push_back(12); return l; }());
+  CHECK_THROWS_WITH_AS(load_idx(img, lab), (lab + ": label 12 at index 1 is outside 0..9").c_str(), data_error);
+  write_gz(lab, [] { auto l = be32({0x801, 2}); l.push_back(1); l.push_back(9); return l; }());
+  auto d = load_idx(img, lab);
+  CHECK(d.size == 2);
+  CHECK(d.dim == 784);
+  CHECK(d.y == std::vector<int64_t>{1, 9});
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("data: Fashion-MNIST from the Debian package") {
+  if (!std::filesystem::exists(std::string(default_fashion_mnist_dir) + "/train-images-idx3-ubyte.gz")) {
+    FAIL("dataset-fashion-mnist is not installed (scripts/setup.sh installs it)");
+  }
+  auto d = load_fashion_mnist(default_fashion_mnist_dir);
+  CHECK(d.train.size == 60000);
+  CHECK(d.test.size == 10000);
+  CHECK(d.train.dim == 784);
+  std::vector<int> counts(10, 0);
+  for (auto y : d.test.y)
+    ++counts[static_cast<size_t>(y)];
+  for (auto c : counts)
+    CHECK(c == 1000);
+}

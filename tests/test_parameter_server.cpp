@@ -1,0 +1,121 @@
+// The parameter server as an actor: exact updates, rejected pushes, versioned pulls.
+#include "actors/parameter_server.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+
+using namespace syncpoint;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<caf::scoped_actor> self;
+  caf::actor ps;
+
+  explicit fixture(int workers = 2, double momentum = 0.5, double wd = 0.1) {
+    register_messages(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    self = std::make_unique<caf::scoped_actor>(*sys);
+    ps = spawn_parameter_server(*sys, ps_config{{1.0f, 2.0f, 3.0f}, 0.1, momentum, wd, workers,
+                                                caf::actor{}, sys->clock().now()});
+  }
+  ~fixture() { (*self)->send_exit(ps, caf::exit_reason::user_shutdown); }
+
+  // Returns the error, or none when the push was accepted.
+  caf::error push(worker_id w, std::vector<float> g, uint64_t base = 0) {
+    caf::error result;
+    (*self)->request(ps, 5s, push_atom::value, gradient_push{w, 1, base, 8, std::move(g)})
+      .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
+    return result;
+  }
+
+  weights pull(uint64_t min_version = 0) {
+    weights out;
+    (*self)->request(ps, 5s, pull_atom::value, min_version)
+      .receive([&](weights& w) { out = std::move(w); },
+               [&](caf::error& e) { FAIL("pull failed: " << sys->render(e)); });
+    return out;
+  }
+};
+
+void check_close(const std::vector<float>& got, const std::vector<double>& want) {
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
+}
+
+}  // namespace
+
+TEST_CASE("ps: immediate pushes apply w -= lr * v with weight 1/n, momentum and decay") {
+  fixture f;  // lr 0.1, momentum 0.5, weight decay 0.1, 2 workers (weight 1/2)
+  REQUIRE(!f.push(0, {1, 1, 1}));
+  // v = 0.5*g + 0.5*0.1*w = (0.55, 0.60, 0.65); w = w - 0.1 v
+  std::vector<double> w{1 - 0.055, 2 - 0.060, 3 - 0.065};
+  std::vector<double> v{0.55, 0.60, 0.65};
+  auto got = f.pull();
+  CHECK(got.version == 1);
+  check_close(got.values, w);
+  REQUIRE(!f.push(1, {2, 0, -2}));
+  std::vector<double> g{2, 0, -2};
+  for (int i = 0; i < 3; ++i) {
+    v[i] = 0.5 * v[i] + 0.5 * g[i] + 0.5 * 0.1 * w[i];
+    w[i] -= 0.1 * v[i];
+  }
+  got = f.pull();
+  CHECK(got.version == 2);
+  check_close(got.values, w);
+}
+
+TEST_CASE("ps: buffered pushes are applied as one mean step on commit") {
+  fixture f(2, 0.0, 0.0);
+  (*f.self)->send(f.ps, mode_atom::value, true);
+  REQUIRE(!f.push(0, {1, 2, 3}));
+  REQUIRE(!f.push(1, {3, 2, 1}));
+  CHECK(f.pull().version == 0);  // nothing visible before the commit
+  (*f.self)->send(f.ps, commit_atom::value);
+  auto got = f.pull(1);
+  CHECK(got.version == 1);
+  check_close(got.values, {1 - 0.2, 2 - 0.2, 3 - 0.2});  // mean gradient (2,2,2)
+}
+
+TEST_CASE("ps: wrong-size, non-finite and unknown-worker pushes are rejected, state unchanged") {
+  fixture f;
+  auto before = f.pull();
+  auto e1 = f.push(0, {1, 1});
+  CHECK(e1.category() == caf::atom("syncpoint"));
+  CHECK(e1.code() == static_cast<uint8_t>(sp_error::wrong_size));
+  CHECK(f.sys->render(e1).find("has 2 values, the model has 3") != std::string::npos);
+  auto e2 = f.push(1, {1, std::nanf(""), 1});
+  CHECK(e2.code() == static_cast<uint8_t>(sp_error::non_finite));
+  CHECK(f.sys->render(e2).find("NaN") != std::string::npos);
+  auto e3 = f.push(0, {1, std::numeric_limits<float>::infinity(), 1});
+  CHECK(e3.code() == static_cast<uint8_t>(sp_error::non_finite));
+  auto e4 = f.push(7, {1, 1, 1});
+  CHECK(e4.code() == static_cast<uint8_t>(sp_error::unknown_worker));
+  auto after = f.pull();
+  CHECK(after.version == before.version);
+  CHECK(after.values == before.values);
+  // A good push still works afterwards and momentum was not polluted.
+  REQUIRE(!f.push(0, {1, 1, 1}));
+  check_close(f.pull().values, {1 - 0.055, 2 - 0.060, 3 - 0.065});
+}
+
+TEST_CASE("ps: a pull for a version not reached yet is answered when it exists") {
+  fixture f;
+  // The pull is sent before the push; a PS that answered at once would reply
+  // with version 0.
+  auto pending = (*f.self)->request(f.ps, 5s, pull_atom::value, uint64_t{2});
+  REQUIRE(!f.push(0, {1, 1, 1}));
+  REQUIRE(!f.push(1, {1, 1, 1}));
+  weights got;
+  pending.receive([&](weights& w) { got = std::move(w); },
+                  [&](caf::error& e) { FAIL("pull failed: " << f.sys->render(e)); });
+  CHECK(got.version == 2);
+  CHECK(got.values == f.pull().values);
+}

@@ -1,0 +1,47 @@
+#include "runtime/straggler.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace syncpoint;
+
+TEST_CASE("straggler: the three forms and their combination") {
+  auto p = straggler_plan::parse("3:x4; 1:x2@10-20;2:+50ms;0:+1.5s@5-6");
+  REQUIRE(p.items().size() == 4);
+  CHECK(p.factor(3, 0) == 4.0);
+  CHECK(p.factor(3, 1e6) == 4.0);
+  CHECK(p.factor(1, 9.99) == 1.0);
+  CHECK(p.factor(1, 10) == 2.0);
+  CHECK(p.factor(1, 19.99) == 2.0);
+  CHECK(p.factor(1, 20) == 1.0);
+  CHECK(p.extra_s(2, 0) == doctest::Approx(0.05));
+  CHECK(p.extra_s(0, 5.5) == doctest::Approx(1.5));
+  CHECK(p.extra_s(0, 6.5) == 0.0);
+  CHECK(p.factor(0, 0) == 1.0);
+  CHECK(straggler_plan::parse("").empty());
+  CHECK(straggler_plan::parse("1:+200us").extra_s(1, 0) == doctest::Approx(2e-4));
+  CHECK_NOTHROW(p.check_workers(4));
+  CHECK_THROWS_WITH_AS(p.check_workers(3), "straggler item for worker 3: only workers 0..2 exist",
+                       straggler_error);
+}
+
+TEST_CASE("straggler: malformed specs name the offending part") {
+  auto message = [](const std::string& spec) {
+    try {
+      straggler_plan::parse(spec);
+    } catch (const straggler_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(message("3x4") == "straggler item '3x4': expected W:xF, W:xF@T1-T2 or W:+Dms");
+  CHECK(message("a:x4") == "straggler item 'a:x4': worker 'a' is not a worker index");
+  CHECK(message("3:x") == "straggler item '3:x': effect 'x' must be xF (slowdown) or +D<unit> (extra delay)");
+  CHECK(message("3:xfour") == "straggler item '3:xfour': factor 'four' is not a number");
+  CHECK(message("3:x0") == "straggler item '3:x0': factor must be > 0");
+  CHECK(message("3:x2@5") == "straggler item '3:x2@5': window '5' must be T1-T2 (seconds)");
+  CHECK(message("3:x2@9-5") == "straggler item '3:x2@9-5': window '9-5' must satisfy 0 <= T1 < T2");
+  CHECK(message("3:+50") == "straggler item '3:+50': delay '+50' needs a unit (ms, us or s)");
+  CHECK(message("3:+fastms") == "straggler item '3:+fastms': delay 'fast' is not a number");
+  CHECK(message("1:x2;;3:x4") == "straggler spec '1:x2;;3:x4': empty item");
+  CHECK(message("1:x2;3:y4").find("'3:y4'") != std::string::npos);
+}
