@@ -13,7 +13,8 @@ caf::behavior evaluator(caf::stateful_actor<evaluator_state>* self, evaluator_co
   self->state.m = make_model(cfg.model);
   return {
     [=](const snapshot& s) {
-      double acc = accuracy(*self->state.m, s.values.data(), *cfg.test, cfg.limit);
+      self->state.m->adopt(s.values.shared());
+      double acc = accuracy(*self->state.m, nullptr, *cfg.test, cfg.limit);
       self->send(cfg.coordinator, eval_atom::value,
                  eval_result{s.version, s.taken, s.samples, s.final, acc});
     },

@@ -2,6 +2,7 @@
 
 #include <Eigen/Core>
 
+#include <algorithm>
 #include <map>
 
 namespace syncpoint {
@@ -19,10 +20,14 @@ struct buffered_push {
 
 struct ps_state {
   ps_config cfg;
-  std::vector<float> w;
+  // The weights. Pulls and snapshots share this buffer (no copy); an update
+  // writes in place when nobody else holds it, else into a spare one.
+  std::shared_ptr<std::vector<float>> w;
+  std::vector<std::shared_ptr<std::vector<float>>> spares;
   std::vector<float> velocity;
-  std::vector<float> buffer;      // weighted sum of buffered gradients
-  double buffer_weight = 0;
+  std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
+  float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
+  double buffer_weight = 0;       // sum of the weights
   std::vector<buffered_push> buffered;
   std::vector<float> worker_weight;
   uint64_t version = 0;
@@ -34,16 +39,50 @@ struct ps_state {
 
 using ps_actor = caf::stateful_actor<ps_state>;
 
-// w <- w - lr * v,  v <- momentum * v + d + scale * wd * w, where d is the
-// weighted gradient and scale the total weight it carries (1 for a full round).
-void sgd_step(ps_state& st, const float* d, double scale) {
-  vec w(st.w.data(), st.w.size());
-  vec v(st.velocity.data(), st.velocity.size());
-  cvec g(d, st.w.size());
-  auto mu = static_cast<float>(st.cfg.momentum);
-  auto wd = static_cast<float>(st.cfg.weight_decay * scale);
-  v = mu * v + g + wd * w;
-  w -= static_cast<float>(st.cfg.lr) * v;
+// Where the next weights go: in place if no reader holds the current ones,
+// else a spare nobody holds any more, else a new buffer.
+float* writable_weights(ps_state& st) {
+  if (st.w.use_count() == 1)
+    return st.w->data();
+  for (auto& s : st.spares)
+    if (s.use_count() == 1)
+      return s->data();
+  if (st.spares.size() >= 8)  // readers hold them all: let one go to its readers
+    st.spares.erase(st.spares.begin());
+  st.spares.push_back(std::make_shared<std::vector<float>>(st.w->size()));
+  return st.spares.back()->data();
+}
+
+shared_floats published(const ps_state& st) {
+  return shared_floats(std::shared_ptr<const std::vector<float>>(st.w));
+}
+
+// One fused pass (the model is large and memory bandwidth is the limit):
+//   v <- momentum * v + scale * g + share * wd * w,   w <- w - lr * v
+// where `share` is the part of a full step this update stands for (1/n for
+// one ASP push, 1 for a BSP round), so weight decay per round is protocol-independent.
+void sgd_step(ps_state& st, const float* g, float scale, float share) {
+  const auto n = st.w->size();
+  const float* w = st.w->data();
+  float* out = writable_weights(st);
+  float* v = st.velocity.data();
+  const auto mu = static_cast<float>(st.cfg.momentum);
+  const auto lr = static_cast<float>(st.cfg.lr);
+  const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = mu * v[i] + scale * g[i] + decay * w[i];
+    out[i] = w[i] - lr * v[i];
+  }
+  if (out != w) {
+    auto it = std::find_if(st.spares.begin(), st.spares.end(),
+                           [&](const auto& s) { return s->data() == out; });
+    std::swap(*it, st.w);  // the old weights become a spare once their readers let go
+  }
+}
+
+// A vectorized read of `g`: NaN * 0 and Inf * 0 are NaN, so the sum is 0 iff all are finite.
+bool all_finite(const std::vector<float>& g) {
+  return (cvec(g.data(), g.size()).array() * 0.0f).sum() == 0.0f;
 }
 
 void trace(ps_actor* self, trace_event ev) {
@@ -55,7 +94,7 @@ void answer_pulls(ps_actor* self) {
   auto& st = self->state;
   auto last = st.waiting_pulls.upper_bound(st.version);
   for (auto i = st.waiting_pulls.begin(); i != last; ++i)
-    i->second.deliver(weights{st.version, st.w});
+    i->second.deliver(weights{st.version, published(st)});
   st.waiting_pulls.erase(st.waiting_pulls.begin(), last);
 }
 
@@ -64,15 +103,12 @@ void commit(ps_actor* self) {
   if (st.buffered.empty())
     return;
   // The mean of what arrived: a round that lost a worker is still one mean step.
-  vec b(st.buffer.data(), st.buffer.size());
-  b /= static_cast<float>(st.buffer_weight);
-  sgd_step(st, st.buffer.data(), 1.0);
+  sgd_step(st, st.buffer.data(), st.buffer_scale / static_cast<float>(st.buffer_weight), 1.0f);
   auto now = since(self, st.cfg.origin);
   for (auto& p : st.buffered)
     trace(self, {"apply", p.worker, now, now, p.iter, st.version + 1,
                  static_cast<double>(st.version - p.base_version)});
   ++st.version;
-  b.setZero();
   st.buffer_weight = 0;
   st.buffered.clear();
   answer_pulls(self);
@@ -83,12 +119,12 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
     return make_error(sp_error::unknown_worker,
                       "worker " + std::to_string(g.worker) + " is not one of 0.." +
                         std::to_string(st.worker_weight.size() - 1));
-  if (g.grad.size() != st.w.size())
+  if (g.grad.size() != st.w->size())
     return make_error(sp_error::wrong_size, "gradient from worker " + std::to_string(g.worker) +
                                               " has " + std::to_string(g.grad.size()) +
                                               " values, the model has " +
-                                              std::to_string(st.w.size()));
-  if (!cvec(g.grad.data(), g.grad.size()).allFinite())
+                                              std::to_string(st.w->size()));
+  if (!all_finite(g.grad))
     return make_error(sp_error::non_finite, "gradient from worker " + std::to_string(g.worker) +
                                               " (iteration " + std::to_string(g.iter) +
                                               ") contains NaN or Inf");
@@ -97,13 +133,10 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
 
 caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
   auto& st = self->state;
-  st.w = cfg.initial;
-  st.velocity.assign(st.w.size(), 0.0f);
-  st.buffer.assign(st.w.size(), 0.0f);
+  st.w = std::make_shared<std::vector<float>>(std::move(cfg.initial));
+  st.velocity.assign(st.w->size(), 0.0f);
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
-  st.cfg.initial.clear();
-  st.cfg.initial.shrink_to_fit();
   return {
     [=](push_atom, gradient_push& g) -> caf::result<proceed> {
       auto& st = self->state;
@@ -114,13 +147,18 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
       }
       auto weight = st.worker_weight[static_cast<size_t>(g.worker)];
       if (st.buffered_mode) {
-        vec(st.buffer.data(), st.buffer.size()) += weight * cvec(g.grad.data(), g.grad.size());
+        if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
+          st.buffer = std::move(g.grad);
+          st.buffer_scale = weight;
+        } else {
+          vec b(st.buffer.data(), st.buffer.size());
+          b = st.buffer_scale * b + weight * cvec(g.grad.data(), g.grad.size());
+          st.buffer_scale = 1;
+        }
         st.buffer_weight += weight;
         st.buffered.push_back({g.worker, g.iter, g.base_version});
       } else {
-        vec d(g.grad.data(), g.grad.size());
-        d *= weight;
-        sgd_step(st, g.grad.data(), weight);
+        sgd_step(st, g.grad.data(), weight, weight);
         auto now = since(self, st.cfg.origin);
         trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1,
                      static_cast<double>(st.version - std::min(st.version, g.base_version))});
@@ -137,7 +175,7 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
       auto& st = self->state;
       if (st.version >= min_version)
-        return weights{st.version, st.w};
+        return weights{st.version, published(st)};
       auto rp = self->make_response_promise();
       st.waiting_pulls.emplace(min_version, rp);
       return rp;
@@ -157,7 +195,7 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
     [=](snapshot_atom, caf::actor evaluator, uint64_t samples, bool final) {
       auto& st = self->state;
       self->send(evaluator,
-                 snapshot{st.version, since(self, st.cfg.origin), samples, final, st.w});
+                 snapshot{st.version, since(self, st.cfg.origin), samples, final, published(st)});
     },
   };
 }

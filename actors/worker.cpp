@@ -132,7 +132,7 @@ void on_proceed(worker_actor* self, const proceed& p) {
     .then([=](weights& w) {
             auto& st = self->state;
             st.version = w.version;
-            st.m->load(w.values.data());
+            st.m->adopt(w.values.shared());
             trace(self, "pull", t, now(self));
             compute(self);
           },

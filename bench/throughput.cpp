@@ -1,1 +1,98 @@
-// placeholder
+// Throughput and framework overhead, real clock, one process.
+//
+//   build/bench_throughput [--epochs E] [--batch B] [--repeat K]
+//
+// Prints samples/s of a plain LibTorch loop, of syncpoint with 1 worker (BSP
+// and ASP), and with 2 workers (BSP and ASP), as ratios to the plain loop,
+// plus the 1-worker overhead in percent (target: under 3%). Each figure is
+// the median of K runs. Every run uses one LibTorch thread per worker.
+#include "bench/plain_loop.hpp"
+#include "models/model.hpp"
+#include "runtime/job.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+using namespace syncpoint;
+
+namespace {
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+double measure(int repeat, const std::function<double()>& f) {
+  std::vector<double> xs;
+  for (int i = 0; i < repeat; ++i)
+    xs.push_back(f());
+  return median(xs);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double epochs = 1;
+  int batch = 64;
+  int repeat = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--epochs"))
+      epochs = std::atof(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--batch"))
+      batch = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--repeat"))
+      repeat = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: bench_throughput [--epochs E] [--batch B] [--repeat K]\n");
+      return 2;
+    }
+  }
+  if (epochs <= 0 || batch <= 0 || repeat <= 0) {
+    std::fprintf(stderr, "bench_throughput: --epochs, --batch and --repeat must be positive\n");
+    return 2;
+  }
+  set_torch_threads(1);
+  auto data = load_fashion_mnist(default_fashion_mnist_dir);
+  auto samples = static_cast<int64_t>(epochs * static_cast<double>(data.train.size));
+  std::printf("Fashion-MNIST MLP 784-256-10, batch %d, %lld samples per run, median of %d, real clock\n",
+              batch, static_cast<long long>(samples), repeat);
+
+  double plain = measure(repeat, [&] {
+    return bench::plain_torch_loop(data.train, batch, samples, 0.05, 0.9, 1).samples_per_s;
+  });
+  auto syncpoint_run = [&](const char* protocol, int workers) {
+    return measure(repeat, [&] {
+      job_config cfg;
+      cfg.protocol = protocol;
+      cfg.workers = workers;
+      cfg.model = "mlp";
+      cfg.batch = batch;
+      cfg.epochs = epochs;
+      cfg.eval_every = 0;
+      cfg.test_limit = 1000;
+      cfg.clock = clock_kind::real;
+      cfg.progress = false;
+      return train(cfg).summary.samples_per_s;
+    });
+  };
+  struct row {
+    const char* name;
+    double sps;
+  };
+  std::vector<row> rows{{"plain LibTorch loop", plain},
+                        {"syncpoint bsp, 1 worker", syncpoint_run("bsp", 1)},
+                        {"syncpoint asp, 1 worker", syncpoint_run("asp", 1)},
+                        {"syncpoint bsp, 2 workers", syncpoint_run("bsp", 2)},
+                        {"syncpoint asp, 2 workers", syncpoint_run("asp", 2)}};
+  std::printf("\n%-28s %12s %10s\n", "configuration", "samples/s", "vs plain");
+  for (auto& r : rows)
+    std::printf("%-28s %12.0f %9.3fx\n", r.name, r.sps, r.sps / plain);
+  double overhead = (plain / rows[1].sps - 1.0) * 100.0;
+  std::printf("\nframework overhead, 1 worker (bsp) vs plain loop: %.2f%% (target < 3%%)\n", overhead);
+  std::printf("framework overhead, 1 worker (asp) vs plain loop: %.2f%%\n", (plain / rows[2].sps - 1.0) * 100.0);
+  return 0;
+}

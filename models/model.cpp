@@ -59,7 +59,8 @@ double accuracy(model& m, const float* w, const dataset& data, int64_t limit) {
   int64_t n = limit > 0 && limit < data.size ? limit : data.size;
   if (n == 0)
     return 0.0;
-  m.load(w);
+  if (w != nullptr)
+    m.load(w);
   constexpr int64_t chunk = 1000;
   std::vector<int64_t> predicted(chunk);
   int64_t correct = 0;

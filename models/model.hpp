@@ -35,6 +35,9 @@ class model {
   virtual std::vector<float> initial_weights(uint64_t seed) = 0;
   /// Replaces the model's parameters with `w[0..size())`.
   virtual void load(const float* w) = 0;
+  /// As load, but the model may read `w` in place instead of copying it
+  /// (it never writes to it).
+  virtual void adopt(std::shared_ptr<const std::vector<float>> w) { load(w->data()); }
   /// Writes the gradient of the mean cross-entropy over `b` into `grad`
   /// (overwriting it) and returns that loss.
   virtual float gradient(const batch_view& b, float* grad) = 0;
@@ -56,7 +59,7 @@ bool register_model(const std::string& name, model_factory factory);
 std::vector<std::string> model_names();
 
 /// Fraction of `data` (first `limit` examples if limit > 0) that `m` with
-/// weights `w` classifies correctly.
+/// weights `w` (null: the weights `m` holds) classifies correctly.
 double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0);
 
 /// Builds a softmax regression on Eigen only (no LibTorch): fast tests.

@@ -28,6 +28,8 @@ class torch_model : public model {
   /// Torch's default init (uniform in +-1/sqrt(fan_in)), seeded.
   std::vector<float> initial_weights(uint64_t seed) override;
   void load(const float* w) override;
+  /// Re-seats the parameters as views of `w`: no copy.
+  void adopt(std::shared_ptr<const std::vector<float>> w) override;
   float gradient(const batch_view& b, float* grad) override;
   void predict(const batch_view& b, int64_t* labels) override;
 
@@ -35,7 +37,10 @@ class torch_model : public model {
   std::shared_ptr<torch::nn::Module> module_;
   forward_fn forward_;
   std::vector<torch::Tensor> params_;
+  void seat_parameters();  // makes params_ views of flat_
+
   torch::Tensor flat_;  // every parameter, contiguous; params_ are views of it
+  std::shared_ptr<const std::vector<float>> adopted_;  // flat_'s storage after adopt()
 };
 
 template <class Module>

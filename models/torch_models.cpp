@@ -14,11 +14,29 @@ torch_model::torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn f
   torch::NoGradGuard no_grad;
   int64_t offset = 0;
   for (auto& p : params_) {
-    auto view = flat_.narrow(0, offset, p.numel());
-    view.copy_(p.detach().reshape({-1}));
-    p.set_data(view.view(p.sizes()));
+    flat_.narrow(0, offset, p.numel()).copy_(p.detach().reshape({-1}));
     offset += p.numel();
   }
+  seat_parameters();
+}
+
+void torch_model::seat_parameters() {
+  int64_t offset = 0;
+  for (auto& p : params_) {
+    p.set_data(flat_.narrow(0, offset, p.numel()).view(p.sizes()));
+    offset += p.numel();
+  }
+}
+
+void torch_model::adopt(std::shared_ptr<const std::vector<float>> w) {
+  if (static_cast<int64_t>(w->size()) != flat_.numel())
+    throw std::invalid_argument("torch_model::adopt: " + std::to_string(w->size()) +
+                                " values for " + std::to_string(flat_.numel()) + " parameters");
+  adopted_ = std::move(w);
+  // Read-only from here on: gradients go to their own buffer, and load()
+  // first gives the model storage of its own again.
+  flat_ = torch::from_blob(const_cast<float*>(adopted_->data()), {flat_.numel()});
+  seat_parameters();
 }
 
 size_t torch_model::size() const {
@@ -42,10 +60,18 @@ std::vector<float> torch_model::initial_weights(uint64_t seed) {
 
 void torch_model::load(const float* w) {
   torch::NoGradGuard no_grad;
+  if (adopted_) {  // never write into a buffer we only borrowed
+    adopted_.reset();
+    flat_ = torch::empty({flat_.numel()});
+    seat_parameters();
+  }
   flat_.copy_(torch::from_blob(const_cast<float*>(w), {flat_.numel()}));
 }
 
 float torch_model::gradient(const batch_view& b, float* grad) {
+  // Each parameter's .grad is a view into `grad`, so autograd accumulates
+  // straight into the caller's buffer (measured faster than copying out
+  // freshly allocated gradients).
   auto g = torch::from_blob(grad, {flat_.numel()});
   g.zero_();
   int64_t offset = 0;
@@ -53,7 +79,7 @@ float torch_model::gradient(const batch_view& b, float* grad) {
   targets.reserve(params_.size());
   for (auto& p : params_) {
     targets.push_back(g.narrow(0, offset, p.numel()).view(p.sizes()));
-    p.mutable_grad() = targets.back();  // autograd accumulates in place into `grad`
+    p.mutable_grad() = targets.back();
     offset += p.numel();
   }
   auto x = torch::from_blob(const_cast<float*>(b.x), {b.count, b.dim});

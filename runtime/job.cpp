@@ -8,6 +8,9 @@
 
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include <malloc.h>
+#include <thread>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -89,6 +92,7 @@ void validate(const job_config& cfg) {
   require(std::isfinite(cfg.eval_every) && cfg.eval_every >= 0, "--eval-every must be >= 0");
   require(std::isfinite(cfg.iter_cost_ms) && cfg.iter_cost_ms >= 0, "--iter-cost must be >= 0");
   require(cfg.request_timeout_s > 0, "--request-timeout must be > 0");
+  require(cfg.threads >= 0, "--threads must be >= 0");
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
   try {
@@ -100,6 +104,15 @@ void validate(const job_config& cfg) {
 
 run_result train(const job_config& cfg_in) {
   validate(cfg_in);
+  // Gradients and weights travel as fresh vectors of the model's size. Keep
+  // such blocks in the heap for reuse: glibc would otherwise mmap and unmap
+  // each one, paying a page fault per 4 KiB on every iteration.
+  static const bool malloc_tuned = [] {
+    mallopt(M_MMAP_THRESHOLD, 256 << 20);
+    mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    return true;
+  }();
+  (void) malloc_tuned;
   job_config cfg = cfg_in;
   if (cfg.epochs == 0 && cfg.max_time_s == 0) {
     if (cfg.target_accuracy > 0)
@@ -123,6 +136,12 @@ run_result train(const job_config& cfg_in) {
   register_messages(sys_cfg);
   if (virtual_clock)
     sys_cfg.set("scheduler.policy", caf::atom("testing"));
+  else  // one scheduler thread per worker, up to the cores: a lone worker and
+        // its PS then share a cache instead of bouncing 1 MB buffers between cores
+    sys_cfg.set("scheduler.max-threads",
+                static_cast<size_t>(cfg.threads > 0 ? cfg.threads
+                                                    : std::max(1, std::min<int>(cfg.workers,
+                                                        static_cast<int>(std::thread::hardware_concurrency())))));
   caf::actor_system sys{sys_cfg};
   caf::scoped_actor driver{sys};
   auto origin = sys.clock().now();

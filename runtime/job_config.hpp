@@ -42,6 +42,7 @@ struct job_config {
   double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = measure once
   double eval_every = 0.25;    // evaluate every this many epochs of samples (0: only at the end)
   double request_timeout_s = 600;  // real clock: longest wait for any reply
+  int threads = 0;                 // real clock: scheduler threads (0: min(workers, cores))
 
   // Fault injection: worker `fail_worker` dies instead of pushing iteration
   // `fail_at_iter` (CLI: --fail-worker W@K). -1: nobody fails.

@@ -11,6 +11,8 @@
 
 #include <caf/all.hpp>
 
+#include "runtime/shared_floats.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -74,7 +76,7 @@ struct proceed {
 /// PS -> worker: the model at `version`.
 struct weights {
   uint64_t version = 0;
-  std::vector<float> values;
+  shared_floats values;
 };
 
 /// PS -> evaluator: a copy of the model taken at `taken`.
@@ -83,7 +85,7 @@ struct snapshot {
   nanos taken = 0;
   uint64_t samples = 0;  // samples applied when it was taken
   bool final = false;
-  std::vector<float> values;
+  shared_floats values;
 };
 
 /// One line of trace.jsonl: a span (t0..t1) or an instant (t0 == t1).
