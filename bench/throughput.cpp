@@ -26,13 +26,6 @@ double median(std::vector<double> xs) {
   return xs[xs.size() / 2];
 }
 
-double measure(int repeat, const std::function<double()>& f) {
-  std::vector<double> xs;
-  for (int i = 0; i < repeat; ++i)
-    xs.push_back(f());
-  return median(xs);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,14 +51,14 @@ int main(int argc, char** argv) {
   set_torch_threads(1);
   auto data = load_fashion_mnist(default_fashion_mnist_dir);
   auto samples = static_cast<int64_t>(epochs * static_cast<double>(data.train.size));
-  std::printf("Fashion-MNIST MLP 784-256-10, batch %d, %lld samples per run, median of %d, real clock\n",
+  std::printf("Fashion-MNIST MLP 784-256-10, batch %d, %lld samples per run, median of %d interleaved runs, real clock\n",
               batch, static_cast<long long>(samples), repeat);
 
-  double plain = measure(repeat, [&] {
+  auto plain_run = [&] {
     return bench::plain_torch_loop(data.train, batch, samples, 0.05, 0.9, 1).samples_per_s;
-  });
+  };
   auto syncpoint_run = [&](const char* protocol, int workers) {
-    return measure(repeat, [&] {
+    return [=, &epochs] {
       job_config cfg;
       cfg.protocol = protocol;
       cfg.workers = workers;
@@ -77,22 +70,31 @@ int main(int argc, char** argv) {
       cfg.clock = clock_kind::real;
       cfg.progress = false;
       return train(cfg).summary.samples_per_s;
-    });
+    };
   };
   struct row {
     const char* name;
-    double sps;
+    std::function<double()> run;
+    std::vector<double> sps;
   };
-  std::vector<row> rows{{"plain LibTorch loop", plain},
-                        {"syncpoint bsp, 1 worker", syncpoint_run("bsp", 1)},
-                        {"syncpoint asp, 1 worker", syncpoint_run("asp", 1)},
-                        {"syncpoint bsp, 2 workers", syncpoint_run("bsp", 2)},
-                        {"syncpoint asp, 2 workers", syncpoint_run("asp", 2)}};
+  std::vector<row> rows{{"plain LibTorch loop", plain_run, {}},
+                        {"syncpoint bsp, 1 worker", syncpoint_run("bsp", 1), {}},
+                        {"syncpoint asp, 1 worker", syncpoint_run("asp", 1), {}},
+                        {"syncpoint bsp, 2 workers", syncpoint_run("bsp", 2), {}},
+                        {"syncpoint asp, 2 workers", syncpoint_run("asp", 2), {}}};
+  // Interleaved, so that a slow spell of the machine hits every configuration alike.
+  for (int r = 0; r < repeat; ++r)
+    for (auto& row : rows)
+      row.sps.push_back(row.run());
+  double plain = median(rows[0].sps);
   std::printf("\n%-28s %12s %10s\n", "configuration", "samples/s", "vs plain");
-  for (auto& r : rows)
-    std::printf("%-28s %12.0f %9.3fx\n", r.name, r.sps, r.sps / plain);
-  double overhead = (plain / rows[1].sps - 1.0) * 100.0;
+  for (auto& r : rows) {
+    auto m = median(r.sps);
+    auto [lo, hi] = std::minmax_element(r.sps.begin(), r.sps.end());
+    std::printf("%-28s %12.0f %9.3fx   (min %.0f, max %.0f)\n", r.name, m, m / plain, *lo, *hi);
+  }
+  double overhead = (plain / median(rows[1].sps) - 1.0) * 100.0;
   std::printf("\nframework overhead, 1 worker (bsp) vs plain loop: %.2f%% (target < 3%%)\n", overhead);
-  std::printf("framework overhead, 1 worker (asp) vs plain loop: %.2f%%\n", (plain / rows[2].sps - 1.0) * 100.0);
+  std::printf("framework overhead, 1 worker (asp) vs plain loop: %.2f%%\n", (plain / median(rows[2].sps) - 1.0) * 100.0);
   return 0;
 }

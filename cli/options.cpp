@@ -12,6 +12,7 @@ options::options(bool compare) {
   else
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
   g.add(cfg_.protocol_opts.staleness, "staleness,s", "ssp: iterations a worker may run ahead (default 3)")
+    .add(params_, "param", "protocol parameters without a flag of their own: key=value[,key=value]")
     .add(cfg_.workers, "workers,w", "number of workers (default 4)")
     .add(cfg_.model, "model,m", "model: mlp, cnn, softmax (default mlp)")
     .add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
@@ -116,6 +117,16 @@ std::string options::parse_args(std::vector<std::string> args) {
       return "invalid value in '--fail-worker=" + fail_worker_ + "' (expected W@K, e.g. 2@10)";
     cfg_.fail_worker = static_cast<int>(w);
     cfg_.fail_at_iter = static_cast<uint64_t>(k);
+  }
+  std::stringstream items(params_);
+  std::string kv;
+  while (std::getline(items, kv, ',')) {
+    auto eq = kv.find('=');
+    char* end = nullptr;
+    double v = eq == std::string::npos ? 0 : std::strtod(kv.c_str() + eq + 1, &end);
+    if (eq == std::string::npos || eq == 0 || end == kv.c_str() + eq + 1 || *end != '\0')
+      return "invalid value in '--param=" + params_ + "': '" + kv + "' is not key=number";
+    cfg_.protocol_opts.params[kv.substr(0, eq)] = v;
   }
   protocols.clear();
   std::stringstream ss(protocol_list_);

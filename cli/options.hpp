@@ -33,6 +33,7 @@ class options : public caf::actor_system_config {
   std::string clock_ = "virtual";
   std::string protocol_list_ = "bsp,asp,ssp";
   std::string fail_worker_;
+  std::string params_;
 };
 
 }  // namespace syncpoint::cli

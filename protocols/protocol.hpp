@@ -23,6 +23,13 @@ namespace syncpoint {
 /// Options every protocol may read; unknown ones are ignored.
 struct protocol_options {
   int staleness = 3;  // ssp
+  /// Options of protocols without a flag of their own (CLI: --param k=3,x=0.5).
+  std::map<std::string, double> params;
+
+  double param(const std::string& key, double fallback) const {
+    auto i = params.find(key);
+    return i == params.end() ? fallback : i->second;
+  }
 };
 
 /// What a protocol may see and do. The coordinator implements it; tests use a recorder.

@@ -136,12 +136,18 @@ run_result train(const job_config& cfg_in) {
   register_messages(sys_cfg);
   if (virtual_clock)
     sys_cfg.set("scheduler.policy", caf::atom("testing"));
-  else  // one scheduler thread per worker, up to the cores: a lone worker and
-        // its PS then share a cache instead of bouncing 1 MB buffers between cores
+  else {
+    // A few coarse actors (a message is ~1 ms of work): one shared queue whose
+    // idle threads wake at once beats work stealing, whose idle threads back
+    // off into sleeps (docs/architecture.md has the numbers).
+    sys_cfg.set("scheduler.policy", caf::atom("sharing"));
+    // One thread per worker, up to the cores: a lone worker and its PS then
+    // share a cache instead of passing the model between cores.
     sys_cfg.set("scheduler.max-threads",
                 static_cast<size_t>(cfg.threads > 0 ? cfg.threads
                                                     : std::max(1, std::min<int>(cfg.workers,
                                                         static_cast<int>(std::thread::hardware_concurrency())))));
+  }
   caf::actor_system sys{sys_cfg};
   caf::scoped_actor driver{sys};
   auto origin = sys.clock().now();
