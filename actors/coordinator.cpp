@@ -36,6 +36,7 @@ struct coordinator_state : coordinator_api {
   nanos run_time = 0;
   double last_accuracy = -1;
   bool target_reached = false;
+  std::vector<std::string> failures;  // why workers were lost
   static inline const char* name = "coordinator";
 
   explicit coordinator_state(coordinator_actor* ptr) : self(ptr) {}
@@ -170,9 +171,10 @@ void on_down(coordinator_actor* self, const caf::down_msg& dm) {
     st.promise_[i] = caf::response_promise{};
     auto t = since(self, st.cfg->origin);
     st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
+    st.failures.push_back("worker " + std::to_string(w) + " lost: " +
+                          self->system().render(dm.reason));
     if (st.cfg->progress)
-      std::fprintf(stderr, "[%s] worker %d lost: %s\n", st.cfg->protocol_name.c_str(), w,
-                   self->system().render(dm.reason).c_str());
+      std::fprintf(stderr, "[%s] %s\n", st.cfg->protocol_name.c_str(), st.failures.back().c_str());
     st.send_worker_weights();
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
   }
@@ -215,13 +217,19 @@ void on_eval(coordinator_actor* self, const eval_result& r) {
   }
   st.trace({"end", -1, st.run_time, st.run_time, st.samples, r.version, 0});
   st.print_progress("done");
-  self->request(st.cfg->tracer, caf::infinite, collect_atom::value)
+  self->request(st.cfg->tracer, st.cfg->request_timeout, collect_atom::value)
     .then([=](std::vector<trace_event>& events) {
       auto& st = self->state;
-      self->send(st.cfg->driver, done_atom::value, std::move(events));
+      self->send(st.cfg->driver, done_atom::value, std::move(events), st.failures);
       for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
         self->send_exit(a, caf::exit_reason::user_shutdown);
       self->quit();
+    },
+    [=](caf::error& err) {  // the driver then reports a run without a result
+      auto& st = self->state;
+      for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
+        self->send_exit(a, caf::exit_reason::user_shutdown);
+      self->quit(std::move(err));
     });
 }
 

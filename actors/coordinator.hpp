@@ -6,7 +6,8 @@
 //   (start_atom, std::vector<actor> workers, actor evaluator)  begins the run
 //   (pushed_atom, push_info) -> proceed       delegated by the PS
 //   (eval_atom, eval_result)                  from the evaluator
-// When the run ends it sends (done_atom, std::vector<trace_event>) to `driver`
+// When the run ends it sends (done_atom, std::vector<trace_event>,
+// std::vector<std::string> failures) to `driver`
 // and shuts down the PS, evaluator and tracer.
 #pragma once
 
@@ -33,6 +34,7 @@ struct coordinator_config {
   caf::actor tracer;
   caf::actor driver;
   time_point origin;
+  caf::duration request_timeout = caf::infinite;
 };
 
 caf::actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg);

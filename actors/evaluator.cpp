@@ -24,6 +24,8 @@ caf::behavior evaluator(caf::stateful_actor<evaluator_state>* self, evaluator_co
 }  // namespace
 
 caf::actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg) {
+  if (cfg.detached)
+    return sys.spawn<caf::detached>(evaluator, std::move(cfg));
   return sys.spawn(evaluator, std::move(cfg));
 }
 

@@ -15,6 +15,10 @@ struct evaluator_config {
   std::string model;
   int64_t limit = 0;                    // first N test examples (0: all)
   caf::actor coordinator;
+  /// Real clock: run on a thread of its own, so evaluating never occupies a
+  /// scheduler thread that a worker could use. (Never on the virtual clock,
+  /// whose determinism needs every actor on the test scheduler.)
+  bool detached = false;
 };
 
 caf::actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg);

@@ -9,6 +9,10 @@ namespace syncpoint {
 
 namespace {
 
+// A worker whose gradients the PS keeps refusing (NaN from a diverged model)
+// gives up, so that the run ends instead of spinning.
+constexpr int max_rejections_in_a_row = 8;
+
 struct worker_state {
   worker_config cfg;
   std::unique_ptr<model> m;
@@ -25,6 +29,7 @@ struct worker_state {
   nanos compute_start = 0;
   nanos push_sent = 0;
   nanos idle_since = 0;
+  int rejected_in_a_row = 0;
   static inline const char* name = "worker";
 };
 
@@ -75,15 +80,27 @@ void push(worker_actor* self) {
                   std::move(st.grad)};
   st.grad = {};
   self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, std::move(g))
-    .then([=](const proceed& p) { on_proceed(self, p); },
+    .then([=](const proceed& p) {
+            self->state.rejected_in_a_row = 0;
+            on_proceed(self, p);
+          },
           [=](caf::error& err) {
             auto t = now(self);
-            if (err.category() == caf::atom("syncpoint")) {
+            auto& st = self->state;
+            if (err.category() == caf::atom("syncpoint")
+                && ++st.rejected_in_a_row < max_rejections_in_a_row) {
               // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
-              trace(self, "rejected", self->state.push_sent, t);
+              trace(self, "push", st.push_sent, t);  // the PS traces the rejection
               on_proceed(self, proceed{false, true, 0, 0, t});
               return;
             }
+            if (err.category() == caf::atom("syncpoint"))  // it will not get better
+              err = caf::make_error(caf::sec::runtime_error,
+                                    "worker " + std::to_string(st.cfg.id) + ": " +
+                                      std::to_string(max_rejections_in_a_row) +
+                                      " gradients in a row rejected (last: " +
+                                      self->system().render(err) +
+                                      "); the model has diverged, try a lower --lr");
             self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
           });
 }

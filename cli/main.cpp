@@ -59,6 +59,12 @@ int run_train(const std::vector<std::string>& args) {
     return 0;
   auto r = train(opts.job());
   print_summary(r.summary);
+  for (auto& f : r.failures)
+    std::fprintf(stderr, "syncpoint train: %s\n", f.c_str());
+  if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers)) {
+    std::fprintf(stderr, "syncpoint train: every worker was lost; the run failed\n");
+    return 1;
+  }
   if (!opts.job().out_dir.empty())
     std::printf("wrote %s/trace.jsonl and %s/summary.json\n", opts.job().out_dir.c_str(),
                 opts.job().out_dir.c_str());
@@ -94,6 +100,8 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     if (!base.out_dir.empty())
       cfg.out_dir = base.out_dir + "/" + p;
     auto r = train(cfg);
+    for (auto& f : r.failures)
+      std::fprintf(stderr, "syncpoint compare: %s: %s\n", p.c_str(), f.c_str());
     runs.push_back({label_of(cfg), r.summary});
   }
   std::printf("\n%s", cli::comparison_table(runs).c_str());

@@ -175,8 +175,9 @@ run_result train(const job_config& cfg_in) {
   co_cfg->tracer = tracer;
   co_cfg->driver = driver;
   co_cfg->origin = origin;
+  co_cfg->request_timeout = timeout;
   auto coordinator = spawn_coordinator(sys, co_cfg);
-  auto evaluator = spawn_evaluator(sys, {test_set, cfg.model, 0, coordinator});
+  auto evaluator = spawn_evaluator(sys, {test_set, cfg.model, 0, coordinator, !virtual_clock});
   std::vector<caf::actor> workers;
   for (int i = 0; i < cfg.workers; ++i) {
     worker_config w;
@@ -213,8 +214,9 @@ run_result train(const job_config& cfg_in) {
                                                       ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
                                                       : 7 * 24 * 3600);
   driver->receive(
-    [&](done_atom, std::vector<trace_event>& events) {
+    [&](done_atom, std::vector<trace_event>& events, std::vector<std::string>& failures) {
       result.trace = std::move(events);
+      result.failures = std::move(failures);
       finished = true;
     },
     caf::after(limit) >> [] {});

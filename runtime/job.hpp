@@ -24,6 +24,7 @@ struct config_error : std::invalid_argument {
 struct run_result {
   run_summary summary;
   std::vector<trace_event> trace;
+  std::vector<std::string> failures;  // one line per lost worker, with the reason
 };
 
 /// Runs the job to completion on the configured clock. Writes trace.jsonl and

@@ -29,6 +29,7 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<std::vector<trace_event>>("std::vector<trace_event>");
   cfg.add_message_type<eval_result>("eval_result");
   cfg.add_message_type<std::vector<float>>("std::vector<float>");
+  cfg.add_message_type<std::vector<std::string>>("std::vector<std::string>");
   cfg.add_error_category(category, [](uint8_t code, caf::atom_value, const caf::message& ctx) {
     std::string out = "syncpoint." + to_string(static_cast<sp_error>(code));
     if (ctx.match_element<std::string>(0))

@@ -121,6 +121,19 @@ TEST_CASE("training: a worker lost mid-run leaves every protocol cleanly") {
   }
 }
 
+TEST_CASE("training: a diverged model (NaN gradients) ends the run instead of spinning") {
+  auto cfg = small_job("bsp");
+  cfg.model = "mlp";
+  cfg.lr = 1e30;
+  cfg.momentum = 0;
+  auto r = train(cfg);
+  CHECK(r.summary.lost == 4);
+  CHECK(r.summary.rejected >= 4 * 7);
+  REQUIRE(r.failures.size() == 4);
+  CHECK(r.failures[0].find("gradients in a row rejected") != std::string::npos);
+  CHECK(r.failures[0].find("contains NaN or Inf") != std::string::npos);
+}
+
 TEST_CASE("training: real clock, with the straggler's delay served by delayed_send") {
   auto cfg = small_job("bsp");
   cfg.clock = clock_kind::real;
