@@ -65,7 +65,8 @@ double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0
 /// Builds a softmax regression on Eigen only (no LibTorch): fast tests.
 std::unique_ptr<model> make_softmax_model(int64_t dim = 784, int64_t classes = 10);
 
-/// Sets the number of LibTorch intra-op threads (the runtime uses 1 per worker).
+/// Sets the number of LibTorch intra-op threads for every thread that runs a
+/// torch model from now on (the runtime uses 1: parallelism comes from workers).
 void set_torch_threads(int n);
 
 }  // namespace syncpoint

@@ -1,8 +1,30 @@
 #include "models/torch_model.hpp"
 
+#include <atomic>
 #include <mutex>
 
 namespace syncpoint {
+
+namespace {
+
+// LibTorch's CPU parallelism is OpenMP, whose thread count is a per-thread
+// setting: setting it on the main thread leaves every actor thread at "all
+// cores", and two workers then each fork OpenMP teams onto the same 2 cores.
+// So the wanted count is global and each thread applies it before its first op.
+std::atomic<int> wanted_threads{0};
+std::atomic<int> threads_epoch{0};
+
+void apply_thread_setting() {
+  thread_local int applied_epoch = -1;
+  int epoch = threads_epoch.load(std::memory_order_acquire);
+  if (epoch != applied_epoch) {
+    applied_epoch = epoch;
+    if (int n = wanted_threads.load(); n > 0)
+      torch::set_num_threads(n);
+  }
+}
+
+}  // namespace
 
 torch_model::torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn forward)
   : module_(std::move(module)), forward_(std::move(forward)) {
@@ -69,6 +91,7 @@ void torch_model::load(const float* w) {
 }
 
 float torch_model::gradient(const batch_view& b, float* grad) {
+  apply_thread_setting();
   // Each parameter's .grad is a view into `grad`, so autograd accumulates
   // straight into the caller's buffer (measured faster than copying out
   // freshly allocated gradients).
@@ -96,6 +119,7 @@ float torch_model::gradient(const batch_view& b, float* grad) {
 }
 
 void torch_model::predict(const batch_view& b, int64_t* labels) {
+  apply_thread_setting();
   torch::NoGradGuard no_grad;
   auto x = torch::from_blob(const_cast<float*>(b.x), {b.count, b.dim});
   auto predicted = forward_(x).argmax(1).contiguous();
@@ -132,7 +156,9 @@ std::unique_ptr<model> make_torch_cnn() {
 }
 
 void set_torch_threads(int n) {
-  torch::set_num_threads(n);
+  wanted_threads.store(n);
+  threads_epoch.fetch_add(1, std::memory_order_release);
+  apply_thread_setting();
 }
 
 }  // namespace syncpoint
