@@ -5,6 +5,7 @@
 // Exit status: 0 success, 2 bad arguments or input, 1 a run that failed.
 #include "cli/compare.hpp"
 #include "cli/options.hpp"
+#include "cli/zipline_cmd.hpp"
 #include "runtime/job.hpp"
 
 #include <cstdio>
@@ -20,6 +21,7 @@ constexpr const char* usage =
   "  compare    run several protocols on the same job and compare them (default)\n"
   "  train      run one training job\n"
   "  protocols  list the registered protocols\n"
+  "  zipline    run the ZipLine barrier choice on a CSV matrix or a random instance\n"
   "Run 'syncpoint <command> --help' for the options of a command.\n";
 
 void print_summary(const run_summary& s) {
@@ -126,6 +128,8 @@ int main(int argc, char** argv) {
       return run_train(args);
     if (command == "compare")
       return run_compare(args, defaults);
+    if (command == "zipline")
+      return cli::run_zipline(args);
     if (command == "protocols") {
       for (auto& kv : protocol_catalog())
         std::printf("%-12s %s\n", kv.first.c_str(), kv.second.c_str());
