@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
-#include <queue>
 #include <stdexcept>
 
 namespace syncpoint {
@@ -120,50 +119,121 @@ zipline_result sweep_deque(const zipline_matrix& m, bool pop_front_shortcut) {
   return finish(m, best.span, best.max);
 }
 
-// zipline-opt-bs: the rows are merged (a heap over n row heads) instead of
-// sorted; the sweep itself is the time-ordered window, with dead entries
-// marked. A worker's previous point is found from its time, read from M, by
-// binary search; the front skips dead entries.
+// Merges the n ascending rows in (time, worker) order with a loser tree:
+// log2(n) comparisons per point and no sorting of all n*R points.
+class row_merger {
+ public:
+  explicit row_merger(const zipline_matrix& m) : m_(m), pos_(m.n, 0) {
+    size_t k = 1;
+    while (k < m.n)
+      k *= 2;
+    k_ = k;
+    head_.assign(k, inf);  // padding leaves never win
+    for (size_t i = 0; i < m.n; ++i)
+      head_[i] = m.at(i, 0);
+    tree_.assign(k, 0);
+    // Build bottom-up: winners travel up, losers stay in the nodes.
+    std::vector<uint32_t> winner(2 * k);
+    for (size_t i = 0; i < k; ++i)
+      winner[k + i] = static_cast<uint32_t>(i);
+    for (size_t node = k - 1; node >= 1; --node) {
+      auto a = winner[2 * node], b = winner[2 * node + 1];
+      bool a_wins = less(a, b);
+      winner[node] = a_wins ? a : b;
+      tree_[node] = a_wins ? b : a;
+    }
+    tree_[0] = winner[1];
+  }
+
+  bool done() const { return key(tree_[0]) == inf; }
+
+  /// The next point in (time, worker) order.
+  point pop() {
+    uint32_t w = tree_[0];
+    point p{head_[w], w, pos_[w]};
+    ++pos_[w];
+    head_[w] = pos_[w] < m_.R ? m_.at(w, pos_[w]) : inf;
+    // Replay the leaf's path against the stored losers.
+    // Written without branches: the comparisons are data-dependent coin flips.
+    uint32_t cur = w;
+    for (size_t node = (k_ + w) / 2; node >= 1; node /= 2) {
+      uint32_t other = tree_[node];
+      bool other_wins = less(other, cur);
+      tree_[node] = other_wins ? cur : other;
+      cur = other_wins ? other : cur;
+    }
+    tree_[0] = cur;
+    return p;
+  }
+
+ private:
+  static constexpr double inf = std::numeric_limits<double>::infinity();
+  double key(uint32_t w) const { return head_[w]; }
+  bool less(uint32_t a, uint32_t b) const {
+    double ka = key(a), kb = key(b);
+    return ka < kb || (ka == kb && a < b);
+  }
+
+  const zipline_matrix& m_;
+  std::vector<uint32_t> pos_;
+  std::vector<double> head_;  // each row's next time: the tree reads only this
+  size_t k_ = 1;
+  std::vector<uint32_t> tree_;  // [0]: the winner; [1..k): losers
+};
+
+// The first of `n` (>= 1) time-ordered points with time >= t, or one past the
+// last. Branch-free halving: the comparisons are unpredictable.
+const point* lower_bound(const point* first, size_t n, double t) {
+  while (n > 1) {
+    size_t half = n / 2;
+    first = first[half - 1].t < t ? first + half : first;
+    n -= half;
+  }
+  return first + (first->t < t);
+}
+
+// zipline-opt-bs: the window is an array in time order (every point enters at
+// the back) in which a replaced point is marked dead, the front skips dead
+// points, and the array is compacted when the dead outnumber the living, so
+// it holds O(n) entries. A worker's previous point is found by binary search
+// on its time, read from M.
 zipline_result sweep_binary_search(const zipline_matrix& m) {
-  const size_t total = m.n * m.R;
-  std::vector<point> seq;
-  seq.reserve(total);
+  std::vector<point> win;
   std::vector<char> dead;
-  dead.reserve(total);
-  auto later = [](const point& a, const point& b) {
-    return a.t > b.t || (a.t == b.t && (a.worker > b.worker || (a.worker == b.worker && a.r > b.r)));
-  };
-  std::vector<point> heads;
-  heads.reserve(m.n);
-  for (uint32_t i = 0; i < m.n; ++i)
-    heads.push_back({m.at(i, 0), i, 0});
-  std::priority_queue<point, std::vector<point>, decltype(later)> heap(later, std::move(heads));
+  win.reserve(4 * m.n + 4);
+  dead.reserve(4 * m.n + 4);
   std::vector<int64_t> last_r(m.n, -1);
   size_t covered = 0;
   size_t front = 0;
   best_tracker best;
-  while (!heap.empty()) {
-    point p = heap.top();
-    heap.pop();
-    if (p.r + 1 < m.R)
-      heap.push({m.at(p.worker, p.r + 1), p.worker, p.r + 1});
+  row_merger merge(m);
+  while (!merge.done()) {
+    point p = merge.pop();
     if (last_r[p.worker] >= 0) {
       double old_t = m.at(p.worker, static_cast<size_t>(last_r[p.worker]));
-      auto it = std::lower_bound(seq.begin() + static_cast<std::ptrdiff_t>(front), seq.end(), old_t,
-                                 [](const point& q, double t) { return q.t < t; });
+      const point* it = lower_bound(win.data() + front, win.size() - front, old_t);
       while (it->worker != p.worker || it->r != last_r[p.worker])  // equal times: step to ours
         ++it;
-      dead[static_cast<size_t>(it - seq.begin())] = 1;
+      dead[static_cast<size_t>(it - win.data())] = 1;
     } else {
       ++covered;
     }
     last_r[p.worker] = p.r;
-    seq.push_back(p);
+    win.push_back(p);
     dead.push_back(0);
     while (dead[front])
       ++front;
+    if (win.size() - front > 2 * covered + 16) {  // compact: drop the dead
+      size_t out = 0;
+      for (size_t i = front; i < win.size(); ++i)
+        if (!dead[i])
+          win[out++] = win[i];
+      win.resize(out);
+      dead.assign(out, 0);
+      front = 0;
+    }
     if (covered == m.n)
-      best.offer(seq[front].t, p.t);
+      best.offer(win[front].t, p.t);
   }
   return finish(m, best.span, best.max);
 }
