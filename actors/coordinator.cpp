@@ -142,29 +142,55 @@ void on_pushed(coordinator_actor* self, const push_info& info, caf::response_pro
   st.promise_[i] = std::move(rp);
   st.waiting_since_[i] = st.event + 1;
   st.accepted_[i] = info.accepted;
+  if (!st.stopping && st.cfg->sample_budget > 0 && st.samples >= st.cfg->sample_budget)
+    begin_stop(self, "budget");
+  if (st.stopping)
+    st.release(info.worker, false);
+  else
+    st.protocol_event([&] { st.cfg->proto->on_push(st, info.worker); });
+  // After the protocol: a commit it sent reaches the PS before this request.
   if (st.cfg->eval_every_samples > 0 && st.samples >= st.next_eval) {
     while (st.next_eval <= st.samples)
       st.next_eval += st.cfg->eval_every_samples;
     st.request_snapshot(false);
   }
-  if (!st.stopping && st.cfg->sample_budget > 0 && st.samples >= st.cfg->sample_budget)
-    begin_stop(self, "budget");
-  if (st.stopping) {
-    st.release(info.worker, false);
-    return;
-  }
-  st.protocol_event([&] { st.cfg->proto->on_push(st, info.worker); });
+}
+
+bool is_failure(const caf::error& reason) {
+  return reason && reason != caf::exit_reason::normal && reason != caf::exit_reason::user_shutdown;
+}
+
+void shut_down_everything(coordinator_actor* self) {
+  auto& st = self->state;
+  for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+  for (auto& w : st.worker_handles)
+    self->send_exit(w, caf::exit_reason::user_shutdown);
 }
 
 void on_down(coordinator_actor* self, const caf::down_msg& dm) {
   auto& st = self->state;
   auto it = std::find_if(st.worker_handles.begin(), st.worker_handles.end(),
                          [&](const caf::actor& a) { return a.address() == dm.source; });
-  if (it == st.worker_handles.end())
+  if (it == st.worker_handles.end()) {
+    // The PS, the evaluator or the tracer died: the run cannot go on. The
+    // driver monitors us and reports the reason.
+    if (!st.finishing || is_failure(dm.reason)) {
+      shut_down_everything(self);
+      self->quit(is_failure(dm.reason) ? dm.reason
+                                       : caf::make_error(caf::sec::runtime_error,
+                                                         "a parameter server, evaluator or tracer stopped"));
+    }
     return;
+  }
   auto i = static_cast<size_t>(it - st.worker_handles.begin());
   auto w = static_cast<worker_id>(i);
   st.gone_[i] = true;
+  if (st.live_[i] && st.stopping && is_failure(dm.reason)) {  // died while stopping: say so
+    auto t = since(self, st.cfg->origin);
+    st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
+    st.failures.push_back("worker " + std::to_string(w) + " lost: " + self->system().render(dm.reason));
+  }
   if (st.live_[i] && !st.stopping) {
     st.live_[i] = false;
     st.waiting_[i] = false;
@@ -188,6 +214,7 @@ void begin_stop(coordinator_actor* self, const char* reason) {
     return;
   st.stopping = true;
   st.print_progress(reason);
+  self->send(st.cfg->ps, stop_atom::value);  // no worker stays parked in a pull
   for (auto w : st.live_workers())
     st.release(w, false);
 }
@@ -221,14 +248,11 @@ void on_eval(coordinator_actor* self, const eval_result& r) {
     .then([=](std::vector<trace_event>& events) {
       auto& st = self->state;
       self->send(st.cfg->driver, done_atom::value, std::move(events), st.failures);
-      for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
-        self->send_exit(a, caf::exit_reason::user_shutdown);
+      shut_down_everything(self);
       self->quit();
     },
-    [=](caf::error& err) {  // the driver then reports a run without a result
-      auto& st = self->state;
-      for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
-        self->send_exit(a, caf::exit_reason::user_shutdown);
+    [=](caf::error& err) {  // the driver sees us go and reports why
+      shut_down_everything(self);
       self->quit(std::move(err));
     });
 }
@@ -254,6 +278,8 @@ caf::behavior coordinator(coordinator_actor* self, std::shared_ptr<coordinator_c
       st.evaluator = std::move(evaluator);
       for (auto& w : st.worker_handles)
         self->monitor(w);
+      for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
+        self->monitor(a);
       st.send_worker_weights();
       if (st.cfg->max_time_s > 0)
         self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);

@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 
 namespace syncpoint {
@@ -42,11 +43,17 @@ using ps_actor = caf::stateful_actor<ps_state>;
 // Where the next weights go: in place if no reader holds the current ones,
 // else a spare nobody holds any more, else a new buffer.
 float* writable_weights(ps_state& st) {
-  if (st.w.use_count() == 1)
+  // use_count() is a relaxed read: the fence orders our writes after the
+  // last reader's release of its reference (made on another thread).
+  if (st.w.use_count() == 1) {
+    std::atomic_thread_fence(std::memory_order_acquire);
     return st.w->data();
+  }
   for (auto& s : st.spares)
-    if (s.use_count() == 1)
+    if (s.use_count() == 1) {
+      std::atomic_thread_fence(std::memory_order_acquire);
       return s->data();
+    }
   if (st.spares.size() >= 8)  // readers hold them all: let one go to its readers
     st.spares.erase(st.spares.begin());
   st.spares.push_back(std::make_shared<std::vector<float>>(st.w->size()));
@@ -98,11 +105,21 @@ void answer_pulls(ps_actor* self) {
   st.waiting_pulls.erase(st.waiting_pulls.begin(), last);
 }
 
-void commit(ps_actor* self) {
+// Applies the buffered pushes as one step. A coordinator's commit always
+// makes a new version, even from an empty buffer, because the coordinator
+// counts its commits to know which version to release workers to; a flush
+// (end of run, mode change) makes one only if something was buffered.
+void commit(ps_actor* self, bool new_version_even_if_empty) {
   auto& st = self->state;
-  if (st.buffered.empty())
+  if (st.buffered.empty()) {
+    if (new_version_even_if_empty) {
+      ++st.version;
+      answer_pulls(self);
+    }
     return;
-  // The mean of what arrived: a round that lost a worker is still one mean step.
+  }
+  // The mean of what arrived (weighted by batch size): a round that lost a
+  // worker is still one step of the survivors' mean gradient.
   sgd_step(st, st.buffer.data(), st.buffer_scale / static_cast<float>(st.buffer_weight), 1.0f);
   auto now = since(self, st.cfg.origin);
   for (auto& p : st.buffered)
@@ -145,8 +162,10 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
         trace(self, {"rejected", g.worker, now, now, g.iter, st.version, 0});
         return err;
       }
-      auto weight = st.worker_weight[static_cast<size_t>(g.worker)];
       if (st.buffered_mode) {
+        // Weighted by batch size, normalized at commit: independent of how
+        // many workers are live when each push arrives.
+        auto weight = static_cast<float>(g.samples);
         if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
           st.buffer = std::move(g.grad);
           st.buffer_scale = weight;
@@ -158,6 +177,7 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
         st.buffer_weight += weight;
         st.buffered.push_back({g.worker, g.iter, g.base_version});
       } else {
+        auto weight = st.worker_weight[static_cast<size_t>(g.worker)];
         sgd_step(st, g.grad.data(), weight, weight);
         auto now = since(self, st.cfg.origin);
         trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1,
@@ -183,11 +203,19 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
     [=](attach_atom, caf::actor coordinator) { self->state.coordinator = std::move(coordinator); },
     [=](mode_atom, bool buffered) {
       if (!buffered)
-        commit(self);  // never strand buffered pushes
+        commit(self, false);  // never strand buffered pushes
       self->state.buffered_mode = buffered;
     },
-    [=](commit_atom) { commit(self); },
-    [=](flush_atom) { commit(self); },
+    [=](commit_atom) { commit(self, true); },
+    [=](flush_atom) { commit(self, false); },
+    [=](stop_atom) {
+      // The run is stopping: a worker waiting for a version that will never
+      // come gets the current weights, pushes once more and is told to stop.
+      auto& st = self->state;
+      for (auto& kv : st.waiting_pulls)
+        kv.second.deliver(weights{st.version, published(st)});
+      st.waiting_pulls.clear();
+    },
     [=](weights_atom, std::vector<float>& per_worker) {
       if (per_worker.size() == self->state.worker_weight.size())
         self->state.worker_weight = std::move(per_worker);

@@ -5,7 +5,10 @@
 //   (push_atom, gradient_push)  -> proceed  (delegated to the coordinator) | error
 //   (pull_atom, uint64 min_version) -> weights, once version >= min_version
 //   (attach_atom, actor coordinator)
-//   (mode_atom, bool buffered), (commit_atom), (flush_atom)
+//   (mode_atom, bool buffered)
+//   (commit_atom)   apply the buffer as one mean step; always a new version
+//   (flush_atom)    apply the buffer if anything is in it
+//   (stop_atom)     answer every waiting pull now (the run is stopping)
 //   (weights_atom, std::vector<float> per-worker weights)
 //   (snapshot_atom, actor evaluator, uint64 samples, bool final)
 // A push of the wrong length, from an unknown worker, or holding NaN/Inf gets

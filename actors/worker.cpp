@@ -90,7 +90,6 @@ void push(worker_actor* self) {
             if (err.category() == caf::atom("syncpoint")
                 && ++st.rejected_in_a_row < max_rejections_in_a_row) {
               // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
-              trace(self, "push", st.push_sent, t);  // the PS traces the rejection
               on_proceed(self, proceed{false, true, 0, 0, t});
               return;
             }

@@ -14,6 +14,21 @@ std::string fmt(const char* f, double x) {
   return buf;
 }
 
+std::string escape_html(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\'': out += "&#39;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
 
 }  // namespace
@@ -77,8 +92,8 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs)
   html << "<!doctype html><html><head><meta charset='utf-8'><title>syncpoint comparison</title>"
        << "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}</style>"
        << "</head><body><h1>Protocol comparison</h1><p>model " << first.model << ", "
-       << first.workers << " workers, " << first.clock << " clock, straggler '" << first.straggler
-       << "'</p><pre>" << comparison_table(runs) << "</pre><h2>Test accuracy vs time (s)</h2>"
+       << first.workers << " workers, " << first.clock << " clock, straggler '" << escape_html(first.straggler)
+       << "'</p><pre>" << escape_html(comparison_table(runs)) << "</pre><h2>Test accuracy vs time (s)</h2>"
        << "<svg width='" << W << "' height='" << H << "' xmlns='http://www.w3.org/2000/svg'>"
        << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - B - T
        << "' fill='none' stroke='#888'/>";
@@ -95,7 +110,7 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs)
     for (auto& e : runs[i].summary.evals)
       html << x(e.t_s) << "," << y(e.accuracy) << " ";
     html << "'/><text x='" << W - R + 10 << "' y='" << T + 15 + 18 * i << "' fill='" << color
-         << "' font-size='13'>" << runs[i].label << "</text>";
+         << "' font-size='13'>" << escape_html(runs[i].label) << "</text>";
   }
   html << "</svg></body></html>\n";
 }

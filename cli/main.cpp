@@ -96,6 +96,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     validate(cfg);
   }
   std::vector<cli::compared_run> runs;
+  std::vector<std::string> failed;
   for (auto& p : opts.protocols) {
     auto cfg = base;
     cfg.protocol = p;
@@ -104,6 +105,8 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     auto r = train(cfg);
     for (auto& f : r.failures)
       std::fprintf(stderr, "syncpoint compare: %s: %s\n", p.c_str(), f.c_str());
+    if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers))
+      failed.push_back(p);
     runs.push_back({label_of(cfg), r.summary});
   }
   std::printf("\n%s", cli::comparison_table(runs).c_str());
@@ -112,7 +115,10 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     std::printf("wrote %s/comparison.md, %s/report.html and one folder per protocol\n",
                 base.out_dir.c_str(), base.out_dir.c_str());
   }
-  return 0;
+  for (auto& p : failed)
+    std::fprintf(stderr, "syncpoint compare: every worker of the %s run was lost; that run failed\n",
+                 p.c_str());
+  return failed.empty() ? 0 : 1;
 }
 
 }  // namespace

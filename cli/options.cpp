@@ -113,7 +113,8 @@ std::string options::parse_args(std::vector<std::string> args) {
     char* e2 = nullptr;
     long w = at == std::string::npos ? -1 : std::strtol(fail_worker_.c_str(), &e1, 10);
     long k = at == std::string::npos ? -1 : std::strtol(fail_worker_.c_str() + at + 1, &e2, 10);
-    if (at == std::string::npos || e1 != fail_worker_.c_str() + at || *e2 != '\0' || w < 0 || k < 1)
+    if (at == std::string::npos || at == 0 || e1 != fail_worker_.c_str() + at || *e2 != '\0' || w < 0
+        || k < 1)
       return "invalid value in '--fail-worker=" + fail_worker_ + "' (expected W@K, e.g. 2@10)";
     cfg_.fail_worker = static_cast<int>(w);
     cfg_.fail_at_iter = static_cast<uint64_t>(k);

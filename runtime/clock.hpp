@@ -21,8 +21,11 @@ inline double to_seconds(nanos t) {
   return static_cast<double>(t) * 1e-9;
 }
 
+/// Saturates instead of overflowing (a delay of 1e300 s is "forever", not negative).
 inline caf::timespan seconds(double s) {
-  return caf::timespan{static_cast<int64_t>(s * 1e9)};
+  constexpr double max_ns = 9.0e18;
+  double ns = s * 1e9;
+  return caf::timespan{static_cast<int64_t>(ns >= max_ns ? max_ns : (ns <= 0 || ns != ns ? 0 : ns))};
 }
 
 }  // namespace syncpoint

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -68,6 +69,13 @@ double measure_iter_cost_ms(model& m, const std::vector<float>& w, const dataset
 }  // namespace
 
 void validate(const job_config& cfg) {
+  if (!cfg.out_dir.empty()) {  // find an unusable output directory before the run, not after
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.out_dir, ec);
+    if (ec || !std::filesystem::is_directory(cfg.out_dir))
+      throw config_error("cannot create output directory '" + cfg.out_dir + "'" +
+                         (ec ? ": " + ec.message() : std::string()));
+  }
   try {
     make_protocol(cfg.protocol, cfg.protocol_opts);
   } catch (const std::invalid_argument& e) {
@@ -87,11 +95,18 @@ void validate(const job_config& cfg) {
           "--momentum must be in [0, 1)");
   require(std::isfinite(cfg.weight_decay) && cfg.weight_decay >= 0, "--weight-decay must be >= 0");
   require(std::isfinite(cfg.epochs) && cfg.epochs >= 0, "--epochs must be >= 0");
-  require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0, "--max-time must be >= 0");
+  require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0 && cfg.max_time_s <= 1e9,
+          "--max-time must be in [0, 1e9] seconds");
   require(cfg.target_accuracy >= 0 && cfg.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
   require(std::isfinite(cfg.eval_every) && cfg.eval_every >= 0, "--eval-every must be >= 0");
-  require(std::isfinite(cfg.iter_cost_ms) && cfg.iter_cost_ms >= 0, "--iter-cost must be >= 0");
-  require(cfg.request_timeout_s > 0, "--request-timeout must be > 0");
+  require(std::isfinite(cfg.iter_cost_ms) && cfg.iter_cost_ms >= 0 && cfg.iter_cost_ms <= 1e9,
+          "--iter-cost must be in [0, 1e9] ms");
+  require(cfg.request_timeout_s > 0 && cfg.request_timeout_s <= 1e9,
+          "--request-timeout must be in (0, 1e9] seconds");
+  require(std::isfinite(cfg.epochs) && cfg.epochs <= 1e6, "--epochs must be <= 1e6");
+  require(!(cfg.target_accuracy > 0 && cfg.eval_every == 0 && cfg.epochs == 0 && cfg.max_time_s == 0),
+          "--target-accuracy as the only limit needs --eval-every > 0 (nothing would be evaluated "
+          "before the end)");
   require(cfg.threads >= 0, "--threads must be >= 0");
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
@@ -115,10 +130,12 @@ run_result train(const job_config& cfg_in) {
   (void) malloc_tuned;
   job_config cfg = cfg_in;
   if (cfg.epochs == 0 && cfg.max_time_s == 0) {
-    if (cfg.target_accuracy > 0)
+    if (cfg.target_accuracy > 0) {
       cfg.stop_at_target = true;
-    else
+      cfg.epochs = target_only_epoch_cap;  // a target never reached must still end the run
+    } else {
       cfg.epochs = 1;
+    }
   }
   auto stragglers = straggler_plan::parse(cfg.straggler);
   auto data = load_data(cfg);
@@ -129,8 +146,14 @@ run_result train(const job_config& cfg_in) {
   auto initial = m->initial_weights(cfg.seed);
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
   double iter_cost_ms = cfg.iter_cost_ms;
-  if (virtual_clock && iter_cost_ms == 0)
+  if (virtual_clock && iter_cost_ms == 0) {
     iter_cost_ms = measure_iter_cost_ms(*m, initial, *train_set, cfg.batch);
+    if (cfg.progress)
+      std::fprintf(stderr,
+                   "[%s] virtual clock: one iteration measured at %.4f ms; pass --iter-cost %.4f "
+                   "to reproduce this run bit for bit\n",
+                   cfg.protocol.c_str(), iter_cost_ms, iter_cost_ms);
+  }
 
   caf::actor_system_config sys_cfg;
   register_messages(sys_cfg);
@@ -164,7 +187,7 @@ run_result train(const job_config& cfg_in) {
   co_cfg->workers = cfg.workers;
   co_cfg->batch = cfg.batch;
   auto epoch = static_cast<double>(train_set->size);
-  co_cfg->sample_budget = static_cast<uint64_t>(std::llround(cfg.epochs * epoch));
+  co_cfg->sample_budget = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(cfg.epochs * epoch)));
   co_cfg->max_time_s = cfg.max_time_s;
   co_cfg->target_accuracy = cfg.target_accuracy;
   co_cfg->stop_at_target = cfg.stop_at_target;
@@ -198,16 +221,20 @@ run_result train(const job_config& cfg_in) {
       w.fail_at_iter = cfg.fail_at_iter;
     workers.push_back(spawn_worker(sys, std::move(w)));
   }
+  driver->monitor(coordinator);
   caf::anon_send(coordinator, start_atom::value, workers, evaluator);
 
-  if (virtual_clock) {
-    // Run every message; when none is left, jump to the next timer.
+  auto drain = [&] {  // virtual clock: run every message; when none is left, jump to the next timer
+    if (!virtual_clock)
+      return;
     auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
     do {
       sched.run();
     } while (sched.trigger_timeout());
-  }
+  };
+  drain();
   run_result result;
+  std::string failure;
   bool finished = false;
   auto limit = virtual_clock ? std::chrono::seconds(0)
                              : std::chrono::seconds(cfg.max_time_s > 0
@@ -219,9 +246,18 @@ run_result train(const job_config& cfg_in) {
       result.failures = std::move(failures);
       finished = true;
     },
-    caf::after(limit) >> [] {});
-  if (!finished)
-    throw std::runtime_error("the run ended without a result (no worker made progress)");
+    [&](caf::down_msg& dm) { failure = "the coordinator stopped: " + sys.render(dm.reason); },
+    caf::after(limit) >> [&] { failure = "no result within the time limit"; });
+  if (!finished) {
+    // Stop every actor before the actor system (whose destructor waits for them) goes.
+    for (auto& a : workers)
+      driver->send_exit(a, caf::exit_reason::user_shutdown);
+    for (auto& a : {coordinator, ps, evaluator, tracer})
+      driver->send_exit(a, caf::exit_reason::user_shutdown);
+    drain();
+    throw std::runtime_error("the run failed: " +
+                             (failure.empty() ? std::string("it ended without a result") : failure));
+  }
   result.summary = summarize(cfg, iter_cost_ms, result.trace);
   if (!cfg.out_dir.empty())
     write_run(cfg.out_dir, result);

@@ -11,6 +11,8 @@ namespace syncpoint {
 
 enum class clock_kind { real, virtual_time };
 
+inline constexpr double target_only_epoch_cap = 100;
+
 struct job_config {
   std::string protocol = "bsp";
   protocol_options protocol_opts;
@@ -24,7 +26,8 @@ struct job_config {
   int64_t test_limit = 0;   // evaluate on the first N test examples (0: all)
 
   // Stop at the first limit reached among those set (> 0). With none set,
-  // the run stops at `target_accuracy`, or after 1 epoch if that is unset too.
+  // the run stops at `target_accuracy` (or after target_only_epoch_cap epochs
+  // if it is never reached), or after 1 epoch if that is unset too.
   double epochs = 0;            // samples processed / training-set size
   double max_time_s = 0;        // on the run's clock
   double target_accuracy = 0;   // also reported as time_to_target_s

@@ -41,6 +41,7 @@ using collect_atom = caf::atom_constant<caf::atom("sp_collect")>;
 using timeout_atom = caf::atom_constant<caf::atom("sp_timeout")>;
 using done_atom = caf::atom_constant<caf::atom("sp_done")>;
 using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;
+using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`.
 /// Sent as `(mode_atom, bool buffered)`.

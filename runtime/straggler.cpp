@@ -32,7 +32,7 @@ straggler_item parse_item(const std::string& item) {
     throw straggler_error("straggler item '" + item +
                           "': expected W:xF, W:xF@T1-T2 or W:+Dms");
   auto w = item.substr(0, colon);
-  if (w.empty() || w.find_first_not_of("0123456789") != std::string::npos)
+  if (w.empty() || w.size() > 6 || w.find_first_not_of("0123456789") != std::string::npos)
     throw straggler_error("straggler item '" + item + "': worker '" + w +
                           "' is not a worker index");
   out.worker = std::atoi(w.c_str());
@@ -53,8 +53,8 @@ straggler_item parse_item(const std::string& item) {
   }
   if (effect.size() >= 2 && effect[0] == 'x') {
     out.factor = number(effect.substr(1), item, "factor");
-    if (out.factor <= 0)
-      throw straggler_error("straggler item '" + item + "': factor must be > 0");
+    if (out.factor <= 0 || out.factor > 1e6)
+      throw straggler_error("straggler item '" + item + "': factor must be in (0, 1e6]");
   } else if (effect.size() >= 2 && effect[0] == '+') {
     auto body = effect.substr(1);
     double scale = 1.0;
@@ -75,8 +75,8 @@ straggler_item parse_item(const std::string& item) {
                             "' needs a unit (ms, us or s)");
     }
     out.extra_s = number(body, item, "delay") * scale;
-    if (out.extra_s < 0)
-      throw straggler_error("straggler item '" + item + "': delay must be >= 0");
+    if (out.extra_s < 0 || out.extra_s > 1e6)
+      throw straggler_error("straggler item '" + item + "': delay must be in [0, 1e6] s");
   } else {
     throw straggler_error("straggler item '" + item + "': effect '" + effect +
                           "' must be xF (slowdown) or +D<unit> (extra delay)");

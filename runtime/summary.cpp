@@ -28,13 +28,14 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
     auto* w = ev.worker >= 0 && ev.worker < cfg.workers ? &s.per_worker[static_cast<size_t>(ev.worker)]
                                                         : nullptr;
     if (ev.kind == "compute" && w) {
-      ++w->iterations;
       w->compute_s += span;
     } else if ((ev.kind == "push" || ev.kind == "pull") && w) {
       w->comm_s += span;
     } else if (ev.kind == "wait" && w) {
       w->wait_s += span;
     } else if (ev.kind == "apply") {
+      if (w)
+        ++w->iterations;  // gradients the PS applied (a rejected one is no iteration)
       ++applied;
       staleness_sum += ev.value;
       s.staleness_max = std::max(s.staleness_max, static_cast<uint64_t>(ev.value));
@@ -50,6 +51,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
         s.time_to_target_s = to_seconds(ev.t0);
     } else if (ev.kind == "final_eval") {
       s.final_accuracy = ev.value;
+      if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
+        s.time_to_target_s = to_seconds(ev.t0);
     } else if (ev.kind == "end") {
       s.run_time_s = to_seconds(ev.t0);
       s.samples = ev.iter;

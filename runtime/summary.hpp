@@ -12,7 +12,7 @@ namespace syncpoint {
 
 struct worker_summary {
   int id = 0;
-  uint64_t iterations = 0;
+  uint64_t iterations = 0;  // gradients applied by the PS
   double compute_s = 0;
   double comm_s = 0;   // push + pull
   double wait_s = 0;

@@ -119,3 +119,33 @@ TEST_CASE("ps: a pull for a version not reached yet is answered when it exists")
   CHECK(got.version == 2);
   CHECK(got.values == f.pull().values);
 }
+
+TEST_CASE("ps: a commit always makes a new version, even from an empty buffer") {
+  fixture f(2, 0.0, 0.0);
+  (*f.self)->send(f.ps, mode_atom::value, true);
+  (*f.self)->send(f.ps, commit_atom::value);
+  auto got = f.pull(1);  // would wait forever if the empty commit made no version
+  CHECK(got.version == 1);
+  check_close(got.values.vec(), {1, 2, 3});
+  (*f.self)->send(f.ps, flush_atom::value);  // a flush of nothing is no new version
+  (*f.self)->send(f.ps, commit_atom::value);
+  CHECK(f.pull(2).version == 2);
+}
+
+TEST_CASE("ps: a buffered round stays the plain mean when the worker weights change mid-round") {
+  fixture f(3, 0.0, 0.0);
+  (*f.self)->send(f.ps, mode_atom::value, true);
+  REQUIRE(!f.push(0, {3, 0, 0}));
+  (*f.self)->send(f.ps, weights_atom::value, std::vector<float>{0.5f, 0.0f, 0.5f});  // worker 1 lost
+  REQUIRE(!f.push(2, {0, 3, 0}));
+  (*f.self)->send(f.ps, commit_atom::value);
+  check_close(f.pull(1).values.vec(), {1 - 0.15, 2 - 0.15, 3});  // lr 0.1 x mean (1.5, 1.5, 0)
+}
+
+TEST_CASE("ps: stopping answers every parked pull with the current weights") {
+  fixture f;
+  auto pending = (*f.self)->request(f.ps, 5s, pull_atom::value, uint64_t{7});
+  (*f.self)->send(f.ps, stop_atom::value);
+  pending.receive([&](weights& w) { CHECK(w.version == 0); },
+                  [&](caf::error& e) { FAIL("pull failed: " << f.sys->render(e)); });
+}

@@ -37,7 +37,10 @@ TEST_CASE("straggler: malformed specs name the offending part") {
   CHECK(message("a:x4") == "straggler item 'a:x4': worker 'a' is not a worker index");
   CHECK(message("3:x") == "straggler item '3:x': effect 'x' must be xF (slowdown) or +D<unit> (extra delay)");
   CHECK(message("3:xfour") == "straggler item '3:xfour': factor 'four' is not a number");
-  CHECK(message("3:x0") == "straggler item '3:x0': factor must be > 0");
+  CHECK(message("3:x0") == "straggler item '3:x0': factor must be in (0, 1e6]");
+  CHECK(message("3:x1e300") == "straggler item '3:x1e300': factor must be in (0, 1e6]");
+  CHECK(message("3:+1e300s") == "straggler item '3:+1e300s': delay must be in [0, 1e6] s");
+  CHECK(message("4294967296:x2").find("is not a worker index") != std::string::npos);
   CHECK(message("3:x2@5") == "straggler item '3:x2@5': window '5' must be T1-T2 (seconds)");
   CHECK(message("3:x2@9-5") == "straggler item '3:x2@9-5': window '9-5' must satisfy 0 <= T1 < T2");
   CHECK(message("3:+50") == "straggler item '3:+50': delay '+50' needs a unit (ms, us or s)");

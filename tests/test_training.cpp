@@ -12,6 +12,30 @@ using namespace syncpoint;
 
 namespace {
 
+// Commits after every push although the PS applies pushes on arrival: the PS
+// must still make a version per commit, or released workers wait forever.
+class commit_always : public protocol {
+ public:
+  explicit commit_always(const protocol_options&) {}
+  void on_push(coordinator_api& c, worker_id w) override {
+    c.commit();
+    c.release(w);
+  }
+};
+SYNCPOINT_REGISTER_PROTOCOL("test-commit-always", "commits on every push (test)", commit_always);
+
+// A protocol with a bug: the coordinator dies with it; the run must end with an error.
+class explodes : public protocol {
+ public:
+  explicit explodes(const protocol_options&) {}
+  void on_push(coordinator_api& c, worker_id w) override {
+    if (c.clock(w) == 3)
+      throw std::runtime_error("boom");
+    c.release(w);
+  }
+};
+SYNCPOINT_REGISTER_PROTOCOL("test-explodes", "throws on the third push (test)", explodes);
+
 job_config small_job(const std::string& protocol) {
   job_config cfg;
   cfg.protocol = protocol;
@@ -129,6 +153,8 @@ TEST_CASE("training: a diverged model (NaN gradients) ends the run instead of sp
   auto r = train(cfg);
   CHECK(r.summary.lost == 4);
   CHECK(r.summary.rejected >= 4 * 7);
+  for (auto& w : r.summary.per_worker)  // the first round is applied, then NaN: no iterations
+    CHECK(w.iterations <= 2);
   REQUIRE(r.failures.size() == 4);
   CHECK(r.failures[0].find("gradients in a row rejected") != std::string::npos);
   CHECK(r.failures[0].find("contains NaN or Inf") != std::string::npos);
@@ -154,7 +180,12 @@ TEST_CASE("training: real clock, with the straggler's delay served by delayed_se
 TEST_CASE("training: bad configurations are refused with a clear message") {
   auto cfg = small_job("bsp");
   cfg.protocol = "zipzap";
-  CHECK_THROWS_WITH_AS(train(cfg), "unknown protocol 'zipzap' (valid: asp, bsp, ssp)", config_error);
+  try {
+    train(cfg);
+    FAIL("no error");
+  } catch (const config_error& e) {  // this binary registers test protocols too
+    CHECK(std::string(e.what()).rfind("unknown protocol 'zipzap' (valid: asp, bsp, ssp", 0) == 0);
+  }
   cfg = small_job("bsp");
   cfg.straggler = "7:x2";
   CHECK_THROWS_WITH_AS(train(cfg), "--straggler: straggler item for worker 7: only workers 0..3 exist",
@@ -166,4 +197,54 @@ TEST_CASE("training: bad configurations are refused with a clear message") {
   cfg = small_job("bsp");
   cfg.momentum = 1.5;
   CHECK_THROWS_AS(train(cfg), config_error);
+}
+
+TEST_CASE("training: commits in immediate mode never leave workers waiting for a version") {
+  for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
+    auto cfg = small_job("test-commit-always");
+    cfg.clock = clock;
+    cfg.epochs = 0.5;
+    auto s = train(cfg).summary;
+    CHECK(s.samples >= 2000);
+    CHECK(s.lost == 0);
+  }
+}
+
+TEST_CASE("training: a protocol that throws ends the run with an error, not a hang") {
+  for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
+    auto cfg = small_job("test-explodes");
+    cfg.clock = clock;
+    try {
+      train(cfg);
+      FAIL("no error");
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()).find("the run failed: the coordinator stopped") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("training: limits that could never stop a run are refused or bounded") {
+  auto cfg = small_job("asp");
+  cfg.epochs = 0;
+  cfg.target_accuracy = 0.5;
+  cfg.eval_every = 0;
+  CHECK_THROWS_WITH_AS(train(cfg),
+                       "--target-accuracy as the only limit needs --eval-every > 0 (nothing would be "
+                       "evaluated before the end)",
+                       config_error);
+  cfg = small_job("asp");
+  cfg.epochs = 1e-9;  // rounds to zero samples: still a budget of one push
+  CHECK(train(cfg).summary.samples > 0);
+  cfg = small_job("asp");
+  cfg.max_time_s = 1e300;
+  CHECK_THROWS_AS(train(cfg), config_error);
+}
+
+TEST_CASE("training: the final evaluation counts for the time to target") {
+  auto cfg = small_job("bsp");
+  cfg.eval_every = 0;
+  cfg.target_accuracy = 0.5;
+  auto s = train(cfg).summary;
+  REQUIRE(s.final_accuracy >= 0.5);
+  CHECK(s.time_to_target_s == doctest::Approx(s.run_time_s));
 }
