@@ -158,9 +158,9 @@ class row_merger {
     uint32_t cur = w;
     for (size_t node = (k_ + w) / 2; node >= 1; node /= 2) {
       uint32_t other = tree_[node];
-      bool other_wins = less(other, cur);
-      tree_[node] = other_wins ? cur : other;
-      cur = other_wins ? other : cur;
+      uint32_t mask = 0u - static_cast<uint32_t>(less(other, cur));  // all ones if other wins
+      tree_[node] = (cur & mask) | (other & ~mask);
+      cur = (other & mask) | (cur & ~mask);
     }
     tree_[0] = cur;
     return p;
@@ -169,9 +169,9 @@ class row_merger {
  private:
   static constexpr double inf = std::numeric_limits<double>::infinity();
   double key(uint32_t w) const { return head_[w]; }
-  bool less(uint32_t a, uint32_t b) const {
+  bool less(uint32_t a, uint32_t b) const {  // bitwise, not short-circuit: no branches
     double ka = key(a), kb = key(b);
-    return ka < kb || (ka == kb && a < b);
+    return (ka < kb) | ((ka == kb) & (a < b));
   }
 
   const zipline_matrix& m_;
@@ -186,7 +186,7 @@ class row_merger {
 const point* lower_bound(const point* first, size_t n, double t) {
   while (n > 1) {
     size_t half = n / 2;
-    first = first[half - 1].t < t ? first + half : first;
+    first += static_cast<size_t>(first[half - 1].t < t) * half;
     n -= half;
   }
   return first + (first->t < t);
