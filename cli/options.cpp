@@ -12,6 +12,11 @@ options::options(bool compare) {
   else
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
   g.add(cfg_.protocol_opts.staleness, "staleness,s", "ssp: iterations a worker may run ahead (default 3)")
+    .add(cfg_.protocol_opts.lookahead, "lookahead", "elastic-bsp: push times predicted per worker (default 15)")
+    .add(cfg_.protocol_opts.zipline_variant, "zipline-variant",
+         "elastic-bsp: zipline, zipline-opt or zipline-opt-bs (default zipline-opt-bs)")
+    .add(cfg_.protocol_opts.interval_window, "interval-window",
+         "elastic-bsp: intervals averaged per prediction (default 1)")
     .add(params_, "param", "protocol parameters without a flag of their own: key=value[,key=value]")
     .add(cfg_.workers, "workers,w", "number of workers (default 4)")
     .add(cfg_.model, "model,m", "model: mlp, cnn, softmax (default mlp)")

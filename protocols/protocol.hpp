@@ -23,6 +23,10 @@ namespace syncpoint {
 /// Options every protocol may read; unknown ones are ignored.
 struct protocol_options {
   int staleness = 3;  // ssp
+  // elastic-bsp
+  int lookahead = 15;                          // R: push opportunities predicted per worker
+  std::string zipline_variant = "zipline-opt-bs";
+  int interval_window = 1;                     // k: intervals averaged for a prediction
   /// Options of protocols without a flag of their own (CLI: --param k=3,x=0.5).
   std::map<std::string, double> params;
 

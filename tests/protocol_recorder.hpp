@@ -18,6 +18,7 @@ struct recorder : coordinator_api {
   std::vector<bool> waiting_;
   std::vector<uint64_t> clock_;
   std::vector<worker_id> released;  // since the last take()
+  std::vector<bool> pulled;         // the pull flag of each release, same order
   int commits = 0;
   ps_mode mode = ps_mode::immediate;
   double time = 0;
@@ -34,11 +35,12 @@ struct recorder : coordinator_api {
   uint64_t clock(worker_id w) const override { return clock_[w]; }
   double now() const override { return time; }
   bool waiting(worker_id w) const override { return live_[w] && waiting_[w]; }
-  void release(worker_id w, bool) override {
+  void release(worker_id w, bool pull) override {
     if (!waiting(w))
       return;
     waiting_[w] = false;
     released.push_back(w);
+    pulled.push_back(pull);
   }
   void commit() override { ++commits; }
   void set_mode(ps_mode m) override { mode = m; }
@@ -58,7 +60,13 @@ struct recorder : coordinator_api {
   std::vector<worker_id> take() {
     auto out = released;
     released.clear();
+    pulled.clear();
     return out;
+  }
+  /// Push from `w` at time `t`.
+  void push_at(protocol& p, worker_id w, double t) {
+    time = t;
+    push(p, w);
   }
 };
 
