@@ -36,7 +36,7 @@ const std::string fast = " --model softmax --dataset synthetic --train-limit 200
 TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
   auto r = run("train --protocol nope" + fast);
   CHECK(r.status == 2);
-  CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, ssp)") != std::string::npos);
+  CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, elastic-bsp, ssp)") != std::string::npos);
   r = run("train --lr fast");
   CHECK(r.status == 2);
   CHECK(r.output.find("invalid value in '--lr=fast' (expected real64)") != std::string::npos);
@@ -104,5 +104,46 @@ TEST_CASE("cli: compare prints a table and writes a report") {
   CHECK(std::filesystem::exists(dir / "asp" / "trace.jsonl"));
   CHECK(std::filesystem::exists(dir / "report.html"));
   CHECK(std::filesystem::exists(dir / "comparison.md"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: syncpoint zipline follows the PROTOCOLS.md contract") {
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint_cli_zipline";
+  std::filesystem::create_directories(dir);
+  auto write = [&](const char* name, const char* text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  auto good = write("good.csv", "5,10,20,30\n0,3,6,9\n1,7,14,21\n");
+  auto r = run("zipline --input " + good + " --variant all --repeat 3");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  for (auto v : {"zipline", "zipline-opt", "zipline-opt-bs"})
+    CHECK(r.output.find(std::string("{\"variant\": \"") + v +
+                        "\", \"n\": 3, \"R\": 4, \"span\": 2, \"barrier\": 7, \"stops\": [0,2,1], \"micros\": ") !=
+          std::string::npos);
+  r = run("zipline --random 20,15 --seed 4");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("\"variant\": \"zipline-opt-bs\", \"n\": 20, \"R\": 15") != std::string::npos);
+  struct bad {
+    const char* name;
+    const char* text;
+    const char* message;
+  };
+  for (auto b : {bad{"ragged.csv", "1,2,3\n4,5\n", ":2: 2 values, but line 1 has 3"},
+                 bad{"word.csv", "1,2\n3,x\n", ":2: 'x' in column 2 is not a number"},
+                 bad{"down.csv", "1,2\n3,2\n", ":2: not ascending at column 2 (2 after 3)"},
+                 bad{"empty.csv", "", ":1: empty file"}}) {
+    auto path = write(b.name, b.text);
+    r = run("zipline --input " + path);
+    CHECK_MESSAGE(r.status == 2, b.name);
+    CHECK_MESSAGE(r.output == "syncpoint zipline: " + path + b.message + "\n", r.output);
+  }
+  r = run("zipline --input " + (dir / "missing.csv").string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find("missing.csv: cannot open") != std::string::npos);
+  r = run("zipline --random 5");
+  CHECK(r.status == 2);
+  r = run("zipline --random 5,5 --variant quick");
+  CHECK(r.status == 2);
   std::filesystem::remove_all(dir);
 }

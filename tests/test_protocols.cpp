@@ -27,7 +27,7 @@ TEST_CASE("registry: unknown protocol names the valid ones") {
   } catch (const std::invalid_argument& e) {
     std::string msg = e.what();
     CHECK(msg.find("unknown protocol 'nope'") != std::string::npos);
-    CHECK(msg.find("asp, bsp, ssp") != std::string::npos);
+    CHECK(msg.find("(valid: asp, bsp, elastic-bsp, ssp") != std::string::npos);
   }
   CHECK_THROWS_AS(make("ssp", -1), std::invalid_argument);
 }

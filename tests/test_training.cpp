@@ -184,7 +184,7 @@ TEST_CASE("training: bad configurations are refused with a clear message") {
     train(cfg);
     FAIL("no error");
   } catch (const config_error& e) {  // this binary registers test protocols too
-    CHECK(std::string(e.what()).rfind("unknown protocol 'zipzap' (valid: asp, bsp, ssp", 0) == 0);
+    CHECK(std::string(e.what()).rfind("unknown protocol 'zipzap' (valid: asp, bsp, elastic-bsp, ssp", 0) == 0);
   }
   cfg = small_job("bsp");
   cfg.straggler = "7:x2";
@@ -247,4 +247,20 @@ TEST_CASE("training: the final evaluation counts for the time to target") {
   auto s = train(cfg).summary;
   REQUIRE(s.final_accuracy >= 0.5);
   CHECK(s.time_to_target_s == doctest::Approx(s.run_time_s));
+}
+
+TEST_CASE("training: elastic-bsp runs, places barriers and survives a lost worker") {
+  auto cfg = small_job("elastic-bsp");
+  cfg.straggler = "3:x3";
+  auto s = train(cfg).summary;
+  CHECK(s.barriers > 5);
+  CHECK(s.samples >= 8000);
+  CHECK(s.final_accuracy > 0.8);
+  // Regular workers in virtual time: ZipLine finds barriers nobody waits at.
+  CHECK(s.mean_compute_ratio > 0.95);
+  cfg.fail_worker = 1;
+  cfg.fail_at_iter = 7;
+  auto lost = train(cfg).summary;
+  CHECK(lost.lost == 1);
+  CHECK(lost.samples >= 8000);
 }
