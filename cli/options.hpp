@@ -5,14 +5,14 @@
 
 #include "runtime/job_config.hpp"
 
-#include <caf/actor_system_config.hpp>
+#include "cli/cli_config.hpp"
 
 #include <string>
 #include <vector>
 
 namespace syncpoint::cli {
 
-class options : public caf::actor_system_config {
+class options : public cli_config {
  public:
   explicit options(bool compare);
 
@@ -23,7 +23,6 @@ class options : public caf::actor_system_config {
   /// The job described by the options (after parse_args). Throws on a bad --clock.
   job_config job() const;
 
-  bool help_printed() const { return cli_helptext_printed; }
   std::string help() const { return custom_options_.help_text(); }
 
   std::vector<std::string> protocols;  // compare only

@@ -2,7 +2,7 @@
 
 #include "runtime/json.hpp"
 
-#include <caf/actor_system_config.hpp>
+#include "cli/cli_config.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -24,7 +24,7 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
-class zipline_options : public caf::actor_system_config {
+class zipline_options : public cli_config {
  public:
   zipline_options() {
     opt_group{custom_options_, "global"}
@@ -39,10 +39,6 @@ class zipline_options : public caf::actor_system_config {
   uint64_t seed = 1;
   std::string variant = "zipline-opt-bs";
   int repeat = 1;
-  bool help_printed() const { return cli_helptext_printed; }
-  bool known(const std::string& name) const {
-    return custom_options_.cli_long_name_lookup(name) != nullptr;
-  }
 };
 
 }  // namespace
@@ -108,29 +104,12 @@ zipline_matrix random_zipline_matrix(size_t n, size_t R, uint64_t seed) {
 
 int run_zipline(const std::vector<std::string>& raw_args) {
   zipline_options opts;
-  std::vector<std::string> args{"syncpoint"};
-  for (size_t i = 0; i < raw_args.size(); ++i) {  // accept "--name value" too
-    auto& a = raw_args[i];
-    if (a.rfind("--", 0) == 0 && a.find('=') == std::string::npos && i + 1 < raw_args.size()
-        && opts.known(a.substr(2))) {
-      args.push_back(a + "=" + raw_args[++i]);
-    } else {
-      args.push_back(a);
-    }
-  }
-  std::vector<char*> argv;
-  for (auto& s : args)
-    argv.push_back(const_cast<char*>(s.c_str()));
-  if (auto err = opts.parse(static_cast<int>(argv.size()), argv.data())) {
-    std::cerr << "syncpoint zipline: " << opts.render(err) << "\n";
+  if (auto err = opts.parse_args(raw_args); !err.empty()) {
+    std::cerr << "syncpoint zipline: " << err << "\n";
     return 2;
   }
   if (opts.help_printed())
     return 0;
-  if (!opts.remainder.empty()) {
-    std::cerr << "syncpoint zipline: unexpected argument '" << opts.remainder.front() << "'\n";
-    return 2;
-  }
   std::vector<zipline_variant> variants;
   try {
     if (opts.variant == "all")

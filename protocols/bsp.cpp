@@ -21,17 +21,12 @@ class bsp : public protocol {
   void on_lost(coordinator_api& c, worker_id) override { close_round_if_complete(c); }
 
  private:
-  // The round is complete when every live worker pushed and waits. A round in
-  // which nobody pushed yet (all lost but idle ones) is not a round.
+  // The round is complete when every live worker pushed and waits.
   void close_round_if_complete(coordinator_api& c) {
-    auto live = c.live_workers();
-    if (live.empty())
+    if (!everyone_waiting(c))
       return;
-    for (auto w : live)
-      if (!c.waiting(w))
-        return;
     c.commit();
-    for (auto w : live)
+    for (auto w : c.live_workers())
       c.release(w);
   }
 };

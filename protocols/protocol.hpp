@@ -71,6 +71,10 @@ class protocol {
   virtual void on_lost(coordinator_api& c, worker_id w) {}
 };
 
+/// True when there is a live worker and every live worker is waiting: the
+/// moment a barrier can open.
+bool everyone_waiting(const coordinator_api& c);
+
 using protocol_factory = std::function<std::unique_ptr<protocol>(const protocol_options&)>;
 
 /// Adds a protocol; returns false if the name is taken.

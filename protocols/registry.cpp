@@ -11,6 +11,16 @@ void protocol::on_start(coordinator_api& c) {
     c.release(w);
 }
 
+bool everyone_waiting(const coordinator_api& c) {
+  auto live = c.live_workers();
+  if (live.empty())
+    return false;
+  for (auto w : live)
+    if (!c.waiting(w))
+      return false;
+  return true;
+}
+
 namespace {
 
 struct entry {

@@ -104,14 +104,10 @@ class elastic_bsp : public protocol {
   }
 
   void barrier_if_everyone_stopped(coordinator_api& c) {
-    auto live = c.live_workers();
-    if (live.empty())
+    if (!everyone_waiting(c))
       return;
-    for (auto w : live)
-      if (!c.waiting(w))
-        return;
     // Nobody is computing and nothing is in flight: every pull gets one version.
-    for (auto w : live) {
+    for (auto w : c.live_workers()) {
       times_[idx(w)].clear();
       stop_at_[idx(w)] = 0;
       c.release(w, true);

@@ -1,0 +1,74 @@
+#include "cli/cli_config.hpp"
+
+namespace syncpoint::cli {
+
+namespace {
+
+std::string argument_of(const std::string& rendered) {
+  auto key = std::string("\"argument\" = \"");
+  auto b = rendered.find(key);
+  if (b == std::string::npos)
+    return {};
+  b += key.size();
+  auto e = rendered.find('"', b);
+  return rendered.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+}  // namespace
+
+std::string cli_config::parse_args(const std::vector<std::string>& args) {
+  // CAF wants --name=value; accept the common "--name value" as well.
+  std::vector<std::string> joined;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto& a = args[i];
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos
+        && i + 1 < args.size()) {
+      auto opt = custom_options_.cli_long_name_lookup(a.substr(2));
+      if (opt != nullptr && !opt->is_flag()) {
+        joined.push_back(a + "=" + args[++i]);
+        continue;
+      }
+    }
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') != std::string::npos) {
+      // --flag=false / --flag=true for booleans
+      auto opt = custom_options_.cli_long_name_lookup(a.substr(2, a.find('=') - 2));
+      if (opt != nullptr && opt->is_flag()) {
+        auto v = a.substr(a.find('=') + 1);
+        if (v == "true" || v == "1") {
+          joined.push_back(a.substr(0, a.find('=')));
+          continue;
+        }
+        if (v == "false" || v == "0") {
+          opt->store(caf::config_value{false});
+          continue;
+        }
+        return "option '" + a + "' takes true or false";
+      }
+    }
+    joined.push_back(a);
+  }
+  std::vector<std::string> argv_store{"syncpoint"};
+  argv_store.insert(argv_store.end(), joined.begin(), joined.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_store)
+    argv.push_back(const_cast<char*>(s.c_str()));
+  if (auto err = parse(static_cast<int>(argv.size()), argv.data())) {
+    auto text = render(err);
+    auto arg = argument_of(text);
+    auto code = static_cast<caf::pec>(err.code());
+    if (code == caf::pec::not_an_option)
+      return "unknown option '" + arg + "' (see --help)";
+    if (code == caf::pec::missing_argument)
+      return "option '" + arg + "' needs a value";
+    auto name = arg.substr(0, arg.find('='));
+    auto opt = name.size() > 2 ? custom_options_.cli_long_name_lookup(name.substr(2)) : nullptr;
+    if (opt != nullptr)
+      return "invalid value in '" + arg + "' (expected " + std::string(opt->type_name().data(), opt->type_name().size()) + ")";
+    return "cannot parse '" + (arg.empty() ? text : arg) + "'";
+  }
+  if (!remainder.empty())
+    return "unexpected argument '" + remainder.front() + "'";
+  return {};
+}
+
+}  // namespace syncpoint::cli
