@@ -1,9 +1,12 @@
 #include "actors/parameter_server.hpp"
 
+#include "runtime/link_model.hpp"
+
 #include <Eigen/Core>
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 
 namespace syncpoint {
@@ -35,6 +38,9 @@ struct ps_state {
   bool buffered_mode = false;
   caf::actor coordinator;
   std::multimap<uint64_t, caf::response_promise> waiting_pulls;
+  link_model link;
+  std::map<uint64_t, std::function<void()>> in_transit;  // by transfer id: what to do on arrival
+  uint64_t next_transfer = 0;
   static inline const char* name = "parameter_server";
 };
 
@@ -97,11 +103,33 @@ void trace(ps_actor* self, trace_event ev) {
     self->send(self->state.cfg.tracer, trace_atom::value, std::move(ev));
 }
 
+// Runs `arrive` once `bytes` have crossed the PS link (at once without a link model).
+void transfer(ps_actor* self, double bytes, std::function<void()> arrive) {
+  auto& st = self->state;
+  if (!st.link.active()) {
+    arrive();
+    return;
+  }
+  double now = to_seconds(since(self, st.cfg.origin));
+  double delay = st.link.deliver_at(now, bytes) - now;
+  auto id = st.next_transfer++;
+  st.in_transit.emplace(id, std::move(arrive));
+  self->delayed_send(self, seconds(delay), link_atom::value, id);
+}
+
+// Answers a pull with the current weights, which then travel over the link.
+void send_weights(ps_actor* self, caf::response_promise rp) {
+  auto& st = self->state;
+  weights w{st.version, published(st)};
+  double bytes = static_cast<double>(w.values.size() * sizeof(float));
+  transfer(self, bytes, [rp, w]() mutable { rp.deliver(std::move(w)); });
+}
+
 void answer_pulls(ps_actor* self) {
   auto& st = self->state;
   auto last = st.waiting_pulls.upper_bound(st.version);
   for (auto i = st.waiting_pulls.begin(); i != last; ++i)
-    i->second.deliver(weights{st.version, published(st)});
+    send_weights(self, i->second);
   st.waiting_pulls.erase(st.waiting_pulls.begin(), last);
 }
 
@@ -148,57 +176,77 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
   return caf::none;
 }
 
+// A push whose bytes have arrived: validated, applied or buffered, then
+// handed to the coordinator, whose `proceed` answers the worker.
+void accept_push(ps_actor* self, gradient_push& g, caf::response_promise& rp) {
+  auto& st = self->state;
+  if (auto err = validate(st, g)) {
+    auto now = since(self, st.cfg.origin);
+    trace(self, {"rejected", g.worker, now, now, g.iter, st.version, 0});
+    rp.deliver(std::move(err));
+    return;
+  }
+  if (st.buffered_mode) {
+    // Weighted by batch size, normalized at commit: independent of how
+    // many workers are live when each push arrives.
+    auto weight = static_cast<float>(g.samples);
+    if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
+      st.buffer = std::move(g.grad);
+      st.buffer_scale = weight;
+    } else {
+      vec b(st.buffer.data(), st.buffer.size());
+      b = st.buffer_scale * b + weight * cvec(g.grad.data(), g.grad.size());
+      st.buffer_scale = 1;
+    }
+    st.buffer_weight += weight;
+    st.buffered.push_back({g.worker, g.iter, g.base_version});
+  } else {
+    auto weight = st.worker_weight[static_cast<size_t>(g.worker)];
+    sgd_step(st, g.grad.data(), weight, weight);
+    auto now = since(self, st.cfg.origin);
+    trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1,
+                 static_cast<double>(st.version - std::min(st.version, g.base_version))});
+    ++st.version;
+    answer_pulls(self);
+  }
+  push_info info{g.worker, g.iter, g.samples, st.version, since(self, st.cfg.origin)};
+  if (!st.coordinator)  // no coordinator: behave as ASP
+    rp.deliver(proceed{false, true, st.version, 0, info.accepted});
+  else
+    rp.delegate(st.coordinator, pushed_atom::value, info);
+}
+
 caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
   auto& st = self->state;
   st.w = std::make_shared<std::vector<float>>(std::move(cfg.initial));
+  st.link = link_model(cfg.bandwidth, cfg.latency_s);
   st.velocity.assign(st.w->size(), 0.0f);
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
   return {
     [=](push_atom, gradient_push& g) -> caf::result<proceed> {
-      auto& st = self->state;
-      if (auto err = validate(st, g)) {
-        auto now = since(self, st.cfg.origin);
-        trace(self, {"rejected", g.worker, now, now, g.iter, st.version, 0});
-        return err;
-      }
-      if (st.buffered_mode) {
-        // Weighted by batch size, normalized at commit: independent of how
-        // many workers are live when each push arrives.
-        auto weight = static_cast<float>(g.samples);
-        if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
-          st.buffer = std::move(g.grad);
-          st.buffer_scale = weight;
-        } else {
-          vec b(st.buffer.data(), st.buffer.size());
-          b = st.buffer_scale * b + weight * cvec(g.grad.data(), g.grad.size());
-          st.buffer_scale = 1;
-        }
-        st.buffer_weight += weight;
-        st.buffered.push_back({g.worker, g.iter, g.base_version});
-      } else {
-        auto weight = st.worker_weight[static_cast<size_t>(g.worker)];
-        sgd_step(st, g.grad.data(), weight, weight);
-        auto now = since(self, st.cfg.origin);
-        trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1,
-                     static_cast<double>(st.version - std::min(st.version, g.base_version))});
-        ++st.version;
-        answer_pulls(self);
-      }
-      push_info info{g.worker, g.iter, g.samples, st.version, since(self, st.cfg.origin)};
-      if (!st.coordinator)  // no coordinator: behave as ASP
-        return proceed{false, true, st.version, 0, info.accepted};
       auto rp = self->make_response_promise();
-      rp.delegate(st.coordinator, pushed_atom::value, info);
+      double bytes = static_cast<double>(g.grad.size() * sizeof(float));
+      transfer(self, bytes, [self, rp, g = std::move(g)]() mutable { accept_push(self, g, rp); });
       return rp;
     },
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
       auto& st = self->state;
-      if (st.version >= min_version)
-        return weights{st.version, published(st)};
       auto rp = self->make_response_promise();
-      st.waiting_pulls.emplace(min_version, rp);
+      if (st.version >= min_version)
+        send_weights(self, rp);
+      else
+        st.waiting_pulls.emplace(min_version, rp);
       return rp;
+    },
+    [=](link_atom, uint64_t id) {
+      auto& st = self->state;
+      auto i = st.in_transit.find(id);
+      if (i == st.in_transit.end())
+        return;
+      auto arrive = std::move(i->second);
+      st.in_transit.erase(i);
+      arrive();
     },
     [=](attach_atom, caf::actor coordinator) { self->state.coordinator = std::move(coordinator); },
     [=](mode_atom, bool buffered) {
@@ -213,7 +261,7 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
       // come gets the current weights, pushes once more and is told to stop.
       auto& st = self->state;
       for (auto& kv : st.waiting_pulls)
-        kv.second.deliver(weights{st.version, published(st)});
+        send_weights(self, kv.second);
       st.waiting_pulls.clear();
     },
     [=](weights_atom, std::vector<float>& per_worker) {

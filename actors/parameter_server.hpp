@@ -12,7 +12,9 @@
 //   (weights_atom, std::vector<float> per-worker weights)
 //   (snapshot_atom, actor evaluator, uint64 samples, bool final)
 // A push of the wrong length, from an unknown worker, or holding NaN/Inf gets
-// an error reply and changes nothing.
+// an error reply and changes nothing. With a link model, a push is handled
+// once its bytes have crossed the link, and a reply with weights is delivered
+// once they have crossed back (runtime/link_model.hpp).
 #pragma once
 
 #include "runtime/clock.hpp"
@@ -29,6 +31,8 @@ struct ps_config {
   int workers = 1;          // each push starts with weight 1/workers
   caf::actor tracer;        // may be invalid: no trace
   time_point origin;
+  double bandwidth = 0;     // bytes/s of the PS link (0: unlimited)
+  double latency_s = 0;     // added to every transfer
 };
 
 caf::actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);

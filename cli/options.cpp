@@ -32,6 +32,8 @@ options::options(bool compare) {
     .add(clock_, "clock", "real or virtual (default virtual)")
     .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
     .add(cfg_.iter_cost_ms, "iter-cost", "virtual clock: ms per iteration (default: measured once)")
+    .add(cfg_.ps_bandwidth, "ps-bandwidth", "bytes/s of the PS link, shared by all transfers (default unlimited)")
+    .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)")
     .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
     .add(cfg_.dataset, "dataset", "fashion-mnist or synthetic (default fashion-mnist)")
     .add(cfg_.data_dir, "data", "Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)")

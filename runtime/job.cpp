@@ -108,6 +108,9 @@ void validate(const job_config& cfg) {
           "--target-accuracy as the only limit needs --eval-every > 0 (nothing would be evaluated "
           "before the end)");
   require(cfg.threads >= 0, "--threads must be >= 0");
+  require(std::isfinite(cfg.ps_bandwidth) && cfg.ps_bandwidth >= 0, "--ps-bandwidth must be >= 0 bytes/s");
+  require(std::isfinite(cfg.latency_ms) && cfg.latency_ms >= 0 && cfg.latency_ms <= 1e9,
+          "--latency must be in [0, 1e9] ms");
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
   try {
@@ -178,8 +181,9 @@ run_result train(const job_config& cfg_in) {
                                : caf::duration{seconds(cfg.request_timeout_s)};
 
   auto tracer = spawn_tracer(sys);
-  ps_config ps_cfg{std::move(initial), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, tracer,
-                   origin};
+  ps_config ps_cfg{std::move(initial), cfg.lr,     cfg.momentum,          cfg.weight_decay,
+                   cfg.workers,        tracer,     origin,                cfg.ps_bandwidth,
+                   cfg.latency_ms * 1e-3};
   auto ps = spawn_parameter_server(sys, std::move(ps_cfg));
   auto co_cfg = std::make_shared<coordinator_config>();
   co_cfg->protocol_name = cfg.protocol;

@@ -43,6 +43,8 @@ struct job_config {
   clock_kind clock = clock_kind::virtual_time;
   std::string straggler;       // see runtime/straggler.hpp
   double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = measure once
+  double ps_bandwidth = 0;     // bytes/s of the PS link, shared by all transfers (0: unlimited)
+  double latency_ms = 0;       // added to every transfer to or from the PS
   double eval_every = 0.25;    // evaluate every this many epochs of samples (0: only at the end)
   double request_timeout_s = 600;  // real clock: longest wait for any reply
   int threads = 0;                 // real clock: scheduler threads (0: min(workers, cores))

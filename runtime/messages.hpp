@@ -42,6 +42,7 @@ using timeout_atom = caf::atom_constant<caf::atom("sp_timeout")>;
 using done_atom = caf::atom_constant<caf::atom("sp_done")>;
 using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;
 using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;
+using link_atom = caf::atom_constant<caf::atom("sp_link")>;
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`.
 /// Sent as `(mode_atom, bool buffered)`.

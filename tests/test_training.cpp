@@ -1,6 +1,7 @@
 // Real jobs: Fashion-MNIST accuracy, virtual-clock determinism, stragglers,
 // lost workers, and a real-clock run.
 #include "runtime/job.hpp"
+#include "runtime/link_model.hpp"
 
 #include <doctest/doctest.h>
 
@@ -263,4 +264,37 @@ TEST_CASE("training: elastic-bsp runs, places barriers and survives a lost worke
   auto lost = train(cfg).summary;
   CHECK(lost.lost == 1);
   CHECK(lost.samples >= 8000);
+}
+
+TEST_CASE("link model: transfers queue on the PS link and add latency") {
+  link_model link(1000, 0.01);  // 1000 bytes/s, 10 ms
+  CHECK(link.deliver_at(0, 500) == doctest::Approx(0.51));
+  CHECK(link.deliver_at(0, 500) == doctest::Approx(1.01));  // waited for the first
+  CHECK(link.deliver_at(2, 100) == doctest::Approx(2.11));  // idle link: no queue
+  CHECK_FALSE(link_model().active());
+}
+
+TEST_CASE("link model: in virtual time each BSP iteration pays a push and a pull on the link") {
+  auto cfg = small_job("bsp");
+  cfg.workers = 1;
+  cfg.epochs = 0.25;  // 1000 samples: 16 iterations of 64
+  double bytes = 7850 * 4;
+  cfg.ps_bandwidth = bytes / 0.002;  // 2 ms per model-sized transfer
+  cfg.latency_ms = 0.5;
+  auto s = train(cfg).summary;
+  auto it = s.per_worker[0].iterations;
+  REQUIRE(it == 16);
+  // Per iteration: pull (2 + 0.5 ms), compute (10 ms), push (2 + 0.5 ms).
+  CHECK(s.run_time_s == doctest::Approx(it * 0.015).epsilon(1e-6));
+  CHECK(s.per_worker[0].comm_s == doctest::Approx(it * 0.005).epsilon(1e-6));
+  // Four BSP workers push and pull at the same moments: they queue on the link
+  // (transfers end at 2, 4, 6, 8 ms), so communication per iteration grows.
+  cfg.workers = 4;
+  auto shared = train(cfg).summary;
+  double comm = 0, iterations = 0;
+  for (auto& w : shared.per_worker) {
+    comm += w.comm_s;
+    iterations += static_cast<double>(w.iterations);
+  }
+  CHECK(comm / iterations > 1.5 * 0.005);  // 5, 7, 9 and 11 ms by queue position
 }

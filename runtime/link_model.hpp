@@ -1,0 +1,36 @@
+// The parameter server's network link (DESIGN.md, "Link model"): every
+// transfer to or from the PS queues on one link of `bandwidth` bytes/s, then
+// takes `latency` more to arrive. Exact on the virtual clock; on the real
+// clock the PS holds each message back by the same amount (a token bucket).
+//
+//   link_model link(100e6, 0.0005);          // 100 MB/s, 0.5 ms
+//   double t = link.deliver_at(now, 814120);  // when a push of that size has arrived
+#pragma once
+
+namespace syncpoint {
+
+class link_model {
+ public:
+  link_model() = default;  // unlimited: every transfer arrives at once
+  link_model(double bytes_per_s, double latency_s) : bandwidth_(bytes_per_s), latency_(latency_s) {}
+
+  /// False for an unlimited link (bandwidth 0 and no latency).
+  bool active() const { return bandwidth_ > 0 || latency_ > 0; }
+
+  /// A transfer of `bytes` offered at `now` (seconds): it waits for the
+  /// transfers before it, occupies the link for bytes / bandwidth, and
+  /// arrives `latency` later. Returns the arrival time.
+  double deliver_at(double now, double bytes) {
+    double start = now > free_at_ ? now : free_at_;
+    double end = start + (bandwidth_ > 0 ? bytes / bandwidth_ : 0.0);
+    free_at_ = end;
+    return end + latency_;
+  }
+
+ private:
+  double bandwidth_ = 0;
+  double latency_ = 0;
+  double free_at_ = 0;
+};
+
+}  // namespace syncpoint
