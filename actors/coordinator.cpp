@@ -26,6 +26,10 @@ struct coordinator_state : coordinator_api {
   std::vector<uint64_t> waiting_since_;    // event number of the push being answered
   std::vector<nanos> accepted_;
   uint64_t version_ = 0;
+  ps_mode mode_ = ps_mode::immediate;
+  uint64_t published_version_ = 0;  // gated mode: what pulls can get
+  bool local_step_ = false;
+  bool overlap_ = false;
   uint64_t samples = 0;
   uint64_t next_eval = 0;
   uint64_t event = 0;                      // pushes and losses handled so far
@@ -60,7 +64,8 @@ struct coordinator_state : coordinator_api {
       return;
     auto i = idx(w);
     waiting_[i] = false;
-    proceed p{stopping, pull, version_, 0, accepted_[i]};
+    proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, 0,
+              accepted_[i], local_step_, overlap_};
     if (promise_[i].pending()) {
       if (waiting_since_[i] < event)
         barrier_in_event = true;  // someone was held across events: a barrier opened
@@ -76,8 +81,20 @@ struct coordinator_state : coordinator_api {
     ++version_;
   }
 
+  void publish() override {
+    self->send(cfg->ps, publish_atom::value);
+    published_version_ = version_;
+  }
+
+  void set_worker_behavior(bool local_step, bool overlap) override {
+    local_step_ = local_step;
+    overlap_ = overlap;
+  }
+
   void set_mode(ps_mode mode) override {
-    self->send(cfg->ps, mode_atom::value, mode == ps_mode::buffered);
+    self->send(cfg->ps, mode_atom::value, static_cast<uint8_t>(mode));
+    mode_ = mode;
+    published_version_ = version_;
   }
 
   // -- helpers ----------------------------------------------------------------

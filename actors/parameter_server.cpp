@@ -36,6 +36,9 @@ struct ps_state {
   std::vector<float> worker_weight;
   uint64_t version = 0;
   bool buffered_mode = false;
+  bool gated = false;                 // pulls see only `visible`
+  shared_floats visible;              // gated mode: the last published weights
+  uint64_t visible_version = 0;
   caf::actor coordinator;
   std::multimap<uint64_t, caf::response_promise> waiting_pulls;
   link_model link;
@@ -120,14 +123,18 @@ void transfer(ps_actor* self, double bytes, std::function<void()> arrive) {
 // Answers a pull with the current weights, which then travel over the link.
 void send_weights(ps_actor* self, caf::response_promise rp) {
   auto& st = self->state;
-  weights w{st.version, published(st)};
+  weights w = st.gated ? weights{st.visible_version, st.visible} : weights{st.version, published(st)};
   double bytes = static_cast<double>(w.values.size() * sizeof(float));
   transfer(self, bytes, [rp, w]() mutable { rp.deliver(std::move(w)); });
 }
 
+uint64_t pullable_version(const ps_state& st) {
+  return st.gated ? st.visible_version : st.version;
+}
+
 void answer_pulls(ps_actor* self) {
   auto& st = self->state;
-  auto last = st.waiting_pulls.upper_bound(st.version);
+  auto last = st.waiting_pulls.upper_bound(pullable_version(st));
   for (auto i = st.waiting_pulls.begin(); i != last; ++i)
     send_weights(self, i->second);
   st.waiting_pulls.erase(st.waiting_pulls.begin(), last);
@@ -233,7 +240,7 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
       auto& st = self->state;
       auto rp = self->make_response_promise();
-      if (st.version >= min_version)
+      if (pullable_version(st) >= min_version)
         send_weights(self, rp);
       else
         st.waiting_pulls.emplace(min_version, rp);
@@ -249,10 +256,24 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
       arrive();
     },
     [=](attach_atom, caf::actor coordinator) { self->state.coordinator = std::move(coordinator); },
-    [=](mode_atom, bool buffered) {
-      if (!buffered)
+    [=](mode_atom, uint8_t mode) {
+      auto& st = self->state;
+      auto m = static_cast<ps_mode>(mode);
+      if (m != ps_mode::buffered)
         commit(self, false);  // never strand buffered pushes
-      self->state.buffered_mode = buffered;
+      st.buffered_mode = m == ps_mode::buffered;
+      st.gated = m == ps_mode::gated;
+      if (st.gated) {  // what pulls see until the first publish
+        st.visible = published(st);
+        st.visible_version = st.version;
+      }
+      answer_pulls(self);
+    },
+    [=](publish_atom) {
+      auto& st = self->state;
+      st.visible = published(st);
+      st.visible_version = st.version;
+      answer_pulls(self);
     },
     [=](commit_atom) { commit(self, true); },
     [=](flush_atom) { commit(self, false); },

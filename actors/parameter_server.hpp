@@ -5,7 +5,8 @@
 //   (push_atom, gradient_push)  -> proceed  (delegated to the coordinator) | error
 //   (pull_atom, uint64 min_version) -> weights, once version >= min_version
 //   (attach_atom, actor coordinator)
-//   (mode_atom, bool buffered)
+//   (mode_atom, uint8_t ps_mode)
+//   (publish_atom)  gated mode: pulls now see the current weights
 //   (commit_atom)   apply the buffer as one mean step; always a new version
 //   (flush_atom)    apply the buffer if anything is in it
 //   (stop_atom)     answer every waiting pull now (the run is stopping)

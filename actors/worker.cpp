@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <random>
 
 namespace syncpoint {
@@ -24,18 +25,28 @@ struct worker_state {
   uint64_t version = 0;           // version of the loaded weights
   std::vector<float> xbuf;
   std::vector<int64_t> ybuf;
-  std::vector<float> grad;        // the gradient waiting to be pushed
+  std::vector<float> grad;        // the gradient being computed or waiting to be pushed
   float loss = 0;
   nanos compute_start = 0;
   nanos push_sent = 0;
-  nanos idle_since = 0;
+  nanos ready_since = 0;          // when the waiting gradient was done
   int rejected_in_a_row = 0;
+  // The pipeline: compute -> push -> reply (proceed) -> [pull] -> compute.
+  // With `overlap`, the next compute starts as soon as a push is sent.
+  bool computing = false;         // a gradient is being computed (or its time charged)
+  bool ready = false;             // a computed gradient waits to be pushed
+  bool in_flight = false;         // a push waits for its reply
+  bool pulling = false;
+  bool started = false;
+  std::optional<proceed> reply;   // a reply not acted on yet
+  bool local_step = false;        // from the last proceed
+  bool overlap = false;
   static inline const char* name = "worker";
 };
 
 using worker_actor = caf::stateful_actor<worker_state>;
 
-void on_proceed(worker_actor* self, const proceed& p);
+void advance(worker_actor* self);
 
 void trace(worker_actor* self, const char* kind, nanos t0, nanos t1, double value = 0) {
   auto& st = self->state;
@@ -74,43 +85,75 @@ void push(worker_actor* self) {
     return;
   }
   ++st.iter;
-  trace(self, "compute", st.compute_start, t, st.loss);
+  if (st.ready_since < t)  // the gradient waited for the reply to the previous push
+    trace(self, "wait", st.ready_since, t);
+  st.ready = false;
+  st.in_flight = true;
   st.push_sent = t;
   gradient_push g{st.cfg.id, st.iter, st.version, static_cast<uint32_t>(st.batch),
                   std::move(st.grad)};
   st.grad = {};
   self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, std::move(g))
-    .then([=](const proceed& p) {
-            self->state.rejected_in_a_row = 0;
-            on_proceed(self, p);
-          },
-          [=](caf::error& err) {
-            auto t = now(self);
-            auto& st = self->state;
-            if (err.category() == caf::atom("syncpoint")
-                && ++st.rejected_in_a_row < max_rejections_in_a_row) {
-              // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
-              on_proceed(self, proceed{false, true, 0, 0, t});
-              return;
-            }
-            if (err.category() == caf::atom("syncpoint"))  // it will not get better
-              err = caf::make_error(caf::sec::runtime_error,
-                                    "worker " + std::to_string(st.cfg.id) + ": " +
-                                      std::to_string(max_rejections_in_a_row) +
-                                      " gradients in a row rejected (last: " +
-                                      self->system().render(err) +
-                                      "); the model has diverged, try a lower --lr");
-            self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
-          });
+    .then(
+      [=](const proceed& p) {
+        auto& st = self->state;
+        st.rejected_in_a_row = 0;
+        auto t = now(self);
+        auto accepted = std::clamp(p.accepted, st.push_sent, t);
+        trace(self, "push", st.push_sent, accepted);
+        if (!st.overlap) {  // idle from acceptance to this reply
+          trace(self, "wait", accepted, t);
+        } else if (st.ready) {  // overlapped: idle only since the next gradient was done
+          trace(self, "wait", st.ready_since, t);
+          st.ready_since = t;
+        }
+        st.in_flight = false;
+        st.reply = p;
+        advance(self);
+      },
+      [=](caf::error& err) {
+        auto& st = self->state;
+        auto t = now(self);
+        if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
+          // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
+          trace(self, "push", st.push_sent, t);
+          st.in_flight = false;
+          st.reply = proceed{false, true, 0, 0, t, st.local_step, st.overlap};
+          advance(self);
+          return;
+        }
+        if (err.category() == caf::atom("syncpoint"))  // it will not get better
+          err = caf::make_error(caf::sec::runtime_error,
+                                "worker " + std::to_string(st.cfg.id) + ": " +
+                                  std::to_string(max_rejections_in_a_row) +
+                                  " gradients in a row rejected (last: " + self->system().render(err) +
+                                  "); the model has diverged, try a lower --lr");
+        self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
+      });
+  if (st.overlap)
+    advance(self);  // start the next gradient while this push is in flight
+}
+
+void computed(worker_actor* self) {
+  auto& st = self->state;
+  auto t = now(self);
+  trace(self, "compute", st.compute_start, t, st.loss);
+  st.computing = false;
+  st.ready = true;
+  st.ready_since = t;
+  advance(self);
 }
 
 void compute(worker_actor* self) {
   auto& st = self->state;
+  st.computing = true;
   st.compute_start = now(self);
   auto b = next_batch(st);
   st.grad.resize(st.m->size());
   auto wall0 = std::chrono::steady_clock::now();
   st.loss = st.m->gradient(b, st.grad.data());
+  if (st.local_step)  // WBSP: the worker's own copy moves with its gradient
+    st.m->local_step(st.grad.data(), static_cast<float>(st.cfg.lr));
   double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   double t_s = to_seconds(st.compute_start);
   double factor = st.cfg.stragglers.factor(st.cfg.id, t_s);
@@ -121,38 +164,62 @@ void compute(worker_actor* self) {
   if (delay > 0)
     self->delayed_send(self, seconds(delay), computed_atom::value);
   else
-    push(self);
+    computed(self);
 }
 
-void on_proceed(worker_actor* self, const proceed& p) {
+void pull(worker_actor* self, uint64_t min_version) {
   auto& st = self->state;
+  st.pulling = true;
   auto t = now(self);
-  if (st.iter > 0 && st.push_sent > 0) {
-    auto accepted = std::clamp(p.accepted, st.push_sent, t);
-    trace(self, "push", st.push_sent, accepted);
-    trace(self, "wait", accepted, t);
-  } else {
-    trace(self, "wait", st.idle_since, t);
-  }
-  if (p.stop) {
-    self->quit();
+  self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, min_version)
+    .then(
+      [=](weights& w) {
+        auto& st = self->state;
+        st.version = w.version;
+        st.m->adopt(w.values.shared());
+        trace(self, "pull", t, now(self));
+        if (st.ready)
+          st.ready_since = now(self);  // the pull is not waiting
+        st.pulling = false;
+        advance(self);
+      },
+      [=](caf::error& err) { self->quit(std::move(err)); });
+}
+
+// Moves the pipeline on: act on a reply (stop, pull), push a waiting
+// gradient, or start computing the next one.
+void advance(worker_actor* self) {
+  auto& st = self->state;
+  if (st.pulling)
     return;
+  if (st.reply) {
+    auto p = *st.reply;
+    st.reply.reset();
+    if (p.stop) {
+      self->quit();
+      return;
+    }
+    if (p.batch > 0)
+      st.batch = static_cast<int>(p.batch);
+    st.local_step = p.local_step;
+    st.overlap = p.overlap;
+    if (p.pull) {
+      pull(self, p.min_version);
+      return;
+    }
   }
-  if (p.batch > 0)
-    st.batch = static_cast<int>(p.batch);
-  if (!p.pull) {
+  if (st.in_flight) {
+    if (!st.overlap || st.computing || st.ready)
+      return;  // wait for the reply (a computed gradient waits with us)
     compute(self);
     return;
   }
-  self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, p.min_version)
-    .then([=](weights& w) {
-            auto& st = self->state;
-            st.version = w.version;
-            st.m->adopt(w.values.shared());
-            trace(self, "pull", t, now(self));
-            compute(self);
-          },
-          [=](caf::error& err) { self->quit(std::move(err)); });
+  if (st.ready) {
+    push(self);
+    return;
+  }
+  if (!st.computing)
+    compute(self);
 }
 
 caf::behavior worker(worker_actor* self, worker_config cfg) {
@@ -165,8 +232,14 @@ caf::behavior worker(worker_actor* self, worker_config cfg) {
   st.batch = cfg.batch;
   st.cfg = std::move(cfg);
   return {
-    [=](const proceed& p) { on_proceed(self, p); },
-    [=](computed_atom) { push(self); },
+    [=](const proceed& p) {  // the start of the run
+      auto& st = self->state;
+      auto t = now(self);
+      trace(self, "wait", 0, t);
+      st.reply = p;
+      advance(self);
+    },
+    [=](computed_atom) { computed(self); },
   };
 }
 

@@ -21,6 +21,7 @@ struct worker_config {
   std::shared_ptr<const dataset> train;    // read-only
   std::string model;
   int batch = 64;
+  double lr = 0.05;                        // local steps (WBSP)
   uint64_t seed = 1;
   bool virtual_clock = true;
   double iter_cost_s = 0;                  // virtual clock only

@@ -38,6 +38,8 @@ class model {
   /// As load, but the model may read `w` in place instead of copying it
   /// (it never writes to it).
   virtual void adopt(std::shared_ptr<const std::vector<float>> w) { load(w->data()); }
+  /// Updates the model's own copy: w <- w - lr * grad (local training, WBSP).
+  virtual void local_step(const float* grad, float lr) = 0;
   /// Writes the gradient of the mean cross-entropy over `b` into `grad`
   /// (overwriting it) and returns that loss.
   virtual float gradient(const batch_view& b, float* grad) = 0;

@@ -31,6 +31,11 @@ class softmax_model : public model {
 
   void load(const float* w) override { std::copy(w, w + size(), w_.begin()); }
 
+  void local_step(const float* grad, float lr) override {
+    for (size_t i = 0; i < w_.size(); ++i)
+      w_[i] -= lr * grad[i];
+  }
+
   float gradient(const batch_view& b, float* grad) override {
     matrix p = probabilities(b);
     float loss = 0;

@@ -30,6 +30,7 @@ class torch_model : public model {
   void load(const float* w) override;
   /// Re-seats the parameters as views of `w`: no copy.
   void adopt(std::shared_ptr<const std::vector<float>> w) override;
+  void local_step(const float* grad, float lr) override;
   float gradient(const batch_view& b, float* grad) override;
   void predict(const batch_view& b, int64_t* labels) override;
 
@@ -41,6 +42,7 @@ class torch_model : public model {
 
   torch::Tensor flat_;  // every parameter, contiguous; params_ are views of it
   std::shared_ptr<const std::vector<float>> adopted_;  // flat_'s storage after adopt()
+  torch::Tensor own_;  // storage of our own
 };
 
 template <class Module>

@@ -33,6 +33,7 @@ torch_model::torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn f
   for (auto& p : params_)
     total += p.numel();
   flat_ = torch::empty({total});
+  own_ = flat_;
   torch::NoGradGuard no_grad;
   int64_t offset = 0;
   for (auto& p : params_) {
@@ -84,10 +85,21 @@ void torch_model::load(const float* w) {
   torch::NoGradGuard no_grad;
   if (adopted_) {  // never write into a buffer we only borrowed
     adopted_.reset();
-    flat_ = torch::empty({flat_.numel()});
+    flat_ = own_;
     seat_parameters();
   }
   flat_.copy_(torch::from_blob(const_cast<float*>(w), {flat_.numel()}));
+}
+
+void torch_model::local_step(const float* grad, float lr) {
+  torch::NoGradGuard no_grad;
+  if (adopted_) {  // copy on write: the adopted weights are shared
+    own_.copy_(flat_);
+    adopted_.reset();
+    flat_ = own_;
+    seat_parameters();
+  }
+  flat_.add_(torch::from_blob(const_cast<float*>(grad), {flat_.numel()}), -lr);
 }
 
 float torch_model::gradient(const batch_view& b, float* grad) {

@@ -55,8 +55,15 @@ class coordinator_api {
   virtual void release(worker_id w, bool pull = true) = 0;
   /// Has the PS apply its buffered pushes as one update (version + 1).
   virtual void commit() = 0;
-  /// Apply each push on arrival, or buffer until `commit`.
+  /// Apply each push on arrival, or buffer until `commit`, or (gated) apply
+  /// on arrival while pulls see only what was last published.
   virtual void set_mode(ps_mode mode) = 0;
+  /// Gated mode: pulls from now on get the PS's current weights.
+  virtual void publish() {}
+  /// From the next release on, workers update their own copy with each
+  /// gradient (`local_step`) and/or compute the next gradient while a push is
+  /// in flight (`overlap`).
+  virtual void set_worker_behavior(bool local_step, bool overlap) {}
 };
 
 class protocol {

@@ -213,6 +213,7 @@ run_result train(const job_config& cfg_in) {
     w.train = train_set;
     w.model = cfg.model;
     w.batch = cfg.batch;
+    w.lr = cfg.lr;
     w.seed = cfg.seed;
     w.virtual_clock = virtual_clock;
     w.iter_cost_s = iter_cost_ms * 1e-3;

@@ -43,10 +43,12 @@ using done_atom = caf::atom_constant<caf::atom("sp_done")>;
 using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;
 using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;
 using link_atom = caf::atom_constant<caf::atom("sp_link")>;
+using publish_atom = caf::atom_constant<caf::atom("sp_publish")>;
 
-/// How the PS treats pushes: apply each on arrival, or buffer until `commit`.
-/// Sent as `(mode_atom, bool buffered)`.
-enum class ps_mode : uint8_t { immediate, buffered };
+/// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
+/// `gated` applies on arrival but pulls only see the weights of the last
+/// `publish`. Sent as `(mode_atom, uint8_t mode)`.
+enum class ps_mode : uint8_t { immediate, buffered, gated };
 
 /// Worker -> PS: one gradient computed on `base_version` of the model.
 struct gradient_push {
@@ -73,6 +75,8 @@ struct proceed {
   uint64_t min_version = 0;  // the pull is answered once the PS has this version
   uint32_t batch = 0;        // 0: keep the worker's batch size
   nanos accepted = 0;        // when the PS accepted the push this answers
+  bool local_step = false;   // update the worker's own copy with its gradient (WBSP)
+  bool overlap = false;      // compute the next gradient while this push is in flight
 };
 
 /// PS -> worker: the model at `version`.
@@ -125,7 +129,7 @@ typename Inspector::result_type inspect(Inspector& f, push_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, proceed& x) {
   return f(caf::meta::type_name("proceed"), x.stop, x.pull, x.min_version, x.batch,
-           x.accepted);
+           x.accepted, x.local_step, x.overlap);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, weights& x) {

@@ -74,7 +74,7 @@ TEST_CASE("ps: immediate pushes apply w -= lr * v with weight 1/n, momentum and 
 
 TEST_CASE("ps: buffered pushes are applied as one mean step on commit") {
   fixture f(2, 0.0, 0.0);
-  (*f.self)->send(f.ps, mode_atom::value, true);
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
   REQUIRE(!f.push(0, {1, 2, 3}));
   REQUIRE(!f.push(1, {3, 2, 1}));
   CHECK(f.pull().version == 0);  // nothing visible before the commit
@@ -122,7 +122,7 @@ TEST_CASE("ps: a pull for a version not reached yet is answered when it exists")
 
 TEST_CASE("ps: a commit always makes a new version, even from an empty buffer") {
   fixture f(2, 0.0, 0.0);
-  (*f.self)->send(f.ps, mode_atom::value, true);
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
   (*f.self)->send(f.ps, commit_atom::value);
   auto got = f.pull(1);  // would wait forever if the empty commit made no version
   CHECK(got.version == 1);
@@ -134,7 +134,7 @@ TEST_CASE("ps: a commit always makes a new version, even from an empty buffer") 
 
 TEST_CASE("ps: a buffered round stays the plain mean when the worker weights change mid-round") {
   fixture f(3, 0.0, 0.0);
-  (*f.self)->send(f.ps, mode_atom::value, true);
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
   REQUIRE(!f.push(0, {3, 0, 0}));
   (*f.self)->send(f.ps, weights_atom::value, std::vector<float>{0.5f, 0.0f, 0.5f});  // worker 1 lost
   REQUIRE(!f.push(2, {0, 3, 0}));
