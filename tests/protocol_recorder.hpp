@@ -43,6 +43,13 @@ struct recorder : coordinator_api {
     pulled.push_back(pull);
   }
   void commit() override { ++commits; }
+  int publishes = 0;
+  bool local_step = false, overlap = false;
+  void publish() override { ++publishes; }
+  void set_worker_behavior(bool l, bool o) override {
+    local_step = l;
+    overlap = o;
+  }
   void set_mode(ps_mode m) override { mode = m; }
 
   void start(protocol& p) { p.on_start(*this); }
