@@ -1,6 +1,7 @@
 // A user brings their own torch::nn::Module: wrapped, registered, trained.
 #include "models/torch_model.hpp"
 #include "runtime/job.hpp"
+#include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
 
@@ -19,17 +20,10 @@ TEST_CASE("models: any torch::nn::Module trains under syncpoint once registered"
   }));
   CHECK_FALSE(syncpoint::register_model("tiny-net", [] { return syncpoint::make_softmax_model(); }));
   CHECK(syncpoint::make_model("tiny-net")->size() == 7850);
-  syncpoint::job_config cfg;
-  cfg.protocol = "asp";
+  auto cfg = syncpoint::testing::small_job("asp");
   cfg.workers = 3;
   cfg.model = "tiny-net";
-  cfg.dataset = "synthetic";
   cfg.train_limit = 3000;
-  cfg.test_limit = 500;
-  cfg.epochs = 2;
-  cfg.lr = 0.1;
-  cfg.iter_cost_ms = 5;
-  cfg.progress = false;
   auto s = syncpoint::train(cfg).summary;
   CHECK(s.final_accuracy > 0.85);
   CHECK(s.samples >= 6000);

@@ -2,6 +2,7 @@
 // lost workers, and a real-clock run.
 #include "runtime/job.hpp"
 #include "runtime/link_model.hpp"
+#include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
 
@@ -10,6 +11,7 @@
 #include <sstream>
 
 using namespace syncpoint;
+using syncpoint::testing::small_job;
 
 namespace {
 
@@ -36,21 +38,6 @@ class explodes : public protocol {
   }
 };
 SYNCPOINT_REGISTER_PROTOCOL("test-explodes", "throws on the third push (test)", explodes);
-
-job_config small_job(const std::string& protocol) {
-  job_config cfg;
-  cfg.protocol = protocol;
-  cfg.workers = 4;
-  cfg.model = "softmax";
-  cfg.dataset = "synthetic";
-  cfg.train_limit = 4000;
-  cfg.test_limit = 500;
-  cfg.epochs = 2;
-  cfg.iter_cost_ms = 10;
-  cfg.lr = 0.1;
-  cfg.progress = false;
-  return cfg;
-}
 
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

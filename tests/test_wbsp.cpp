@@ -1,6 +1,7 @@
 // WBSP and wbsp-overlap: scripted decisions, and compute ratios in virtual time.
 #include "runtime/job.hpp"
 #include "tests/protocol_recorder.hpp"
+#include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
 
@@ -63,20 +64,12 @@ TEST_CASE("wbsp: a lost slow worker does not freeze the round") {
 namespace {
 
 run_summary ratio_run(const std::string& protocol) {
-  job_config cfg;
-  cfg.protocol = protocol;
-  cfg.workers = 4;
-  cfg.model = "softmax";
-  cfg.dataset = "synthetic";
-  cfg.train_limit = 4000;
-  cfg.test_limit = 500;
+  auto cfg = syncpoint::testing::small_job(protocol);
   cfg.epochs = 3;
   cfg.lr = 0.05;
-  cfg.iter_cost_ms = 10;
   cfg.straggler = "3:x3";
   cfg.ps_bandwidth = 7850 * 4 / 0.0005;  // 0.5 ms per model-sized transfer
   cfg.latency_ms = 0.1;
-  cfg.progress = false;
   return train(cfg).summary;
 }
 
