@@ -1,6 +1,8 @@
 // A worker: pulls the model, computes a gradient on the next batch of its own
-// disjoint shard, pushes it, and does what the coordinator's `proceed` says.
-// It emits compute / push / wait / pull spans to the tracer.
+// disjoint shard, pushes it, and does what the coordinator's `proceed` (the
+// reply to each push) says: stop, pull first or not, take local steps, or
+// overlap the next compute with the push in flight. It emits compute / push /
+// wait / pull spans to the tracer.
 //
 // Time: under the virtual clock the gradient is computed for real but charged
 // `iter_cost x batch/base_batch x slowdown + extra`; under the real clock the
