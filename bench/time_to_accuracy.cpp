@@ -2,7 +2,7 @@
 // same job and seed, with ratios to BSP.
 //
 //   build/bench_time_to_accuracy [--straggler SPEC] [--target A] [--epochs E]
-//                                [--protocols p1,p2,...] [--lookahead R]
+//                                [--protocols p1,p2,...] [--lookahead R] [--lr LR] [--momentum M]
 //
 // Defaults are issue 3's: 4 workers, MLP, straggler 3:x3, target 0.85, 3 epochs,
 // bsp, asp, ssp (s=3) and elastic-bsp.
@@ -17,7 +17,7 @@ using namespace syncpoint;
 
 int main(int argc, char** argv) {
   std::string straggler = "3:x3", protocols = "bsp,asp,ssp,elastic-bsp";
-  double target = 0.85, epochs = 3;
+  double target = 0.85, epochs = 3, lr = 0.05, momentum = 0.9;
   int lookahead = 15;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -31,9 +31,13 @@ int main(int argc, char** argv) {
       protocols = argv[i + 1];
     else if (a == "--lookahead")
       lookahead = std::atoi(argv[i + 1]);
+    else if (a == "--lr")
+      lr = std::atof(argv[i + 1]);
+    else if (a == "--momentum")
+      momentum = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr, "usage: bench_time_to_accuracy [--straggler S] [--target A] [--epochs E] "
-                           "[--protocols p,...] [--lookahead R]\n");
+                           "[--protocols p,...] [--lookahead R] [--lr LR] [--momentum M]\n");
       return 2;
     }
   }
@@ -52,6 +56,8 @@ int main(int argc, char** argv) {
       cfg.epochs = epochs;
       cfg.target_accuracy = target;
       cfg.iter_cost_ms = 10;
+      cfg.lr = lr;
+      cfg.momentum = momentum;
       cfg.eval_every = 0.1;
       cfg.progress = false;
       runs.push_back({p == "ssp" ? "ssp(s=3)" : p, train(cfg).summary});
@@ -61,8 +67,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("Fashion-MNIST, MLP, 4 workers, virtual clock (10 ms/iteration), straggler %s, "
-              "target %.3f, %.1f epochs, seed 1\n\n%s\n",
-              straggler.c_str(), target, epochs, cli::comparison_table(runs).c_str());
+              "target %.3f, %.1f epochs, lr %g, momentum %g, seed 1\n\n%s\n",
+              straggler.c_str(), target, epochs, lr, momentum, cli::comparison_table(runs).c_str());
   const run_summary* bsp = nullptr;
   for (auto& r : runs)
     if (r.label == "bsp")
