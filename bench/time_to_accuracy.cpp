@@ -3,6 +3,7 @@
 //
 //   build/bench_time_to_accuracy [--straggler SPEC] [--target A] [--epochs E]
 //                                [--protocols p1,p2,...] [--lookahead R] [--lr LR] [--momentum M]
+//                                [--ps-bandwidth B] [--eval-every E]
 //
 // Defaults are issue 3's: 4 workers, MLP, straggler 3:x3, target 0.85, 3 epochs,
 // bsp, asp, ssp (s=3) and elastic-bsp.
@@ -17,7 +18,7 @@ using namespace syncpoint;
 
 int main(int argc, char** argv) {
   std::string straggler = "3:x3", protocols = "bsp,asp,ssp,elastic-bsp";
-  double target = 0.85, epochs = 3, lr = 0.05, momentum = 0.9;
+  double target = 0.85, epochs = 3, lr = 0.05, momentum = 0.9, bandwidth = 0, eval_every = 0.1;
   int lookahead = 15;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
@@ -35,9 +36,14 @@ int main(int argc, char** argv) {
       lr = std::atof(argv[i + 1]);
     else if (a == "--momentum")
       momentum = std::atof(argv[i + 1]);
+    else if (a == "--ps-bandwidth")
+      bandwidth = std::atof(argv[i + 1]);
+    else if (a == "--eval-every")
+      eval_every = std::atof(argv[i + 1]);
     else {
       std::fprintf(stderr, "usage: bench_time_to_accuracy [--straggler S] [--target A] [--epochs E] "
-                           "[--protocols p,...] [--lookahead R] [--lr LR] [--momentum M]\n");
+                           "[--protocols p,...] [--lookahead R] [--lr LR] [--momentum M] [--ps-bandwidth B] "
+                           "[--eval-every E]\n");
       return 2;
     }
   }
@@ -58,7 +64,8 @@ int main(int argc, char** argv) {
       cfg.iter_cost_ms = 10;
       cfg.lr = lr;
       cfg.momentum = momentum;
-      cfg.eval_every = 0.1;
+      cfg.eval_every = eval_every;
+      cfg.ps_bandwidth = bandwidth;
       cfg.progress = false;
       runs.push_back({p == "ssp" ? "ssp(s=3)" : p, train(cfg).summary});
     }
@@ -67,8 +74,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::printf("Fashion-MNIST, MLP, 4 workers, virtual clock (10 ms/iteration), straggler %s, "
-              "target %.3f, %.1f epochs, lr %g, momentum %g, seed 1\n\n%s\n",
-              straggler.c_str(), target, epochs, lr, momentum, cli::comparison_table(runs).c_str());
+              "target %.3f, %.1f epochs, lr %g, momentum %g, PS link %g bytes/s (0: free), seed 1\n\n%s\n",
+              straggler.c_str(), target, epochs, lr, momentum, bandwidth,
+              cli::comparison_table(runs).c_str());
   const run_summary* bsp = nullptr;
   for (auto& r : runs)
     if (r.label == "bsp")
