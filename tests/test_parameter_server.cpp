@@ -149,3 +149,20 @@ TEST_CASE("ps: stopping answers every parked pull with the current weights") {
   pending.receive([&](weights& w) { CHECK(w.version == 0); },
                   [&](caf::error& e) { FAIL("pull failed: " << f.sys->render(e)); });
 }
+
+TEST_CASE("ps: gated mode applies every push at 1/n but pulls see only the published weights") {
+  fixture f(2, 0.0, 0.0);  // 2 workers: weight 1/2, lr 0.1
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::gated));
+  for (int k = 0; k < 3; ++k)  // a fast worker pushes 3 times in one round
+    REQUIRE(!f.push(0, {2, 0, -2}));
+  auto before = f.pull();
+  CHECK(before.version == 0);  // nothing published yet
+  check_close(before.values.vec(), {1, 2, 3});
+  auto pending = (*f.self)->request(f.ps, 5s, pull_atom::value, uint64_t{3});
+  (*f.self)->send(f.ps, publish_atom::value);
+  weights after;
+  pending.receive([&](weights& w) { after = std::move(w); },
+                  [&](caf::error& e) { FAIL("pull failed: " << f.sys->render(e)); });
+  CHECK(after.version == 3);  // three applications, each 0.1 * 1/2 * g
+  check_close(after.values.vec(), {1 - 0.3, 2, 3 + 0.3});
+}
