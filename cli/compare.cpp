@@ -81,6 +81,10 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs)
     }
   if (t_max <= 0)
     t_max = 1;
+  if (first.target_accuracy > 0) {  // keep the target line in view
+    a_min = std::min(a_min, first.target_accuracy);
+    a_max = std::max(a_max, first.target_accuracy);
+  }
   a_min = std::max(0.0, a_min - 0.02);
   a_max = std::min(1.0, a_max + 0.02);
   if (a_max <= a_min)
@@ -104,6 +108,11 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs)
          << "<text x='" << x(t) << "' y='" << H - B + 15 << "' font-size='11' text-anchor='middle'>"
          << fmt("%.1f", t) << "</text>";
   }
+  if (first.target_accuracy > 0)
+    html << "<line x1='" << L << "' x2='" << W - R << "' y1='" << y(first.target_accuracy) << "' y2='"
+         << y(first.target_accuracy) << "' stroke='#888' stroke-dasharray='4 3'/><text x='" << W - R + 10
+         << "' y='" << y(first.target_accuracy) + 4 << "' fill='#888' font-size='12'>target "
+         << fmt("%.3f", first.target_accuracy) << "</text>";
   for (size_t i = 0; i < runs.size(); ++i) {
     const char* color = palette[i % (sizeof palette / sizeof *palette)];
     html << "<polyline fill='none' stroke='" << color << "' stroke-width='2' points='";
