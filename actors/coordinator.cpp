@@ -203,21 +203,20 @@ void on_down(coordinator_actor* self, const caf::down_msg& dm) {
   auto i = static_cast<size_t>(it - st.worker_handles.begin());
   auto w = static_cast<worker_id>(i);
   st.gone_[i] = true;
-  if (st.live_[i] && st.stopping && is_failure(dm.reason)) {  // died while stopping: say so
+  auto record_loss = [&] {
     auto t = since(self, st.cfg->origin);
     st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
     st.failures.push_back("worker " + std::to_string(w) + " lost: " + self->system().render(dm.reason));
-  }
+    if (st.cfg->progress)
+      std::fprintf(stderr, "[%s] %s\n", st.cfg->protocol_name.c_str(), st.failures.back().c_str());
+  };
+  if (st.live_[i] && st.stopping && is_failure(dm.reason))  // died while stopping: say so
+    record_loss();
   if (st.live_[i] && !st.stopping) {
     st.live_[i] = false;
     st.waiting_[i] = false;
     st.promise_[i] = caf::response_promise{};
-    auto t = since(self, st.cfg->origin);
-    st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
-    st.failures.push_back("worker " + std::to_string(w) + " lost: " +
-                          self->system().render(dm.reason));
-    if (st.cfg->progress)
-      std::fprintf(stderr, "[%s] %s\n", st.cfg->protocol_name.c_str(), st.failures.back().c_str());
+    record_loss();
     st.send_worker_weights();
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
   }

@@ -35,9 +35,8 @@ struct ps_state {
   std::vector<buffered_push> buffered;
   std::vector<float> worker_weight;
   uint64_t version = 0;
-  bool buffered_mode = false;
-  bool gated = false;                 // pulls see only `visible`
-  shared_floats visible;              // gated mode: the last published weights
+  ps_mode mode = ps_mode::immediate;
+  shared_floats visible;              // gated mode: the last published weights, all pulls see
   uint64_t visible_version = 0;
   caf::actor coordinator;
   std::multimap<uint64_t, caf::response_promise> waiting_pulls;
@@ -123,13 +122,14 @@ void transfer(ps_actor* self, double bytes, std::function<void()> arrive) {
 // Answers a pull with the current weights, which then travel over the link.
 void send_weights(ps_actor* self, caf::response_promise rp) {
   auto& st = self->state;
-  weights w = st.gated ? weights{st.visible_version, st.visible} : weights{st.version, published(st)};
+  weights w = st.mode == ps_mode::gated ? weights{st.visible_version, st.visible}
+                                        : weights{st.version, published(st)};
   double bytes = static_cast<double>(w.values.size() * sizeof(float));
   transfer(self, bytes, [rp, w]() mutable { rp.deliver(std::move(w)); });
 }
 
 uint64_t pullable_version(const ps_state& st) {
-  return st.gated ? st.visible_version : st.version;
+  return st.mode == ps_mode::gated ? st.visible_version : st.version;
 }
 
 void answer_pulls(ps_actor* self) {
@@ -138,6 +138,14 @@ void answer_pulls(ps_actor* self) {
   for (auto i = st.waiting_pulls.begin(); i != last; ++i)
     send_weights(self, i->second);
   st.waiting_pulls.erase(st.waiting_pulls.begin(), last);
+}
+
+// Gated mode: pulls from now on see the current weights.
+void publish(ps_actor* self) {
+  auto& st = self->state;
+  st.visible = published(st);
+  st.visible_version = st.version;
+  answer_pulls(self);
 }
 
 // Applies the buffered pushes as one step. A coordinator's commit always
@@ -193,7 +201,7 @@ void accept_push(ps_actor* self, gradient_push& g, caf::response_promise& rp) {
     rp.deliver(std::move(err));
     return;
   }
-  if (st.buffered_mode) {
+  if (st.mode == ps_mode::buffered) {
     // Weighted by batch size, normalized at commit: independent of how
     // many workers are live when each push arrives.
     auto weight = static_cast<float>(g.samples);
@@ -258,23 +266,18 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
     [=](attach_atom, caf::actor coordinator) { self->state.coordinator = std::move(coordinator); },
     [=](mode_atom, uint8_t mode) {
       auto& st = self->state;
+      if (mode > static_cast<uint8_t>(ps_mode::gated))
+        return;  // not a mode: ignore rather than guess
       auto m = static_cast<ps_mode>(mode);
       if (m != ps_mode::buffered)
         commit(self, false);  // never strand buffered pushes
-      st.buffered_mode = m == ps_mode::buffered;
-      st.gated = m == ps_mode::gated;
-      if (st.gated) {  // what pulls see until the first publish
-        st.visible = published(st);
-        st.visible_version = st.version;
-      }
-      answer_pulls(self);
+      st.mode = m;
+      if (m == ps_mode::gated)
+        publish(self);  // what pulls see until the next publish
+      else
+        answer_pulls(self);
     },
-    [=](publish_atom) {
-      auto& st = self->state;
-      st.visible = published(st);
-      st.visible_version = st.version;
-      answer_pulls(self);
-    },
+    [=](publish_atom) { publish(self); },
     [=](commit_atom) { commit(self, true); },
     [=](flush_atom) { commit(self, false); },
     [=](stop_atom) {
