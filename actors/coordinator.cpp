@@ -8,21 +8,21 @@ namespace syncpoint {
 namespace {
 
 struct coordinator_state;
-using coordinator_actor = caf::stateful_actor<coordinator_state>;
+using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
 
-void begin_stop(coordinator_actor* self, const char* reason);
-void maybe_finish(coordinator_actor* self);
+void begin_stop(coordinator_ptr self, const std::string& reason);
+void maybe_finish(coordinator_ptr self);
 
 struct coordinator_state : coordinator_api {
-  coordinator_actor* self;
+  coordinator_ptr self;
   std::shared_ptr<coordinator_config> cfg;
-  caf::actor evaluator;
-  std::vector<caf::actor> worker_handles;
+  evaluator_actor evaluator;
+  std::vector<worker_actor> worker_handles;
   std::vector<bool> live_;
   std::vector<bool> gone_;                 // quit (finished or lost)
   std::vector<uint64_t> clock_;
   std::vector<bool> waiting_;
-  std::vector<caf::response_promise> promise_;  // valid while a push awaits its release
+  std::vector<caf::typed_response_promise<proceed>> promise_;  // valid while a push awaits its release
   std::vector<uint64_t> waiting_since_;    // event number of the push being answered
   std::vector<nanos> accepted_;
   uint64_t version_ = 0;
@@ -40,10 +40,10 @@ struct coordinator_state : coordinator_api {
   nanos run_time = 0;
   double last_accuracy = -1;
   bool target_reached = false;
-  std::vector<std::string> failures;  // why workers were lost
+  std::vector<worker_loss> losses;  // who left the run early, and why
   static inline const char* name = "coordinator";
 
-  explicit coordinator_state(coordinator_actor* ptr) : self(ptr) {}
+  explicit coordinator_state(coordinator_ptr ptr) : self(ptr) {}
 
   // -- coordinator_api --------------------------------------------------------
   int workers() const override { return static_cast<int>(live_.size()); }
@@ -70,7 +70,7 @@ struct coordinator_state : coordinator_api {
       if (waiting_since_[i] < event)
         barrier_in_event = true;  // someone was held across events: a barrier opened
       promise_[i].deliver(p);
-      promise_[i] = caf::response_promise{};
+      promise_[i] = caf::typed_response_promise<proceed>{};
     } else {
       self->send(worker_handles[i], p);  // the start of the run
     }
@@ -132,20 +132,35 @@ struct coordinator_state : coordinator_api {
     self->send(cfg->ps, snapshot_atom::value, evaluator, samples, final);
   }
 
-  void print_progress(const char* what) {
-    if (!cfg->progress)
+  // One line on stderr and/or to the driver.
+  void report(std::string line) {
+    if (cfg->progress)
+      std::fprintf(stderr, "%s\n", line.c_str());
+    if (cfg->report_progress && cfg->driver) {
+      double frac = cfg->total_samples_hint > 0
+                      ? static_cast<double>(samples) / static_cast<double>(cfg->total_samples_hint)
+                      : 0.0;
+      self->send(cfg->driver, progress_atom::value,
+                 progress_report{std::move(line), samples, std::min(frac, 1.0), last_accuracy});
+    }
+  }
+
+  void print_progress(const std::string& what) {
+    if (!cfg->progress && !cfg->report_progress)
       return;
     double pct = cfg->total_samples_hint > 0
                    ? 100.0 * static_cast<double>(samples) / static_cast<double>(cfg->total_samples_hint)
                    : 0.0;
-    std::fprintf(stderr, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f\n",
-                 cfg->protocol_name.c_str(), what, now(),
-                 static_cast<unsigned long long>(samples), std::min(pct, 100.0),
-                 std::max(last_accuracy, 0.0));
+    char line[256];
+    std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f",
+                  cfg->protocol_name.c_str(), what.c_str(), now(),
+                  static_cast<unsigned long long>(samples), std::min(pct, 100.0),
+                  std::max(last_accuracy, 0.0));
+    report(line);
   }
 };
 
-void on_pushed(coordinator_actor* self, const push_info& info, caf::response_promise rp) {
+void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp) {
   auto& st = self->state;
   if (!st.live(info.worker)) {  // a late push from a worker declared lost
     rp.deliver(proceed{true, false, 0, 0, info.accepted});
@@ -177,18 +192,30 @@ bool is_failure(const caf::error& reason) {
   return reason && reason != caf::exit_reason::normal && reason != caf::exit_reason::user_shutdown;
 }
 
-void shut_down_everything(coordinator_actor* self) {
+// Why a worker went, in words (CAF renders exit reasons as codes).
+std::string loss_reason(coordinator_ptr self, const caf::error& reason) {
+  if (reason == caf::exit_reason::remote_link_unreachable)
+    return "its node became unreachable (connection lost or node killed)";
+  if (reason == caf::exit_reason::user_shutdown)
+    return "it was shut down";
+  if (!reason || reason == caf::exit_reason::normal)
+    return "it stopped before the end of the run";
+  return self->system().render(reason);
+}
+
+void shut_down_everything(coordinator_ptr self) {
   auto& st = self->state;
-  for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
-    self->send_exit(a, caf::exit_reason::user_shutdown);
+  self->send_exit(st.cfg->ps, caf::exit_reason::user_shutdown);
+  self->send_exit(st.evaluator, caf::exit_reason::user_shutdown);
+  self->send_exit(st.cfg->tracer, caf::exit_reason::user_shutdown);
   for (auto& w : st.worker_handles)
     self->send_exit(w, caf::exit_reason::user_shutdown);
 }
 
-void on_down(coordinator_actor* self, const caf::down_msg& dm) {
+void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   auto it = std::find_if(st.worker_handles.begin(), st.worker_handles.end(),
-                         [&](const caf::actor& a) { return a.address() == dm.source; });
+                         [&](const worker_actor& a) { return a.address() == dm.source; });
   if (it == st.worker_handles.end()) {
     // The PS, the evaluator or the tracer died: the run cannot go on. The
     // driver monitors us and reports the reason.
@@ -206,16 +233,16 @@ void on_down(coordinator_actor* self, const caf::down_msg& dm) {
   auto record_loss = [&] {
     auto t = since(self, st.cfg->origin);
     st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
-    st.failures.push_back("worker " + std::to_string(w) + " lost: " + self->system().render(dm.reason));
-    if (st.cfg->progress)
-      std::fprintf(stderr, "[%s] %s\n", st.cfg->protocol_name.c_str(), st.failures.back().c_str());
+    st.losses.push_back({w, t, loss_reason(self, dm.reason)});
+    st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " lost: " +
+              st.losses.back().reason);
   };
   if (st.live_[i] && st.stopping && is_failure(dm.reason))  // died while stopping: say so
     record_loss();
   if (st.live_[i] && !st.stopping) {
     st.live_[i] = false;
     st.waiting_[i] = false;
-    st.promise_[i] = caf::response_promise{};
+    st.promise_[i] = caf::typed_response_promise<proceed>{};
     record_loss();
     st.send_worker_weights();
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
@@ -224,7 +251,7 @@ void on_down(coordinator_actor* self, const caf::down_msg& dm) {
   maybe_finish(self);
 }
 
-void begin_stop(coordinator_actor* self, const char* reason) {
+void begin_stop(coordinator_ptr self, const std::string& reason) {
   auto& st = self->state;
   if (st.stopping)
     return;
@@ -235,7 +262,7 @@ void begin_stop(coordinator_actor* self, const char* reason) {
     st.release(w, false);
 }
 
-void maybe_finish(coordinator_actor* self) {
+void maybe_finish(coordinator_ptr self) {
   auto& st = self->state;
   if (st.finishing || std::any_of(st.gone_.begin(), st.gone_.end(), [](bool g) { return !g; }))
     return;
@@ -245,7 +272,7 @@ void maybe_finish(coordinator_actor* self) {
   st.request_snapshot(true);
 }
 
-void on_eval(coordinator_actor* self, const eval_result& r) {
+void on_eval(coordinator_ptr self, const eval_result& r) {
   auto& st = self->state;
   st.last_accuracy = r.accuracy;
   st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
@@ -260,20 +287,26 @@ void on_eval(coordinator_actor* self, const eval_result& r) {
   }
   st.trace({"end", -1, st.run_time, st.run_time, st.samples, r.version, 0});
   st.print_progress("done");
+  auto fail = [=](caf::error& err) {  // the driver sees us go and reports why
+    shut_down_everything(self);
+    self->quit(std::move(err));
+  };
   self->request(st.cfg->tracer, st.cfg->request_timeout, collect_atom::value)
     .then([=](std::vector<trace_event>& events) {
       auto& st = self->state;
-      self->send(st.cfg->driver, done_atom::value, std::move(events), st.failures);
-      shut_down_everything(self);
-      self->quit();
-    },
-    [=](caf::error& err) {  // the driver sees us go and reports why
-      shut_down_everything(self);
-      self->quit(std::move(err));
-    });
+      self->request(st.cfg->ps, st.cfg->request_timeout, final_atom::value)
+        .then([=](weights& model) mutable {
+          auto& st = self->state;
+          self->send(st.cfg->driver, done_atom::value,
+                     run_outcome{std::move(events), st.losses, std::move(model)});
+          shut_down_everything(self);
+          self->quit();
+        }, fail);
+    }, fail);
 }
 
-caf::behavior coordinator(coordinator_actor* self, std::shared_ptr<coordinator_config> cfg) {
+coordinator_actor::behavior_type coordinator(coordinator_ptr self,
+                                             std::shared_ptr<coordinator_config> cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   auto n = static_cast<size_t>(st.cfg->workers);
@@ -281,21 +314,28 @@ caf::behavior coordinator(coordinator_actor* self, std::shared_ptr<coordinator_c
   st.gone_.assign(n, false);
   st.clock_.assign(n, 0);
   st.waiting_.assign(n, true);  // every worker waits for its start
-  st.promise_.assign(n, caf::response_promise{});
+  st.promise_.assign(n, caf::typed_response_promise<proceed>{});
   st.waiting_since_.assign(n, 0);
   st.accepted_.assign(n, 0);
   st.next_eval = st.cfg->eval_every_samples;
-  self->send(st.cfg->ps, attach_atom::value, caf::actor{self});
+  // Attached before anyone else knows the PS: from here on it takes control
+  // messages from this coordinator only.
+  self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, std::vector<worker_actor>{});
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
   return {
-    [=](start_atom, std::vector<caf::actor>& workers, caf::actor& evaluator) {
+    [=](start_atom, std::vector<worker_actor>& workers, evaluator_actor& evaluator) {
       auto& st = self->state;
+      if (st.started || workers.size() != st.live_.size())
+        return;
       st.worker_handles = std::move(workers);
+      // The job's members: only these workers may push to and pull from the PS.
+      self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, st.worker_handles);
       st.evaluator = std::move(evaluator);
       for (auto& w : st.worker_handles)
         self->monitor(w);
-      for (auto& a : {st.cfg->ps, st.evaluator, st.cfg->tracer})
-        self->monitor(a);
+      self->monitor(st.cfg->ps);
+      self->monitor(st.evaluator);
+      self->monitor(st.cfg->tracer);
       st.send_worker_weights();
       if (st.cfg->max_time_s > 0)
         self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);
@@ -303,18 +343,25 @@ caf::behavior coordinator(coordinator_actor* self, std::shared_ptr<coordinator_c
       st.protocol_event([&] { st.cfg->proto->on_start(st); });
     },
     [=](pushed_atom, const push_info& info) -> caf::result<proceed> {
-      auto rp = self->make_response_promise();
+      auto rp = self->make_response_promise<proceed>();
       on_pushed(self, info, rp);
       return rp;
     },
     [=](eval_atom, const eval_result& r) { on_eval(self, r); },
-    [=](timeout_atom) { begin_stop(self, "time"); },
+    [=](timeout_atom) {
+      if (self->current_sender() == self->ctrl())
+        begin_stop(self, "time");
+    },
+    [=](stop_atom, const std::string& reason) {
+      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver))
+        begin_stop(self, reason);
+    },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg) {
+coordinator_actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg) {
   return sys.spawn(coordinator, std::move(cfg));
 }
 

@@ -2,17 +2,19 @@
 // worker liveness, clocks, the sample budget, time limit, target accuracy,
 // evaluation cadence, barriers — and ends the run.
 //
-// Messages:
-//   (start_atom, std::vector<actor> workers, actor evaluator)  begins the run
+// Messages (interface: coordinator_actor in runtime/interfaces.hpp):
+//   (start_atom, workers, evaluator)          begins the run
 //   (pushed_atom, push_info) -> proceed       delegated by the PS
 //   (eval_atom, eval_result)                  from the evaluator
-// When the run ends it sends (done_atom, std::vector<trace_event>,
-// std::vector<std::string> failures) to `driver`
-// and shuts down the PS, evaluator and tracer.
+//   (stop_atom, reason)                       ends the run early (as a limit would)
+// It sends progress reports to `driver` (with report_progress) and, when the
+// run ends, (done_atom, run_outcome); then it shuts down the PS, evaluator,
+// tracer and workers.
 #pragma once
 
 #include "protocols/protocol.hpp"
 #include "runtime/clock.hpp"
+#include "runtime/interfaces.hpp"
 
 #include <memory>
 
@@ -29,14 +31,15 @@ struct coordinator_config {
   bool stop_at_target = false;
   uint64_t eval_every_samples = 0;  // 0: only the final evaluation
   uint64_t total_samples_hint = 0;  // for progress (budget or epoch size)
-  bool progress = false;
-  caf::actor ps;
-  caf::actor tracer;
-  caf::actor driver;
+  bool progress = false;            // print progress lines on stderr
+  bool report_progress = false;     // send them to the driver
+  ps_actor ps;
+  tracer_actor tracer;
+  driver_actor driver;
   time_point origin;
   caf::duration request_timeout = caf::infinite;
 };
 
-caf::actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg);
+coordinator_actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg);
 
 }  // namespace syncpoint

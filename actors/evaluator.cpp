@@ -9,7 +9,8 @@ struct evaluator_state {
   static inline const char* name = "evaluator";
 };
 
-caf::behavior evaluator(caf::stateful_actor<evaluator_state>* self, evaluator_config cfg) {
+evaluator_actor::behavior_type evaluator(evaluator_actor::stateful_pointer<evaluator_state> self,
+                                         evaluator_config cfg) {
   self->state.m = make_model(cfg.model);
   return {
     [=](const snapshot& s) {
@@ -23,7 +24,7 @@ caf::behavior evaluator(caf::stateful_actor<evaluator_state>* self, evaluator_co
 
 }  // namespace
 
-caf::actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg) {
+evaluator_actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg) {
   if (cfg.detached)
     return sys.spawn<caf::detached>(evaluator, std::move(cfg));
   return sys.spawn(evaluator, std::move(cfg));

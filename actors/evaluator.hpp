@@ -1,10 +1,11 @@
 // The evaluator: measures the test accuracy of model snapshots on its own
 // model instance, so training never waits for it.
 //   snapshot -> (eval_atom, eval_result) to the coordinator given at spawn
+// (interface: evaluator_actor in runtime/interfaces.hpp)
 #pragma once
 
 #include "models/model.hpp"
-#include "runtime/messages.hpp"
+#include "runtime/interfaces.hpp"
 
 #include <memory>
 
@@ -14,13 +15,13 @@ struct evaluator_config {
   std::shared_ptr<const dataset> test;  // read-only, shared by nobody else
   std::string model;
   int64_t limit = 0;                    // first N test examples (0: all)
-  caf::actor coordinator;
+  coordinator_actor coordinator;
   /// Real clock: run on a thread of its own, so evaluating never occupies a
   /// scheduler thread that a worker could use. (Never on the virtual clock,
   /// whose determinism needs every actor on the test scheduler.)
   bool detached = false;
 };
 
-caf::actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg);
+evaluator_actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg);
 
 }  // namespace syncpoint

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -38,15 +39,16 @@ struct ps_state {
   ps_mode mode = ps_mode::immediate;
   shared_floats visible;              // gated mode: the last published weights, all pulls see
   uint64_t visible_version = 0;
-  caf::actor coordinator;
-  std::multimap<uint64_t, caf::response_promise> waiting_pulls;
+  coordinator_actor coordinator;
+  std::vector<caf::actor_addr> members;  // by worker id; empty: anyone may push and pull
+  std::multimap<uint64_t, caf::typed_response_promise<weights>> waiting_pulls;
   link_model link;
   std::map<uint64_t, std::function<void()>> in_transit;  // by transfer id: what to do on arrival
   uint64_t next_transfer = 0;
   static inline const char* name = "parameter_server";
 };
 
-using ps_actor = caf::stateful_actor<ps_state>;
+using ps_ptr = ps_actor::stateful_pointer<ps_state>;
 
 // Where the next weights go: in place if no reader holds the current ones,
 // else a spare nobody holds any more, else a new buffer.
@@ -100,13 +102,13 @@ bool all_finite(const std::vector<float>& g) {
   return (cvec(g.data(), g.size()).array() * 0.0f).sum() == 0.0f;
 }
 
-void trace(ps_actor* self, trace_event ev) {
+void trace(ps_ptr self, trace_event ev) {
   if (self->state.cfg.tracer)
     self->send(self->state.cfg.tracer, trace_atom::value, std::move(ev));
 }
 
 // Runs `arrive` once `bytes` have crossed the PS link (at once without a link model).
-void transfer(ps_actor* self, double bytes, std::function<void()> arrive) {
+void transfer(ps_ptr self, double bytes, std::function<void()> arrive) {
   auto& st = self->state;
   if (!st.link.active()) {
     arrive();
@@ -120,7 +122,7 @@ void transfer(ps_actor* self, double bytes, std::function<void()> arrive) {
 }
 
 // Answers a pull with the current weights, which then travel over the link.
-void send_weights(ps_actor* self, caf::response_promise rp) {
+void send_weights(ps_ptr self, caf::typed_response_promise<weights> rp) {
   auto& st = self->state;
   weights w = st.mode == ps_mode::gated ? weights{st.visible_version, st.visible}
                                         : weights{st.version, published(st)};
@@ -132,7 +134,7 @@ uint64_t pullable_version(const ps_state& st) {
   return st.mode == ps_mode::gated ? st.visible_version : st.version;
 }
 
-void answer_pulls(ps_actor* self) {
+void answer_pulls(ps_ptr self) {
   auto& st = self->state;
   auto last = st.waiting_pulls.upper_bound(pullable_version(st));
   for (auto i = st.waiting_pulls.begin(); i != last; ++i)
@@ -141,7 +143,7 @@ void answer_pulls(ps_actor* self) {
 }
 
 // Gated mode: pulls from now on see the current weights.
-void publish(ps_actor* self) {
+void publish(ps_ptr self) {
   auto& st = self->state;
   st.visible = published(st);
   st.visible_version = st.version;
@@ -152,7 +154,7 @@ void publish(ps_actor* self) {
 // makes a new version, even from an empty buffer, because the coordinator
 // counts its commits to know which version to release workers to; a flush
 // (end of run, mode change) makes one only if something was buffered.
-void commit(ps_actor* self, bool new_version_even_if_empty) {
+void commit(ps_ptr self, bool new_version_even_if_empty) {
   auto& st = self->state;
   if (st.buffered.empty()) {
     if (new_version_even_if_empty) {
@@ -193,7 +195,7 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
 
 // A push whose bytes have arrived: validated, applied or buffered, then
 // handed to the coordinator, whose `proceed` answers the worker.
-void accept_push(ps_actor* self, gradient_push& g, caf::response_promise& rp) {
+void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp) {
   auto& st = self->state;
   if (auto err = validate(st, g)) {
     auto now = since(self, st.cfg.origin);
@@ -231,7 +233,41 @@ void accept_push(ps_actor* self, gradient_push& g, caf::response_promise& rp) {
     rp.delegate(st.coordinator, pushed_atom::value, info);
 }
 
-caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
+caf::actor_addr sender(ps_ptr self) {
+  return caf::actor_cast<caf::actor_addr>(self->current_sender());
+}
+
+// Pushes and pulls come from the job's workers only (once it has members):
+// a push must also come from the worker whose id it carries.
+caf::error check_member(ps_ptr self, worker_id claimed) {
+  auto& st = self->state;
+  if (st.members.empty())
+    return caf::none;
+  auto from = sender(self);
+  bool ok = claimed >= 0 ? static_cast<size_t>(claimed) < st.members.size()
+                             && st.members[static_cast<size_t>(claimed)] == from
+                         : std::find(st.members.begin(), st.members.end(), from) != st.members.end();
+  if (ok)
+    return caf::none;
+  return make_error(sp_error::not_a_member,
+                    "the parameter server refused a request from " + to_string(from) +
+                      ", which is not " +
+                      (claimed >= 0 ? "worker " + std::to_string(claimed) : std::string("a worker")) +
+                      " of this job");
+}
+
+// Control messages come from the job's coordinator only (once attached);
+// anything else is refused and logged, and changes nothing.
+bool from_coordinator(ps_ptr self, const char* what) {
+  auto& st = self->state;
+  if (!st.coordinator || sender(self) == caf::actor_cast<caf::actor_addr>(st.coordinator))
+    return true;
+  std::fprintf(stderr, "parameter server: refused '%s' from %s, which is not the job's coordinator\n",
+               what, to_string(sender(self)).c_str());
+  return false;
+}
+
+ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   auto& st = self->state;
   st.w = std::make_shared<std::vector<float>>(std::move(cfg.initial));
   st.link = link_model(cfg.bandwidth, cfg.latency_s);
@@ -240,14 +276,18 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
   st.cfg = std::move(cfg);
   return {
     [=](push_atom, gradient_push& g) -> caf::result<proceed> {
-      auto rp = self->make_response_promise();
+      if (auto err = check_member(self, g.worker))
+        return err;
+      auto rp = self->make_response_promise<proceed>();
       double bytes = static_cast<double>(g.grad.size() * sizeof(float));
       transfer(self, bytes, [self, rp, g = std::move(g)]() mutable { accept_push(self, g, rp); });
       return rp;
     },
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
+      if (auto err = check_member(self, -1))
+        return err;
       auto& st = self->state;
-      auto rp = self->make_response_promise();
+      auto rp = self->make_response_promise<weights>();
       if (pullable_version(st) >= min_version)
         send_weights(self, rp);
       else
@@ -255,6 +295,8 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
       return rp;
     },
     [=](link_atom, uint64_t id) {
+      if (self->current_sender() != self->ctrl())
+        return;  // only the PS's own timers move transfers along
       auto& st = self->state;
       auto i = st.in_transit.find(id);
       if (i == st.in_transit.end())
@@ -263,8 +305,18 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
       st.in_transit.erase(i);
       arrive();
     },
-    [=](attach_atom, caf::actor coordinator) { self->state.coordinator = std::move(coordinator); },
+    [=](attach_atom, coordinator_actor coordinator, std::vector<worker_actor> workers) {
+      if (!from_coordinator(self, "attach"))
+        return;
+      auto& st = self->state;
+      st.coordinator = std::move(coordinator);
+      st.members.clear();
+      for (auto& w : workers)
+        st.members.push_back(caf::actor_cast<caf::actor_addr>(w));
+    },
     [=](mode_atom, uint8_t mode) {
+      if (!from_coordinator(self, "mode"))
+        return;
       auto& st = self->state;
       if (mode > static_cast<uint8_t>(ps_mode::gated))
         return;  // not a mode: ignore rather than guess
@@ -277,10 +329,21 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
       else
         answer_pulls(self);
     },
-    [=](publish_atom) { publish(self); },
-    [=](commit_atom) { commit(self, true); },
-    [=](flush_atom) { commit(self, false); },
+    [=](publish_atom) {
+      if (from_coordinator(self, "publish"))
+        publish(self);
+    },
+    [=](commit_atom) {
+      if (from_coordinator(self, "commit"))
+        commit(self, true);
+    },
+    [=](flush_atom) {
+      if (from_coordinator(self, "flush"))
+        commit(self, false);
+    },
     [=](stop_atom) {
+      if (!from_coordinator(self, "stop"))
+        return;
       // The run is stopping: a worker waiting for a version that will never
       // come gets the current weights, pushes once more and is told to stop.
       auto& st = self->state;
@@ -289,20 +352,27 @@ caf::behavior parameter_server(ps_actor* self, ps_config cfg) {
       st.waiting_pulls.clear();
     },
     [=](weights_atom, std::vector<float>& per_worker) {
-      if (per_worker.size() == self->state.worker_weight.size())
+      if (from_coordinator(self, "weights") && per_worker.size() == self->state.worker_weight.size())
         self->state.worker_weight = std::move(per_worker);
     },
-    [=](snapshot_atom, caf::actor evaluator, uint64_t samples, bool final) {
+    [=](snapshot_atom, evaluator_actor evaluator, uint64_t samples, bool final) {
+      if (!from_coordinator(self, "snapshot"))
+        return;
       auto& st = self->state;
       self->send(evaluator,
                  snapshot{st.version, since(self, st.cfg.origin), samples, final, published(st)});
+    },
+    [=](final_atom) -> caf::result<weights> {
+      if (!from_coordinator(self, "final"))
+        return make_error(sp_error::not_a_member, "only the job's coordinator reads the final model");
+      return weights{self->state.version, published(self->state)};
     },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg) {
+ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg) {
   return sys.spawn(parameter_server, std::move(cfg));
 }
 

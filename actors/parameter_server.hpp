@@ -1,17 +1,21 @@
 // The parameter server: holds the flat model, applies pushes with SGD
 // (momentum, weight decay) on Eigen, and answers versioned pulls.
 //
-// Messages:
+// Messages (interface: ps_actor in runtime/interfaces.hpp):
 //   (push_atom, gradient_push)  -> proceed  (delegated to the coordinator) | error
 //   (pull_atom, uint64 min_version) -> weights, once version >= min_version
-//   (attach_atom, actor coordinator)
+//   (attach_atom, coordinator, workers)  the job's members: from then on only
+//                   these workers may push and pull (anyone else gets a
+//                   not_a_member error) and only this coordinator may send
+//                   the control messages below (anyone else is refused and logged)
 //   (mode_atom, uint8_t ps_mode)
 //   (publish_atom)  gated mode: pulls now see the current weights
 //   (commit_atom)   apply the buffer as one mean step; always a new version
 //   (flush_atom)    apply the buffer if anything is in it
 //   (stop_atom)     answer every waiting pull now (the run is stopping)
 //   (weights_atom, std::vector<float> per-worker weights)
-//   (snapshot_atom, actor evaluator, uint64 samples, bool final)
+//   (snapshot_atom, evaluator, uint64 samples, bool final)
+//   (final_atom) -> weights   the current model, whatever the mode
 // A push of the wrong length, from an unknown worker, or holding NaN/Inf gets
 // an error reply and changes nothing. With a link model, a push is handled
 // once its bytes have crossed the link, and a reply with weights is delivered
@@ -19,6 +23,7 @@
 #pragma once
 
 #include "runtime/clock.hpp"
+#include "runtime/interfaces.hpp"
 
 #include <vector>
 
@@ -30,12 +35,12 @@ struct ps_config {
   double momentum = 0.9;
   double weight_decay = 0.0;
   int workers = 1;          // each push starts with weight 1/workers
-  caf::actor tracer;        // may be invalid: no trace
+  tracer_actor tracer;      // may be invalid: no trace
   time_point origin;
   double bandwidth = 0;     // bytes/s of the PS link (0: unlimited)
   double latency_s = 0;     // added to every transfer
 };
 
-caf::actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);
+ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);
 
 }  // namespace syncpoint

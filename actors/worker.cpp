@@ -44,18 +44,18 @@ struct worker_state {
   static inline const char* name = "worker";
 };
 
-using worker_actor = caf::stateful_actor<worker_state>;
+using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 
-void advance(worker_actor* self);
+void advance(worker_ptr self);
 
-void trace(worker_actor* self, const char* kind, nanos t0, nanos t1, double value = 0) {
+void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0) {
   auto& st = self->state;
   if (st.cfg.tracer)
     self->send(st.cfg.tracer, trace_atom::value,
                trace_event{kind, st.cfg.id, t0, t1, st.iter, st.version, value});
 }
 
-nanos now(worker_actor* self) {
+nanos now(worker_ptr self) {
   return since(self, self->state.cfg.origin);
 }
 
@@ -76,7 +76,7 @@ batch_view next_batch(worker_state& st) {
   return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim};
 }
 
-void push(worker_actor* self) {
+void push(worker_ptr self) {
   auto& st = self->state;
   auto t = now(self);
   if (st.cfg.fail_at_iter > 0 && st.iter + 1 == st.cfg.fail_at_iter) {
@@ -134,7 +134,7 @@ void push(worker_actor* self) {
     advance(self);  // start the next gradient while this push is in flight
 }
 
-void computed(worker_actor* self) {
+void computed(worker_ptr self) {
   auto& st = self->state;
   auto t = now(self);
   trace(self, "compute", st.compute_start, t, st.loss);
@@ -144,7 +144,7 @@ void computed(worker_actor* self) {
   advance(self);
 }
 
-void compute(worker_actor* self) {
+void compute(worker_ptr self) {
   auto& st = self->state;
   st.computing = true;
   st.compute_start = now(self);
@@ -167,7 +167,7 @@ void compute(worker_actor* self) {
     computed(self);
 }
 
-void pull(worker_actor* self, uint64_t min_version) {
+void pull(worker_ptr self, uint64_t min_version) {
   auto& st = self->state;
   st.pulling = true;
   auto t = now(self);
@@ -188,7 +188,7 @@ void pull(worker_actor* self, uint64_t min_version) {
 
 // Moves the pipeline on: act on a reply (stop, pull), push a waiting
 // gradient, or start computing the next one.
-void advance(worker_actor* self) {
+void advance(worker_ptr self) {
   auto& st = self->state;
   if (st.pulling)
     return;
@@ -222,7 +222,7 @@ void advance(worker_actor* self) {
     compute(self);
 }
 
-caf::behavior worker(worker_actor* self, worker_config cfg) {
+worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   auto& st = self->state;
   st.m = make_model(cfg.model);
   st.rng.seed(cfg.seed * 1000003u + static_cast<uint64_t>(cfg.id));
@@ -234,18 +234,24 @@ caf::behavior worker(worker_actor* self, worker_config cfg) {
   return {
     [=](const proceed& p) {  // the start of the run
       auto& st = self->state;
+      if (st.started)
+        return;  // later proceeds come as replies to pushes, never as messages
+      st.started = true;
       auto t = now(self);
       trace(self, "wait", 0, t);
       st.reply = p;
       advance(self);
     },
-    [=](computed_atom) { computed(self); },
+    [=](computed_atom) {
+      if (self->current_sender() == self->ctrl() && self->state.computing)
+        computed(self);
+    },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg) {
+worker_actor spawn_worker(caf::actor_system& sys, worker_config cfg) {
   return sys.spawn(worker, std::move(cfg));
 }
 

@@ -11,6 +11,7 @@
 
 #include "models/model.hpp"
 #include "runtime/clock.hpp"
+#include "runtime/interfaces.hpp"
 #include "runtime/straggler.hpp"
 
 #include <memory>
@@ -28,14 +29,14 @@ struct worker_config {
   bool virtual_clock = true;
   double iter_cost_s = 0;                  // virtual clock only
   straggler_plan stragglers;
-  caf::actor ps;
-  caf::actor tracer;
+  ps_actor ps;
+  tracer_actor tracer;
   time_point origin;
   caf::duration request_timeout = caf::infinite;
   uint64_t fail_at_iter = 0;               // fault injection: die instead of this push (0: never)
 };
 
 /// The worker starts on its first `proceed` (sent by the coordinator).
-caf::actor spawn_worker(caf::actor_system& sys, worker_config cfg);
+worker_actor spawn_worker(caf::actor_system& sys, worker_config cfg);
 
 }  // namespace syncpoint

@@ -1,10 +1,6 @@
 #include "runtime/job.hpp"
 
-#include "actors/coordinator.hpp"
-#include "actors/evaluator.hpp"
-#include "actors/parameter_server.hpp"
-#include "actors/worker.hpp"
-#include "runtime/tracer.hpp"
+#include "runtime/job_parts.hpp"
 
 #include <caf/scheduler/test_coordinator.hpp>
 
@@ -25,27 +21,6 @@ namespace {
 void require(bool ok, const std::string& what) {
   if (!ok)
     throw config_error(what);
-}
-
-train_test load_data(const job_config& cfg) {
-  train_test data;
-  try {
-    if (cfg.dataset == "fashion-mnist")
-      data = load_fashion_mnist(cfg.data_dir);
-    else if (cfg.dataset == "synthetic")
-      data = make_synthetic(cfg.train_limit > 0 ? cfg.train_limit : 6000,
-                            cfg.test_limit > 0 ? cfg.test_limit : 1000, cfg.seed);
-    else
-      throw config_error("unknown dataset '" + cfg.dataset + "' (valid: fashion-mnist, synthetic)");
-  } catch (const data_error& e) {
-    throw config_error(e.what());
-  }
-  data.train.truncate(cfg.train_limit);
-  data.test.truncate(cfg.test_limit);
-  require(data.train.size >= cfg.workers,
-          "the training set has " + std::to_string(data.train.size) + " examples for " +
-            std::to_string(cfg.workers) + " workers");
-  return data;
 }
 
 // Median wall time of a few gradient computations: the virtual clock's
@@ -131,26 +106,16 @@ run_result train(const job_config& cfg_in) {
     return true;
   }();
   (void) malloc_tuned;
-  job_config cfg = cfg_in;
-  if (cfg.epochs == 0 && cfg.max_time_s == 0) {
-    if (cfg.target_accuracy > 0) {
-      cfg.stop_at_target = true;
-      cfg.epochs = target_only_epoch_cap;  // a target never reached must still end the run
-    } else {
-      cfg.epochs = 1;
-    }
-  }
-  auto stragglers = straggler_plan::parse(cfg.straggler);
-  auto data = load_data(cfg);
+  job_config cfg = with_limits(cfg_in);
+  auto data = load_job_data(cfg);
   auto train_set = std::make_shared<const dataset>(std::move(data.train));
   auto test_set = std::make_shared<const dataset>(std::move(data.test));
   set_torch_threads(1);  // parallelism comes from workers, one core each
-  auto m = make_model(cfg.model);
-  auto initial = m->initial_weights(cfg.seed);
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
   double iter_cost_ms = cfg.iter_cost_ms;
   if (virtual_clock && iter_cost_ms == 0) {
-    iter_cost_ms = measure_iter_cost_ms(*m, initial, *train_set, cfg.batch);
+    auto m = make_model(cfg.model);
+    iter_cost_ms = measure_iter_cost_ms(*m, m->initial_weights(cfg.seed), *train_set, cfg.batch);
     if (cfg.progress)
       std::fprintf(stderr,
                    "[%s] virtual clock: one iteration measured at %.4f ms; pass --iter-cost %.4f "
@@ -180,54 +145,19 @@ run_result train(const job_config& cfg_in) {
   auto timeout = virtual_clock ? caf::duration{caf::infinite}
                                : caf::duration{seconds(cfg.request_timeout_s)};
 
-  auto tracer = spawn_tracer(sys);
-  ps_config ps_cfg{std::move(initial), cfg.lr,     cfg.momentum,          cfg.weight_decay,
-                   cfg.workers,        tracer,     origin,                cfg.ps_bandwidth,
-                   cfg.latency_ms * 1e-3};
-  auto ps = spawn_parameter_server(sys, std::move(ps_cfg));
-  auto co_cfg = std::make_shared<coordinator_config>();
-  co_cfg->protocol_name = cfg.protocol;
-  co_cfg->proto = make_protocol(cfg.protocol, cfg.protocol_opts);
-  co_cfg->workers = cfg.workers;
-  co_cfg->batch = cfg.batch;
-  auto epoch = static_cast<double>(train_set->size);
-  co_cfg->sample_budget = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(cfg.epochs * epoch)));
-  co_cfg->max_time_s = cfg.max_time_s;
-  co_cfg->target_accuracy = cfg.target_accuracy;
-  co_cfg->stop_at_target = cfg.stop_at_target;
-  co_cfg->eval_every_samples = static_cast<uint64_t>(std::llround(cfg.eval_every * epoch));
-  co_cfg->total_samples_hint = co_cfg->sample_budget;
-  co_cfg->progress = cfg.progress;
-  co_cfg->ps = ps;
-  co_cfg->tracer = tracer;
-  co_cfg->driver = driver;
-  co_cfg->origin = origin;
-  co_cfg->request_timeout = timeout;
-  auto coordinator = spawn_coordinator(sys, co_cfg);
-  auto evaluator = spawn_evaluator(sys, {test_set, cfg.model, 0, coordinator, !virtual_clock});
-  std::vector<caf::actor> workers;
-  for (int i = 0; i < cfg.workers; ++i) {
-    worker_config w;
-    w.id = i;
-    w.workers = cfg.workers;
-    w.train = train_set;
-    w.model = cfg.model;
-    w.batch = cfg.batch;
-    w.lr = cfg.lr;
-    w.seed = cfg.seed;
-    w.virtual_clock = virtual_clock;
-    w.iter_cost_s = iter_cost_ms * 1e-3;
-    w.stragglers = stragglers;
-    w.ps = ps;
-    w.tracer = tracer;
-    w.origin = origin;
-    w.request_timeout = timeout;
-    if (i == cfg.fail_worker)
-      w.fail_at_iter = cfg.fail_at_iter;
-    workers.push_back(spawn_worker(sys, std::move(w)));
-  }
-  driver->monitor(coordinator);
-  caf::anon_send(coordinator, start_atom::value, workers, evaluator);
+  core_options opts;
+  opts.driver = caf::actor_cast<driver_actor>(driver.ptr());
+  opts.origin = origin;
+  opts.request_timeout = timeout;
+  opts.progress = cfg.progress;
+  opts.detached_evaluator = !virtual_clock;
+  auto core = spawn_job_core(sys, cfg, train_set->size, test_set, opts);
+  std::vector<worker_actor> workers;
+  for (int i = 0; i < cfg.workers; ++i)
+    workers.push_back(spawn_worker(
+      sys, worker_for(cfg, i, iter_cost_ms, train_set, core.ps, core.tracer, origin, timeout)));
+  driver->monitor(core.coordinator);
+  caf::anon_send(core.coordinator, start_atom::value, workers, core.evaluator);
 
   auto drain = [&] {  // virtual clock: run every message; when none is left, jump to the next timer
     if (!virtual_clock)
@@ -238,7 +168,7 @@ run_result train(const job_config& cfg_in) {
     } while (sched.trigger_timeout());
   };
   drain();
-  run_result result;
+  run_outcome outcome;
   std::string failure;
   bool finished = false;
   auto limit = virtual_clock ? std::chrono::seconds(0)
@@ -246,9 +176,8 @@ run_result train(const job_config& cfg_in) {
                                                       ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
                                                       : 7 * 24 * 3600);
   driver->receive(
-    [&](done_atom, std::vector<trace_event>& events, std::vector<std::string>& failures) {
-      result.trace = std::move(events);
-      result.failures = std::move(failures);
+    [&](done_atom, run_outcome& o) {
+      outcome = std::move(o);
       finished = true;
     },
     [&](caf::down_msg& dm) { failure = "the coordinator stopped: " + sys.render(dm.reason); },
@@ -257,16 +186,28 @@ run_result train(const job_config& cfg_in) {
     // Stop every actor before the actor system (whose destructor waits for them) goes.
     for (auto& a : workers)
       driver->send_exit(a, caf::exit_reason::user_shutdown);
-    for (auto& a : {coordinator, ps, evaluator, tracer})
-      driver->send_exit(a, caf::exit_reason::user_shutdown);
+    driver->send_exit(core.coordinator, caf::exit_reason::user_shutdown);
+    driver->send_exit(core.ps, caf::exit_reason::user_shutdown);
+    driver->send_exit(core.evaluator, caf::exit_reason::user_shutdown);
+    driver->send_exit(core.tracer, caf::exit_reason::user_shutdown);
     drain();
     throw std::runtime_error("the run failed: " +
                              (failure.empty() ? std::string("it ended without a result") : failure));
   }
-  result.summary = summarize(cfg, iter_cost_ms, result.trace);
+  auto result = make_result(cfg, iter_cost_ms, std::move(outcome));
   if (!cfg.out_dir.empty())
     write_run(cfg.out_dir, result);
   return result;
+}
+
+run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome outcome) {
+  run_result r;
+  r.summary = summarize(cfg, iter_cost_ms, outcome.trace, outcome.losses);
+  r.trace = std::move(outcome.trace);
+  for (auto& l : outcome.losses)
+    r.failures.push_back("worker " + std::to_string(l.worker) + " lost: " + l.reason);
+  r.final_model = std::move(outcome.final_model);
+  return r;
 }
 
 void write_run(const std::string& dir, const run_result& r) {

@@ -11,20 +11,13 @@
 #include "runtime/job_config.hpp"
 #include "runtime/summary.hpp"
 
-#include <stdexcept>
-
 namespace syncpoint {
-
-/// Bad configuration or input (unknown protocol, malformed straggler spec,
-/// missing data file, ...). The message says what is wrong.
-struct config_error : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
 
 struct run_result {
   run_summary summary;
   std::vector<trace_event> trace;
   std::vector<std::string> failures;  // one line per lost worker, with the reason
+  weights final_model;                // the PS's model at the end
 };
 
 /// Runs the job to completion on the configured clock. Writes trace.jsonl and
@@ -36,5 +29,8 @@ void validate(const job_config& cfg);
 
 /// Writes `r` as DIR/trace.jsonl and DIR/summary.json (creating DIR).
 void write_run(const std::string& dir, const run_result& r);
+
+/// Builds the result of a finished run from the coordinator's outcome.
+run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome outcome);
 
 }  // namespace syncpoint

@@ -5,11 +5,22 @@
 #include "protocols/protocol.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace syncpoint {
 
-enum class clock_kind { real, virtual_time };
+/// Bad configuration or input (unknown protocol, malformed straggler spec,
+/// missing data file, ...). The message says what is wrong.
+struct config_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+enum class clock_kind : uint8_t { real, virtual_time };
+
+inline std::string to_string(clock_kind c) {
+  return c == clock_kind::real ? "real" : "virtual";
+}
 
 inline constexpr double target_only_epoch_cap = 100;
 
@@ -57,5 +68,22 @@ struct job_config {
   std::string out_dir;  // empty: write nothing
   bool progress = true; // progress lines on stderr
 };
+
+// A job travels from `syncpoint submit` to the head, and a worker's part of it
+// from the head to a node, so both are inspectable.
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, protocol_options& x) {
+  return f(caf::meta::type_name("protocol_options"), x.staleness, x.lookahead, x.zipline_variant,
+           x.interval_window, x.params);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_config& x) {
+  return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model,
+           x.dataset, x.data_dir, x.train_limit, x.test_limit, x.epochs, x.max_time_s,
+           x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.batch, x.seed,
+           x.clock, x.straggler, x.iter_cost_ms, x.ps_bandwidth, x.latency_ms, x.eval_every,
+           x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.out_dir, x.progress);
+}
 
 }  // namespace syncpoint

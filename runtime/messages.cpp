@@ -1,5 +1,7 @@
 #include "runtime/messages.hpp"
 
+#include "runtime/interfaces.hpp"
+
 namespace syncpoint {
 
 namespace {
@@ -11,6 +13,8 @@ std::string to_string(sp_error code) {
     case sp_error::wrong_size: return "wrong_size";
     case sp_error::non_finite: return "non_finite";
     case sp_error::unknown_worker: return "unknown_worker";
+    case sp_error::not_a_member: return "not_a_member";
+    case sp_error::bad_input: return "bad_input";
   }
   return "unknown";
 }
@@ -28,14 +32,29 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<trace_event>("trace_event");
   cfg.add_message_type<std::vector<trace_event>>("std::vector<trace_event>");
   cfg.add_message_type<eval_result>("eval_result");
+  cfg.add_message_type<worker_loss>("worker_loss");
+  cfg.add_message_type<std::vector<worker_loss>>("std::vector<worker_loss>");
+  cfg.add_message_type<progress_report>("progress_report");
+  cfg.add_message_type<run_outcome>("run_outcome");
   cfg.add_message_type<std::vector<float>>("std::vector<float>");
   cfg.add_message_type<std::vector<std::string>>("std::vector<std::string>");
+  register_interfaces(cfg);
   cfg.add_error_category(category, [](uint8_t code, caf::atom_value, const caf::message& ctx) {
     std::string out = "syncpoint." + to_string(static_cast<sp_error>(code));
     if (ctx.match_element<std::string>(0))
       out += ": " + ctx.get_as<std::string>(0);
     return out;
   });
+}
+
+void register_interfaces(caf::actor_system_config& cfg) {
+  cfg.add_message_type<tracer_actor>("tracer_actor");
+  cfg.add_message_type<worker_actor>("worker_actor");
+  cfg.add_message_type<std::vector<worker_actor>>("std::vector<worker_actor>");
+  cfg.add_message_type<evaluator_actor>("evaluator_actor");
+  cfg.add_message_type<driver_actor>("driver_actor");
+  cfg.add_message_type<coordinator_actor>("coordinator_actor");
+  cfg.add_message_type<ps_actor>("ps_actor");
 }
 
 }  // namespace syncpoint

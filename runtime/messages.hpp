@@ -44,6 +44,8 @@ using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;
 using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;
 using link_atom = caf::atom_constant<caf::atom("sp_link")>;
 using publish_atom = caf::atom_constant<caf::atom("sp_publish")>;
+using final_atom = caf::atom_constant<caf::atom("sp_final")>;
+using progress_atom = caf::atom_constant<caf::atom("sp_progr")>;
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last
@@ -116,10 +118,42 @@ struct eval_result {
   double accuracy = 0;
 };
 
+/// A worker that left the run before its end, and why.
+struct worker_loss {
+  worker_id worker = 0;
+  nanos t = 0;
+  std::string reason;
+};
+
+/// Coordinator -> whoever follows the run: one progress line (as printed on
+/// a terminal) with the figures behind it.
+struct progress_report {
+  std::string line;
+  uint64_t samples = 0;
+  double fraction = 0;    // of the sample budget
+  double accuracy = -1;   // last evaluation (< 0: none yet)
+};
+
+/// Coordinator -> driver at the end of a run.
+struct run_outcome {
+  std::vector<trace_event> trace;
+  std::vector<worker_loss> losses;
+  weights final_model;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_loss& x) {
+  return f(caf::meta::type_name("worker_loss"), x.worker, x.t, x.reason);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
+  return f(caf::meta::type_name("progress_report"), x.line, x.samples, x.fraction, x.accuracy);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, gradient_push& x) {
   return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version,
-           x.samples, x.grad);
+           x.samples, float_block{x.grad});
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_info& x) {
@@ -151,6 +185,11 @@ typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
            x.accuracy);
 }
 
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_outcome& x) {
+  return f(caf::meta::type_name("run_outcome"), x.trace, x.losses, x.final_model);
+}
+
 // -- errors ---------------------------------------------------------------------
 
 /// Errors that actors send back as error replies (category "syncpoint").
@@ -158,12 +197,15 @@ enum class sp_error : uint8_t {
   wrong_size = 1,  // a push whose gradient length differs from the model's
   non_finite,      // a push containing NaN or Inf
   unknown_worker,  // a push from an id outside 0..n-1
+  not_a_member,    // a request from an actor that is not part of the job
+  bad_input,       // a request naming something that does not exist or cannot be
 };
 caf::error make_error(sp_error code, std::string what);
 std::string to_string(sp_error code);
 
 /// Registers every type above (and the containers that travel) with `cfg`,
-/// plus the renderer of the "syncpoint" error category.
+/// the actor handles of runtime/interfaces.hpp, and the renderer of the
+/// "syncpoint" error category.
 void register_messages(caf::actor_system_config& cfg);
 
 }  // namespace syncpoint

@@ -4,6 +4,8 @@
 // still held elsewhere. Across nodes it is serialized as a plain float array.
 #pragma once
 
+#include "runtime/float_block.hpp"
+
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/none.hpp>
@@ -36,8 +38,9 @@ class shared_floats {
 template <class Inspector>
 typename std::enable_if<Inspector::reads_state, typename Inspector::result_type>::type
 inspect(Inspector& f, shared_floats& x) {
-  auto copy = x.vec();
-  return f(caf::meta::type_name("shared_floats"), copy);
+  // Serializing only reads the block, so the shared buffer is not copied first.
+  return f(caf::meta::type_name("shared_floats"),
+           float_block{const_cast<std::vector<float>&>(x.vec())});
 }
 
 template <class Inspector>
@@ -48,7 +51,7 @@ inspect(Inspector& f, shared_floats& x) {
     x = shared_floats(std::move(tmp));
     return caf::none;
   });
-  return f(caf::meta::type_name("shared_floats"), tmp, done);
+  return f(caf::meta::type_name("shared_floats"), float_block{tmp}, done);
 }
 
 }  // namespace syncpoint

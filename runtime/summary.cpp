@@ -8,8 +8,11 @@
 namespace syncpoint {
 
 run_summary summarize(const job_config& cfg, double iter_cost_ms,
-                      const std::vector<trace_event>& trace) {
+                      const std::vector<trace_event>& trace,
+                      const std::vector<worker_loss>& losses) {
   run_summary s;
+  for (auto& l : losses)
+    s.losses.push_back({l.worker, to_seconds(l.t), l.reason});
   s.protocol = cfg.protocol;
   s.model = cfg.model;
   s.workers = cfg.workers;
@@ -96,6 +99,13 @@ std::string to_json(const run_summary& s) {
                .done();
   }
   evals += "]";
+  std::string losses = "[";
+  for (auto& l : s.losses) {
+    if (losses.size() > 1)
+      losses += ", ";
+    losses += object().add("worker", l.worker).add("t_s", l.t_s).add("reason", l.reason).done();
+  }
+  losses += "]";
   return object()
            .add("protocol", s.protocol)
            .add("model", s.model)
@@ -116,6 +126,7 @@ std::string to_json(const run_summary& s) {
            .add("barriers", static_cast<unsigned long long>(s.barriers))
            .add("rejected_pushes", static_cast<unsigned long long>(s.rejected))
            .add("lost_workers", static_cast<unsigned long long>(s.lost))
+           .raw("losses", losses)
            .raw("per_worker", workers)
            .raw("evals", evals)
            .done();

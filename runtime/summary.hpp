@@ -25,6 +25,12 @@ struct eval_point {
   double accuracy = 0;
 };
 
+struct loss_point {
+  int worker = 0;
+  double t_s = 0;
+  std::string reason;
+};
+
 struct run_summary {
   std::string protocol;
   std::string model;
@@ -47,10 +53,12 @@ struct run_summary {
   uint64_t lost = 0;
   std::vector<worker_summary> per_worker;
   std::vector<eval_point> evals;
+  std::vector<loss_point> losses;  // each lost worker, when and why
 };
 
 run_summary summarize(const job_config& cfg, double iter_cost_ms,
-                      const std::vector<trace_event>& trace);
+                      const std::vector<trace_event>& trace,
+                      const std::vector<worker_loss>& losses = {});
 
 std::string to_json(const run_summary& s);
 /// One line of trace.jsonl (no newline).

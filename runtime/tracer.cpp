@@ -11,7 +11,7 @@ struct tracer_state {
   static inline const char* name = "tracer";
 };
 
-caf::behavior tracer(caf::stateful_actor<tracer_state>* self) {
+tracer_actor::behavior_type tracer(tracer_actor::stateful_pointer<tracer_state> self) {
   return {
     [=](trace_atom, trace_event& ev) { self->state.events.push_back(std::move(ev)); },
     [=](collect_atom) {
@@ -26,7 +26,7 @@ caf::behavior tracer(caf::stateful_actor<tracer_state>* self) {
 
 }  // namespace
 
-caf::actor spawn_tracer(caf::actor_system& sys) {
+tracer_actor spawn_tracer(caf::actor_system& sys) {
   return sys.spawn(tracer);
 }
 

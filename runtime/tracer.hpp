@@ -3,10 +3,10 @@
 //   (collect_atom) -> std::vector<trace_event>, ordered by start time, then arrival
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "runtime/interfaces.hpp"
 
 namespace syncpoint {
 
-caf::actor spawn_tracer(caf::actor_system& sys);
+tracer_actor spawn_tracer(caf::actor_system& sys);
 
 }  // namespace syncpoint

@@ -16,14 +16,14 @@ struct fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::unique_ptr<caf::scoped_actor> self;
-  caf::actor ps;
+  ps_actor ps;
 
   explicit fixture(int workers = 2, double momentum = 0.5, double wd = 0.1) {
     register_messages(cfg);
     sys = std::make_unique<caf::actor_system>(cfg);
     self = std::make_unique<caf::scoped_actor>(*sys);
     ps = spawn_parameter_server(*sys, ps_config{{1.0f, 2.0f, 3.0f}, 0.1, momentum, wd, workers,
-                                                caf::actor{}, sys->clock().now()});
+                                                tracer_actor{}, sys->clock().now()});
   }
   ~fixture() { (*self)->send_exit(ps, caf::exit_reason::user_shutdown); }
 
@@ -165,4 +165,45 @@ TEST_CASE("ps: gated mode applies every push at 1/n but pulls see only the publi
                   [&](caf::error& e) { FAIL("pull failed: " << f.sys->render(e)); });
   CHECK(after.version == 3);  // three applications, each 0.1 * 1/2 * g
   check_close(after.values.vec(), {1 - 0.3, 2, 3 + 0.3});
+}
+
+TEST_CASE("ps: once attached, only the job's workers push and pull, only its coordinator controls") {
+  fixture f(2, 0.0, 0.0);
+  caf::scoped_actor member{*f.sys};
+  caf::scoped_actor stranger{*f.sys};
+  auto coordinator = caf::actor_cast<coordinator_actor>(f.self->ptr());
+  std::vector<worker_actor> workers{caf::actor_cast<worker_actor>(member.ptr()),
+                                    caf::actor_cast<worker_actor>(stranger.ptr())};
+  workers[1] = caf::actor_cast<worker_actor>(f.self->ptr());  // worker 1 is someone else
+  (*f.self)->send(f.ps, attach_atom::value, coordinator, workers);
+  auto refused = [&](auto& who, gradient_push g) {
+    caf::error result;
+    who->request(f.ps, 5s, push_atom::value, std::move(g))
+      .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
+    return result;
+  };
+  // A stranger pushing as worker 0, and worker 0 (the member) pushing as worker 1.
+  auto e1 = refused(stranger, gradient_push{0, 1, 0, 8, {1, 1, 1}});
+  CHECK(e1.code() == static_cast<uint8_t>(sp_error::not_a_member));
+  CHECK(f.sys->render(e1).find("not worker 0 of this job") != std::string::npos);
+  auto e2 = refused(member, gradient_push{1, 1, 0, 8, {1, 1, 1}});
+  CHECK(e2.code() == static_cast<uint8_t>(sp_error::not_a_member));
+  stranger->request(f.ps, 5s, pull_atom::value, uint64_t{0})
+    .receive([&](weights&) { FAIL("a stranger pulled the model"); },
+             [&](caf::error& e) { CHECK(e.code() == static_cast<uint8_t>(sp_error::not_a_member)); });
+  // Control messages from a stranger change nothing: the commit makes no version.
+  stranger->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
+  stranger->send(f.ps, commit_atom::value);
+  stranger->request(f.ps, 5s, final_atom::value)
+    .receive([&](weights&) { FAIL("a stranger read the final model"); },
+             [&](caf::error& e) { CHECK(e.code() == static_cast<uint8_t>(sp_error::not_a_member)); });
+  member->request(f.ps, 5s, pull_atom::value, uint64_t{0})
+    .receive([&](weights& w) {
+      CHECK(w.version == 0);
+      check_close(w.values.vec(), {1, 2, 3});
+    }, [&](caf::error& e) { FAIL("the member's pull failed: " << f.sys->render(e)); });
+  // The real coordinator still controls it.
+  (*f.self)->request(f.ps, 5s, final_atom::value)
+    .receive([&](weights& w) { CHECK(w.version == 0); },
+             [&](caf::error& e) { FAIL("the coordinator's read failed: " << f.sys->render(e)); });
 }

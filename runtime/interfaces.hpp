@@ -1,0 +1,61 @@
+// The typed interfaces of the actors of one job. The compiler checks every
+// message sent to them, and CAF checks them again when a handle is looked up
+// across nodes (remote_actor<T>), so a peer built from another message schema
+// is refused. The cluster's own interfaces (head, node) are in
+// runtime/cluster/interfaces.hpp.
+//
+// Who talks to whom:
+//   worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
+//                               pull -> weights
+//   PS          -> coordinator  pushed -> proceed
+//   coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final
+//   coordinator -> worker       proceed (the start of the run)
+//   PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
+//   everyone    -> tracer       trace;     coordinator -> tracer     collect
+//   coordinator -> driver       progress, done (the driver is whoever runs the job)
+#pragma once
+
+#include "runtime/messages.hpp"
+
+namespace syncpoint {
+
+using tracer_actor = caf::typed_actor<
+  caf::reacts_to<trace_atom, trace_event>,
+  caf::replies_to<collect_atom>::with<std::vector<trace_event>>>;
+
+using worker_actor = caf::typed_actor<
+  caf::reacts_to<proceed>,          // the start of the run
+  caf::reacts_to<computed_atom>>;   // (to itself) the charged compute time is over
+
+using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
+
+/// Receives the coordinator's progress reports and the run's outcome.
+using driver_actor = caf::typed_actor<
+  caf::reacts_to<progress_atom, progress_report>,
+  caf::reacts_to<done_atom, run_outcome>>;
+
+using coordinator_actor = caf::typed_actor<
+  caf::reacts_to<start_atom, std::vector<worker_actor>, evaluator_actor>,
+  caf::replies_to<pushed_atom, push_info>::with<proceed>,
+  caf::reacts_to<eval_atom, eval_result>,
+  caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
+  caf::reacts_to<stop_atom, std::string>>;        // end the run early, with a reason
+
+using ps_actor = caf::typed_actor<
+  caf::replies_to<push_atom, gradient_push>::with<proceed>,
+  caf::replies_to<pull_atom, uint64_t>::with<weights>,
+  caf::reacts_to<link_atom, uint64_t>,            // (to itself) a transfer crossed the link
+  caf::reacts_to<attach_atom, coordinator_actor, std::vector<worker_actor>>,
+  caf::reacts_to<mode_atom, uint8_t>,
+  caf::reacts_to<publish_atom>,
+  caf::reacts_to<commit_atom>,
+  caf::reacts_to<flush_atom>,
+  caf::reacts_to<stop_atom>,
+  caf::reacts_to<weights_atom, std::vector<float>>,
+  caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool>,
+  caf::replies_to<final_atom>::with<weights>>;
+
+/// Registers the handle types above, so that they may travel in messages.
+void register_interfaces(caf::actor_system_config& cfg);
+
+}  // namespace syncpoint

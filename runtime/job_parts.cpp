@@ -1,0 +1,102 @@
+#include "runtime/job_parts.hpp"
+
+#include "actors/coordinator.hpp"
+#include "actors/evaluator.hpp"
+#include "actors/parameter_server.hpp"
+#include "runtime/tracer.hpp"
+
+#include <cmath>
+
+namespace syncpoint {
+
+job_config with_limits(const job_config& in) {
+  job_config cfg = in;
+  if (cfg.epochs == 0 && cfg.max_time_s == 0) {
+    if (cfg.target_accuracy > 0) {
+      cfg.stop_at_target = true;
+      cfg.epochs = target_only_epoch_cap;  // a target never reached must still end the run
+    } else {
+      cfg.epochs = 1;
+    }
+  }
+  return cfg;
+}
+
+train_test load_job_data(const job_config& cfg) {
+  train_test data;
+  try {
+    if (cfg.dataset == "fashion-mnist")
+      data = load_fashion_mnist(cfg.data_dir);
+    else if (cfg.dataset == "synthetic")
+      data = make_synthetic(cfg.train_limit > 0 ? cfg.train_limit : 6000,
+                            cfg.test_limit > 0 ? cfg.test_limit : 1000, cfg.seed);
+    else
+      throw config_error("unknown dataset '" + cfg.dataset + "' (valid: fashion-mnist, synthetic)");
+  } catch (const data_error& e) {
+    throw config_error(e.what());
+  }
+  data.train.truncate(cfg.train_limit);
+  data.test.truncate(cfg.test_limit);
+  if (data.train.size < cfg.workers)
+    throw config_error("the training set has " + std::to_string(data.train.size) + " examples for " +
+                       std::to_string(cfg.workers) + " workers");
+  return data;
+}
+
+job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
+                        std::shared_ptr<const dataset> test, const core_options& opts) {
+  job_core core;
+  core.tracer = spawn_tracer(sys);
+  auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
+  core.ps = spawn_parameter_server(
+    sys, ps_config{std::move(initial), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, core.tracer,
+                   opts.origin, cfg.ps_bandwidth, cfg.latency_ms * 1e-3});
+  auto co = std::make_shared<coordinator_config>();
+  co->protocol_name = cfg.protocol;
+  co->proto = make_protocol(cfg.protocol, cfg.protocol_opts);
+  co->workers = cfg.workers;
+  co->batch = cfg.batch;
+  auto epoch = static_cast<double>(train_size);
+  co->sample_budget = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(cfg.epochs * epoch)));
+  co->max_time_s = cfg.max_time_s;
+  co->target_accuracy = cfg.target_accuracy;
+  co->stop_at_target = cfg.stop_at_target;
+  co->eval_every_samples = static_cast<uint64_t>(std::llround(cfg.eval_every * epoch));
+  co->total_samples_hint = co->sample_budget;
+  co->progress = opts.progress;
+  co->report_progress = opts.report_progress;
+  co->ps = core.ps;
+  co->tracer = core.tracer;
+  co->driver = opts.driver;
+  co->origin = opts.origin;
+  co->request_timeout = opts.request_timeout;
+  core.coordinator = spawn_coordinator(sys, co);
+  core.evaluator =
+    spawn_evaluator(sys, {std::move(test), cfg.model, 0, core.coordinator, opts.detached_evaluator});
+  return core;
+}
+
+worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
+                         std::shared_ptr<const dataset> train, ps_actor ps, tracer_actor tracer,
+                         time_point origin, caf::duration request_timeout) {
+  worker_config w;
+  w.id = id;
+  w.workers = cfg.workers;
+  w.train = std::move(train);
+  w.model = cfg.model;
+  w.batch = cfg.batch;
+  w.lr = cfg.lr;
+  w.seed = cfg.seed;
+  w.virtual_clock = cfg.clock == clock_kind::virtual_time;
+  w.iter_cost_s = iter_cost_ms * 1e-3;
+  w.stragglers = straggler_plan::parse(cfg.straggler);
+  w.ps = std::move(ps);
+  w.tracer = std::move(tracer);
+  w.origin = origin;
+  w.request_timeout = request_timeout;
+  if (id == cfg.fail_worker)
+    w.fail_at_iter = cfg.fail_at_iter;
+  return w;
+}
+
+}  // namespace syncpoint

@@ -1,0 +1,52 @@
+// The pieces both job runners assemble: the one-process runner (job.cpp) and
+// the cluster's head (runtime/cluster/). The PS side of a job (tracer, PS,
+// coordinator, evaluator) lives in one actor system; workers may live in any.
+#pragma once
+
+#include "actors/worker.hpp"
+#include "models/dataset.hpp"
+#include "runtime/interfaces.hpp"
+#include "runtime/job_config.hpp"
+
+#include <memory>
+
+namespace syncpoint {
+
+/// `cfg` with its implicit limits made explicit (no limit: 1 epoch; a target
+/// alone: stop at it, capped at target_only_epoch_cap epochs).
+job_config with_limits(const job_config& cfg);
+
+/// The data set `cfg` names, from cfg.data_dir (Fashion-MNIST) or generated
+/// (synthetic), truncated to the limits. Every node that loads it with the same
+/// cfg gets the same examples. Throws config_error naming what is wrong.
+train_test load_job_data(const job_config& cfg);
+
+/// The actors that stay with the PS.
+struct job_core {
+  tracer_actor tracer;
+  ps_actor ps;
+  coordinator_actor coordinator;
+  evaluator_actor evaluator;
+};
+
+struct core_options {
+  driver_actor driver;              // receives progress (if reported) and the outcome
+  time_point origin;                // time 0 of the run
+  caf::duration request_timeout = caf::infinite;
+  bool progress = false;            // coordinator prints progress on stderr
+  bool report_progress = false;     // ... or sends it to the driver
+  bool detached_evaluator = false;  // real clock: evaluate on a thread of its own
+};
+
+/// Spawns tracer, PS (with the model's initial weights), coordinator and
+/// evaluator for `cfg` (limits already explicit). Start the run with
+/// (start_atom, workers, evaluator) to the coordinator.
+job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
+                        std::shared_ptr<const dataset> test, const core_options& opts);
+
+/// Worker `id` of `cfg`, on `train` (the full training set: it takes its own shard).
+worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
+                         std::shared_ptr<const dataset> train, ps_actor ps, tracer_actor tracer,
+                         time_point origin, caf::duration request_timeout);
+
+}  // namespace syncpoint

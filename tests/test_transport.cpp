@@ -1,0 +1,104 @@
+// What crosses nodes: float arrays as one block of bytes, every message type
+// round-trips through CAF's binary serialization, a corrupt length is refused.
+#include "runtime/job_config.hpp"
+#include "runtime/messages.hpp"
+
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+using namespace syncpoint;
+
+namespace {
+
+struct fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  fixture() {
+    register_messages(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+
+  template <class T>
+  std::vector<char> save(T& x) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{*sys, buf};
+    auto err = sink(x);
+    REQUIRE(!err);
+    return buf;
+  }
+
+  template <class T>
+  caf::error load(const std::vector<char>& buf, T& x) {
+    caf::binary_deserializer source{*sys, buf};
+    return source(x);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("transport: a gradient is one block of bytes, not one field per float") {
+  fixture f;
+  std::vector<float> grad(250000);
+  for (size_t i = 0; i < grad.size(); ++i)
+    grad[i] = static_cast<float>(i) * 0.5f - 3.0f;
+  gradient_push g{3, 17, 5, 64, grad};
+  auto buf = f.save(g);
+  // Four header fields (4+8+8+4 bytes), a length, then exactly the floats' bytes.
+  REQUIRE(buf.size() >= grad.size() * sizeof(float));
+  CHECK(buf.size() <= grad.size() * sizeof(float) + 40);
+  CHECK(std::memcmp(buf.data() + buf.size() - grad.size() * sizeof(float), grad.data(),
+                    grad.size() * sizeof(float)) == 0);
+  gradient_push back;
+  REQUIRE(!f.load(buf, back));
+  CHECK(back.worker == 3);
+  CHECK(back.iter == 17);
+  CHECK(back.base_version == 5);
+  CHECK(back.samples == 64);
+  CHECK(back.grad == grad);
+}
+
+TEST_CASE("transport: weights keep their values and version; a job config round-trips") {
+  fixture f;
+  weights w{42, shared_floats(std::vector<float>{1.5f, -2.0f, 3.25f})};
+  auto buf = f.save(w);
+  weights back;
+  REQUIRE(!f.load(buf, back));
+  CHECK(back.version == 42);
+  CHECK(back.values == w.values);
+
+  job_config cfg;
+  cfg.protocol = "ssp";
+  cfg.protocol_opts.staleness = 7;
+  cfg.protocol_opts.params["k"] = 2.5;
+  cfg.straggler = "1:x3";
+  cfg.clock = clock_kind::real;
+  cfg.fail_worker = 2;
+  auto cbuf = f.save(cfg);
+  job_config cback;
+  REQUIRE(!f.load(cbuf, cback));
+  CHECK(cback.protocol == "ssp");
+  CHECK(cback.protocol_opts.staleness == 7);
+  CHECK(cback.protocol_opts.params.at("k") == 2.5);
+  CHECK(cback.straggler == "1:x3");
+  CHECK(cback.clock == clock_kind::real);
+  CHECK(cback.fail_worker == 2);
+}
+
+TEST_CASE("transport: a truncated buffer or an absurd length is an error, not a crash") {
+  fixture f;
+  gradient_push g{0, 1, 0, 8, std::vector<float>(1000, 1.0f)};
+  auto buf = f.save(g);
+  gradient_push back;
+  auto cut = std::vector<char>(buf.begin(), buf.begin() + static_cast<long>(buf.size() / 2));
+  CHECK(f.load(cut, back));
+  // Overwrite the length field (right before the floats) with 2^40 floats.
+  auto at = buf.size() - 1000 * sizeof(float) - sizeof(uint64_t);
+  uint64_t huge = uint64_t{1} << 40;
+  std::memcpy(buf.data() + at, &huge, sizeof huge);
+  gradient_push bad;
+  CHECK(f.load(buf, bad));
+}
