@@ -124,4 +124,24 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs)
   html << "</svg></body></html>\n";
 }
 
+void print_summary(const run_summary& s) {
+  std::printf("protocol %s: %d workers, %s clock, run time %.2f s, %llu samples (%.1f/s)\n",
+              s.protocol.c_str(), s.workers, s.clock.c_str(), s.run_time_s,
+              static_cast<unsigned long long>(s.samples), s.samples_per_s);
+  std::printf("  final accuracy %.4f", s.final_accuracy);
+  if (s.target_accuracy > 0) {
+    if (s.time_to_target_s >= 0)
+      std::printf(", reached %.3f at %.2f s", s.target_accuracy, s.time_to_target_s);
+    else
+      std::printf(", target %.3f not reached", s.target_accuracy);
+  }
+  std::printf("\n  mean compute ratio %.3f, staleness mean %.2f max %llu, barriers %llu\n",
+              s.mean_compute_ratio, s.staleness_mean, static_cast<unsigned long long>(s.staleness_max),
+              static_cast<unsigned long long>(s.barriers));
+  for (auto& w : s.per_worker)
+    std::printf("  worker %d: %llu iterations, compute %.2f s, comm %.2f s, wait %.2f s, ratio %.3f\n",
+                w.id, static_cast<unsigned long long>(w.iterations), w.compute_s, w.comm_s, w.wait_s,
+                w.compute_ratio);
+}
+
 }  // namespace syncpoint::cli

@@ -13,6 +13,9 @@ struct compared_run {
   run_summary summary;
 };
 
+/// One run's summary as lines of text (protocol, times, accuracy, per worker).
+void print_summary(const run_summary& s);
+
 /// A fixed-width table: time to target, final accuracy, samples/s, compute ratio, ...
 std::string comparison_table(const std::vector<compared_run>& runs);
 

@@ -3,15 +3,18 @@
 //   syncpoint compare [--protocols bsp,asp,ssp] [same options]   (the default command)
 //   syncpoint protocols
 // Exit status: 0 success, 2 bad arguments or input, 1 a run that failed.
+#include "cli/cluster_cmds.hpp"
 #include "cli/compare.hpp"
 #include "cli/options.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "runtime/job.hpp"
+#include "runtime/model_file.hpp"
 
 #include <cstdio>
 #include <iostream>
 
 using namespace syncpoint;
+using syncpoint::cli::print_summary;
 
 namespace {
 
@@ -22,27 +25,12 @@ constexpr const char* usage =
   "  train      run one training job\n"
   "  protocols  list the registered protocols\n"
   "  zipline    run the ZipLine barrier choice on a CSV matrix or a random instance\n"
+  "cluster (docs/cluster.md):\n"
+  "  head       start a cluster's head: syncpoint head --port P [--host H] [--slots K]\n"
+  "  node       join a head with this machine's slots: syncpoint node --join HOST:P\n"
+  "  submit     run a job on a cluster: syncpoint submit --head HOST:P [train options]\n"
+  "  status     list a cluster's nodes and jobs: syncpoint status --head HOST:P\n"
   "Run 'syncpoint <command> --help' for the options of a command.\n";
-
-void print_summary(const run_summary& s) {
-  std::printf("protocol %s: %d workers, %s clock, run time %.2f s, %llu samples (%.1f/s)\n",
-              s.protocol.c_str(), s.workers, s.clock.c_str(), s.run_time_s,
-              static_cast<unsigned long long>(s.samples), s.samples_per_s);
-  std::printf("  final accuracy %.4f", s.final_accuracy);
-  if (s.target_accuracy > 0) {
-    if (s.time_to_target_s >= 0)
-      std::printf(", reached %.3f at %.2f s", s.target_accuracy, s.time_to_target_s);
-    else
-      std::printf(", target %.3f not reached", s.target_accuracy);
-  }
-  std::printf("\n  mean compute ratio %.3f, staleness mean %.2f max %llu, barriers %llu\n",
-              s.mean_compute_ratio, s.staleness_mean, static_cast<unsigned long long>(s.staleness_max),
-              static_cast<unsigned long long>(s.barriers));
-  for (auto& w : s.per_worker)
-    std::printf("  worker %d: %llu iterations, compute %.2f s, comm %.2f s, wait %.2f s, ratio %.3f\n",
-                w.id, static_cast<unsigned long long>(w.iterations), w.compute_s, w.comm_s, w.wait_s,
-                w.compute_ratio);
-}
 
 std::string label_of(const job_config& cfg) {
   if (cfg.protocol == "ssp")
@@ -70,6 +58,8 @@ int run_train(const std::vector<std::string>& args) {
   if (!opts.job().out_dir.empty())
     std::printf("wrote %s/trace.jsonl and %s/summary.json\n", opts.job().out_dir.c_str(),
                 opts.job().out_dir.c_str());
+  if (!opts.save_model.empty())
+    save_model_file(opts.save_model, r.final_model);
   return 0;
 }
 
@@ -136,6 +126,14 @@ int main(int argc, char** argv) {
       return run_compare(args, defaults);
     if (command == "zipline")
       return cli::run_zipline(args);
+    if (command == "head")
+      return cli::run_head(args);
+    if (command == "node")
+      return cli::run_node(args);
+    if (command == "submit")
+      return cli::run_submit(args);
+    if (command == "status")
+      return cli::run_status(args);
     if (command == "protocols") {
       for (auto& kv : protocol_catalog())
         std::printf("%-12s %s\n", kv.first.c_str(), kv.second.c_str());

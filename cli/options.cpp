@@ -5,8 +5,16 @@
 
 namespace syncpoint::cli {
 
-options::options(bool compare) {
+options::options(command c) {
   opt_group g{custom_options_, "global"};
+  bool compare = c == command::compare;
+  if (c == command::submit) {
+    clock_ = "real";  // a cluster runs on the real clock
+    g.add(head, "head", "HOST:PORT of the head to submit to (required)")
+      .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)");
+  }
+  if (c != command::compare)
+    g.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
   if (compare)
     g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)");
   else
@@ -29,7 +37,8 @@ options::options(bool compare) {
     .add(cfg_.weight_decay, "weight-decay", "weight decay (default 0)")
     .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
     .add(cfg_.seed, "seed", "random seed (default 1)")
-    .add(clock_, "clock", "real or virtual (default virtual)")
+    .add(clock_, "clock", c == command::submit ? "real (virtual time runs in one process: use train)"
+                                                : "real or virtual (default virtual)")
     .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
     .add(cfg_.iter_cost_ms, "iter-cost", "virtual clock: ms per iteration (default: measured once)")
     .add(cfg_.ps_bandwidth, "ps-bandwidth", "bytes/s of the PS link, shared by all transfers (default unlimited)")

@@ -14,7 +14,9 @@ namespace syncpoint::cli {
 
 class options : public cli_config {
  public:
-  explicit options(bool compare);
+  enum class command { train, compare, submit };
+  explicit options(bool compare) : options(compare ? command::compare : command::train) {}
+  explicit options(command c);
 
   /// Parses args (without the program and subcommand names). Returns an
   /// empty string on success, otherwise a message naming the bad argument.
@@ -26,6 +28,8 @@ class options : public cli_config {
   std::string help() const { return custom_options_.help_text(); }
 
   std::vector<std::string> protocols;  // compare only
+  std::string head;                    // submit only: HOST:PORT
+  std::string save_model;              // write the final model here (cereal portable binary)
 
  private:
   job_config cfg_;

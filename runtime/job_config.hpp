@@ -67,6 +67,9 @@ struct job_config {
 
   std::string out_dir;  // empty: write nothing
   bool progress = true; // progress lines on stderr
+
+  // Cluster (syncpoint submit): how workers are placed on nodes, spread or pack.
+  std::string placement = "spread";
 };
 
 // A job travels from `syncpoint submit` to the head, and a worker's part of it
@@ -83,7 +86,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.dataset, x.data_dir, x.train_limit, x.test_limit, x.epochs, x.max_time_s,
            x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.batch, x.seed,
            x.clock, x.straggler, x.iter_cost_ms, x.ps_bandwidth, x.latency_ms, x.eval_every,
-           x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.out_dir, x.progress);
+           x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.out_dir, x.progress, x.placement);
 }
 
 }  // namespace syncpoint

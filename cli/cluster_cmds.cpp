@@ -1,0 +1,292 @@
+#include "cli/cluster_cmds.hpp"
+
+#include "cli/cli_config.hpp"
+#include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/head.hpp"
+#include "runtime/cluster/node.hpp"
+
+#include <caf/io/middleman.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <iostream>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace syncpoint::cli {
+
+using namespace syncpoint::cluster;
+
+signal_catcher::signal_catcher() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+bool signal_catcher::wait(int ms) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  timespec ts{ms / 1000, static_cast<long>(ms % 1000) * 1000000L};
+  return sigtimedwait(&set, nullptr, &ts) > 0;
+}
+
+namespace {
+
+const std::string default_data = "/usr/share/datasets/fashion-mnist";
+
+// Lines from actor threads and the main thread, never interleaved.
+void say(FILE* to, const std::string& line) {
+  static std::mutex m;
+  std::lock_guard<std::mutex> guard{m};
+  std::fprintf(to, "%s\n", line.c_str());
+  std::fflush(to);
+}
+
+// Ends the process at once: a connect that timed out may still block
+// CAF's middleman, whose orderly shutdown would then wait for it.
+[[noreturn]] void leave_now(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0)
+    return "localhost";
+  return buf;
+}
+
+// The options of a cluster command: CAF's own (--middleman.* ...) plus ours.
+struct cluster_options : cli_config {
+  std::string host = "0.0.0.0";
+  int port = -1;
+  int slots = -1;
+  std::string join;
+  std::string name;
+  std::string head;
+  std::string data = default_data;
+
+  caf::config_option_adder global() { return {custom_options_, "global"}; }
+};
+
+// The words of an error made by connect_head (or CAF's rendering of another).
+std::string what(caf::actor_system& sys, const caf::error& err) {
+  if (err.context().match_element<std::string>(0))
+    return err.context().get_as<std::string>(0);
+  return sys.render(err);
+}
+
+int parse(cluster_options& opts, const std::vector<std::string>& args, const char* command) {
+  auto err = opts.parse_args(args);
+  if (!err.empty()) {
+    std::cerr << "syncpoint " << command << ": " << err << "\n";
+    return 2;
+  }
+  return opts.help_printed() ? 0 : -1;
+}
+
+std::string age(int64_t then_ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s ago", static_cast<double>(unix_ms() - then_ms) / 1000.0);
+  return buf;
+}
+
+std::string clock_time(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+int run_head(const std::vector<std::string>& args) {
+  signal_catcher signals;
+  cluster_options opts;
+  opts.global()
+    .add(opts.host, "host", "address to listen on (default 0.0.0.0: every interface)")
+    .add(opts.port, "port", "port to listen on (required; 0 picks a free one)")
+    .add(opts.slots, "slots", "workers the head itself may host (default 0)")
+    .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")");
+  if (int rc = parse(opts, args, "head"); rc >= 0)
+    return rc;
+  if (opts.port < 0 || opts.port > 65535) {
+    std::cerr << "syncpoint head: --port P is required (0..65535; 0 picks a free port)\n";
+    return 2;
+  }
+  if (opts.slots > 4096) {
+    std::cerr << "syncpoint head: --slots must be in 0..4096\n";
+    return 2;
+  }
+  configure_cluster(opts);
+  caf::actor_system sys{opts};
+  auto head = spawn_head(sys, {opts.data, placement::spread,
+                               [](const std::string& line) { say(stderr, "[head] " + line); }});
+  auto port = sys.middleman().publish(head, static_cast<uint16_t>(opts.port), opts.host.c_str(), true);
+  if (!port) {
+    std::cerr << "syncpoint head: cannot listen on " << opts.host << ":" << opts.port << ": "
+              << sys.render(port.error()) << "\n";
+    caf::anon_send_exit(head, caf::exit_reason::user_shutdown);
+    return 2;
+  }
+  auto shown = opts.host == "0.0.0.0" || opts.host.empty() ? hostname() : opts.host;
+  say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port));
+  say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port));
+  node_actor local;
+  if (opts.slots > 0)
+    local = spawn_node(sys, {"head", opts.slots, opts.data, head, std::chrono::seconds(10),
+                             std::chrono::seconds(1), nullptr, nullptr});
+  caf::scoped_actor self{sys};
+  self->monitor(head);
+  bool head_died = false;
+  while (!signals.wait(500)) {
+    self->receive([&](caf::down_msg&) { head_died = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
+    if (head_died) {
+      say(stderr, "syncpoint head: the cluster manager stopped unexpectedly");
+      return 1;
+    }
+  }
+  say(stderr, "[head] stopping: ending running jobs and telling the nodes");
+  self->request(head, std::chrono::seconds(20), shutdown_atom::value)
+    .receive([](bool) {}, [&](caf::error& e) {
+      say(stderr, "[head] not every job ended in time (" + sys.render(e) + ")");
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the leave messages go out
+  self->send_exit(head, caf::exit_reason::user_shutdown);
+  if (local)
+    self->send_exit(local, caf::exit_reason::user_shutdown);
+  say(stderr, "[head] stopped");
+  return 0;
+}
+
+int run_node(const std::vector<std::string>& args) {
+  signal_catcher signals;
+  cluster_options opts;
+  opts.name = hostname() + "-" + std::to_string(getpid());
+  opts.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  opts.global()
+    .add(opts.join, "join", "HOST:PORT of the head (required)")
+    .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
+    .add(opts.slots, "slots", "workers this node may host (default: its cores)")
+    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")");
+  if (int rc = parse(opts, args, "node"); rc >= 0)
+    return rc;
+  auto at = parse_endpoint(opts.join);
+  if (!at) {
+    std::cerr << "syncpoint node: --join expects HOST:PORT, got '" << opts.join << "'\n";
+    return 2;
+  }
+  if (opts.slots < 1 || opts.slots > 4096) {
+    std::cerr << "syncpoint node: --slots must be in 1..4096\n";
+    return 2;
+  }
+  configure_cluster(opts);
+  caf::actor_system sys{opts};
+  auto head = connect_head(sys, *at, std::chrono::seconds(5));
+  if (!head) {
+    say(stderr, "syncpoint node: " + what(sys, head.error()));
+    leave_now(2);
+  }
+  std::atomic<bool> joined{false};
+  auto why = std::make_shared<std::string>();
+  auto why_mutex = std::make_shared<std::mutex>();
+  node_config cfg;
+  cfg.name = opts.name;
+  cfg.slots = opts.slots;
+  cfg.data_dir = opts.data;
+  cfg.head = *head;
+  cfg.register_timeout = std::chrono::seconds(5);
+  cfg.on_joined = [&, at](const std::string& name) {
+    joined = true;
+    say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
+                  std::to_string(opts.slots) + " slots");
+  };
+  cfg.on_leave = [why, why_mutex](const std::string& reason) {
+    std::lock_guard<std::mutex> guard{*why_mutex};
+    *why = reason;
+  };
+  auto node = spawn_node(sys, std::move(cfg));
+  caf::scoped_actor self{sys};
+  self->monitor(node);
+  caf::error ended;
+  bool down = false;
+  while (!down) {
+    if (signals.wait(200)) {
+      self->send_exit(node, caf::exit_reason::user_shutdown);
+      self->receive([&](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
+      say(stderr, "syncpoint node: leaving the cluster");
+      return 0;
+    }
+    self->receive([&](caf::down_msg& dm) { down = true; ended = dm.reason; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  }
+  std::string reason;
+  {
+    std::lock_guard<std::mutex> guard{*why_mutex};
+    reason = *why;
+  }
+  if (!joined) {
+    say(stderr, "syncpoint node: the head refused this node: " + reason);
+    leave_now(2);
+  }
+  say(stderr, "syncpoint node: " + reason);
+  return ended && ended != caf::exit_reason::normal ? 1 : 0;
+}
+
+int run_status(const std::vector<std::string>& args) {
+  cluster_options opts;
+  opts.global().add(opts.head, "head", "HOST:PORT of the head (required)");
+  if (int rc = parse(opts, args, "status"); rc >= 0)
+    return rc;
+  auto at = parse_endpoint(opts.head);
+  if (!at) {
+    std::cerr << "syncpoint status: --head expects HOST:PORT, got '" << opts.head << "'\n";
+    return 2;
+  }
+  configure_cluster(opts);
+  caf::actor_system sys{opts};
+  auto head = connect_head(sys, *at, std::chrono::seconds(5));
+  if (!head) {
+    say(stderr, "syncpoint status: " + what(sys, head.error()));
+    leave_now(2);
+  }
+  caf::scoped_actor self{sys};
+  int rc = 0;
+  self->request(*head, std::chrono::seconds(10), status_atom::value)
+    .receive(
+      [&](cluster_status& s) {
+        std::printf("nodes (%zu):\n", s.nodes.size());
+        std::printf("  %-20s %-22s %5s %5s %5s  %-19s  %s\n", "NAME", "ADDRESS", "SLOTS", "USED",
+                    "FREE", "UP SINCE", "LAST HEARTBEAT");
+        for (auto& n : s.nodes)
+          std::printf("  %-20s %-22s %5d %5d %5d  %-19s  %s\n", n.name.c_str(), n.address.c_str(),
+                      n.slots, n.used, n.slots - n.used, clock_time(n.up_since_ms).c_str(),
+                      age(n.last_heartbeat_ms).c_str());
+        std::printf("jobs (%zu):\n", s.jobs.size());
+        std::printf("  %-4s %-14s %7s %9s %9s  %s\n", "ID", "PROTOCOL", "WORKERS", "PROGRESS",
+                    "ACCURACY", "STATE");
+        for (auto& j : s.jobs) {
+          char acc[16] = "-";
+          if (j.accuracy >= 0)
+            std::snprintf(acc, sizeof acc, "%.4f", j.accuracy);
+          std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %s\n", static_cast<unsigned long long>(j.id),
+                      j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, j.state.c_str());
+        }
+      },
+      [&](caf::error& e) {
+        say(stderr, "syncpoint status: the head did not answer: " + sys.render(e));
+        rc = 1;
+      });
+  std::fflush(stdout);
+  return rc;
+}
+
+}  // namespace syncpoint::cli

@@ -1,0 +1,29 @@
+// The cluster commands (docs/cluster.md):
+//   syncpoint head   [--host H] --port P [--slots K] [--data DIR]
+//   syncpoint node   --join HOST:P [--name N] [--slots K] [--data DIR]
+//   syncpoint submit --head HOST:P [train options] [--placement spread|pack] [--out DIR]
+//   syncpoint status --head HOST:P
+// Exit status: 0 success, 1 a job that failed or a lost head, 2 bad input or
+// an unreachable or refusing head.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace syncpoint::cli {
+
+int run_head(const std::vector<std::string>& args);
+int run_node(const std::vector<std::string>& args);
+int run_submit(const std::vector<std::string>& args);
+int run_status(const std::vector<std::string>& args);
+
+/// Blocks SIGINT and SIGTERM in this thread and every thread it starts from
+/// now on (call it before creating an actor system); wait() then takes them.
+class signal_catcher {
+ public:
+  signal_catcher();
+  /// Waits up to `ms` milliseconds; true if SIGINT or SIGTERM arrived.
+  bool wait(int ms);
+};
+
+}  // namespace syncpoint::cli

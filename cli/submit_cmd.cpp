@@ -1,0 +1,142 @@
+// syncpoint submit: sends a job to the head, streams its progress to this
+// terminal, and writes trace.jsonl and summary.json as `train` does.
+#include "cli/cluster_cmds.hpp"
+
+#include "cli/compare.hpp"
+#include "cli/options.hpp"
+#include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/placement.hpp"
+#include "runtime/job_parts.hpp"
+#include "runtime/model_file.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+namespace syncpoint::cli {
+
+using namespace syncpoint::cluster;
+
+namespace {
+
+struct client_state {
+  caf::actor waiter;
+  static inline const char* name = "submit_client";
+};
+
+// Prints the job's progress lines as they come; hands the result to `waiter`.
+client_actor::behavior_type client(client_actor::stateful_pointer<client_state> self, caf::actor waiter) {
+  self->state.waiter = std::move(waiter);
+  return {
+    [=](progress_atom, const std::string& line) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      std::fflush(stderr);
+    },
+    [=](finished_atom, job_result& r) {
+      caf::anon_send(self->state.waiter, std::move(r));  // the waiter is a scoped (untyped) actor
+      self->quit();
+    },
+  };
+}
+
+}  // namespace
+
+int run_submit(const std::vector<std::string>& args) {
+  options opts(options::command::submit);
+  auto err = opts.parse_args(args);
+  if (!err.empty()) {
+    std::cerr << "syncpoint submit: " << err << "\n";
+    return 2;
+  }
+  if (opts.help_printed())
+    return 0;
+  auto cfg = opts.job();
+  if (cfg.clock == clock_kind::virtual_time) {
+    std::cerr << "syncpoint submit: --clock virtual is not for a cluster: virtual time runs in one "
+                 "process (use 'syncpoint train --clock virtual')\n";
+    return 2;
+  }
+  auto at = parse_endpoint(opts.head);
+  if (!at) {
+    std::cerr << "syncpoint submit: --head expects HOST:PORT"
+              << (opts.head.empty() ? std::string(" (required)") : ", got '" + opts.head + "'") << "\n";
+    return 2;
+  }
+  if (!cluster::parse_placement(cfg.placement)) {
+    std::cerr << "syncpoint submit: --placement must be spread or pack, got '" << cfg.placement << "'\n";
+    return 2;
+  }
+  validate(cfg);  // bad options are refused here, before the network (config_error: exit 2)
+  configure_cluster(opts);
+  caf::actor_system sys{opts};
+  auto head = connect_head(sys, *at, std::chrono::seconds(5));
+  if (!head) {
+    auto& ctx = head.error().context();
+    std::fprintf(stderr, "syncpoint submit: %s\n",
+                 ctx.match_element<std::string>(0) ? ctx.get_as<std::string>(0).c_str()
+                                                   : sys.render(head.error()).c_str());
+    std::fflush(stderr);
+    std::_Exit(2);  // a timed-out connect may still hold the middleman
+  }
+  caf::scoped_actor self{sys};
+  auto follower = sys.spawn(client, caf::actor{self});
+  self->monitor(*head);
+  uint64_t id = 0;
+  int rc = -1;
+  self->request(*head, std::chrono::seconds(60), submit_atom::value, cfg, follower)
+    .receive([&](uint64_t job) { id = job; },
+             [&](caf::error& e) {
+               auto& ctx = e.context();
+               std::fprintf(stderr, "syncpoint submit: %s\n",
+                            ctx.match_element<std::string>(0) ? ctx.get_as<std::string>(0).c_str()
+                                                              : sys.render(e).c_str());
+               rc = e.category() == caf::atom("syncpoint") ? 2 : 1;
+             });
+  if (rc >= 0) {
+    self->send_exit(follower, caf::exit_reason::user_shutdown);
+    return rc;
+  }
+  std::fprintf(stderr, "syncpoint submit: job %llu accepted by the head at %s\n",
+               static_cast<unsigned long long>(id), opts.head.c_str());
+  job_result result;
+  bool got = false;
+  auto limit = std::chrono::seconds(cfg.max_time_s > 0 ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
+                                                       : 30 * 24 * 3600);
+  self->receive(
+    [&](job_result& r) {
+      result = std::move(r);
+      got = true;
+    },
+    [&](caf::down_msg&) { std::fprintf(stderr, "syncpoint submit: lost the connection to the head\n"); },
+    caf::after(limit) >> [&] { std::fprintf(stderr, "syncpoint submit: no result within the time limit\n"); });
+  if (!got) {
+    self->send_exit(follower, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  if (result.state == "failed") {
+    std::fprintf(stderr, "syncpoint submit: job %llu failed: %s\n", static_cast<unsigned long long>(id),
+                 result.message.c_str());
+    return 1;
+  }
+  auto r = make_result(with_limits(cfg), result.iter_cost_ms, std::move(result.outcome));
+  print_summary(r.summary);
+  for (auto& f : r.failures)
+    std::fprintf(stderr, "syncpoint submit: %s\n", f.c_str());
+  if (!cfg.out_dir.empty()) {
+    write_run(cfg.out_dir, r);
+    std::printf("wrote %s/trace.jsonl and %s/summary.json\n", cfg.out_dir.c_str(), cfg.out_dir.c_str());
+  }
+  if (!opts.save_model.empty())
+    save_model_file(opts.save_model, r.final_model);
+  if (result.state == "stopped") {
+    std::fprintf(stderr, "syncpoint submit: job %llu stopped early: %s\n",
+                 static_cast<unsigned long long>(id), result.message.c_str());
+    return 1;
+  }
+  if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers)) {
+    std::fprintf(stderr, "syncpoint submit: every worker was lost; the job failed\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace syncpoint::cli

@@ -1,0 +1,68 @@
+#include "runtime/cluster/connect.hpp"
+
+#include <caf/io/middleman.hpp>
+
+#include <cstdlib>
+
+namespace syncpoint::cluster {
+
+std::optional<endpoint> parse_endpoint(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size())
+    return std::nullopt;
+  auto host = s.substr(0, colon);
+  if (host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  char* end = nullptr;
+  long port = std::strtol(s.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port < 1 || port > 65535 || host.empty())
+    return std::nullopt;
+  return endpoint{host, static_cast<uint16_t>(port)};
+}
+
+void configure_cluster(caf::actor_system_config& cfg) {
+  register_cluster_messages(cfg);
+  cfg.load<caf::io::middleman>();
+  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds(1)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(4)});
+  auto ids = caf::get_if<std::vector<std::string>>(&cfg, "middleman.app-identifiers");
+  if (!ids || *ids == std::vector<std::string>{"generic-caf-app"})  // unless the user chose one
+    cfg.set("middleman.app-identifiers",
+            std::vector<std::string>{"syncpoint-" + schema_fingerprint()});
+}
+
+caf::expected<head_actor> connect_head(caf::actor_system& sys, const endpoint& at,
+                                       caf::timespan timeout) {
+  caf::scoped_actor self{sys};
+  caf::expected<head_actor> result{caf::sec::runtime_error};
+  auto where = at.host + ":" + std::to_string(at.port);
+  self->request(sys.middleman().actor_handle(), timeout, caf::connect_atom::value, at.host, at.port)
+    .receive(
+      [&](const caf::node_id&, caf::strong_actor_ptr& ptr, const std::set<std::string>& ifs) {
+        if (!ptr)
+          result = caf::make_error(caf::sec::runtime_error,
+                                   "nothing is published at " + where + " (is it a syncpoint head?)");
+        else if (!sys.assignable<head_actor>(ifs))
+          result = caf::make_error(caf::sec::runtime_error,
+                                   "the actor at " + where +
+                                     " has another interface than this build's head "
+                                     "(a different syncpoint version?)");
+        else
+          result = caf::actor_cast<head_actor>(std::move(ptr));
+      },
+      [&](caf::error& err) {
+        std::string why;
+        if (err == caf::sec::request_timeout)
+          why = "no syncpoint head answered at " + where + " within " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                " s (wrong port, a firewall, or not a syncpoint head)";
+        else if (err == caf::sec::cannot_connect_to_node)
+          why = "cannot connect to " + where + " (no head listening there?)";
+        else
+          why = "cannot reach the head at " + where + ": " + sys.render(err);
+        result = caf::make_error(caf::sec::runtime_error, why);
+      });
+  return result;
+}
+
+}  // namespace syncpoint::cluster

@@ -1,0 +1,32 @@
+// What every cluster process (head, node, submit, status) shares: the
+// middleman settings and reaching the head with a deadline.
+#pragma once
+
+#include "runtime/cluster/interfaces.hpp"
+
+#include <optional>
+
+namespace syncpoint::cluster {
+
+struct endpoint {
+  std::string host;
+  uint16_t port = 0;
+};
+
+/// Parses "HOST:PORT" (an IPv6 host in brackets: "[::1]:4242").
+std::optional<endpoint> parse_endpoint(const std::string& s);
+
+/// Loads the middleman and registers the cluster's messages. Heartbeats every
+/// second and a 4 s connection timeout notice a dead peer within 5 s; the
+/// application identifier carries the schema fingerprint, so CAF's handshake
+/// refuses a peer built from another schema.
+void configure_cluster(caf::actor_system_config& cfg);
+
+/// Connects to the head at `at` within `timeout` and checks that what is
+/// published there has the head_actor interface (as remote_actor<T> does, but
+/// bounded in time: CAF 0.17's remote_actor waits forever on a silent port).
+/// The error says what went wrong in words.
+caf::expected<head_actor> connect_head(caf::actor_system& sys, const endpoint& at,
+                                       caf::timespan timeout);
+
+}  // namespace syncpoint::cluster

@@ -1,0 +1,277 @@
+#include "runtime/cluster/head.hpp"
+
+#include "runtime/cluster/job_runner.hpp"
+#include "runtime/job.hpp"
+#include "runtime/job_parts.hpp"
+
+#include <caf/io/middleman.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+namespace syncpoint::cluster {
+
+int64_t unix_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+struct node_entry {
+  node_status status;
+  node_actor handle;
+};
+
+struct job_entry {
+  job_status status;
+  job_actor handle;
+  std::map<std::string, int> held;  // slots held on each node, until the job ends
+};
+
+struct head_state {
+  head_config cfg;
+  std::vector<node_entry> nodes;    // in the order they joined
+  std::map<uint64_t, job_entry> jobs;
+  uint64_t next_job = 1;
+  bool shutting_down = false;
+  std::vector<caf::typed_response_promise<bool>> shutdown_waiters;
+  static inline const char* name = "head";
+};
+
+using head_ptr = head_actor::stateful_pointer<head_state>;
+
+void log(head_ptr self, const std::string& line) {
+  if (self->state.cfg.log)
+    self->state.cfg.log(line);
+}
+
+bool from_own_process(head_ptr self) {
+  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  return from && from.node() == self->node();
+}
+
+node_entry* find_node(head_ptr self, const std::string& name) {
+  for (auto& n : self->state.nodes)
+    if (n.status.name == name)
+      return &n;
+  return nullptr;
+}
+
+bool is_final(const std::string& state) {
+  return state == "done" || state == "failed" || state == "stopped";
+}
+
+void release_slots(head_ptr self, job_entry& job) {
+  for (auto& kv : job.held)
+    if (auto* n = find_node(self, kv.first))
+      n->status.used = std::max(0, n->status.used - kv.second);
+  job.held.clear();
+}
+
+// Shutting down: once no job runs, tell the nodes and answer the waiters.
+void maybe_done_shutting_down(head_ptr self) {
+  auto& st = self->state;
+  if (!st.shutting_down)
+    return;
+  for (auto& kv : st.jobs)
+    if (!is_final(kv.second.status.state))
+      return;
+  for (auto& n : st.nodes)
+    self->send(n.handle, leave_atom::value, std::string("the head is shutting down"));
+  for (auto& rp : st.shutdown_waiters)
+    rp.deliver(true);
+  st.shutdown_waiters.clear();
+}
+
+caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_actor& node) {
+  auto& st = self->state;
+  if (st.shutting_down)
+    return make_error(sp_error::bad_input, "the head is shutting down");
+  if (hello.schema != schema_fingerprint())
+    return make_error(sp_error::bad_input,
+                      "node '" + hello.name + "' was built from another message schema (its " +
+                        hello.schema + ", the head's " + schema_fingerprint() +
+                        "): run the same syncpoint build on every machine");
+  if (hello.name.empty())
+    return make_error(sp_error::bad_input, "a node needs a name");
+  if (hello.slots < 1 || hello.slots > 4096)
+    return make_error(sp_error::bad_input, "node '" + hello.name + "' offers " +
+                                             std::to_string(hello.slots) + " slots (1..4096)");
+  if (auto* taken = find_node(self, hello.name))
+    return make_error(sp_error::bad_input, "a node named '" + hello.name +
+                                             "' is already registered (at " +
+                                             taken->status.address + ")");
+  if (!node || caf::actor_cast<caf::actor_addr>(self->current_sender()) != node.address())
+    return make_error(sp_error::not_a_member, "a node registers itself, not another actor");
+  node_entry e;
+  e.handle = node;
+  e.status.name = hello.name;
+  e.status.slots = hello.slots;
+  e.status.up_since_ms = e.status.last_heartbeat_ms = unix_ms();
+  bool local = node.node() == self->node();
+  e.status.address = local ? "local (head)" : to_string(node.node());
+  st.nodes.push_back(e);
+  self->monitor(node);
+  if (!local) {  // learn the host and port the node connected from
+    auto mm = self->system().middleman().actor_handle();
+    auto name = hello.name;
+    self->request(mm, std::chrono::seconds(5), caf::get_atom::value, node.node())
+      .then([=](const caf::node_id&, const std::string& host, uint16_t port) {
+        if (auto* n = find_node(self, name))
+          n->status.address = host + ":" + std::to_string(port);
+        log(self, "node '" + name + "' is at " + host + ":" + std::to_string(port));
+      }, [](caf::error&) {});
+  }
+  log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + " slots");
+  return hello.name;
+}
+
+caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& client) {
+  auto& st = self->state;
+  if (st.shutting_down)
+    return make_error(sp_error::bad_input, "the head is shutting down");
+  if (!client)
+    return make_error(sp_error::bad_input, "a job needs a client to report to");
+  if (cfg.clock != clock_kind::real)
+    return make_error(sp_error::bad_input,
+                      "virtual time runs in one process: use 'syncpoint train --clock virtual'");
+  cfg.out_dir.clear();  // the client writes the results on its side
+  if (cfg.dataset == "fashion-mnist")
+    cfg.data_dir = st.cfg.data_dir;
+  std::shared_ptr<const dataset> test;
+  int64_t train_size = 0;
+  try {
+    validate(cfg);
+    cfg = with_limits(cfg);
+    auto data = load_job_data(cfg);
+    train_size = data.train.size;
+    test = std::make_shared<const dataset>(std::move(data.test));
+  } catch (const std::exception& e) {
+    return make_error(sp_error::bad_input, std::string("head: ") + e.what());
+  }
+  std::vector<int> free;
+  std::string offer;
+  for (auto& n : st.nodes) {
+    free.push_back(n.status.slots - n.status.used);
+    offer += (offer.empty() ? "" : ", ") + n.status.name + ": " + std::to_string(free.back()) +
+             " of " + std::to_string(n.status.slots);
+  }
+  auto how = parse_placement(cfg.placement).value_or(st.cfg.default_placement);
+  auto where = place(free, cfg.workers, how);
+  if (!where) {
+    int total = 0;
+    for (auto f : free)
+      total += std::max(f, 0);
+    return make_error(sp_error::bad_input,
+                      "the job needs " + std::to_string(cfg.workers) + " worker slots but the cluster has " +
+                        std::to_string(total) + " free" +
+                        (st.nodes.empty() ? std::string(" (no node has joined)") : " (" + offer + ")"));
+  }
+  auto id = st.next_job++;
+  job_setup setup;
+  setup.id = id;
+  setup.cfg = cfg;
+  setup.train_size = train_size;
+  setup.test = std::move(test);
+  setup.client = client;
+  setup.head = head_actor{self};
+  job_entry entry;
+  for (auto idx : *where) {
+    auto& n = st.nodes[idx];
+    setup.nodes.push_back(n.handle);
+    setup.node_names.push_back(n.status.name);
+    ++n.status.used;
+    ++entry.held[n.status.name];
+  }
+  entry.status = {id, cfg.protocol, cfg.workers, 0, -1, "starting"};
+  entry.handle = spawn_job(self->system(), std::move(setup));
+  self->monitor(entry.handle);
+  st.jobs.emplace(id, std::move(entry));
+  log(self, "job " + std::to_string(id) + " submitted: " + cfg.protocol + ", " +
+              std::to_string(cfg.workers) + " workers");
+  return id;
+}
+
+void on_down(head_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  for (auto i = st.nodes.begin(); i != st.nodes.end(); ++i)
+    if (i->handle.address() == dm.source) {
+      bool left = !dm.reason || dm.reason == caf::exit_reason::normal
+                  || dm.reason == caf::exit_reason::user_shutdown;
+      log(self, "node '" + i->status.name + "' " +
+                  (left ? std::string("left") : "was lost: " + self->system().render(dm.reason)));
+      st.nodes.erase(i);  // its workers leave their jobs through the coordinators' monitors
+      return;
+    }
+  for (auto& kv : st.jobs)
+    if (kv.second.handle.address() == dm.source) {
+      if (!is_final(kv.second.status.state))
+        kv.second.status.state = "failed";
+      release_slots(self, kv.second);
+      maybe_done_shutting_down(self);
+      return;
+    }
+}
+
+head_actor::behavior_type head(head_ptr self, head_config cfg) {
+  self->state.cfg = std::move(cfg);
+  self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
+  return {
+    [=](register_atom, node_hello& hello, node_actor& node) -> caf::result<std::string> {
+      return on_register(self, hello, node);
+    },
+    [=](heartbeat_atom, const std::string& name) {
+      auto* n = find_node(self, name);
+      if (n && caf::actor_cast<caf::actor_addr>(self->current_sender()) == n->handle.address())
+        n->status.last_heartbeat_ms = unix_ms();
+    },
+    [=](status_atom) {
+      cluster_status out;
+      for (auto& n : self->state.nodes)
+        out.nodes.push_back(n.status);
+      for (auto& kv : self->state.jobs)
+        out.jobs.push_back(kv.second.status);
+      return out;
+    },
+    [=](submit_atom, job_config& cfg, client_actor& client) -> caf::result<uint64_t> {
+      return on_submit(self, cfg, client);
+    },
+    [=](job_atom, uint64_t id, job_status& status) {
+      auto& st = self->state;
+      auto i = st.jobs.find(id);
+      if (!from_own_process(self) || i == st.jobs.end()
+          || caf::actor_cast<caf::actor_addr>(self->current_sender()) != i->second.handle.address())
+        return;
+      bool was_final = is_final(i->second.status.state);
+      i->second.status = std::move(status);
+      if (!was_final && is_final(i->second.status.state)) {
+        release_slots(self, i->second);
+        log(self, "job " + std::to_string(id) + " " + i->second.status.state);
+        maybe_done_shutting_down(self);
+      }
+    },
+    [=](shutdown_atom) -> caf::result<bool> {
+      auto& st = self->state;
+      if (!from_own_process(self))
+        return make_error(sp_error::not_a_member, "only the head's own process shuts it down");
+      st.shutting_down = true;
+      auto rp = self->make_response_promise<bool>();
+      st.shutdown_waiters.push_back(rp);
+      for (auto& kv : st.jobs)
+        if (!is_final(kv.second.status.state))
+          self->send(kv.second.handle, stop_atom::value, std::string("the head is shutting down"));
+      maybe_done_shutting_down(self);
+      return rp;
+    },
+  };
+}
+
+}  // namespace
+
+head_actor spawn_head(caf::actor_system& sys, head_config cfg) {
+  return sys.spawn(head, std::move(cfg));
+}
+
+}  // namespace syncpoint::cluster

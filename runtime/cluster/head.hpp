@@ -1,0 +1,28 @@
+// The head: the cluster manager that `syncpoint head` publishes. It keeps the
+// table of nodes (joined by name, watched by heartbeats and CAF monitors),
+// places each submitted job's workers on free slots, and runs the job's PS
+// side in its own process (runtime/cluster/job_runner.hpp).
+//
+//   auto head = spawn_head(sys, {"/usr/share/datasets/fashion-mnist", log});
+//   sys.middleman().publish(head, 4242, "0.0.0.0");
+#pragma once
+
+#include "runtime/cluster/interfaces.hpp"
+#include "runtime/cluster/placement.hpp"
+
+#include <functional>
+
+namespace syncpoint::cluster {
+
+struct head_config {
+  std::string data_dir;                        // the head's Fashion-MNIST (for evaluation)
+  placement default_placement = placement::spread;
+  std::function<void(const std::string&)> log; // one line per event (node joined, job ended, ...)
+};
+
+head_actor spawn_head(caf::actor_system& sys, head_config cfg);
+
+/// Milliseconds since the Unix epoch (for status tables).
+int64_t unix_ms();
+
+}  // namespace syncpoint::cluster

@@ -1,0 +1,46 @@
+#include "runtime/cluster/interfaces.hpp"
+
+#include <cstdio>
+#include <typeinfo>
+
+namespace syncpoint::cluster {
+
+void register_cluster_messages(caf::actor_system_config& cfg) {
+  register_messages(cfg);
+  cfg.add_message_type<job_config>("job_config");
+  cfg.add_message_type<node_hello>("node_hello");
+  cfg.add_message_type<worker_spec>("worker_spec");
+  cfg.add_message_type<node_status>("node_status");
+  cfg.add_message_type<job_status>("job_status");
+  cfg.add_message_type<cluster_status>("cluster_status");
+  cfg.add_message_type<job_result>("job_result");
+  cfg.add_message_type<client_actor>("client_actor");
+  cfg.add_message_type<node_actor>("node_actor");
+  cfg.add_message_type<job_actor>("job_actor");
+  cfg.add_message_type<head_actor>("head_actor");
+}
+
+const std::string& schema_fingerprint() {
+  // The mangled names of the handle types spell out every message signature
+  // (atoms by value, struct names), and are stable for one ABI.
+  static const std::string value = [] {
+    std::string text = std::to_string(wire_version);
+    for (const char* name : {typeid(head_actor).name(), typeid(node_actor).name(),
+                             typeid(client_actor).name(), typeid(job_actor).name(),
+                             typeid(ps_actor).name(), typeid(worker_actor).name(),
+                             typeid(coordinator_actor).name(), typeid(evaluator_actor).name(),
+                             typeid(tracer_actor).name(), typeid(driver_actor).name()})
+      text += name;
+    uint64_t h = 1469598103934665603ull;  // FNV-1a
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+    return std::string(hex);
+  }();
+  return value;
+}
+
+}  // namespace syncpoint::cluster

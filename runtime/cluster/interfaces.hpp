@@ -1,0 +1,140 @@
+// The cluster's typed interfaces and messages: a head that nodes join and
+// jobs are submitted to, nodes that host workers, and the client that follows
+// a submitted job. Everything here crosses processes through CAF's middleman.
+//
+//   node   -> head    register(hello, node) -> name        heartbeat(name)
+//   anyone -> head    status -> cluster_status             submit(job, client) -> job id
+//   job    -> node    spawn(worker_spec) -> worker          (the job runs on the head)
+//   head   -> node    leave(reason)                         (the head is shutting down)
+//   job    -> client  progress(line), finished(job_result)
+#pragma once
+
+#include "runtime/interfaces.hpp"
+#include "runtime/job_config.hpp"
+
+#include <string>
+#include <vector>
+
+namespace syncpoint::cluster {
+
+using register_atom = caf::atom_constant<caf::atom("cl_reg")>;
+using heartbeat_atom = caf::atom_constant<caf::atom("cl_beat")>;
+using status_atom = caf::atom_constant<caf::atom("cl_status")>;
+using submit_atom = caf::atom_constant<caf::atom("cl_submit")>;
+using spawn_atom = caf::atom_constant<caf::atom("cl_spawn")>;
+using leave_atom = caf::atom_constant<caf::atom("cl_leave")>;
+using finished_atom = caf::atom_constant<caf::atom("cl_fin")>;
+using job_atom = caf::atom_constant<caf::atom("cl_job")>;
+using shutdown_atom = caf::atom_constant<caf::atom("cl_shutdn")>;
+
+/// What a node says when it joins.
+struct node_hello {
+  std::string name;
+  int32_t slots = 0;      // workers it may host
+  std::string schema;     // schema_fingerprint() of its build
+};
+
+/// A worker's part of a job, sent to the node that hosts it.
+struct worker_spec {
+  job_config job;           // with explicit limits; data_dir is the node's own
+  int32_t id = 0;
+  double iter_cost_ms = 0;
+  ps_actor ps;
+  tracer_actor tracer;
+  int64_t elapsed_ns = 0;   // time since the run's origin when the head sent this
+};
+
+struct node_status {
+  std::string name;
+  std::string address;      // host:port the head sees the node at
+  int32_t slots = 0;
+  int32_t used = 0;
+  int64_t up_since_ms = 0;       // Unix time
+  int64_t last_heartbeat_ms = 0; // Unix time
+};
+
+struct job_status {
+  uint64_t id = 0;
+  std::string protocol;
+  int32_t workers = 0;
+  double progress = 0;      // fraction of the sample budget
+  double accuracy = -1;     // last evaluation
+  std::string state;        // starting, running, done, failed, stopped
+};
+
+struct cluster_status {
+  std::vector<node_status> nodes;
+  std::vector<job_status> jobs;
+};
+
+/// The end of a submitted job, as the submitting client receives it.
+struct job_result {
+  std::string state;        // done, failed, stopped
+  std::string message;      // why it failed or stopped ("" when done)
+  double iter_cost_ms = 0;
+  run_outcome outcome;      // empty when the job never started
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
+  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
+  return f(caf::meta::type_name("worker_spec"), x.job, x.id, x.iter_cost_ms, x.ps, x.tracer,
+           x.elapsed_ns);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_status& x) {
+  return f(caf::meta::type_name("node_status"), x.name, x.address, x.slots, x.used, x.up_since_ms,
+           x.last_heartbeat_ms);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_status& x) {
+  return f(caf::meta::type_name("job_status"), x.id, x.protocol, x.workers, x.progress, x.accuracy,
+           x.state);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
+  return f(caf::meta::type_name("cluster_status"), x.nodes, x.jobs);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_result& x) {
+  return f(caf::meta::type_name("job_result"), x.state, x.message, x.iter_cost_ms, x.outcome);
+}
+
+/// Follows one submitted job (lives in the `syncpoint submit` process).
+using client_actor = caf::typed_actor<
+  caf::reacts_to<progress_atom, std::string>,
+  caf::reacts_to<finished_atom, job_result>>;
+
+/// Hosts workers (one per `syncpoint node` process; the head may host one too).
+using node_actor = caf::typed_actor<
+  caf::replies_to<spawn_atom, worker_spec>::with<worker_actor>,
+  caf::reacts_to<leave_atom, std::string>,
+  caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat
+
+/// Runs one job on the head: the driver of its coordinator.
+using job_actor = driver_actor::extend<caf::reacts_to<stop_atom, std::string>>;
+
+/// The cluster manager that `syncpoint head` publishes.
+using head_actor = caf::typed_actor<
+  caf::replies_to<register_atom, node_hello, node_actor>::with<std::string>,
+  caf::reacts_to<heartbeat_atom, std::string>,
+  caf::replies_to<status_atom>::with<cluster_status>,
+  caf::replies_to<submit_atom, job_config, client_actor>::with<uint64_t>,
+  caf::reacts_to<job_atom, uint64_t, job_status>,      // (from its own job actors) progress, end
+  caf::replies_to<shutdown_atom>::with<bool>>;          // (from its own process) stop everything
+
+/// Registers the types above (and the job's, runtime/interfaces.hpp).
+void register_cluster_messages(caf::actor_system_config& cfg);
+
+/// A digest of every interface a node and the head exchange (their message
+/// signatures as the compiler sees them) plus wire_version: two builds with
+/// the same fingerprint speak the same schema.
+const std::string& schema_fingerprint();
+
+/// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
+inline constexpr int wire_version = 1;
+
+}  // namespace syncpoint::cluster

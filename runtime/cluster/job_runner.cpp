@@ -1,0 +1,180 @@
+#include "runtime/cluster/job_runner.hpp"
+
+#include "runtime/job_parts.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace syncpoint::cluster {
+
+namespace {
+
+struct job_state {
+  job_setup setup;
+  time_point origin;
+  job_core core;
+  std::vector<worker_actor> workers;  // by worker id, filled as nodes answer
+  size_t spawned = 0;
+  bool started = false;
+  bool ended = false;
+  bool client_gone = false;
+  std::string stop_reason;
+  job_status status;
+  static inline const char* name = "job";
+};
+
+using job_ptr = job_actor::stateful_pointer<job_state>;
+
+bool from_own_process(job_ptr self) {
+  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  return from && from.node() == self->node();
+}
+
+void tell_head(job_ptr self) {
+  self->send(self->state.setup.head, job_atom::value, self->state.setup.id, self->state.status);
+}
+
+void say(job_ptr self, const std::string& line) {
+  auto& st = self->state;
+  if (!st.client_gone && st.setup.cfg.progress)
+    self->send(st.setup.client, progress_atom::value, line);
+}
+
+// Ends a job that never ran to its outcome: stops everything it spawned.
+void abort_job(job_ptr self, const std::string& why) {
+  auto& st = self->state;
+  if (st.ended)
+    return;
+  st.ended = true;
+  for (auto& w : st.workers)
+    if (w)
+      self->send_exit(w, caf::exit_reason::user_shutdown);
+  self->send_exit(st.core.coordinator, caf::exit_reason::user_shutdown);
+  self->send_exit(st.core.ps, caf::exit_reason::user_shutdown);
+  self->send_exit(st.core.evaluator, caf::exit_reason::user_shutdown);
+  self->send_exit(st.core.tracer, caf::exit_reason::user_shutdown);
+  st.status.state = "failed";
+  tell_head(self);
+  if (!st.client_gone)
+    self->send(st.setup.client, finished_atom::value, job_result{"failed", why, 0, {}});
+  self->quit();
+}
+
+// Asks the coordinator to end the run early; its outcome still comes.
+void stop_job(job_ptr self, const std::string& why) {
+  auto& st = self->state;
+  if (!st.started) {
+    abort_job(self, why);
+    return;
+  }
+  if (st.stop_reason.empty()) {
+    st.stop_reason = why;
+    self->send(st.core.coordinator, stop_atom::value, why);
+  }
+}
+
+void start(job_ptr self) {
+  auto& st = self->state;
+  st.started = true;
+  self->send(st.core.coordinator, start_atom::value, st.workers, st.core.evaluator);
+  std::map<std::string, int> per_node;
+  for (auto& n : st.setup.node_names)
+    ++per_node[n];
+  std::string where;
+  for (auto& kv : per_node)
+    where += (where.empty() ? "" : ", ") + kv.first + " (" + std::to_string(kv.second) + ")";
+  say(self, "[job " + std::to_string(st.setup.id) + "] " + std::to_string(st.workers.size()) +
+              " workers started on " + where);
+  st.status.state = "running";
+  tell_head(self);
+}
+
+void finish(job_ptr self, run_outcome& outcome) {
+  auto& st = self->state;
+  st.ended = true;
+  for (auto& l : outcome.losses)
+    if (l.worker >= 0 && static_cast<size_t>(l.worker) < st.setup.node_names.size())
+      l.reason += " (node " + st.setup.node_names[static_cast<size_t>(l.worker)] + ")";
+  std::string state = st.stop_reason.empty() ? "done" : "stopped";
+  st.status.state = state;
+  tell_head(self);
+  if (!st.client_gone)
+    self->send(st.setup.client, finished_atom::value,
+               job_result{state, st.stop_reason, st.setup.cfg.iter_cost_ms, std::move(outcome)});
+  self->quit();
+}
+
+job_actor::behavior_type job(job_ptr self, job_setup setup) {
+  auto& st = self->state;
+  st.setup = std::move(setup);
+  auto& cfg = st.setup.cfg;
+  st.status = {st.setup.id, cfg.protocol, cfg.workers, 0, -1, "starting"};
+  st.origin = self->clock().now();
+  core_options opts;
+  opts.driver = job_actor{self};
+  opts.origin = st.origin;
+  opts.request_timeout = caf::duration{seconds(cfg.request_timeout_s)};
+  opts.report_progress = true;
+  opts.detached_evaluator = true;
+  st.core = spawn_job_core(self->system(), cfg, st.setup.train_size, st.setup.test, opts);
+  self->monitor(st.setup.client);
+  self->monitor(st.core.coordinator);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source == st.setup.client.address()) {
+      st.client_gone = true;
+      stop_job(self, "the submitting process went away");
+    } else if (dm.source == st.core.coordinator.address() && !st.ended) {
+      abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
+    }
+  });
+  st.workers.resize(static_cast<size_t>(cfg.workers));
+  for (int i = 0; i < cfg.workers; ++i) {
+    auto idx = static_cast<size_t>(i);
+    auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
+    worker_spec spec{cfg, i, cfg.iter_cost_ms, st.core.ps, st.core.tracer, elapsed.count()};
+    self->request(st.setup.nodes[idx], st.setup.spawn_timeout, spawn_atom::value, std::move(spec))
+      .then(
+        [=](worker_actor& w) {
+          auto& st = self->state;
+          st.workers[idx] = std::move(w);
+          if (st.ended) {  // aborted meanwhile
+            self->send_exit(st.workers[idx], caf::exit_reason::user_shutdown);
+            return;
+          }
+          if (++st.spawned == st.workers.size())
+            start(self);
+        },
+        [=](caf::error& err) {
+          abort_job(self, "node " + self->state.setup.node_names[idx] + " could not start worker " +
+                            std::to_string(idx) + ": " + self->system().render(err));
+        });
+  }
+  return {
+    [=](progress_atom, const progress_report& r) {
+      if (!from_own_process(self))
+        return;
+      auto& st = self->state;
+      st.status.progress = r.fraction;
+      st.status.accuracy = r.accuracy;
+      say(self, r.line);
+      tell_head(self);
+    },
+    [=](done_atom, run_outcome& outcome) {
+      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.core.coordinator))
+        finish(self, outcome);
+    },
+    [=](stop_atom, const std::string& reason) {
+      if (from_own_process(self))
+        stop_job(self, reason);
+    },
+  };
+}
+
+}  // namespace
+
+job_actor spawn_job(caf::actor_system& sys, job_setup setup) {
+  return sys.spawn(job, std::move(setup));
+}
+
+}  // namespace syncpoint::cluster

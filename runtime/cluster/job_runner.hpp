@@ -1,0 +1,29 @@
+// One submitted job, run on the head: it spawns the PS side of the job here,
+// asks each chosen node to spawn its workers, starts the coordinator, relays
+// progress to the submitting client and the head, and sends the client the
+// outcome. It stops the job when the head asks (stop_atom) or when the client
+// goes away.
+#pragma once
+
+#include "models/dataset.hpp"
+#include "runtime/cluster/interfaces.hpp"
+
+#include <memory>
+
+namespace syncpoint::cluster {
+
+struct job_setup {
+  uint64_t id = 0;
+  job_config cfg;                          // limits explicit (with_limits)
+  int64_t train_size = 0;
+  std::shared_ptr<const dataset> test;     // the head's test set, for the evaluator
+  std::vector<node_actor> nodes;           // per worker: the node that hosts it
+  std::vector<std::string> node_names;     // per worker
+  client_actor client;
+  head_actor head;
+  caf::timespan spawn_timeout = std::chrono::seconds(60);
+};
+
+job_actor spawn_job(caf::actor_system& sys, job_setup setup);
+
+}  // namespace syncpoint::cluster

@@ -1,0 +1,124 @@
+#include "runtime/cluster/node.hpp"
+
+#include "runtime/job_parts.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace syncpoint::cluster {
+
+namespace {
+
+struct node_state {
+  node_config cfg;
+  bool joined = false;
+  std::vector<worker_actor> workers;
+  // The last data set loaded, shared by the workers of a job on this node.
+  std::string data_key;
+  std::shared_ptr<const dataset> data;
+  static inline const char* name = "node";
+};
+
+using node_ptr = node_actor::stateful_pointer<node_state>;
+
+std::string key_of(const job_config& c) {
+  return c.dataset + "|" + c.data_dir + "|" + std::to_string(c.train_limit) + "|" +
+         std::to_string(c.test_limit) + "|" + std::to_string(c.seed);
+}
+
+// Leaves with the node's workers.
+void leave(node_ptr self, const std::string& why, caf::error reason = caf::none) {
+  auto& st = self->state;
+  for (auto& w : st.workers)
+    self->send_exit(w, caf::exit_reason::user_shutdown);
+  st.workers.clear();
+  if (st.cfg.on_leave)
+    st.cfg.on_leave(why);
+  self->quit(reason ? std::move(reason) : caf::error{caf::exit_reason::normal});
+}
+
+caf::result<worker_actor> spawn_one(node_ptr self, worker_spec& spec) {
+  auto& st = self->state;
+  // Spawn requests come from the head's process only (a job runs there).
+  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (!from || from.node() != st.cfg.head.node())
+    return make_error(sp_error::not_a_member, "node " + st.cfg.name +
+                                                ": spawn requests are taken from the head only");
+  if (static_cast<int>(st.workers.size()) >= st.cfg.slots)
+    return make_error(sp_error::bad_input, "node " + st.cfg.name + " has no free slot (" +
+                                             std::to_string(st.cfg.slots) + " in use)");
+  auto cfg = spec.job;
+  if (cfg.dataset == "fashion-mnist")
+    cfg.data_dir = st.cfg.data_dir;
+  try {
+    if (!st.data || st.data_key != key_of(cfg)) {
+      st.data.reset();  // at most one data set in memory
+      st.data = std::make_shared<const dataset>(load_job_data(cfg).train);
+      st.data_key = key_of(cfg);
+    }
+    auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
+    auto timeout = caf::duration{seconds(cfg.request_timeout_s)};
+    auto w = spawn_worker(self->system(), worker_for(cfg, spec.id, spec.iter_cost_ms, st.data, spec.ps,
+                                                     spec.tracer, origin, timeout));
+    self->monitor(w);
+    st.workers.push_back(w);
+    return w;
+  } catch (const std::exception& e) {
+    return make_error(sp_error::bad_input, "node " + st.cfg.name + ": " + e.what());
+  }
+}
+
+node_actor::behavior_type node(node_ptr self, node_config cfg) {
+  self->state.cfg = std::move(cfg);
+  auto& st = self->state;
+  self->monitor(st.cfg.head);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source == st.cfg.head.address()) {
+      leave(self, "lost the connection to the head",
+            caf::make_error(caf::sec::runtime_error, "lost the connection to the head"));
+      return;
+    }
+    st.workers.erase(std::remove_if(st.workers.begin(), st.workers.end(),
+                                    [&](const worker_actor& w) { return w.address() == dm.source; }),
+                     st.workers.end());
+  });
+  self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
+                node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint()}, node_actor{self})
+    .then(
+      [=](const std::string& name) {
+        auto& st = self->state;
+        st.joined = true;
+        if (st.cfg.on_joined)
+          st.cfg.on_joined(name);
+        self->send(self, heartbeat_atom::value);
+      },
+      [=](caf::error& err) {
+        auto why = err == caf::sec::request_timeout
+                     ? std::string("the head did not answer within the time limit")
+                     : self->system().render(err);
+        leave(self, why, caf::make_error(caf::sec::runtime_error, why));
+      });
+  return {
+    [=](spawn_atom, worker_spec& spec) -> caf::result<worker_actor> { return spawn_one(self, spec); },
+    [=](leave_atom, const std::string& reason) {
+      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg.head))
+        leave(self, reason);
+    },
+    [=](heartbeat_atom) {
+      auto& st = self->state;
+      if (self->current_sender() != self->ctrl())
+        return;
+      self->send(st.cfg.head, heartbeat_atom::value, st.cfg.name);
+      self->delayed_send(self, st.cfg.heartbeat, heartbeat_atom::value);
+    },
+  };
+}
+
+}  // namespace
+
+node_actor spawn_node(caf::actor_system& sys, node_config cfg) {
+  return sys.spawn(node, std::move(cfg));
+}
+
+}  // namespace syncpoint::cluster

@@ -1,0 +1,32 @@
+// A node: joins the head, beats every second, and hosts up to `slots`
+// workers, each spawned on request of a job running on the head. A worker
+// reads its shard from this node's data folder.
+//
+//   auto node = spawn_node(sys, {"gpu-box-1", 8, "/data/fashion-mnist", head});
+//
+// The node quits with an error if the head refuses it (name taken, another
+// schema) or cannot be reached, and normally when the head tells it to leave;
+// its workers go with it.
+#pragma once
+
+#include "runtime/cluster/interfaces.hpp"
+
+#include <functional>
+
+namespace syncpoint::cluster {
+
+struct node_config {
+  std::string name;
+  int slots = 1;
+  std::string data_dir;          // Fashion-MNIST here (the job's own data_dir is the head's)
+  head_actor head;
+  caf::timespan register_timeout = std::chrono::seconds(10);
+  caf::timespan heartbeat = std::chrono::seconds(1);
+  /// Told once the head accepted the node, and when the node leaves (why).
+  std::function<void(const std::string&)> on_joined;
+  std::function<void(const std::string&)> on_leave;
+};
+
+node_actor spawn_node(caf::actor_system& sys, node_config cfg);
+
+}  // namespace syncpoint::cluster
