@@ -52,10 +52,16 @@ caf::expected<head_actor> connect_head(caf::actor_system& sys, const endpoint& a
       },
       [&](caf::error& err) {
         std::string why;
-        if (err == caf::sec::request_timeout)
+        if (err == caf::sec::request_timeout || err == caf::sec::connection_timeout)
           why = "no syncpoint head answered at " + where + " within " +
                 std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
                 " s (wrong port, a firewall, or not a syncpoint head)";
+        else if (err == caf::sec::incompatible_application_ids)
+          why = "the head at " + where +
+                " refused this process: CAF's application identifiers differ (another "
+                "application, or a syncpoint built from another message schema)";
+        else if (err == caf::sec::incompatible_versions)
+          why = "the head at " + where + " refused this process: another CAF version";
         else if (err == caf::sec::cannot_connect_to_node)
           why = "cannot connect to " + where + " (no head listening there?)";
         else

@@ -1,0 +1,301 @@
+// The cluster with real processes on loopback: a head, nodes and submitters
+// are `syncpoint` processes on random free ports; every wait has a deadline
+// and every process is killed by pid when its test ends.
+#include "runtime/model_file.hpp"
+#include "tests/process.hpp"
+
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+using namespace syncpoint;
+using namespace syncpoint::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A small job: softmax on synthetic data, so a run takes a second or less.
+std::vector<std::string> small_job(const std::string& protocol, int workers, double epochs) {
+  return {"--protocol", protocol, "--workers", std::to_string(workers), "--model", "softmax",
+          "--dataset", "synthetic", "--train-limit", "4000", "--test-limit", "500",
+          "--epochs", std::to_string(epochs), "--lr", "0.1", "--seed", "3", "--eval-every", "0.5"};
+}
+
+std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The number after "key": in a JSON text (first occurrence), or NaN.
+double json_number(const std::string& text, const std::string& key) {
+  auto at = text.find("\"" + key + "\": ");
+  if (at == std::string::npos)
+    return std::nan("");
+  return std::atof(text.c_str() + at + key.size() + 4);
+}
+
+struct cluster {
+  temp_dir dir;
+  std::unique_ptr<process> head;
+  std::map<std::string, std::unique_ptr<process>> nodes;
+  int port = 0;
+  int runs = 0;
+
+  explicit cluster(const std::vector<std::string>& head_args = {}) {
+    head = std::make_unique<process>(
+      cat({syncpoint_binary(), "head", "--host", "127.0.0.1", "--port", "0"}, head_args), dir.path(),
+      "head");
+    REQUIRE_MESSAGE(head->wait_for("listening on", 15s), head->err());
+    port = head_port(*head);
+    REQUIRE(port > 0);
+  }
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+
+  process& node(const std::string& name, int slots) {
+    auto& p = nodes[name];
+    p = std::make_unique<process>(std::vector<std::string>{syncpoint_binary(), "node", "--join", address(),
+                                                           "--name", name, "--slots",
+                                                           std::to_string(slots)},
+                                  dir.path(), "node-" + name + std::to_string(runs++));
+    REQUIRE_MESSAGE(p->wait_for("joined the head", 15s), p->err());
+    return *p;
+  }
+
+  std::unique_ptr<process> run(const std::string& cmd, const std::vector<std::string>& args,
+                               const std::string& name) {
+    auto argv = cat({syncpoint_binary(), cmd}, args);
+    return std::make_unique<process>(argv, dir.path(), name);
+  }
+
+  std::unique_ptr<process> submit(const std::vector<std::string>& args, const std::string& name) {
+    return run("submit", cat({"--head", address()}, args), name);
+  }
+
+  std::string status() {
+    auto p = run("status", {"--head", address()}, "status" + std::to_string(runs++));
+    CHECK(p->wait(15s) == 0);
+    return p->out();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cluster: a 4-worker BSP job on a head and two nodes ends with the model of the same job in one process") {
+  cluster c;
+  c.node("a", 2);
+  c.node("b", 2);
+  auto job = small_job("bsp", 4, 2);
+  auto sub = c.submit(cat(job, {"--out", c.dir / "cluster", "--save-model", c.dir / "cluster.model"}),
+                      "submit");
+  REQUIRE_MESSAGE(sub->wait(90s) == 0, sub->err());
+  CHECK(sub->err().find("4 workers started on a (2), b (2)") != std::string::npos);  // spread
+  CHECK(sub->err().find("[bsp] eval") != std::string::npos);  // progress streamed here
+  auto local = c.run("train", cat(job, {"--clock", "real", "--out", c.dir / "local", "--save-model",
+                                        c.dir / "local.model"}),
+                     "train");
+  REQUIRE_MESSAGE(local->wait(90s) == 0, local->err());
+
+  auto a = load_model_file(c.dir / "cluster.model");
+  auto b = load_model_file(c.dir / "local.model");
+  CHECK(a.version == b.version);
+  REQUIRE(a.values.size() == b.values.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < a.values.size(); ++i)
+    max_diff = std::max(max_diff, std::abs(double(a.values.data()[i]) - double(b.values.data()[i])));
+  CHECK(max_diff < 1e-4);  // only the summation order of a round's gradients differs
+  auto sa = read(c.dir / "cluster/summary.json");
+  auto sb = read(c.dir / "local/summary.json");
+  CHECK(json_number(sa, "final_accuracy") == doctest::Approx(json_number(sb, "final_accuracy")).epsilon(0.003));
+  CHECK(json_number(sa, "samples") == json_number(sb, "samples"));
+  CHECK(sa.find("\"clock\": \"real\"") != std::string::npos);
+  CHECK(read(c.dir / "cluster/trace.jsonl").find("\"kind\": \"compute\"") != std::string::npos);
+}
+
+TEST_CASE("cluster: a node killed with SIGKILL mid-job: bsp, ssp and elastic-bsp finish with the others") {
+  cluster c;
+  c.node("a", 2);
+  int job_no = 0;
+  for (std::string protocol : {"bsp", "ssp", "elastic-bsp"}) {
+    CAPTURE(protocol);
+    auto& b = c.node("b", 2);
+    // 25 ms per iteration and 6 epochs: a few seconds, long enough to kill b midway.
+    auto job = cat(small_job(protocol, 4, 6), {"--straggler", "0:+25ms;1:+25ms;2:+25ms;3:+25ms",
+                                               "--out", c.dir / protocol});
+    auto sub = c.submit(job, "submit-" + protocol);
+    REQUIRE_MESSAGE(sub->wait_for("eval", 60s, true), sub->err());
+    ++job_no;
+    if (job_no == 1) {  // status lists both nodes and the running job
+      auto s = c.status();
+      CHECK(s.find("nodes (2)") != std::string::npos);
+      CHECK(s.find(" a ") != std::string::npos);
+      CHECK(s.find(" b ") != std::string::npos);
+      CHECK(s.find("running") != std::string::npos);
+      CHECK(s.find("127.0.0.1:") != std::string::npos);
+    }
+    b.signal(SIGKILL);
+    REQUIRE_MESSAGE(sub->wait(90s) == 0, sub->err());
+    auto summary = read(c.dir / protocol + "/summary.json");
+    CHECK(json_number(summary, "lost_workers") == 2);  // spread put workers 1 and 3 on b
+    CHECK(summary.find("\"worker\": 1, ") != std::string::npos);
+    CHECK(summary.find("node b") != std::string::npos);
+    CHECK(summary.find("unreachable") != std::string::npos);
+    CHECK(json_number(summary, "final_accuracy") > 0.8);
+    // Noticed within 5 s of the last thing worker 1 did.
+    double last = 0, lost = -1;
+    std::istringstream trace(read(c.dir / protocol + "/trace.jsonl"));
+    for (std::string line; std::getline(trace, line);) {
+      if (line.find("\"worker\": 1,") == std::string::npos)
+        continue;
+      if (line.find("\"kind\": \"lost\"") != std::string::npos)
+        lost = json_number(line, "t0");
+      else
+        last = std::max(last, json_number(line, "t1"));
+    }
+    CHECK(lost >= last);
+    CHECK(lost - last < 5.0);
+    c.nodes.erase("b");
+  }
+  auto s = c.status();
+  CHECK(s.find("nodes (1)") != std::string::npos);  // b is gone from the table
+}
+
+TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another schema; the head keeps running") {
+  cluster c;
+  c.node("a", 2);
+  auto timed = [&](std::unique_ptr<process> p, int want, const std::string& says) {
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = p->wait(20s);
+    auto took = std::chrono::steady_clock::now() - t0;
+    CHECK_MESSAGE(rc == want, (p->out() + p->err()));
+    CHECK_MESSAGE((p->out() + p->err()).find(says) != std::string::npos, (p->out() + p->err()));
+    CHECK(took < 10s);
+  };
+  // The same name again.
+  timed(c.run("node", {"--join", c.address(), "--name", "a"}, "dup"), 2, "already registered");
+  // A port where nothing listens.
+  int closed_port = 0;
+  {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    socklen_t len = sizeof addr;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    closed_port = ntohs(addr.sin_port);
+    close(fd);
+  }
+  timed(c.run("node", {"--join", "127.0.0.1:" + std::to_string(closed_port)}, "closed"), 2,
+        "cannot connect");
+  // A port that accepts connections but never speaks CAF.
+  int silent = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(silent, 8) == 0);
+  socklen_t len = sizeof addr;
+  getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len);
+  timed(c.run("node", {"--join", "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))}, "silent"), 2,
+        "no syncpoint head answered");
+  timed(c.run("status", {"--head", "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))}, "silent-status"),
+        2, "no syncpoint head answered");
+  close(silent);
+  // Another application identifier: CAF's handshake refuses it.
+  timed(c.run("node", {"--join", c.address(), "--name", "other-app",
+                       "--middleman.app-identifiers=[\"some-other-app\"]"}, "appid"),
+        2, "refused");
+  // Another interface (CAF's check in remote_actor<T>) and another schema (the head's check).
+  auto impostor = std::string(SYNCPOINT_IMPOSTOR);
+  timed(std::make_unique<process>(std::vector<std::string>{impostor, "interface", c.address()},
+                                  c.dir.path(), "imp-if"),
+        2, "unexpected_actor_messaging_interface");
+  timed(std::make_unique<process>(std::vector<std::string>{impostor, "schema", c.address()},
+                                  c.dir.path(), "imp-schema"),
+        2, "another message schema");
+  timed(std::make_unique<process>(std::vector<std::string>{impostor, "stranger", c.address()},
+                                  c.dir.path(), "imp-stranger"),
+        2, "only the head's own process");
+  auto junk = std::make_unique<process>(std::vector<std::string>{impostor, "garbage", c.address()},
+                                        c.dir.path(), "imp-garbage");
+  CHECK(junk->wait(10s) == 0);
+  // Bad jobs.
+  timed(c.submit(small_job("bsp", 3, 1), "too-many"), 2, "needs 3 worker slots but the cluster has 2 free");
+  timed(c.submit(cat(small_job("bsp", 1, 1), {"--clock", "virtual"}), "virtual"), 2,
+        "virtual time runs in one process");
+  timed(c.submit(small_job("no-such-protocol", 1, 1), "unknown"), 2, "no-such-protocol");
+  // Through all of it the head kept running and still knows node a.
+  REQUIRE(c.head->running());
+  auto s = c.status();
+  CHECK(s.find("nodes (1)") != std::string::npos);
+  CHECK(s.find(" a ") != std::string::npos);
+  auto ok = c.submit(small_job("asp", 2, 1), "after");
+  CHECK_MESSAGE(ok->wait(60s) == 0, ok->err());
+}
+
+TEST_CASE("cluster: the head stops a job whose submitter died and frees its slots") {
+  cluster c;
+  c.node("a", 2);
+  auto sub = c.submit(cat(small_job("bsp", 2, 50), {"--straggler", "0:+20ms;1:+20ms"}), "submit");
+  REQUIRE_MESSAGE(sub->wait_for("eval", 60s, true), sub->err());
+  sub->signal(SIGKILL);
+  sub->wait(5s);
+  std::string s;
+  for (int i = 0; i < 100; ++i) {  // 10 s at most
+    s = c.status();
+    if (s.find("stopped") != std::string::npos && s.find("    2     0     2") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  CHECK_MESSAGE(s.find("stopped") != std::string::npos, s);
+  CHECK_MESSAGE(s.find("    2     0     2") != std::string::npos, s);  // slots, used, free
+  auto again = c.submit(small_job("bsp", 2, 1), "again");  // the slots can be used again
+  CHECK_MESSAGE(again->wait(60s) == 0, again->err());
+}
+
+TEST_CASE("cluster: SIGTERM to the head ends the running job with a clear status and tells the nodes") {
+  cluster c;
+  auto& a = c.node("a", 1);
+  auto& b = c.node("b", 1);
+  auto sub = c.submit(cat(small_job("ssp", 2, 50), {"--straggler", "0:+20ms;1:+20ms"}), "submit");
+  REQUIRE_MESSAGE(sub->wait_for("eval", 60s, true), sub->err());
+  c.head->signal(SIGTERM);
+  CHECK(c.head->wait(30s) == 0);
+  CHECK(sub->wait(30s) == 1);
+  CHECK_MESSAGE(sub->err().find("stopped early: the head is shutting down") != std::string::npos,
+                sub->err());
+  CHECK(a.wait(15s) == 0);
+  CHECK(b.wait(15s) == 0);
+  CHECK(a.err().find("the head is shutting down") != std::string::npos);
+}
+
+TEST_CASE("cluster: the head can host workers itself (--slots), and pack placement fills one node first") {
+  cluster c({"--slots", "2"});
+  c.node("a", 2);
+  auto sub = c.submit(cat(small_job("asp", 2, 1), {"--placement", "pack"}), "pack");
+  REQUIRE_MESSAGE(sub->wait(60s) == 0, sub->err());
+  bool on_one = sub->err().find("started on a (2)") != std::string::npos ||
+                sub->err().find("started on head (2)") != std::string::npos;
+  CHECK_MESSAGE(on_one, sub->err());
+  auto spread = c.submit(small_job("asp", 2, 1), "spread");
+  REQUIRE_MESSAGE(spread->wait(60s) == 0, spread->err());
+  CHECK_MESSAGE(spread->err().find("started on a (1), head (1)") != std::string::npos, spread->err());
+}
