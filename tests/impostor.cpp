@@ -4,6 +4,10 @@
 //   impostor schema HOST:PORT      registers as a node with another schema fingerprint
 //   impostor garbage HOST:PORT     sends bytes that are no CAF message at all
 //   impostor stranger HOST:PORT    sends the head messages only its own process may send
+//   impostor node HOST:PORT        joins as node "evil" with 1 slot; its "worker" pulls
+//                                  the model, then sends the PS a push of the wrong size,
+//                                  one with NaN, one in another worker's name and a
+//                                  commit, prints the answers and leaves the job
 // Prints what the head or CAF answered; exit 2 when refused, 0 when accepted.
 #include "runtime/cluster/connect.hpp"
 
@@ -14,6 +18,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -25,6 +31,66 @@ namespace {
 // The head as an older build declared it.
 using old_head_actor = caf::typed_actor<
   caf::replies_to<register_atom, std::string, int32_t>::with<std::string>>;
+
+// A worker that attacks the PS it was given instead of training.
+worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_spec spec) {
+  auto ps = spec.ps;
+  auto me = spec.id;
+  auto n = spec.job.workers;
+  auto report = [=](const char* what, const caf::error& e) {
+    std::printf("%s: %s\n", what, e ? self->system().render(e).c_str() : "accepted");
+    std::fflush(stdout);
+  };
+  return {
+    [=](const proceed&) {
+      self->request(ps, std::chrono::seconds(10), pull_atom::value, uint64_t{0})
+        .then([=](weights& w) {
+          auto size = w.values.size();
+          std::printf("pulled %zu values\n", size);
+          self->request(ps, std::chrono::seconds(10), push_atom::value,
+                        gradient_push{me, 1, 0, 64, std::vector<float>(3, 1.0f)})
+            .then([=](const proceed&) { report("wrong size", caf::none); },
+                  [=](caf::error& e) { report("wrong size", e); });
+          std::vector<float> nan(size, 0.0f);
+          nan[size / 2] = std::nanf("");
+          self->request(ps, std::chrono::seconds(10), push_atom::value,
+                        gradient_push{me, 1, 0, 64, std::move(nan)})
+            .then([=](const proceed&) { report("nan", caf::none); },
+                  [=](caf::error& e) { report("nan", e); });
+          self->request(ps, std::chrono::seconds(10), push_atom::value,
+                        gradient_push{(me + 1) % n, 1, 0, 64, std::vector<float>(size, 100.0f)})
+            .then([=](const proceed&) { report("as another worker", caf::none); },
+                  [=](caf::error& e) {
+                    report("as another worker", e);
+                    self->send(ps, commit_atom::value);  // not ours to send: refused and logged
+                    self->quit();                        // leave the job: the others go on
+                  });
+        }, [=](caf::error& e) { report("pull", e); self->quit(); });
+    },
+    [](computed_atom) {},
+  };
+}
+
+int hostile_node(caf::actor_system& sys, head_actor head) {
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  auto node = sys.spawn([=](node_actor::pointer self) -> node_actor::behavior_type {
+    self->request(head, std::chrono::seconds(5), register_atom::value,
+                  node_hello{"evil", 1, schema_fingerprint()}, node_actor{self})
+      .then([](const std::string&) { std::printf("joined\n"); std::fflush(stdout); },
+            [=](caf::error& e) { std::printf("refused: %s\n", self->system().render(e).c_str()); self->quit(); });
+    return {
+      [=](spawn_atom, worker_spec& spec) -> caf::result<worker_actor> {
+        return self->spawn(hostile_worker, std::move(spec));
+      },
+      [=](leave_atom, const std::string&) { self->quit(); },
+      [](heartbeat_atom) {},
+    };
+  });
+  caf::scoped_actor self{sys};
+  self->monitor(node);
+  self->receive([](caf::down_msg&) {}, caf::after(std::chrono::seconds(120)) >> [] {});
+  return 0;
+}
 
 int garbage(const endpoint& at) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -76,6 +142,8 @@ int main(int argc, char** argv) {
     std::printf("cannot connect: %s\n", sys.render(head.error()).c_str());
     return 1;
   }
+  if (mode == "node")
+    return hostile_node(sys, *head);
   caf::scoped_actor self{sys};
   int rc = 0;
   if (mode == "schema") {

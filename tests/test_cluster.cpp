@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -129,11 +130,26 @@ TEST_CASE("cluster: a 4-worker BSP job on a head and two nodes ends with the mod
   CHECK(read(c.dir / "cluster/trace.jsonl").find("\"kind\": \"compute\"") != std::string::npos);
 }
 
-TEST_CASE("cluster: a node killed with SIGKILL mid-job: bsp, ssp and elastic-bsp finish with the others") {
+// Every protocol the CLI knows, so that one added later is covered too.
+std::vector<std::string> registered_protocols(cluster& c) {
+  auto p = c.run("protocols", {}, "protocols");
+  REQUIRE(p->wait(15s) == 0);
+  std::vector<std::string> names;
+  std::istringstream lines(p->out());
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty())
+      names.push_back(line.substr(0, line.find(' ')));
+  return names;
+}
+
+TEST_CASE("cluster: a node killed with SIGKILL mid-job: every protocol finishes with the other workers") {
   cluster c;
   c.node("a", 2);
   int job_no = 0;
-  for (std::string protocol : {"bsp", "ssp", "elastic-bsp"}) {
+  auto protocols = registered_protocols(c);
+  for (auto must : {"bsp", "asp", "ssp", "elastic-bsp", "wbsp", "wbsp-overlap"})
+    REQUIRE(std::find(protocols.begin(), protocols.end(), must) != protocols.end());
+  for (auto& protocol : protocols) {
     CAPTURE(protocol);
     auto& b = c.node("b", 2);
     // 25 ms per iteration and 6 epochs: a few seconds, long enough to kill b midway.
@@ -298,4 +314,26 @@ TEST_CASE("cluster: the head can host workers itself (--slots), and pack placeme
   auto spread = c.submit(small_job("asp", 2, 1), "spread");
   REQUIRE_MESSAGE(spread->wait(60s) == 0, spread->err());
   CHECK_MESSAGE(spread->err().find("started on a (1), head (1)") != std::string::npos, spread->err());
+}
+
+TEST_CASE("cluster: hostile pushes from a remote worker are refused, the model and the head unharmed") {
+  cluster c;
+  c.node("a", 1);
+  auto evil = std::make_unique<process>(
+    std::vector<std::string>{SYNCPOINT_IMPOSTOR, "node", c.address()}, c.dir.path(), "evil");
+  REQUIRE_MESSAGE(evil->wait_for("joined", 15s), evil->out());
+  auto sub = c.submit(cat(small_job("bsp", 2, 2), {"--out", c.dir / "run"}), "submit");
+  REQUIRE_MESSAGE(sub->wait(90s) == 0, sub->err());
+  CHECK_MESSAGE(evil->wait_for("as another worker", 10s), evil->out());
+  auto said = evil->out();
+  CHECK_MESSAGE(said.find("pulled ") != std::string::npos, said);  // a member may pull
+  CHECK_MESSAGE(said.find("wrong size: syncpoint.wrong_size") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("nan: syncpoint.non_finite") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("as another worker: syncpoint.not_a_member") != std::string::npos, said);
+  CHECK_MESSAGE(c.head->err().find("refused 'commit'") != std::string::npos, c.head->err());
+  auto summary = read(c.dir / "run/summary.json");
+  CHECK(json_number(summary, "rejected_pushes") == 2);
+  CHECK(json_number(summary, "lost_workers") == 1);         // the impostor left the job
+  CHECK(json_number(summary, "final_accuracy") > 0.8);      // nothing it sent reached the model
+  CHECK(c.head->running());
 }
