@@ -79,6 +79,7 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
       .then([](const std::string&) { std::printf("joined\n"); std::fflush(stdout); },
             [=](caf::error& e) { std::printf("refused: %s\n", self->system().render(e).c_str()); self->quit(); });
     return {
+      [=](prepare_atom, const job_config&) -> int64_t { return 4000; },
       [=](spawn_atom, worker_spec& spec) -> caf::result<worker_actor> {
         return self->spawn(hostile_worker, std::move(spec));
       },

@@ -4,6 +4,7 @@
 //
 //   node   -> head    register(hello, node) -> name        heartbeat(name)
 //   anyone -> head    status -> cluster_status             submit(job, client) -> job id
+//   job    -> node    prepare(job) -> training examples     (loads the data before the clock starts)
 //   job    -> node    spawn(worker_spec) -> worker          (the job runs on the head)
 //   head   -> node    leave(reason)                         (the head is shutting down)
 //   job    -> client  progress(line), finished(job_result)
@@ -22,6 +23,7 @@ using heartbeat_atom = caf::atom_constant<caf::atom("cl_beat")>;
 using status_atom = caf::atom_constant<caf::atom("cl_status")>;
 using submit_atom = caf::atom_constant<caf::atom("cl_submit")>;
 using spawn_atom = caf::atom_constant<caf::atom("cl_spawn")>;
+using prepare_atom = caf::atom_constant<caf::atom("cl_prep")>;
 using leave_atom = caf::atom_constant<caf::atom("cl_leave")>;
 using finished_atom = caf::atom_constant<caf::atom("cl_fin")>;
 using job_atom = caf::atom_constant<caf::atom("cl_job")>;
@@ -110,6 +112,7 @@ using client_actor = caf::typed_actor<
 
 /// Hosts workers (one per `syncpoint node` process; the head may host one too).
 using node_actor = caf::typed_actor<
+  caf::replies_to<prepare_atom, job_config>::with<int64_t>,
   caf::replies_to<spawn_atom, worker_spec>::with<worker_actor>,
   caf::reacts_to<leave_atom, std::string>,
   caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat

@@ -49,10 +49,12 @@ void abort_job(job_ptr self, const std::string& why) {
   for (auto& w : st.workers)
     if (w)
       self->send_exit(w, caf::exit_reason::user_shutdown);
-  self->send_exit(st.core.coordinator, caf::exit_reason::user_shutdown);
-  self->send_exit(st.core.ps, caf::exit_reason::user_shutdown);
-  self->send_exit(st.core.evaluator, caf::exit_reason::user_shutdown);
-  self->send_exit(st.core.tracer, caf::exit_reason::user_shutdown);
+  if (st.core.coordinator) {  // spawned (phase 2)
+    self->send_exit(st.core.coordinator, caf::exit_reason::user_shutdown);
+    self->send_exit(st.core.ps, caf::exit_reason::user_shutdown);
+    self->send_exit(st.core.evaluator, caf::exit_reason::user_shutdown);
+    self->send_exit(st.core.tracer, caf::exit_reason::user_shutdown);
+  }
   st.status.state = "failed";
   tell_head(self);
   if (!st.client_gone)
@@ -104,11 +106,11 @@ void finish(job_ptr self, run_outcome& outcome) {
   self->quit();
 }
 
-job_actor::behavior_type job(job_ptr self, job_setup setup) {
+// Phase 2, once every node holds the data: the run's clock starts, the PS
+// side is spawned here and the workers on their nodes.
+void launch(job_ptr self) {
   auto& st = self->state;
-  st.setup = std::move(setup);
   auto& cfg = st.setup.cfg;
-  st.status = {st.setup.id, cfg.protocol, cfg.workers, 0, -1, "starting"};
   st.origin = self->clock().now();
   core_options opts;
   opts.driver = job_actor{self};
@@ -117,17 +119,7 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
   opts.report_progress = true;
   opts.detached_evaluator = true;
   st.core = spawn_job_core(self->system(), cfg, st.setup.train_size, st.setup.test, opts);
-  self->monitor(st.setup.client);
   self->monitor(st.core.coordinator);
-  self->set_down_handler([=](caf::down_msg& dm) {
-    auto& st = self->state;
-    if (dm.source == st.setup.client.address()) {
-      st.client_gone = true;
-      stop_job(self, "the submitting process went away");
-    } else if (dm.source == st.core.coordinator.address() && !st.ended) {
-      abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
-    }
-  });
   st.workers.resize(static_cast<size_t>(cfg.workers));
   for (int i = 0; i < cfg.workers; ++i) {
     auto idx = static_cast<size_t>(i);
@@ -150,6 +142,56 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
                             std::to_string(idx) + ": " + self->system().render(err));
         });
   }
+}
+
+// Phase 1: every node loads the data set (so loading is not charged to the
+// run's time) and must hold the same training set as the head.
+void prepare(job_ptr self) {
+  auto& st = self->state;
+  std::map<std::string, node_actor> distinct;
+  for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+    distinct.emplace(st.setup.node_names[i], st.setup.nodes[i]);
+  auto pending = std::make_shared<size_t>(distinct.size());
+  for (auto& kv : distinct) {
+    auto name = kv.first;
+    self->request(kv.second, st.setup.spawn_timeout, prepare_atom::value, st.setup.cfg)
+      .then(
+        [=](int64_t examples) {
+          auto& st = self->state;
+          if (st.ended)
+            return;
+          if (examples != st.setup.train_size) {
+            abort_job(self, "node " + name + " has " + std::to_string(examples) +
+                              " training examples where the head has " +
+                              std::to_string(st.setup.train_size) +
+                              " (a different data set in its --data folder?)");
+            return;
+          }
+          if (--*pending == 0)
+            launch(self);
+        },
+        [=](caf::error& err) {
+          abort_job(self, "node " + name + " could not prepare the job: " + self->system().render(err));
+        });
+  }
+}
+
+job_actor::behavior_type job(job_ptr self, job_setup setup) {
+  auto& st = self->state;
+  st.setup = std::move(setup);
+  auto& cfg = st.setup.cfg;
+  st.status = {st.setup.id, cfg.protocol, cfg.workers, 0, -1, "starting"};
+  self->monitor(st.setup.client);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    if (dm.source == st.setup.client.address()) {
+      st.client_gone = true;
+      stop_job(self, "the submitting process went away");
+    } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended) {
+      abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
+    }
+  });
+  prepare(self);
   return {
     [=](progress_atom, const progress_report& r) {
       if (!from_own_process(self))

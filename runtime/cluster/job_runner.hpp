@@ -1,4 +1,5 @@
-// One submitted job, run on the head: it spawns the PS side of the job here,
+// One submitted job, run on the head: once each chosen node has loaded the
+// data (its clock starts then), it spawns the PS side of the job here,
 // asks each chosen node to spawn its workers, starts the coordinator, relays
 // progress to the submitting client and the head, and sends the client the
 // outcome. It stops the job when the head asks (stop_atom) or when the client

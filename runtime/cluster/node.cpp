@@ -37,25 +37,48 @@ void leave(node_ptr self, const std::string& why, caf::error reason = caf::none)
   self->quit(reason ? std::move(reason) : caf::error{caf::exit_reason::normal});
 }
 
+// Jobs come from the head's process only (a job runs there).
+caf::error check_head(node_ptr self) {
+  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (!from || from.node() != self->state.cfg.head.node())
+    return make_error(sp_error::not_a_member,
+                      "node " + self->state.cfg.name + ": jobs are taken from the head only");
+  return caf::none;
+}
+
+// The job's training set from this node's data folder (cached: one at a time).
+job_config load(node_ptr self, job_config cfg) {
+  auto& st = self->state;
+  if (cfg.dataset == "fashion-mnist")
+    cfg.data_dir = st.cfg.data_dir;
+  if (!st.data || st.data_key != key_of(cfg)) {
+    st.data.reset();  // at most one data set in memory
+    st.data = std::make_shared<const dataset>(load_job_data(cfg).train);
+    st.data_key = key_of(cfg);
+  }
+  return cfg;
+}
+
+caf::result<int64_t> prepare(node_ptr self, const job_config& job) {
+  if (auto err = check_head(self))
+    return err;
+  try {
+    load(self, job);
+    return self->state.data->size;
+  } catch (const std::exception& e) {
+    return make_error(sp_error::bad_input, "node " + self->state.cfg.name + ": " + e.what());
+  }
+}
+
 caf::result<worker_actor> spawn_one(node_ptr self, worker_spec& spec) {
   auto& st = self->state;
-  // Spawn requests come from the head's process only (a job runs there).
-  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-  if (!from || from.node() != st.cfg.head.node())
-    return make_error(sp_error::not_a_member, "node " + st.cfg.name +
-                                                ": spawn requests are taken from the head only");
+  if (auto err = check_head(self))
+    return err;
   if (static_cast<int>(st.workers.size()) >= st.cfg.slots)
     return make_error(sp_error::bad_input, "node " + st.cfg.name + " has no free slot (" +
                                              std::to_string(st.cfg.slots) + " in use)");
-  auto cfg = spec.job;
-  if (cfg.dataset == "fashion-mnist")
-    cfg.data_dir = st.cfg.data_dir;
   try {
-    if (!st.data || st.data_key != key_of(cfg)) {
-      st.data.reset();  // at most one data set in memory
-      st.data = std::make_shared<const dataset>(load_job_data(cfg).train);
-      st.data_key = key_of(cfg);
-    }
+    auto cfg = load(self, spec.job);
     auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
     auto timeout = caf::duration{seconds(cfg.request_timeout_s)};
     auto w = spawn_worker(self->system(), worker_for(cfg, spec.id, spec.iter_cost_ms, st.data, spec.ps,
@@ -100,6 +123,7 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
         leave(self, why, caf::make_error(caf::sec::runtime_error, why));
       });
   return {
+    [=](prepare_atom, const job_config& job) -> caf::result<int64_t> { return prepare(self, job); },
     [=](spawn_atom, worker_spec& spec) -> caf::result<worker_actor> { return spawn_one(self, spec); },
     [=](leave_atom, const std::string& reason) {
       if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg.head))

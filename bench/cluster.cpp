@@ -1,0 +1,303 @@
+// The cluster's transport and a job across processes, real clock, loopback.
+//
+//   build/bench_cluster [--sizes 1,4,16] [--rounds K] [--repeat R] [--job-epochs E] [--no-job]
+//
+// 1. Push+pull throughput between two processes: a worker-side process sends
+//    a gradient of S MB to a parameter server in another process and pulls the
+//    model back (2 x S MB per round trip), through the actors (CAF's middleman,
+//    block serialization); against the same bytes echoed over a raw Boost.Asio
+//    TCP socket in the same run; and against CAF 0.17's element-wise
+//    std::vector<float> path, which the block format replaced. Median of R runs
+//    of K round trips each.
+// 2. Samples/s of a 4-worker BSP job (MLP, Fashion-MNIST) on a head and two
+//    node processes against the same job in one process.
+#include "actors/parameter_server.hpp"
+#include "runtime/cluster/connect.hpp"
+#include "tests/process.hpp"
+
+#include <boost/asio.hpp>
+#include <caf/io/middleman.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace syncpoint;
+using boost::asio::ip::tcp;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+using vector_echo = caf::typed_actor<
+  caf::replies_to<std::vector<float>>::with<std::vector<float>>>;
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+size_t floats_of(double mb) {
+  return static_cast<size_t>(mb * 1e6 / sizeof(float));
+}
+
+// -- the server process -----------------------------------------------------------
+
+struct ports {
+  uint16_t ps[8];
+  uint16_t echo;
+  uint16_t raw;
+};
+
+void raw_echo_server(tcp::acceptor& acceptor) {
+  for (;;) {
+    tcp::socket s(acceptor.get_executor());
+    boost::system::error_code ec;
+    acceptor.accept(s, ec);
+    if (ec)
+      return;
+    s.set_option(tcp::no_delay(true));
+    std::vector<char> buf;
+    for (;;) {
+      uint64_t n = 0;
+      boost::asio::read(s, boost::asio::buffer(&n, sizeof n), ec);
+      if (ec)
+        break;
+      buf.resize(n);
+      boost::asio::read(s, boost::asio::buffer(buf), ec);
+      if (ec)
+        break;
+      boost::asio::write(s, boost::asio::buffer(buf), ec);
+      if (ec)
+        break;
+    }
+  }
+}
+
+[[noreturn]] void serve(const std::vector<double>& sizes, int pipe_fd) {
+  caf::actor_system_config cfg;
+  cluster::configure_cluster(cfg);
+  cfg.add_message_type<std::vector<float>>("std::vector<float>");
+  caf::actor_system sys{cfg};
+  ports p{};
+  std::vector<ps_actor> servers;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto ps = spawn_parameter_server(sys, ps_config{std::vector<float>(floats_of(sizes[i]), 0.5f), 1e-6,
+                                                    0.9, 0, 1, tracer_actor{}, sys.clock().now()});
+    servers.push_back(ps);
+    p.ps[i] = *sys.middleman().publish(ps, 0, "127.0.0.1");
+  }
+  auto echo = sys.spawn([]() -> vector_echo::behavior_type {
+    return {[](std::vector<float>& v) { return std::move(v); }};
+  });
+  p.echo = *sys.middleman().publish(echo, 0, "127.0.0.1");
+  boost::asio::io_context io;
+  tcp::acceptor acceptor(io, tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), 0));
+  p.raw = acceptor.local_endpoint().port();
+  if (write(pipe_fd, &p, sizeof p) != sizeof p)
+    _exit(1);
+  raw_echo_server(acceptor);  // until the parent kills this process
+  _exit(0);
+}
+
+// -- the client side -----------------------------------------------------------
+
+// Seconds for `rounds` push+pull round trips to the PS.
+double actor_rounds(caf::actor_system& sys, ps_actor ps, size_t n, int rounds) {
+  caf::scoped_actor self{sys};
+  std::vector<float> g(n, 1e-3f);
+  auto t0 = clk::now();
+  for (int r = 0; r < rounds; ++r) {
+    self->request(ps, std::chrono::seconds(60), push_atom::value, gradient_push{0, uint64_t(r) + 1, 0, 64, g})
+      .receive([](const proceed&) {}, [&](caf::error& e) { std::fprintf(stderr, "push: %s\n", sys.render(e).c_str()); });
+    self->request(ps, std::chrono::seconds(60), pull_atom::value, uint64_t{0})
+      .receive([&](weights& w) {
+        if (w.values.size() != n)
+          std::fprintf(stderr, "pull: wrong size\n");
+      }, [&](caf::error& e) { std::fprintf(stderr, "pull: %s\n", sys.render(e).c_str()); });
+  }
+  return std::chrono::duration<double>(clk::now() - t0).count();
+}
+
+double vector_rounds(caf::actor_system& sys, vector_echo echo, size_t n, int rounds) {
+  caf::scoped_actor self{sys};
+  std::vector<float> v(n, 1e-3f);
+  auto t0 = clk::now();
+  for (int r = 0; r < rounds; ++r)
+    self->request(echo, std::chrono::seconds(120), v)
+      .receive([](std::vector<float>&) {}, [&](caf::error& e) { std::fprintf(stderr, "echo: %s\n", sys.render(e).c_str()); });
+  return std::chrono::duration<double>(clk::now() - t0).count();
+}
+
+double raw_rounds(uint16_t port, size_t n, int rounds) {
+  boost::asio::io_context io;
+  tcp::socket s(io);
+  s.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
+  s.set_option(tcp::no_delay(true));
+  std::vector<char> out(n * sizeof(float), 1), in(n * sizeof(float));
+  uint64_t len = out.size();
+  auto t0 = clk::now();
+  for (int r = 0; r < rounds; ++r) {
+    boost::asio::write(s, boost::asio::buffer(&len, sizeof len));
+    boost::asio::write(s, boost::asio::buffer(out));
+    boost::asio::read(s, boost::asio::buffer(in));
+  }
+  return std::chrono::duration<double>(clk::now() - t0).count();
+}
+
+void transport(const std::vector<double>& sizes, int rounds, int repeat) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return;
+  pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    serve(sizes, fds[1]);
+  }
+  close(fds[1]);
+  ports p{};
+  if (read(fds[0], &p, sizeof p) != sizeof p) {
+    std::fprintf(stderr, "bench_cluster: the server process did not start\n");
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    return;
+  }
+  {
+    caf::actor_system_config cfg;
+    cluster::configure_cluster(cfg);
+    cfg.add_message_type<std::vector<float>>("std::vector<float>");
+    caf::actor_system sys{cfg};
+    auto echo = sys.middleman().remote_actor<vector_echo>("127.0.0.1", p.echo);
+    std::printf("push+pull between two processes on loopback (median of %d runs of %d round trips;\n"
+                "MB/s counts both directions)\n\n", repeat, rounds);
+    std::printf("| model | actors: PS push+pull | element-wise vector<float> | raw Boost.Asio TCP | actors / raw | element-wise / raw |\n");
+    std::printf("|---|---|---|---|---|---|\n");
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto n = floats_of(sizes[i]);
+      auto ps = sys.middleman().remote_actor<ps_actor>("127.0.0.1", p.ps[i]);
+      if (!ps || !echo) {
+        std::fprintf(stderr, "bench_cluster: cannot reach the server\n");
+        break;
+      }
+      double bytes = 2.0 * static_cast<double>(n * sizeof(float)) * rounds;
+      std::vector<double> a, v, r;
+      actor_rounds(sys, *ps, n, 2);  // warm-up: connections, buffers
+      raw_rounds(p.raw, n, 2);
+      int vrounds = std::max(1, rounds / 8);  // the element-wise path is slow
+      for (int k = 0; k < repeat; ++k) {
+        a.push_back(bytes / actor_rounds(sys, *ps, n, rounds) / 1e6);
+        v.push_back(bytes / rounds * vrounds / vector_rounds(sys, *echo, n, vrounds) / 1e6);
+        r.push_back(bytes / raw_rounds(p.raw, n, rounds) / 1e6);
+      }
+      double ma = median(a), mv = median(v), mr = median(r);
+      std::printf("| %g MB | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | %.3f |\n", sizes[i], ma, mv, mr,
+                  ma / mr, mv / mr);
+      std::fflush(stdout);
+    }
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+}
+
+// -- a job across processes ---------------------------------------------------------
+
+double samples_per_s(const std::string& summary_path) {
+  std::ifstream in(summary_path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto text = ss.str();
+  auto at = text.find("\"samples_per_s\": ");
+  return at == std::string::npos ? std::nan("") : std::atof(text.c_str() + at + 17);
+}
+
+void job(double epochs, int repeat) {
+  using namespace syncpoint::testing;
+  using namespace std::chrono_literals;
+  temp_dir dir;
+  auto bin = syncpoint_binary();
+  std::vector<std::string> args{"--protocol", "bsp", "--workers", "4", "--model", "mlp", "--epochs",
+                                std::to_string(epochs), "--eval-every", "0", "--progress=false",
+                                "--seed", "1"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), args.begin(), args.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  process h({bin, "head", "--host", "127.0.0.1", "--port", "0"}, dir.path(), "head");
+  if (!h.wait_for("listening on", 15s))
+    return;
+  auto at = "127.0.0.1:" + std::to_string(head_port(h));
+  process a({bin, "node", "--join", at, "--name", "a", "--slots", "2"}, dir.path(), "a");
+  process b({bin, "node", "--join", at, "--name", "b", "--slots", "2"}, dir.path(), "b");
+  if (!a.wait_for("joined", 15s) || !b.wait_for("joined", 15s))
+    return;
+  std::vector<double> one, two;
+  for (int k = 0; k < repeat; ++k) {
+    auto o1 = dir / ("one" + std::to_string(k));
+    auto o2 = dir / ("two" + std::to_string(k));
+    process t(with({bin, "train"}, {"--clock", "real", "--out", o1}), dir.path(), "train");
+    if (t.wait(600s) != 0)
+      return;
+    process s(with({bin, "submit", "--head", at}, {"--out", o2}), dir.path(), "submit");
+    if (s.wait(600s) != 0) {
+      std::fprintf(stderr, "bench_cluster: the cluster job failed: %s\n", s.err().c_str());
+      return;
+    }
+    one.push_back(samples_per_s(o1 + "/summary.json"));
+    two.push_back(samples_per_s(o2 + "/summary.json"));
+  }
+  double m1 = median(one), m2 = median(two);
+  std::printf("\n4-worker BSP, MLP on Fashion-MNIST, %g epochs, real clock (median of %d runs)\n\n", epochs,
+              repeat);
+  std::printf("| configuration | samples/s | vs one process |\n|---|---|---|\n");
+  std::printf("| one process (4 workers) | %.0f | 1.00 |\n", m1);
+  std::printf("| head + 2 node processes (2 workers each) | %.0f | %.2f |\n", m2, m2 / m1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<double> sizes{1, 4, 16};
+  int rounds = 40, repeat = 3;
+  double job_epochs = 0.5;
+  bool run_job = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
+    if (a == "--sizes") {
+      sizes.clear();
+      std::stringstream ss(next());
+      for (std::string item; std::getline(ss, item, ',');)
+        sizes.push_back(std::atof(item.c_str()));
+    } else if (a == "--rounds") {
+      rounds = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--repeat") {
+      repeat = std::max(1, std::atoi(next().c_str()));
+    } else if (a == "--job-epochs") {
+      job_epochs = std::atof(next().c_str());
+    } else if (a == "--no-job") {
+      run_job = false;
+    } else {
+      std::fprintf(stderr, "usage: bench_cluster [--sizes 1,4,16] [--rounds K] [--repeat R] "
+                           "[--job-epochs E] [--no-job]\n");
+      return 2;
+    }
+  }
+  if (sizes.empty() || sizes.size() > 8) {
+    std::fprintf(stderr, "bench_cluster: --sizes takes 1 to 8 sizes in MB\n");
+    return 2;
+  }
+  transport(sizes, rounds, repeat);
+  if (run_job)
+    job(job_epochs, repeat);
+  return 0;
+}
