@@ -18,6 +18,7 @@
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 using namespace syncpoint;
 using namespace syncpoint::testing;
@@ -336,4 +337,88 @@ TEST_CASE("cluster: hostile pushes from a remote worker are refused, the model a
   CHECK(json_number(summary, "lost_workers") == 1);         // the impostor left the job
   CHECK(json_number(summary, "final_accuracy") > 0.8);      // nothing it sent reached the model
   CHECK(c.head->running());
+}
+
+namespace {
+
+// Three hosts in network namespaces joined by veth pairs to the head's:
+// head 10.213.1.1 <-> a 10.213.1.2, head 10.213.2.1 <-> b 10.213.2.2. Made and
+// removed by the test; traffic stays inside them.
+struct netns_hosts {
+  std::string tag = std::to_string(getpid() % 100000);
+  std::string h = "sph" + tag, a = "spa" + tag, b = "spb" + tag;
+  bool ok = false;
+
+  static bool sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+
+  netns_hosts() {
+    ok = sh("ip netns add " + h) && sh("ip netns add " + a) && sh("ip netns add " + b);
+    for (auto& [ns, peer, net] : {std::tuple{a, std::string("a"), std::string("1")},
+                                  std::tuple{b, std::string("b"), std::string("2")}}) {
+      auto hv = "h" + peer + tag, pv = peer + "h" + tag;
+      ok = ok && sh("ip link add " + hv + " netns " + h + " type veth peer name " + pv + " netns " + ns)
+           && sh("ip -n " + h + " addr add 10.213." + net + ".1/24 dev " + hv)
+           && sh("ip -n " + ns + " addr add 10.213." + net + ".2/24 dev " + pv)
+           && sh("ip -n " + h + " link set " + hv + " up") && sh("ip -n " + ns + " link set " + pv + " up")
+           && sh("ip -n " + ns + " link set lo up");
+    }
+    ok = ok && sh("ip -n " + h + " link set lo up");
+  }
+  ~netns_hosts() {
+    for (auto& ns : {h, a, b})
+      sh("ip netns del " + ns);
+  }
+  std::vector<std::string> in(const std::string& ns, std::vector<std::string> argv) const {
+    return cat({"/usr/sbin/ip", "netns", "exec", ns}, argv);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("cluster: three hosts in network namespaces; a cut link is noticed by heartbeats") {
+  if (getuid() != 0 || !netns_hosts::sh("ip netns add spprobe" + std::to_string(getpid()))) {
+    MESSAGE("skipped: creating network namespaces is not permitted here (needs root and CAP_SYS_ADMIN)");
+    return;
+  }
+  netns_hosts::sh("ip netns del spprobe" + std::to_string(getpid()));
+  netns_hosts net;
+  REQUIRE_MESSAGE(net.ok, "could not set up the namespaces and veth pairs");
+  temp_dir dir;
+  auto bin = syncpoint_binary();
+  process head(net.in(net.h, {bin, "head", "--host", "0.0.0.0", "--port", "0"}), dir.path(), "head");
+  REQUIRE_MESSAGE(head.wait_for("listening on", 15s), head.err());
+  auto port = std::to_string(head_port(head));
+  process a(net.in(net.a, {bin, "node", "--join", "10.213.1.1:" + port, "--name", "a", "--slots", "2"}),
+            dir.path(), "a");
+  REQUIRE_MESSAGE(a.wait_for("joined", 15s), a.err());  // a first: spread puts workers 1 and 3 on b
+  process b(net.in(net.b, {bin, "node", "--join", "10.213.2.1:" + port, "--name", "b", "--slots", "2"}),
+            dir.path(), "b");
+  REQUIRE_MESSAGE(b.wait_for("joined", 15s), b.err());
+  process status(net.in(net.h, {bin, "status", "--head", "127.0.0.1:" + port}), dir.path(), "status");
+  REQUIRE(status.wait(15s) == 0);
+  CHECK_MESSAGE(status.out().find("10.213.1.2:") != std::string::npos, status.out());
+  CHECK_MESSAGE(status.out().find("10.213.2.2:") != std::string::npos, status.out());
+  auto job = cat(small_job("bsp", 4, 6), {"--straggler", "0:+25ms;1:+25ms;2:+25ms;3:+25ms",
+                                          "--out", dir / "run"});
+  process sub(net.in(net.h, cat({bin, "submit", "--head", "127.0.0.1:" + port}, job)), dir.path(), "submit");
+  REQUIRE_MESSAGE(sub.wait_for("eval", 60s, true), sub.err());
+  // Pull b's cable: no reset reaches anyone, only silence.
+  REQUIRE(netns_hosts::sh("ip -n " + net.b + " link set bh" + net.tag + " down"));
+  REQUIRE_MESSAGE(sub.wait(90s) == 0, sub.err());
+  auto summary = read(dir / "run/summary.json");
+  CHECK(json_number(summary, "lost_workers") == 2);
+  CHECK(summary.find("node b") != std::string::npos);
+  double last = 0, lost = -1;
+  std::istringstream trace(read(dir / "run/trace.jsonl"));
+  for (std::string line; std::getline(trace, line);) {
+    if (line.find("\"worker\": 1,") == std::string::npos)
+      continue;
+    if (line.find("\"kind\": \"lost\"") != std::string::npos)
+      lost = json_number(line, "t0");
+    else
+      last = std::max(last, json_number(line, "t1"));
+  }
+  REQUIRE_MESSAGE(lost > last, "worker 1 was not lost, or went on after its loss");
+  MESSAGE("the cut link was noticed " << lost - last << " s after worker 1's last event");
+  CHECK(lost - last < 5.0);
 }

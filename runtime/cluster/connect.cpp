@@ -24,7 +24,7 @@ void configure_cluster(caf::actor_system_config& cfg) {
   register_cluster_messages(cfg);
   cfg.load<caf::io::middleman>();
   cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds(1)});
-  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(4)});
+  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(3)});
   auto ids = caf::get_if<std::vector<std::string>>(&cfg, "middleman.app-identifiers");
   if (!ids || *ids == std::vector<std::string>{"generic-caf-app"})  // unless the user chose one
     cfg.set("middleman.app-identifiers",

@@ -17,7 +17,7 @@ struct endpoint {
 std::optional<endpoint> parse_endpoint(const std::string& s);
 
 /// Loads the middleman and registers the cluster's messages. Heartbeats every
-/// second and a 4 s connection timeout notice a dead peer within 5 s; the
+/// second and a 3 s connection timeout notice a silent peer within 4 s; the
 /// application identifier carries the schema fingerprint, so CAF's handshake
 /// refuses a peer built from another schema.
 void configure_cluster(caf::actor_system_config& cfg);
