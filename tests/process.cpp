@@ -1,6 +1,7 @@
 #include "tests/process.hpp"
 
-#include <fcntl.h>
+#include <boost/process.hpp>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,34 +28,21 @@ temp_dir::~temp_dir() {
 
 process::process(const std::vector<std::string>& argv, const std::string& dir, const std::string& name)
   : out_path_(dir + "/" + name + ".out"), err_path_(dir + "/" + name + ".err") {
-  std::vector<char*> args;
-  for (auto& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_ = fork();
-  if (pid_ < 0)
-    throw std::runtime_error("fork failed");
-  if (pid_ == 0) {
-    int out = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    int err = open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    dup2(out, 1);
-    dup2(err, 2);
-    int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
-    // A child must not inherit blocked signals from a test thread.
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
+  namespace bp = boost::process;
+  std::vector<std::string> args(argv.begin() + 1, argv.end());
+  child_ = std::make_unique<bp::child>(argv.front(), bp::args(args), bp::std_out > out_path_,
+                                       bp::std_err > err_path_, bp::std_in < bp::null);
 }
 
 process::~process() {
   if (running()) {
-    ::kill(pid_, SIGKILL);
-    waitpid(pid_, &status_, 0);
+    ::kill(pid(), SIGKILL);
+    child_->wait();
   }
+}
+
+pid_t process::pid() const {
+  return child_->id();
 }
 
 namespace {
@@ -70,14 +58,8 @@ std::string process::out() const { return slurp(out_path_); }
 std::string process::err() const { return slurp(err_path_); }
 
 bool process::running() {
-  if (status_ != -1 || pid_ <= 0)
-    return false;
-  int st = 0;
-  if (waitpid(pid_, &st, WNOHANG) == pid_) {
-    status_ = st;
-    return false;
-  }
-  return true;
+  std::error_code ec;
+  return child_->running(ec);  // reaps the child once it has exited
 }
 
 bool process::wait_for(const std::string& needle, std::chrono::milliseconds timeout, bool in_err) {
@@ -95,22 +77,23 @@ int process::wait(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (running()) {
     if (std::chrono::steady_clock::now() > deadline) {
-      ::kill(pid_, SIGKILL);
-      waitpid(pid_, &status_, 0);
+      ::kill(pid(), SIGKILL);
+      child_->wait();
       return -1;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  if (WIFEXITED(status_))
-    return WEXITSTATUS(status_);
-  if (WIFSIGNALED(status_))
-    return 128 + WTERMSIG(status_);
+  int status = child_->native_exit_code();
+  if (WIFEXITED(status))
+    return WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    return 128 + WTERMSIG(status);
   return -1;
 }
 
 void process::signal(int sig) {
   if (running())
-    ::kill(pid_, sig);
+    ::kill(pid(), sig);
 }
 
 std::string syncpoint_binary() {

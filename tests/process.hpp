@@ -1,14 +1,20 @@
-// Child processes for tests that run the real `syncpoint` binary: output goes
-// to files, every wait has a deadline, and whatever is still running when the
-// handle goes is killed (SIGKILL) and reaped, so nothing outlives a test.
+// Child processes for tests that run the real `syncpoint` binary (on
+// Boost.Process): output goes to files, every wait has a deadline, and
+// whatever is still running when the handle goes is killed (SIGKILL) and
+// reaped, so nothing outlives a test.
 #pragma once
 
 #include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
+
+namespace boost::process {
+class child;
+}
 
 namespace syncpoint::testing {
 
@@ -33,7 +39,7 @@ class process {
   process(const process&) = delete;
   process& operator=(const process&) = delete;
 
-  pid_t pid() const { return pid_; }
+  pid_t pid() const;
   std::string out() const;
   std::string err() const;
 
@@ -49,8 +55,7 @@ class process {
   bool running();
 
  private:
-  pid_t pid_ = -1;
-  int status_ = -1;
+  std::unique_ptr<boost::process::child> child_;  // Boost.Process starts and reaps it
   std::string out_path_, err_path_;
 };
 
