@@ -108,6 +108,15 @@ std::string clock_time(int64_t ms) {
 
 }  // namespace
 
+cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const std::string& command) {
+  auto head = connect_head(sys, at, std::chrono::seconds(5));
+  if (!head) {
+    say(stderr, "syncpoint " + command + ": " + what(sys, head.error()));
+    leave_now(2);
+  }
+  return *head;
+}
+
 int run_head(const std::vector<std::string>& args) {
   signal_catcher signals;
   cluster_options opts;
@@ -190,11 +199,7 @@ int run_node(const std::vector<std::string>& args) {
   }
   configure_cluster(opts);
   caf::actor_system sys{opts};
-  auto head = connect_head(sys, *at, std::chrono::seconds(5));
-  if (!head) {
-    say(stderr, "syncpoint node: " + what(sys, head.error()));
-    leave_now(2);
-  }
+  auto head = reach_head(sys, *at, "node");
   std::atomic<bool> joined{false};
   auto why = std::make_shared<std::string>();
   auto why_mutex = std::make_shared<std::mutex>();
@@ -202,7 +207,7 @@ int run_node(const std::vector<std::string>& args) {
   cfg.name = opts.name;
   cfg.slots = opts.slots;
   cfg.data_dir = opts.data;
-  cfg.head = *head;
+  cfg.head = head;
   cfg.register_timeout = std::chrono::seconds(5);
   cfg.on_joined = [&, at](const std::string& name) {
     joined = true;
@@ -253,14 +258,10 @@ int run_status(const std::vector<std::string>& args) {
   }
   configure_cluster(opts);
   caf::actor_system sys{opts};
-  auto head = connect_head(sys, *at, std::chrono::seconds(5));
-  if (!head) {
-    say(stderr, "syncpoint status: " + what(sys, head.error()));
-    leave_now(2);
-  }
+  auto head = reach_head(sys, *at, "status");
   caf::scoped_actor self{sys};
   int rc = 0;
-  self->request(*head, std::chrono::seconds(10), status_atom::value)
+  self->request(head, std::chrono::seconds(10), status_atom::value)
     .receive(
       [&](cluster_status& s) {
         std::printf("nodes (%zu):\n", s.nodes.size());

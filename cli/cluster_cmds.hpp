@@ -7,10 +7,18 @@
 // an unreachable or refusing head.
 #pragma once
 
+#include "runtime/cluster/connect.hpp"
+
 #include <string>
 #include <vector>
 
 namespace syncpoint::cli {
+
+/// The head at `at`, reached within 5 s; otherwise prints "syncpoint
+/// COMMAND: why" and ends the process with status 2 (without waiting for
+/// CAF's shutdown, which a timed-out connect may block).
+cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& at,
+                               const std::string& command);
 
 int run_head(const std::vector<std::string>& args);
 int run_node(const std::vector<std::string>& args);

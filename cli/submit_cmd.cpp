@@ -68,21 +68,13 @@ int run_submit(const std::vector<std::string>& args) {
   validate(cfg);  // bad options are refused here, before the network (config_error: exit 2)
   configure_cluster(opts);
   caf::actor_system sys{opts};
-  auto head = connect_head(sys, *at, std::chrono::seconds(5));
-  if (!head) {
-    auto& ctx = head.error().context();
-    std::fprintf(stderr, "syncpoint submit: %s\n",
-                 ctx.match_element<std::string>(0) ? ctx.get_as<std::string>(0).c_str()
-                                                   : sys.render(head.error()).c_str());
-    std::fflush(stderr);
-    std::_Exit(2);  // a timed-out connect may still hold the middleman
-  }
+  auto head = reach_head(sys, *at, "submit");
   caf::scoped_actor self{sys};
   auto follower = sys.spawn(client, caf::actor{self});
-  self->monitor(*head);
+  self->monitor(head);
   uint64_t id = 0;
   int rc = -1;
-  self->request(*head, std::chrono::seconds(60), submit_atom::value, cfg, follower)
+  self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, follower)
     .receive([&](uint64_t job) { id = job; },
              [&](caf::error& e) {
                auto& ctx = e.context();

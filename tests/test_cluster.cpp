@@ -53,6 +53,23 @@ double json_number(const std::string& text, const std::string& key) {
   return std::atof(text.c_str() + at + key.size() + 4);
 }
 
+// From a run's trace: when `worker` was declared lost (-1: never) and the end
+// of the last thing it did before.
+std::pair<double, double> loss_and_last_event(const std::string& trace_path, int worker) {
+  double last = 0, lost = -1;
+  std::istringstream trace(read(trace_path));
+  auto tag = "\"worker\": " + std::to_string(worker) + ",";
+  for (std::string line; std::getline(trace, line);) {
+    if (line.find(tag) == std::string::npos)
+      continue;
+    if (line.find("\"kind\": \"lost\"") != std::string::npos)
+      lost = json_number(line, "t0");
+    else
+      last = std::max(last, json_number(line, "t1"));
+  }
+  return {lost, last};
+}
+
 struct cluster {
   temp_dir dir;
   std::unique_ptr<process> head;
@@ -176,16 +193,7 @@ TEST_CASE("cluster: a node killed with SIGKILL mid-job: every protocol finishes 
     CHECK(summary.find("unreachable") != std::string::npos);
     CHECK(json_number(summary, "final_accuracy") > 0.8);
     // Noticed within 5 s of the last thing worker 1 did.
-    double last = 0, lost = -1;
-    std::istringstream trace(read(c.dir / protocol + "/trace.jsonl"));
-    for (std::string line; std::getline(trace, line);) {
-      if (line.find("\"worker\": 1,") == std::string::npos)
-        continue;
-      if (line.find("\"kind\": \"lost\"") != std::string::npos)
-        lost = json_number(line, "t0");
-      else
-        last = std::max(last, json_number(line, "t1"));
-    }
+    auto [lost, last] = loss_and_last_event(c.dir / protocol + "/trace.jsonl", 1);
     CHECK(lost >= last);
     CHECK(lost - last < 5.0);
     c.nodes.erase("b");
@@ -194,7 +202,7 @@ TEST_CASE("cluster: a node killed with SIGKILL mid-job: every protocol finishes 
   CHECK(s.find("nodes (1)") != std::string::npos);  // b is gone from the table
 }
 
-TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another schema; the head keeps running") {
+TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another schema, the head keeps running") {
   cluster c;
   c.node("a", 2);
   auto timed = [&](std::unique_ptr<process> p, int want, const std::string& says) {
@@ -375,7 +383,7 @@ struct netns_hosts {
 
 }  // namespace
 
-TEST_CASE("cluster: three hosts in network namespaces; a cut link is noticed by heartbeats") {
+TEST_CASE("cluster: three hosts in network namespaces, a cut link is noticed by heartbeats") {
   if (getuid() != 0 || !netns_hosts::sh("ip netns add spprobe" + std::to_string(getpid()))) {
     MESSAGE("skipped: creating network namespaces is not permitted here (needs root and CAP_SYS_ADMIN)");
     return;
@@ -408,16 +416,7 @@ TEST_CASE("cluster: three hosts in network namespaces; a cut link is noticed by 
   auto summary = read(dir / "run/summary.json");
   CHECK(json_number(summary, "lost_workers") == 2);
   CHECK(summary.find("node b") != std::string::npos);
-  double last = 0, lost = -1;
-  std::istringstream trace(read(dir / "run/trace.jsonl"));
-  for (std::string line; std::getline(trace, line);) {
-    if (line.find("\"worker\": 1,") == std::string::npos)
-      continue;
-    if (line.find("\"kind\": \"lost\"") != std::string::npos)
-      lost = json_number(line, "t0");
-    else
-      last = std::max(last, json_number(line, "t1"));
-  }
+  auto [lost, last] = loss_and_last_event(dir / "run/trace.jsonl", 1);
   REQUIRE_MESSAGE(lost > last, "worker 1 was not lost, or went on after its loss");
   MESSAGE("the cut link was noticed " << lost - last << " s after worker 1's last event");
   CHECK(lost - last < 5.0);

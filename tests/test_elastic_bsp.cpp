@@ -47,7 +47,7 @@ worker_id monitor(protocol& p, recorder& c, const std::vector<double>& period, d
 
 }  // namespace
 
-TEST_CASE("elastic-bsp: no barrier before every worker pushed twice; stops are ZipLine's") {
+TEST_CASE("elastic-bsp: no barrier before every worker pushed twice, stops are ZipLine's") {
   auto p = make(6);
   recorder c(3);
   c.start(*p);

@@ -61,7 +61,7 @@ TEST_CASE("transport: a gradient is one block of bytes, not one field per float"
   CHECK(back.grad == grad);
 }
 
-TEST_CASE("transport: weights keep their values and version; a job config round-trips") {
+TEST_CASE("transport: weights keep their values and version, a job config round-trips") {
   fixture f;
   weights w{42, shared_floats(std::vector<float>{1.5f, -2.0f, 3.25f})};
   auto buf = f.save(w);

@@ -9,7 +9,7 @@ using namespace syncpoint;
 using syncpoint::testing::recorder;
 using ids = std::vector<worker_id>;
 
-TEST_CASE("wbsp: nobody is held; the visible version advances once per round, when the slowest pushes") {
+TEST_CASE("wbsp: nobody is held, the visible version advances once per round, when the slowest pushes") {
   for (auto name : {"wbsp", "wbsp-overlap"}) {
     auto p = make_protocol(name, {});
     recorder c(3);
@@ -75,7 +75,7 @@ run_summary ratio_run(const std::string& protocol) {
 
 }  // namespace
 
-TEST_CASE("wbsp: compute ratio >= 0.90 with a 3x straggler; overlap higher; bsp lower than both") {
+TEST_CASE("wbsp: compute ratio >= 0.90 with a 3x straggler, overlap higher, bsp lower than both") {
   auto w = ratio_run("wbsp");
   auto o = ratio_run("wbsp-overlap");
   auto b = ratio_run("bsp");
