@@ -333,9 +333,12 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       st.evaluator = std::move(evaluator);
       for (auto& w : st.worker_handles)
         self->monitor(w);
-      self->monitor(st.cfg->ps);
-      self->monitor(st.evaluator);
-      self->monitor(st.cfg->tracer);
+      if (st.cfg->ps)
+        self->monitor(st.cfg->ps);
+      if (st.evaluator)
+        self->monitor(st.evaluator);
+      if (st.cfg->tracer)
+        self->monitor(st.cfg->tracer);
       st.send_worker_weights();
       if (st.cfg->max_time_s > 0)
         self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);
@@ -343,11 +346,21 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       st.protocol_event([&] { st.cfg->proto->on_start(st); });
     },
     [=](pushed_atom, const push_info& info) -> caf::result<proceed> {
+      // The PS delegates a worker's push request here, so the sender is that
+      // worker: nobody else may report a push, nor one in another's name.
+      auto& st = self->state;
+      if (!st.started || !st.valid(info.worker)
+          || self->current_sender()
+               != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[coordinator_state::idx(info.worker)]))
+        return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
       auto rp = self->make_response_promise<proceed>();
       on_pushed(self, info, rp);
       return rp;
     },
-    [=](eval_atom, const eval_result& r) { on_eval(self, r); },
+    [=](eval_atom, const eval_result& r) {
+      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.evaluator))
+        on_eval(self, r);
+    },
     [=](timeout_atom) {
       if (self->current_sender() == self->ctrl())
         begin_stop(self, "time");

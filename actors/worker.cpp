@@ -231,6 +231,15 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   std::shuffle(st.shard.begin(), st.shard.end(), st.rng);
   st.batch = cfg.batch;
   st.cfg = std::move(cfg);
+  // Without its PS a worker has nothing to do (on a node: the job ended or
+  // never started): it goes instead of waiting for a start that will not come.
+  if (st.cfg.ps) {
+    self->monitor(st.cfg.ps);
+    self->set_down_handler([=](caf::down_msg& dm) {
+      if (dm.source == self->state.cfg.ps.address())
+        self->quit(dm.reason ? dm.reason : caf::error{caf::exit_reason::normal});
+    });
+  }
   return {
     [=](const proceed& p) {  // the start of the run
       auto& st = self->state;

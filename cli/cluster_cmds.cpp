@@ -137,8 +137,11 @@ int run_head(const std::vector<std::string>& args) {
   }
   configure_cluster(opts);
   caf::actor_system sys{opts};
-  auto head = spawn_head(sys, {opts.data, placement::spread,
-                               [](const std::string& line) { say(stderr, "[head] " + line); }});
+  head_config hc;
+  hc.data_dir = opts.data;
+  hc.log = [](const std::string& line) { say(stderr, "[head] " + line); };
+  auto control = hc.control_token;
+  auto head = spawn_head(sys, std::move(hc));
   auto port = sys.middleman().publish(head, static_cast<uint16_t>(opts.port), opts.host.c_str(), true);
   if (!port) {
     std::cerr << "syncpoint head: cannot listen on " << opts.host << ":" << opts.port << ": "
@@ -164,7 +167,7 @@ int run_head(const std::vector<std::string>& args) {
     }
   }
   say(stderr, "[head] stopping: ending running jobs and telling the nodes");
-  self->request(head, std::chrono::seconds(20), shutdown_atom::value)
+  self->request(head, std::chrono::seconds(20), shutdown_atom::value, control)
     .receive([](bool) {}, [&](caf::error& e) {
       say(stderr, "[head] not every job ended in time (" + sys.render(e) + ")");
     });

@@ -3,7 +3,7 @@
 //                                  interface (an older head) through CAF's remote_actor<T>
 //   impostor schema HOST:PORT      registers as a node with another schema fingerprint
 //   impostor garbage HOST:PORT     sends bytes that are no CAF message at all
-//   impostor stranger HOST:PORT    sends the head messages only its own process may send
+//   impostor stranger HOST:PORT    asks the head to shut down, without its secret
 //   impostor node HOST:PORT        joins as node "evil" with 1 slot; its "worker" pulls
 //                                  the model, then sends the PS a push of the wrong size,
 //                                  one with NaN, one in another worker's name and a
@@ -75,15 +75,15 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
   auto done = std::make_shared<std::atomic<bool>>(false);
   auto node = sys.spawn([=](node_actor::pointer self) -> node_actor::behavior_type {
     self->request(head, std::chrono::seconds(5), register_atom::value,
-                  node_hello{"evil", 1, schema_fingerprint()}, node_actor{self})
+                  node_hello{"evil", 1, schema_fingerprint(), "evil-token"}, node_actor{self})
       .then([](const std::string&) { std::printf("joined\n"); std::fflush(stdout); },
             [=](caf::error& e) { std::printf("refused: %s\n", self->system().render(e).c_str()); self->quit(); });
     return {
-      [=](prepare_atom, const job_config&) -> int64_t { return 4000; },
-      [=](spawn_atom, worker_spec& spec) -> caf::result<worker_actor> {
+      [=](prepare_atom, const std::string&, const job_config&) -> int64_t { return 4000; },
+      [=](spawn_atom, const std::string&, worker_spec& spec) -> caf::result<worker_actor> {
         return self->spawn(hostile_worker, std::move(spec));
       },
-      [=](leave_atom, const std::string&) { self->quit(); },
+      [=](leave_atom, const std::string&, const std::string&) { self->quit(); },
       [](heartbeat_atom) {},
     };
   });
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   if (mode == "schema") {
     self->request(*head, std::chrono::seconds(5), register_atom::value,
-                  node_hello{"impostor", 1, "0123456789abcdef"}, caf::actor_cast<node_actor>(self.ptr()))
+                  node_hello{"impostor", 1, "0123456789abcdef", ""}, caf::actor_cast<node_actor>(self.ptr()))
       .receive([&](const std::string&) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());
@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (mode == "stranger") {
-    self->request(*head, std::chrono::seconds(5), shutdown_atom::value)
+    self->request(*head, std::chrono::seconds(5), shutdown_atom::value, std::string("a guess"))
       .receive([&](bool) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());

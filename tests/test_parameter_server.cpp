@@ -1,4 +1,5 @@
 // The parameter server as an actor: exact updates, rejected pushes, versioned pulls.
+#include "actors/coordinator.hpp"
 #include "actors/parameter_server.hpp"
 
 #include <doctest/doctest.h>
@@ -206,4 +207,30 @@ TEST_CASE("ps: once attached, only the job's workers push and pull, only its coo
   (*f.self)->request(f.ps, 5s, final_atom::value)
     .receive([&](weights& w) { CHECK(w.version == 0); },
              [&](caf::error& e) { FAIL("the coordinator's read failed: " << f.sys->render(e)); });
+}
+
+TEST_CASE("coordinator: a push reported by anyone but the job's worker of that id is refused") {
+  fixture f(1, 0.0, 0.0);
+  auto cfg = std::make_shared<coordinator_config>();
+  cfg->protocol_name = "asp";
+  cfg->proto = make_protocol("asp", {});
+  cfg->workers = 1;
+  cfg->sample_budget = 1000;
+  cfg->ps = f.ps;
+  cfg->origin = f.sys->clock().now();
+  auto coordinator = spawn_coordinator(*f.sys, cfg);
+  caf::scoped_actor stranger{*f.sys};
+  auto refused = [&] {
+    caf::error result;
+    stranger->request(coordinator, 5s, pushed_atom::value, push_info{0, 1, 64, 1, 0})
+      .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
+    return result;
+  };
+  CHECK(refused().code() == static_cast<uint8_t>(sp_error::not_a_member));  // before the start
+  caf::scoped_actor worker{*f.sys};
+  (*f.self)->send(coordinator, start_atom::value,
+                  std::vector<worker_actor>{caf::actor_cast<worker_actor>(worker.ptr())}, evaluator_actor{});
+  worker->receive([](const proceed&) {});  // the start of the run reached the real worker
+  CHECK(refused().code() == static_cast<uint8_t>(sp_error::not_a_member));  // after it, too
+  (*f.self)->send_exit(coordinator, caf::exit_reason::user_shutdown);
 }

@@ -22,12 +22,16 @@ namespace {
 struct node_entry {
   node_status status;
   node_actor handle;
+  std::string token;  // the node accepts job requests with it
 };
 
 struct job_entry {
   job_status status;
   job_actor handle;
-  std::map<std::string, int> held;  // slots held on each node, until the job ends
+  client_actor client;
+  // Slots held on each node (by its actor, not its name: a node that died and
+  // joined again under the same name starts afresh), until the job ends.
+  std::map<caf::actor_addr, int> held;
 };
 
 struct head_state {
@@ -47,11 +51,6 @@ void log(head_ptr self, const std::string& line) {
     self->state.cfg.log(line);
 }
 
-bool from_own_process(head_ptr self) {
-  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-  return from && from.node() == self->node();
-}
-
 node_entry* find_node(head_ptr self, const std::string& name) {
   for (auto& n : self->state.nodes)
     if (n.status.name == name)
@@ -65,8 +64,9 @@ bool is_final(const std::string& state) {
 
 void release_slots(head_ptr self, job_entry& job) {
   for (auto& kv : job.held)
-    if (auto* n = find_node(self, kv.first))
-      n->status.used = std::max(0, n->status.used - kv.second);
+    for (auto& n : self->state.nodes)
+      if (n.handle.address() == kv.first)
+        n.status.used = std::max(0, n.status.used - kv.second);
   job.held.clear();
 }
 
@@ -79,7 +79,7 @@ void maybe_done_shutting_down(head_ptr self) {
     if (!is_final(kv.second.status.state))
       return;
   for (auto& n : st.nodes)
-    self->send(n.handle, leave_atom::value, std::string("the head is shutting down"));
+    self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"));
   for (auto& rp : st.shutdown_waiters)
     rp.deliver(true);
   st.shutdown_waiters.clear();
@@ -107,6 +107,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
     return make_error(sp_error::not_a_member, "a node registers itself, not another actor");
   node_entry e;
   e.handle = node;
+  e.token = hello.token;
   e.status.name = hello.name;
   e.status.slots = hello.slots;
   e.status.up_since_ms = e.status.last_heartbeat_ms = unix_ms();
@@ -177,13 +178,16 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
   setup.test = std::move(test);
   setup.client = client;
   setup.head = head_actor{self};
+  setup.head_token = st.cfg.control_token;
   job_entry entry;
+  entry.client = client;
   for (auto idx : *where) {
     auto& n = st.nodes[idx];
     setup.nodes.push_back(n.handle);
     setup.node_names.push_back(n.status.name);
+    setup.node_tokens.push_back(n.token);
     ++n.status.used;
-    ++entry.held[n.status.name];
+    ++entry.held[n.handle.address()];
   }
   entry.status = {id, cfg.protocol, cfg.workers, 0, -1, "starting"};
   entry.handle = spawn_job(self->system(), std::move(setup));
@@ -207,8 +211,12 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
     }
   for (auto& kv : st.jobs)
     if (kv.second.handle.address() == dm.source) {
-      if (!is_final(kv.second.status.state))
+      if (!is_final(kv.second.status.state)) {  // it died without its outcome: say so
         kv.second.status.state = "failed";
+        self->send(kv.second.client, finished_atom::value,
+                   job_result{"failed", "the job's runner on the head stopped: " +
+                                          self->system().render(dm.reason), 0, {}});
+      }
       release_slots(self, kv.second);
       maybe_done_shutting_down(self);
       return;
@@ -238,10 +246,10 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
     [=](submit_atom, job_config& cfg, client_actor& client) -> caf::result<uint64_t> {
       return on_submit(self, cfg, client);
     },
-    [=](job_atom, uint64_t id, job_status& status) {
+    [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
       auto& st = self->state;
       auto i = st.jobs.find(id);
-      if (!from_own_process(self) || i == st.jobs.end()
+      if (token != st.cfg.control_token || i == st.jobs.end()
           || caf::actor_cast<caf::actor_addr>(self->current_sender()) != i->second.handle.address())
         return;
       bool was_final = is_final(i->second.status.state);
@@ -252,9 +260,9 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         maybe_done_shutting_down(self);
       }
     },
-    [=](shutdown_atom) -> caf::result<bool> {
+    [=](shutdown_atom, const std::string& token) -> caf::result<bool> {
       auto& st = self->state;
-      if (!from_own_process(self))
+      if (token != st.cfg.control_token)
         return make_error(sp_error::not_a_member, "only the head's own process shuts it down");
       st.shutting_down = true;
       auto rp = self->make_response_promise<bool>();

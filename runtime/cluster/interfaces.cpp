@@ -1,6 +1,7 @@
 #include "runtime/cluster/interfaces.hpp"
 
 #include <cstdio>
+#include <random>
 #include <typeinfo>
 
 namespace syncpoint::cluster {
@@ -18,6 +19,13 @@ void register_cluster_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<node_actor>("node_actor");
   cfg.add_message_type<job_actor>("job_actor");
   cfg.add_message_type<head_actor>("head_actor");
+}
+
+std::string make_token() {
+  std::random_device rd;
+  char hex[33];
+  std::snprintf(hex, sizeof hex, "%08x%08x%08x%08x", rd(), rd(), rd(), rd());
+  return hex;
 }
 
 const std::string& schema_fingerprint() {

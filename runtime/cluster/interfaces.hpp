@@ -4,9 +4,15 @@
 //
 //   node   -> head    register(hello, node) -> name        heartbeat(name)
 //   anyone -> head    status -> cluster_status             submit(job, client) -> job id
-//   job    -> node    prepare(job) -> training examples     (loads the data before the clock starts)
-//   job    -> node    spawn(worker_spec) -> worker          (the job runs on the head)
-//   head   -> node    leave(reason)                         (the head is shutting down)
+//   job    -> node    prepare(token, job) -> examples       (loads the data before the clock starts)
+//   job    -> node    spawn(token, worker_spec) -> worker   (the job runs on the head)
+//   head   -> node    leave(token, reason)                  (the head is shutting down)
+//
+// Tokens: CAF 0.17 does not authenticate senders (a peer past the handshake
+// can name any actor as the source of a message it routes), so what only the
+// head may tell a node carries the secret the node chose when it registered,
+// and what only the head's own process may tell the head carries a secret
+// that never leaves that process.
 //   job    -> client  progress(line), finished(job_result)
 #pragma once
 
@@ -34,6 +40,7 @@ struct node_hello {
   std::string name;
   int32_t slots = 0;      // workers it may host
   std::string schema;     // schema_fingerprint() of its build
+  std::string token;      // the head sends it back with every job request
 };
 
 /// A worker's part of a job, sent to the node that hosts it.
@@ -79,7 +86,7 @@ struct job_result {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
-  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema);
+  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
@@ -112,9 +119,9 @@ using client_actor = caf::typed_actor<
 
 /// Hosts workers (one per `syncpoint node` process; the head may host one too).
 using node_actor = caf::typed_actor<
-  caf::replies_to<prepare_atom, job_config>::with<int64_t>,
-  caf::replies_to<spawn_atom, worker_spec>::with<worker_actor>,
-  caf::reacts_to<leave_atom, std::string>,
+  caf::replies_to<prepare_atom, std::string, job_config>::with<int64_t>,
+  caf::replies_to<spawn_atom, std::string, worker_spec>::with<worker_actor>,
+  caf::reacts_to<leave_atom, std::string, std::string>,
   caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat
 
 /// Runs one job on the head: the driver of its coordinator.
@@ -126,8 +133,8 @@ using head_actor = caf::typed_actor<
   caf::reacts_to<heartbeat_atom, std::string>,
   caf::replies_to<status_atom>::with<cluster_status>,
   caf::replies_to<submit_atom, job_config, client_actor>::with<uint64_t>,
-  caf::reacts_to<job_atom, uint64_t, job_status>,      // (from its own job actors) progress, end
-  caf::replies_to<shutdown_atom>::with<bool>>;          // (from its own process) stop everything
+  caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
+  caf::replies_to<shutdown_atom, std::string>::with<bool>>;     // (own process, with the secret)
 
 /// Registers the types above (and the job's, runtime/interfaces.hpp).
 void register_cluster_messages(caf::actor_system_config& cfg);
@@ -137,7 +144,10 @@ void register_cluster_messages(caf::actor_system_config& cfg);
 /// the same fingerprint speak the same schema.
 const std::string& schema_fingerprint();
 
+/// 128 random bits as hex: a secret for the tokens above.
+std::string make_token();
+
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 1;
+inline constexpr int wire_version = 2;
 
 }  // namespace syncpoint::cluster

@@ -31,7 +31,8 @@ bool from_own_process(job_ptr self) {
 }
 
 void tell_head(job_ptr self) {
-  self->send(self->state.setup.head, job_atom::value, self->state.setup.id, self->state.status);
+  auto& st = self->state;
+  self->send(st.setup.head, job_atom::value, st.setup.head_token, st.setup.id, st.status);
 }
 
 void say(job_ptr self, const std::string& line) {
@@ -125,7 +126,8 @@ void launch(job_ptr self) {
     auto idx = static_cast<size_t>(i);
     auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
     worker_spec spec{cfg, i, cfg.iter_cost_ms, st.core.ps, st.core.tracer, elapsed.count()};
-    self->request(st.setup.nodes[idx], st.setup.spawn_timeout, spawn_atom::value, std::move(spec))
+    self->request(st.setup.nodes[idx], st.setup.spawn_timeout, spawn_atom::value,
+                  st.setup.node_tokens[idx], std::move(spec))
       .then(
         [=](worker_actor& w) {
           auto& st = self->state;
@@ -148,13 +150,16 @@ void launch(job_ptr self) {
 // run's time) and must hold the same training set as the head.
 void prepare(job_ptr self) {
   auto& st = self->state;
-  std::map<std::string, node_actor> distinct;
+  std::map<std::string, size_t> distinct;  // node name -> a worker it hosts
   for (size_t i = 0; i < st.setup.nodes.size(); ++i)
-    distinct.emplace(st.setup.node_names[i], st.setup.nodes[i]);
+    distinct.emplace(st.setup.node_names[i], i);
   auto pending = std::make_shared<size_t>(distinct.size());
   for (auto& kv : distinct) {
     auto name = kv.first;
-    self->request(kv.second, st.setup.spawn_timeout, prepare_atom::value, st.setup.cfg)
+    auto& node = st.setup.nodes[kv.second];
+    self->monitor(node);  // a node lost while the job starts fails it at once
+    self->request(node, st.setup.spawn_timeout, prepare_atom::value, st.setup.node_tokens[kv.second],
+                  st.setup.cfg)
       .then(
         [=](int64_t examples) {
           auto& st = self->state;
@@ -189,6 +194,12 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       stop_job(self, "the submitting process went away");
     } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended) {
       abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
+    } else if (!st.started) {  // a node lost before the run began (after: its workers are lost)
+      for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+        if (st.setup.nodes[i].address() == dm.source) {
+          abort_job(self, "node " + st.setup.node_names[i] + " was lost while the job was starting");
+          return;
+        }
     }
   });
   prepare(self);

@@ -20,6 +20,8 @@ struct job_setup {
   std::shared_ptr<const dataset> test;     // the head's test set, for the evaluator
   std::vector<node_actor> nodes;           // per worker: the node that hosts it
   std::vector<std::string> node_names;     // per worker
+  std::vector<std::string> node_tokens;    // per worker: what its node accepts jobs with
+  std::string head_token;                  // what the head accepts job updates with
   client_actor client;
   head_actor head;
   caf::timespan spawn_timeout = std::chrono::seconds(60);

@@ -11,6 +11,7 @@ namespace {
 
 struct node_state {
   node_config cfg;
+  std::string token = make_token();  // the head must send it back with every job request
   bool joined = false;
   std::vector<worker_actor> workers;
   // The last data set loaded, shared by the workers of a job on this node.
@@ -37,10 +38,11 @@ void leave(node_ptr self, const std::string& why, caf::error reason = caf::none)
   self->quit(reason ? std::move(reason) : caf::error{caf::exit_reason::normal});
 }
 
-// Jobs come from the head's process only (a job runs there).
-caf::error check_head(node_ptr self) {
+// Jobs come from the head only: from its process, with the token this node
+// gave it (CAF does not authenticate the sender, the token does).
+caf::error check_head(node_ptr self, const std::string& token) {
   auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-  if (!from || from.node() != self->state.cfg.head.node())
+  if (!from || from.node() != self->state.cfg.head.node() || token != self->state.token)
     return make_error(sp_error::not_a_member,
                       "node " + self->state.cfg.name + ": jobs are taken from the head only");
   return caf::none;
@@ -59,8 +61,8 @@ job_config load(node_ptr self, job_config cfg) {
   return cfg;
 }
 
-caf::result<int64_t> prepare(node_ptr self, const job_config& job) {
-  if (auto err = check_head(self))
+caf::result<int64_t> prepare(node_ptr self, const std::string& token, const job_config& job) {
+  if (auto err = check_head(self, token))
     return err;
   try {
     load(self, job);
@@ -70,9 +72,9 @@ caf::result<int64_t> prepare(node_ptr self, const job_config& job) {
   }
 }
 
-caf::result<worker_actor> spawn_one(node_ptr self, worker_spec& spec) {
+caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, worker_spec& spec) {
   auto& st = self->state;
-  if (auto err = check_head(self))
+  if (auto err = check_head(self, token))
     return err;
   if (static_cast<int>(st.workers.size()) >= st.cfg.slots)
     return make_error(sp_error::bad_input, "node " + st.cfg.name + " has no free slot (" +
@@ -107,7 +109,7 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
                      st.workers.end());
   });
   self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
-                node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint()}, node_actor{self})
+                node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token}, node_actor{self})
     .then(
       [=](const std::string& name) {
         auto& st = self->state;
@@ -123,10 +125,14 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
         leave(self, why, caf::make_error(caf::sec::runtime_error, why));
       });
   return {
-    [=](prepare_atom, const job_config& job) -> caf::result<int64_t> { return prepare(self, job); },
-    [=](spawn_atom, worker_spec& spec) -> caf::result<worker_actor> { return spawn_one(self, spec); },
-    [=](leave_atom, const std::string& reason) {
-      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg.head))
+    [=](prepare_atom, const std::string& token, const job_config& job) -> caf::result<int64_t> {
+      return prepare(self, token, job);
+    },
+    [=](spawn_atom, const std::string& token, worker_spec& spec) -> caf::result<worker_actor> {
+      return spawn_one(self, token, spec);
+    },
+    [=](leave_atom, const std::string& token, const std::string& reason) {
+      if (!check_head(self, token))
         leave(self, reason);
     },
     [=](heartbeat_atom) {
