@@ -54,8 +54,7 @@ int main(int argc, char** argv) {
     while (std::getline(list, p, ',')) {
       job_config cfg;
       cfg.protocol = p;
-      cfg.protocol_opts.staleness = 3;
-      cfg.protocol_opts.lookahead = lookahead;
+      cfg.protocol_opts.set("lookahead", lookahead);
       cfg.workers = 4;
       cfg.model = "mlp";
       cfg.straggler = straggler;
@@ -67,7 +66,7 @@ int main(int argc, char** argv) {
       cfg.eval_every = eval_every;
       cfg.ps_bandwidth = bandwidth;
       cfg.progress = false;
-      runs.push_back({p == "ssp" ? "ssp(s=3)" : p, train(cfg).summary});
+      runs.push_back({protocol_label(p, cfg.protocol_opts), train(cfg).summary});
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_time_to_accuracy: %s\n", e.what());

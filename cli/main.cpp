@@ -33,9 +33,29 @@ constexpr const char* usage =
   "Run 'syncpoint <command> --help' for the options of a command.\n";
 
 std::string label_of(const job_config& cfg) {
-  if (cfg.protocol == "ssp")
-    return "ssp(s=" + std::to_string(cfg.protocol_opts.staleness) + ")";
-  return cfg.protocol;
+  return protocol_label(cfg.protocol, cfg.protocol_opts);
+}
+
+void print_protocols() {
+  for (auto& kv : protocol_catalog()) {
+    std::printf("%-12s %s\n", kv.first.c_str(), kv.second.c_str());
+    for (auto& o : protocol_option_specs(kv.first)) {
+      std::string type = o.type == option_spec::kind::integer ? "integer"
+                         : o.type == option_spec::kind::real  ? "number"
+                                                              : "text";
+      std::string range;
+      if (!o.choices.empty()) {
+        for (auto& c : o.choices)
+          range += (range.empty() ? "" : "|") + c;
+      } else if (o.type != option_spec::kind::text && (o.min > -1e299 || o.max < 1e299)) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%g..%g", o.min, o.max);
+        range = buf;
+      }
+      std::printf("    --%-18s %-7s default %-14s %s%s\n", o.name.c_str(), type.c_str(),
+                  o.default_value.c_str(), o.help.c_str(), range.empty() ? "" : (" [" + range + "]").c_str());
+    }
+  }
 }
 
 int run_train(const std::vector<std::string>& args) {
@@ -135,8 +155,7 @@ int main(int argc, char** argv) {
     if (command == "status")
       return cli::run_status(args);
     if (command == "protocols") {
-      for (auto& kv : protocol_catalog())
-        std::printf("%-12s %s\n", kv.first.c_str(), kv.second.c_str());
+      print_protocols();
       return 0;
     }
     if (command == "help" || command == "--help" || command == "-h") {

@@ -1,9 +1,15 @@
 #include "cli/options.hpp"
 
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace syncpoint::cli {
+
+namespace {
+const std::string unset_text = "\x01(not given)";
+}
 
 options::options(command c) {
   opt_group g{custom_options_, "global"};
@@ -19,13 +25,27 @@ options::options(command c) {
     g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)");
   else
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
-  g.add(cfg_.protocol_opts.staleness, "staleness,s", "ssp: iterations a worker may run ahead (default 3)")
-    .add(cfg_.protocol_opts.lookahead, "lookahead", "elastic-bsp: push times predicted per worker (default 15)")
-    .add(cfg_.protocol_opts.zipline_variant, "zipline-variant",
-         "elastic-bsp: zipline, zipline-opt or zipline-opt-bs (default zipline-opt-bs)")
-    .add(cfg_.protocol_opts.interval_window, "interval-window",
-         "elastic-bsp: intervals averaged per prediction (default 1)")
-    .add(params_, "param", "protocol parameters without a flag of their own: key=value[,key=value]")
+  // Every option a registered protocol declares, typed as declared.
+  for (auto& [name, decl] : all_protocol_options()) {
+    auto& spec = decl.first;
+    std::string who;
+    for (auto& p : decl.second)
+      who += (who.empty() ? "" : ",") + p;
+    auto flag = spec.short_name.empty() ? name : name + "," + spec.short_name;
+    auto help = who + ": " + spec.help + " (default " + spec.default_value + ")";
+    switch (spec.type) {
+      case option_spec::kind::integer:
+        g.add(int_opts_[name] = std::numeric_limits<int64_t>::min(), flag, help);
+        break;
+      case option_spec::kind::real:
+        g.add(real_opts_[name] = std::numeric_limits<double>::quiet_NaN(), flag, help);
+        break;
+      case option_spec::kind::text:
+        g.add(text_opts_[name] = unset_text, flag, help);
+        break;
+    }
+  }
+  g.add(params_, "param", "protocol options by name: key=value[,key=value] (same as --key=value)")
     .add(cfg_.workers, "workers,w", "number of workers (default 4)")
     .add(cfg_.model, "model,m", "model: mlp, cnn, softmax (default mlp)")
     .add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
@@ -76,11 +96,23 @@ std::string options::parse_args(std::vector<std::string> args) {
   std::string kv;
   while (std::getline(items, kv, ',')) {
     auto eq = kv.find('=');
-    char* end = nullptr;
-    double v = eq == std::string::npos ? 0 : std::strtod(kv.c_str() + eq + 1, &end);
-    if (eq == std::string::npos || eq == 0 || end == kv.c_str() + eq + 1 || *end != '\0')
-      return "invalid value in '--param=" + params_ + "': '" + kv + "' is not key=number";
-    cfg_.protocol_opts.params[kv.substr(0, eq)] = v;
+    if (eq == std::string::npos || eq == 0)
+      return "invalid value in '--param=" + params_ + "': '" + kv + "' is not key=value";
+    cfg_.protocol_opts.set(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  for (auto& [name, v] : int_opts_)
+    if (v != std::numeric_limits<int64_t>::min())
+      cfg_.protocol_opts.set(name, static_cast<long long>(v));
+  for (auto& [name, v] : real_opts_)
+    if (!std::isnan(v))
+      cfg_.protocol_opts.set(name, v);
+  for (auto& [name, v] : text_opts_)
+    if (v != unset_text)
+      cfg_.protocol_opts.set(name, v);
+  try {
+    check_protocol_options(cfg_.protocol_opts);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
   }
   protocols.clear();
   std::stringstream ss(protocol_list_);

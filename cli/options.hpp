@@ -7,6 +7,7 @@
 
 #include "cli/cli_config.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ class options : public cli_config {
 
  private:
   job_config cfg_;
+  // Storage for the options protocols declare (node-based maps: stable
+  // addresses for CAF's option binding); a sentinel marks "not given".
+  std::map<std::string, int64_t> int_opts_;
+  std::map<std::string, double> real_opts_;
+  std::map<std::string, std::string> text_opts_;
   std::string clock_ = "virtual";
   std::string protocol_list_ = "bsp,asp,ssp";
   std::string fail_worker_;

@@ -13,11 +13,12 @@ namespace {
 
 class k_sync : public syncpoint::protocol {
  public:
-  explicit k_sync(const syncpoint::protocol_options& o)
-    : k_(static_cast<int>(o.param("k", 2))) {
-    if (k_ < 1)
-      throw std::invalid_argument("k-sync: k must be >= 1");
+  // Its option: --k on the CLI, a line in `syncpoint protocols`, checked by the registry.
+  static std::vector<syncpoint::option_spec> options() {
+    return {{"k", syncpoint::option_spec::kind::integer, "2", "pushes that close a round", 1, 4096}};
   }
+
+  explicit k_sync(const syncpoint::protocol_options& o) : k_(static_cast<int>(o.integer("k"))) {}
 
   void on_start(syncpoint::coordinator_api& c) override {
     c.set_mode(syncpoint::ps_mode::buffered);
@@ -47,12 +48,12 @@ class k_sync : public syncpoint::protocol {
 
 }  // namespace
 
-SYNCPOINT_REGISTER_PROTOCOL("k-sync", "commit when any k workers have pushed (--param k=K)", k_sync);
+SYNCPOINT_REGISTER_PROTOCOL("k-sync", "commit when any k workers have pushed", k_sync);
 
 int main(int argc, char** argv) {
   syncpoint::job_config cfg;
   cfg.protocol = "k-sync";
-  cfg.protocol_opts.params["k"] = 3;
+  cfg.protocol_opts.set("k", 3);
   cfg.workers = 4;
   cfg.model = argc > 1 ? argv[1] : "mlp";
   cfg.epochs = 1;

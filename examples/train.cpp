@@ -6,7 +6,7 @@
 int main() {
   syncpoint::job_config cfg;
   cfg.protocol = "ssp";
-  cfg.protocol_opts.staleness = 2;
+  cfg.protocol_opts.set("staleness", 2);
   cfg.workers = 4;
   cfg.model = "mlp";
   cfg.epochs = 1;

@@ -16,24 +16,56 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace syncpoint {
 
-/// Options every protocol may read; unknown ones are ignored.
-struct protocol_options {
-  int staleness = 3;  // ssp
-  // elastic-bsp
-  int lookahead = 15;                          // R: push opportunities predicted per worker
-  std::string zipline_variant = "zipline-opt-bs";
-  int interval_window = 1;                     // k: intervals averaged for a prediction
-  /// Options of protocols without a flag of their own (CLI: --param k=3,x=0.5).
-  std::map<std::string, double> params;
+/// One option a protocol declares where it registers: the CLI flag
+/// `--NAME`, the config-file key `NAME`, and a line of `syncpoint protocols`.
+/// Protocols that declare the same name must declare the same type.
+struct option_spec {
+  enum class kind { integer, real, text };
+  std::string name;
+  kind type = kind::integer;
+  std::string default_value;
+  std::string help;
+  double min = -1e300;               // integer, real: inclusive bounds
+  double max = 1e300;
+  std::vector<std::string> choices;  // text: the allowed values (empty: any)
+  std::string short_name;            // "s": also -s, and ssp(s=3) in labels
+};
 
-  double param(const std::string& key, double fallback) const {
-    auto i = params.find(key);
-    return i == params.end() ? fallback : i->second;
+/// Values of protocol options by name. Whoever runs a job sets the ones it
+/// wants; make_protocol checks them against the declarations and fills in
+/// the declared defaults, so a protocol reads every option it declared.
+///
+///   protocol_options o;
+///   o.set("staleness", 2);
+///   auto p = make_protocol("ssp", o);   // inside: o.integer("staleness") == 2
+class protocol_options {
+ public:
+  protocol_options& set(const std::string& name, const std::string& value);
+  protocol_options& set(const std::string& name, const char* value) { return set(name, std::string(value)); }
+  protocol_options& set(const std::string& name, long long value);
+  protocol_options& set(const std::string& name, int value) { return set(name, static_cast<long long>(value)); }
+  protocol_options& set(const std::string& name, double value);
+
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  /// The value of a declared option; throws std::invalid_argument if it is unset.
+  long long integer(const std::string& name) const;
+  double real(const std::string& name) const;
+  const std::string& text(const std::string& name) const;
+  const std::map<std::string, std::string>& values() const { return values_; }
+
+  template <class Inspector>
+  friend typename Inspector::result_type inspect(Inspector& f, protocol_options& x) {
+    return f(caf::meta::type_name("protocol_options"), x.values_);
   }
+
+ private:
+  std::map<std::string, std::string> values_;
 };
 
 /// What a protocol may see and do. The coordinator implements it; tests use a recorder.
@@ -84,24 +116,54 @@ bool everyone_waiting(const coordinator_api& c);
 
 using protocol_factory = std::function<std::unique_ptr<protocol>(const protocol_options&)>;
 
-/// Adds a protocol; returns false if the name is taken.
+/// Adds a protocol with the options it reads; returns false (and says why on
+/// stderr) if the name is taken or an option clashes with another protocol's.
 bool register_protocol(const std::string& name, const std::string& summary,
-                       protocol_factory factory);
+                       protocol_factory factory, std::vector<option_spec> options = {});
 
-/// Builds the protocol registered as `name`; throws std::invalid_argument
-/// whose message lists the valid names.
+/// Builds the protocol registered as `name` from `opts` (checked, defaults
+/// filled in). Throws std::invalid_argument naming what is wrong: an unknown
+/// protocol (listing the valid ones), an unknown option, a value of the wrong
+/// type or out of range.
 std::unique_ptr<protocol> make_protocol(const std::string& name, const protocol_options& opts);
+
+/// Checks every value in `opts` against the option of that name, whichever
+/// protocol declared it; throws std::invalid_argument naming the problem.
+void check_protocol_options(const protocol_options& opts);
 
 bool has_protocol(const std::string& name);
 
 /// Name -> one-line summary, sorted by name.
 std::map<std::string, std::string> protocol_catalog();
 
+/// How a run is named in tables: the protocol, with the options that have a
+/// short name and those given a non-default value, e.g. "ssp(s=3)".
+std::string protocol_label(const std::string& protocol, const protocol_options& given);
+
+/// The options `protocol` declared (empty for an unknown name).
+std::vector<option_spec> protocol_option_specs(const std::string& protocol);
+
+/// Every declared option once, by name, with the protocols that declared it.
+std::map<std::string, std::pair<option_spec, std::vector<std::string>>> all_protocol_options();
+
+namespace detail {
+template <class T, class = void>
+struct declared_options {
+  static std::vector<option_spec> get() { return {}; }
+};
+template <class T>
+struct declared_options<T, std::void_t<decltype(T::options())>> {
+  static std::vector<option_spec> get() { return T::options(); }
+};
+}  // namespace detail
+
 }  // namespace syncpoint
 
-/// Registers `Type` (constructible from `const protocol_options&`) at start-up.
+/// Registers `Type` (constructible from `const protocol_options&`) at
+/// start-up, with the options of its `static std::vector<option_spec> options()`
+/// if it has one.
 #define SYNCPOINT_REGISTER_PROTOCOL(name, summary, Type)                                  \
   static const bool syncpoint_registered_##Type = ::syncpoint::register_protocol(         \
     name, summary, [](const ::syncpoint::protocol_options& o) -> std::unique_ptr<::syncpoint::protocol> { \
       return std::make_unique<Type>(o);                                                   \
-    })
+    }, ::syncpoint::detail::declared_options<Type>::get())

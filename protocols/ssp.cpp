@@ -5,17 +5,17 @@
 #include "protocols/protocol.hpp"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace syncpoint {
 
 class ssp : public protocol {
  public:
-  explicit ssp(const protocol_options& o) : s_(static_cast<uint64_t>(o.staleness)) {
-    if (o.staleness < 0)
-      throw std::invalid_argument("ssp: staleness must be >= 0, got " +
-                                  std::to_string(o.staleness));
+  static std::vector<option_spec> options() {
+    return {{"staleness", option_spec::kind::integer, "3", "iterations a worker may run ahead", 0, 1e9,
+             {}, "s"}};
   }
+
+  explicit ssp(const protocol_options& o) : s_(static_cast<uint64_t>(o.integer("staleness"))) {}
 
   void on_push(coordinator_api& c, worker_id) override { release_within_bound(c); }
 
@@ -38,6 +38,6 @@ class ssp : public protocol {
   uint64_t s_;
 };
 
-SYNCPOINT_REGISTER_PROTOCOL("ssp", "stale synchronous: at most --staleness S iterations ahead", ssp);
+SYNCPOINT_REGISTER_PROTOCOL("ssp", "stale synchronous: at most S iterations ahead of the slowest", ssp);
 
 }  // namespace syncpoint

@@ -1,7 +1,7 @@
 // The library's front door: run one training job and get its summary.
 //
 //   syncpoint::job_config cfg;
-//   cfg.protocol = "ssp"; cfg.protocol_opts.staleness = 2;
+//   cfg.protocol = "ssp"; cfg.protocol_opts.set("staleness", 2);
 //   cfg.workers = 4; cfg.model = "mlp"; cfg.epochs = 1;
 //   cfg.straggler = "3:x4"; cfg.out_dir = "runs/ssp";
 //   syncpoint::run_result r = syncpoint::train(cfg);

@@ -75,12 +75,6 @@ struct job_config {
 // A job travels from `syncpoint submit` to the head, and a worker's part of it
 // from the head to a node, so both are inspectable.
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, protocol_options& x) {
-  return f(caf::meta::type_name("protocol_options"), x.staleness, x.lookahead, x.zipline_variant,
-           x.interval_window, x.params);
-}
-
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_config& x) {
   return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model,
            x.dataset, x.data_dir, x.train_limit, x.test_limit, x.epochs, x.max_time_s,

@@ -147,3 +147,25 @@ TEST_CASE("cli: syncpoint zipline follows the PROTOCOLS.md contract") {
   CHECK(r.status == 2);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cli: protocol options come from the registry: flags, --param, a config file, the listing") {
+  auto r = run("protocols");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("--staleness") != std::string::npos);
+  CHECK(r.output.find("--zipline-variant") != std::string::npos);
+  r = run("train --protocol ssp --staleness=-1" + fast);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("invalid value in '--staleness=-1' (must be in 0..1e+09)") != std::string::npos);
+  r = run("train --protocol elastic-bsp --param lookahead=0" + fast);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("invalid value in '--lookahead=0'") != std::string::npos);
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint-cli-config";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "job.ini") << "[global]\nstaleness=6\n";
+  r = run("compare --protocols ssp --epochs 0.2 --config-file=" + (dir / "job.ini").string() + fast);
+  CHECK(r.status == 0);
+  CHECK_MESSAGE(r.output.find("ssp(s=6)") != std::string::npos, r.output);
+  r = run("compare --protocols ssp --epochs 0.2 -s 2" + fast);  // the short flag still works
+  CHECK_MESSAGE(r.output.find("ssp(s=2)") != std::string::npos, r.output);
+  std::filesystem::remove_all(dir);
+}

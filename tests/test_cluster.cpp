@@ -155,7 +155,7 @@ std::vector<std::string> registered_protocols(cluster& c) {
   std::vector<std::string> names;
   std::istringstream lines(p->out());
   for (std::string line; std::getline(lines, line);)
-    if (!line.empty())
+    if (!line.empty() && line[0] != ' ')  // indented lines are a protocol's options
       names.push_back(line.substr(0, line.find(' ')));
   return names;
 }

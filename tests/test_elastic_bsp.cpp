@@ -14,8 +14,8 @@ namespace {
 
 std::unique_ptr<protocol> make(int lookahead = 6, int window = 1) {
   protocol_options o;
-  o.lookahead = lookahead;
-  o.interval_window = window;
+  o.set("lookahead", lookahead);
+  o.set("interval-window", window);
   return make_protocol("elastic-bsp", o);
 }
 
@@ -174,11 +174,11 @@ TEST_CASE("elastic-bsp: a worker that changes speed is re-predicted from recent 
 
 TEST_CASE("elastic-bsp: bad options are refused") {
   protocol_options o;
-  o.lookahead = 0;
+  o.set("lookahead", 0);
   CHECK_THROWS_AS(make_protocol("elastic-bsp", o), std::invalid_argument);
   o = {};
-  o.zipline_variant = "fastest";
+  o.set("zipline-variant", "fastest");
   CHECK_THROWS_WITH_AS(make_protocol("elastic-bsp", o),
-                       "unknown ZipLine variant 'fastest' (valid: zipline, zipline-opt, zipline-opt-bs)",
+                       "invalid value in '--zipline-variant=fastest' (valid: zipline, zipline-opt, zipline-opt-bs)",
                        std::invalid_argument);
 }

@@ -14,7 +14,7 @@ namespace {
 
 std::unique_ptr<protocol> make(const std::string& name, int staleness = 3) {
   protocol_options o;
-  o.staleness = staleness;
+  o.set("staleness", staleness);
   return make_protocol(name, o);
 }
 
@@ -31,7 +31,8 @@ TEST_CASE("registry: unknown protocol names the valid ones") {
     for (auto& kv : protocol_catalog())  // every registered name, in order
       valid += (valid.empty() ? "" : ", ") + kv.first;
     CHECK(msg == "unknown protocol 'nope' (valid: " + valid + ")");
-    CHECK(valid.find("asp, bsp, elastic-bsp, ssp") == 0);
+    CHECK(valid.find("asp, bsp, elastic-bsp, ") == 0);
+    CHECK(valid.find(", ssp, ") != std::string::npos);
   }
   CHECK_THROWS_AS(make("ssp", -1), std::invalid_argument);
 }
@@ -173,4 +174,64 @@ TEST_CASE("ssp: losing the slowest worker releases those it held") {
   CHECK(c.take().empty());
   c.lose(*p, 2);
   CHECK(c.take() == ids{0, 1});
+}
+
+namespace {
+// A protocol declared here, with options of every kind, registered like any other.
+class probe : public protocol {
+ public:
+  static std::vector<option_spec> options() {
+    using k = option_spec::kind;
+    return {{"probe-count", k::integer, "4", "a count", 1, 10},
+            {"probe-rate", k::real, "0.5", "a rate", 0, 1},
+            {"probe-mode", k::text, "fast", "a mode", 0, 0, {"fast", "slow"}}};
+  }
+  explicit probe(const protocol_options& o)
+    : count(o.integer("probe-count")), rate(o.real("probe-rate")), mode(o.text("probe-mode")) {
+    last = this;
+  }
+  void on_push(coordinator_api& c, worker_id w) override { c.release(w); }
+  long long count;
+  double rate;
+  std::string mode;
+  static inline probe* last = nullptr;
+};
+SYNCPOINT_REGISTER_PROTOCOL("probe-options", "test protocol", probe);
+}  // namespace
+
+TEST_CASE("registry: a protocol's declared options get their defaults, checked values and a listing") {
+  auto p = make_protocol("probe-options", {});
+  REQUIRE(probe::last != nullptr);
+  CHECK(probe::last->count == 4);
+  CHECK(probe::last->rate == 0.5);
+  CHECK(probe::last->mode == "fast");
+  protocol_options o;
+  o.set("probe-count", 7).set("probe-rate", 0.25).set("probe-mode", "slow");
+  p = make_protocol("probe-options", o);
+  CHECK(probe::last->count == 7);
+  CHECK(probe::last->rate == 0.25);
+  CHECK(probe::last->mode == "slow");
+  auto refused = [](protocol_options bad) -> std::string {
+    try {
+      make_protocol("probe-options", bad);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refused(protocol_options{}.set("probe-count", 11)) == "invalid value in '--probe-count=11' (must be in 1..10)");
+  CHECK(refused(protocol_options{}.set("probe-count", "two")) == "invalid value in '--probe-count=two' (expected an integer)");
+  CHECK(refused(protocol_options{}.set("probe-rate", "nan")) == "invalid value in '--probe-rate=nan' (expected a number)");
+  CHECK(refused(protocol_options{}.set("probe-mode", "medium")) == "invalid value in '--probe-mode=medium' (valid: fast, slow)");
+  CHECK(refused(protocol_options{}.set("no-such-option", 1)).find("unknown protocol option 'no-such-option'") == 0);
+  auto specs = protocol_option_specs("probe-options");
+  REQUIRE(specs.size() == 3);
+  CHECK(specs[2].choices == std::vector<std::string>{"fast", "slow"});
+  CHECK(all_protocol_options().at("staleness").second == std::vector<std::string>{"ssp"});
+  CHECK(protocol_label("ssp", {}) == "ssp(s=3)");
+  CHECK(protocol_label("probe-options", protocol_options{}.set("probe-mode", "slow")) == "probe-options(probe-mode=slow)");
+  // Another type under a taken name is refused at registration.
+  CHECK_FALSE(register_protocol("clash", "", [](const protocol_options& o) { return std::make_unique<probe>(o); },
+                                {{"staleness", option_spec::kind::text, "x", ""}}));
+  CHECK_FALSE(has_protocol("clash"));
 }

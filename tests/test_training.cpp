@@ -121,7 +121,7 @@ TEST_CASE("training: with a 4x straggler ASP does the same work in far less virt
 TEST_CASE("training: a worker lost mid-run leaves every protocol cleanly") {
   for (auto protocol : {"bsp", "ssp", "asp"}) {
     auto cfg = small_job(protocol);
-    cfg.protocol_opts.staleness = 0;
+    cfg.protocol_opts.set("staleness", 0);
     cfg.fail_worker = 2;
     cfg.fail_at_iter = 5;
     auto s = train(cfg).summary;
@@ -172,7 +172,7 @@ TEST_CASE("training: bad configurations are refused with a clear message") {
     train(cfg);
     FAIL("no error");
   } catch (const config_error& e) {  // this binary registers test protocols too
-    CHECK(std::string(e.what()).rfind("unknown protocol 'zipzap' (valid: asp, bsp, elastic-bsp, ssp, ", 0) == 0);
+    CHECK(std::string(e.what()).rfind("unknown protocol 'zipzap' (valid: asp, bsp, elastic-bsp, ", 0) == 0);
   }
   cfg = small_job("bsp");
   cfg.straggler = "7:x2";

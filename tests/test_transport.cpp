@@ -72,8 +72,8 @@ TEST_CASE("transport: weights keep their values and version, a job config round-
 
   job_config cfg;
   cfg.protocol = "ssp";
-  cfg.protocol_opts.staleness = 7;
-  cfg.protocol_opts.params["k"] = 2.5;
+  cfg.protocol_opts.set("staleness", 7);
+  cfg.protocol_opts.set("zipline-variant", "zipline");
   cfg.straggler = "1:x3";
   cfg.clock = clock_kind::real;
   cfg.fail_worker = 2;
@@ -81,8 +81,8 @@ TEST_CASE("transport: weights keep their values and version, a job config round-
   job_config cback;
   REQUIRE(!f.load(cbuf, cback));
   CHECK(cback.protocol == "ssp");
-  CHECK(cback.protocol_opts.staleness == 7);
-  CHECK(cback.protocol_opts.params.at("k") == 2.5);
+  CHECK(cback.protocol_opts.integer("staleness") == 7);
+  CHECK(cback.protocol_opts.text("zipline-variant") == "zipline");
   CHECK(cback.straggler == "1:x3");
   CHECK(cback.clock == clock_kind::real);
   CHECK(cback.fail_worker == 2);

@@ -23,15 +23,18 @@ namespace syncpoint {
 
 class elastic_bsp : public protocol {
  public:
-  explicit elastic_bsp(const protocol_options& o)
-    : lookahead_(o.lookahead),
-      window_(o.interval_window),
-      variant_(parse_zipline_variant(o.zipline_variant)) {
-    if (lookahead_ < 1)
-      throw std::invalid_argument("elastic-bsp: --lookahead must be >= 1");
-    if (window_ < 1)
-      throw std::invalid_argument("elastic-bsp: --interval-window must be >= 1");
+  static std::vector<option_spec> options() {
+    using k = option_spec::kind;
+    return {{"lookahead", k::integer, "15", "push times predicted per worker (R)", 1, 100000},
+            {"zipline-variant", k::text, "zipline-opt-bs", "ZipLine algorithm", 0, 0,
+             {"zipline", "zipline-opt", "zipline-opt-bs"}},
+            {"interval-window", k::integer, "1", "intervals averaged per prediction (k)", 1, 100000}};
   }
+
+  explicit elastic_bsp(const protocol_options& o)
+    : lookahead_(static_cast<int>(o.integer("lookahead"))),
+      window_(static_cast<int>(o.integer("interval-window"))),
+      variant_(parse_zipline_variant(o.text("zipline-variant"))) {}
 
   void on_start(coordinator_api& c) override {
     times_.assign(static_cast<size_t>(c.workers()), {});
@@ -123,9 +126,7 @@ class elastic_bsp : public protocol {
   bool predicted_ = false;
 };
 
-SYNCPOINT_REGISTER_PROTOCOL("elastic-bsp",
-                            "barriers only where ZipLine predicts the least waiting "
-                            "(--lookahead, --zipline-variant, --interval-window)",
+SYNCPOINT_REGISTER_PROTOCOL("elastic-bsp", "barriers only where ZipLine predicts the least waiting",
                             elastic_bsp);
 
 }  // namespace syncpoint
