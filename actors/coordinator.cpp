@@ -1,7 +1,9 @@
 #include "actors/coordinator.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 
 namespace syncpoint {
 
@@ -25,6 +27,18 @@ struct coordinator_state : coordinator_api {
   std::vector<caf::typed_response_promise<proceed>> promise_;  // valid while a push awaits its release
   std::vector<uint64_t> waiting_since_;    // event number of the push being answered
   std::vector<nanos> accepted_;
+  std::vector<uint32_t> batch_;            // per worker, sent with each release
+  // Protocol timers: id -> what to do. A release_at is current while
+  // pending_release_[w] holds its id.
+  struct timer_entry {
+    bool is_release = false;
+    worker_id worker = -1;
+    bool pull = true;
+    uint64_t tag = 0;
+  };
+  std::map<uint64_t, timer_entry> timers_;
+  uint64_t next_timer_ = 0;
+  std::vector<uint64_t> pending_release_;
   uint64_t version_ = 0;
   ps_mode mode_ = ps_mode::immediate;
   uint64_t published_version_ = 0;  // gated mode: what pulls can get
@@ -64,7 +78,8 @@ struct coordinator_state : coordinator_api {
       return;
     auto i = idx(w);
     waiting_[i] = false;
-    proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, 0,
+    pending_release_[i] = 0;
+    proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, batch_[i],
               accepted_[i], local_step_, overlap_};
     if (promise_[i].pending()) {
       if (waiting_since_[i] < event)
@@ -90,6 +105,41 @@ struct coordinator_state : coordinator_api {
     local_step_ = local_step;
     overlap_ = overlap;
   }
+
+  // Nanoseconds from now until `t` seconds on the run clock: exact in virtual time.
+  caf::timespan until(double t) const {
+    auto target = static_cast<nanos>(std::llround(t * 1e9));
+    auto now_ns = since(self, cfg->origin);
+    return caf::timespan{std::max<nanos>(0, target - now_ns)};
+  }
+
+  uint64_t add_timer(double t, timer_entry e) {
+    auto id = ++next_timer_;
+    timers_.emplace(id, e);
+    self->delayed_send(self, until(t), timeout_atom::value, id);
+    return id;
+  }
+
+  void release_at(worker_id w, double t, bool pull) override {
+    if (!waiting(w))
+      return;
+    if (until(t).count() == 0) {
+      release(w, pull);
+      return;
+    }
+    pending_release_[idx(w)] = add_timer(t, {true, w, pull, 0});
+  }
+
+  void set_timer(double t, uint64_t tag) override { add_timer(t, {false, -1, true, tag}); }
+
+  void set_batch(worker_id w, uint32_t b) override {
+    if (!valid(w) || b == 0 || batch_[idx(w)] == b)
+      return;
+    batch_[idx(w)] = b;
+    send_worker_weights();
+  }
+
+  uint32_t batch(worker_id w) const override { return valid(w) ? batch_[idx(w)] : 0; }
 
   void set_mode(ps_mode mode) override {
     self->send(cfg->ps, mode_atom::value, static_cast<uint8_t>(mode));
@@ -120,11 +170,15 @@ struct coordinator_state : coordinator_api {
   }
 
   void send_worker_weights() {
-    // Weight rule: every push counts 1/n over the live workers.
-    auto n = static_cast<float>(std::count(live_.begin(), live_.end(), true));
+    // Weight rule: a push counts b_i / (sum of the live workers' batches),
+    // which is 1/n when every batch is the same.
+    double total = 0;
+    for (size_t i = 0; i < live_.size(); ++i)
+      if (live_[i])
+        total += batch_[i];
     std::vector<float> wts(live_.size(), 0.0f);
     for (size_t i = 0; i < live_.size(); ++i)
-      wts[i] = live_[i] && n > 0 ? 1.0f / n : 0.0f;
+      wts[i] = live_[i] && total > 0 ? static_cast<float>(batch_[i] / total) : 0.0f;
     self->send(cfg->ps, weights_atom::value, std::move(wts));
   }
 
@@ -242,6 +296,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   if (st.live_[i] && !st.stopping) {
     st.live_[i] = false;
     st.waiting_[i] = false;
+    st.pending_release_[i] = 0;
     st.promise_[i] = caf::typed_response_promise<proceed>{};
     record_loss();
     st.send_worker_weights();
@@ -317,6 +372,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   st.promise_.assign(n, caf::typed_response_promise<proceed>{});
   st.waiting_since_.assign(n, 0);
   st.accepted_.assign(n, 0);
+  st.batch_.assign(n, static_cast<uint32_t>(st.cfg->batch));
+  st.pending_release_.assign(n, 0);
   st.next_eval = st.cfg->eval_every_samples;
   // Attached before anyone else knows the PS: from here on it takes control
   // messages from this coordinator only.
@@ -364,6 +421,22 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](timeout_atom) {
       if (self->current_sender() == self->ctrl())
         begin_stop(self, "time");
+    },
+    [=](timeout_atom, uint64_t id) {
+      auto& st = self->state;
+      auto i = st.timers_.find(id);
+      if (self->current_sender() != self->ctrl() || i == st.timers_.end())
+        return;
+      auto e = i->second;
+      st.timers_.erase(i);
+      if (st.stopping)
+        return;
+      if (e.is_release) {
+        if (st.valid(e.worker) && st.pending_release_[coordinator_state::idx(e.worker)] == id)
+          st.protocol_event([&] { st.release(e.worker, e.pull); });
+      } else {
+        st.protocol_event([&] { st.cfg->proto->on_timer(st, e.tag); });
+      }
     },
     [=](stop_atom, const std::string& reason) {
       if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver))

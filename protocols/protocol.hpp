@@ -96,6 +96,21 @@ class coordinator_api {
   /// gradient (`local_step`) and/or compute the next gradient while a push is
   /// in flight (`overlap`).
   virtual void set_worker_behavior(bool local_step, bool overlap) {}
+
+  // -- time ---------------------------------------------------------------------
+  /// Releases `w` at time `t` (seconds on the run clock; at once if t <= now()).
+  /// Exact on the virtual clock, a delayed message on the real one. A release
+  /// of `w` before then, another release_at, or its loss cancels it.
+  virtual void release_at(worker_id w, double t, bool pull = true) = 0;
+  /// Calls the protocol's on_timer(c, tag) at time `t` (at once if t <= now()).
+  virtual void set_timer(double t, uint64_t tag) = 0;
+
+  // -- batch sizes ----------------------------------------------------------------
+  /// Worker `w` computes its gradients on `batch` examples from its next
+  /// release on. Gradient weights follow the weight rule: b_w / sum of the
+  /// live workers' batches (1/n when all are equal).
+  virtual void set_batch(worker_id w, uint32_t batch) = 0;
+  virtual uint32_t batch(worker_id w) const = 0;
 };
 
 class protocol {
@@ -108,6 +123,8 @@ class protocol {
   virtual void on_push(coordinator_api& c, worker_id w) = 0;
   /// Worker `w` is gone (crash, lost node); it is no longer live.
   virtual void on_lost(coordinator_api& c, worker_id w) {}
+  /// A timer set with c.set_timer(t, tag) is due.
+  virtual void on_timer(coordinator_api& c, uint64_t tag) {}
 };
 
 /// True when there is a live worker and every live worker is waiting: the

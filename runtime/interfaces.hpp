@@ -39,6 +39,7 @@ using coordinator_actor = caf::typed_actor<
   caf::replies_to<pushed_atom, push_info>::with<proceed>,
   caf::reacts_to<eval_atom, eval_result>,
   caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
+  caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
   caf::reacts_to<stop_atom, std::string>>;        // end the run early, with a reason
 
 using ps_actor = caf::typed_actor<

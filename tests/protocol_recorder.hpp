@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
 #include <vector>
 
 namespace syncpoint::testing {
@@ -39,8 +41,10 @@ struct recorder : coordinator_api {
     if (!waiting(w))
       return;
     waiting_[w] = false;
+    scheduled.erase(w);
     released.push_back(w);
     pulled.push_back(pull);
+    release_log.emplace_back(w, time);
   }
   void commit() override { ++commits; }
   int publishes = 0;
@@ -52,6 +56,68 @@ struct recorder : coordinator_api {
   }
   void set_mode(ps_mode m) override { mode = m; }
 
+  // Time: release_at and set_timer are kept until advance() reaches them.
+  std::map<worker_id, std::pair<double, bool>> scheduled;  // w -> (t, pull)
+  std::multimap<double, uint64_t> timers;                   // t -> tag
+  std::vector<std::pair<worker_id, double>> release_log;   // every release with its time
+  void release_at(worker_id w, double t, bool pull) override {
+    if (!waiting(w))
+      return;
+    if (t <= time) {
+      release(w, pull);
+      return;
+    }
+    scheduled[w] = {t, pull};
+  }
+  void set_timer(double t, uint64_t tag) override { timers.emplace(t, tag); }
+
+  std::vector<uint32_t> batches;
+  uint32_t base_batch = 64;
+  void set_batch(worker_id w, uint32_t b) override {
+    batches.resize(static_cast<size_t>(workers()), base_batch);
+    batches[static_cast<size_t>(w)] = b;
+  }
+  uint32_t batch(worker_id w) const override {
+    return static_cast<size_t>(w) < batches.size() ? batches[static_cast<size_t>(w)] : base_batch;
+  }
+  /// The weight rule as the coordinator applies it: b_w / sum over live workers.
+  double weight(worker_id w) const {
+    double total = 0;
+    for (auto v : live_workers())
+      total += batch(v);
+    return live(w) ? batch(w) / total : 0.0;
+  }
+
+  /// Moves time to `t`, firing due releases and timers in time order.
+  void advance(protocol& p, double t) {
+    while (has_due(t)) {
+      double next = t;
+      for (auto& kv : scheduled)
+        next = std::min(next, kv.second.first);
+      if (!timers.empty())
+        next = std::min(next, timers.begin()->first);
+      time = next;
+      for (auto it = scheduled.begin(); it != scheduled.end();) {
+        auto [w, when] = *it;
+        ++it;
+        if (when.first <= time)
+          release(w, when.second);  // erases w from `scheduled`
+      }
+      while (!timers.empty() && timers.begin()->first <= time) {
+        auto tag = timers.begin()->second;
+        timers.erase(timers.begin());
+        p.on_timer(*this, tag);
+      }
+    }
+    time = t;
+  }
+  bool has_due(double t) const {
+    for (auto& kv : scheduled)
+      if (kv.second.first <= t)
+        return true;
+    return !timers.empty() && timers.begin()->first <= t;
+  }
+
   void start(protocol& p) { p.on_start(*this); }
   void push(protocol& p, worker_id w) {
     REQUIRE_MESSAGE(!waiting_[w], "worker " << w << " pushed while held");
@@ -62,6 +128,7 @@ struct recorder : coordinator_api {
   void lose(protocol& p, worker_id w) {
     live_[w] = false;
     waiting_[w] = false;
+    scheduled.erase(w);
     p.on_lost(*this, w);
   }
   std::vector<worker_id> take() {
@@ -70,9 +137,9 @@ struct recorder : coordinator_api {
     pulled.clear();
     return out;
   }
-  /// Push from `w` at time `t`.
+  /// Push from `w` at time `t` (due releases and timers before it fire first).
   void push_at(protocol& p, worker_id w, double t) {
-    time = t;
+    advance(p, t);
     push(p, w);
   }
 };
