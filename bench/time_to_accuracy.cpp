@@ -8,6 +8,7 @@
 // Defaults are issue 3's: 4 workers, MLP, straggler 3:x3, target 0.85, 3 epochs,
 // bsp, asp, ssp (s=3) and elastic-bsp.
 #include "cli/compare.hpp"
+#include "runtime/link_model.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -36,8 +37,14 @@ int main(int argc, char** argv) {
       lr = std::atof(argv[i + 1]);
     else if (a == "--momentum")
       momentum = std::atof(argv[i + 1]);
-    else if (a == "--ps-bandwidth")
-      bandwidth = std::atof(argv[i + 1]);
+    else if (a == "--ps-bandwidth") {
+      auto bw = parse_bandwidth(argv[i + 1]);
+      if (!bw) {
+        std::fprintf(stderr, "bench_time_to_accuracy: --ps-bandwidth: not a rate: %s\n", argv[i + 1]);
+        return 2;
+      }
+      bandwidth = *bw;
+    }
     else if (a == "--eval-every")
       eval_every = std::atof(argv[i + 1]);
     else {

@@ -1,5 +1,7 @@
 #include "cli/options.hpp"
 
+#include "runtime/link_model.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -61,7 +63,7 @@ options::options(command c) {
                                                 : "real or virtual (default virtual)")
     .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
     .add(cfg_.iter_cost_ms, "iter-cost", "virtual clock: ms per iteration (default: measured once)")
-    .add(cfg_.ps_bandwidth, "ps-bandwidth", "bytes/s of the PS link, shared by all transfers (default unlimited)")
+    .add(bandwidth_, "ps-bandwidth", "PS link rate shared by all transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
     .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)")
     .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
     .add(cfg_.dataset, "dataset", "fashion-mnist or synthetic (default fashion-mnist)")
@@ -91,6 +93,13 @@ std::string options::parse_args(std::vector<std::string> args) {
       return "invalid value in '--fail-worker=" + fail_worker_ + "' (expected W@K, e.g. 2@10)";
     cfg_.fail_worker = static_cast<int>(w);
     cfg_.fail_at_iter = static_cast<uint64_t>(k);
+  }
+  if (!bandwidth_.empty()) {
+    auto bw = parse_bandwidth(bandwidth_);
+    if (!bw)
+      return "invalid value in '--ps-bandwidth=" + bandwidth_ +
+             "' (expected a rate such as 25MB/s, 1Gbit/s, 100Mbps or 400e6 bytes/s)";
+    cfg_.ps_bandwidth = *bw;
   }
   std::stringstream items(params_);
   std::string kv;

@@ -43,6 +43,7 @@ class options : public cli_config {
   std::string protocol_list_ = "bsp,asp,ssp";
   std::string fail_worker_;
   std::string params_;
+  std::string bandwidth_;
 };
 
 }  // namespace syncpoint::cli

@@ -7,7 +7,16 @@
 //   double t = link.deliver_at(now, 814120);  // when a push of that size has arrived
 #pragma once
 
+#include <optional>
+#include <string>
+
 namespace syncpoint {
+
+/// Bytes per second from a rate with an optional unit: "400e6", "25MB/s",
+/// "1Gbit/s", "100 Mbps", "2GiB/s", "800kB/s". Decimal prefixes (k, M, G, T)
+/// are powers of 1000, binary ones (Ki, Mi, Gi, Ti) powers of 1024; "bit",
+/// "b" and "bps" count bits. Nothing for a malformed or negative rate.
+std::optional<double> parse_bandwidth(const std::string& text);
 
 class link_model {
  public:

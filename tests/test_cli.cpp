@@ -169,3 +169,11 @@ TEST_CASE("cli: protocol options come from the registry: flags, --param, a confi
   CHECK_MESSAGE(r.output.find("ssp(s=2)") != std::string::npos, r.output);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cli: --ps-bandwidth takes units and refuses a malformed rate") {
+  auto r = run("train --ps-bandwidth 25XB/s" + fast);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("invalid value in '--ps-bandwidth=25XB/s' (expected a rate such as 25MB/s") != std::string::npos);
+  r = run("train --ps-bandwidth 1Gbit/s --epochs 0.1" + fast);
+  CHECK_MESSAGE(r.status == 0, r.output);
+}

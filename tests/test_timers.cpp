@@ -1,6 +1,7 @@
 // The protocol API's clock: releases and timers at exact times (virtual
 // clock), and batch sizes with their gradient weights.
 #include "runtime/job.hpp"
+#include "runtime/link_model.hpp"
 #include "tests/protocol_recorder.hpp"
 #include "tests/small_job.hpp"
 
@@ -127,4 +128,17 @@ TEST_CASE("batches: a batch set by the protocol reaches the worker (virtual comp
   CHECK(span[1] == 10000000);  // 64
   CHECK(span[3] == 20000000);  // 128
   CHECK(r.summary.final_accuracy > 0.8);
+}
+
+TEST_CASE("link: --ps-bandwidth accepts units") {
+  CHECK(*parse_bandwidth("400e6") == 400e6);
+  CHECK(*parse_bandwidth("25MB/s") == 25e6);
+  CHECK(*parse_bandwidth("1Gbit/s") == 125e6);
+  CHECK(*parse_bandwidth("100 Mbps") == 12.5e6);
+  CHECK(*parse_bandwidth("2GiB/s") == 2.0 * 1024 * 1024 * 1024);
+  CHECK(*parse_bandwidth("800kB/s") == 800e3);
+  CHECK(*parse_bandwidth("10Gb/s") == 1.25e9);
+  CHECK(*parse_bandwidth("64KiB") == 65536);
+  for (auto bad : {"", "fast", "25XB/s", "-5MB/s", "MB/s", "1e400", "25MB/h"})
+    CHECK_MESSAGE(!parse_bandwidth(bad), bad);
 }
