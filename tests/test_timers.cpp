@@ -72,7 +72,7 @@ TEST_CASE("timers: a release scheduled at t happens at exactly t in virtual time
   CHECK(again.trace.size() == r.trace.size());
 }
 
-TEST_CASE("timers: the recorder fires releases and timers in time order; a loss cancels a release") {
+TEST_CASE("timers: the recorder fires releases and timers in time order, a loss cancels a release") {
   syncpoint::testing::recorder c(3);
   timed_release p{protocol_options{}};
   timed_release::scheduled.clear();
