@@ -1,5 +1,7 @@
 #include "actors/worker.hpp"
 
+#include "runtime/shard_sampler.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <numeric>
@@ -17,9 +19,7 @@ constexpr int max_rejections_in_a_row = 8;
 struct worker_state {
   worker_config cfg;
   std::unique_ptr<model> m;
-  std::vector<int64_t> shard;     // example indices, reshuffled every pass
-  size_t cursor = 0;
-  std::mt19937_64 rng;
+  std::optional<shard_sampler> sampler;  // this worker's examples, pass after pass
   int batch = 0;
   uint64_t iter = 0;              // gradients pushed
   uint64_t version = 0;           // version of the loaded weights
@@ -64,11 +64,7 @@ batch_view next_batch(worker_state& st) {
   st.xbuf.resize(b * static_cast<size_t>(st.cfg.train->dim));
   st.ybuf.resize(b);
   for (size_t i = 0; i < b; ++i) {
-    if (st.cursor == st.shard.size()) {
-      std::shuffle(st.shard.begin(), st.shard.end(), st.rng);
-      st.cursor = 0;
-    }
-    auto idx = st.shard[st.cursor++];
+    auto idx = st.sampler->next();
     std::copy(st.cfg.train->row(idx), st.cfg.train->row(idx) + st.cfg.train->dim,
               st.xbuf.data() + i * static_cast<size_t>(st.cfg.train->dim));
     st.ybuf[i] = st.cfg.train->y[static_cast<size_t>(idx)];
@@ -225,10 +221,7 @@ void advance(worker_ptr self) {
 worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   auto& st = self->state;
   st.m = make_model(cfg.model);
-  st.rng.seed(cfg.seed * 1000003u + static_cast<uint64_t>(cfg.id));
-  for (int64_t i = cfg.id; i < cfg.train->size; i += cfg.workers)
-    st.shard.push_back(i);
-  std::shuffle(st.shard.begin(), st.shard.end(), st.rng);
+  st.sampler.emplace(cfg.train->size, cfg.workers, cfg.id, cfg.seed);
   st.batch = cfg.batch;
   st.cfg = std::move(cfg);
   // Without its PS a worker has nothing to do (on a node: the job ended or

@@ -1,0 +1,148 @@
+// R²SP — round-robin synchronous parallel (PROTOCOLS.md, "R²SP").
+// Updates are spread evenly in time so that the PS link is never contended.
+// - Pushes are applied on arrival (immediate mode), weight b_i / Σb.
+// - Period T: the longest cycle (release → pull → compute → push accepted)
+//   measured over the last --retune rounds, re-estimated every --retune rounds.
+// - Worker of rank i among the n live ones has the slot offset φ_i = i·T/n; it
+//   is released at its slot t0 + k·T + φ_i, the first one not before its push
+//   (an early worker waits; a late one takes the next slot, owing nothing).
+//   (our choice) The hold comes before the pull, so the worker pulls at its
+//   slot and computes on the freshest model; with equal cycle times its push
+//   then lands T/n after its predecessor's.
+// - Heterogeneous workers (--tune-batch on): at each retune
+//   b_i = round(B·v_i / Σv_j), v_i = b_i / cycle_i (samples/s), B = n × base
+//   batch, clamped to [--min-batch, --max-batch]. Its fixed point gives equal
+//   cycle times. The first round is unscheduled: it measures.
+// - A lost worker gives up its slot: ranks, and so offsets, are recomputed
+//   over the live workers for every release after it.
+#include "protocols/protocol.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace syncpoint {
+
+class r2sp : public protocol {
+ public:
+  static std::vector<option_spec> options() {
+    using k = option_spec::kind;
+    return {{"retune", k::integer, "5", "rounds between re-estimates of the period", 1, 1e6},
+            {"tune-batch", k::text, "on", "batch sizes proportional to measured speed", 0, 0, {"on", "off"}},
+            {"min-batch", k::integer, "8", "smallest batch tuning may give a worker", 1, 1e6},
+            {"max-batch", k::integer, "1024", "largest batch tuning may give a worker", 1, 1e6}};
+  }
+
+  explicit r2sp(const protocol_options& o)
+    : retune_(static_cast<uint64_t>(o.integer("retune"))),
+      tune_batch_(o.text("tune-batch") == "on"),
+      min_batch_(static_cast<uint32_t>(o.integer("min-batch"))),
+      max_batch_(static_cast<uint32_t>(std::max(o.integer("min-batch"), o.integer("max-batch")))) {}
+
+  void on_start(coordinator_api& c) override {
+    auto n = static_cast<size_t>(c.workers());
+    released_at_.assign(n, c.now());
+    cycles_.assign(n, {});
+    base_batch_ = c.batch(0);
+    c.set_mode(ps_mode::immediate);
+    for (auto w : c.live_workers())
+      c.release(w);  // round 0 is unscheduled: it measures the cycles
+  }
+
+  void on_push(coordinator_api& c, worker_id w) override {
+    auto i = static_cast<size_t>(w);
+    cycles_[i].push_back(c.now() - released_at_[i]);
+    if (cycles_[i].size() > retune_)
+      cycles_[i].erase(cycles_[i].begin());
+    auto round = min_clock(c);
+    if (round >= next_retune_) {
+      retune(c, w);
+      next_retune_ = round + retune_;
+    }
+    if (period_ <= 0) {  // still measuring
+      release(c, w, c.now());
+      return;
+    }
+    release(c, w, next_slot(c, w, c.now()));
+  }
+
+  void on_lost(coordinator_api&, worker_id) override {}  // ranks are taken over the live workers
+
+  /// For tests and traces: the current period and the start of the schedule.
+  double period() const { return period_; }
+  double origin() const { return t0_; }
+
+ private:
+  uint64_t min_clock(const coordinator_api& c) const {
+    uint64_t m = UINT64_MAX;
+    for (auto v : c.live_workers())
+      m = std::min(m, c.clock(v));
+    return m == UINT64_MAX ? 0 : m;
+  }
+
+  double mean_cycle(size_t i) const {
+    auto& xs = cycles_[i];
+    return xs.empty() ? 0 : std::accumulate(xs.begin(), xs.end(), 0.0) / static_cast<double>(xs.size());
+  }
+
+  // New batch sizes (if tuning), then the new period. The schedule keeps its
+  // grid: it restarts at the current period's boundary (the first time: where
+  // `w`, whose push triggered this, is exactly at its slot).
+  void retune(coordinator_api& c, worker_id w) {
+    auto live = c.live_workers();
+    std::vector<double> cycle(live.size());
+    for (size_t k = 0; k < live.size(); ++k)
+      cycle[k] = mean_cycle(static_cast<size_t>(live[k]));
+    if (tune_batch_) {
+      std::vector<double> speed(live.size());  // samples/s
+      for (size_t k = 0; k < live.size(); ++k)
+        speed[k] = cycle[k] > 0 ? c.batch(live[k]) / cycle[k] : 0;
+      double total = std::accumulate(speed.begin(), speed.end(), 0.0);
+      double budget = static_cast<double>(live.size()) * base_batch_;  // B = n × base batch
+      for (size_t k = 0; k < live.size() && total > 0; ++k) {
+        auto b = static_cast<uint32_t>(std::llround(budget * speed[k] / total));
+        b = std::clamp(b, min_batch_, max_batch_);
+        // The next cycle scales with the batch (compute dominates a cycle).
+        cycle[k] *= static_cast<double>(b) / c.batch(live[k]);
+        c.set_batch(live[k], b);
+      }
+    }
+    double old_period = period_;
+    period_ = *std::max_element(cycle.begin(), cycle.end());
+    if (old_period > 0) {
+      t0_ += std::floor((c.now() - t0_) / old_period) * old_period;
+    } else {
+      auto rank = static_cast<double>(std::find(live.begin(), live.end(), w) - live.begin());
+      t0_ = c.now() - rank * period_ / static_cast<double>(live.size());
+    }
+  }
+
+  // The first slot of `w` at or after `t`: t0 + k·T + rank·T/n.
+  double next_slot(const coordinator_api& c, worker_id w, double t) const {
+    auto live = c.live_workers();
+    auto rank = static_cast<double>(std::find(live.begin(), live.end(), w) - live.begin());
+    double phase = t0_ + rank * period_ / static_cast<double>(live.size());
+    double k = std::ceil((t - phase) / period_ - 1e-9);
+    return phase + std::max(0.0, k) * period_;
+  }
+
+  void release(coordinator_api& c, worker_id w, double at) {
+    released_at_[static_cast<size_t>(w)] = std::max(at, c.now());
+    c.release_at(w, at);
+  }
+
+  uint64_t retune_;
+  bool tune_batch_;
+  uint32_t min_batch_, max_batch_;
+  uint32_t base_batch_ = 64;
+  uint64_t next_retune_ = 1;  // the first retune ends the measuring round
+  double period_ = 0;         // 0: not measured yet
+  double t0_ = 0;
+  std::vector<double> released_at_;
+  std::vector<std::vector<double>> cycles_;  // the last `retune` cycles of each worker
+};
+
+SYNCPOINT_REGISTER_PROTOCOL("r2sp", "round-robin slots T/n apart on the PS link; batches tuned to speed",
+                            r2sp);
+
+}  // namespace syncpoint

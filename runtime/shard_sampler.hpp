@@ -1,0 +1,31 @@
+// Which examples a worker trains on, in which order: its shard is the
+// examples i with i mod workers == id, shuffled by the seed, and reshuffled at
+// the end of every pass. A batch may straddle two passes, and the batch size
+// may change between batches: within a pass every example of the shard comes
+// exactly once.
+//
+//   shard_sampler s(60000, 4, 1, /*seed=*/1);
+//   int64_t next = s.next();   // an example index of worker 1's shard
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace syncpoint {
+
+class shard_sampler {
+ public:
+  shard_sampler(int64_t examples, int workers, int id, uint64_t seed);
+
+  /// The next example index.
+  int64_t next();
+  size_t shard_size() const { return shard_.size(); }
+
+ private:
+  std::vector<int64_t> shard_;
+  size_t cursor_ = 0;
+  std::mt19937_64 rng_;
+};
+
+}  // namespace syncpoint
