@@ -5,6 +5,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstdio>
 #include <functional>
@@ -115,7 +116,11 @@ void transfer(ps_ptr self, double bytes, std::function<void()> arrive) {
     return;
   }
   double now = to_seconds(since(self, st.cfg.origin));
-  double delay = st.link.deliver_at(now, bytes) - now;
+  auto slot = st.link.reserve(now, bytes);
+  double delay = slot.arrive - now;
+  // The link's busy time, for its utilisation (value: bytes).
+  auto ns = [](double t) { return static_cast<nanos>(std::llround(t * 1e9)); };
+  trace(self, {"link", -1, ns(slot.start), ns(slot.end), 0, st.version, bytes});
   auto id = st.next_transfer++;
   st.in_transit.emplace(id, std::move(arrive));
   self->delayed_send(self, seconds(delay), link_atom::value, id);

@@ -1,11 +1,14 @@
 // R²SP — round-robin synchronous parallel (PROTOCOLS.md, "R²SP").
 // Updates are spread evenly in time so that the PS link is never contended.
 // - Pushes are applied on arrival (immediate mode), weight b_i / Σb.
-// - Period T: the longest cycle (release → pull → compute → push accepted)
-//   measured over the last --retune rounds, re-estimated every --retune rounds.
+// - Period T: the longest cycle (release → pull → compute → push accepted),
+//   from each worker's speed (samples/s, mean of its last --retune cycles) at
+//   its batch from now on, re-estimated every --retune rounds.
 // - Worker of rank i among the n live ones has the slot offset φ_i = i·T/n; it
-//   is released at its slot t0 + k·T + φ_i, the first one not before its push
-//   (an early worker waits; a late one takes the next slot, owing nothing).
+//   is released at the slot of its next round t0 + (k+1)·T + φ_i: an early
+//   worker waits for it; a late one goes at once and keeps its place on the
+//   grid; one more than a period late (a transient straggler) takes the next
+//   slot, owing nothing.
 //   (our choice) The hold comes before the pull, so the worker pulls at its
 //   slot and computes on the freshest model; with equal cycle times its push
 //   then lands T/n after its predecessor's.
@@ -42,8 +45,10 @@ class r2sp : public protocol {
   void on_start(coordinator_api& c) override {
     auto n = static_cast<size_t>(c.workers());
     released_at_.assign(n, c.now());
-    cycles_.assign(n, {});
+    speeds_.assign(n, {});
+    last_slot_.assign(n, 0);
     base_batch_ = c.batch(0);
+    cycle_batch_.assign(n, base_batch_);
     c.set_mode(ps_mode::immediate);
     for (auto w : c.live_workers())
       c.release(w);  // round 0 is unscheduled: it measures the cycles
@@ -51,9 +56,12 @@ class r2sp : public protocol {
 
   void on_push(coordinator_api& c, worker_id w) override {
     auto i = static_cast<size_t>(w);
-    cycles_[i].push_back(c.now() - released_at_[i]);
-    if (cycles_[i].size() > retune_)
-      cycles_[i].erase(cycles_[i].begin());
+    double cycle = c.now() - released_at_[i];
+    if (cycle > 0) {  // samples/s over this cycle, at the batch it ran with
+      speeds_[i].push_back(cycle_batch_[i] / cycle);
+      if (speeds_[i].size() > retune_)
+        speeds_[i].erase(speeds_[i].begin());
+    }
     auto round = min_clock(c);
     if (round >= next_retune_) {
       retune(c, w);
@@ -63,10 +71,17 @@ class r2sp : public protocol {
       release(c, w, c.now());
       return;
     }
-    release(c, w, next_slot(c, w, c.now()));
+    double now = c.now();
+    double slot = last_slot_[i] > 0 ? last_slot_[i] + period_ : next_slot(c, w, now);
+    if (slot < now - period_)  // more than a period behind: realign
+      slot = next_slot(c, w, now);
+    last_slot_[i] = slot;
+    release(c, w, slot);  // at once if the slot has passed
   }
 
-  void on_lost(coordinator_api&, worker_id) override {}  // ranks are taken over the live workers
+  void on_lost(coordinator_api&, worker_id) override {
+    regrid();  // ranks, and so offsets, are taken over the live workers
+  }
 
   /// For tests and traces: the current period and the start of the schedule.
   double period() const { return period_; }
@@ -80,8 +95,8 @@ class r2sp : public protocol {
     return m == UINT64_MAX ? 0 : m;
   }
 
-  double mean_cycle(size_t i) const {
-    auto& xs = cycles_[i];
+  double mean_speed(size_t i) const {
+    auto& xs = speeds_[i];
     return xs.empty() ? 0 : std::accumulate(xs.begin(), xs.end(), 0.0) / static_cast<double>(xs.size());
   }
 
@@ -90,32 +105,38 @@ class r2sp : public protocol {
   // `w`, whose push triggered this, is exactly at its slot).
   void retune(coordinator_api& c, worker_id w) {
     auto live = c.live_workers();
-    std::vector<double> cycle(live.size());
+    std::vector<double> speed(live.size());  // samples/s
     for (size_t k = 0; k < live.size(); ++k)
-      cycle[k] = mean_cycle(static_cast<size_t>(live[k]));
-    if (tune_batch_) {
-      std::vector<double> speed(live.size());  // samples/s
-      for (size_t k = 0; k < live.size(); ++k)
-        speed[k] = cycle[k] > 0 ? c.batch(live[k]) / cycle[k] : 0;
-      double total = std::accumulate(speed.begin(), speed.end(), 0.0);
+      speed[k] = mean_speed(static_cast<size_t>(live[k]));
+    double total = std::accumulate(speed.begin(), speed.end(), 0.0);
+    if (tune_batch_ && total > 0) {
       double budget = static_cast<double>(live.size()) * base_batch_;  // B = n × base batch
-      for (size_t k = 0; k < live.size() && total > 0; ++k) {
+      for (size_t k = 0; k < live.size(); ++k) {
         auto b = static_cast<uint32_t>(std::llround(budget * speed[k] / total));
-        b = std::clamp(b, min_batch_, max_batch_);
-        // The next cycle scales with the batch (compute dominates a cycle).
-        cycle[k] *= static_cast<double>(b) / c.batch(live[k]);
-        c.set_batch(live[k], b);
+        c.set_batch(live[k], std::clamp(b, min_batch_, max_batch_));
+        auto i = static_cast<size_t>(live[k]);
+        if (released_at_[i] > c.now())  // its pending release will carry the new batch
+          cycle_batch_[i] = c.batch(live[k]);
       }
     }
+    // The period: the longest cycle at the batches from now on.
     double old_period = period_;
-    period_ = *std::max_element(cycle.begin(), cycle.end());
+    period_ = 0;
+    for (size_t k = 0; k < live.size(); ++k)
+      if (speed[k] > 0)
+        period_ = std::max(period_, c.batch(live[k]) / speed[k]);
     if (old_period > 0) {
       t0_ += std::floor((c.now() - t0_) / old_period) * old_period;
     } else {
       auto rank = static_cast<double>(std::find(live.begin(), live.end(), w) - live.begin());
       t0_ = c.now() - rank * period_ / static_cast<double>(live.size());
     }
+    if (period_ != old_period)
+      regrid();
   }
+
+  // A new grid: every worker's next release is found on it afresh.
+  void regrid() { std::fill(last_slot_.begin(), last_slot_.end(), 0.0); }
 
   // The first slot of `w` at or after `t`: t0 + k·T + rank·T/n.
   double next_slot(const coordinator_api& c, worker_id w, double t) const {
@@ -127,7 +148,9 @@ class r2sp : public protocol {
   }
 
   void release(coordinator_api& c, worker_id w, double at) {
-    released_at_[static_cast<size_t>(w)] = std::max(at, c.now());
+    auto i = static_cast<size_t>(w);
+    released_at_[i] = std::max(at, c.now());
+    cycle_batch_[i] = c.batch(w);
     c.release_at(w, at);
   }
 
@@ -139,7 +162,9 @@ class r2sp : public protocol {
   double period_ = 0;         // 0: not measured yet
   double t0_ = 0;
   std::vector<double> released_at_;
-  std::vector<std::vector<double>> cycles_;  // the last `retune` cycles of each worker
+  std::vector<double> last_slot_;  // the grid slot of each worker's last release (0: none yet)
+  std::vector<std::vector<double>> speeds_;  // the last `retune` samples/s of each worker
+  std::vector<uint32_t> cycle_batch_;        // the batch of each worker's current cycle
 };
 
 SYNCPOINT_REGISTER_PROTOCOL("r2sp", "round-robin slots T/n apart on the PS link; batches tuned to speed",

@@ -29,11 +29,17 @@ class link_model {
   /// A transfer of `bytes` offered at `now` (seconds): it waits for the
   /// transfers before it, occupies the link for bytes / bandwidth, and
   /// arrives `latency` later. Returns the arrival time.
-  double deliver_at(double now, double bytes) {
+  double deliver_at(double now, double bytes) { return reserve(now, bytes).arrive; }
+
+  /// As deliver_at, with when the transfer occupies the link.
+  struct slot {
+    double start, end, arrive;
+  };
+  slot reserve(double now, double bytes) {
     double start = now > free_at_ ? now : free_at_;
     double end = start + (bandwidth_ > 0 ? bytes / bandwidth_ : 0.0);
     free_at_ = end;
-    return end + latency_;
+    return {start, end, end + latency_};
   }
 
  private:

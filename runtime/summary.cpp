@@ -46,6 +46,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       ++s.barriers;
     } else if (ev.kind == "rejected" && w) {
       ++s.rejected;
+    } else if (ev.kind == "link") {
+      s.link_busy_s = std::max(0.0, s.link_busy_s) + span;
     } else if (ev.kind == "lost") {
       ++s.lost;
     } else if (ev.kind == "eval") {
@@ -62,6 +64,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
     }
   }
   s.samples_per_s = s.run_time_s > 0 ? static_cast<double>(s.samples) / s.run_time_s : 0;
+  if (s.link_busy_s >= 0 && s.run_time_s > 0)
+    s.link_utilization = s.link_busy_s / s.run_time_s;
   s.staleness_mean = applied > 0 ? staleness_sum / static_cast<double>(applied) : 0;
   double ratio_sum = 0;
   for (auto& w : s.per_worker) {
@@ -126,6 +130,8 @@ std::string to_json(const run_summary& s) {
            .add("barriers", static_cast<unsigned long long>(s.barriers))
            .add("rejected_pushes", static_cast<unsigned long long>(s.rejected))
            .add("lost_workers", static_cast<unsigned long long>(s.lost))
+           .raw("link_busy_s", s.link_busy_s >= 0 ? num(s.link_busy_s) : "null")
+           .raw("link_utilization", s.link_utilization >= 0 ? num(s.link_utilization) : "null")
            .raw("losses", losses)
            .raw("per_worker", workers)
            .raw("evals", evals)

@@ -184,3 +184,18 @@ TEST_CASE("shard: with batch sizes that change, every pass covers the shard exac
       CHECK(i % 4 == 3);
   }
 }
+
+TEST_CASE("r2sp: a push a little late is released at once and keeps its place on the grid") {
+  // Worker 2 is 5% slower than the period once in a while (every 4th cycle).
+  int k = 0;
+  timeline tl(4, opts(100, false), [&](worker_id w, uint32_t, double t) {
+    return w == 2 && t > 3 && (++k % 4 == 0) ? 1.05 : 1.0;
+  });
+  tl.run_until(30);
+  auto r = tl.releases(2, 5.0);
+  REQUIRE(r.size() > 10);
+  for (size_t i = 1; i < r.size(); ++i)  // never a skipped period
+    CHECK(r[i] - r[i - 1] < 1.06);
+  auto r0 = tl.releases(0, 5.0);
+  check_spacing(r0, 1.0);  // the others are undisturbed
+}
