@@ -1,0 +1,114 @@
+// R²SP against BSP and ASP on a contended PS link, virtual time (docs/r2sp.md).
+//
+//   build/bench_r2sp [--ps-bandwidth 1.3GB/s] [--workers 8] [--epochs 2] [--target 0.8]
+//                    [--iter-cost 10] [--momentum M] [--lr LR]
+//
+// 1. Homogeneous workers: bsp, asp, r2sp. 2. Workers 6 and 7 two and three
+// times slower: bsp, asp, r2sp without and with batch tuning. For each run:
+// time per round (n gradients), PS link utilisation, samples/s, time to the
+// target accuracy and final accuracy, with ratios to BSP. MLP on Fashion-MNIST.
+#include "runtime/job.hpp"
+#include "runtime/link_model.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace syncpoint;
+
+namespace {
+
+struct row {
+  std::string label;
+  run_summary s;
+};
+
+void print(const char* title, const std::vector<row>& rows, int workers, int batch) {
+  std::printf("\n%s\n\n", title);
+  std::printf("| run | time per round | link utilisation | samples/s | vs bsp | time to target | vs bsp | final accuracy |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  const run_summary& bsp = rows.front().s;
+  for (auto& r : rows) {
+    double round_ms = r.s.samples_per_s > 0 ? 1e3 * workers * batch / r.s.samples_per_s : 0;
+    char ttt[32] = "not reached", ttt_ratio[32] = "-";
+    if (r.s.time_to_target_s >= 0) {
+      std::snprintf(ttt, sizeof ttt, "%.2f s", r.s.time_to_target_s);
+      if (bsp.time_to_target_s > 0)
+        std::snprintf(ttt_ratio, sizeof ttt_ratio, "%.2fx faster", bsp.time_to_target_s / r.s.time_to_target_s);
+    }
+    std::printf("| %s | %.2f ms | %.2f | %.0f | %.2fx | %s | %s | %.4f |\n", r.label.c_str(), round_ms,
+                r.s.link_utilization, r.s.samples_per_s, r.s.samples_per_s / bsp.samples_per_s, ttt, ttt_ratio,
+                r.s.final_accuracy);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  job_config base;
+  base.workers = 8;
+  base.model = "mlp";
+  base.epochs = 2;
+  base.target_accuracy = 0.8;
+  base.eval_every = 0.05;
+  base.iter_cost_ms = 10;
+  base.progress = false;
+  std::string bandwidth = "1.3GB/s";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i], v = argv[i + 1];
+    if (a == "--ps-bandwidth")
+      bandwidth = v;
+    else if (a == "--workers")
+      base.workers = std::atoi(v.c_str());
+    else if (a == "--epochs")
+      base.epochs = std::atof(v.c_str());
+    else if (a == "--target")
+      base.target_accuracy = std::atof(v.c_str());
+    else if (a == "--iter-cost")
+      base.iter_cost_ms = std::atof(v.c_str());
+    else if (a == "--momentum")
+      base.momentum = std::atof(v.c_str());
+    else if (a == "--lr")
+      base.lr = std::atof(v.c_str());
+    else {
+      std::fprintf(stderr, "usage: bench_r2sp [--ps-bandwidth B] [--workers N] [--epochs E] [--target A] "
+                           "[--iter-cost MS] [--momentum M] [--lr LR]\n");
+      return 2;
+    }
+  }
+  auto bw = parse_bandwidth(bandwidth);
+  if (!bw || *bw <= 0 || base.workers < 3) {
+    std::fprintf(stderr, "bench_r2sp: needs a positive --ps-bandwidth and at least 3 workers\n");
+    return 2;
+  }
+  base.ps_bandwidth = *bw;
+  std::printf("virtual clock, %d workers, MLP on Fashion-MNIST, %g epochs, %.0f ms per iteration at batch %d,\n"
+              "PS link %s (%.0f MB/s), lr %g, momentum %g, target accuracy %g\n",
+              base.workers, base.epochs, base.iter_cost_ms, base.batch, bandwidth.c_str(), *bw / 1e6, base.lr,
+              base.momentum, base.target_accuracy);
+  auto run = [&](job_config cfg, const std::string& protocol, const std::string& label) {
+    cfg.protocol = protocol;
+    std::fprintf(stderr, "bench_r2sp: %s ...\n", label.c_str());
+    return row{label, train(cfg).summary};
+  };
+  try {
+    std::vector<row> same;
+    for (auto p : {"bsp", "asp", "r2sp"})
+      same.push_back(run(base, p, p));
+    print("1. Homogeneous workers", same, base.workers, base.batch);
+
+    auto het = base;
+    het.straggler = std::to_string(base.workers - 2) + ":x2;" + std::to_string(base.workers - 1) + ":x3";
+    auto fixed = het;
+    fixed.protocol_opts.set("tune-batch", "off");
+    std::vector<row> mixed{run(het, "bsp", "bsp"), run(het, "asp", "asp"),
+                           run(fixed, "r2sp", "r2sp, batches fixed"), run(het, "r2sp", "r2sp, batches tuned")};
+    print(("2. Workers " + het.straggler + " (two slower workers)").c_str(), mixed, het.workers, het.batch);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_r2sp: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
