@@ -1,6 +1,8 @@
 // R²SP on scripted timelines: a worker released at r pushes at r + its cycle
 // time (which may depend on its batch); the protocol's releases are checked.
+#include "runtime/job.hpp"
 #include "tests/protocol_recorder.hpp"
+#include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
 
@@ -198,4 +200,19 @@ TEST_CASE("r2sp: a push a little late is released at once and keeps its place on
     CHECK(r[i] - r[i - 1] < 1.06);
   auto r0 = tl.releases(0, 5.0);
   check_spacing(r0, 1.0);  // the others are undisturbed
+}
+
+TEST_CASE("r2sp: trains end to end on both clocks, with a link and two slower workers") {
+  for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
+    auto cfg = syncpoint::testing::small_job("r2sp");
+    cfg.clock = clock;
+    cfg.straggler = "2:x2;3:x3";
+    cfg.ps_bandwidth = 50e6;
+    cfg.momentum = 0;
+    auto r = train(cfg);
+    CHECK(r.summary.final_accuracy > 0.85);
+    CHECK(r.summary.samples >= 8000);
+    CHECK(r.summary.link_utilization > 0);
+    CHECK(r.summary.lost == 0);
+  }
 }

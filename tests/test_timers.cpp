@@ -142,3 +142,42 @@ TEST_CASE("link: --ps-bandwidth accepts units") {
   for (auto bad : {"", "fast", "25XB/s", "-5MB/s", "MB/s", "1e400", "25MB/h"})
     CHECK_MESSAGE(!parse_bandwidth(bad), bad);
 }
+
+#include "actors/coordinator.hpp"
+
+TEST_CASE("batches: the coordinator sends the PS weights b_i / sum b, summing to 1 over the live workers") {
+  caf::actor_system_config cfg;
+  register_messages(cfg);
+  caf::actor_system sys{cfg};
+  caf::scoped_actor ps{sys};  // stands in for the PS: sees what the coordinator sends it
+  std::vector<std::unique_ptr<caf::scoped_actor>> workers;
+  std::vector<worker_actor> handles;
+  for (int i = 0; i < 4; ++i) {
+    workers.push_back(std::make_unique<caf::scoped_actor>(sys));
+    handles.push_back(caf::actor_cast<worker_actor>(workers.back()->ptr()));
+  }
+  auto co = std::make_shared<coordinator_config>();
+  co->protocol_name = "test-graded-batches";
+  co->proto = make_protocol("test-graded-batches", {});
+  co->workers = 4;
+  co->batch = 64;
+  co->sample_budget = 1 << 20;
+  co->ps = caf::actor_cast<ps_actor>(ps.ptr());
+  co->origin = sys.clock().now();
+  auto coordinator = spawn_coordinator(sys, co);
+  ps->send(coordinator, start_atom::value, handles, evaluator_actor{});
+  std::vector<float> last;
+  bool done = false;
+  while (!done)
+    ps->receive([&](weights_atom, std::vector<float>& w) { last = w; },
+                [&](attach_atom, coordinator_actor&, std::vector<worker_actor>&) {},
+                [&](mode_atom, uint8_t) { done = true; },  // on_start sets the mode after the batches
+                caf::after(std::chrono::seconds(5)) >> [&] { done = true; });
+  REQUIRE(last.size() == 4);  // batches 32, 64, 96, 128: sum 320
+  CHECK(last[0] == doctest::Approx(32.0 / 320));
+  CHECK(last[3] == doctest::Approx(128.0 / 320));
+  CHECK(last[0] + last[1] + last[2] + last[3] == doctest::Approx(1.0));
+  for (auto& w : workers)  // each got its batch with the start
+    (*w)->receive([&](const proceed& p) { CHECK(p.batch % 32 == 0); CHECK(p.batch > 0); });
+  ps->send_exit(coordinator, caf::exit_reason::user_shutdown);
+}
