@@ -44,7 +44,7 @@ struct coordinator_state : coordinator_api {
   uint64_t published_version_ = 0;  // gated mode: what pulls can get
   bool local_step_ = false;
   bool overlap_ = false;
-  uint64_t samples = 0;
+  uint64_t samples_ = 0;
   uint64_t next_eval = 0;
   uint64_t event = 0;                      // pushes and losses handled so far
   bool barrier_in_event = false;
@@ -141,6 +141,21 @@ struct coordinator_state : coordinator_api {
 
   uint32_t batch(worker_id w) const override { return valid(w) ? batch_[idx(w)] : 0; }
 
+  uint64_t samples() const override { return samples_; }
+  uint64_t sample_budget() const override { return cfg->sample_budget; }
+  double base_momentum() const override { return cfg->momentum; }
+
+  void set_momentum(double mu, bool clear, uint32_t ramp_steps) override {
+    self->send(cfg->ps, momentum_atom::value, mu, clear, ramp_steps);
+  }
+
+  void mark(const std::string& kind, const std::string& note, double value) override {
+    auto t = since(self, cfg->origin);
+    trace({kind, -1, t, t, samples_, version_, value, note});
+  }
+
+  void evaluate() override { request_snapshot(false); }
+
   void set_mode(ps_mode mode) override {
     self->send(cfg->ps, mode_atom::value, static_cast<uint8_t>(mode));
     mode_ = mode;
@@ -183,7 +198,7 @@ struct coordinator_state : coordinator_api {
   }
 
   void request_snapshot(bool final) {
-    self->send(cfg->ps, snapshot_atom::value, evaluator, samples, final);
+    self->send(cfg->ps, snapshot_atom::value, evaluator, samples_, final);
   }
 
   // One line on stderr and/or to the driver.
@@ -192,10 +207,10 @@ struct coordinator_state : coordinator_api {
       std::fprintf(stderr, "%s\n", line.c_str());
     if (cfg->report_progress && cfg->driver) {
       double frac = cfg->total_samples_hint > 0
-                      ? static_cast<double>(samples) / static_cast<double>(cfg->total_samples_hint)
+                      ? static_cast<double>(samples_) / static_cast<double>(cfg->total_samples_hint)
                       : 0.0;
       self->send(cfg->driver, progress_atom::value,
-                 progress_report{std::move(line), samples, std::min(frac, 1.0), last_accuracy});
+                 progress_report{std::move(line), samples_, std::min(frac, 1.0), last_accuracy});
     }
   }
 
@@ -203,12 +218,12 @@ struct coordinator_state : coordinator_api {
     if (!cfg->progress && !cfg->report_progress)
       return;
     double pct = cfg->total_samples_hint > 0
-                   ? 100.0 * static_cast<double>(samples) / static_cast<double>(cfg->total_samples_hint)
+                   ? 100.0 * static_cast<double>(samples_) / static_cast<double>(cfg->total_samples_hint)
                    : 0.0;
     char line[256];
     std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f",
                   cfg->protocol_name.c_str(), what.c_str(), now(),
-                  static_cast<unsigned long long>(samples), std::min(pct, 100.0),
+                  static_cast<unsigned long long>(samples_), std::min(pct, 100.0),
                   std::max(last_accuracy, 0.0));
     report(line);
   }
@@ -222,21 +237,21 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
   }
   auto i = coordinator_state::idx(info.worker);
   ++st.clock_[i];
-  st.samples += info.samples;
+  st.samples_ += info.samples;
   st.version_ = std::max(st.version_, info.version);
   st.waiting_[i] = true;
   st.promise_[i] = std::move(rp);
   st.waiting_since_[i] = st.event + 1;
   st.accepted_[i] = info.accepted;
-  if (!st.stopping && st.cfg->sample_budget > 0 && st.samples >= st.cfg->sample_budget)
+  if (!st.stopping && st.cfg->sample_budget > 0 && st.samples_ >= st.cfg->sample_budget)
     begin_stop(self, "budget");
   if (st.stopping)
     st.release(info.worker, false);
   else
     st.protocol_event([&] { st.cfg->proto->on_push(st, info.worker); });
   // After the protocol: a commit it sent reaches the PS before this request.
-  if (st.cfg->eval_every_samples > 0 && st.samples >= st.next_eval) {
-    while (st.next_eval <= st.samples)
+  if (st.cfg->eval_every_samples > 0 && st.samples_ >= st.next_eval) {
+    while (st.next_eval <= st.samples_)
       st.next_eval += st.cfg->eval_every_samples;
     st.request_snapshot(false);
   }
@@ -340,7 +355,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
     }
     return;
   }
-  st.trace({"end", -1, st.run_time, st.run_time, st.samples, r.version, 0});
+  st.trace({"end", -1, st.run_time, st.run_time, st.samples_, r.version, 0});
   st.print_progress("done");
   auto fail = [=](caf::error& err) {  // the driver sees us go and reports why
     shut_down_everything(self);

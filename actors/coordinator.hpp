@@ -25,6 +25,7 @@ struct coordinator_config {
   std::unique_ptr<protocol> proto;  // moved into the actor
   int workers = 1;
   int batch = 64;
+  double momentum = 0;              // as configured (protocols may change it, e.g. at a switch)
   uint64_t sample_budget = 0;       // 0: none
   double max_time_s = 0;            // 0: none
   double target_accuracy = 0;       // 0: none

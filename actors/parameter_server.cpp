@@ -31,6 +31,8 @@ struct ps_state {
   std::shared_ptr<std::vector<float>> w;
   std::vector<std::shared_ptr<std::vector<float>>> spares;
   std::vector<float> velocity;
+  uint32_t ramp_steps = 0;        // momentum rises from 0 to cfg.momentum over this many updates
+  uint32_t ramp_done = 0;
   std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
   float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
   double buffer_weight = 0;       // sum of the weights
@@ -84,7 +86,9 @@ void sgd_step(ps_state& st, const float* g, float scale, float share) {
   const float* w = st.w->data();
   float* out = writable_weights(st);
   float* v = st.velocity.data();
-  const auto mu = static_cast<float>(st.cfg.momentum);
+  auto mu = static_cast<float>(st.cfg.momentum);
+  if (st.ramp_done < st.ramp_steps)  // a ramp after a protocol switch
+    mu *= static_cast<float>(++st.ramp_done) / static_cast<float>(st.ramp_steps);
   const auto lr = static_cast<float>(st.cfg.lr);
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
   for (size_t i = 0; i < n; ++i) {
@@ -355,6 +359,16 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       for (auto& kv : st.waiting_pulls)
         send_weights(self, kv.second);
       st.waiting_pulls.clear();
+    },
+    [=](momentum_atom, double mu, bool clear, uint32_t ramp_steps) {
+      auto& st = self->state;
+      if (!from_coordinator(self, "momentum") || !(mu >= 0 && mu < 1))
+        return;
+      st.cfg.momentum = mu;
+      if (clear)
+        std::fill(st.velocity.begin(), st.velocity.end(), 0.0f);
+      st.ramp_steps = ramp_steps;
+      st.ramp_done = 0;
     },
     [=](weights_atom, std::vector<float>& per_worker) {
       if (from_coordinator(self, "weights") && per_worker.size() == self->state.worker_weight.size())

@@ -14,6 +14,8 @@
 //   (flush_atom)    apply the buffer if anything is in it
 //   (stop_atom)     answer every waiting pull now (the run is stopping)
 //   (weights_atom, std::vector<float> per-worker weights)
+//   (momentum_atom, mu, clear, ramp_steps)  momentum from now on (clear: reset
+//                   the velocity; ramp_steps > 0: rise from 0 to mu over that many updates)
 //   (snapshot_atom, evaluator, uint64 samples, bool final)
 //   (final_atom) -> weights   the current model, whatever the mode
 // A push of the wrong length, from an unknown worker, or holding NaN/Inf gets

@@ -111,6 +111,21 @@ class coordinator_api {
   /// live workers' batches (1/n when all are equal).
   virtual void set_batch(worker_id w, uint32_t batch) = 0;
   virtual uint32_t batch(worker_id w) const = 0;
+
+  // -- the run ------------------------------------------------------------------------
+  /// Samples pushed so far, and the run's sample budget (0: none).
+  virtual uint64_t samples() const { return 0; }
+  virtual uint64_t sample_budget() const { return 0; }
+  /// The PS's momentum from now on: `mu`; with `clear`, its velocity is reset
+  /// first; with `ramp_steps` > 0 the coefficient rises linearly from 0 to mu
+  /// over that many updates.
+  virtual void set_momentum(double mu, bool clear, uint32_t ramp_steps) {}
+  /// The momentum the run was configured with.
+  virtual double base_momentum() const { return 0; }
+  /// Writes an event into the trace (kind, words, a number), e.g. a switch.
+  virtual void mark(const std::string& kind, const std::string& note, double value = 0) {}
+  /// Evaluates the model as it is now (an "eval" event follows).
+  virtual void evaluate() {}
 };
 
 class protocol {

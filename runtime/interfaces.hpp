@@ -53,6 +53,7 @@ using ps_actor = caf::typed_actor<
   caf::reacts_to<flush_atom>,
   caf::reacts_to<stop_atom>,
   caf::reacts_to<weights_atom, std::vector<float>>,
+  caf::reacts_to<momentum_atom, double, bool, uint32_t>,  // mu, clear velocity, ramp steps
   caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool>,
   caf::replies_to<final_atom>::with<weights>>;
 

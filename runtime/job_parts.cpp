@@ -56,6 +56,7 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
   co->proto = make_protocol(cfg.protocol, cfg.protocol_opts);
   co->workers = cfg.workers;
   co->batch = cfg.batch;
+  co->momentum = cfg.momentum;
   auto epoch = static_cast<double>(train_size);
   co->sample_budget = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(cfg.epochs * epoch)));
   co->max_time_s = cfg.max_time_s;

@@ -46,6 +46,7 @@ using link_atom = caf::atom_constant<caf::atom("sp_link")>;
 using publish_atom = caf::atom_constant<caf::atom("sp_publish")>;
 using final_atom = caf::atom_constant<caf::atom("sp_final")>;
 using progress_atom = caf::atom_constant<caf::atom("sp_progr")>;
+using momentum_atom = caf::atom_constant<caf::atom("sp_moment")>;
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last
@@ -107,6 +108,7 @@ struct trace_event {
   uint64_t iter = 0;
   uint64_t version = 0;
   double value = 0;
+  std::string note;  // words for events that need them (a protocol switch: "bsp>asp share")
 };
 
 /// Evaluator -> coordinator: accuracy of one snapshot.
@@ -177,7 +179,7 @@ typename Inspector::result_type inspect(Inspector& f, snapshot& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, trace_event& x) {
   return f(caf::meta::type_name("trace_event"), x.kind, x.worker, x.t0, x.t1, x.iter,
-           x.version, x.value);
+           x.version, x.value, x.note);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_result& x) {

@@ -139,15 +139,17 @@ std::string to_json(const run_summary& s) {
 }
 
 std::string to_json(const trace_event& ev) {
-  return json::object()
-    .add("kind", ev.kind)
+  auto o = json::object();
+  o.add("kind", ev.kind)
     .add("worker", ev.worker)
     .raw("t0", json::num(to_seconds(ev.t0), 15))
     .raw("t1", json::num(to_seconds(ev.t1), 15))
     .add("iter", static_cast<unsigned long long>(ev.iter))
     .add("version", static_cast<unsigned long long>(ev.version))
-    .raw("value", json::num(ev.value, 9))
-    .done();
+    .raw("value", json::num(ev.value, 9));
+  if (!ev.note.empty())  // only events that need words have them (the key is absent otherwise)
+    o.add("note", ev.note);
+  return o.done();
 }
 
 }  // namespace syncpoint
