@@ -39,7 +39,8 @@ struct option_spec {
 
 /// Values of protocol options by name. Whoever runs a job sets the ones it
 /// wants; make_protocol checks them against the declarations and fills in
-/// the declared defaults, so a protocol reads every option it declared.
+/// the declared defaults, so a protocol reads every option it declared. The
+/// runner adds the job's context as "job.model", "job.dataset", "job.workers".
 ///
 ///   protocol_options o;
 ///   o.set("staleness", 2);

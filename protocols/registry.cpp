@@ -75,6 +75,8 @@ bool register_protocol(const std::string& name, const std::string& summary,
 void check_protocol_options(const protocol_options& opts) {
   std::lock_guard<std::mutex> guard(table_mutex());
   for (auto& kv : opts.values()) {
+    if (kv.first.rfind("job.", 0) == 0)
+      continue;  // the job's context (job.model, ...), set by the runner
     auto* spec = find_option(kv.first);
     if (!spec)
       throw std::invalid_argument("unknown protocol option '" + kv.first +

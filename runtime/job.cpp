@@ -52,7 +52,7 @@ void validate(const job_config& cfg) {
                          (ec ? ": " + ec.message() : std::string()));
   }
   try {
-    make_protocol(cfg.protocol, cfg.protocol_opts);
+    make_protocol(cfg.protocol, protocol_options_for(cfg));
   } catch (const std::invalid_argument& e) {
     throw config_error(e.what());
   }

@@ -43,6 +43,12 @@ train_test load_job_data(const job_config& cfg) {
   return data;
 }
 
+protocol_options protocol_options_for(const job_config& cfg) {
+  auto o = cfg.protocol_opts;
+  o.set("job.model", cfg.model).set("job.dataset", cfg.dataset).set("job.workers", cfg.workers);
+  return o;
+}
+
 job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
                         std::shared_ptr<const dataset> test, const core_options& opts) {
   job_core core;
@@ -53,7 +59,7 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
                    opts.origin, cfg.ps_bandwidth, cfg.latency_ms * 1e-3});
   auto co = std::make_shared<coordinator_config>();
   co->protocol_name = cfg.protocol;
-  co->proto = make_protocol(cfg.protocol, cfg.protocol_opts);
+  co->proto = make_protocol(cfg.protocol, protocol_options_for(cfg));
   co->workers = cfg.workers;
   co->batch = cfg.batch;
   co->momentum = cfg.momentum;

@@ -21,6 +21,9 @@ job_config with_limits(const job_config& cfg);
 /// cfg gets the same examples. Throws config_error naming what is wrong.
 train_test load_job_data(const job_config& cfg);
 
+/// cfg.protocol_opts plus the job's context (job.model, job.dataset, job.workers).
+protocol_options protocol_options_for(const job_config& cfg);
+
 /// The actors that stay with the PS.
 struct job_core {
   tracer_actor tracer;

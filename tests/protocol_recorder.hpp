@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <tuple>
 #include <vector>
 
 namespace syncpoint::testing {
@@ -88,6 +90,19 @@ struct recorder : coordinator_api {
     return live(w) ? batch(w) / total : 0.0;
   }
 
+  // The run: samples (each push counts its worker's batch), marks, momentum.
+  uint64_t samples_ = 0, budget = 0;
+  std::vector<std::pair<std::string, std::string>> marks;  // kind, note
+  int evaluations = 0;
+  std::vector<std::tuple<double, bool, uint32_t>> momentum;  // mu, clear, ramp
+  double base_mu = 0.9;
+  uint64_t samples() const override { return samples_; }
+  uint64_t sample_budget() const override { return budget; }
+  void mark(const std::string& k, const std::string& n, double) override { marks.emplace_back(k, n); }
+  void evaluate() override { ++evaluations; }
+  void set_momentum(double mu, bool clear, uint32_t ramp) override { momentum.emplace_back(mu, clear, ramp); }
+  double base_momentum() const override { return base_mu; }
+
   /// Moves time to `t`, firing due releases and timers in time order.
   void advance(protocol& p, double t) {
     while (has_due(t)) {
@@ -122,6 +137,7 @@ struct recorder : coordinator_api {
   void push(protocol& p, worker_id w) {
     REQUIRE_MESSAGE(!waiting_[w], "worker " << w << " pushed while held");
     ++clock_[w];
+    samples_ += batch(w);
     waiting_[w] = true;
     p.on_push(*this, w);
   }

@@ -1,0 +1,214 @@
+// Sync-Switch on scripted sequences: where switches happen, what a switch
+// does to held workers and the PS mode, and the online straggler policy.
+#include "runtime/job.hpp"
+#include "tests/protocol_recorder.hpp"
+#include "tests/small_job.hpp"
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <limits>
+
+using namespace syncpoint;
+using syncpoint::testing::recorder;
+using ids = std::vector<worker_id>;
+
+namespace {
+
+std::unique_ptr<protocol> make(const std::string& schedule, const std::string& momentum = "ramp") {
+  protocol_options o;
+  o.set("schedule", schedule).set("switch-momentum", momentum);
+  return make_protocol("sync-switch", o);
+}
+
+std::vector<std::string> phase_notes(const recorder& c) {
+  std::vector<std::string> out;
+  for (auto& [k, n] : c.marks)
+    if (k == "phase")
+      out.push_back(n);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sync-switch: the switch follows the push that reaches the configured share of samples") {
+  recorder c(4);  // batch 64 per push
+  c.budget = 1000;
+  auto p = make("bsp:0.25,asp:0.75");
+  c.start(*p);
+  CHECK(c.mode == ps_mode::buffered);  // bsp
+  c.take();
+  for (worker_id w : {0, 1, 2})
+    c.push(*p, w);  // 192 samples: still bsp, all three held
+  CHECK(c.take().empty());
+  CHECK(phase_notes(c) == std::vector<std::string>{"->bsp start"});
+  c.push(*p, 3);  // 256 >= 250: bsp's last push, its barrier opens, then asp
+  CHECK(c.commits == 1);
+  CHECK(phase_notes(c) == std::vector<std::string>{"->bsp start", "bsp>asp share"});
+  CHECK(c.mode == ps_mode::immediate);
+  CHECK(c.take() == ids{0, 1, 2, 3});
+  CHECK(c.evaluations == 1);  // the accuracy at the end of the bsp phase
+  c.push(*p, 2);  // asp: released at once
+  CHECK(c.take() == ids{2});
+}
+
+TEST_CASE("sync-switch: a switch in the middle of a bsp round releases the held workers exactly once") {
+  recorder c(4);
+  c.budget = 1000;
+  auto p = make("bsp:0.4,asp:0.6");  // 400 samples: the 7th push, 3 pushes into round 2
+  c.start(*p);
+  c.take();
+  for (worker_id w : {0, 1, 2, 3})
+    c.push(*p, w);
+  CHECK(c.take() == ids{0, 1, 2, 3});
+  CHECK(c.commits == 1);
+  c.push(*p, 0);
+  c.push(*p, 1);
+  CHECK(c.take().empty());  // held at the barrier
+  c.push(*p, 2);            // 448 >= 400: switch with 0, 1, 2 held and 3 computing
+  CHECK(c.commits == 1);    // no commit of a partial round: the mode change applies it
+  CHECK(c.mode == ps_mode::immediate);
+  CHECK(c.take() == ids{0, 1, 2});
+  c.push(*p, 3);  // the in-flight push lands in asp, applied on arrival
+  CHECK(c.take() == ids{3});
+  CHECK(c.commits == 1);
+}
+
+TEST_CASE("sync-switch: three phases, and the momentum rule at each switch") {
+  recorder c(2);
+  c.budget = 640;  // 10 pushes of 64
+  auto p = make("bsp:0.2,asp:0.6,bsp:0.2", "ramp");
+  c.start(*p);
+  c.take();
+  for (int k = 0; k < 10; ++k) {  // the two workers push in turn (a held one skips its turn)
+    worker_id w = k % 2;
+    if (!c.waiting(w))
+      c.push(*p, w);
+  }
+  auto notes = phase_notes(c);
+  REQUIRE(notes.size() == 3);
+  CHECK(notes[1] == "bsp>asp share");
+  CHECK(notes[2] == "asp>bsp share");
+  REQUIRE(c.momentum.size() == 2);
+  CHECK(std::get<0>(c.momentum[0]) == 0.9);
+  CHECK(std::get<1>(c.momentum[0]));        // ramp clears the velocity
+  CHECK(std::get<2>(c.momentum[0]) == 50);  // ... and rises over --ramp-steps
+
+  recorder s(4);
+  s.budget = 512;
+  auto scaled = make("bsp:0.5,asp:0.5", "scale");
+  s.start(*scaled);
+  s.take();
+  for (worker_id w : {0, 1, 2, 3})
+    s.push(*scaled, w);
+  for (worker_id w : {0, 1, 2, 3})
+    s.push(*scaled, w);
+  REQUIRE(s.momentum.size() == 1);
+  CHECK(std::get<0>(s.momentum[0]) == doctest::Approx(0.9 / 4));  // asp: mu/n
+}
+
+TEST_CASE("sync-switch: bad schedules are refused naming the item") {
+  auto refused = [](const std::string& schedule) -> std::string {
+    try {
+      make(schedule);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refused("bsp:0.5,asp:0.4").find("sum to 0.9") != std::string::npos);
+  CHECK(refused("bsp:0.5,nope:0.5").find("unknown protocol 'nope' in schedule item 'nope:0.5'") != std::string::npos);
+  CHECK(refused("bsp0.5").find("malformed schedule item 'bsp0.5'") != std::string::npos);
+  CHECK(refused("bsp:-1,asp:2").find("must be in (0, 1]") != std::string::npos);
+  CHECK(refused("sync-switch:1").find("cannot contain sync-switch") != std::string::npos);
+}
+
+namespace {
+
+// Workers released at r push at r + cycle(w, t); drives the protocol in time order.
+struct timeline {
+  recorder c;
+  std::unique_ptr<protocol> p;
+  std::function<double(worker_id, double)> cycle;
+  std::vector<double> push_at;
+  size_t seen = 0;
+  timeline(int n, std::unique_ptr<protocol> proto, std::function<double(worker_id, double)> f)
+    : c(n), p(std::move(proto)), cycle(std::move(f)),
+      push_at(static_cast<size_t>(n), std::numeric_limits<double>::infinity()) {
+    c.budget = 1u << 30;
+    c.start(*p);
+    absorb();
+  }
+  void absorb() {
+    for (; seen < c.release_log.size(); ++seen) {
+      auto [w, r] = c.release_log[seen];
+      push_at[static_cast<size_t>(w)] = r + cycle(w, r);
+    }
+  }
+  void run_until(double end) {
+    for (;;) {
+      auto w = static_cast<worker_id>(std::min_element(push_at.begin(), push_at.end()) - push_at.begin());
+      double t = push_at[static_cast<size_t>(w)];
+      if (t > end)
+        break;
+      push_at[static_cast<size_t>(w)] = std::numeric_limits<double>::infinity();
+      c.push_at(*p, w, t);
+      absorb();
+    }
+  }
+};
+
+std::unique_ptr<protocol> online() {
+  protocol_options o;
+  o.set("online", "on").set("straggler-factor", 2.0).set("straggler-window", 3);
+  return make_protocol("sync-switch", o);
+}
+
+}  // namespace
+
+TEST_CASE("sync-switch online: one slow iteration switches nothing") {
+  int slow_once = 0;
+  timeline tl(4, online(), [&](worker_id w, double t) {
+    return w == 3 && t > 5 && slow_once++ == 0 ? 3.0 : 1.0;
+  });
+  tl.run_until(40);
+  CHECK(phase_notes(tl.c) == std::vector<std::string>{"->bsp start"});
+}
+
+TEST_CASE("sync-switch online: to asp after m slow iterations, back to bsp after m normal ones") {
+  // Worker 3 is 3x slower between t = 10 and t = 40.
+  timeline tl(4, online(), [](worker_id w, double t) { return w == 3 && t >= 10 && t < 40 ? 3.0 : 1.0; });
+  tl.run_until(10);
+  CHECK(phase_notes(tl.c).size() == 1);
+  tl.run_until(16.5);  // slow cycles end at about 13, 16 (bsp rounds of 3 s): not yet 3
+  CHECK(phase_notes(tl.c).size() == 1);
+  tl.run_until(20);    // the third slow cycle, at 19
+  auto notes = phase_notes(tl.c);
+  REQUIRE(notes.size() == 2);
+  CHECK(notes[1] == "bsp>asp straggler");
+  CHECK(tl.c.mode == ps_mode::immediate);
+  tl.run_until(60);
+  notes = phase_notes(tl.c);
+  REQUIRE(notes.size() == 3);
+  CHECK(notes[2] == "asp>bsp recovered");
+  CHECK(tl.c.mode == ps_mode::buffered);
+}
+
+TEST_CASE("sync-switch: a three-phase schedule runs end to end on both clocks, no gradient lost or doubled") {
+  for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
+    auto cfg = syncpoint::testing::small_job("sync-switch");
+    cfg.protocol_opts.set("schedule", "bsp:0.2,asp:0.6,bsp:0.2");
+    cfg.clock = clock;
+    cfg.straggler = "3:x2";
+    auto r = train(cfg);
+    int phases = 0;
+    for (auto& ev : r.trace)
+      phases += ev.kind == "phase";
+    CHECK(phases == 3);
+    uint64_t applied = 0;
+    for (auto& w : r.summary.per_worker)
+      applied += w.iterations;
+    CHECK(applied * 64 == r.summary.samples);  // every pushed gradient applied exactly once
+    CHECK(r.summary.final_accuracy > 0.85);
+  }
+}
