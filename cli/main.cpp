@@ -6,6 +6,7 @@
 #include "cli/cluster_cmds.hpp"
 #include "cli/compare.hpp"
 #include "cli/options.hpp"
+#include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "runtime/job.hpp"
 #include "runtime/model_file.hpp"
@@ -25,6 +26,7 @@ constexpr const char* usage =
   "  train      run one training job\n"
   "  protocols  list the registered protocols\n"
   "  zipline    run the ZipLine barrier choice on a CSV matrix or a random instance\n"
+  "  tune-switch  find the smallest share of BSP for Sync-Switch (writes a policy file)\n"
   "cluster (docs/cluster.md):\n"
   "  head       start a cluster's head: syncpoint head --port P [--host H] [--slots K]\n"
   "  node       join a head with this machine's slots: syncpoint node --join HOST:P\n"
@@ -67,6 +69,10 @@ int run_train(const std::vector<std::string>& args) {
   }
   if (opts.help_printed())
     return 0;
+  if (auto misfit = cli::check_options_fit(opts.job(), {opts.job().protocol}); !misfit.empty()) {
+    std::cerr << "syncpoint train: " << misfit << "\n";
+    return 2;
+  }
   auto r = train(opts.job());
   print_summary(r.summary);
   for (auto& f : r.failures)
@@ -105,11 +111,16 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     cfg.protocol = p;
     validate(cfg);
   }
+  if (auto misfit = cli::check_options_fit(base, opts.protocols); !misfit.empty()) {
+    std::cerr << "syncpoint compare: " << misfit << "\n";
+    return 2;
+  }
   std::vector<cli::compared_run> runs;
   std::vector<std::string> failed;
   for (auto& p : opts.protocols) {
     auto cfg = base;
     cfg.protocol = p;
+    cfg.protocol_opts = cli::options_of(base, p);  // each protocol gets its own options
     if (!base.out_dir.empty())
       cfg.out_dir = base.out_dir + "/" + p;
     auto r = train(cfg);
@@ -146,6 +157,8 @@ int main(int argc, char** argv) {
       return run_compare(args, defaults);
     if (command == "zipline")
       return cli::run_zipline(args);
+    if (command == "tune-switch")
+      return cli::run_tune_switch(args);
     if (command == "head")
       return cli::run_head(args);
     if (command == "node")

@@ -21,9 +21,15 @@ options::options(command c) {
     g.add(head, "head", "HOST:PORT of the head to submit to (required)")
       .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)");
   }
-  if (c != command::compare)
+  if (c == command::tune)
+    g.add(tolerance, "tolerance", "accept a BSP share whose accuracy is within this of pure BSP (default 0.005)")
+      .add(budget, "budget", "runs of the binary search after the reference run (default 5)")
+      .add(policy_out, "policy-out", "where to write the policy (default sync-switch-policy.json)");
+  if (c != command::compare && c != command::tune)
     g.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
-  if (compare)
+  if (c == command::tune)
+    ;  // the protocol is sync-switch
+  else if (compare)
     g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)");
   else
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
@@ -135,6 +141,35 @@ std::string options::parse_args(std::vector<std::string> args) {
 job_config options::job() const {
   job_config out = cfg_;
   out.clock = clock_ == "real" ? clock_kind::real : clock_kind::virtual_time;
+  return out;
+}
+
+std::string check_options_fit(const job_config& cfg, const std::vector<std::string>& protocols) {
+  auto all = all_protocol_options();
+  for (auto& [name, value] : cfg.protocol_opts.values()) {
+    bool used = false;
+    for (auto& p : protocols)
+      for (auto& o : protocol_option_specs(p))
+        used = used || o.name == name;
+    if (used)
+      continue;
+    std::string who, list;
+    if (auto i = all.find(name); i != all.end())
+      for (auto& p : i->second.second)
+        who += (who.empty() ? "" : ", ") + p;
+    for (auto& p : protocols)
+      list += (list.empty() ? "" : ", ") + p;
+    return "--" + name + " is an option of " + (who.empty() ? std::string("no protocol") : who) +
+           ", not of " + list;
+  }
+  return {};
+}
+
+protocol_options options_of(const job_config& cfg, const std::string& protocol) {
+  protocol_options out;
+  for (auto& o : protocol_option_specs(protocol))
+    if (cfg.protocol_opts.has(o.name))
+      out.set(o.name, cfg.protocol_opts.text(o.name));
   return out;
 }
 

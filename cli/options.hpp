@@ -15,7 +15,7 @@ namespace syncpoint::cli {
 
 class options : public cli_config {
  public:
-  enum class command { train, compare, submit };
+  enum class command { train, compare, submit, tune };
   explicit options(bool compare) : options(compare ? command::compare : command::train) {}
   explicit options(command c);
 
@@ -31,6 +31,9 @@ class options : public cli_config {
   std::vector<std::string> protocols;  // compare only
   std::string head;                    // submit only: HOST:PORT
   std::string save_model;              // write the final model here (cereal portable binary)
+  double tolerance = 0.005;            // tune only
+  int budget = 5;                      // tune only
+  std::string policy_out = "sync-switch-policy.json";  // tune only
 
  private:
   job_config cfg_;
@@ -45,5 +48,12 @@ class options : public cli_config {
   std::string params_;
   std::string bandwidth_;
 };
+
+/// "" if every protocol option in `cfg` is one that `protocols` declare; else
+/// a message naming the option and which protocols declare it.
+std::string check_options_fit(const job_config& cfg, const std::vector<std::string>& protocols);
+
+/// `cfg`'s protocol options that `protocol` declares (compare: each its own).
+protocol_options options_of(const job_config& cfg, const std::string& protocol);
 
 }  // namespace syncpoint::cli

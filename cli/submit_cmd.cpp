@@ -66,6 +66,10 @@ int run_submit(const std::vector<std::string>& args) {
     return 2;
   }
   validate(cfg);  // bad options are refused here, before the network (config_error: exit 2)
+  if (auto misfit = check_options_fit(cfg, {cfg.protocol}); !misfit.empty()) {
+    std::cerr << "syncpoint submit: " << misfit << "\n";
+    return 2;
+  }
   configure_cluster(opts);
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "submit");

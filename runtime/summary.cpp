@@ -64,6 +64,34 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
     }
   }
   s.samples_per_s = s.run_time_s > 0 ? static_cast<double>(s.samples) / s.run_time_s : 0;
+  // Phases: each "phase" mark ("from>to reason") starts one; it ends at the next.
+  for (auto& ev : trace)
+    if (ev.kind == "phase") {
+      auto gt = ev.note.find('>'), sp = ev.note.rfind(' ');
+      phase_summary ph;
+      ph.protocol = gt == std::string::npos ? ev.note : ev.note.substr(gt + 1, sp - gt - 1);
+      ph.reason = sp == std::string::npos ? "" : ev.note.substr(sp + 1);
+      ph.start_s = to_seconds(ev.t0);
+      ph.samples = ev.iter;  // samples at its start, for now
+      s.phases.push_back(ph);
+    }
+  for (size_t i = 0; i < s.phases.size(); ++i) {
+    auto& ph = s.phases[i];
+    bool last = i + 1 == s.phases.size();
+    double end = last ? s.run_time_s : s.phases[i + 1].start_s;
+    uint64_t end_samples = last ? s.samples : s.phases[i + 1].samples;
+    ph.time_s = end - ph.start_s;
+    ph.samples = end_samples - ph.samples;
+    if (last) {
+      ph.accuracy_at_end = s.final_accuracy;
+    } else {
+      for (auto& e : s.evals)  // the evaluation requested at the switch
+        if (e.t_s >= end - 1e-12) {
+          ph.accuracy_at_end = e.accuracy;
+          break;
+        }
+    }
+  }
   if (s.link_busy_s >= 0 && s.run_time_s > 0)
     s.link_utilization = s.link_busy_s / s.run_time_s;
   s.staleness_mean = applied > 0 ? staleness_sum / static_cast<double>(applied) : 0;
@@ -103,6 +131,20 @@ std::string to_json(const run_summary& s) {
                .done();
   }
   evals += "]";
+  std::string phases = "[";
+  for (auto& ph : s.phases) {
+    if (phases.size() > 1)
+      phases += ", ";
+    phases += object()
+                .add("protocol", ph.protocol)
+                .add("reason", ph.reason)
+                .add("start_s", ph.start_s)
+                .add("time_s", ph.time_s)
+                .add("samples", static_cast<unsigned long long>(ph.samples))
+                .raw("accuracy_at_end", ph.accuracy_at_end >= 0 ? num(ph.accuracy_at_end) : "null")
+                .done();
+  }
+  phases += "]";
   std::string losses = "[";
   for (auto& l : s.losses) {
     if (losses.size() > 1)
@@ -132,6 +174,7 @@ std::string to_json(const run_summary& s) {
            .add("lost_workers", static_cast<unsigned long long>(s.lost))
            .raw("link_busy_s", s.link_busy_s >= 0 ? num(s.link_busy_s) : "null")
            .raw("link_utilization", s.link_utilization >= 0 ? num(s.link_utilization) : "null")
+           .raw("phases", phases)
            .raw("losses", losses)
            .raw("per_worker", workers)
            .raw("evals", evals)

@@ -31,6 +31,17 @@ struct loss_point {
   std::string reason;
 };
 
+/// One phase of a run whose protocol changed (Sync-Switch): from the trace's
+/// "phase" marks.
+struct phase_summary {
+  std::string protocol;
+  std::string reason;        // start, share, straggler, recovered
+  double start_s = 0;
+  double time_s = 0;
+  uint64_t samples = 0;
+  double accuracy_at_end = -1;  // the evaluation at its switch (the final one for the last)
+};
+
 struct run_summary {
   std::string protocol;
   std::string model;
@@ -56,6 +67,7 @@ struct run_summary {
   std::vector<worker_summary> per_worker;
   std::vector<eval_point> evals;
   std::vector<loss_point> losses;  // each lost worker, when and why
+  std::vector<phase_summary> phases;  // empty unless the protocol switched phases
 };
 
 run_summary summarize(const job_config& cfg, double iter_cost_ms,

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <functional>
 #include <limits>
 
@@ -210,5 +212,87 @@ TEST_CASE("sync-switch: a three-phase schedule runs end to end on both clocks, n
       applied += w.iterations;
     CHECK(applied * 64 == r.summary.samples);  // every pushed gradient applied exactly once
     CHECK(r.summary.final_accuracy > 0.85);
+    REQUIRE(r.summary.phases.size() == 3);
+    CHECK(r.summary.phases[0].protocol == "bsp");
+    CHECK(r.summary.phases[1].protocol == "asp");
+    CHECK(r.summary.phases[2].protocol == "bsp");
+    CHECK(r.summary.phases[1].reason == "share");
+    uint64_t total = 0;
+    for (auto& ph : r.summary.phases) {
+      total += ph.samples;
+      CHECK(ph.accuracy_at_end > 0);
+      CHECK(ph.time_s > 0);
+    }
+    CHECK(total == r.summary.samples);
+    // The shares: 20% of the 8000-sample budget, then 60%, within one batch.
+    CHECK(r.summary.phases[0].samples >= 1600);
+    CHECK(r.summary.phases[0].samples < 1600 + 64 * 4);
   }
+}
+
+#include "runtime/tune_switch.hpp"
+
+TEST_CASE("tune-switch: the binary search finds the smallest accepted share, as an exhaustive sweep does") {
+  // A stand-in accuracy curve first: monotone in the share, known answer.
+  auto curve = [](double f) { return std::make_pair(0.80 + 0.1 * std::min(f, 0.6), 1.0); };
+  auto r = tune_switch(0.005, 5, curve);
+  REQUIRE(r.runs.size() == 6);
+  CHECK(r.runs[0].share == 1.0);
+  CHECK(r.policy.bsp_share == doctest::Approx(0.5625));  // the grid point just above 0.6 - 0.05
+  CHECK(r.policy.schedule == "bsp:0.5625,asp:0.4375");
+
+  // A real tiny job, virtual clock: the search's answer against every share of its grid.
+  auto cfg = syncpoint::testing::small_job("sync-switch");
+  cfg.train_limit = 2000;
+  cfg.epochs = 1;
+  cfg.iter_cost_ms = 5;
+  cfg.straggler = "3:x3";
+  cfg.momentum = 0;  // so that asp is competitive and the answer lies inside (0, 1)
+  const int budget = 3;
+  auto found = tune_switch(cfg, 0.005, budget);
+  auto accuracy = [&](double f) {
+    auto c = cfg;
+    c.protocol_opts.set("schedule", switch_schedule(f));
+    return train(c).summary.final_accuracy;
+  };
+  double reference = accuracy(1.0);
+  CHECK(found.policy.reference_accuracy == reference);  // deterministic: the same run
+  double smallest = 1.0;
+  // The search's candidates are j / 2^budget for j = 1 .. 2^budget (0 is pure asp: no schedule).
+  for (int j = (1 << budget) - 1; j >= 1; --j) {  // downwards: the smallest share accepted all the way
+    double f = static_cast<double>(j) / (1 << budget);
+    if (accuracy(f) >= reference - 0.005)
+      smallest = f;
+    else
+      break;
+  }
+  MESSAGE("smallest accepted share " << smallest << ", found " << found.policy.bsp_share);
+  CHECK(found.policy.bsp_share == smallest);
+  CHECK(smallest < 1.0);
+  CHECK(found.policy.model == "softmax");
+  CHECK(found.runs.size() == budget + 1);
+}
+
+TEST_CASE("tune-switch: a policy file round-trips, and a broken one is refused by name") {
+  switch_policy p;
+  p.model = "mlp";
+  p.dataset = "fashion-mnist";
+  p.workers = 8;
+  p.bsp_share = 0.25;
+  p.schedule = "bsp:0.25,asp:0.75";
+  auto path = std::string("/tmp/syncpoint-policy-test.json");
+  save_switch_policy(path, p);
+  auto q = load_switch_policy(path);
+  CHECK(q.schedule == p.schedule);
+  CHECK(q.workers == 8);
+  protocol_options o;
+  o.set("switch-policy", path).set("job.model", "cnn");
+  CHECK_THROWS_WITH_AS(make_protocol("sync-switch", o),
+                       "sync-switch: policy file '/tmp/syncpoint-policy-test.json' was tuned for model 'mlp', this job trains 'cnn'",
+                       std::invalid_argument);
+  std::ofstream(path) << "{ not json";
+  CHECK_THROWS_AS(load_switch_policy(path), std::invalid_argument);
+  std::remove(path.c_str());
+  CHECK_THROWS_WITH_AS(load_switch_policy(path), "cannot open switch policy file '/tmp/syncpoint-policy-test.json'",
+                       std::invalid_argument);
 }

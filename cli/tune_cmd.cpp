@@ -1,0 +1,52 @@
+#include "cli/tune_cmd.hpp"
+
+#include "cli/options.hpp"
+#include "runtime/job.hpp"
+#include "runtime/tune_switch.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+namespace syncpoint::cli {
+
+int run_tune_switch(const std::vector<std::string>& args) {
+  options opts(options::command::tune);
+  auto err = opts.parse_args(args);
+  if (!err.empty()) {
+    std::cerr << "syncpoint tune-switch: " << err << "\n";
+    return 2;
+  }
+  if (opts.help_printed())
+    return 0;
+  if (!(opts.tolerance >= 0 && opts.tolerance < 1) || opts.budget < 1 || opts.budget > 20) {
+    std::cerr << "syncpoint tune-switch: --tolerance must be in [0, 1) and --budget in 1..20\n";
+    return 2;
+  }
+  auto cfg = opts.job();
+  cfg.protocol = "sync-switch";
+  cfg.progress = false;
+  if (auto misfit = check_options_fit(cfg, {"sync-switch"}); !misfit.empty()) {
+    std::cerr << "syncpoint tune-switch: " << misfit << "\n";
+    return 2;
+  }
+  validate(cfg);
+  std::printf("tuning the share of BSP before ASP: %s on %s, %d workers, tolerance %g, %d runs after the "
+              "reference\n\n| run | bsp share | final accuracy | run time s | accepted |\n|---|---|---|---|---|\n",
+              cfg.model.c_str(), cfg.dataset.c_str(), cfg.workers, opts.tolerance, opts.budget);
+  std::fflush(stdout);
+  int k = 0;
+  auto result = tune_switch(cfg, opts.tolerance, opts.budget, [&](const tune_row& r) {
+    std::printf("| %s | %.5f | %.4f | %.2f | %s |\n", k == 0 ? "reference" : std::to_string(k).c_str(),
+                r.share, r.accuracy, r.time_s, k == 0 ? "-" : (r.accepted ? "yes" : "no"));
+    std::fflush(stdout);
+    ++k;
+  });
+  save_switch_policy(opts.policy_out, result.policy);
+  std::printf("\nsmallest accepted share of BSP: %.5f (schedule %s); wrote %s\n"
+              "reuse it: syncpoint train --protocol sync-switch --switch-policy %s [the same job options]\n",
+              result.policy.bsp_share, result.policy.schedule.c_str(), opts.policy_out.c_str(),
+              opts.policy_out.c_str());
+  return 0;
+}
+
+}  // namespace syncpoint::cli
