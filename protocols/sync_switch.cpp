@@ -74,7 +74,8 @@ class sync_switch : public protocol {
   static std::vector<option_spec> options() {
     using k = option_spec::kind;
     return {{"schedule", k::text, "bsp:0.25,asp:0.75", "phases as protocol:share,... (shares sum to 1)"},
-            {"switch-momentum", k::text, "ramp", "momentum at a switch", 0, 0, {"keep", "zero", "scale", "ramp"}},
+            {"switch-momentum", k::text, "scale", "momentum at a switch (docs/sync-switch.md: why scale)", 0, 0,
+             {"keep", "zero", "scale", "ramp"}},
             {"ramp-steps", k::integer, "50", "updates over which momentum ramps back", 1, 1e9},
             {"online", k::text, "off", "switch bsp/asp on stragglers instead of a schedule", 0, 0, {"off", "on"}},
             {"straggler-factor", k::real, "2", "a cycle this many times the others' median is slow", 1, 1e6},

@@ -234,3 +234,16 @@ TEST_CASE("coordinator: a push reported by anyone but the job's worker of that i
   CHECK(refused().code() == static_cast<uint8_t>(sp_error::not_a_member));  // after it, too
   (*f.self)->send_exit(coordinator, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE("ps: a momentum change can clear the velocity and ramp the coefficient back up") {
+  fixture f(1, 0.5, 0.0);  // lr 0.1, momentum 0.5, one worker (weight 1)
+  REQUIRE(!f.push(0, {1, 0, 0}));  // v = 1, w0 = 1 - 0.1
+  (*f.self)->send(f.ps, momentum_atom::value, 0.5, true, uint32_t{2});  // clear, ramp over 2 updates
+  REQUIRE(!f.push(0, {1, 0, 0}));  // mu = 0.25: v = 0 * 0.25 + 1 = 1 (cleared), w0 = 0.9 - 0.1
+  check_close(f.pull().values.vec(), {0.8, 2, 3});
+  REQUIRE(!f.push(0, {1, 0, 0}));  // mu = 0.5: v = 0.5 + 1 = 1.5, w0 = 0.8 - 0.15
+  check_close(f.pull().values.vec(), {0.65, 2, 3});
+  (*f.self)->send(f.ps, momentum_atom::value, 2.0, false, uint32_t{0});  // not a momentum: ignored
+  REQUIRE(!f.push(0, {1, 0, 0}));  // mu = 0.5: v = 0.75 + 1 = 1.75, w0 = 0.65 - 0.175
+  check_close(f.pull().values.vec(), {0.475, 2, 3});
+}

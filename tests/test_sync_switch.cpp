@@ -17,7 +17,7 @@ using ids = std::vector<worker_id>;
 
 namespace {
 
-std::unique_ptr<protocol> make(const std::string& schedule, const std::string& momentum = "ramp") {
+std::unique_ptr<protocol> make(const std::string& schedule, const std::string& momentum = "scale") {
   protocol_options o;
   o.set("schedule", schedule).set("switch-momentum", momentum);
   return make_protocol("sync-switch", o);

@@ -1,0 +1,213 @@
+// Sync-Switch against BSP and ASP, virtual time, Fashion-MNIST (docs/sync-switch.md).
+//
+//   build/bench_sync_switch [--workers 8] [--epochs 2] [--budget 4] [--tolerance 0.005]
+//                           [--momentum M] [--lr LR]
+//
+// 1. Workers n-2 and n-1 two and three times slower: the share of BSP tuned
+//    by tune-switch, then bsp, asp and sync-switch at that share: samples/s,
+//    time, final accuracy, side by side with ratios.
+// 2. Transient stragglers, each worker 4x slower for its own window of the
+//    run: the online policy against plain bsp.
+// 3. The cost of a switch (real clock: from the decision to the next phase's
+//    first release) and of the online policy per push (against bsp's own).
+#include "protocols/protocol.hpp"
+#include "runtime/job.hpp"
+#include "runtime/tune_switch.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+using namespace syncpoint;
+
+namespace {
+
+struct row {
+  std::string label;
+  run_summary s;
+};
+
+void print(const std::vector<row>& rows) {
+  const auto& bsp = rows.front().s;
+  std::printf("| run | samples/s | vs bsp | run time s | final accuracy | vs bsp (points) |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  for (auto& r : rows)
+    std::printf("| %s | %.0f | %.2fx | %.2f | %.4f | %+.1f |\n", r.label.c_str(), r.s.samples_per_s,
+                r.s.samples_per_s / bsp.samples_per_s, r.s.run_time_s, r.s.final_accuracy,
+                100 * (r.s.final_accuracy - bsp.final_accuracy));
+  std::fflush(stdout);
+}
+
+// A coordinator that releases at once and counts, to time a protocol's own work.
+struct null_coordinator : coordinator_api {
+  explicit null_coordinator(int n) : waiting_(static_cast<size_t>(n), true), clock_(static_cast<size_t>(n), 0) {}
+  std::vector<bool> waiting_;
+  std::vector<uint64_t> clock_;
+  double time = 0;
+  uint64_t samples_ = 0;
+  int workers() const override { return static_cast<int>(waiting_.size()); }
+  bool live(worker_id) const override { return true; }
+  std::vector<worker_id> live_workers() const override {
+    std::vector<worker_id> out;
+    for (int i = 0; i < workers(); ++i)
+      out.push_back(i);
+    return out;
+  }
+  uint64_t clock(worker_id w) const override { return clock_[static_cast<size_t>(w)]; }
+  double now() const override { return time; }
+  bool waiting(worker_id w) const override { return waiting_[static_cast<size_t>(w)]; }
+  void release(worker_id w, bool) override { waiting_[static_cast<size_t>(w)] = false; }
+  void commit() override {}
+  void set_mode(ps_mode) override {}
+  void release_at(worker_id w, double, bool p) override { release(w, p); }
+  void set_timer(double, uint64_t) override {}
+  void set_batch(worker_id, uint32_t) override {}
+  uint32_t batch(worker_id) const override { return 64; }
+  uint64_t samples() const override { return samples_; }
+  uint64_t sample_budget() const override { return uint64_t{1} << 62; }
+  void push(protocol& p, worker_id w) {
+    ++clock_[static_cast<size_t>(w)];
+    waiting_[static_cast<size_t>(w)] = true;
+    samples_ += 64;
+    p.on_push(*this, w);
+  }
+};
+
+// Nanoseconds per push of `p` with n workers pushing in turn, 1 ms apart.
+double ns_per_push(protocol& p, int n, int pushes) {
+  null_coordinator c(n);
+  p.on_start(c);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < pushes; ++k) {
+    auto w = static_cast<worker_id>(k % n);
+    c.time += 1e-3;
+    if (!c.waiting(w))
+      c.push(p, w);
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / pushes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  job_config base;
+  base.workers = 8;
+  base.model = "mlp";
+  base.epochs = 2;
+  base.iter_cost_ms = 10;
+  base.eval_every = 0.25;
+  base.progress = false;
+  int budget = 4;
+  double tolerance = 0.005;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string a = argv[i], v = argv[i + 1];
+    if (a == "--workers")
+      base.workers = std::atoi(v.c_str());
+    else if (a == "--epochs")
+      base.epochs = std::atof(v.c_str());
+    else if (a == "--budget")
+      budget = std::atoi(v.c_str());
+    else if (a == "--tolerance")
+      tolerance = std::atof(v.c_str());
+    else if (a == "--momentum")
+      base.momentum = std::atof(v.c_str());
+    else if (a == "--lr")
+      base.lr = std::atof(v.c_str());
+    else {
+      std::fprintf(stderr, "usage: bench_sync_switch [--workers N] [--epochs E] [--budget K] [--tolerance T] "
+                           "[--momentum M] [--lr LR]\n");
+      return 2;
+    }
+  }
+  if (base.workers < 4 || budget < 1) {
+    std::fprintf(stderr, "bench_sync_switch: needs at least 4 workers and a budget >= 1\n");
+    return 2;
+  }
+  std::printf("virtual clock, %d workers, MLP on Fashion-MNIST, %g epochs, %.0f ms per iteration, lr %g, "
+              "momentum %g\n",
+              base.workers, base.epochs, base.iter_cost_ms, base.lr, base.momentum);
+  auto run = [](job_config cfg, const std::string& protocol, const std::string& label) {
+    cfg.protocol = protocol;
+    std::fprintf(stderr, "bench_sync_switch: %s ...\n", label.c_str());
+    return row{label, train(cfg).summary};
+  };
+  try {
+    // 1. Two slower workers, the tuned share.
+    auto het = base;
+    het.straggler = std::to_string(base.workers - 2) + ":x2;" + std::to_string(base.workers - 1) + ":x3";
+    std::printf("\n1. Workers %s; the share of BSP tuned with tolerance %g, budget %d\n\n", het.straggler.c_str(),
+                tolerance, budget);
+    std::printf("| tuning run | bsp share | final accuracy | run time s | accepted |\n|---|---|---|---|---|\n");
+    int k = 0;
+    auto tuned = tune_switch(het, tolerance, budget, [&](const tune_row& r) {
+      std::printf("| %s | %.4f | %.4f | %.2f | %s |\n", k == 0 ? "reference" : std::to_string(k).c_str(), r.share,
+                  r.accuracy, r.time_s, k == 0 ? "-" : (r.accepted ? "yes" : "no"));
+      std::fflush(stdout);
+      ++k;
+    });
+    std::printf("\ntuned schedule: %s\n\n", tuned.policy.schedule.c_str());
+    auto at_share = het;
+    at_share.protocol_opts.set("schedule", tuned.policy.schedule);
+    print({run(het, "bsp", "bsp"), run(het, "asp", "asp"),
+           run(at_share, "sync-switch", "sync-switch " + tuned.policy.schedule)});
+
+    // 2. Transient stragglers: worker i is 4x slower for its own window.
+    auto transient = base;
+    std::string spec;
+    double window = 0.6;  // virtual seconds each
+    for (int i = 0; i < base.workers; ++i) {
+      char item[64];
+      std::snprintf(item, sizeof item, "%s%d:x4@%.2f-%.2f", i ? ";" : "", i, 0.3 + i * window, 0.3 + (i + 1) * window);
+      spec += item;
+    }
+    transient.straggler = spec;
+    auto online = transient;
+    online.protocol_opts.set("online", "on");
+    std::printf("\n2. Transient stragglers: each worker 4x slower for %.1f s in turn (%s)\n\n", window, spec.c_str());
+    print({run(transient, "bsp", "bsp"), run(online, "sync-switch", "sync-switch --online")});
+
+    // 3. Costs. A switch on the real clock: from the phase mark to the next release.
+    auto small = base;
+    small.model = "softmax";
+    small.dataset = "synthetic";
+    small.train_limit = 8000;
+    small.workers = 4;
+    small.epochs = 1;
+    small.clock = clock_kind::real;
+    small.eval_every = 0;
+    small.protocol = "sync-switch";
+    small.protocol_opts.set("schedule", "bsp:0.5,asp:0.5");
+    std::vector<double> gaps;
+    for (int rep = 0; rep < 5; ++rep) {
+      auto r = train(small);
+      nanos mark = -1;
+      for (auto& ev : r.trace) {
+        if (ev.kind == "phase" && ev.note.find("share") != std::string::npos)
+          mark = ev.t0;
+        else if (mark >= 0 && (ev.kind == "pull" || ev.kind == "compute") && ev.t0 >= mark) {
+          gaps.push_back(static_cast<double>(ev.t0 - mark) / 1e3);
+          break;
+        }
+      }
+    }
+    std::sort(gaps.begin(), gaps.end());
+    protocol_options on;
+    on.set("online", "on");
+    auto plain = make_protocol("bsp", {});
+    auto policy = make_protocol("sync-switch", on);
+    double bsp_ns = ns_per_push(*plain, 8, 400000), online_ns = ns_per_push(*policy, 8, 400000);
+    std::printf("\n3. Costs\n\n| what | figure |\n|---|---|\n");
+    if (!gaps.empty())
+      std::printf("| a switch, real clock: decision to the next phase's first pull or compute (median of %zu) | %.1f us |\n",
+                  gaps.size(), gaps[gaps.size() / 2]);
+    std::printf("| the online policy per push (sync-switch --online, 8 workers) | %.0f ns |\n", online_ns);
+    std::printf("| bsp's own decision per push, for scale | %.0f ns |\n", bsp_ns);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_sync_switch: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
