@@ -7,6 +7,7 @@
 // times slower: bsp, asp, r2sp without and with batch tuning. For each run:
 // time per round (n gradients), PS link utilisation, samples/s, time to the
 // target accuracy and final accuracy, with ratios to BSP. MLP on Fashion-MNIST.
+#include "bench/paper_job.hpp"
 #include "runtime/job.hpp"
 #include "runtime/link_model.hpp"
 
@@ -47,14 +48,9 @@ void print(const char* title, const std::vector<row>& rows, int workers, int bat
 }  // namespace
 
 int main(int argc, char** argv) {
-  job_config base;
-  base.workers = 8;
-  base.model = "mlp";
-  base.epochs = 2;
+  job_config base = bench::paper_job();
   base.target_accuracy = 0.8;
   base.eval_every = 0.05;
-  base.iter_cost_ms = 10;
-  base.progress = false;
   std::string bandwidth = "1.3GB/s";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];

@@ -11,6 +11,7 @@
 // 3. The cost of a switch (real clock: from the decision to the next phase's
 //    first release) and of the online policy per push (against bsp's own).
 #include "protocols/protocol.hpp"
+#include "bench/paper_job.hpp"
 #include "runtime/job.hpp"
 #include "runtime/tune_switch.hpp"
 
@@ -93,10 +94,7 @@ double ns_per_push(protocol& p, int n, int pushes) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  job_config base;
-  base.workers = 8;
-  base.model = "mlp";
-  base.epochs = 2;
+  job_config base = bench::paper_job();
   base.iter_cost_ms = 10;
   base.eval_every = 0.25;
   base.progress = false;

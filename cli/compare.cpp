@@ -138,6 +138,10 @@ void print_summary(const run_summary& s) {
   std::printf("\n  mean compute ratio %.3f, staleness mean %.2f max %llu, barriers %llu\n",
               s.mean_compute_ratio, s.staleness_mean, static_cast<unsigned long long>(s.staleness_max),
               static_cast<unsigned long long>(s.barriers));
+  for (auto& ph : s.phases)
+    std::printf("  phase %s (%s): %llu samples in %.2f s from %.2f s, accuracy at its end %.4f\n",
+                ph.protocol.c_str(), ph.reason.c_str(), static_cast<unsigned long long>(ph.samples), ph.time_s,
+                ph.start_s, ph.accuracy_at_end);
   for (auto& w : s.per_worker)
     std::printf("  worker %d: %llu iterations, compute %.2f s, comm %.2f s, wait %.2f s, ratio %.3f\n",
                 w.id, static_cast<unsigned long long>(w.iterations), w.compute_s, w.comm_s, w.wait_s,
