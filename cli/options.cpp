@@ -68,7 +68,7 @@ options::options(command c) {
     .add(clock_, "clock", c == command::submit ? "real (virtual time runs in one process: use train)"
                                                 : "real or virtual (default virtual)")
     .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
-    .add(cfg_.iter_cost_ms, "iter-cost", "virtual clock: ms per iteration (default: measured once)")
+    .add(iter_cost_, "iter-cost", "virtual clock: ms per iteration at --batch, or 'measure' (default: the model's reference cost)")
     .add(bandwidth_, "ps-bandwidth", "PS link rate shared by all transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
     .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)")
     .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
@@ -99,6 +99,14 @@ std::string options::parse_args(std::vector<std::string> args) {
       return "invalid value in '--fail-worker=" + fail_worker_ + "' (expected W@K, e.g. 2@10)";
     cfg_.fail_worker = static_cast<int>(w);
     cfg_.fail_at_iter = static_cast<uint64_t>(k);
+  }
+  if (iter_cost_ == "measure") {
+    cfg_.measure_iter_cost = true;
+  } else if (!iter_cost_.empty()) {
+    char* end = nullptr;
+    cfg_.iter_cost_ms = std::strtod(iter_cost_.c_str(), &end);
+    if (end == iter_cost_.c_str() || *end != '\0')
+      return "invalid value in '--iter-cost=" + iter_cost_ + "' (expected ms per iteration or 'measure')";
   }
   if (!bandwidth_.empty()) {
     auto bw = parse_bandwidth(bandwidth_);

@@ -47,6 +47,7 @@ class options : public cli_config {
   std::string fail_worker_;
   std::string params_;
   std::string bandwidth_;
+  std::string iter_cost_;
 };
 
 /// "" if every protocol option in `cfg` is one that `protocols` declare; else

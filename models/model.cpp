@@ -74,4 +74,21 @@ double accuracy(model& m, const float* w, const dataset& data, int64_t limit) {
   return static_cast<double>(correct) / static_cast<double>(n);
 }
 
+double reference_gradient_ms(const std::string& model, int batch, std::string* source) {
+  // ms per batch of 64 on the reference core (docs/architecture.md, "Virtual time").
+  static const std::map<std::string, double> table{{"mlp", 0.70}, {"cnn", 3.80}, {"softmax", 0.075}};
+  constexpr double mlp_params = 203530;
+  double per64 = 0;
+  if (auto i = table.find(model); i != table.end()) {
+    per64 = i->second;
+    if (source)
+      *source = "model table";
+  } else {
+    per64 = table.at("mlp") * static_cast<double>(make_model(model)->size()) / mlp_params;
+    if (source)
+      *source = "parameter formula";
+  }
+  return per64 * batch / 64.0;
+}
+
 }  // namespace syncpoint

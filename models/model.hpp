@@ -64,6 +64,15 @@ std::vector<std::string> model_names();
 /// weights `w` (null: the weights `m` holds) classifies correctly.
 double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0);
 
+/// The cost of one gradient on `batch` examples on the reference core, in ms:
+/// the virtual clock's default per-iteration cost, so that a virtual run is
+/// reproducible from its command line. Built-in models come from a table
+/// measured once (one core of the development VM, LibTorch 1.13 with serial
+/// OpenBLAS, batch 64: mlp 0.70 ms, cnn 3.80 ms, softmax 0.075 ms); any other
+/// model costs like the mlp per parameter. Linear in `batch`. `source` (if
+/// given) says which: "model table" or "parameter formula".
+double reference_gradient_ms(const std::string& model, int batch, std::string* source = nullptr);
+
 /// Builds a softmax regression on Eigen only (no LibTorch): fast tests.
 std::unique_ptr<model> make_softmax_model(int64_t dim = 784, int64_t classes = 10);
 

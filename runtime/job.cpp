@@ -113,14 +113,20 @@ run_result train(const job_config& cfg_in) {
   set_torch_threads(1);  // parallelism comes from workers, one core each
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
   double iter_cost_ms = cfg.iter_cost_ms;
+  std::string cost_source = "given";
   if (virtual_clock && iter_cost_ms == 0) {
-    auto m = make_model(cfg.model);
-    iter_cost_ms = measure_iter_cost_ms(*m, m->initial_weights(cfg.seed), *train_set, cfg.batch);
-    if (cfg.progress)
-      std::fprintf(stderr,
-                   "[%s] virtual clock: one iteration measured at %.4f ms; pass --iter-cost %.4f "
-                   "to reproduce this run bit for bit\n",
-                   cfg.protocol.c_str(), iter_cost_ms, iter_cost_ms);
+    if (cfg.measure_iter_cost) {
+      auto m = make_model(cfg.model);
+      iter_cost_ms = measure_iter_cost_ms(*m, m->initial_weights(cfg.seed), *train_set, cfg.batch);
+      cost_source = "measured";
+      if (cfg.progress)
+        std::fprintf(stderr,
+                     "[%s] virtual clock: one iteration measured at %.4f ms; pass --iter-cost %.4f "
+                     "to reproduce this run bit for bit\n",
+                     cfg.protocol.c_str(), iter_cost_ms, iter_cost_ms);
+    } else {
+      iter_cost_ms = reference_gradient_ms(cfg.model, cfg.batch, &cost_source);
+    }
   }
 
   caf::actor_system_config sys_cfg;
@@ -195,6 +201,7 @@ run_result train(const job_config& cfg_in) {
                              (failure.empty() ? std::string("it ended without a result") : failure));
   }
   auto result = make_result(cfg, iter_cost_ms, std::move(outcome));
+  result.summary.iter_cost_source = virtual_clock ? cost_source : "";
   if (!cfg.out_dir.empty())
     write_run(cfg.out_dir, result);
   return result;

@@ -53,7 +53,8 @@ struct job_config {
   uint64_t seed = 1;
   clock_kind clock = clock_kind::virtual_time;
   std::string straggler;       // see runtime/straggler.hpp
-  double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = measure once
+  double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = the model's reference cost
+  bool measure_iter_cost = false;  // virtual clock: measure it on this machine instead (not reproducible)
   double ps_bandwidth = 0;     // bytes/s of the PS link, shared by all transfers (0: unlimited)
   double latency_ms = 0;       // added to every transfer to or from the PS
   double eval_every = 0.25;    // evaluate every this many epochs of samples (0: only at the end)
@@ -79,7 +80,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
   return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model,
            x.dataset, x.data_dir, x.train_limit, x.test_limit, x.epochs, x.max_time_s,
            x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.batch, x.seed,
-           x.clock, x.straggler, x.iter_cost_ms, x.ps_bandwidth, x.latency_ms, x.eval_every,
+           x.clock, x.straggler, x.iter_cost_ms, x.measure_iter_cost, x.ps_bandwidth, x.latency_ms, x.eval_every,
            x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.out_dir, x.progress, x.placement);
 }
 

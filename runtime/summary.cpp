@@ -160,6 +160,7 @@ std::string to_json(const run_summary& s) {
            .add("seed", static_cast<unsigned long long>(s.seed))
            .add("straggler", s.straggler)
            .add("iter_cost_ms", s.iter_cost_ms)
+           .raw("iter_cost_source", s.iter_cost_source.empty() ? "null" : json::str(s.iter_cost_source))
            .add("run_time_s", s.run_time_s)
            .add("samples", static_cast<unsigned long long>(s.samples))
            .add("samples_per_s", s.samples_per_s)

@@ -50,6 +50,7 @@ struct run_summary {
   uint64_t seed = 0;
   std::string straggler;
   double iter_cost_ms = 0;
+  std::string iter_cost_source;  // virtual clock: given, model table, parameter formula, measured
   double run_time_s = 0;
   uint64_t samples = 0;
   double samples_per_s = 0;

@@ -177,3 +177,34 @@ TEST_CASE("cli: --ps-bandwidth takes units and refuses a malformed rate") {
   r = run("train --ps-bandwidth 1Gbit/s --epochs 0.1" + fast);
   CHECK_MESSAGE(r.status == 0, r.output);
 }
+
+TEST_CASE("cli: a virtual run without --iter-cost is reproducible from its command line, byte for byte") {
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint-cli-repro";
+  std::filesystem::remove_all(dir);
+  const std::string job = "train --protocol asp --model softmax --dataset synthetic --train-limit 2000 "
+                          "--test-limit 300 --epochs 0.5 --straggler 1:x2 --progress=false";
+  auto a = run(job + " --out " + (dir / "a").string());
+  auto b = run(job + " --out " + (dir / "b").string());
+  REQUIRE(a.status == 0);
+  REQUIRE(b.status == 0);
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  auto ta = slurp(dir / "a" / "trace.jsonl");
+  CHECK(ta.size() > 1000);
+  CHECK(ta == slurp(dir / "b" / "trace.jsonl"));
+  auto sa = slurp(dir / "a" / "summary.json");
+  CHECK(sa == slurp(dir / "b" / "summary.json"));
+  CHECK(sa.find("\"iter_cost_ms\": 0.075") != std::string::npos);  // softmax at batch 64
+  CHECK(sa.find("\"iter_cost_source\": \"model table\"") != std::string::npos);
+  auto m = run(job + " --iter-cost measure --out " + (dir / "m").string());
+  CHECK(m.status == 0);
+  CHECK(slurp(dir / "m" / "summary.json").find("\"iter_cost_source\": \"measured\"") != std::string::npos);
+  auto bad = run(job + " --iter-cost fast");
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("invalid value in '--iter-cost=fast' (expected ms per iteration or 'measure')") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}

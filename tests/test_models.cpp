@@ -148,3 +148,14 @@ TEST_CASE("data: Fashion-MNIST from the Debian package") {
   for (auto c : counts)
     CHECK(c == 1000);
 }
+
+TEST_CASE("models: the reference gradient cost: a table for built-in models, by parameters otherwise, linear in batch") {
+  std::string source;
+  CHECK(reference_gradient_ms("mlp", 64, &source) == doctest::Approx(0.70));
+  CHECK(source == "model table");
+  CHECK(reference_gradient_ms("mlp", 128) == doctest::Approx(1.40));
+  CHECK(reference_gradient_ms("cnn", 32) == doctest::Approx(1.90));
+  register_model("test-half-softmax", [] { return make_softmax_model(392, 10); });  // 3930 parameters
+  CHECK(reference_gradient_ms("test-half-softmax", 64, &source) == doctest::Approx(0.70 * 3930 / 203530));
+  CHECK(source == "parameter formula");
+}
