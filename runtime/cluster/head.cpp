@@ -40,6 +40,10 @@ struct head_state {
   std::map<uint64_t, job_entry> jobs;
   uint64_t next_job = 1;
   bool shutting_down = false;
+  // The last data set loaded for a job (a recurring job does not reload it).
+  std::string data_key;
+  int64_t train_size = 0;
+  std::shared_ptr<const dataset> test;
   std::vector<caf::typed_response_promise<bool>> shutdown_waiters;
   static inline const char* name = "head";
 };
@@ -146,9 +150,17 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
   try {
     validate(cfg);
     cfg = with_limits(cfg);
-    auto data = load_job_data(cfg);
-    train_size = data.train.size;
-    test = std::make_shared<const dataset>(std::move(data.test));
+    auto key = cfg.dataset + "|" + cfg.data_dir + "|" + std::to_string(cfg.train_limit) + "|" +
+               std::to_string(cfg.test_limit) + "|" + std::to_string(cfg.seed) + "|" +
+               std::to_string(cfg.workers);
+    if (!st.test || st.data_key != key) {
+      auto data = load_job_data(cfg);
+      st.train_size = data.train.size;
+      st.test = std::make_shared<const dataset>(std::move(data.test));
+      st.data_key = key;
+    }
+    train_size = st.train_size;
+    test = st.test;
   } catch (const std::exception& e) {
     return make_error(sp_error::bad_input, std::string("head: ") + e.what());
   }
