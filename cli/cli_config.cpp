@@ -71,4 +71,10 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
   return {};
 }
 
+std::string error_words(caf::actor_system& sys, const caf::error& err) {
+  if (err.context().match_element<std::string>(0))
+    return err.context().get_as<std::string>(0);
+  return sys.render(err);
+}
+
 }  // namespace syncpoint::cli

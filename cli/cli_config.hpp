@@ -3,8 +3,10 @@
 // messages naming the bad argument. Subcommands derive and add their options.
 #pragma once
 
+#include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -19,5 +21,20 @@ class cli_config : public caf::actor_system_config {
 
   bool help_printed() const { return cli_helptext_printed; }
 };
+
+/// Parses `args` into `opts` for `syncpoint COMMAND`: -1 to go on, 0 when
+/// the help was printed, 2 (after one line on stderr) for a bad argument.
+template <class Options>
+int parse_command(Options& opts, const std::vector<std::string>& args, const std::string& command) {
+  auto err = opts.parse_args(args);
+  if (!err.empty()) {
+    std::cerr << "syncpoint " << command << ": " << err << "\n";
+    return 2;
+  }
+  return opts.help_printed() ? 0 : -1;
+}
+
+/// The words of an error: the message it carries, else CAF's rendering.
+std::string error_words(caf::actor_system& sys, const caf::error& err);
 
 }  // namespace syncpoint::cli

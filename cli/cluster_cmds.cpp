@@ -77,22 +77,6 @@ struct cluster_options : cli_config {
   caf::config_option_adder global() { return {custom_options_, "global"}; }
 };
 
-// The words of an error made by connect_head (or CAF's rendering of another).
-std::string what(caf::actor_system& sys, const caf::error& err) {
-  if (err.context().match_element<std::string>(0))
-    return err.context().get_as<std::string>(0);
-  return sys.render(err);
-}
-
-int parse(cluster_options& opts, const std::vector<std::string>& args, const char* command) {
-  auto err = opts.parse_args(args);
-  if (!err.empty()) {
-    std::cerr << "syncpoint " << command << ": " << err << "\n";
-    return 2;
-  }
-  return opts.help_printed() ? 0 : -1;
-}
-
 std::string age(int64_t then_ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f s ago", static_cast<double>(unix_ms() - then_ms) / 1000.0);
@@ -111,7 +95,7 @@ std::string clock_time(int64_t ms) {
 cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const std::string& command) {
   auto head = connect_head(sys, at, std::chrono::seconds(5));
   if (!head) {
-    say(stderr, "syncpoint " + command + ": " + what(sys, head.error()));
+    say(stderr, "syncpoint " + command + ": " + error_words(sys, head.error()));
     leave_now(2);
   }
   return *head;
@@ -125,7 +109,7 @@ int run_head(const std::vector<std::string>& args) {
     .add(opts.port, "port", "port to listen on (required; 0 picks a free one)")
     .add(opts.slots, "slots", "workers the head itself may host (default 0)")
     .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")");
-  if (int rc = parse(opts, args, "head"); rc >= 0)
+  if (int rc = parse_command(opts, args, "head"); rc >= 0)
     return rc;
   if (opts.port < 0 || opts.port > 65535) {
     std::cerr << "syncpoint head: --port P is required (0..65535; 0 picks a free port)\n";
@@ -189,7 +173,7 @@ int run_node(const std::vector<std::string>& args) {
     .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
     .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")");
-  if (int rc = parse(opts, args, "node"); rc >= 0)
+  if (int rc = parse_command(opts, args, "node"); rc >= 0)
     return rc;
   auto at = parse_endpoint(opts.join);
   if (!at) {
@@ -252,7 +236,7 @@ int run_node(const std::vector<std::string>& args) {
 int run_status(const std::vector<std::string>& args) {
   cluster_options opts;
   opts.global().add(opts.head, "head", "HOST:PORT of the head (required)");
-  if (int rc = parse(opts, args, "status"); rc >= 0)
+  if (int rc = parse_command(opts, args, "status"); rc >= 0)
     return rc;
   auto at = parse_endpoint(opts.head);
   if (!at) {

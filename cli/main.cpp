@@ -62,13 +62,8 @@ void print_protocols() {
 
 int run_train(const std::vector<std::string>& args) {
   cli::options opts(false);
-  auto err = opts.parse_args(args);
-  if (!err.empty()) {
-    std::cerr << "syncpoint train: " << err << "\n";
-    return 2;
-  }
-  if (opts.help_printed())
-    return 0;
+  if (int rc = cli::parse_command(opts, args, "train"); rc >= 0)
+    return rc;
   if (auto misfit = cli::check_options_fit(opts.job(), {opts.job().protocol}); !misfit.empty()) {
     std::cerr << "syncpoint train: " << misfit << "\n";
     return 2;
@@ -94,13 +89,8 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   if (defaults)  // the embedded default job: Fashion-MNIST, 4 workers, one 4x straggler
     args.insert(args.begin(), {"--workers=4", "--model=mlp", "--straggler=3:x4", "--epochs=3",
                                "--target-accuracy=0.82", "--iter-cost=10", "--out=results"});
-  auto err = opts.parse_args(args);
-  if (!err.empty()) {
-    std::cerr << "syncpoint compare: " << err << "\n";
-    return 2;
-  }
-  if (opts.help_printed())
-    return 0;
+  if (int rc = cli::parse_command(opts, args, "compare"); rc >= 0)
+    return rc;
   auto base = opts.job();
   if (opts.protocols.empty()) {
     std::cerr << "syncpoint compare: --protocols names no protocol\n";

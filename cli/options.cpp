@@ -27,11 +27,9 @@ options::options(command c) {
       .add(policy_out, "policy-out", "where to write the policy (default sync-switch-policy.json)");
   if (c != command::compare && c != command::tune)
     g.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
-  if (c == command::tune)
-    ;  // the protocol is sync-switch
-  else if (compare)
+  if (compare)
     g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)");
-  else
+  else if (c != command::tune)  // tune-switch's protocol is sync-switch
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
   // Every option a registered protocol declares, typed as declared.
   for (auto& [name, decl] : all_protocol_options()) {

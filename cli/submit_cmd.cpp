@@ -42,13 +42,8 @@ client_actor::behavior_type client(client_actor::stateful_pointer<client_state> 
 
 int run_submit(const std::vector<std::string>& args) {
   options opts(options::command::submit);
-  auto err = opts.parse_args(args);
-  if (!err.empty()) {
-    std::cerr << "syncpoint submit: " << err << "\n";
-    return 2;
-  }
-  if (opts.help_printed())
-    return 0;
+  if (int rc = parse_command(opts, args, "submit"); rc >= 0)
+    return rc;
   auto cfg = opts.job();
   if (cfg.clock == clock_kind::virtual_time) {
     std::cerr << "syncpoint submit: --clock virtual is not for a cluster: virtual time runs in one "
@@ -81,10 +76,7 @@ int run_submit(const std::vector<std::string>& args) {
   self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, follower)
     .receive([&](uint64_t job) { id = job; },
              [&](caf::error& e) {
-               auto& ctx = e.context();
-               std::fprintf(stderr, "syncpoint submit: %s\n",
-                            ctx.match_element<std::string>(0) ? ctx.get_as<std::string>(0).c_str()
-                                                              : sys.render(e).c_str());
+               std::fprintf(stderr, "syncpoint submit: %s\n", error_words(sys, e).c_str());
                rc = e.category() == caf::atom("syncpoint") ? 2 : 1;
              });
   if (rc >= 0) {

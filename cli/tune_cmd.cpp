@@ -11,13 +11,8 @@ namespace syncpoint::cli {
 
 int run_tune_switch(const std::vector<std::string>& args) {
   options opts(options::command::tune);
-  auto err = opts.parse_args(args);
-  if (!err.empty()) {
-    std::cerr << "syncpoint tune-switch: " << err << "\n";
-    return 2;
-  }
-  if (opts.help_printed())
-    return 0;
+  if (int rc = parse_command(opts, args, "tune-switch"); rc >= 0)
+    return rc;
   if (!(opts.tolerance >= 0 && opts.tolerance < 1) || opts.budget < 1 || opts.budget > 20) {
     std::cerr << "syncpoint tune-switch: --tolerance must be in [0, 1) and --budget in 1..20\n";
     return 2;

@@ -83,10 +83,6 @@ class r2sp : public protocol {
     regrid();  // ranks, and so offsets, are taken over the live workers
   }
 
-  /// For tests and traces: the current period and the start of the schedule.
-  double period() const { return period_; }
-  double origin() const { return t0_; }
-
  private:
   uint64_t min_clock(const coordinator_api& c) const {
     uint64_t m = UINT64_MAX;

@@ -116,7 +116,7 @@ class sync_switch : public protocol {
 
   void on_push(coordinator_api& c, worker_id w) override {
     bool slow_now = online_ && observe(c, w);
-    forward(c).on_push(api(c), w);
+    active_->on_push(api(c), w);
     if (online_) {
       if (current_ == 0 && slow_now)
         enter(c, 1, "straggler");
@@ -132,11 +132,11 @@ class sync_switch : public protocol {
       enter(c, current_ + 1, "share");
   }
 
-  void on_lost(coordinator_api& c, worker_id w) override { forward(c).on_lost(api(c), w); }
+  void on_lost(coordinator_api& c, worker_id w) override { active_->on_lost(api(c), w); }
 
   void on_timer(coordinator_api& c, uint64_t tag) override {
     if ((tag >> 48) == entries_)  // a timer of an earlier phase is void
-      forward(c).on_timer(api(c), tag & ((uint64_t{1} << 48) - 1));
+      active_->on_timer(api(c), tag & ((uint64_t{1} << 48) - 1));
   }
 
  private:
@@ -181,7 +181,6 @@ class sync_switch : public protocol {
     wrapper_.c = &c;
     return wrapper_;
   }
-  protocol& forward(coordinator_api&) { return *active_; }
 
   // Starts phase `next` (a fresh protocol instance) on the running job.
   void enter(coordinator_api& c, size_t next, const std::string& reason) {

@@ -49,6 +49,11 @@ protocol_options protocol_options_for(const job_config& cfg) {
   return o;
 }
 
+std::string data_key(const job_config& c) {
+  return c.dataset + "|" + c.data_dir + "|" + std::to_string(c.train_limit) + "|" +
+         std::to_string(c.test_limit) + "|" + std::to_string(c.seed);
+}
+
 job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
                         std::shared_ptr<const dataset> test, const core_options& opts) {
   job_core core;

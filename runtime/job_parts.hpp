@@ -21,6 +21,9 @@ job_config with_limits(const job_config& cfg);
 /// cfg gets the same examples. Throws config_error naming what is wrong.
 train_test load_job_data(const job_config& cfg);
 
+/// Names the data set load_job_data(cfg) returns: equal keys, equal data (a cache key).
+std::string data_key(const job_config& cfg);
+
 /// cfg.protocol_opts plus the job's context (job.model, job.dataset, job.workers).
 protocol_options protocol_options_for(const job_config& cfg);
 

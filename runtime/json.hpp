@@ -32,4 +32,16 @@ class object {
   std::string body_ = "{";
 };
 
+/// `[item(x), ...]` over `xs`, each item already encoded.
+template <class Range, class Encode>
+std::string array(const Range& xs, Encode item) {
+  std::string out = "[";
+  for (auto& x : xs) {
+    if (out.size() > 1)
+      out += ", ";
+    out += item(x);
+  }
+  return out + "]";
+}
+
 }  // namespace syncpoint::json

@@ -106,52 +106,36 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
 
 std::string to_json(const run_summary& s) {
   using namespace json;
-  std::string workers = "[";
-  for (auto& w : s.per_worker) {
-    if (workers.size() > 1)
-      workers += ", ";
-    workers += object()
-                 .add("id", w.id)
-                 .add("iterations", static_cast<unsigned long long>(w.iterations))
-                 .add("compute_s", w.compute_s)
-                 .add("comm_s", w.comm_s)
-                 .add("wait_s", w.wait_s)
-                 .add("compute_ratio", w.compute_ratio)
-                 .done();
-  }
-  workers += "]";
-  std::string evals = "[";
-  for (auto& e : s.evals) {
-    if (evals.size() > 1)
-      evals += ", ";
-    evals += object()
-               .add("t_s", e.t_s)
-               .add("samples", static_cast<unsigned long long>(e.samples))
-               .add("accuracy", e.accuracy)
-               .done();
-  }
-  evals += "]";
-  std::string phases = "[";
-  for (auto& ph : s.phases) {
-    if (phases.size() > 1)
-      phases += ", ";
-    phases += object()
-                .add("protocol", ph.protocol)
-                .add("reason", ph.reason)
-                .add("start_s", ph.start_s)
-                .add("time_s", ph.time_s)
-                .add("samples", static_cast<unsigned long long>(ph.samples))
-                .raw("accuracy_at_end", ph.accuracy_at_end >= 0 ? num(ph.accuracy_at_end) : "null")
-                .done();
-  }
-  phases += "]";
-  std::string losses = "[";
-  for (auto& l : s.losses) {
-    if (losses.size() > 1)
-      losses += ", ";
-    losses += object().add("worker", l.worker).add("t_s", l.t_s).add("reason", l.reason).done();
-  }
-  losses += "]";
+  auto workers = array(s.per_worker, [](const worker_summary& w) {
+    return object()
+      .add("id", w.id)
+      .add("iterations", static_cast<unsigned long long>(w.iterations))
+      .add("compute_s", w.compute_s)
+      .add("comm_s", w.comm_s)
+      .add("wait_s", w.wait_s)
+      .add("compute_ratio", w.compute_ratio)
+      .done();
+  });
+  auto evals = array(s.evals, [](const eval_point& e) {
+    return object()
+      .add("t_s", e.t_s)
+      .add("samples", static_cast<unsigned long long>(e.samples))
+      .add("accuracy", e.accuracy)
+      .done();
+  });
+  auto phases = array(s.phases, [](const phase_summary& ph) {
+    return object()
+      .add("protocol", ph.protocol)
+      .add("reason", ph.reason)
+      .add("start_s", ph.start_s)
+      .add("time_s", ph.time_s)
+      .add("samples", static_cast<unsigned long long>(ph.samples))
+      .raw("accuracy_at_end", ph.accuracy_at_end >= 0 ? num(ph.accuracy_at_end) : "null")
+      .done();
+  });
+  auto losses = array(s.losses, [](const loss_point& l) {
+    return object().add("worker", l.worker).add("t_s", l.t_s).add("reason", l.reason).done();
+  });
   return object()
            .add("protocol", s.protocol)
            .add("model", s.model)

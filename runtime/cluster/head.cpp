@@ -150,9 +150,8 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
   try {
     validate(cfg);
     cfg = with_limits(cfg);
-    auto key = cfg.dataset + "|" + cfg.data_dir + "|" + std::to_string(cfg.train_limit) + "|" +
-               std::to_string(cfg.test_limit) + "|" + std::to_string(cfg.seed) + "|" +
-               std::to_string(cfg.workers);
+    // With the workers: load_job_data also checks there are enough examples for them.
+    auto key = data_key(cfg) + "|" + std::to_string(cfg.workers);
     if (!st.test || st.data_key != key) {
       auto data = load_job_data(cfg);
       st.train_size = data.train.size;

@@ -22,11 +22,6 @@ struct node_state {
 
 using node_ptr = node_actor::stateful_pointer<node_state>;
 
-std::string key_of(const job_config& c) {
-  return c.dataset + "|" + c.data_dir + "|" + std::to_string(c.train_limit) + "|" +
-         std::to_string(c.test_limit) + "|" + std::to_string(c.seed);
-}
-
 // Leaves with the node's workers.
 void leave(node_ptr self, const std::string& why, caf::error reason = caf::none) {
   auto& st = self->state;
@@ -53,10 +48,10 @@ job_config load(node_ptr self, job_config cfg) {
   auto& st = self->state;
   if (cfg.dataset == "fashion-mnist")
     cfg.data_dir = st.cfg.data_dir;
-  if (!st.data || st.data_key != key_of(cfg)) {
+  if (!st.data || st.data_key != data_key(cfg)) {
     st.data.reset();  // at most one data set in memory
     st.data = std::make_shared<const dataset>(load_job_data(cfg).train);
-    st.data_key = key_of(cfg);
+    st.data_key = data_key(cfg);
   }
   return cfg;
 }
