@@ -280,7 +280,8 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       st.shutdown_waiters.push_back(rp);
       for (auto& kv : st.jobs)
         if (!is_final(kv.second.status.state))
-          self->send(kv.second.handle, stop_atom::value, std::string("the head is shutting down"));
+          self->send(kv.second.handle, stop_atom::value, st.cfg.control_token,
+                     std::string("the head is shutting down"));
       maybe_done_shutting_down(self);
       return rp;
     },

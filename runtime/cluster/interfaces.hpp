@@ -124,8 +124,9 @@ using node_actor = caf::typed_actor<
   caf::reacts_to<leave_atom, std::string, std::string>,
   caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat
 
-/// Runs one job on the head: the driver of its coordinator.
-using job_actor = driver_actor::extend<caf::reacts_to<stop_atom, std::string>>;
+/// Runs one job on the head: the driver of its coordinator. The head stops it
+/// with (stop, its secret, reason).
+using job_actor = driver_actor::extend<caf::reacts_to<stop_atom, std::string, std::string>>;
 
 /// The cluster manager that `syncpoint head` publishes.
 using head_actor = caf::typed_actor<
@@ -148,6 +149,6 @@ const std::string& schema_fingerprint();
 std::string make_token();
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 3;
+inline constexpr int wire_version = 4;
 
 }  // namespace syncpoint::cluster

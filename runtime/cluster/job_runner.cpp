@@ -25,9 +25,9 @@ struct job_state {
 
 using job_ptr = job_actor::stateful_pointer<job_state>;
 
-bool from_own_process(job_ptr self) {
-  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-  return from && from.node() == self->node();
+// Progress and the outcome come from this job's coordinator only.
+bool from_coordinator(job_ptr self) {
+  return self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.core.coordinator);
 }
 
 void tell_head(job_ptr self) {
@@ -205,7 +205,7 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
   prepare(self);
   return {
     [=](progress_atom, const progress_report& r) {
-      if (!from_own_process(self))
+      if (!from_coordinator(self))
         return;
       auto& st = self->state;
       st.status.progress = r.fraction;
@@ -214,11 +214,12 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       tell_head(self);
     },
     [=](done_atom, run_outcome& outcome) {
-      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.core.coordinator))
+      if (from_coordinator(self))
         finish(self, outcome);
     },
-    [=](stop_atom, const std::string& reason) {
-      if (from_own_process(self))
+    [=](stop_atom, const std::string& token, const std::string& reason) {
+      // The head's secret, not the sender's node: CAF 0.17 lets a peer forge that.
+      if (token == self->state.setup.head_token)
         stop_job(self, reason);
     },
   };
