@@ -33,6 +33,9 @@ struct ps_state {
   std::vector<float> velocity;
   uint32_t ramp_steps = 0;        // momentum rises from 0 to cfg.momentum over this many updates
   uint32_t ramp_done = 0;
+  std::vector<float> round_step;  // gated, adjusted rule: the steps applied since the last publish
+  bool round_open = false;        // ... and whether there were any
+  double mean_staleness = -1;     // running mean of pushes' staleness (-1: none yet)
   std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
   float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
   double buffer_weight = 0;       // sum of the weights
@@ -77,29 +80,80 @@ shared_floats published(const ps_state& st) {
   return shared_floats(std::shared_ptr<const std::vector<float>>(st.w));
 }
 
+// After writing new weights into `out`: they become the current ones.
+void adopt(ps_state& st, float* out) {
+  if (out == st.w->data())
+    return;
+  auto it = std::find_if(st.spares.begin(), st.spares.end(),
+                         [&](const auto& s) { return s->data() == out; });
+  std::swap(*it, st.w);  // the old weights become a spare once their readers let go
+}
+
+// The momentum of the next step (a ramp after a protocol switch rises to it).
+float momentum(ps_state& st) {
+  auto mu = static_cast<float>(st.cfg.momentum);
+  if (st.ramp_done < st.ramp_steps)
+    mu *= static_cast<float>(++st.ramp_done) / static_cast<float>(st.ramp_steps);
+  return mu;
+}
+
 // One fused pass (the model is large and memory bandwidth is the limit):
-//   v <- momentum * v + scale * g + share * wd * w,   w <- w - lr * v
+//   v <- mu * v + scale * g + share * wd * w,   w <- w - lr * v
 // where `share` is the part of a full step this update stands for (1/n for
 // one ASP push, 1 for a BSP round), so weight decay per round is protocol-independent.
-void sgd_step(ps_state& st, const float* g, float scale, float share) {
+void sgd_step(ps_state& st, const float* g, float scale, float share, float mu) {
   const auto n = st.w->size();
   const float* w = st.w->data();
   float* out = writable_weights(st);
   float* v = st.velocity.data();
-  auto mu = static_cast<float>(st.cfg.momentum);
-  if (st.ramp_done < st.ramp_steps)  // a ramp after a protocol switch
-    mu *= static_cast<float>(++st.ramp_done) / static_cast<float>(st.ramp_steps);
   const auto lr = static_cast<float>(st.cfg.lr);
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
   for (size_t i = 0; i < n; ++i) {
     v[i] = mu * v[i] + scale * g[i] + decay * w[i];
     out[i] = w[i] - lr * v[i];
   }
-  if (out != w) {
-    auto it = std::find_if(st.spares.begin(), st.spares.end(),
-                           [&](const auto& s) { return s->data() == out; });
-    std::swap(*it, st.w);  // the old weights become a spare once their readers let go
+  adopt(st, out);
+}
+
+// Gated mode, adjusted rule: a push moves the weights at once (a round's
+// pushes sum, as in BSP's round) but is not a momentum step; it joins the
+// round's step, which becomes one at the next publish (close_round).
+void round_part(ps_state& st, const float* g, float scale, float share) {
+  const auto n = st.w->size();
+  if (st.round_step.size() != n)
+    st.round_step.assign(n, 0.0f);  // close_round leaves it zeroed
+  st.round_open = true;
+  const float* w = st.w->data();
+  float* out = writable_weights(st);
+  float* r = st.round_step.data();
+  const auto lr = static_cast<float>(st.cfg.lr);
+  const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
+  for (size_t i = 0; i < n; ++i) {
+    float d = scale * g[i] + decay * w[i];
+    r[i] += d;
+    out[i] = w[i] - lr * d;
   }
+  adopt(st, out);
+}
+
+// The round's momentum step: w <- w - lr * mu * v, v <- mu * v + round.
+// Together with the parts already applied this equals sgd_step on the round's sum.
+void close_round(ps_state& st) {
+  if (!st.round_open)
+    return;
+  const auto mu = momentum(st);
+  const auto lr = static_cast<float>(st.cfg.lr);
+  const float* w = st.w->data();
+  float* out = writable_weights(st);
+  float* v = st.velocity.data();
+  float* r = st.round_step.data();
+  for (size_t i = 0; i < st.round_step.size(); ++i) {
+    out[i] = w[i] - lr * mu * v[i];
+    v[i] = mu * v[i] + r[i];
+    r[i] = 0;
+  }
+  adopt(st, out);
+  st.round_open = false;
 }
 
 // A vectorized read of `g`: NaN * 0 and Inf * 0 are NaN, so the sum is 0 iff all are finite.
@@ -154,6 +208,7 @@ void answer_pulls(ps_ptr self) {
 // Gated mode: pulls from now on see the current weights.
 void publish(ps_ptr self) {
   auto& st = self->state;
+  close_round(st);
   st.visible = published(st);
   st.visible_version = st.version;
   answer_pulls(self);
@@ -174,7 +229,8 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
   }
   // The mean of what arrived (weighted by batch size): a round that lost a
   // worker is still one step of the survivors' mean gradient.
-  sgd_step(st, st.buffer.data(), st.buffer_scale / static_cast<float>(st.buffer_weight), 1.0f);
+  sgd_step(st, st.buffer.data(), st.buffer_scale / static_cast<float>(st.buffer_weight), 1.0f,
+           momentum(st));
   auto now = since(self, st.cfg.origin);
   for (auto& p : st.buffered)
     trace(self, {"apply", p.worker, now, now, p.iter, st.version + 1,
@@ -202,6 +258,29 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
   return caf::none;
 }
 
+// A push applied on arrival (immediate and gated modes), `tau` updates stale.
+// The adjusted rule (docs/momentum.md): the push weighs 1/(1 + tau/n) of its
+// share (staleness-aware SGD), and momentum is a step the workers can see:
+// once per round when pulls are gated, else once per push, reduced by the
+// mean staleness, because delayed gradients already act as momentum.
+void apply_now(ps_state& st, const gradient_push& g, double tau) {
+  auto share = st.worker_weight[static_cast<size_t>(g.worker)];
+  if (st.cfg.rule == momentum_rule::plain) {
+    sgd_step(st, g.grad.data(), share, share, momentum(st));
+    return;
+  }
+  const auto n = static_cast<double>(st.worker_weight.size());
+  st.mean_staleness = st.mean_staleness < 0 ? tau : 0.99 * st.mean_staleness + 0.01 * tau;
+  auto scale = static_cast<float>(share / (1 + tau / n));
+  if (st.mode == ps_mode::gated) {
+    round_part(st, g.grad.data(), scale, share);
+    return;
+  }
+  auto mu = momentum(st);
+  auto reduced = 1 - (1 - static_cast<double>(mu)) * (1 + st.mean_staleness / n);
+  sgd_step(st, g.grad.data(), scale, share, static_cast<float>(std::max(0.0, reduced)));
+}
+
 // A push whose bytes have arrived: validated, applied or buffered, then
 // handed to the coordinator, whose `proceed` answers the worker.
 void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp) {
@@ -227,11 +306,10 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
     st.buffer_weight += weight;
     st.buffered.push_back({g.worker, g.iter, g.base_version});
   } else {
-    auto weight = st.worker_weight[static_cast<size_t>(g.worker)];
-    sgd_step(st, g.grad.data(), weight, weight);
+    auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
+    apply_now(st, g, tau);
     auto now = since(self, st.cfg.origin);
-    trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1,
-                 static_cast<double>(st.version - std::min(st.version, g.base_version))});
+    trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});
     ++st.version;
     answer_pulls(self);
   }
@@ -330,6 +408,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (mode > static_cast<uint8_t>(ps_mode::gated))
         return;  // not a mode: ignore rather than guess
       auto m = static_cast<ps_mode>(mode);
+      close_round(st);  // a gated round's step is complete before the mode changes
       if (m != ps_mode::buffered)
         commit(self, false);  // never strand buffered pushes
       st.mode = m;

@@ -31,6 +31,15 @@
 
 namespace syncpoint {
 
+/// How the optimizer treats updates outside a synchronous round (docs/momentum.md).
+///   adjusted: a push `tau` updates stale weighs 1/(1 + tau/n) of its share;
+///             momentum applies once per step the workers can see (per round
+///             when pulls are gated, per push when pushes apply at once), and
+///             per push it is reduced by the mean staleness:
+///             mu' = max(0, 1 - (1 - mu)(1 + mean_tau/n)).
+///   plain:    every update is a momentum step of weight 1/n (the textbook rule).
+enum class momentum_rule : uint8_t { adjusted, plain };
+
 struct ps_config {
   std::vector<float> initial;
   double lr = 0.05;
@@ -41,6 +50,7 @@ struct ps_config {
   time_point origin;
   double bandwidth = 0;     // bytes/s of the PS link (0: unlimited)
   double latency_s = 0;     // added to every transfer
+  momentum_rule rule = momentum_rule::adjusted;
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);

@@ -23,6 +23,7 @@ struct worker_state {
   int batch = 0;
   uint64_t iter = 0;              // gradients pushed
   uint64_t version = 0;           // version of the loaded weights
+  uint64_t grad_version = 0;      // version the waiting gradient was computed on
   std::vector<float> xbuf;
   std::vector<int64_t> ybuf;
   std::vector<float> grad;        // the gradient being computed or waiting to be pushed
@@ -86,7 +87,7 @@ void push(worker_ptr self) {
   st.ready = false;
   st.in_flight = true;
   st.push_sent = t;
-  gradient_push g{st.cfg.id, st.iter, st.version, static_cast<uint32_t>(st.batch),
+  gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch),
                   std::move(st.grad)};
   st.grad = {};
   self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, std::move(g))
@@ -144,6 +145,7 @@ void compute(worker_ptr self) {
   auto& st = self->state;
   st.computing = true;
   st.compute_start = now(self);
+  st.grad_version = st.version;
   auto b = next_batch(st);
   st.grad.resize(st.m->size());
   auto wall0 = std::chrono::steady_clock::now();

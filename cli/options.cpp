@@ -60,6 +60,7 @@ options::options(command c) {
     .add(cfg_.max_time_s, "max-time", "stop after this many seconds on the run clock")
     .add(cfg_.lr, "lr", "learning rate (default 0.05)")
     .add(cfg_.momentum, "momentum", "momentum (default 0.9)")
+    .add(cfg_.momentum_rule, "momentum-rule", "adjusted (stale pushes weigh less, momentum per visible step; docs/momentum.md) or plain (default adjusted)")
     .add(cfg_.weight_decay, "weight-decay", "weight decay (default 0)")
     .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
     .add(cfg_.seed, "seed", "random seed (default 1)")

@@ -12,7 +12,8 @@
 // - At a switch: worker behaviour and batches go back to the defaults, the
 //   model is evaluated (accuracy at the end of the phase), the trace gets a
 //   "phase" mark ("bsp>asp share"), and momentum follows --switch-momentum:
-//   keep; zero (clear the velocity); scale (μ/n in asynchronous phases, μ in
+//   keep (the default: the PS's adjusted momentum rule already adapts to
+//   asynchrony); zero (clear the velocity); scale (μ/n in asynchronous phases, μ in
 //   bsp); ramp (clear, then rise from 0 to μ over --ramp-steps updates).
 // - Online policy (--online on): bsp, switching to asp when a worker's cycle
 //   (release → push) exceeds --straggler-factor × the median of the others
@@ -74,7 +75,7 @@ class sync_switch : public protocol {
   static std::vector<option_spec> options() {
     using k = option_spec::kind;
     return {{"schedule", k::text, "bsp:0.25,asp:0.75", "phases as protocol:share,... (shares sum to 1)"},
-            {"switch-momentum", k::text, "scale", "momentum at a switch (docs/sync-switch.md: why scale)", 0, 0,
+            {"switch-momentum", k::text, "keep", "momentum at a switch (docs/sync-switch.md: why keep)", 0, 0,
              {"keep", "zero", "scale", "ramp"}},
             {"ramp-steps", k::integer, "50", "updates over which momentum ramps back", 1, 1e9},
             {"online", k::text, "off", "switch bsp/asp on stragglers instead of a schedule", 0, 0, {"off", "on"}},

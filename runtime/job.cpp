@@ -68,6 +68,8 @@ void validate(const job_config& cfg) {
   require(std::isfinite(cfg.lr) && cfg.lr > 0, "--lr must be a positive number");
   require(std::isfinite(cfg.momentum) && cfg.momentum >= 0 && cfg.momentum < 1,
           "--momentum must be in [0, 1)");
+  require(cfg.momentum_rule == "adjusted" || cfg.momentum_rule == "plain",
+          "--momentum-rule must be adjusted or plain, not '" + cfg.momentum_rule + "'");
   require(std::isfinite(cfg.weight_decay) && cfg.weight_decay >= 0, "--weight-decay must be >= 0");
   require(std::isfinite(cfg.epochs) && cfg.epochs >= 0, "--epochs must be >= 0");
   require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0 && cfg.max_time_s <= 1e9,

@@ -48,6 +48,9 @@ struct job_config {
   double lr = 0.05;
   double momentum = 0.9;
   double weight_decay = 0.0;
+  // adjusted: stale pushes weigh less and momentum follows the steps workers
+  // see (docs/momentum.md); plain: every update is a momentum step.
+  std::string momentum_rule = "adjusted";
   int batch = 64;
 
   uint64_t seed = 1;
@@ -79,7 +82,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_config& x) {
   return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model,
            x.dataset, x.data_dir, x.train_limit, x.test_limit, x.epochs, x.max_time_s,
-           x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.batch, x.seed,
+           x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.momentum_rule, x.batch, x.seed,
            x.clock, x.straggler, x.iter_cost_ms, x.measure_iter_cost, x.ps_bandwidth, x.latency_ms, x.eval_every,
            x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.out_dir, x.progress, x.placement);
 }

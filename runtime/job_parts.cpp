@@ -61,7 +61,8 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
   auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
   core.ps = spawn_parameter_server(
     sys, ps_config{std::move(initial), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, core.tracer,
-                   opts.origin, cfg.ps_bandwidth, cfg.latency_ms * 1e-3});
+                   opts.origin, cfg.ps_bandwidth, cfg.latency_ms * 1e-3,
+                   cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted});
   auto co = std::make_shared<coordinator_config>();
   co->protocol_name = cfg.protocol;
   co->proto = make_protocol(cfg.protocol, protocol_options_for(cfg));

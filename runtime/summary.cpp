@@ -19,6 +19,9 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
   s.clock = cfg.clock == clock_kind::real ? "real" : "virtual";
   s.seed = cfg.seed;
   s.straggler = cfg.straggler;
+  s.lr = cfg.lr;
+  s.momentum = cfg.momentum;
+  s.momentum_rule = cfg.momentum_rule;
   s.iter_cost_ms = iter_cost_ms;
   s.target_accuracy = cfg.target_accuracy;
   s.per_worker.resize(static_cast<size_t>(cfg.workers));
@@ -143,6 +146,9 @@ std::string to_json(const run_summary& s) {
            .add("clock", s.clock)
            .add("seed", static_cast<unsigned long long>(s.seed))
            .add("straggler", s.straggler)
+           .add("lr", s.lr)
+           .add("momentum", s.momentum)
+           .add("momentum_rule", s.momentum_rule)
            .add("iter_cost_ms", s.iter_cost_ms)
            .raw("iter_cost_source", s.iter_cost_source.empty() ? "null" : json::str(s.iter_cost_source))
            .add("run_time_s", s.run_time_s)

@@ -49,6 +49,9 @@ struct run_summary {
   std::string clock;
   uint64_t seed = 0;
   std::string straggler;
+  double lr = 0;
+  double momentum = 0;
+  std::string momentum_rule;    // adjusted or plain (docs/momentum.md)
   double iter_cost_ms = 0;
   std::string iter_cost_source;  // virtual clock: given, model table, parameter formula, measured
   double run_time_s = 0;

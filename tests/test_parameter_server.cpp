@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -19,12 +20,14 @@ struct fixture {
   std::unique_ptr<caf::scoped_actor> self;
   ps_actor ps;
 
-  explicit fixture(int workers = 2, double momentum = 0.5, double wd = 0.1) {
+  // The plain rule unless a test is about the adjusted one (docs/momentum.md).
+  explicit fixture(int workers = 2, double momentum = 0.5, double wd = 0.1,
+                   momentum_rule rule = momentum_rule::plain) {
     register_messages(cfg);
     sys = std::make_unique<caf::actor_system>(cfg);
     self = std::make_unique<caf::scoped_actor>(*sys);
     ps = spawn_parameter_server(*sys, ps_config{{1.0f, 2.0f, 3.0f}, 0.1, momentum, wd, workers,
-                                                tracer_actor{}, sys->clock().now()});
+                                                tracer_actor{}, sys->clock().now(), 0, 0, rule});
   }
   ~fixture() { (*self)->send_exit(ps, caf::exit_reason::user_shutdown); }
 
@@ -246,4 +249,49 @@ TEST_CASE("ps: a momentum change can clear the velocity and ramp the coefficient
   (*f.self)->send(f.ps, momentum_atom::value, 2.0, false, uint32_t{0});  // not a momentum: ignored
   REQUIRE(!f.push(0, {1, 0, 0}));  // mu = 0.5: v = 0.75 + 1 = 1.75, w0 = 0.65 - 0.175
   check_close(f.pull().values.vec(), {0.475, 2, 3});
+}
+
+TEST_CASE("ps: adjusted rule, immediate mode: stale pushes weigh 1/(1+tau/n), momentum reduced by the mean staleness") {
+  fixture f(2, 0.5, 0.0, momentum_rule::adjusted);  // lr 0.1, mu 0.5, 2 workers (share 1/2)
+  std::vector<double> w{1, 2, 3}, v{0, 0, 0};
+  double mean = -1;
+  struct push_case { worker_id worker; std::vector<double> g; uint64_t base; };
+  std::vector<push_case> pushes{{0, {1, 1, 1}, 0}, {1, {2, 0, -2}, 0}, {0, {-1, 3, 0}, 0}, {1, {0, 1, 4}, 2}};
+  uint64_t version = 0;
+  for (auto& p : pushes) {
+    double tau = static_cast<double>(version - p.base);  // 0, 1, 2, 1
+    mean = mean < 0 ? tau : 0.99 * mean + 0.01 * tau;
+    double scale = 0.5 / (1 + tau / 2);
+    double mu = std::max(0.0, 1 - (1 - 0.5) * (1 + mean / 2));
+    for (int i = 0; i < 3; ++i) {
+      v[i] = mu * v[i] + scale * p.g[i];
+      w[i] -= 0.1 * v[i];
+    }
+    std::vector<float> g(p.g.begin(), p.g.end());
+    REQUIRE(!f.push(p.worker, g, p.base));
+    ++version;
+    auto got = f.pull();
+    CHECK(got.version == version);
+    check_close(got.values.vec(), w);
+  }
+}
+
+TEST_CASE("ps: adjusted rule, gated mode: a round's pushes sum and momentum is one step per publish") {
+  fixture f(2, 0.5, 0.0, momentum_rule::adjusted);  // lr 0.1, mu 0.5, 2 workers (share 1/2)
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::gated));
+  for (int k = 0; k < 3; ++k)  // round 1: a fast worker pushes 3 times on version 0 (tau 0, 1, 2)
+    REQUIRE(!f.push(0, {2, 0, -2}, 0));
+  double r1 = 0.5 + 0.5 / 1.5 + 0.5 / 2;  // the round's weight on g
+  (*f.self)->send(f.ps, publish_atom::value);
+  // No velocity yet: the publish adds nothing; v becomes the round's step.
+  auto got = f.pull(3);
+  CHECK(got.version == 3);
+  check_close(got.values.vec(), {1 - 0.1 * r1 * 2, 2, 3 + 0.1 * r1 * 2});
+  REQUIRE(!f.push(1, {1, 1, 1}, 3));  // round 2: fresh (tau 0), weight 1/2
+  (*f.self)->send(f.ps, publish_atom::value);
+  // The momentum step of round 2: w -= lr * mu * v_round1, on top of the push itself.
+  got = f.pull(4);
+  CHECK(got.version == 4);
+  check_close(got.values.vec(), {1 - 0.2 * r1 - 0.05 - 0.05 * 2 * r1, 2 - 0.05,
+                                 3 + 0.2 * r1 - 0.05 + 0.05 * 2 * r1});
 }

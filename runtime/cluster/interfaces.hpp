@@ -149,6 +149,6 @@ const std::string& schema_fingerprint();
 std::string make_token();
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 4;
+inline constexpr int wire_version = 5;
 
 }  // namespace syncpoint::cluster
