@@ -33,31 +33,62 @@ const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", 
 
 }  // namespace
 
-std::string comparison_table(const std::vector<compared_run>& runs) {
-  std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "| %-12s | %10s | %10s | %9s | %10s | %9s | %9s | %8s | %8s |\n",
-                "protocol", "run time s", "to target", "final acc", "samples/s", "compute", "wait s",
-                "stale", "barriers");
-  out += line;
-  out += "|--------------|------------|------------|-----------|------------|-----------|-----------|----------|----------|\n";
+std::string comparison_table(const std::vector<compared_run>& runs, uint64_t equal_samples) {
+  bool show_lr = std::any_of(runs.begin(), runs.end(), [&](auto& r) { return r.lr != runs.front().lr; });
+  bool show_stop = std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.stopped_by.empty(); });
+  std::string eq_head = "acc@" + std::to_string(equal_samples);
+  std::string out, rule;
+  int label_width = 14;
+  for (auto& r : runs)
+    label_width = std::max(label_width, static_cast<int>(r.label.size()));
+  auto cell = [&](const std::string& text, int width, bool left = false) {
+    char buf[128];
+    std::snprintf(buf, sizeof buf, left ? "| %-*s " : "| %*s ", width, text.c_str());
+    out += buf;
+    rule += "|" + std::string(static_cast<size_t>(width) + 2, '-');
+  };
+  auto row = [&](const std::vector<std::string>& cells, bool head) {
+    size_t i = 0;
+    cell(cells[i++], label_width, true);
+    if (show_lr)
+      cell(cells[i], 6);
+    ++i;
+    cell(cells[i++], 10);
+    if (show_stop)
+      cell(cells[i], 13);
+    ++i;
+    cell(cells[i++], 9);
+    if (equal_samples > 0)
+      cell(cells[i], 11);
+    ++i;
+    for (int w : {10, 10, 7, 7, 7, 8})
+      cell(cells[i++], w);
+    out += "|\n";
+    if (head) {
+      out += rule + "|\n";
+    }
+    rule.clear();
+  };
+  row({"protocol", "lr", "to target", "stopped at", "final acc", eq_head, "run time s", "samples/s",
+       "compute", "wait s", "stale", "barriers"},
+      true);
   for (auto& r : runs) {
     auto& s = r.summary;
     double wait = 0;
     for (auto& w : s.per_worker)
       wait += w.wait_s;
-    std::snprintf(line, sizeof line,
-                  "| %-12s | %10.2f | %10s | %9.4f | %10.1f | %9.3f | %9.1f | %8.2f | %8llu |\n",
-                  r.label.c_str(), s.run_time_s,
-                  s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s).c_str() : "not reached",
-                  s.final_accuracy, s.samples_per_s, s.mean_compute_ratio, wait, s.staleness_mean,
-                  static_cast<unsigned long long>(s.barriers));
-    out += line;
+    std::string stopped = r.stopped_by.empty() ? "" : r.stopped_by + (r.stopped_by == "failed" ? "" : " " + fmt("%.2f", s.run_time_s));
+    row({r.label, fmt("%g", r.lr), s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s) : "not reached",
+         stopped, fmt("%.4f", s.final_accuracy), r.acc_equal >= 0 ? fmt("%.4f", r.acc_equal) : "-",
+         fmt("%.2f", s.run_time_s), fmt("%.1f", s.samples_per_s), fmt("%.3f", s.mean_compute_ratio),
+         fmt("%.1f", wait), fmt("%.2f", s.staleness_mean), std::to_string(s.barriers)},
+        false);
   }
   return out;
 }
 
-void write_report(const std::string& dir, const std::vector<compared_run>& runs) {
+void write_report(const std::string& dir, const std::vector<compared_run>& runs,
+                  const std::string& rule, uint64_t equal_samples, const std::vector<compared_run>& grid) {
   if (runs.empty())
     return;
   auto& first = runs.front().summary;
@@ -67,9 +98,16 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs)
      << " clock, seed " << first.seed << ", straggler '" << first.straggler << "'";
   if (first.target_accuracy > 0)
     md << ", target accuracy " << first.target_accuracy;
-  md << "\n\n" << comparison_table(runs) << "\n"
-     << "compute = mean compute ratio (compute time / run time); wait s = waiting summed over workers;"
-        " stale = mean staleness of applied gradients.\n";
+  md << "\n\n";
+  if (!rule.empty())
+    md << rule << "\n\n";
+  if (!grid.empty())
+    md << "Every protocol at every learning rate:\n\n" << comparison_table(grid, equal_samples)
+       << "\nEach protocol at its best learning rate (soonest to the target, else most accurate):\n\n";
+  md << comparison_table(runs, equal_samples) << "\n"
+     << "stopped at = what ended the run (target or the time cap) and when; final acc = accuracy when"
+        " it stopped (at the cap for runs the cap stopped); compute = mean compute ratio (compute time /"
+        " run time); wait s = waiting summed over workers; stale = mean staleness of applied gradients.\n";
 
   // Accuracy vs time, one polyline per protocol.
   double t_max = 0, a_min = 1, a_max = 0;
@@ -97,7 +135,8 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs)
        << "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}</style>"
        << "</head><body><h1>Protocol comparison</h1><p>model " << first.model << ", "
        << first.workers << " workers, " << first.clock << " clock, straggler '" << escape_html(first.straggler)
-       << "'</p><pre>" << escape_html(comparison_table(runs)) << "</pre><h2>Test accuracy vs time (s)</h2>"
+       << "'</p>" << (rule.empty() ? "" : "<p>" + escape_html(rule) + "</p>") << "<pre>"
+       << escape_html(comparison_table(runs, equal_samples)) << "</pre><h2>Test accuracy vs time (s)</h2>"
        << "<svg width='" << W << "' height='" << H << "' xmlns='http://www.w3.org/2000/svg'>"
        << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - B - T
        << "' fill='none' stroke='#888'/>";

@@ -11,15 +11,22 @@ namespace syncpoint::cli {
 struct compared_run {
   std::string label;   // protocol name (with its option, e.g. ssp(s=3))
   run_summary summary;
+  double lr = 0;              // the run's learning rate (0: not shown)
+  std::string stopped_by;     // compare's rule: "target", "cap" or "failed" ("": a budget)
+  double acc_equal = -1;      // accuracy at the comparison's equal sample count (< 0: none)
 };
 
 /// One run's summary as lines of text (protocol, times, accuracy, per worker).
 void print_summary(const run_summary& s);
 
-/// A fixed-width table: time to target, final accuracy, samples/s, compute ratio, ...
-std::string comparison_table(const std::vector<compared_run>& runs);
+/// A fixed-width table: time to target, how the run stopped, accuracy at the
+/// stop and at `equal_samples` (0: no such column), samples/s, compute ratio, ...
+std::string comparison_table(const std::vector<compared_run>& runs, uint64_t equal_samples = 0);
 
-/// Writes DIR/comparison.md and DIR/report.html (accuracy vs time, SVG).
-void write_report(const std::string& dir, const std::vector<compared_run>& runs);
+/// Writes DIR/comparison.md and DIR/report.html (accuracy vs time, SVG):
+/// `rule` says how the runs stopped; `grid` (tuning) lists every run.
+void write_report(const std::string& dir, const std::vector<compared_run>& runs,
+                  const std::string& rule = "", uint64_t equal_samples = 0,
+                  const std::vector<compared_run>& grid = {});
 
 }  // namespace syncpoint::cli

@@ -5,6 +5,7 @@
 // Exit status: 0 success, 2 bad arguments or input, 1 a run that failed.
 #include "cli/cluster_cmds.hpp"
 #include "cli/compare.hpp"
+#include "cli/compare_runs.hpp"
 #include "cli/options.hpp"
 #include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
@@ -34,8 +35,10 @@ constexpr const char* usage =
   "  status     list a cluster's nodes and jobs: syncpoint status --head HOST:P\n"
   "Run 'syncpoint <command> --help' for the options of a command.\n";
 
-std::string label_of(const job_config& cfg) {
-  return protocol_label(cfg.protocol, cfg.protocol_opts);
+std::string fmt_g(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
 }
 
 void print_protocols() {
@@ -88,7 +91,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   cli::options opts(true);
   if (defaults)  // the embedded default job: Fashion-MNIST, 4 workers, one 4x straggler
     args.insert(args.begin(), {"--workers=4", "--model=mlp", "--straggler=3:x4", "--epochs=3",
-                               "--target-accuracy=0.82", "--iter-cost=10", "--out=results"});
+                               "--target-accuracy=0.85", "--iter-cost=10", "--out=results"});
   if (int rc = cli::parse_command(opts, args, "compare"); rc >= 0)
     return rc;
   auto base = opts.job();
@@ -105,31 +108,40 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     std::cerr << "syncpoint compare: " << misfit << "\n";
     return 2;
   }
-  std::vector<cli::compared_run> runs;
-  std::vector<std::string> failed;
-  for (auto& p : opts.protocols) {
-    auto cfg = base;
-    cfg.protocol = p;
-    cfg.protocol_opts = cli::options_of(base, p);  // each protocol gets its own options
-    if (!base.out_dir.empty())
-      cfg.out_dir = base.out_dir + "/" + p;
-    auto r = train(cfg);
-    for (auto& f : r.failures)
-      std::fprintf(stderr, "syncpoint compare: %s: %s\n", p.c_str(), f.c_str());
-    if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers))
-      failed.push_back(p);
-    runs.push_back({label_of(cfg), r.summary});
+  cli::comparison_plan plan{base, opts.protocols, opts.tune_lrs, opts.run_to_cap};
+  auto c = cli::run_comparison(plan);
+  for (auto& f : c.failures)
+    std::fprintf(stderr, "syncpoint compare: %s\n", f.c_str());
+  std::string rule = base.target_accuracy > 0 && !opts.run_to_cap
+                       ? "every run stops at test accuracy " + fmt_g(base.target_accuracy) + " or at "
+                       : "every run stops at ";
+  rule += "the time cap, " + fmt_g(c.cap_s) + " s (" + c.cap_source +
+          (c.cap_source == "--max-time" ? "" : "; --max-time sets it") + ")";
+  std::string equal = "acc@" + std::to_string(c.equal_samples) + " = accuracy after " +
+                      std::to_string(c.equal_samples) + " samples, the fewest any run processed";
+  std::printf("\n%s\n%s\n", rule.c_str(), equal.c_str());
+  if (!c.grid.empty()) {
+    std::printf("\nevery protocol at every learning rate:\n%s",
+                cli::comparison_table(c.grid, c.equal_samples).c_str());
+    std::vector<cli::compared_run> shared;
+    for (auto& r : c.grid)
+      if (r.lr == base.lr)
+        shared.push_back(r);
+    if (!shared.empty())
+      std::printf("\nat the shared learning rate %s:\n%s", fmt_g(base.lr).c_str(),
+                  cli::comparison_table(shared, c.equal_samples).c_str());
+    std::printf("\neach protocol at its best learning rate (soonest to the target, else most accurate):\n");
   }
-  std::printf("\n%s", cli::comparison_table(runs).c_str());
+  std::printf("\n%s", cli::comparison_table(c.runs, c.equal_samples).c_str());
   if (!base.out_dir.empty()) {
-    cli::write_report(base.out_dir, runs);
-    std::printf("wrote %s/comparison.md, %s/report.html and one folder per protocol\n",
+    cli::write_report(base.out_dir, c.runs, rule + ". " + equal + ".", c.equal_samples, c.grid);
+    std::printf("wrote %s/comparison.md, %s/report.html and one folder per run\n",
                 base.out_dir.c_str(), base.out_dir.c_str());
   }
-  for (auto& p : failed)
+  for (auto& p : c.failed)
     std::fprintf(stderr, "syncpoint compare: every worker of the %s run was lost; that run failed\n",
                  p.c_str());
-  return failed.empty() ? 0 : 1;
+  return c.failed.empty() ? 0 : 1;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "runtime/link_model.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -28,7 +29,9 @@ options::options(command c) {
   if (c != command::compare && c != command::tune)
     g.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
   if (compare)
-    g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)");
+    g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)")
+      .add(tune_lr_, "tune-lr", "run each protocol at each of these learning rates (e.g. 0.02,0.05,0.1) and report it at its best")
+      .add(run_to_cap, "run-to-cap", "the target does not stop a run; every run goes on to the time cap");
   else if (c != command::tune)  // tune-switch's protocol is sync-switch
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
   // Every option a registered protocol declares, typed as declared.
@@ -142,6 +145,16 @@ std::string options::parse_args(std::vector<std::string> args) {
   while (std::getline(ss, item, ','))
     if (!item.empty())
       protocols.push_back(item);
+  tune_lrs.clear();
+  std::stringstream lrs(tune_lr_);
+  while (std::getline(lrs, item, ',')) {
+    char* end = nullptr;
+    double lr = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !std::isfinite(lr) || lr <= 0)
+      return "--tune-lr: '" + item + "' is not a positive learning rate (expected a list like 0.02,0.05,0.1)";
+    if (std::find(tune_lrs.begin(), tune_lrs.end(), lr) == tune_lrs.end())
+      tune_lrs.push_back(lr);
+  }
   return {};
 }
 

@@ -29,6 +29,8 @@ class options : public cli_config {
   std::string help() const { return custom_options_.help_text(); }
 
   std::vector<std::string> protocols;  // compare only
+  std::vector<double> tune_lrs;        // compare only: --tune-lr (empty: the shared --lr only)
+  bool run_to_cap = false;             // compare only
   std::string head;                    // submit only: HOST:PORT
   std::string save_model;              // write the final model here (cereal portable binary)
   double tolerance = 0.005;            // tune only
@@ -48,6 +50,7 @@ class options : public cli_config {
   std::string params_;
   std::string bandwidth_;
   std::string iter_cost_;
+  std::string tune_lr_;
 };
 
 /// "" if every protocol option in `cfg` is one that `protocols` declare; else

@@ -117,6 +117,8 @@ class coordinator_api {
   /// Samples pushed so far, and the run's sample budget (0: none).
   virtual uint64_t samples() const { return 0; }
   virtual uint64_t sample_budget() const { return 0; }
+  /// The run's time cap in seconds on its clock (0: none).
+  virtual double time_budget() const { return 0; }
   /// The PS's momentum from now on: `mu`; with `clear`, its velocity is reset
   /// first; with `ramp_steps` > 0 the coefficient rises linearly from 0 to mu
   /// over that many updates.

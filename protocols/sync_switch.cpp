@@ -128,8 +128,7 @@ class sync_switch : public protocol {
     double done = 0;
     for (size_t i = 0; i <= current_; ++i)
       done += phases_[i].share;
-    auto budget = static_cast<double>(c.sample_budget());
-    if (current_ + 1 < phases_.size() && budget > 0 && static_cast<double>(c.samples()) >= done * budget - 1e-9)
+    if (current_ + 1 < phases_.size() && run_fraction(c) >= done - 1e-9)
       enter(c, current_ + 1, "share");
   }
 
@@ -141,6 +140,16 @@ class sync_switch : public protocol {
   }
 
  private:
+  // How far the run is: by samples when it has a sample budget, else by time
+  // when it has a time cap (compare's shared cap), else never past phase one.
+  static double run_fraction(coordinator_api& c) {
+    if (c.sample_budget() > 0)
+      return static_cast<double>(c.samples()) / static_cast<double>(c.sample_budget());
+    if (c.time_budget() > 0)
+      return c.now() / c.time_budget();
+    return 0;
+  }
+
   // What the phase's protocol sees: the coordinator, with its releases
   // recorded (cycle times) and its timers tagged with the phase entry.
   struct phase_api : coordinator_api {
@@ -171,6 +180,7 @@ class sync_switch : public protocol {
     uint32_t batch(worker_id w) const override { return c->batch(w); }
     uint64_t samples() const override { return c->samples(); }
     uint64_t sample_budget() const override { return c->sample_budget(); }
+    double time_budget() const override { return c->time_budget(); }
     void set_momentum(double mu, bool clear, uint32_t ramp) override { c->set_momentum(mu, clear, ramp); }
     double base_momentum() const override { return c->base_momentum(); }
     void mark(const std::string& k, const std::string& n, double v) override { c->mark(k, n, v); }

@@ -70,7 +70,8 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
   co->batch = cfg.batch;
   co->momentum = cfg.momentum;
   auto epoch = static_cast<double>(train_size);
-  co->sample_budget = std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(cfg.epochs * epoch)));
+  co->sample_budget =  // 0: no budget (a time cap ends the run)
+    cfg.epochs > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(cfg.epochs * epoch))) : 0;
   co->max_time_s = cfg.max_time_s;
   co->target_accuracy = cfg.target_accuracy;
   co->stop_at_target = cfg.stop_at_target;

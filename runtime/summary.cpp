@@ -186,4 +186,24 @@ std::string to_json(const trace_event& ev) {
   return o.done();
 }
 
+double accuracy_at_samples(const run_summary& s, uint64_t samples) {
+  auto points = s.evals;  // and the final evaluation, at the run's last sample
+  if (s.samples > 0 && (points.empty() || points.back().samples <= s.samples))
+    points.push_back({s.run_time_s, s.samples, s.final_accuracy});
+  const eval_point* before = nullptr;
+  for (auto& e : points) {
+    if (e.samples > samples) {
+      if (before && before->samples == samples)
+        return before->accuracy;
+      if (!before)
+        return -1;
+      double f = static_cast<double>(samples - before->samples) /
+                 static_cast<double>(e.samples - before->samples);
+      return before->accuracy + f * (e.accuracy - before->accuracy);
+    }
+    before = &e;
+  }
+  return before && before->samples <= samples ? before->accuracy : -1;
+}
+
 }  // namespace syncpoint

@@ -42,6 +42,13 @@ struct phase_summary {
   double accuracy_at_end = -1;  // the evaluation at its switch (the final one for the last)
 };
 
+struct run_summary;
+
+/// Test accuracy after `samples`, linearly between the evaluations around it
+/// (the periodic ones and the final one; of two at that count, the later; the
+/// final one past the run's end); < 0 before the first evaluation.
+double accuracy_at_samples(const run_summary& s, uint64_t samples);
+
 struct run_summary {
   std::string protocol;
   std::string model;

@@ -1,7 +1,9 @@
 // The `syncpoint` command as a user runs it.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -207,4 +209,82 @@ TEST_CASE("cli: a virtual run without --iter-cost is reproducible from its comma
   CHECK(bad.status == 2);
   CHECK(bad.output.find("invalid value in '--iter-cost=fast' (expected ms per iteration or 'measure')") != std::string::npos);
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+
+// A number from summary.json ("key": value); NaN if absent or null.
+double json_number(const std::string& json, const std::string& key) {
+  auto at = json.find("\"" + key + "\": ");
+  if (at == std::string::npos)
+    return std::nan("");
+  auto text = json.c_str() + at + key.size() + 4;
+  char* end = nullptr;
+  double x = std::strtod(text, &end);
+  return end == text ? std::nan("") : x;
+}
+
+std::string slurp_file(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+TEST_CASE("cli: compare stops every protocol at the target or at the shared time cap") {
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint_cli_compare_rule";
+  std::filesystem::remove_all(dir);
+  // ASP (no waiting for the 4x straggler) reaches 0.95 at about 0.04 s; BSP needs about 0.16 s.
+  auto r = run("compare --protocols bsp,asp --straggler 3:x4 --max-time 0.1 --target-accuracy 0.95"
+               " --eval-every 0.1 --out " + dir.string() + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("every run stops at test accuracy 0.95 or at the time cap, 0.1 s (--max-time)") !=
+        std::string::npos);
+  auto asp = slurp_file(dir / "asp" / "summary.json");
+  auto bsp = slurp_file(dir / "bsp" / "summary.json");
+  // ASP stopped where it reached the target, at the first evaluation at or above it.
+  double asp_target = json_number(asp, "time_to_target_s");
+  REQUIRE(asp_target > 0);
+  CHECK(asp_target < 0.1);
+  CHECK(json_number(asp, "run_time_s") <= asp_target + 0.021);  // in-flight iterations end (4x: 20 ms)
+  CHECK(json_number(asp, "final_accuracy") >= 0.95);
+  // BSP ran on to the cap without reaching it.
+  CHECK(bsp.find("\"time_to_target_s\": null") != std::string::npos);
+  CHECK(json_number(bsp, "run_time_s") >= 0.1);
+  CHECK(json_number(bsp, "run_time_s") < 0.1 + 0.021);  // at most one 4x iteration past it
+  CHECK(r.output.find("acc@" + std::to_string(static_cast<long long>(
+                        std::min(json_number(asp, "samples"), json_number(bsp, "samples"))))) !=
+        std::string::npos);
+
+  // Without --max-time the cap is the first protocol's run time for --epochs, and a target
+  // nobody reaches lets every run go on to it.
+  std::filesystem::remove_all(dir);
+  r = run("compare --protocols bsp,asp --straggler 3:x4 --epochs 0.5 --target-accuracy 0.999 --out " +
+          dir.string() + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("(bsp's run time for 0.5 epochs at lr 0.05; --max-time sets it)") != std::string::npos);
+  asp = slurp_file(dir / "asp" / "summary.json");
+  bsp = slurp_file(dir / "bsp" / "summary.json");
+  double cap = json_number(bsp, "run_time_s");
+  CHECK(cap > 0);
+  CHECK(json_number(asp, "run_time_s") == doctest::Approx(cap).epsilon(0.02));
+  CHECK(json_number(asp, "samples") > 2 * json_number(bsp, "samples"));  // same time, more samples
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: compare --tune-lr runs every protocol at every lr and reports each at its best") {
+  auto r = run("compare --protocols asp --tune-lr 0.001,0.05 --max-time 0.1 --target-accuracy 0.9" + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("every protocol at every learning rate:") != std::string::npos);
+  CHECK(r.output.find("| asp lr=0.001 ") != std::string::npos);
+  CHECK(r.output.find("at the shared learning rate 0.05:") != std::string::npos);
+  auto best = r.output.find("each protocol at its best learning rate");
+  REQUIRE(best != std::string::npos);
+  CHECK(r.output.find("| asp lr=0.05 ", best) != std::string::npos);  // 0.001 is far too slow
+  CHECK(r.output.find("| asp lr=0.001 ", best) == std::string::npos);
+  r = run("compare --protocols asp --tune-lr 0.05,fast" + fast);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--tune-lr: 'fast' is not a positive learning rate") != std::string::npos);
 }

@@ -285,3 +285,22 @@ TEST_CASE("link model: in virtual time each BSP iteration pays a push and a pull
   }
   CHECK(comm / iterations > 1.5 * 0.005);  // 5, 7, 9 and 11 ms by queue position
 }
+
+TEST_CASE("summary: accuracy at a sample count interpolates between evaluations") {
+  run_summary s;
+  s.evals = {{1.0, 100, 0.5}, {2.0, 300, 0.7}, {3.0, 400, 0.9}};
+  CHECK(accuracy_at_samples(s, 50) < 0);  // before the first evaluation: unknown
+  CHECK(accuracy_at_samples(s, 100) == doctest::Approx(0.5));
+  CHECK(accuracy_at_samples(s, 200) == doctest::Approx(0.6));
+  CHECK(accuracy_at_samples(s, 350) == doctest::Approx(0.8));
+  CHECK(accuracy_at_samples(s, 400) == doctest::Approx(0.9));
+  CHECK(accuracy_at_samples(s, 500) == doctest::Approx(0.9));  // the run ended at its last one
+  s.evals.push_back({3.1, 400, 0.85});  // the final evaluation, at the same count (a last commit)
+  CHECK(accuracy_at_samples(s, 400) == doctest::Approx(0.85));
+  CHECK(accuracy_at_samples(s, 350) == doctest::Approx(0.8));
+  s.samples = 500;  // the final evaluation counts as the last point
+  s.final_accuracy = 0.95;
+  CHECK(accuracy_at_samples(s, 450) == doctest::Approx(0.9));
+  CHECK(accuracy_at_samples(s, 500) == doctest::Approx(0.95));
+  CHECK(accuracy_at_samples(s, 600) == doctest::Approx(0.95));
+}

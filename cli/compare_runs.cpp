@@ -1,0 +1,113 @@
+#include "cli/compare_runs.hpp"
+
+#include "cli/options.hpp"
+#include "runtime/job.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+namespace syncpoint::cli {
+
+namespace {
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+struct one_run {
+  compared_run run;
+  bool lost_all = false;
+};
+
+// One protocol at one lr under the stop rule: no sample budget, the cap, the target.
+one_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr,
+                       double cap_s, bool tuning, std::vector<std::string>& failures) {
+  auto cfg = plan.base;
+  cfg.protocol = protocol;
+  cfg.protocol_opts = options_of(plan.base, protocol);  // each protocol gets its own options
+  cfg.lr = lr;
+  cfg.epochs = 0;
+  cfg.max_time_s = cap_s;
+  cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
+  if (!plan.base.out_dir.empty())
+    cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + number(lr) : "");
+  auto r = train(cfg);
+  for (auto& f : r.failures)
+    failures.push_back(protocol + " (lr " + number(lr) + "): " + f);
+  one_run out;
+  out.run.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + number(lr) : "");
+  out.run.lr = lr;
+  out.run.stopped_by = cfg.stop_at_target && r.summary.time_to_target_s >= 0 ? "target" : "cap";
+  out.lost_all = r.summary.lost >= static_cast<uint64_t>(r.summary.workers);
+  if (out.lost_all)
+    out.run.stopped_by = "failed";
+  out.run.summary = std::move(r.summary);
+  return out;
+}
+
+}  // namespace
+
+bool better_run(const run_summary& a, const run_summary& b) {
+  bool ra = a.time_to_target_s >= 0, rb = b.time_to_target_s >= 0;
+  if (ra != rb)
+    return ra;
+  if (ra && a.time_to_target_s != b.time_to_target_s)
+    return a.time_to_target_s < b.time_to_target_s;
+  return a.final_accuracy > b.final_accuracy;
+}
+
+comparison run_comparison(const comparison_plan& plan) {
+  comparison c;
+  const auto& base = plan.base;
+  std::vector<double> lrs = plan.lrs.empty() ? std::vector<double>{base.lr} : plan.lrs;
+  bool tuning = !plan.lrs.empty();
+
+  // The cap: given, or the reference's run time for the sample budget.
+  if (base.max_time_s > 0) {
+    c.cap_s = base.max_time_s;
+    c.cap_source = "--max-time";
+  } else {
+    auto cfg = base;
+    cfg.protocol = plan.protocols.front();
+    cfg.protocol_opts = options_of(base, cfg.protocol);
+    cfg.epochs = base.epochs > 0 ? base.epochs : 1;
+    cfg.stop_at_target = false;
+    cfg.out_dir.clear();
+    auto r = train(cfg);
+    c.cap_s = r.summary.run_time_s;
+    c.cap_source = cfg.protocol + "'s run time for " + number(cfg.epochs) + " epoch" +
+                   (cfg.epochs == 1 ? "" : "s") + " at lr " + number(base.lr);
+    if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers) || c.cap_s <= 0)
+      throw std::runtime_error("the reference run (" + cfg.protocol +
+                               ") failed, so there is no time cap; give one with --max-time");
+  }
+
+  for (auto& p : plan.protocols) {
+    std::optional<one_run> best;
+    for (double lr : lrs) {
+      auto r = run_under_rule(plan, p, lr, c.cap_s, tuning, c.failures);
+      if (tuning)
+        c.grid.push_back(r.run);
+      if (!best || (!r.lost_all && (best->lost_all || better_run(r.run.summary, best->run.summary))))
+        best = std::move(r);
+    }
+    if (best->lost_all)
+      c.failed.push_back(p);
+    c.runs.push_back(std::move(best->run));
+  }
+
+  c.equal_samples = std::numeric_limits<uint64_t>::max();
+  for (auto& r : c.runs)
+    c.equal_samples = std::min(c.equal_samples, r.summary.samples);
+  for (auto* list : {&c.runs, &c.grid})
+    for (auto& r : *list)
+      r.acc_equal = accuracy_at_samples(r.summary, c.equal_samples);
+  return c;
+}
+
+}  // namespace syncpoint::cli

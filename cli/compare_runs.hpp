@@ -1,0 +1,44 @@
+// `syncpoint compare`'s rule: every protocol stops the same way, when it
+// reaches the target accuracy or at a shared time cap, whichever comes first;
+// each is then also read at an equal number of samples. With several learning
+// rates, every protocol runs at each and is reported at its best.
+//
+//   cli::comparison_plan plan{job, {"bsp", "asp"}, {0.02, 0.05, 0.1}};
+//   auto c = cli::run_comparison(plan);
+//   std::printf("%s", cli::comparison_table(c.runs).c_str());
+#pragma once
+
+#include "cli/compare.hpp"
+
+#include <string>
+#include <vector>
+
+namespace syncpoint::cli {
+
+struct comparison_plan {
+  job_config base;                     // the shared job; its --lr is the shared lr
+  std::vector<std::string> protocols;  // the first is the reference for the default cap
+  std::vector<double> lrs;             // --tune-lr; empty: the shared lr only
+  bool run_to_cap = false;             // the target does not stop a run (still timed)
+};
+
+struct comparison {
+  double cap_s = 0;
+  std::string cap_source;              // how the cap was chosen, for the reader
+  uint64_t equal_samples = 0;          // the fewest samples a reported run processed
+  std::vector<compared_run> runs;      // one per protocol (at its best lr when tuning)
+  std::vector<compared_run> grid;      // tuning: every protocol at every lr
+  std::vector<std::string> failures;   // lines to print (lost workers, failed runs)
+  std::vector<std::string> failed;     // protocols whose reported run lost every worker
+};
+
+/// Runs the plan. The cap is --max-time when given; otherwise the reference
+/// (the first protocol at the shared lr) runs for --epochs (1 if unset), not
+/// stopping at the target, and its run time is the cap.
+comparison run_comparison(const comparison_plan& plan);
+
+/// The better of two runs of one protocol: reached the target sooner; else
+/// (neither reached it) the higher final accuracy.
+bool better_run(const run_summary& a, const run_summary& b);
+
+}  // namespace syncpoint::cli
