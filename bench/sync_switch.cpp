@@ -11,6 +11,7 @@
 // 3. The cost of a switch (real clock: from the decision to the next phase's
 //    first release) and of the online policy per push (against bsp's own).
 #include "protocols/protocol.hpp"
+#include "bench/null_coordinator.hpp"
 #include "bench/paper_job.hpp"
 #include "runtime/job.hpp"
 #include "runtime/tune_switch.hpp"
@@ -42,44 +43,9 @@ void print(const std::vector<row>& rows) {
   std::fflush(stdout);
 }
 
-// A coordinator that releases at once and counts, to time a protocol's own work.
-struct null_coordinator : coordinator_api {
-  explicit null_coordinator(int n) : waiting_(static_cast<size_t>(n), true), clock_(static_cast<size_t>(n), 0) {}
-  std::vector<bool> waiting_;
-  std::vector<uint64_t> clock_;
-  double time = 0;
-  uint64_t samples_ = 0;
-  int workers() const override { return static_cast<int>(waiting_.size()); }
-  bool live(worker_id) const override { return true; }
-  std::vector<worker_id> live_workers() const override {
-    std::vector<worker_id> out;
-    for (int i = 0; i < workers(); ++i)
-      out.push_back(i);
-    return out;
-  }
-  uint64_t clock(worker_id w) const override { return clock_[static_cast<size_t>(w)]; }
-  double now() const override { return time; }
-  bool waiting(worker_id w) const override { return waiting_[static_cast<size_t>(w)]; }
-  void release(worker_id w, bool) override { waiting_[static_cast<size_t>(w)] = false; }
-  void commit() override {}
-  void set_mode(ps_mode) override {}
-  void release_at(worker_id w, double, bool p) override { release(w, p); }
-  void set_timer(double, uint64_t) override {}
-  void set_batch(worker_id, uint32_t) override {}
-  uint32_t batch(worker_id) const override { return 64; }
-  uint64_t samples() const override { return samples_; }
-  uint64_t sample_budget() const override { return uint64_t{1} << 62; }
-  void push(protocol& p, worker_id w) {
-    ++clock_[static_cast<size_t>(w)];
-    waiting_[static_cast<size_t>(w)] = true;
-    samples_ += 64;
-    p.on_push(*this, w);
-  }
-};
-
 // Nanoseconds per push of `p` with n workers pushing in turn, 1 ms apart.
 double ns_per_push(protocol& p, int n, int pushes) {
-  null_coordinator c(n);
+  bench::null_coordinator c(n);
   p.on_start(c);
   auto t0 = std::chrono::steady_clock::now();
   for (int k = 0; k < pushes; ++k) {

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Regenerates docs/fidelity.md: the papers' headline claims against our figures.
+#   bench/fidelity.sh --quick   one seed per cell, under 10 minutes on 2 cores
+#   bench/fidelity.sh           3 seeds per cell, mean (min–max)
+# Set-up and build as scripts/run.sh does; then the tables between the
+# mode's markers in docs/fidelity.md are replaced (the rest is kept).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+./build/bench_fidelity "$@" --out docs/fidelity.md
