@@ -202,19 +202,12 @@ struct coordinator_state : coordinator_api {
     self->send(cfg->ps, snapshot_atom::value, evaluator, samples_, final);
   }
 
-  // How far the run is: by its sample budget, else by its time cap.
-  double done_fraction() const {
-    if (cfg->total_samples_hint > 0)
-      return static_cast<double>(samples_) / static_cast<double>(cfg->total_samples_hint);
-    return cfg->max_time_s > 0 ? now() / cfg->max_time_s : 0.0;
-  }
-
   // One line on stderr and/or to the driver.
   void report(std::string line) {
     if (cfg->progress)
       std::fprintf(stderr, "%s\n", line.c_str());
     if (cfg->report_progress && cfg->driver) {
-      double frac = done_fraction();
+      double frac = run_fraction();
       self->send(cfg->driver, progress_atom::value,
                  progress_report{std::move(line), samples_, std::min(frac, 1.0), last_accuracy});
     }
@@ -223,7 +216,7 @@ struct coordinator_state : coordinator_api {
   void print_progress(const std::string& what) {
     if (!cfg->progress && !cfg->report_progress)
       return;
-    double pct = 100.0 * done_fraction();
+    double pct = 100.0 * run_fraction();
     char line[256];
     std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f",
                   cfg->protocol_name.c_str(), what.c_str(), now(),

@@ -31,7 +31,6 @@ struct coordinator_config {
   double target_accuracy = 0;       // 0: none
   bool stop_at_target = false;
   uint64_t eval_every_samples = 0;  // 0: only the final evaluation
-  uint64_t total_samples_hint = 0;  // for progress (budget or epoch size)
   bool progress = false;            // print progress lines on stderr
   bool report_progress = false;     // send them to the driver
   ps_actor ps;

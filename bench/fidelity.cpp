@@ -12,6 +12,7 @@
 #include "bench/fidelity_cells.hpp"
 #include "bench/null_coordinator.hpp"
 #include "bench/paper_job.hpp"
+#include "cli/compare.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "protocols/elastic_bsp/zipline.hpp"
 #include "protocols/protocol.hpp"
@@ -27,12 +28,6 @@ using bench::cell;
 using bench::spread;
 
 namespace {
-
-std::string f(const char* fmt, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, fmt, x);
-  return buf;
-}
 
 struct claim {
   std::string paper, claim, scenario, ours, verdict, why;
@@ -59,10 +54,11 @@ const cell& find(const std::vector<cell>& cells, const std::string& label) {
   throw std::logic_error("no cell " + label);
 }
 
-// A mean time to target that counts a run that never got there as the cap
-// (a lower bound), so that protocols that miss it are not favoured.
-double mean_ttt(const cell& c, double cap) {
-  return (c.to_target.mean() * c.reached + cap * (c.runs - c.reached)) / std::max(1, c.runs);
+// A mean time to target that counts a run that never got there as very late
+// (1e9 s), so that protocols that miss it are not favoured.
+double mean_ttt(const cell& c) {
+  constexpr double never = 1e9;
+  return (c.to_target.mean() * c.reached + never * (c.runs - c.reached)) / std::max(1, c.runs);
 }
 
 job_config four_workers(const std::string& model) {
@@ -85,17 +81,14 @@ void elastic(report& rep, const std::vector<uint64_t>& seeds) {
   for (auto model : {"mlp", "cnn"}) {
     auto job = four_workers(model);
     auto cells = bench::compare_cells(job, {"bsp", "elastic-bsp"}, seeds, std::string("elastic ") + model);
-    double cap = 0;
-    for (auto& c : cells)
-      cap = std::max(cap, c.to_target.hi());
     auto& b = cells[0];
     auto& e = cells[1];
-    bool f1 = e.reached == e.runs && mean_ttt(e, 1e9) < mean_ttt(b, 1e9);
+    bool f1 = e.reached == e.runs && mean_ttt(e) < mean_ttt(b);
     bool b1 = e.accuracy.mean() > b.accuracy.mean();
     faster += f1;
     better += b1;
     why += std::string(model) + ": " + (f1 ? "faster" : "not faster") + ", " + (b1 ? "more" : "less") +
-           " accurate at the cap, with " + f("%.1f", e.samples_per_s.mean() / b.samples_per_s.mean()) +
+           " accurate at the cap, with " + cli::fmt("%.1f", e.samples_per_s.mean() / b.samples_per_s.mean()) +
            "× BSP's samples/s. ";
     ours += std::string(model) + ": to 0.85 in " + e.to_target_str() + " s vs BSP " + b.to_target_str() +
             " s; at the cap " + e.accuracy.str("%.4f") + " vs " + b.accuracy.str("%.4f") + ". ";
@@ -142,8 +135,8 @@ void zipline_scaling(report& rep, bool quick) {
     tb.push_back(micros(m, zipline_variant::opt_bs));
     if (crossover == 0 && tb.back() < tp.back())
       crossover = n;
-    tab += "| " + std::to_string(n) + " | " + f("%.1f", tp.back()) + " | " + f("%.1f", to.back()) + " | " +
-           f("%.1f", tb.back()) + " |\n";
+    tab += "| " + std::to_string(n) + " | " + cli::fmt("%.1f", tp.back()) + " | " + cli::fmt("%.1f", to.back()) + " | " +
+           cli::fmt("%.1f", tb.back()) + " |\n";
   }
   // Growth exponents: the least-squares slope of log t against log n over
   // n >= 64 (small n is dominated by constant costs). 1 is linear, n log n
@@ -159,14 +152,14 @@ void zipline_scaling(report& rep, bool quick) {
   };
   double sp = slope(tp), so = slope(to), sb = slope(tb);
   tab += "\nGrowth exponent, the slope of log time against log n for n ≥ 64 (n log n gives about 1.15): "
-         "zipline " + f("%.2f", sp) + ", zipline-opt " + f("%.2f", so) + ", zipline-opt-bs " + f("%.2f", sb) +
+         "zipline " + cli::fmt("%.2f", sp) + ", zipline-opt " + cli::fmt("%.2f", so) + ", zipline-opt-bs " + cli::fmt("%.2f", sb) +
          ".\n\n";
   rep.details += tab;
   bool linearithmic = sb < 1.4 && sp > 1.6;
   rep.claims.push_back(
     {"ElasticBSP", "ZipLineOpt/OptBS are linearithmic, with the crossover against ZipLine at small n",
      "random instances (`syncpoint zipline --random N,15`), n up to 1000, this machine",
-     "growth exponent: opt-bs " + f("%.2f", sb) + ", opt " + f("%.2f", so) + ", zipline " + f("%.2f", sp) +
+     "growth exponent: opt-bs " + cli::fmt("%.2f", sb) + ", opt " + cli::fmt("%.2f", so) + ", zipline " + cli::fmt("%.2f", sp) +
        "; opt-bs is faster from n = " + (crossover ? std::to_string(crossover) : std::string("never")),
      linearithmic && so < 1.4 && crossover && crossover <= 64 ? "reproduced"
        : linearithmic || (crossover && crossover <= 64) ? "partly" : "not",
@@ -191,35 +184,34 @@ void wbsp(report& rep, const std::vector<uint64_t>& seeds) {
     auto job = four_workers("mlp");
     job.ps_bandwidth = link;
     job.eval_every = 0.05;
-    auto name = "wbsp " + f("%.0f", link / 1e6) + "MB/s";
+    auto name = "wbsp " + cli::fmt("%.0f", link / 1e6) + "MB/s";
     auto cells = bench::compare_cells(job, protocols, seeds, name);
-    double cap = 1e9;
     double best_other = 1e18;
     std::string best_name;
     spread other_cr;
     for (auto& o : others) {
       auto& c = find(cells, o);
-      if (mean_ttt(c, cap) < best_other) {
-        best_other = mean_ttt(c, cap);
+      if (mean_ttt(c) < best_other) {
+        best_other = mean_ttt(c);
         best_name = o;
       }
       other_cr.add(c.compute.mean());
     }
-    double best_w = std::min(mean_ttt(find(cells, "wbsp"), cap), mean_ttt(find(cells, "wbsp-overlap"), cap));
+    double best_w = std::min(mean_ttt(find(cells, "wbsp")), mean_ttt(find(cells, "wbsp-overlap")));
     double cut = 1 - best_w / best_other;
     auto& ov = find(cells, "wbsp-overlap");
-    ours_ttt += f("%.0f", link / 1e6) + " MB/s link: " +
-                (cut >= 0 ? f("%.0f", 100 * cut) + "% less time than " : f("%.0f", -100 * cut) + "% more time than ") +
+    ours_ttt += cli::fmt("%.0f", link / 1e6) + " MB/s link: " +
+                (cut >= 0 ? cli::fmt("%.0f", 100 * cut) + "% less time than " : cli::fmt("%.0f", -100 * cut) + "% more time than ") +
                 best_name + ", the fastest other. ";
-    ours_cr += f("%.0f", link / 1e6) + " MB/s: others " + f("%.0f", 100 * other_cr.lo()) + "–" +
-               f("%.0f", 100 * other_cr.hi()) + "%, wbsp-overlap " + f("%.0f", 100 * ov.compute.mean()) + "%. ";
+    ours_cr += cli::fmt("%.0f", link / 1e6) + " MB/s: others " + cli::fmt("%.0f", 100 * other_cr.lo()) + "–" +
+               cli::fmt("%.0f", 100 * other_cr.hi()) + "%, wbsp-overlap " + cli::fmt("%.0f", 100 * ov.compute.mean()) + "%. ";
     if (cut >= 0.5)
       verdict_ttt = "reproduced";
     else if (cut > 0 && verdict_ttt == "not")
       verdict_ttt = "partly";
     if (ov.compute.mean() >= 0.9 && other_cr.hi() < ov.compute.mean())
       verdict_cr = "reproduced";
-    rep.details += "### WBSP, PS link " + f("%.0f", link / 1e6) +
+    rep.details += "### WBSP, PS link " + cli::fmt("%.0f", link / 1e6) +
                    " MB/s (4 workers, `1:x2;3:x3`, MLP, evaluation every 0.05 epoch, cap = BSP's time for 2 "
                    "epochs)\n\n" + table(cells, "0.85") + "\n";
   }
@@ -246,15 +238,14 @@ void r2sp(report& rep, const std::vector<uint64_t>& seeds) {
   auto& b = find(cells, "bsp");
   auto& r = find(cells, "r2sp");
   auto& a = find(cells, "asp");
-  double cap = 1e9;
   double thr = r.samples_per_s.mean() / b.samples_per_s.mean();
-  double ttt = mean_ttt(b, cap) / mean_ttt(r, cap);
+  double ttt = mean_ttt(b) / mean_ttt(r);
   rep.details += "### R²SP, 8 equal workers, PS link 1.3 GB/s (MLP, cap = BSP's time for 2 epochs)\n\n" +
                  table(cells, "0.8") + "\n";
   rep.claims.push_back(
     {"R²SP", "trains up to 25% faster when the PS link is the bottleneck",
      "MLP, 8 equal workers, a shared PS link of 1.3 GB/s (each transfer 814 KB), target 0.8",
-     "samples/s " + f("%.2f", thr) + "× BSP's; time to 0.8: R²SP " + r.to_target_str() + " s, BSP " +
+     "samples/s " + cli::fmt("%.2f", thr) + "× BSP's; time to 0.8: R²SP " + r.to_target_str() + " s, BSP " +
        b.to_target_str() + " s, ASP " + a.to_target_str() + " s",
      ttt >= 1.2 && thr >= 1.2 ? "reproduced" : (ttt > 1 || thr > 1 ? "partly" : "not"),
      std::string(thr >= 1.2 ? "Throughput reproduced: slots keep the link busy without queues. "
@@ -293,8 +284,8 @@ void sync_switch(report& rep, const std::vector<uint64_t>& seeds, bool quick) {
     tr.seed = seed;
     tr.straggler.clear();
     for (int i = 0; i < tr.workers; ++i)
-      tr.straggler += (i ? ";" : "") + std::to_string(i) + ":x4@" + f("%.2f", 0.3 + i * 0.6) + "-" +
-                      f("%.2f", 0.3 + (i + 1) * 0.6);
+      tr.straggler += (i ? ";" : "") + std::to_string(i) + ":x4@" + cli::fmt("%.2f", 0.3 + i * 0.6) + "-" +
+                      cli::fmt("%.2f", 0.3 + (i + 1) * 0.6);
     auto online = tr;
     online.protocol_opts.set("online", "on");
     auto tb = run(tr, "bsp"), to = run(online, "sync-switch");
@@ -320,22 +311,10 @@ void sync_switch(report& rep, const std::vector<uint64_t>& seeds, bool quick) {
   // Overhead: the online policy's decision per push against BSP's, per 10 ms iteration.
   protocol_options on;
   on.set("online", "on");
-  auto per_push_ns = [](protocol& p) {
-    bench::null_coordinator c(8);
-    p.on_start(c);
-    const int pushes = 200000;
-    auto t0 = std::chrono::steady_clock::now();
-    for (int k = 0; k < pushes; ++k) {
-      auto w = static_cast<worker_id>(k % 8);
-      c.time += 1e-3;
-      if (!c.waiting(w))
-        c.push(p, w);
-    }
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / pushes;
-  };
   auto plain = make_protocol("bsp", {});
   auto policy = make_protocol("sync-switch", on);
-  double extra_ns = std::max(0.0, per_push_ns(*policy) - per_push_ns(*plain));
+  double extra_ns =
+    std::max(0.0, bench::ns_per_push(*policy, 8, 200000) - bench::ns_per_push(*plain, 8, 200000));
   double overhead = extra_ns / (base.iter_cost_ms * 1e6) * 100;
   rep.details += "### Sync-Switch, 8 workers, `6:x2;7:x3` (MLP, 2 epochs, 10 ms/iteration)\n\n"
                  "Tuned schedules (tolerance 0.005): " + schedules + ".\n\n"
@@ -346,16 +325,16 @@ void sync_switch(report& rep, const std::vector<uint64_t>& seeds, bool quick) {
                  "| time, sync-switch / asp (same samples) | " + time_vs_asp.str("%.2f") + "× |\n"
                  "| transient stragglers: throughput, online / bsp | " + transient_thr.str("%.2f") + "× |\n"
                  "| transient stragglers: accuracy, online − bsp | " + transient_acc.str("%+.2f") + " points |\n"
-                 "| online policy per push, beyond bsp's decision | " + f("%.0f", extra_ns) + " ns |\n"
+                 "| online policy per push, beyond bsp's decision | " + cli::fmt("%.0f", extra_ns) + " ns |\n"
                  "| tried: workers 6 and 7 4× and 8× slower (seed " + std::to_string(heavy.seed) + ", schedule " +
-                 heavy_tuned.policy.schedule + "): throughput / bsp | " + f("%.2f", heavy_thr) + "× |\n"
-                 "| tried: the same, accuracy − bsp | " + f("%+.2f", heavy_acc) + " points |\n\n";
+                 heavy_tuned.policy.schedule + "): throughput / bsp | " + cli::fmt("%.2f", heavy_thr) + "× |\n"
+                 "| tried: the same, accuracy − bsp | " + cli::fmt("%+.2f", heavy_acc) + " points |\n\n";
   std::string scen = "MLP, 8 workers, workers 6 and 7 two and three times slower, 2 epochs, share tuned by "
                      "`tune-switch` (tolerance 0.005)";
   rep.claims.push_back(
     {"Sync-Switch", "up to 5.13× BSP's throughput at similar accuracy", scen,
      thr.str("%.2f") + "× BSP, accuracy " + acc_vs_bsp.str("%+.2f") + " points; tried with workers 6 and 7 "
-       "4× and 8× slower: " + f("%.2f", heavy_thr) + "×, " + f("%+.2f", heavy_acc) + " points",
+       "4× and 8× slower: " + cli::fmt("%.2f", heavy_thr) + "×, " + cli::fmt("%+.2f", heavy_acc) + " points",
      std::max(thr.mean(), heavy_thr) >= 4 && acc_vs_bsp.mean() > -1 ? "reproduced"
        : thr.mean() > 1.1 ? "partly" : "not",
      "The speed-up is bounded by what BSP loses to its slowest worker: with workers 2–3× slower and free "
@@ -382,7 +361,7 @@ void sync_switch(report& rep, const std::vector<uint64_t>& seeds, bool quick) {
      "speed-up exceeds the paper's. The paper's stragglers are rarer."});
   rep.claims.push_back(
     {"Sync-Switch", "framework overhead as low as 1.7%", "the online policy's work per push, per 10 ms iteration",
-     f("%.4f", overhead) + "% of an iteration",
+     cli::fmt("%.4f", overhead) + "% of an iteration",
      overhead <= 1.7 ? "reproduced" : "not",
      "A switch here is a behaviour change in one actor (measured at tens of µs by bench_sync_switch). The "
      "paper's overhead includes restarting TensorFlow sessions."});

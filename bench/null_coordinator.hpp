@@ -4,6 +4,7 @@
 
 #include "protocols/protocol.hpp"
 
+#include <chrono>
 #include <vector>
 
 namespace syncpoint::bench {
@@ -41,5 +42,19 @@ struct null_coordinator : coordinator_api {
     p.on_push(*this, w);
   }
 };
+
+// Nanoseconds per push of `p` with n workers pushing in turn, 1 ms apart.
+inline double ns_per_push(protocol& p, int n, int pushes) {
+  null_coordinator c(n);
+  p.on_start(c);
+  auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < pushes; ++k) {
+    auto w = static_cast<worker_id>(k % n);
+    c.time += 1e-3;
+    if (!c.waiting(w))
+      c.push(p, w);
+  }
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / pushes;
+}
 
 }  // namespace syncpoint::bench

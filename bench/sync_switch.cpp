@@ -43,20 +43,6 @@ void print(const std::vector<row>& rows) {
   std::fflush(stdout);
 }
 
-// Nanoseconds per push of `p` with n workers pushing in turn, 1 ms apart.
-double ns_per_push(protocol& p, int n, int pushes) {
-  bench::null_coordinator c(n);
-  p.on_start(c);
-  auto t0 = std::chrono::steady_clock::now();
-  for (int k = 0; k < pushes; ++k) {
-    auto w = static_cast<worker_id>(k % n);
-    c.time += 1e-3;
-    if (!c.waiting(w))
-      c.push(p, w);
-  }
-  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / pushes;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,7 +148,7 @@ int main(int argc, char** argv) {
     on.set("online", "on");
     auto plain = make_protocol("bsp", {});
     auto policy = make_protocol("sync-switch", on);
-    double bsp_ns = ns_per_push(*plain, 8, 400000), online_ns = ns_per_push(*policy, 8, 400000);
+    double bsp_ns = bench::ns_per_push(*plain, 8, 400000), online_ns = bench::ns_per_push(*policy, 8, 400000);
     std::printf("\n3. Costs\n\n| what | figure |\n|---|---|\n");
     if (!gaps.empty())
       std::printf("| a switch, real clock: decision to the next phase's first pull or compute (median of %zu) | %.1f us |\n",

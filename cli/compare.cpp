@@ -6,13 +6,13 @@
 
 namespace syncpoint::cli {
 
-namespace {
-
-std::string fmt(const char* f, double x) {
+std::string fmt(const char* format, double x) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
+  std::snprintf(buf, sizeof buf, format, x);
   return buf;
 }
+
+namespace {
 
 std::string escape_html(const std::string& s) {
   std::string out;

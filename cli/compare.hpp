@@ -16,6 +16,9 @@ struct compared_run {
   double acc_equal = -1;      // accuracy at the comparison's equal sample count (< 0: none)
 };
 
+/// `x` printed with a printf format for one double: fmt("%.2f", 1.234) == "1.23".
+std::string fmt(const char* format, double x);
+
 /// One run's summary as lines of text (protocol, times, accuracy, per worker).
 void print_summary(const run_summary& s);
 

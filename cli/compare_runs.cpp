@@ -13,12 +13,6 @@ namespace syncpoint::cli {
 
 namespace {
 
-std::string number(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
-
 struct one_run {
   compared_run run;
   bool lost_all = false;
@@ -35,12 +29,12 @@ one_run run_under_rule(const comparison_plan& plan, const std::string& protocol,
   cfg.max_time_s = cap_s;
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
-    cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + number(lr) : "");
+    cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "");
   auto r = train(cfg);
   for (auto& f : r.failures)
-    failures.push_back(protocol + " (lr " + number(lr) + "): " + f);
+    failures.push_back(protocol + " (lr " + fmt("%g", lr) + "): " + f);
   one_run out;
-  out.run.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + number(lr) : "");
+  out.run.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + fmt("%g", lr) : "");
   out.run.lr = lr;
   out.run.stopped_by = cfg.stop_at_target && r.summary.time_to_target_s >= 0 ? "target" : "cap";
   out.lost_all = r.summary.lost >= static_cast<uint64_t>(r.summary.workers);
@@ -80,8 +74,8 @@ comparison run_comparison(const comparison_plan& plan) {
     cfg.out_dir.clear();
     auto r = train(cfg);
     c.cap_s = r.summary.run_time_s;
-    c.cap_source = cfg.protocol + "'s run time for " + number(cfg.epochs) + " epoch" +
-                   (cfg.epochs == 1 ? "" : "s") + " at lr " + number(base.lr);
+    c.cap_source = cfg.protocol + "'s run time for " + fmt("%g", cfg.epochs) + " epoch" +
+                   (cfg.epochs == 1 ? "" : "s") + " at lr " + fmt("%g", base.lr);
     if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers) || c.cap_s <= 0)
       throw std::runtime_error("the reference run (" + cfg.protocol +
                                ") failed, so there is no time cap; give one with --max-time");

@@ -35,11 +35,6 @@ constexpr const char* usage =
   "  status     list a cluster's nodes and jobs: syncpoint status --head HOST:P\n"
   "Run 'syncpoint <command> --help' for the options of a command.\n";
 
-std::string fmt_g(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", x);
-  return buf;
-}
 
 void print_protocols() {
   for (auto& kv : protocol_catalog()) {
@@ -113,9 +108,9 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   for (auto& f : c.failures)
     std::fprintf(stderr, "syncpoint compare: %s\n", f.c_str());
   std::string rule = base.target_accuracy > 0 && !opts.run_to_cap
-                       ? "every run stops at test accuracy " + fmt_g(base.target_accuracy) + " or at "
+                       ? "every run stops at test accuracy " + cli::fmt("%g", base.target_accuracy) + " or at "
                        : "every run stops at ";
-  rule += "the time cap, " + fmt_g(c.cap_s) + " s (" + c.cap_source +
+  rule += "the time cap, " + cli::fmt("%g", c.cap_s) + " s (" + c.cap_source +
           (c.cap_source == "--max-time" ? "" : "; --max-time sets it") + ")";
   std::string equal = "acc@" + std::to_string(c.equal_samples) + " = accuracy after " +
                       std::to_string(c.equal_samples) + " samples, the fewest any run processed";
@@ -128,7 +123,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
       if (r.lr == base.lr)
         shared.push_back(r);
     if (!shared.empty())
-      std::printf("\nat the shared learning rate %s:\n%s", fmt_g(base.lr).c_str(),
+      std::printf("\nat the shared learning rate %s:\n%s", cli::fmt("%g", base.lr).c_str(),
                   cli::comparison_table(shared, c.equal_samples).c_str());
     std::printf("\neach protocol at its best learning rate (soonest to the target, else most accurate):\n");
   }

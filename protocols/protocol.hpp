@@ -119,6 +119,13 @@ class coordinator_api {
   virtual uint64_t sample_budget() const { return 0; }
   /// The run's time cap in seconds on its clock (0: none).
   virtual double time_budget() const { return 0; }
+  /// How far the run is, 0..1 (may pass 1 while it stops): by its sample
+  /// budget, else by its time cap, else 0.
+  double run_fraction() const {
+    if (sample_budget() > 0)
+      return static_cast<double>(samples()) / static_cast<double>(sample_budget());
+    return time_budget() > 0 ? now() / time_budget() : 0.0;
+  }
   /// The PS's momentum from now on: `mu`; with `clear`, its velocity is reset
   /// first; with `ramp_steps` > 0 the coefficient rises linearly from 0 to mu
   /// over that many updates.

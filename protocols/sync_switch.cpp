@@ -128,7 +128,7 @@ class sync_switch : public protocol {
     double done = 0;
     for (size_t i = 0; i <= current_; ++i)
       done += phases_[i].share;
-    if (current_ + 1 < phases_.size() && run_fraction(c) >= done - 1e-9)
+    if (current_ + 1 < phases_.size() && c.run_fraction() >= done - 1e-9)
       enter(c, current_ + 1, "share");
   }
 
@@ -140,16 +140,6 @@ class sync_switch : public protocol {
   }
 
  private:
-  // How far the run is: by samples when it has a sample budget, else by time
-  // when it has a time cap (compare's shared cap), else never past phase one.
-  static double run_fraction(coordinator_api& c) {
-    if (c.sample_budget() > 0)
-      return static_cast<double>(c.samples()) / static_cast<double>(c.sample_budget());
-    if (c.time_budget() > 0)
-      return c.now() / c.time_budget();
-    return 0;
-  }
-
   // What the phase's protocol sees: the coordinator, with its releases
   // recorded (cycle times) and its timers tagged with the phase entry.
   struct phase_api : coordinator_api {

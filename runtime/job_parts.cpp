@@ -76,7 +76,6 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
   co->target_accuracy = cfg.target_accuracy;
   co->stop_at_target = cfg.stop_at_target;
   co->eval_every_samples = static_cast<uint64_t>(std::llround(cfg.eval_every * epoch));
-  co->total_samples_hint = co->sample_budget;
   co->progress = opts.progress;
   co->report_progress = opts.report_progress;
   co->ps = core.ps;
