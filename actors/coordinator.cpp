@@ -204,17 +204,17 @@ struct coordinator_state : coordinator_api {
 
   // One line on stderr and/or to the driver.
   void report(std::string line) {
-    if (cfg->progress)
-      std::fprintf(stderr, "%s\n", line.c_str());
-    if (cfg->report_progress && cfg->driver) {
-      double frac = run_fraction();
-      self->send(cfg->driver, progress_atom::value,
-                 progress_report{std::move(line), samples_, std::min(frac, 1.0), last_accuracy});
-    }
+    progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy};
+    if (cfg->on_progress)
+      cfg->on_progress(r);
+    else if (cfg->progress)
+      std::fprintf(stderr, "%s\n", r.line.c_str());
+    if (cfg->report_progress && cfg->driver)
+      self->send(cfg->driver, progress_atom::value, std::move(r));
   }
 
   void print_progress(const std::string& what) {
-    if (!cfg->progress && !cfg->report_progress)
+    if (!cfg->progress && !cfg->report_progress && !cfg->on_progress)
       return;
     double pct = 100.0 * run_fraction();
     char line[256];

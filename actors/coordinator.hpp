@@ -33,6 +33,7 @@ struct coordinator_config {
   uint64_t eval_every_samples = 0;  // 0: only the final evaluation
   bool progress = false;            // print progress lines on stderr
   bool report_progress = false;     // send them to the driver
+  progress_fn on_progress;          // or hand them to this (called on the coordinator's thread)
   ps_actor ps;
   tracer_actor tracer;
   driver_actor driver;

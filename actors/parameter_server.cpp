@@ -156,6 +156,21 @@ void close_round(ps_state& st) {
   st.round_open = false;
 }
 
+// Under the adjusted rule the velocity is per round in buffered and gated
+// mode (v ~ the round's mean gradient) and per push in immediate mode (v ~ one
+// push's share of it). A switch between the two (Sync-Switch) converts it, so
+// the momentum carried over moves the weights as far per round as before
+// instead of n times as far (or 1/n) until it decays.
+void rescale_velocity(ps_state& st, ps_mode from, ps_mode to) {
+  bool per_round_before = from != ps_mode::immediate, per_round_after = to != ps_mode::immediate;
+  if (st.cfg.rule != momentum_rule::adjusted || per_round_before == per_round_after || st.worker_weight.empty())
+    return;
+  auto n = static_cast<float>(st.worker_weight.size());
+  float factor = per_round_after ? n : 1 / n;
+  for (auto& v : st.velocity)
+    v *= factor;
+}
+
 // A vectorized read of `g`: NaN * 0 and Inf * 0 are NaN, so the sum is 0 iff all are finite.
 bool all_finite(const std::vector<float>& g) {
   return (cvec(g.data(), g.size()).array() * 0.0f).sum() == 0.0f;
@@ -411,6 +426,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       close_round(st);  // a gated round's step is complete before the mode changes
       if (m != ps_mode::buffered)
         commit(self, false);  // never strand buffered pushes
+      rescale_velocity(st, st.mode, m);
       st.mode = m;
       if (m == ps_mode::gated)
         publish(self);  // what pulls see until the next publish

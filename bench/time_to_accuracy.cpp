@@ -73,7 +73,10 @@ int main(int argc, char** argv) {
       cfg.eval_every = eval_every;
       cfg.ps_bandwidth = bandwidth;
       cfg.progress = false;
-      runs.push_back({protocol_label(p, cfg.protocol_opts), train(cfg).summary});
+      cli::compared_run r;
+      r.label = protocol_label(p, cfg.protocol_opts);
+      r.summary = train(cfg).summary;
+      runs.push_back(std::move(r));
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_time_to_accuracy: %s\n", e.what());

@@ -1,5 +1,7 @@
 #include "cli/compare.hpp"
 
+#include "cli/report_html.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
@@ -12,26 +14,6 @@ std::string fmt(const char* format, double x) {
   return buf;
 }
 
-namespace {
-
-std::string escape_html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\'': out += "&#39;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2"};
-
-}  // namespace
 
 std::string comparison_table(const std::vector<compared_run>& runs, uint64_t equal_samples) {
   bool show_lr = std::any_of(runs.begin(), runs.end(), [&](auto& r) { return r.lr != runs.front().lr; });
@@ -109,58 +91,22 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs,
         " it stopped (at the cap for runs the cap stopped); compute = mean compute ratio (compute time /"
         " run time); wait s = waiting summed over workers; stale = mean staleness of applied gradients.\n";
 
-  // Accuracy vs time, one polyline per protocol.
-  double t_max = 0, a_min = 1, a_max = 0;
+  md.close();
+  if (!md)
+    throw config_error("cannot write '" + dir + "/comparison.md'");
+  std::vector<run_record> records;
   for (auto& r : runs)
-    for (auto& e : r.summary.evals) {
-      t_max = std::max(t_max, e.t_s);
-      a_min = std::min(a_min, e.accuracy);
-      a_max = std::max(a_max, e.accuracy);
-    }
-  if (t_max <= 0)
-    t_max = 1;
-  if (first.target_accuracy > 0) {  // keep the target line in view
-    a_min = std::min(a_min, first.target_accuracy);
-    a_max = std::max(a_max, first.target_accuracy);
-  }
-  a_min = std::max(0.0, a_min - 0.02);
-  a_max = std::min(1.0, a_max + 0.02);
-  if (a_max <= a_min)
-    a_max = a_min + 0.1;
-  const double W = 640, H = 360, L = 60, B = 40, T = 20, R = 160;
-  auto x = [&](double t) { return L + (W - L - R) * t / t_max; };
-  auto y = [&](double a) { return H - B - (H - B - T) * (a - a_min) / (a_max - a_min); };
-  std::ofstream html(dir + "/report.html");
-  html << "<!doctype html><html><head><meta charset='utf-8'><title>syncpoint comparison</title>"
-       << "<style>body{font-family:sans-serif;margin:2em}pre{background:#f6f6f6;padding:1em}</style>"
-       << "</head><body><h1>Protocol comparison</h1><p>model " << first.model << ", "
-       << first.workers << " workers, " << first.clock << " clock, straggler '" << escape_html(first.straggler)
-       << "'</p>" << (rule.empty() ? "" : "<p>" + escape_html(rule) + "</p>") << "<pre>"
-       << escape_html(comparison_table(runs, equal_samples)) << "</pre><h2>Test accuracy vs time (s)</h2>"
-       << "<svg width='" << W << "' height='" << H << "' xmlns='http://www.w3.org/2000/svg'>"
-       << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - B - T
-       << "' fill='none' stroke='#888'/>";
-  for (int i = 0; i <= 4; ++i) {
-    double a = a_min + (a_max - a_min) * i / 4, t = t_max * i / 4;
-    html << "<text x='" << L - 5 << "' y='" << y(a) + 4 << "' font-size='11' text-anchor='end'>"
-         << fmt("%.3f", a) << "</text>"
-         << "<text x='" << x(t) << "' y='" << H - B + 15 << "' font-size='11' text-anchor='middle'>"
-         << fmt("%.1f", t) << "</text>";
-  }
-  if (first.target_accuracy > 0)
-    html << "<line x1='" << L << "' x2='" << W - R << "' y1='" << y(first.target_accuracy) << "' y2='"
-         << y(first.target_accuracy) << "' stroke='#888' stroke-dasharray='4 3'/><text x='" << W - R + 10
-         << "' y='" << y(first.target_accuracy) + 4 << "' fill='#888' font-size='12'>target "
-         << fmt("%.3f", first.target_accuracy) << "</text>";
-  for (size_t i = 0; i < runs.size(); ++i) {
-    const char* color = palette[i % (sizeof palette / sizeof *palette)];
-    html << "<polyline fill='none' stroke='" << color << "' stroke-width='2' points='";
-    for (auto& e : runs[i].summary.evals)
-      html << x(e.t_s) << "," << y(e.accuracy) << " ";
-    html << "'/><text x='" << W - R + 10 << "' y='" << T + 15 + 18 * i << "' fill='" << color
-         << "' font-size='13'>" << escape_html(runs[i].label) << "</text>";
-  }
-  html << "</svg></body></html>\n";
+    if (!r.dir.empty())
+      records.push_back(load_run(r.dir));
+  write_text(dir + "/index.html", report_html(records));
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out)
+    throw config_error("cannot write '" + path + "'");
 }
 
 void print_summary(const run_summary& s) {

@@ -2,6 +2,7 @@
 
 #include "cli/options.hpp"
 #include "runtime/job.hpp"
+#include "runtime/run_files.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -20,17 +21,17 @@ struct one_run {
 
 // One protocol at one lr under the stop rule: no sample budget, the cap, the target.
 one_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr,
-                       double cap_s, bool tuning, std::vector<std::string>& failures) {
+                       const comparison& c, bool tuning, std::vector<std::string>& failures) {
   auto cfg = plan.base;
   cfg.protocol = protocol;
   cfg.protocol_opts = options_of(plan.base, protocol);  // each protocol gets its own options
   cfg.lr = lr;
   cfg.epochs = 0;
-  cfg.max_time_s = cap_s;
+  cfg.max_time_s = c.cap_s;
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
     cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "");
-  auto r = train(cfg);
+  auto r = train(cfg, plan.on_progress);
   for (auto& f : r.failures)
     failures.push_back(protocol + " (lr " + fmt("%g", lr) + "): " + f);
   one_run out;
@@ -40,6 +41,14 @@ one_run run_under_rule(const comparison_plan& plan, const std::string& protocol,
   out.lost_all = r.summary.lost >= static_cast<uint64_t>(r.summary.workers);
   if (out.lost_all)
     out.run.stopped_by = "failed";
+  out.run.dir = cfg.out_dir;
+  if (!cfg.out_dir.empty()) {
+    auto p = current_provenance(plan.command);
+    p.label = out.run.label;
+    p.stopped_by = out.run.stopped_by;
+    p.rule = c.rule;
+    write_provenance(cfg.out_dir, p);
+  }
   out.run.summary = std::move(r.summary);
   return out;
 }
@@ -72,7 +81,9 @@ comparison run_comparison(const comparison_plan& plan) {
     cfg.epochs = base.epochs > 0 ? base.epochs : 1;
     cfg.stop_at_target = false;
     cfg.out_dir.clear();
-    auto r = train(cfg);
+    if (plan.on_run)
+      plan.on_run(cfg.protocol + " (sets the time cap)", 0, static_cast<int>(plan.protocols.size() * lrs.size()));
+    auto r = train(cfg, plan.on_progress);
     c.cap_s = r.summary.run_time_s;
     c.cap_source = cfg.protocol + "'s run time for " + fmt("%g", cfg.epochs) + " epoch" +
                    (cfg.epochs == 1 ? "" : "s") + " at lr " + fmt("%g", base.lr);
@@ -81,10 +92,19 @@ comparison run_comparison(const comparison_plan& plan) {
                                ") failed, so there is no time cap; give one with --max-time");
   }
 
+  c.rule = base.target_accuracy > 0 && !plan.run_to_cap
+             ? "every run stops at test accuracy " + fmt("%g", base.target_accuracy) + " or at "
+             : "every run stops at ";
+  c.rule += "the time cap, " + fmt("%g", c.cap_s) + " s (" + c.cap_source +
+            (c.cap_source == "--max-time" ? "" : "; --max-time sets it") + ")";
+
+  int total = static_cast<int>(plan.protocols.size() * lrs.size()), done = 0;
   for (auto& p : plan.protocols) {
     std::optional<one_run> best;
     for (double lr : lrs) {
-      auto r = run_under_rule(plan, p, lr, c.cap_s, tuning, c.failures);
+      if (plan.on_run)
+        plan.on_run(p + (tuning ? " lr=" + fmt("%g", lr) : ""), ++done, total);
+      auto r = run_under_rule(plan, p, lr, c, tuning, c.failures);
       if (tuning)
         c.grid.push_back(r.run);
       if (!best || (!r.lost_all && (best->lost_all || better_run(r.run.summary, best->run.summary))))

@@ -10,6 +10,7 @@
 
 #include "cli/compare.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,17 @@ struct comparison_plan {
   std::vector<std::string> protocols;  // the first is the reference for the default cap
   std::vector<double> lrs;             // --tune-lr; empty: the shared lr only
   bool run_to_cap = false;             // the target does not stop a run (still timed)
+  std::string command;                 // recorded in each run's run.json
+  /// Called before each run: its label, its number (1-based) and how many there are.
+  std::function<void(const std::string&, int, int)> on_run;
+  /// Passed to train() for each run (none: the job's own progress lines).
+  progress_fn on_progress;
 };
 
 struct comparison {
   double cap_s = 0;
   std::string cap_source;              // how the cap was chosen, for the reader
+  std::string rule;                    // the stop rule in words
   uint64_t equal_samples = 0;          // the fewest samples a reported run processed
   std::vector<compared_run> runs;      // one per protocol (at its best lr when tuning)
   std::vector<compared_run> grid;      // tuning: every protocol at every lr

@@ -7,12 +7,16 @@
 #include "cli/compare.hpp"
 #include "cli/compare_runs.hpp"
 #include "cli/options.hpp"
+#include "cli/progress.hpp"
+#include "cli/report_html.hpp"
 #include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "runtime/job.hpp"
 #include "runtime/model_file.hpp"
+#include "runtime/run_files.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 using namespace syncpoint;
@@ -28,6 +32,7 @@ constexpr const char* usage =
   "  protocols  list the registered protocols\n"
   "  zipline    run the ZipLine barrier choice on a CSV matrix or a random instance\n"
   "  tune-switch  find the smallest share of BSP for Sync-Switch (writes a policy file)\n"
+  "  report     build the comparison page from run folders: syncpoint report DIR... [--out FILE]\n"
   "cluster (docs/cluster.md):\n"
   "  head       start a cluster's head: syncpoint head --port P [--host H] [--slots K]\n"
   "  node       join a head with this machine's slots: syncpoint node --join HOST:P\n"
@@ -35,6 +40,23 @@ constexpr const char* usage =
   "  status     list a cluster's nodes and jobs: syncpoint status --head HOST:P\n"
   "Run 'syncpoint <command> --help' for the options of a command.\n";
 
+// The command line as a shell would take it back.
+std::string command_line(const std::string& command, const std::vector<std::string>& args) {
+  std::string out = "syncpoint " + command;
+  for (auto& a : args) {
+    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                   "0123456789-_=.,:/+@%") == std::string::npos;
+    if (plain) {
+      out += " " + a;
+      continue;
+    }
+    std::string q = "'";
+    for (char c : a)
+      q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += " " + q + "'";
+  }
+  return out;
+}
 
 void print_protocols() {
   for (auto& kv : protocol_catalog()) {
@@ -66,7 +88,16 @@ int run_train(const std::vector<std::string>& args) {
     std::cerr << "syncpoint train: " << misfit << "\n";
     return 2;
   }
-  auto r = train(opts.job());
+  const auto& job = opts.job();
+  cli::progress_display shown(job.progress);
+  shown.begin(protocol_label(job.protocol, job.protocol_opts));
+  auto r = train(job, shown.callback());
+  shown.end();
+  if (!job.out_dir.empty()) {
+    auto p = current_provenance(command_line("train", args));
+    p.label = protocol_label(job.protocol, job.protocol_opts);
+    write_provenance(job.out_dir, p);
+  }
   print_summary(r.summary);
   for (auto& f : r.failures)
     std::fprintf(stderr, "syncpoint train: %s\n", f.c_str());
@@ -75,8 +106,7 @@ int run_train(const std::vector<std::string>& args) {
     return 1;
   }
   if (!opts.job().out_dir.empty())
-    std::printf("wrote %s/trace.jsonl and %s/summary.json\n", opts.job().out_dir.c_str(),
-                opts.job().out_dir.c_str());
+    std::printf("wrote %s/trace.jsonl, summary.json and run.json\n", opts.job().out_dir.c_str());
   if (!opts.save_model.empty())
     save_model_file(opts.save_model, r.final_model);
   return 0;
@@ -85,7 +115,7 @@ int run_train(const std::vector<std::string>& args) {
 int run_compare(std::vector<std::string> args, bool defaults) {
   cli::options opts(true);
   if (defaults)  // the embedded default job: Fashion-MNIST, 4 workers, one 4x straggler
-    args.insert(args.begin(), {"--workers=4", "--model=mlp", "--straggler=3:x4", "--epochs=3",
+    args.insert(args.begin(), {"--protocols=bsp,asp,ssp,elastic-bsp,wbsp,wbsp-overlap,r2sp,sync-switch", "--workers=4", "--model=mlp", "--straggler=3:x4", "--epochs=3",
                                "--target-accuracy=0.85", "--iter-cost=10", "--out=results"});
   if (int rc = cli::parse_command(opts, args, "compare"); rc >= 0)
     return rc;
@@ -103,15 +133,16 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     std::cerr << "syncpoint compare: " << misfit << "\n";
     return 2;
   }
+  cli::progress_display shown(base.progress);
   cli::comparison_plan plan{base, opts.protocols, opts.tune_lrs, opts.run_to_cap};
+  plan.command = command_line("compare", args);
+  plan.on_run = [&](const std::string& label, int i, int n) { shown.begin(label, i, n); };
+  plan.on_progress = shown.callback();
   auto c = cli::run_comparison(plan);
+  shown.end();
   for (auto& f : c.failures)
     std::fprintf(stderr, "syncpoint compare: %s\n", f.c_str());
-  std::string rule = base.target_accuracy > 0 && !opts.run_to_cap
-                       ? "every run stops at test accuracy " + cli::fmt("%g", base.target_accuracy) + " or at "
-                       : "every run stops at ";
-  rule += "the time cap, " + cli::fmt("%g", c.cap_s) + " s (" + c.cap_source +
-          (c.cap_source == "--max-time" ? "" : "; --max-time sets it") + ")";
+  const auto& rule = c.rule;
   std::string equal = "acc@" + std::to_string(c.equal_samples) + " = accuracy after " +
                       std::to_string(c.equal_samples) + " samples, the fewest any run processed";
   std::printf("\n%s\n%s\n", rule.c_str(), equal.c_str());
@@ -130,13 +161,78 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   std::printf("\n%s", cli::comparison_table(c.runs, c.equal_samples).c_str());
   if (!base.out_dir.empty()) {
     cli::write_report(base.out_dir, c.runs, rule + ". " + equal + ".", c.equal_samples, c.grid);
-    std::printf("wrote %s/comparison.md, %s/report.html and one folder per run\n",
+    std::printf("wrote %s/comparison.md and one folder per run\nreport: %s/index.html (open it in a browser)\n",
                 base.out_dir.c_str(), base.out_dir.c_str());
   }
   for (auto& p : c.failed)
     std::fprintf(stderr, "syncpoint compare: every worker of the %s run was lost; that run failed\n",
                  p.c_str());
   return c.failed.empty() ? 0 : 1;
+}
+
+// `syncpoint report DIR... [--out FILE]`: the comparison page of existing runs.
+// A DIR without summary.json stands for its sub-folders that have one (a compare --out folder).
+int run_report(const std::vector<std::string>& args) {
+  std::string out;
+  std::vector<std::string> dirs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::printf("usage: syncpoint report RUN_DIR... [--out FILE]\n"
+                  "  builds the comparison page (HTML) of the runs in the folders given (each written by\n"
+                  "  train --out or compare --out; a compare folder stands for its runs).\n"
+                  "  --out FILE   where to write it (default: DIR/index.html for one compare folder, else report.html)\n");
+      return 0;
+    }
+    if (args[i] == "--out" || args[i].rfind("--out=", 0) == 0) {
+      if (args[i] == "--out" && i + 1 == args.size()) {
+        std::cerr << "syncpoint report: --out needs a file name\n";
+        return 2;
+      }
+      out = args[i] == "--out" ? args[++i] : args[i].substr(6);
+      continue;
+    }
+    if (args[i].rfind("-", 0) == 0) {
+      std::cerr << "syncpoint report: unknown option '" << args[i] << "' (see syncpoint report --help)\n";
+      return 2;
+    }
+    dirs.push_back(args[i]);
+  }
+  if (dirs.empty()) {
+    std::cerr << "syncpoint report: name at least one run folder (see syncpoint report --help)\n";
+    return 2;
+  }
+  namespace fs = std::filesystem;
+  std::vector<std::string> runs;
+  for (auto& d : dirs) {
+    if (!fs::is_directory(d)) {
+      std::cerr << "syncpoint report: '" << d << "' is not a folder\n";
+      return 2;
+    }
+    if (fs::exists(fs::path(d) / "summary.json")) {
+      runs.push_back(d);
+      continue;
+    }
+    std::vector<std::string> inner;
+    for (auto& e : fs::directory_iterator(d))
+      if (e.is_directory() && fs::exists(e.path() / "summary.json"))
+        inner.push_back(e.path().string());
+    if (inner.empty()) {
+      std::cerr << "syncpoint report: '" << d << "' has no summary.json, nor sub-folders with one\n";
+      return 2;
+    }
+    std::sort(inner.begin(), inner.end());
+    runs.insert(runs.end(), inner.begin(), inner.end());
+    if (out.empty() && dirs.size() == 1)
+      out = (fs::path(d) / "index.html").string();
+  }
+  if (out.empty())
+    out = "report.html";
+  std::vector<run_record> records;
+  for (auto& r : runs)
+    records.push_back(load_run(r));
+  cli::write_text(out, cli::report_html(records));
+  std::printf("report: %s (%zu runs)\n", out.c_str(), records.size());
+  return 0;
 }
 
 }  // namespace
@@ -154,6 +250,8 @@ int main(int argc, char** argv) {
       return run_compare(args, defaults);
     if (command == "zipline")
       return cli::run_zipline(args);
+    if (command == "report")
+      return run_report(args);
     if (command == "tune-switch")
       return cli::run_tune_switch(args);
     if (command == "head")

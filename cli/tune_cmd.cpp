@@ -1,6 +1,7 @@
 #include "cli/tune_cmd.hpp"
 
 #include "cli/options.hpp"
+#include "cli/progress.hpp"
 #include "runtime/job.hpp"
 #include "runtime/tune_switch.hpp"
 
@@ -19,7 +20,7 @@ int run_tune_switch(const std::vector<std::string>& args) {
   }
   auto cfg = opts.job();
   cfg.protocol = "sync-switch";
-  cfg.progress = false;
+  progress_display shown(cfg.progress);
   if (auto misfit = check_options_fit(cfg, {"sync-switch"}); !misfit.empty()) {
     std::cerr << "syncpoint tune-switch: " << misfit << "\n";
     return 2;
@@ -29,13 +30,18 @@ int run_tune_switch(const std::vector<std::string>& args) {
               "reference\n\n| run | bsp share | final accuracy | run time s | accepted |\n|---|---|---|---|---|\n",
               cfg.model.c_str(), cfg.dataset.c_str(), cfg.workers, opts.tolerance, opts.budget);
   std::fflush(stdout);
-  int k = 0;
+  int k = 0, runs = opts.budget + 1;
+  shown.begin("reference (bsp)", 1, runs);
   auto result = tune_switch(cfg, opts.tolerance, opts.budget, [&](const tune_row& r) {
+    shown.end();
     std::printf("| %s | %.5f | %.4f | %.2f | %s |\n", k == 0 ? "reference" : std::to_string(k).c_str(),
                 r.share, r.accuracy, r.time_s, k == 0 ? "-" : (r.accepted ? "yes" : "no"));
     std::fflush(stdout);
     ++k;
-  });
+    if (k < runs)
+      shown.begin("search run " + std::to_string(k), k + 1, runs);
+  }, shown.callback());
+  shown.end();
   save_switch_policy(opts.policy_out, result.policy);
   std::printf("\nsmallest accepted share of BSP: %.5f (schedule %s); wrote %s\n"
               "reuse it: syncpoint train --protocol sync-switch --switch-policy %s [the same job options]\n",

@@ -80,4 +80,7 @@ std::unique_ptr<model> make_softmax_model(int64_t dim = 784, int64_t classes = 1
 /// torch model from now on (the runtime uses 1: parallelism comes from workers).
 void set_torch_threads(int n);
 
+/// The LibTorch version built against, e.g. "1.13.0".
+std::string torch_version();
+
 }  // namespace syncpoint

@@ -167,6 +167,11 @@ std::unique_ptr<model> make_torch_cnn() {
   return wrap_module(std::make_shared<cnn>());
 }
 
+std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
+}
+
 void set_torch_threads(int n) {
   wanted_threads.store(n);
   threads_epoch.fetch_add(1, std::memory_order_release);

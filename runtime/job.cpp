@@ -97,7 +97,7 @@ void validate(const job_config& cfg) {
   }
 }
 
-run_result train(const job_config& cfg_in) {
+run_result train(const job_config& cfg_in, progress_fn on_progress) {
   validate(cfg_in);
   // Gradients and weights travel as fresh vectors of the model's size. Keep
   // such blocks in the heap for reuse: glibc would otherwise mmap and unmap
@@ -158,6 +158,8 @@ run_result train(const job_config& cfg_in) {
   opts.origin = origin;
   opts.request_timeout = timeout;
   opts.progress = cfg.progress;
+  if (cfg.progress)
+    opts.on_progress = std::move(on_progress);
   opts.detached_evaluator = !virtual_clock;
   auto core = spawn_job_core(sys, cfg, train_set->size, test_set, opts);
   std::vector<worker_actor> workers;

@@ -22,7 +22,8 @@ struct run_result {
 
 /// Runs the job to completion on the configured clock. Writes trace.jsonl and
 /// summary.json to cfg.out_dir when it is set. Throws config_error.
-run_result train(const job_config& cfg);
+/// With `on_progress`, reports go there instead of stderr (when cfg.progress).
+run_result train(const job_config& cfg, progress_fn on_progress = {});
 
 /// Checks `cfg` without running it; throws config_error.
 void validate(const job_config& cfg);

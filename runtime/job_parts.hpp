@@ -41,6 +41,7 @@ struct core_options {
   caf::duration request_timeout = caf::infinite;
   bool progress = false;            // coordinator prints progress on stderr
   bool report_progress = false;     // ... or sends it to the driver
+  progress_fn on_progress;          // ... or calls this instead of printing
   bool detached_evaluator = false;  // real clock: evaluate on a thread of its own
 };
 

@@ -14,6 +14,7 @@
 #include "runtime/shared_floats.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -132,9 +133,12 @@ struct worker_loss {
 struct progress_report {
   std::string line;
   uint64_t samples = 0;
-  double fraction = 0;    // of the sample budget
+  double fraction = 0;    // of the run: its sample budget, else its time cap
   double accuracy = -1;   // last evaluation (< 0: none yet)
 };
+
+/// Receives a run's progress reports (the `line` is what would be printed).
+using progress_fn = std::function<void(const progress_report&)>;
 
 /// Coordinator -> driver at the end of a run.
 struct run_outcome {

@@ -47,7 +47,7 @@ tune_result tune_switch(double tolerance, int budget,
 }
 
 tune_result tune_switch(const job_config& cfg, double tolerance, int budget,
-                        const std::function<void(const tune_row&)>& on_row) {
+                        const std::function<void(const tune_row&)>& on_row, const progress_fn& on_progress) {
   auto result = tune_switch(
     tolerance, budget,
     [&](double f) {
@@ -55,7 +55,8 @@ tune_result tune_switch(const job_config& cfg, double tolerance, int budget,
       c.out_dir.clear();
       c.protocol = "sync-switch";
       c.protocol_opts.set("schedule", switch_schedule(f));
-      auto s = train(c).summary;
+      c.progress = static_cast<bool>(on_progress);
+      auto s = train(c, on_progress).summary;
       return std::make_pair(s.final_accuracy, s.run_time_s);
     },
     on_row);

@@ -39,7 +39,9 @@ tune_result tune_switch(double tolerance, int budget,
                         const std::function<void(const tune_row&)>& on_row = {});
 
 /// The same on a job: each run is `cfg` under sync-switch with the share's schedule.
+/// With `on_progress`, each run reports its progress there.
 tune_result tune_switch(const job_config& cfg, double tolerance, int budget,
-                        const std::function<void(const tune_row&)>& on_row = {});
+                        const std::function<void(const tune_row&)>& on_row = {},
+                        const progress_fn& on_progress = {});
 
 }  // namespace syncpoint

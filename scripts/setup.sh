@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeigen3-dev
-          libcereal-dev doctest-dev libboost-dev libopenblas0-serial dataset-fashion-mnist)
+          libcereal-dev rapidjson-dev doctest-dev libboost-dev libopenblas0-serial dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -38,7 +38,7 @@ const std::string fast = " --model softmax --dataset synthetic --train-limit 200
 TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
   auto r = run("train --protocol nope" + fast);
   CHECK(r.status == 2);
-  CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, elastic-bsp, r2sp, ssp, sync-switch, wbsp, wbsp-overlap)") != std::string::npos);
+  CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, dssp, elastic-bsp, r2sp, ssp, sync-switch, wbsp, wbsp-overlap)") != std::string::npos);
   r = run("train --lr fast");
   CHECK(r.status == 2);
   CHECK(r.output.find("invalid value in '--lr=fast' (expected real64)") != std::string::npos);
@@ -104,7 +104,7 @@ TEST_CASE("cli: compare prints a table and writes a report") {
   CHECK(r.output.find("| asp ") != std::string::npos);
   CHECK(std::filesystem::exists(dir / "bsp" / "summary.json"));
   CHECK(std::filesystem::exists(dir / "asp" / "trace.jsonl"));
-  CHECK(std::filesystem::exists(dir / "report.html"));
+  CHECK(std::filesystem::exists(dir / "index.html"));
   CHECK(std::filesystem::exists(dir / "comparison.md"));
   std::filesystem::remove_all(dir);
 }

@@ -31,7 +31,7 @@ TEST_CASE("registry: unknown protocol names the valid ones") {
     for (auto& kv : protocol_catalog())  // every registered name, in order
       valid += (valid.empty() ? "" : ", ") + kv.first;
     CHECK(msg == "unknown protocol 'nope' (valid: " + valid + ")");
-    CHECK(valid.find("asp, bsp, elastic-bsp, ") == 0);
+    CHECK(valid.find("asp, bsp, dssp, elastic-bsp, ") == 0);
     CHECK(valid.find(", ssp, ") != std::string::npos);
   }
   CHECK_THROWS_AS(make("ssp", -1), std::invalid_argument);
@@ -227,7 +227,7 @@ TEST_CASE("registry: a protocol's declared options get their defaults, checked v
   auto specs = protocol_option_specs("probe-options");
   REQUIRE(specs.size() == 3);
   CHECK(specs[2].choices == std::vector<std::string>{"fast", "slow"});
-  CHECK(all_protocol_options().at("staleness").second == std::vector<std::string>{"ssp"});
+  CHECK(all_protocol_options().at("staleness").second == std::vector<std::string>{"dssp", "ssp"});
   CHECK(protocol_label("ssp", {}) == "ssp(s=3)");
   CHECK(protocol_label("probe-options", protocol_options{}.set("probe-mode", "slow")) == "probe-options(probe-mode=slow)");
   // Another type under a taken name is refused at registration.

@@ -1,0 +1,115 @@
+#include "cli/progress.hpp"
+
+#include "cli/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+namespace syncpoint::cli {
+
+namespace {
+
+std::string duration(double s) {
+  if (!(s >= 0) || s > 99 * 3600)
+    return "--";
+  auto t = static_cast<long>(std::lround(s));
+  char buf[32];
+  if (t >= 3600)
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
+  return buf;
+}
+
+}  // namespace
+
+progress_display::progress_display(bool enabled) : progress_display(enabled, isatty(fileno(stderr)) != 0) {}
+
+progress_display::progress_display(bool enabled, bool as_bar) : enabled_(enabled), bar_(as_bar) {}
+
+progress_display::~progress_display() {
+  end();
+}
+
+std::string progress_display::bar_line(const std::string& prefix, double fraction, double accuracy,
+                                       double elapsed_s, bool finished) {
+  constexpr int width = 28;
+  fraction = std::clamp(fraction, 0.0, 1.0);
+  auto filled = static_cast<int>(std::lround(fraction * width));
+  std::string line = prefix + " [" + std::string(static_cast<size_t>(filled), '#') +
+                     std::string(static_cast<size_t>(width - filled), '-') + "] " + fmt("%3.0f", 100 * fraction) + "%";
+  if (accuracy >= 0)
+    line += "  acc " + fmt("%.4f", accuracy);
+  if (finished)
+    line += "  took " + duration(elapsed_s);
+  else if (fraction >= 0.01)
+    line += "  " + duration(elapsed_s * (1 - fraction) / fraction) + " left";
+  else
+    line += "  estimating time left";
+  return line;
+}
+
+void progress_display::begin(const std::string& label, int index, int total) {
+  end();
+  if (!enabled_)
+    return;
+  prefix_ = (index > 0 && total > 1 ? "[" + std::to_string(index) + "/" + std::to_string(total) + "] " : "") + label;
+  if (prefix_.size() < 24)
+    prefix_.resize(24, ' ');
+  fraction_ = 0;
+  accuracy_ = -1;
+  start_ = std::chrono::steady_clock::now();
+  last_draw_ = {};
+  open_ = true;
+  if (bar_)
+    draw(false);
+  else
+    std::fprintf(stderr, "%s\n", (index > 0 && total > 1 ? "run " + std::to_string(index) + "/" +
+                                                               std::to_string(total) + ": " + label
+                                                         : label).c_str());
+}
+
+void progress_display::update(const progress_report& r) {
+  if (!enabled_)
+    return;
+  if (!bar_) {
+    std::fprintf(stderr, "%s\n", r.line.c_str());
+    return;
+  }
+  if (!open_)
+    begin("run");
+  fraction_ = std::max(fraction_, r.fraction);
+  if (r.accuracy >= 0)
+    accuracy_ = r.accuracy;
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_draw_ >= std::chrono::milliseconds(100))
+    draw(false);
+}
+
+void progress_display::end() {
+  if (!open_)
+    return;
+  open_ = false;
+  if (bar_) {
+    draw(true);
+    std::fputc('\n', stderr);
+  }
+}
+
+progress_fn progress_display::callback() {
+  if (!enabled_)
+    return {};
+  return [this](const progress_report& r) { update(r); };
+}
+
+void progress_display::draw(bool finished) {
+  last_draw_ = std::chrono::steady_clock::now();
+  double elapsed = std::chrono::duration<double>(last_draw_ - start_).count();
+  auto line = bar_line(prefix_, fraction_, accuracy_, elapsed, finished);
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+}
+
+}  // namespace syncpoint::cli

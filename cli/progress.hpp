@@ -1,0 +1,46 @@
+// Progress of long commands (train, compare, tune-switch) on stderr: on a
+// terminal, one bar per run redrawn in place with the time left; otherwise
+// (a log, CI) the coordinator's plain lines.
+//
+//   cli::progress_display shown(job.progress);
+//   shown.begin("asp", 2, 8);                 // run 2 of 8
+//   train(job, shown.callback());
+//   shown.end();
+#pragma once
+
+#include "runtime/messages.hpp"
+
+#include <chrono>
+#include <string>
+
+namespace syncpoint::cli {
+
+class progress_display {
+ public:
+  /// `enabled` false shows nothing; `as_bar` defaults to whether stderr is a terminal.
+  explicit progress_display(bool enabled);
+  progress_display(bool enabled, bool as_bar);
+  ~progress_display();
+
+  /// A new run: `index` of `total` (0: a run outside the count, e.g. a reference).
+  void begin(const std::string& label, int index = 1, int total = 1);
+  void update(const progress_report& r);
+  /// Ends the current run's bar (its line stays, at its final state).
+  void end();
+  /// What to pass to train(): calls update; empty when not enabled.
+  progress_fn callback();
+
+  /// The bar's text for a run `fraction` done after `elapsed_s` seconds.
+  static std::string bar_line(const std::string& prefix, double fraction, double accuracy, double elapsed_s,
+                              bool finished);
+
+ private:
+  bool enabled_, bar_;
+  bool open_ = false;
+  std::string prefix_;
+  double fraction_ = 0, accuracy_ = -1;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+  void draw(bool finished);
+};
+
+}  // namespace syncpoint::cli

@@ -1,0 +1,447 @@
+#include "cli/report_html.hpp"
+
+#include "cli/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <set>
+
+namespace syncpoint::cli {
+
+namespace {
+
+constexpr int page_w = 1180;
+
+const char* css =
+  "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px auto;max-width:1200px;"
+  "color:#222;padding:0 12px}h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;"
+  "border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:18px 0 4px}"
+  ".sub{color:#555}.verdict{background:#f3f7fb;border-left:4px solid #4e79a7;padding:8px 14px}"
+  ".verdict li{margin:3px 0}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
+  "th,td{padding:4px 9px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}"
+  "th{background:#fafafa;border-bottom:2px solid #ccc}td:first-child,th:first-child{text-align:left}"
+  "td.best{font-weight:bold;background:#e3f1df}.swatch{display:inline-block;width:11px;height:11px;"
+  "margin-right:6px;vertical-align:-1px;border-radius:2px}.charts{display:flex;flex-wrap:wrap;gap:12px}"
+  "code,pre{background:#f6f6f6;border-radius:3px}pre{padding:8px 12px;white-space:pre-wrap;"
+  "word-break:break-all;font-size:12px}.legend span{margin-right:16px;font-size:13px}"
+  ".note{color:#555;font-size:13px}dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;"
+  "font-size:13px}dt{color:#555}dd{margin:0}";
+
+std::string with_commas(uint64_t v) {
+  auto s = std::to_string(v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3)
+    s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+uint64_t equal_samples(const std::vector<run_record>& runs) {
+  uint64_t n = std::numeric_limits<uint64_t>::max();
+  for (auto& r : runs)
+    n = std::min(n, r.summary.samples);
+  return runs.empty() ? 0 : n;
+}
+
+double wait_total(const run_summary& s) {
+  double w = 0;
+  for (auto& p : s.per_worker)
+    w += p.wait_s;
+  return w;
+}
+
+double comm_total(const run_summary& s) {
+  double c = 0;
+  for (auto& p : s.per_worker)
+    c += p.comm_s;
+  return c;
+}
+
+// -- charts ----------------------------------------------------------------------
+
+struct point {
+  double x, y;
+};
+
+// The evaluations and the final one, as (x, accuracy).
+std::vector<point> curve(const run_summary& s, bool by_samples) {
+  std::vector<point> out;
+  for (auto& e : s.evals)
+    out.push_back({by_samples ? static_cast<double>(e.samples) : e.t_s, e.accuracy});
+  if (s.samples > 0)
+    out.push_back({by_samples ? static_cast<double>(s.samples) : s.run_time_s, s.final_accuracy});
+  return out;
+}
+
+std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples, int width) {
+  const double W = width, H = 330, L = 56, R = 14, T = 14, B = 40;
+  double x_max = 0, a_min = 1, a_max = 0;
+  for (auto& r : runs)
+    for (auto& p : curve(r.summary, by_samples)) {
+      x_max = std::max(x_max, p.x);
+      a_min = std::min(a_min, p.y);
+      a_max = std::max(a_max, p.y);
+    }
+  double target = runs.empty() ? 0 : runs.front().summary.target_accuracy;
+  if (target > 0) {
+    a_min = std::min(a_min, target);
+    a_max = std::max(a_max, target);
+  }
+  // Start the axis near where the curves get interesting: the 10th percentile of all points.
+  std::vector<double> ys;
+  for (auto& r : runs)
+    for (auto& p : curve(r.summary, by_samples))
+      ys.push_back(p.y);
+  if (ys.size() > 10) {
+    std::sort(ys.begin(), ys.end());
+    a_min = std::max(a_min, std::min(ys[ys.size() / 10], target > 0 ? target - 0.05 : 1.0));
+  }
+  a_min = std::max(0.0, a_min - 0.01);
+  a_max = std::min(1.0, a_max + 0.01);
+  if (a_max <= a_min)
+    a_max = a_min + 0.1;
+  if (x_max <= 0)
+    x_max = 1;
+  auto x = [&](double v) { return L + (W - L - R) * v / x_max; };
+  auto y = [&](double a) { return H - B - (H - B - T) * (a - a_min) / (a_max - a_min); };
+  std::string clip = by_samples ? "clip-samples" : "clip-time";
+  std::string svg = "<svg class='chart' data-series='" + std::to_string(runs.size()) + "' width='" +
+                    fmt("%.0f", W) + "' height='" + fmt("%.0f", H) +
+                    "' xmlns='http://www.w3.org/2000/svg' font-size='11'><defs><clipPath id='" + clip +
+                    "'><rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T - 5) + "' width='" +
+                    fmt("%.0f", W - L - R + 5) + "' height='" + fmt("%.0f", H - B - T + 5) + "'/></clipPath></defs>" +
+                    "<rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T) + "' width='" + fmt("%.0f", W - L - R) +
+                    "' height='" + fmt("%.0f", H - B - T) + "' fill='none' stroke='#bbb'/>";
+  for (double a : nice_ticks(a_min, a_max, 6))
+    svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(a)) +
+           "' y2='" + fmt("%.1f", y(a)) + "' stroke='#eee'/><text x='" + fmt("%.0f", L - 5) + "' y='" +
+           fmt("%.1f", y(a) + 4) + "' text-anchor='end' fill='#555'>" + fmt("%.2f", a) + "</text>";
+  for (double v : nice_ticks(0, x_max, 5))
+    svg += "<line x1='" + fmt("%.1f", x(v)) + "' x2='" + fmt("%.1f", x(v)) + "' y1='" + fmt("%.0f", H - B) +
+           "' y2='" + fmt("%.0f", H - B + 4) + "' stroke='#999'/><text x='" + fmt("%.1f", x(v)) + "' y='" +
+           fmt("%.0f", H - B + 15) + "' text-anchor='middle' fill='#555'>" +
+           (by_samples ? with_commas(static_cast<uint64_t>(v)) : fmt("%g", v)) + "</text>";
+  svg += "<g clip-path='url(#" + clip + ")'>";
+  svg += "<text x='" + fmt("%.0f", (L + W - R) / 2) + "' y='" + fmt("%.0f", H - 6) +
+         "' text-anchor='middle' fill='#333'>" + (by_samples ? "samples" : "time (s, run clock)") + "</text>";
+  if (target > 0)
+    svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(target)) +
+           "' y2='" + fmt("%.1f", y(target)) + "' stroke='#777' stroke-dasharray='5 4'/><text x='" +
+           fmt("%.0f", L + 6) + "' y='" + fmt("%.1f", y(target) - 4) + "' fill='#555'>target " +
+           fmt("%.3g", target) + "</text>";
+  for (size_t i = 0; i < runs.size(); ++i) {
+    std::string pts;
+    auto c = curve(runs[i].summary, by_samples);
+    for (auto& p : c)
+      pts += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.y)) + " ";
+    svg += "<polyline class='series' fill='none' stroke='" + std::string(series_color(i)) +
+           "' stroke-width='2' stroke-linejoin='round' points='" + pts + "'><title>" +
+           escape_html(runs[i].provenance.label) + "</title></polyline>";
+    if (!c.empty())  // where the run stopped
+      svg += "<circle cx='" + fmt("%.1f", x(c.back().x)) + "' cy='" + fmt("%.1f", y(c.back().y)) +
+             "' r='3.5' fill='" + series_color(i) + "'/>";
+  }
+  return svg + "</g></svg>";
+}
+
+std::string legend(const std::vector<run_record>& runs) {
+  std::string out = "<p class='legend'>";
+  for (size_t i = 0; i < runs.size(); ++i)
+    out += "<span><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
+           escape_html(runs[i].provenance.label) + "</span>";
+  return out + "</p>";
+}
+
+// -- the table ---------------------------------------------------------------------
+
+struct column {
+  std::string head;
+  std::function<double(const run_record&)> value;  // NaN: no figure
+  std::function<std::string(const run_record&, double)> show;
+  int best = 0;  // +1 highest is best, -1 lowest, 0 no mark
+};
+
+std::string table(const std::vector<run_record>& runs) {
+  const double nan = std::nan("");
+  uint64_t n_eq = equal_samples(runs);
+  bool lrs_differ = std::any_of(runs.begin(), runs.end(), [&](auto& r) { return r.summary.lr != runs[0].summary.lr; });
+  bool stops = std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.provenance.stopped_by.empty(); });
+  auto fixed = [](const char* f) { return [f](const run_record&, double v) { return fmt(f, v); }; };
+  std::vector<column> cols;
+  if (lrs_differ)
+    cols.push_back({"lr", [](auto& r) { return r.summary.lr; }, fixed("%g"), 0});
+  cols.push_back({"to target s", [&](auto& r) { return r.summary.time_to_target_s >= 0 ? r.summary.time_to_target_s : nan; },
+                  fixed("%.2f"), -1});
+  if (stops)
+    cols.push_back({"stopped", [](auto& r) { return r.summary.run_time_s; },
+                    [](auto& r, double v) { return r.provenance.stopped_by + (r.provenance.stopped_by == "failed" ? "" : " at " + fmt("%.2f", v) + " s"); }, 0});
+  cols.push_back({"final acc", [](auto& r) { return r.summary.final_accuracy; }, fixed("%.4f"), +1});
+  cols.push_back({"acc@" + with_commas(n_eq), [&](auto& r) { double a = accuracy_at_samples(r.summary, n_eq); return a >= 0 ? a : nan; },
+                  fixed("%.4f"), +1});
+  cols.push_back({"run time s", [](auto& r) { return r.summary.run_time_s; }, fixed("%.2f"), 0});
+  cols.push_back({"samples", [](auto& r) { return static_cast<double>(r.summary.samples); },
+                  [](auto&, double v) { return with_commas(static_cast<uint64_t>(v)); }, 0});
+  cols.push_back({"samples/s", [](auto& r) { return r.summary.samples_per_s; }, fixed("%.1f"), +1});
+  cols.push_back({"compute ratio", [](auto& r) { return r.summary.mean_compute_ratio; }, fixed("%.3f"), +1});
+  cols.push_back({"wait s", [](auto& r) { return wait_total(r.summary); }, fixed("%.2f"), -1});
+  cols.push_back({"staleness", [](auto& r) { return r.summary.staleness_mean; }, fixed("%.2f"), -1});
+  cols.push_back({"barriers", [](auto& r) { return static_cast<double>(r.summary.barriers); }, fixed("%.0f"), -1});
+
+  std::string out = "<table class='comparison'><thead><tr><th>protocol</th>";
+  for (auto& c : cols)
+    out += "<th>" + escape_html(c.head) + "</th>";
+  out += "</tr></thead><tbody>";
+  std::vector<double> best(cols.size(), nan);
+  for (size_t j = 0; j < cols.size(); ++j)
+    for (auto& r : runs) {
+      double v = cols[j].value(r);
+      if (cols[j].best != 0 && !std::isnan(v) && (std::isnan(best[j]) || (cols[j].best > 0 ? v > best[j] : v < best[j])))
+        best[j] = v;
+    }
+  for (size_t i = 0; i < runs.size(); ++i) {
+    out += "<tr><td><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
+           escape_html(runs[i].provenance.label) + "</td>";
+    for (size_t j = 0; j < cols.size(); ++j) {
+      double v = cols[j].value(runs[i]);
+      bool mark = cols[j].best != 0 && runs.size() > 1 && !std::isnan(v) && v == best[j];
+      out += std::string(mark ? "<td class='best'>" : "<td>") +
+             (std::isnan(v) ? (j == (lrs_differ ? 1u : 0u) ? "not reached" : "-") : escape_html(cols[j].show(runs[i], v))) +
+             "</td>";
+    }
+    out += "</tr>";
+  }
+  return out + "</tbody></table>";
+}
+
+// -- words ----------------------------------------------------------------------------
+
+std::string percent(double x) {
+  return fmt("%.0f", 100 * x) + "%";
+}
+
+// Which protocol won on each count, and what each spent its time on.
+std::string verdict(const std::vector<run_record>& runs) {
+  std::string out = "<div class='verdict'><ul>";
+  double target = runs.front().summary.target_accuracy;
+  const run_record* soonest = nullptr;
+  for (auto& r : runs)
+    if (r.summary.time_to_target_s >= 0 && (!soonest || r.summary.time_to_target_s < soonest->summary.time_to_target_s))
+      soonest = &r;
+  if (target > 0) {
+    if (soonest) {
+      out += "<li><b>Soonest to accuracy " + fmt("%.3g", target) + ": " + escape_html(soonest->provenance.label) +
+             "</b>, at " + fmt("%.2f", soonest->summary.time_to_target_s) + " s";
+      std::string others;
+      for (auto& r : runs)
+        if (&r != soonest)
+          others += (others.empty() ? "" : ", ") + escape_html(r.provenance.label) + " " +
+                    (r.summary.time_to_target_s >= 0
+                       ? fmt("%.2f", r.summary.time_to_target_s / soonest->summary.time_to_target_s) + "&times; as long"
+                       : std::string("not reached"));
+      out += others.empty() ? "." : " (" + others + ").";
+      out += "</li>";
+    } else {
+      out += "<li><b>No run reached accuracy " + fmt("%.3g", target) + ".</b></li>";
+    }
+  }
+  uint64_t n_eq = equal_samples(runs);
+  const run_record* most = nullptr;
+  double most_acc = -1;
+  for (auto& r : runs) {
+    double a = accuracy_at_samples(r.summary, n_eq);
+    if (a > most_acc) {
+      most_acc = a;
+      most = &r;
+    }
+  }
+  if (most)
+    out += "<li><b>Most accurate at equal samples (" + with_commas(n_eq) + "): " + escape_html(most->provenance.label) +
+           "</b>, " + fmt("%.4f", most_acc) + ".</li>";
+  auto fastest = std::max_element(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.summary.samples_per_s < b.summary.samples_per_s; });
+  auto slowest = std::min_element(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.summary.samples_per_s < b.summary.samples_per_s; });
+  if (runs.size() > 1 && slowest->summary.samples_per_s > 0)
+    out += "<li><b>Highest throughput: " + escape_html(fastest->provenance.label) + "</b>, " +
+           fmt("%.0f", fastest->summary.samples_per_s) + " samples/s, " +
+           fmt("%.2f", fastest->summary.samples_per_s / slowest->summary.samples_per_s) + "&times; " +
+           escape_html(slowest->provenance.label) + "'s.</li>";
+  out += "</ul><p class='note'>Where the workers' time went (shares of worker time over the run):</p><ul>";
+  for (auto& r : runs) {
+    auto& s = r.summary;
+    double worker_time = s.run_time_s * std::max(1, s.workers);
+    double wait = worker_time > 0 ? wait_total(s) / worker_time : 0, comm = worker_time > 0 ? comm_total(s) / worker_time : 0;
+    out += "<li><b>" + escape_html(r.provenance.label) + "</b>: computing " + percent(s.mean_compute_ratio) +
+           ", communicating " + percent(comm) + ", waiting " + percent(wait);
+    if (s.barriers > 0)
+      out += " (" + with_commas(s.barriers) + " barriers)";
+    out += "; gradients " + fmt("%.2f", s.staleness_mean) + " updates stale on average";
+    if (!s.phases.empty()) {
+      std::string ph;
+      for (auto& p : s.phases)
+        ph += (ph.empty() ? "" : ", then ") + p.protocol + " for " + fmt("%.2f", p.time_s) + " s";
+      out += "; " + escape_html(ph);
+    }
+    if (s.lost > 0)
+      out += "; " + std::to_string(s.lost) + " worker(s) lost";
+    out += ".</li>";
+  }
+  return out + "</ul></div>";
+}
+
+// The job settings: those all runs share in one list, those that differ per run.
+std::string settings(const std::vector<run_record>& runs) {
+  using getter = std::function<std::string(const run_summary&)>;
+  std::vector<std::pair<std::string, getter>> keys{
+    {"model", [](auto& s) { return s.model; }},
+    {"workers", [](auto& s) { return std::to_string(s.workers); }},
+    {"straggler", [](auto& s) { return s.straggler.empty() ? std::string("none") : s.straggler; }},
+    {"clock", [](auto& s) { return s.clock; }},
+    {"iteration cost", [](auto& s) { return s.clock == "virtual" ? fmt("%g", s.iter_cost_ms) + " ms (" + s.iter_cost_source + ")" : std::string("measured (real clock)"); }},
+    {"seed", [](auto& s) { return std::to_string(s.seed); }},
+    {"learning rate", [](auto& s) { return fmt("%g", s.lr); }},
+    {"momentum", [](auto& s) { return fmt("%g", s.momentum) + " (" + s.momentum_rule + " rule)"; }},
+    {"target accuracy", [](auto& s) { return s.target_accuracy > 0 ? fmt("%g", s.target_accuracy) : std::string("none"); }},
+  };
+  std::string shared = "<dl>", differ_head, differ_rows;
+  std::vector<size_t> differing;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto v0 = keys[k].second(runs.front().summary);
+    bool same = std::all_of(runs.begin(), runs.end(), [&](auto& r) { return keys[k].second(r.summary) == v0; });
+    if (same)
+      shared += "<dt>" + keys[k].first + "</dt><dd>" + escape_html(v0) + "</dd>";
+    else
+      differing.push_back(k);
+  }
+  auto rule = runs.front().provenance.rule;
+  if (!rule.empty() && std::all_of(runs.begin(), runs.end(), [&](auto& r) { return r.provenance.rule == rule; }))
+    shared += "<dt>stop rule</dt><dd>" + escape_html(rule) + "</dd>";
+  shared += "</dl>";
+  if (differing.empty())
+    return shared;
+  std::string t = "<p><b>These runs differ in " + std::to_string(differing.size()) +
+                  " setting(s)</b>; compare them with that in mind:</p><table class='differences'><tr><th>run</th>";
+  for (auto k : differing)
+    t += "<th>" + keys[k].first + "</th>";
+  t += "</tr>";
+  for (auto& r : runs) {
+    t += "<tr><td>" + escape_html(r.provenance.label) + "</td>";
+    for (auto k : differing)
+      t += "<td>" + escape_html(keys[k].second(r.summary)) + "</td>";
+    t += "</tr>";
+  }
+  return shared + t + "</table>";
+}
+
+std::string provenance(const std::vector<run_record>& runs) {
+  std::string out;
+  std::vector<std::string> commands;
+  for (auto& r : runs)
+    if (!r.provenance.command.empty() &&
+        std::find(commands.begin(), commands.end(), r.provenance.command) == commands.end())
+      commands.push_back(r.provenance.command);
+  out += commands.size() <= 1 ? "<h3>Command</h3>" : "<h3>Commands</h3>";
+  if (commands.empty())
+    out += "<p class='note'>The run folders do not say (no run.json).</p>";
+  for (auto& c : commands)
+    out += "<pre>" + escape_html(c) + "</pre>";
+  auto list = [&](const char* title, auto field) {
+    std::map<std::string, std::string> first;
+    for (auto& r : runs)
+      if (!(r.provenance.*field).empty()) {
+        first = r.provenance.*field;
+        break;
+      }
+    if (first.empty())
+      return;
+    out += std::string("<h3>") + title + "</h3><dl>";
+    for (auto& kv : first)
+      out += "<dt>" + escape_html(kv.first) + "</dt><dd>" + escape_html(kv.second) + "</dd>";
+    out += "</dl>";
+    for (auto& r : runs)
+      if (!(r.provenance.*field).empty() && r.provenance.*field != first)
+        out += "<p class='note'>" + escape_html(r.provenance.label) + " (" + escape_html(r.dir) +
+               ") was made elsewhere: see its run.json.</p>";
+  };
+  list("Versions", &run_provenance::build);
+  list("Machine", &run_provenance::machine);
+  out += "<h3>Run folders</h3><ul class='note'>";
+  for (auto& r : runs)
+    out += "<li>" + escape_html(r.provenance.label) + ": <code>" + escape_html(r.dir) + "</code></li>";
+  return out + "</ul>";
+}
+
+}  // namespace
+
+std::vector<double> nice_ticks(double lo, double hi, int count) {
+  std::vector<double> out;
+  if (!(hi > lo) || count < 1)
+    return out;
+  double raw = (hi - lo) / count, mag = std::pow(10, std::floor(std::log10(raw)));
+  double step = mag * (raw / mag < 1.5 ? 1 : raw / mag < 3.5 ? 2 : raw / mag < 7.5 ? 5 : 10);
+  for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step)
+    out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
+  return out;
+}
+
+const char* series_color(size_t i) {
+  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+  return colors[i % (sizeof colors / sizeof *colors)];
+}
+
+std::string escape_html(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '\'': out += "&#39;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string report_html(const std::vector<run_record>& runs) {
+  std::string page = "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>syncpoint: protocol comparison</title><style>";
+  page += css;
+  page += "</style></head><body><h1>Protocol comparison</h1>";
+  if (runs.empty())
+    return page + "<p>No runs.</p></body></html>\n";
+  auto& s0 = runs.front().summary;
+  page += "<p class='sub'>" + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") + " of " +
+          escape_html(s0.model) + " with " + std::to_string(s0.workers) + " workers on the " + escape_html(s0.clock) +
+          " clock" + (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler)) + "</p>";
+  page += "<h2>Who won, and why</h2>" + verdict(runs);
+  page += "<h2>Comparison</h2>" + table(runs) +
+          "<p class='note'>Best figure of each column in bold on green. to target = first evaluation at or above "
+          "the target; stopped = what ended the run (target or the shared time cap) and when; final acc = "
+          "accuracy of the model at the stop; acc@N = accuracy after N samples, the fewest any run processed "
+          "(interpolated between evaluations); compute ratio = mean over workers of compute time / run time; "
+          "wait s = waiting summed over workers; staleness = mean updates between a gradient's weights and "
+          "its application.</p>";
+  page += "<h2>Test accuracy</h2>" + legend(runs) + "<div class='charts'><div><h3>against time</h3>" +
+          accuracy_chart(runs, false, page_w / 2 - 8) + "</div><div><h3>against samples</h3>" +
+          accuracy_chart(runs, true, page_w / 2 - 8) + "</div></div>" +
+          "<p class='note'>A dot marks each run's end, at its final evaluation.</p>";
+  double t_max = 0;
+  for (auto& r : runs)
+    t_max = std::max(t_max, r.summary.run_time_s);
+  page += "<h2>Per-worker timelines</h2><p class='legend'><span><i class='swatch' style='background:#59a14f'></i>"
+          "computing</span><span><i class='swatch' style='background:#4e79a7'></i>communicating (push, pull)</span>"
+          "<span><i class='swatch' style='background:#e15759'></i>waiting for a release</span><span>"
+          "<i class='swatch' style='background:#f4f4f4;border:1px solid #ccc'></i>idle / done</span><span>"
+          "<i class='swatch' style='background:#7b3294'></i>protocol switch</span></p><p class='note'>One row per "
+          "worker, on a shared time axis; each of the 250 columns shows the shares of its time slice. Ticks above "
+          "the rows mark barriers (taller: more in that slice). The black line is the run's end.</p>";
+  for (size_t i = 0; i < runs.size(); ++i)
+    page += "<h3><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
+            escape_html(runs[i].provenance.label) + "</h3>" + timeline_svg(runs[i], t_max, page_w);
+  page += "<h2>Settings</h2>" + settings(runs);
+  page += "<h2>How these runs were made</h2>" + provenance(runs);
+  return page + "</body></html>\n";
+}
+
+}  // namespace syncpoint::cli

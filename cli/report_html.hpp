@@ -1,0 +1,39 @@
+// The comparison page: one self-contained HTML file (inline SVG and CSS; no
+// script, nothing loaded from the network) built from run folders, so
+// `syncpoint compare --out DIR` and `syncpoint report DIR/*` give the same page.
+//
+//   std::vector<syncpoint::run_record> runs{syncpoint::load_run("results/bsp"),
+//                                           syncpoint::load_run("results/asp")};
+//   std::ofstream("results/index.html") << syncpoint::cli::report_html(runs);
+//
+// It holds: which protocol won and why, in words; the settings (and what
+// differs between runs); the comparison table with each column's best marked;
+// test accuracy against time and against samples; a per-worker timeline per
+// run; and the command, versions and machine that made the runs.
+#pragma once
+
+#include "runtime/run_files.hpp"
+
+#include <string>
+#include <vector>
+
+namespace syncpoint::cli {
+
+std::string report_html(const std::vector<run_record>& runs);
+
+/// One run's per-worker timeline as an SVG element `width` pixels wide, time
+/// 0..t_max: compute, communication and waiting per worker as stacked shares
+/// of each time bin (exact for short runs, a summary for long ones), barriers
+/// as ticks above, protocol switches and lost workers marked.
+std::string timeline_svg(const run_record& run, double t_max, int width);
+
+/// Round axis ticks from `lo` to `hi`: about `count` multiples of 1, 2 or 5 times a power of ten.
+std::vector<double> nice_ticks(double lo, double hi, int count = 5);
+
+/// A color per series index, distinct for the first ten.
+const char* series_color(size_t i);
+
+/// `s` with <, >, &, ' and " escaped.
+std::string escape_html(const std::string& s);
+
+}  // namespace syncpoint::cli

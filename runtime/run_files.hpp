@@ -1,0 +1,48 @@
+// Reading back what a run wrote (write_run): DIR/summary.json, DIR/trace.jsonl
+// and, when the CLI wrote it, DIR/run.json (how the run was made). The report
+// is built from these files, so `syncpoint report DIR...` shows what `compare`
+// showed.
+//
+//   auto run = syncpoint::load_run("results/bsp");   // throws config_error
+//   std::cout << run.summary.final_accuracy << " " << run.trace.size() << "\n";
+#pragma once
+
+#include "runtime/summary.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace syncpoint {
+
+/// How a run was made, for a reader: DIR/run.json. Everything is text.
+struct run_provenance {
+  std::string label;        // how tables name the run, e.g. "ssp(s=3)"
+  std::string command;      // the command line that made it
+  std::string stopped_by;   // compare's rule: "target", "cap", "failed" ("": none)
+  std::string rule;         // compare's stop rule, in words ("": none)
+  std::map<std::string, std::string> build;    // syncpoint, caf, torch, compiler versions
+  std::map<std::string, std::string> machine;  // host, cpu, cores, memory
+};
+
+struct run_record {
+  std::string dir;
+  run_summary summary;
+  std::vector<trace_event> trace;
+  run_provenance provenance;  // empty fields when DIR has no run.json
+};
+
+/// This process's build and machine, and `command`.
+run_provenance current_provenance(const std::string& command);
+
+/// Writes DIR/run.json.
+void write_provenance(const std::string& dir, const run_provenance& p);
+
+/// Reads DIR. Throws config_error naming the file and what is wrong (missing,
+/// not JSON, a key of the wrong type, a trace line that does not parse).
+run_record load_run(const std::string& dir);
+
+/// summary.json's text back into a run_summary (the inverse of to_json).
+run_summary summary_from_json(const std::string& text, const std::string& source);
+
+}  // namespace syncpoint

@@ -1,0 +1,237 @@
+// The comparison page: what compare writes, what report rebuilds from run
+// folders, and (when Debian's chromium is installed) that a real browser draws it.
+#include "cli/compare.hpp"
+#include "cli/progress.hpp"
+#include "cli/report_html.hpp"
+#include "runtime/job_config.hpp"
+#include "runtime/run_files.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <sys/wait.h>
+
+using namespace syncpoint;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct outcome {
+  int status;
+  std::string output;
+};
+
+outcome shell(const std::string& cmd) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    out.append(buf.data(), n);
+  int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1))
+    ++n;
+  return n;
+}
+
+// The cells of the comparison table's row for `label`, tags stripped.
+std::vector<std::string> table_row(const std::string& page, const std::string& label) {
+  auto table = page.substr(page.find("<table class='comparison'>"));
+  table = table.substr(0, table.find("</table>"));
+  auto at = table.find("</i>" + label + "</td>");
+  REQUIRE_MESSAGE(at != std::string::npos, label);
+  auto row = table.substr(at, table.find("</tr>", at) - at);
+  std::vector<std::string> cells;
+  std::regex cell("<td[^>]*>([^<]*)</td>");
+  for (std::sregex_iterator it(row.begin(), row.end(), cell), end; it != end; ++it)
+    cells.push_back((*it)[1]);
+  return cells;
+}
+
+const std::string fast = " --model softmax --dataset synthetic --train-limit 2000 --test-limit 300"
+                         " --iter-cost 5 --progress=false";
+
+// One compare run shared by the cases below (it takes a few seconds).
+const fs::path& compared() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / "syncpoint_report_compare";
+    fs::remove_all(d);
+    auto r = shell(std::string(SYNCPOINT_CLI) + " compare --protocols bsp,ssp --workers 4 --epochs 2 "
+                   "--straggler 3:x3 --target-accuracy 0.99 --out " + d.string() + fast);
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    return d;
+  }();
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("report: compare's page has both curves, both timelines and the runs' own figures") {
+  auto page = slurp(compared() / "index.html");
+  REQUIRE(!page.empty());
+  // Nothing is loaded from anywhere: the only URLs are SVG's namespace.
+  CHECK(count(page, "http") == count(page, "http://www.w3.org/2000/svg"));
+  CHECK(count(page, "src=") + count(page, "<link") + count(page, "@import") == 0);
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK(count(page, "<svg class='chart' data-series='2'") == 2);  // against time and against samples
+  CHECK(count(page, "<polyline class='series'") == 4);
+  CHECK(count(page, "<svg class='timeline' data-workers='4'") == 2);
+  CHECK(count(page, "<g class='worker-row'>") == 8);
+  CHECK(page.find("syncpoint compare --protocols bsp,ssp") != std::string::npos);  // the exact command
+  CHECK(page.find("<dt>seed</dt><dd>1</dd>") != std::string::npos);
+  CHECK(page.find("<dt>caf</dt><dd>0.17.6</dd>") != std::string::npos);
+  CHECK(page.find("<dt>cores</dt>") != std::string::npos);
+
+  for (auto label : {"bsp", "ssp(s=3)"}) {
+    auto run = load_run((compared() / (std::string(label) == "bsp" ? "bsp" : "ssp")).string());
+    auto& s = run.summary;
+    auto cells = table_row(page, label);
+    // to target, stopped, final acc, acc@N, run time, samples, samples/s, compute, wait, staleness, barriers
+    REQUIRE(cells.size() == 11);
+    CHECK(cells[0] == (s.time_to_target_s >= 0 ? cli::fmt("%.2f", s.time_to_target_s) : "not reached"));
+    CHECK(cells[1] == "cap at " + cli::fmt("%.2f", s.run_time_s) + " s");
+    CHECK(cells[2] == cli::fmt("%.4f", s.final_accuracy));
+    CHECK(cells[4] == cli::fmt("%.2f", s.run_time_s));
+    CHECK(cells[6] == cli::fmt("%.1f", s.samples_per_s));
+    CHECK(cells[7] == cli::fmt("%.3f", s.mean_compute_ratio));
+    double wait = 0;
+    for (auto& w : s.per_worker)
+      wait += w.wait_s;
+    CHECK(cells[8] == cli::fmt("%.2f", wait));
+    CHECK(cells[9] == cli::fmt("%.2f", s.staleness_mean));
+    CHECK(cells[10] == std::to_string(s.barriers));
+  }
+  // The best of a column is marked: bsp has no staleness, ssp fewer barriers.
+  CHECK(std::regex_search(page, std::regex("bsp</td>(<td[^>]*>[^<]*</td>){9}<td class='best'>0.00</td>")));
+}
+
+TEST_CASE("report: rebuilding the page from the run folders gives compare's page, byte for byte") {
+  auto out = fs::temp_directory_path() / "syncpoint_report_again.html";
+  auto r = shell(std::string(SYNCPOINT_CLI) + " report " + (compared() / "bsp").string() + " " +
+                 (compared() / "ssp").string() + " --out " + out.string());
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("report: " + out.string() + " (2 runs)") != std::string::npos);
+  CHECK(slurp(out) == slurp(compared() / "index.html"));
+  fs::remove(out);
+}
+
+TEST_CASE("report: runs with different settings are shown with their differences stated") {
+  auto dir = fs::temp_directory_path() / "syncpoint_report_differ";
+  fs::remove_all(dir);
+  for (auto [name, extra] : {std::pair{"a", " --workers 2 --seed 1"}, std::pair{"b", " --workers 3 --seed 1"}}) {
+    auto r = shell(std::string(SYNCPOINT_CLI) + " train --protocol asp --epochs 1 --out " + (dir / name).string() +
+                   extra + fast);
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+  }
+  auto r = shell(std::string(SYNCPOINT_CLI) + " report " + dir.string() + " --out " + (dir / "page.html").string());
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  auto page = slurp(dir / "page.html");
+  CHECK(page.find("These runs differ in 1 setting(s)") != std::string::npos);
+  CHECK(page.find("<th>workers</th>") != std::string::npos);
+  CHECK(page.find("<dt>seed</dt><dd>1</dd>") != std::string::npos);
+  CHECK(page.find("syncpoint train --protocol asp --epochs 1 --out") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("report: bad folders and corrupt files are refused with the file named") {
+  auto dir = fs::temp_directory_path() / "syncpoint_report_bad";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "run");
+  auto cli = std::string(SYNCPOINT_CLI) + " report ";
+  auto r = shell(cli + (dir / "nope").string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find("is not a folder") != std::string::npos);
+  r = shell(cli + dir.string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find("has no summary.json") != std::string::npos);
+  std::ofstream(dir / "run" / "summary.json") << "{\"protocol\": \"bsp\", \"workers\": \"four\"}";
+  std::ofstream(dir / "run" / "trace.jsonl") << "";
+  r = shell(cli + (dir / "run").string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find("summary.json: 'workers' must be a count") != std::string::npos);
+  std::ofstream(dir / "run" / "summary.json") << "{\"protocol\": \"bsp\"";
+  CHECK_THROWS_WITH_AS(load_run((dir / "run").string()), doctest::Contains("summary.json: not JSON"), config_error);
+  std::ofstream(dir / "run" / "summary.json") << "{\"protocol\": \"bsp\"}";
+  std::ofstream(dir / "run" / "trace.jsonl") << "{\"kind\": \"compute\", \"t0\": 0}\nnot json\n";
+  CHECK_THROWS_WITH_AS(load_run((dir / "run").string()), doctest::Contains("trace.jsonl line 2: not JSON"),
+                       config_error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("report: a real browser draws every chart and timeline") {
+  if (shell("command -v chromium").status != 0) {
+    MESSAGE("chromium is not installed (apt-get install chromium): the browser check is skipped");
+    return;
+  }
+  // A page beside the report reads it in a frame once it is laid out and
+  // writes what it found; chromium prints the resulting DOM.
+  auto check = compared() / "check.html";
+  std::ofstream(check) << R"(<!doctype html><html><body><pre id='out'>pending</pre>
+<iframe id='f' src='index.html' width='1250' height='900'></iframe><script>
+document.getElementById('f').onload = function() {
+  var d = this.contentDocument, out = [];
+  var charts = d.querySelectorAll('svg.chart'), drawn = 0, lines = 0;
+  charts.forEach(function(s) {
+    if (s.getBoundingClientRect().width > 100) drawn++;
+    s.querySelectorAll('polyline.series').forEach(function(p) { if (p.getTotalLength() > 50) lines++; });
+  });
+  var tl = d.querySelectorAll('svg.timeline'), tl_drawn = 0, rows = 0;
+  tl.forEach(function(s) {
+    if (s.getBoundingClientRect().width > 500) tl_drawn++;
+    s.querySelectorAll('g.worker-row').forEach(function(g) {
+      var area = 0;
+      g.querySelectorAll('path').forEach(function(p) { var b = p.getBBox(); area += b.width * b.height; });
+      if (area > 100) rows++;
+    });
+  });
+  var cells = d.querySelectorAll('table.comparison td').length;
+  out.push('charts=' + charts.length + '/' + drawn, 'lines=' + lines, 'timelines=' + tl.length + '/' + tl_drawn,
+           'rows=' + rows, 'cells=' + cells);
+  document.getElementById('out').textContent = out.join(' ');
+};
+</script></body></html>)";
+  auto r = shell("timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files "
+                 "--virtual-time-budget=5000 --dump-dom file://" + check.string());
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  CHECK_MESSAGE(r.output.find("charts=2/2 lines=4 timelines=2/2 rows=8 cells=24") != std::string::npos, r.output);
+  fs::remove(check);
+}
+
+TEST_CASE("report: round axis ticks") {
+  CHECK(cli::nice_ticks(0, 9.4, 5) == std::vector<double>{0, 2, 4, 6, 8});
+  CHECK(cli::nice_ticks(0, 195520, 5) == std::vector<double>{0, 50000, 100000, 150000});
+  auto t = cli::nice_ticks(0.79, 0.872, 6);
+  REQUIRE(t.size() == 9);  // step 0.01
+  CHECK(t.front() == doctest::Approx(0.79));
+  CHECK(t.back() == doctest::Approx(0.87));
+  CHECK(cli::nice_ticks(1, 1).empty());
+}
+
+TEST_CASE("progress: the bar shows the share done, the accuracy and the time left") {
+  using cli::progress_display;
+  CHECK(progress_display::bar_line("asp", 0.5, 0.8123, 10, false) ==
+        "asp [##############--------------]  50%  acc 0.8123  0:10 left");
+  CHECK(progress_display::bar_line("asp", 0.25, -1, 30, false) ==
+        "asp [#######---------------------]  25%  1:30 left");
+  CHECK(progress_display::bar_line("bsp", 1, 0.85, 3725, true) ==
+        "bsp [############################] 100%  acc 0.8500  took 1:02:05");
+  CHECK(progress_display::bar_line("bsp", 0.001, -1, 1, false).find("estimating time left") != std::string::npos);
+}
