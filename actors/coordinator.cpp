@@ -53,6 +53,7 @@ struct coordinator_state : coordinator_api {
   bool finishing = false;
   nanos run_time = 0;
   double last_accuracy = -1;
+  double next_tick = 0.01;  // the run fraction of the next silent progress report (bars)
   bool target_reached = false;
   std::vector<worker_loss> losses;  // who left the run early, and why
   static inline const char* name = "coordinator";
@@ -246,6 +247,11 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
     st.release(info.worker, false);
   else
     st.protocol_event([&] { st.cfg->proto->on_push(st, info.worker); });
+  if (st.cfg->on_progress && st.run_fraction() >= st.next_tick) {  // a bar moves every 1%, no line
+    auto f = st.run_fraction();
+    st.next_tick = (std::floor(f * 100) + 1) / 100;
+    st.cfg->on_progress(progress_report{"", st.samples_, std::min(f, 1.0), st.last_accuracy});
+  }
   // After the protocol: a commit it sent reaches the PS before this request.
   if (st.cfg->eval_every_samples > 0 && st.samples_ >= st.next_eval) {
     while (st.next_eval <= st.samples_)

@@ -40,24 +40,6 @@ constexpr const char* usage =
   "  status     list a cluster's nodes and jobs: syncpoint status --head HOST:P\n"
   "Run 'syncpoint <command> --help' for the options of a command.\n";
 
-// The command line as a shell would take it back.
-std::string command_line(const std::string& command, const std::vector<std::string>& args) {
-  std::string out = "syncpoint " + command;
-  for (auto& a : args) {
-    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                   "0123456789-_=.,:/+@%") == std::string::npos;
-    if (plain) {
-      out += " " + a;
-      continue;
-    }
-    std::string q = "'";
-    for (char c : a)
-      q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += " " + q + "'";
-  }
-  return out;
-}
-
 void print_protocols() {
   for (auto& kv : protocol_catalog()) {
     std::printf("%-12s %s\n", kv.first.c_str(), kv.second.c_str());
@@ -94,7 +76,7 @@ int run_train(const std::vector<std::string>& args) {
   auto r = train(job, shown.callback());
   shown.end();
   if (!job.out_dir.empty()) {
-    auto p = current_provenance(command_line("train", args));
+    auto p = current_provenance(cli::command_line("train", args));
     p.label = protocol_label(job.protocol, job.protocol_opts);
     write_provenance(job.out_dir, p);
   }
@@ -135,7 +117,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   }
   cli::progress_display shown(base.progress);
   cli::comparison_plan plan{base, opts.protocols, opts.tune_lrs, opts.run_to_cap};
-  plan.command = command_line("compare", args);
+  plan.command = cli::command_line("compare", args);
   plan.on_run = [&](const std::string& label, int i, int n) { shown.begin(label, i, n); };
   plan.on_progress = shown.callback();
   auto c = cli::run_comparison(plan);

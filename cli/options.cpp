@@ -193,4 +193,21 @@ protocol_options options_of(const job_config& cfg, const std::string& protocol) 
   return out;
 }
 
+std::string command_line(const std::string& command, const std::vector<std::string>& args) {
+  std::string out = "syncpoint " + command;
+  for (auto& a : args) {
+    bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                   "0123456789-_=.,:/+@%") == std::string::npos;
+    if (plain) {
+      out += " " + a;
+      continue;
+    }
+    std::string q = "'";
+    for (char c : a)
+      q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += " " + q + "'";
+  }
+  return out;
+}
+
 }  // namespace syncpoint::cli

@@ -57,6 +57,9 @@ class options : public cli_config {
 /// a message naming the option and which protocols declare it.
 std::string check_options_fit(const job_config& cfg, const std::vector<std::string>& protocols);
 
+/// "syncpoint COMMAND ARGS..." quoted so that a shell takes it back as it was.
+std::string command_line(const std::string& command, const std::vector<std::string>& args);
+
 /// `cfg`'s protocol options that `protocol` declares (compare: each its own).
 protocol_options options_of(const job_config& cfg, const std::string& protocol);
 

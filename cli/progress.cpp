@@ -75,7 +75,8 @@ void progress_display::update(const progress_report& r) {
   if (!enabled_)
     return;
   if (!bar_) {
-    std::fprintf(stderr, "%s\n", r.line.c_str());
+    if (!r.line.empty())  // empty: a tick only a bar shows
+      std::fprintf(stderr, "%s\n", r.line.c_str());
     return;
   }
   if (!open_)

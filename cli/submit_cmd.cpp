@@ -8,6 +8,7 @@
 #include "runtime/cluster/placement.hpp"
 #include "runtime/job_parts.hpp"
 #include "runtime/model_file.hpp"
+#include "runtime/run_files.hpp"
 
 #include <cstdio>
 #include <iostream>
@@ -111,7 +112,12 @@ int run_submit(const std::vector<std::string>& args) {
     std::fprintf(stderr, "syncpoint submit: %s\n", f.c_str());
   if (!cfg.out_dir.empty()) {
     write_run(cfg.out_dir, r);
-    std::printf("wrote %s/trace.jsonl and %s/summary.json\n", cfg.out_dir.c_str(), cfg.out_dir.c_str());
+    auto p = current_provenance(command_line("submit", args));
+    p.label = protocol_label(cfg.protocol, cfg.protocol_opts);
+    p.machine = {{"ran on", "a cluster: head " + opts.head + ", job " + std::to_string(id)},
+                 {"submitted from", p.machine["host"]}};
+    write_provenance(cfg.out_dir, p);
+    std::printf("wrote %s/trace.jsonl, summary.json and run.json\n", cfg.out_dir.c_str());
   }
   if (!opts.save_model.empty())
     save_model_file(opts.save_model, r.final_model);

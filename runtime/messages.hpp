@@ -131,7 +131,7 @@ struct worker_loss {
 /// Coordinator -> whoever follows the run: one progress line (as printed on
 /// a terminal) with the figures behind it.
 struct progress_report {
-  std::string line;
+  std::string line;        // empty for a tick that moves a bar but prints nothing
   uint64_t samples = 0;
   double fraction = 0;    // of the run: its sample budget, else its time cap
   double accuracy = -1;   // last evaluation (< 0: none yet)

@@ -295,3 +295,25 @@ TEST_CASE("ps: adjusted rule, gated mode: a round's pushes sum and momentum is o
   check_close(got.values.vec(), {1 - 0.2 * r1 - 0.05 - 0.05 * 2 * r1, 2 - 0.05,
                                  3 + 0.2 * r1 - 0.05 + 0.05 * 2 * r1});
 }
+
+TEST_CASE("ps: adjusted rule: a switch between per-round and per-push modes converts the velocity") {
+  fixture f(2, 0.5, 0.0, momentum_rule::adjusted);  // lr 0.1, mu 0.5, 2 workers (share 1/2)
+  auto mode = [&](ps_mode m) { (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(m)); };
+  mode(ps_mode::buffered);
+  REQUIRE(!f.push(0, {2, 2, 2}, 0));
+  REQUIRE(!f.push(1, {2, 2, 2}, 0));
+  (*f.self)->send(f.ps, commit_atom::value);
+  check_close(f.pull(1).values.vec(), {0.8, 1.8, 2.8});  // v = the round's mean, 2
+  // BSP -> ASP: v becomes one push's share of a round, 2 / 2 = 1. A fresh
+  // zero push is then one momentum step: v = 0.5 * 1, w -= 0.1 * 0.5.
+  mode(ps_mode::immediate);
+  REQUIRE(!f.push(0, {0, 0, 0}, 1));
+  check_close(f.pull().values.vec(), {0.75, 1.75, 2.75});  // (0.70 if v were carried over as is)
+  // ASP -> BSP: back to a round's units, 0.5 * 2 = 1; a round of zeros: v = 0.5, w -= 0.05.
+  mode(ps_mode::buffered);
+  REQUIRE(!f.push(0, {0, 0, 0}));
+  REQUIRE(!f.push(1, {0, 0, 0}));
+  (*f.self)->send(f.ps, commit_atom::value);
+  auto got = f.pull();
+  check_close(got.values.vec(), {0.70, 1.70, 2.70});  // (0.725 without the conversion)
+}
