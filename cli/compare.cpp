@@ -1,9 +1,11 @@
 #include "cli/compare.hpp"
 
+#include "cli/report_cmd.hpp"
 #include "cli/report_html.hpp"
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 namespace syncpoint::cli {
@@ -95,9 +97,13 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs,
   if (!md)
     throw config_error("cannot write '" + dir + "/comparison.md'");
   std::vector<run_record> records;
+  std::vector<std::string> names;
   for (auto& r : runs)
-    if (!r.dir.empty())
+    if (!r.dir.empty()) {
       records.push_back(load_run(r.dir));
+      names.push_back(std::filesystem::path(r.dir).filename().string());
+    }
+  write_run_list(dir, names);  // so that `syncpoint report DIR` shows the runs in this order
   write_text(dir + "/index.html", report_html(records));
 }
 

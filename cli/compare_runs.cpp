@@ -31,7 +31,21 @@ one_run run_under_rule(const comparison_plan& plan, const std::string& protocol,
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
     cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "");
-  auto r = train(cfg, plan.on_progress);
+  run_result r;
+  try {
+    r = train(cfg, plan.on_progress);
+  } catch (const std::runtime_error& e) {  // e.g. no result in time: the other runs still count
+    failures.push_back(protocol + " (lr " + fmt("%g", lr) + "): the run failed: " + e.what());
+    one_run out;
+    out.run.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + fmt("%g", lr) : "");
+    out.run.lr = lr;
+    out.run.stopped_by = "failed";
+    out.run.summary.protocol = protocol;
+    out.run.summary.workers = cfg.workers;
+    out.run.summary.lost = static_cast<uint64_t>(cfg.workers);
+    out.lost_all = true;
+    return out;  // no folder: the page shows the runs that have one
+  }
   for (auto& f : r.failures)
     failures.push_back(protocol + " (lr " + fmt("%g", lr) + "): " + f);
   one_run out;
@@ -43,7 +57,7 @@ one_run run_under_rule(const comparison_plan& plan, const std::string& protocol,
     out.run.stopped_by = "failed";
   out.run.dir = cfg.out_dir;
   if (!cfg.out_dir.empty()) {
-    auto p = current_provenance(plan.command);
+    auto p = current_provenance(plan.command, cfg);
     p.label = out.run.label;
     p.stopped_by = out.run.stopped_by;
     p.rule = c.rule;
@@ -115,9 +129,10 @@ comparison run_comparison(const comparison_plan& plan) {
     c.runs.push_back(std::move(best->run));
   }
 
-  c.equal_samples = std::numeric_limits<uint64_t>::max();
+  std::vector<const run_summary*> reported;
   for (auto& r : c.runs)
-    c.equal_samples = std::min(c.equal_samples, r.summary.samples);
+    reported.push_back(&r.summary);
+  c.equal_samples = equal_samples(reported);
   for (auto* list : {&c.runs, &c.grid})
     for (auto& r : *list)
       r.acc_equal = accuracy_at_samples(r.summary, c.equal_samples);

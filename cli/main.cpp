@@ -8,15 +8,15 @@
 #include "cli/compare_runs.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "cli/report_html.hpp"
+#include "cli/report_cmd.hpp"
 #include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "runtime/job.hpp"
 #include "runtime/model_file.hpp"
 #include "runtime/run_files.hpp"
 
+#include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 using namespace syncpoint;
@@ -76,7 +76,7 @@ int run_train(const std::vector<std::string>& args) {
   auto r = train(job, shown.callback());
   shown.end();
   if (!job.out_dir.empty()) {
-    auto p = current_provenance(cli::command_line("train", args));
+    auto p = current_provenance(cli::command_line("train", args), job);
     p.label = protocol_label(job.protocol, job.protocol_opts);
     write_provenance(job.out_dir, p);
   }
@@ -106,6 +106,13 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     std::cerr << "syncpoint compare: --protocols names no protocol\n";
     return 2;
   }
+  for (size_t i = 0; i < opts.protocols.size(); ++i)
+    if (std::find(opts.protocols.begin(), opts.protocols.begin() + static_cast<long>(i), opts.protocols[i]) !=
+        opts.protocols.begin() + static_cast<long>(i)) {
+      std::cerr << "syncpoint compare: --protocols names '" << opts.protocols[i]
+                << "' twice (each run writes its own folder)\n";
+      return 2;
+    }
   for (auto& p : opts.protocols) {  // all names checked before the first run
     auto cfg = base;
     cfg.protocol = p;
@@ -152,71 +159,6 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   return c.failed.empty() ? 0 : 1;
 }
 
-// `syncpoint report DIR... [--out FILE]`: the comparison page of existing runs.
-// A DIR without summary.json stands for its sub-folders that have one (a compare --out folder).
-int run_report(const std::vector<std::string>& args) {
-  std::string out;
-  std::vector<std::string> dirs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--help" || args[i] == "-h") {
-      std::printf("usage: syncpoint report RUN_DIR... [--out FILE]\n"
-                  "  builds the comparison page (HTML) of the runs in the folders given (each written by\n"
-                  "  train --out or compare --out; a compare folder stands for its runs).\n"
-                  "  --out FILE   where to write it (default: DIR/index.html for one compare folder, else report.html)\n");
-      return 0;
-    }
-    if (args[i] == "--out" || args[i].rfind("--out=", 0) == 0) {
-      if (args[i] == "--out" && i + 1 == args.size()) {
-        std::cerr << "syncpoint report: --out needs a file name\n";
-        return 2;
-      }
-      out = args[i] == "--out" ? args[++i] : args[i].substr(6);
-      continue;
-    }
-    if (args[i].rfind("-", 0) == 0) {
-      std::cerr << "syncpoint report: unknown option '" << args[i] << "' (see syncpoint report --help)\n";
-      return 2;
-    }
-    dirs.push_back(args[i]);
-  }
-  if (dirs.empty()) {
-    std::cerr << "syncpoint report: name at least one run folder (see syncpoint report --help)\n";
-    return 2;
-  }
-  namespace fs = std::filesystem;
-  std::vector<std::string> runs;
-  for (auto& d : dirs) {
-    if (!fs::is_directory(d)) {
-      std::cerr << "syncpoint report: '" << d << "' is not a folder\n";
-      return 2;
-    }
-    if (fs::exists(fs::path(d) / "summary.json")) {
-      runs.push_back(d);
-      continue;
-    }
-    std::vector<std::string> inner;
-    for (auto& e : fs::directory_iterator(d))
-      if (e.is_directory() && fs::exists(e.path() / "summary.json"))
-        inner.push_back(e.path().string());
-    if (inner.empty()) {
-      std::cerr << "syncpoint report: '" << d << "' has no summary.json, nor sub-folders with one\n";
-      return 2;
-    }
-    std::sort(inner.begin(), inner.end());
-    runs.insert(runs.end(), inner.begin(), inner.end());
-    if (out.empty() && dirs.size() == 1)
-      out = (fs::path(d) / "index.html").string();
-  }
-  if (out.empty())
-    out = "report.html";
-  std::vector<run_record> records;
-  for (auto& r : runs)
-    records.push_back(load_run(r));
-  cli::write_text(out, cli::report_html(records));
-  std::printf("report: %s (%zu runs)\n", out.c_str(), records.size());
-  return 0;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -233,7 +175,7 @@ int main(int argc, char** argv) {
     if (command == "zipline")
       return cli::run_zipline(args);
     if (command == "report")
-      return run_report(args);
+      return cli::run_report(args);
     if (command == "tune-switch")
       return cli::run_tune_switch(args);
     if (command == "head")

@@ -34,7 +34,7 @@ progress_display::~progress_display() {
 }
 
 std::string progress_display::bar_line(const std::string& prefix, double fraction, double accuracy,
-                                       double elapsed_s, bool finished) {
+                                       double elapsed_s, bool finished, uint64_t samples) {
   constexpr int width = 28;
   fraction = std::clamp(fraction, 0.0, 1.0);
   auto filled = static_cast<int>(std::lround(fraction * width));
@@ -46,6 +46,8 @@ std::string progress_display::bar_line(const std::string& prefix, double fractio
     line += "  took " + duration(elapsed_s);
   else if (fraction >= 0.01)
     line += "  " + duration(elapsed_s * (1 - fraction) / fraction) + " left";
+  else if (samples > 0)
+    line += "  " + std::to_string(samples) + " samples, no budget to estimate the time left";
   else
     line += "  estimating time left";
   return line;
@@ -60,6 +62,7 @@ void progress_display::begin(const std::string& label, int index, int total) {
     prefix_.resize(24, ' ');
   fraction_ = 0;
   accuracy_ = -1;
+  samples_ = 0;
   start_ = std::chrono::steady_clock::now();
   last_draw_ = {};
   open_ = true;
@@ -82,6 +85,7 @@ void progress_display::update(const progress_report& r) {
   if (!open_)
     begin("run");
   fraction_ = std::max(fraction_, r.fraction);
+  samples_ = r.samples;
   if (r.accuracy >= 0)
     accuracy_ = r.accuracy;
   auto now = std::chrono::steady_clock::now();
@@ -108,7 +112,7 @@ progress_fn progress_display::callback() {
 void progress_display::draw(bool finished) {
   last_draw_ = std::chrono::steady_clock::now();
   double elapsed = std::chrono::duration<double>(last_draw_ - start_).count();
-  auto line = bar_line(prefix_, fraction_, accuracy_, elapsed, finished);
+  auto line = bar_line(prefix_, fraction_, accuracy_, elapsed, finished, samples_);
   std::fprintf(stderr, "\r\033[K%s", line.c_str());
   std::fflush(stderr);
 }

@@ -6,6 +6,11 @@
 //   shown.begin("asp", 2, 8);                 // run 2 of 8
 //   train(job, shown.callback());
 //   shown.end();
+//
+// Reports come from the run's coordinator, on a scheduler thread of the run's
+// actor system while the caller waits in train(); that system's threads are
+// joined before train() returns, so calls never overlap. One display serves
+// one train() at a time.
 #pragma once
 
 #include "runtime/messages.hpp"
@@ -30,15 +35,17 @@ class progress_display {
   /// What to pass to train(): calls update; empty when not enabled.
   progress_fn callback();
 
-  /// The bar's text for a run `fraction` done after `elapsed_s` seconds.
+  /// The bar's text for a run `fraction` done after `elapsed_s` seconds (a run
+  /// with no budget stays at fraction 0: then `samples` says how far it is).
   static std::string bar_line(const std::string& prefix, double fraction, double accuracy, double elapsed_s,
-                              bool finished);
+                              bool finished, uint64_t samples = 0);
 
  private:
   bool enabled_, bar_;
   bool open_ = false;
   std::string prefix_;
   double fraction_ = 0, accuracy_ = -1;
+  uint64_t samples_ = 0;
   std::chrono::steady_clock::time_point start_, last_draw_;
   void draw(bool finished);
 };

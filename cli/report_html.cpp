@@ -38,10 +38,19 @@ std::string with_commas(uint64_t v) {
 }
 
 uint64_t equal_samples(const std::vector<run_record>& runs) {
-  uint64_t n = std::numeric_limits<uint64_t>::max();
+  std::vector<const run_summary*> s;
   for (auto& r : runs)
-    n = std::min(n, r.summary.samples);
-  return runs.empty() ? 0 : n;
+    s.push_back(&r.summary);
+  return syncpoint::equal_samples(s);
+}
+
+// The target every run had (0 when none had one, or they differ).
+double shared_target(const std::vector<run_record>& runs) {
+  double t = runs.empty() ? 0 : runs.front().summary.target_accuracy;
+  for (auto& r : runs)
+    if (r.summary.target_accuracy != t)
+      return 0;
+  return t;
 }
 
 double wait_total(const run_summary& s) {
@@ -83,7 +92,7 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
       a_min = std::min(a_min, p.y);
       a_max = std::max(a_max, p.y);
     }
-  double target = runs.empty() ? 0 : runs.front().summary.target_accuracy;
+  double target = shared_target(runs);
   if (target > 0) {
     a_min = std::min(a_min, target);
     a_max = std::max(a_max, target);
@@ -95,7 +104,15 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
       ys.push_back(p.y);
   if (ys.size() > 10) {
     std::sort(ys.begin(), ys.end());
-    a_min = std::max(a_min, std::min(ys[ys.size() / 10], target > 0 ? target - 0.05 : 1.0));
+    double floor = std::min(ys[ys.size() / 10], target > 0 ? target - 0.05 : 1.0);
+    for (auto& r : runs) {  // but never above any run's best: every curve stays in view
+      double best = -1;
+      for (auto& p : curve(r.summary, by_samples))
+        best = std::max(best, p.y);
+      if (best >= 0)
+        floor = std::min(floor, best - 0.02);
+    }
+    a_min = std::max(a_min, floor);
   }
   a_min = std::max(0.0, a_min - 0.01);
   a_max = std::min(1.0, a_max + 0.01);
@@ -168,10 +185,12 @@ std::string table(const std::vector<run_record>& runs) {
   bool lrs_differ = std::any_of(runs.begin(), runs.end(), [&](auto& r) { return r.summary.lr != runs[0].summary.lr; });
   bool stops = std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.provenance.stopped_by.empty(); });
   auto fixed = [](const char* f) { return [f](const run_record&, double v) { return fmt(f, v); }; };
+  bool targets = std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.summary.target_accuracy > 0; });
   std::vector<column> cols;
   if (lrs_differ)
     cols.push_back({"lr", [](auto& r) { return r.summary.lr; }, fixed("%g"), 0});
-  cols.push_back({"to target s", [&](auto& r) { return r.summary.time_to_target_s >= 0 ? r.summary.time_to_target_s : nan; },
+  if (targets)
+    cols.push_back({"to target s", [&](auto& r) { return r.summary.time_to_target_s >= 0 ? r.summary.time_to_target_s : nan; },
                   fixed("%.2f"), -1});
   if (stops)
     cols.push_back({"stopped", [](auto& r) { return r.summary.run_time_s; },
@@ -195,7 +214,7 @@ std::string table(const std::vector<run_record>& runs) {
   std::vector<double> best(cols.size(), nan);
   for (size_t j = 0; j < cols.size(); ++j)
     for (auto& r : runs) {
-      double v = cols[j].value(r);
+      double v = failed_run(r.summary) ? nan : cols[j].value(r);
       if (cols[j].best != 0 && !std::isnan(v) && (std::isnan(best[j]) || (cols[j].best > 0 ? v > best[j] : v < best[j])))
         best[j] = v;
     }
@@ -204,10 +223,10 @@ std::string table(const std::vector<run_record>& runs) {
            escape_html(runs[i].provenance.label) + "</td>";
     for (size_t j = 0; j < cols.size(); ++j) {
       double v = cols[j].value(runs[i]);
-      bool mark = cols[j].best != 0 && runs.size() > 1 && !std::isnan(v) && v == best[j];
+      bool mark = cols[j].best != 0 && runs.size() > 1 && !std::isnan(v) && v == best[j] && !failed_run(runs[i].summary);
+      bool target_col = targets && j == (lrs_differ ? 1u : 0u);
       out += std::string(mark ? "<td class='best'>" : "<td>") +
-             (std::isnan(v) ? (j == (lrs_differ ? 1u : 0u) ? "not reached" : "-") : escape_html(cols[j].show(runs[i], v))) +
-             "</td>";
+             (std::isnan(v) ? (target_col ? "not reached" : "-") : escape_html(cols[j].show(runs[i], v))) + "</td>";
     }
     out += "</tr>";
   }
@@ -223,7 +242,7 @@ std::string percent(double x) {
 // Which protocol won on each count, and what each spent its time on.
 std::string verdict(const std::vector<run_record>& runs) {
   std::string out = "<div class='verdict'><ul>";
-  double target = runs.front().summary.target_accuracy;
+  double target = shared_target(runs);
   const run_record* soonest = nullptr;
   for (auto& r : runs)
     if (r.summary.time_to_target_s >= 0 && (!soonest || r.summary.time_to_target_s < soonest->summary.time_to_target_s))
@@ -236,9 +255,10 @@ std::string verdict(const std::vector<run_record>& runs) {
       for (auto& r : runs)
         if (&r != soonest)
           others += (others.empty() ? "" : ", ") + escape_html(r.provenance.label) + " " +
-                    (r.summary.time_to_target_s >= 0
+                    (r.summary.time_to_target_s < 0 ? std::string("not reached")
+                     : soonest->summary.time_to_target_s > 0
                        ? fmt("%.2f", r.summary.time_to_target_s / soonest->summary.time_to_target_s) + "&times; as long"
-                       : std::string("not reached"));
+                       : fmt("%.2f", r.summary.time_to_target_s) + " s");
       out += others.empty() ? "." : " (" + others + ").";
       out += "</li>";
     } else {
@@ -249,7 +269,7 @@ std::string verdict(const std::vector<run_record>& runs) {
   const run_record* most = nullptr;
   double most_acc = -1;
   for (auto& r : runs) {
-    double a = accuracy_at_samples(r.summary, n_eq);
+    double a = failed_run(r.summary) ? -1 : accuracy_at_samples(r.summary, n_eq);
     if (a > most_acc) {
       most_acc = a;
       most = &r;
@@ -302,8 +322,9 @@ std::string settings(const std::vector<run_record>& runs) {
     {"momentum", [](auto& s) { return fmt("%g", s.momentum) + " (" + s.momentum_rule + " rule)"; }},
     {"target accuracy", [](auto& s) { return s.target_accuracy > 0 ? fmt("%g", s.target_accuracy) : std::string("none"); }},
   };
-  std::string shared = "<dl>", differ_head, differ_rows;
+  std::string shared = "<dl>";
   std::vector<size_t> differing;
+  std::vector<std::pair<std::string, std::function<std::string(const run_record&)>>> extra_differ;
   for (size_t k = 0; k < keys.size(); ++k) {
     auto v0 = keys[k].second(runs.front().summary);
     bool same = std::all_of(runs.begin(), runs.end(), [&](auto& r) { return keys[k].second(r.summary) == v0; });
@@ -312,21 +333,41 @@ std::string settings(const std::vector<run_record>& runs) {
     else
       differing.push_back(k);
   }
+  // The job options summary.json lacks, from run.json ("-" for a run without one).
+  std::set<std::string> extra;
+  for (auto& r : runs)
+    for (auto& kv : r.provenance.settings)
+      extra.insert(kv.first);
+  for (auto& key : extra) {
+    auto value = [key](const run_record& r) {
+      auto it = r.provenance.settings.find(key);
+      return it == r.provenance.settings.end() ? std::string("-") : it->second;
+    };
+    auto v0 = value(runs.front());
+    if (std::all_of(runs.begin(), runs.end(), [&](auto& r) { return value(r) == v0; }))
+      shared += "<dt>" + escape_html(key) + "</dt><dd>" + escape_html(v0) + "</dd>";
+    else
+      extra_differ.push_back({key, value});
+  }
   auto rule = runs.front().provenance.rule;
   if (!rule.empty() && std::all_of(runs.begin(), runs.end(), [&](auto& r) { return r.provenance.rule == rule; }))
     shared += "<dt>stop rule</dt><dd>" + escape_html(rule) + "</dd>";
   shared += "</dl>";
-  if (differing.empty())
+  if (differing.empty() && extra_differ.empty())
     return shared;
-  std::string t = "<p><b>These runs differ in " + std::to_string(differing.size()) +
+  std::string t = "<p><b>These runs differ in " + std::to_string(differing.size() + extra_differ.size()) +
                   " setting(s)</b>; compare them with that in mind:</p><table class='differences'><tr><th>run</th>";
   for (auto k : differing)
     t += "<th>" + keys[k].first + "</th>";
+  for (auto& e : extra_differ)
+    t += "<th>" + escape_html(e.first) + "</th>";
   t += "</tr>";
   for (auto& r : runs) {
     t += "<tr><td>" + escape_html(r.provenance.label) + "</td>";
     for (auto k : differing)
       t += "<td>" + escape_html(keys[k].second(r.summary)) + "</td>";
+    for (auto& e : extra_differ)
+      t += "<td>" + escape_html(e.second(r)) + "</td>";
     t += "</tr>";
   }
   return shared + t + "</table>";
@@ -411,9 +452,16 @@ std::string report_html(const std::vector<run_record>& runs) {
   if (runs.empty())
     return page + "<p>No runs.</p></body></html>\n";
   auto& s0 = runs.front().summary;
-  page += "<p class='sub'>" + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") + " of " +
-          escape_html(s0.model) + " with " + std::to_string(s0.workers) + " workers on the " + escape_html(s0.clock) +
-          " clock" + (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler)) + "</p>";
+  bool alike = std::all_of(runs.begin(), runs.end(), [&](auto& r) {
+    return r.summary.model == s0.model && r.summary.workers == s0.workers && r.summary.clock == s0.clock &&
+           r.summary.straggler == s0.straggler;
+  });
+  page += "<p class='sub'>" + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") +
+          (alike ? " of " + escape_html(s0.model) + " with " + std::to_string(s0.workers) + " workers on the " +
+                     escape_html(s0.clock) + " clock" +
+                     (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler))
+                 : std::string(" whose model, workers, clock or stragglers differ (see Settings)")) +
+          "</p>";
   page += "<h2>Who won, and why</h2>" + verdict(runs);
   page += "<h2>Comparison</h2>" + table(runs) +
           "<p class='note'>Best figure of each column in bold on green. to target = first evaluation at or above "

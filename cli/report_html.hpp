@@ -22,9 +22,9 @@ namespace syncpoint::cli {
 std::string report_html(const std::vector<run_record>& runs);
 
 /// One run's per-worker timeline as an SVG element `width` pixels wide, time
-/// 0..t_max: compute, communication and waiting per worker as stacked shares
-/// of each time bin (exact for short runs, a summary for long ones), barriers
-/// as ticks above, protocol switches and lost workers marked.
+/// 0..t_max cut into 250 columns: compute, communication and waiting per
+/// worker as stacked shares of each column's time slice, barriers as ticks
+/// above, protocol switches and lost workers marked.
 std::string timeline_svg(const run_record& run, double t_max, int width);
 
 /// Round axis ticks from `lo` to `hi`: about `count` multiples of 1, 2 or 5 times a power of ten.

@@ -112,7 +112,7 @@ int run_submit(const std::vector<std::string>& args) {
     std::fprintf(stderr, "syncpoint submit: %s\n", f.c_str());
   if (!cfg.out_dir.empty()) {
     write_run(cfg.out_dir, r);
-    auto p = current_provenance(command_line("submit", args));
+    auto p = current_provenance(command_line("submit", args), cfg);
     p.label = protocol_label(cfg.protocol, cfg.protocol_opts);
     p.machine = {{"ran on", "a cluster: head " + opts.head + ", job " + std::to_string(id)},
                  {"submitted from", p.machine["host"]}};

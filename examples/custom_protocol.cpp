@@ -15,7 +15,7 @@ class k_sync : public syncpoint::protocol {
  public:
   // Its option: --k on the CLI, a line in `syncpoint protocols`, checked by the registry.
   static std::vector<syncpoint::option_spec> options() {
-    return {{"k", syncpoint::option_spec::kind::integer, "2", "pushes that close a round", 1, 4096}};
+    return {{"k", syncpoint::option_spec::kind::integer, "2", "pushes that close a round", 1, 4096, {}, ""}};
   }
 
   explicit k_sync(const syncpoint::protocol_options& o) : k_(static_cast<int>(o.integer("k"))) {}

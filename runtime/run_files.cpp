@@ -9,6 +9,7 @@
 #include <rapidjson/error/en.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -119,8 +120,11 @@ std::vector<trace_event> trace_from_jsonl(const std::string& text, const std::st
     if (ev.kind.empty())
       throw config_error(where + ": no 'kind'");
     ev.worker = static_cast<worker_id>(r.number("worker", -1));
-    ev.t0 = to_nanos(r.number("t0"));
-    ev.t1 = to_nanos(r.number("t1"));
+    double t0 = r.number("t0"), t1 = r.number("t1", t0);
+    if (!(t0 >= 0 && t0 <= t1 && t1 <= 1e9))  // also refuses NaN
+      throw config_error(where + ": times must satisfy 0 <= t0 <= t1 <= 1e9 s");
+    ev.t0 = to_nanos(t0);
+    ev.t1 = to_nanos(t1);
     ev.iter = r.count("iter");
     ev.version = r.count("version");
     ev.value = r.number("value", std::nan(""));
@@ -222,7 +226,9 @@ run_summary summary_from_json(const std::string& text, const std::string& source
 
 run_record load_run(const std::string& dir) {
   run_record r;
-  r.dir = dir;
+  r.dir = std::filesystem::path(dir).lexically_normal().string();
+  if (r.dir.size() > 1 && r.dir.back() == '/')
+    r.dir.pop_back();
   r.summary = summary_from_json(slurp(dir + "/summary.json"), dir + "/summary.json");
   r.trace = trace_from_jsonl(slurp(dir + "/trace.jsonl"), dir + "/trace.jsonl");
   std::ifstream probe(dir + "/run.json");
@@ -231,16 +237,30 @@ run_record load_run(const std::string& dir) {
     auto d = parse_object(slurp(source), source);
     reader p(d, source);
     r.provenance = {p.text("label"), p.text("command"), p.text("stopped_by"), p.text("rule"),
-                    strings(p, "build"), strings(p, "machine")};
+                    strings(p, "build"), strings(p, "machine"), strings(p, "settings")};
   }
   if (r.provenance.label.empty())
     r.provenance.label = r.summary.protocol;
   return r;
 }
 
-run_provenance current_provenance(const std::string& command) {
+run_provenance current_provenance(const std::string& command, const job_config& job) {
   run_provenance p;
   p.command = command;
+  auto limit = [](auto v) { return v > 0 ? json::num(static_cast<double>(v)) : std::string("none"); };
+  p.settings = {{"dataset", job.dataset},
+                {"batch", std::to_string(job.batch)},
+                {"epochs", limit(job.epochs)},
+                {"max time s", limit(job.max_time_s)},
+                {"train limit", limit(job.train_limit)},
+                {"test limit", limit(job.test_limit)},
+                {"eval every (epochs)", json::num(job.eval_every)},
+                {"weight decay", json::num(job.weight_decay)},
+                {"PS bandwidth B/s", limit(job.ps_bandwidth)},
+                {"latency ms", json::num(job.latency_ms)},
+                {"fail worker", job.fail_worker < 0 ? std::string("none")
+                                                    : std::to_string(job.fail_worker) + "@" +
+                                                        std::to_string(job.fail_at_iter)}};
   p.build = {{"syncpoint", SYNCPOINT_VERSION},
              {"caf", std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100) +
                        "." + std::to_string(CAF_VERSION % 100)},
@@ -270,6 +290,7 @@ void write_provenance(const std::string& dir, const run_provenance& p) {
            .add("rule", p.rule)
            .raw("build", map(p.build))
            .raw("machine", map(p.machine))
+           .raw("settings", map(p.settings))
            .done()
       << "\n";
   if (!out)

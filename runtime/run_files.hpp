@@ -23,23 +23,25 @@ struct run_provenance {
   std::string rule;         // compare's stop rule, in words ("": none)
   std::map<std::string, std::string> build;    // syncpoint, caf, torch, compiler versions
   std::map<std::string, std::string> machine;  // host, cpu, cores, memory
+  std::map<std::string, std::string> settings; // the job's options that summary.json lacks
 };
 
 struct run_record {
-  std::string dir;
+  std::string dir;  // as given, lexically normalized ("a//b/./c" -> "a/b/c")
   run_summary summary;
   std::vector<trace_event> trace;
   run_provenance provenance;  // empty fields when DIR has no run.json
 };
 
-/// This process's build and machine, and `command`.
-run_provenance current_provenance(const std::string& command);
+/// This process's build and machine, `command`, and `job`'s settings.
+run_provenance current_provenance(const std::string& command, const job_config& job);
 
 /// Writes DIR/run.json.
 void write_provenance(const std::string& dir, const run_provenance& p);
 
 /// Reads DIR. Throws config_error naming the file and what is wrong (missing,
-/// not JSON, a key of the wrong type, a trace line that does not parse).
+/// not JSON, a key of the wrong type, a trace line that does not parse or
+/// whose times are not 0 <= t0 <= t1 <= 1e9 s).
 run_record load_run(const std::string& dir);
 
 /// summary.json's text back into a run_summary (the inverse of to_json).

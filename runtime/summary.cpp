@@ -186,6 +186,21 @@ std::string to_json(const trace_event& ev) {
   return o.done();
 }
 
+bool failed_run(const run_summary& s) {
+  return s.workers > 0 && s.lost >= static_cast<uint64_t>(s.workers);
+}
+
+uint64_t equal_samples(const std::vector<const run_summary*>& runs) {
+  uint64_t n = 0;
+  bool any = false;
+  for (auto* s : runs)
+    if (!failed_run(*s)) {
+      n = any ? std::min(n, s->samples) : s->samples;
+      any = true;
+    }
+  return n;
+}
+
 double accuracy_at_samples(const run_summary& s, uint64_t samples) {
   auto points = s.evals;  // and the final evaluation, at the run's last sample
   if (s.samples > 0 && (points.empty() || points.back().samples <= s.samples))

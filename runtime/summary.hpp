@@ -81,6 +81,13 @@ struct run_summary {
   std::vector<phase_summary> phases;  // empty unless the protocol switched phases
 };
 
+/// Whether the run lost every worker (it has no figures worth comparing).
+bool failed_run(const run_summary& s);
+
+/// The fewest samples any run that did not fail processed: where runs are
+/// compared at equal samples (0 when there is no such run).
+uint64_t equal_samples(const std::vector<const run_summary*>& runs);
+
 run_summary summarize(const job_config& cfg, double iter_cost_ms,
                       const std::vector<trace_event>& trace,
                       const std::vector<worker_loss>& losses = {});

@@ -38,7 +38,9 @@ const std::string fast = " --model softmax --dataset synthetic --train-limit 200
 TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
   auto r = run("train --protocol nope" + fast);
   CHECK(r.status == 2);
-  CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, dssp, elastic-bsp, r2sp, ssp, sync-switch, wbsp, wbsp-overlap)") != std::string::npos);
+  CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, ") != std::string::npos);
+  for (auto name : {"elastic-bsp", "r2sp", "ssp", "sync-switch", "wbsp", "wbsp-overlap"})  // and any added later
+    CHECK(r.output.find(std::string(", ") + name) != std::string::npos);
   r = run("train --lr fast");
   CHECK(r.status == 2);
   CHECK(r.output.find("invalid value in '--lr=fast' (expected real64)") != std::string::npos);

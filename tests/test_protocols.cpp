@@ -31,7 +31,8 @@ TEST_CASE("registry: unknown protocol names the valid ones") {
     for (auto& kv : protocol_catalog())  // every registered name, in order
       valid += (valid.empty() ? "" : ", ") + kv.first;
     CHECK(msg == "unknown protocol 'nope' (valid: " + valid + ")");
-    CHECK(valid.find("asp, bsp, dssp, elastic-bsp, ") == 0);
+    CHECK(valid.find("asp, bsp, ") == 0);  // sorted; other protocols may come between the built-in ones
+    CHECK(valid.find(", elastic-bsp, ") != std::string::npos);
     CHECK(valid.find(", ssp, ") != std::string::npos);
   }
   CHECK_THROWS_AS(make("ssp", -1), std::invalid_argument);
@@ -182,9 +183,9 @@ class probe : public protocol {
  public:
   static std::vector<option_spec> options() {
     using k = option_spec::kind;
-    return {{"probe-count", k::integer, "4", "a count", 1, 10},
-            {"probe-rate", k::real, "0.5", "a rate", 0, 1},
-            {"probe-mode", k::text, "fast", "a mode", 0, 0, {"fast", "slow"}}};
+    return {{"probe-count", k::integer, "4", "a count", 1, 10, {}, ""},
+            {"probe-rate", k::real, "0.5", "a rate", 0, 1, {}, ""},
+            {"probe-mode", k::text, "fast", "a mode", 0, 0, {"fast", "slow"}, ""}};
   }
   explicit probe(const protocol_options& o)
     : count(o.integer("probe-count")), rate(o.real("probe-rate")), mode(o.text("probe-mode")) {
@@ -227,7 +228,9 @@ TEST_CASE("registry: a protocol's declared options get their defaults, checked v
   auto specs = protocol_option_specs("probe-options");
   REQUIRE(specs.size() == 3);
   CHECK(specs[2].choices == std::vector<std::string>{"fast", "slow"});
-  CHECK(all_protocol_options().at("staleness").second == std::vector<std::string>{"dssp", "ssp"});
+  auto staleness_users = all_protocol_options().at("staleness").second;  // ssp, and any protocol that reuses it
+  CHECK(std::find(staleness_users.begin(), staleness_users.end(), "ssp") != staleness_users.end());
+  CHECK(all_protocol_options().at("staleness").first.type == option_spec::kind::integer);
   CHECK(protocol_label("ssp", {}) == "ssp(s=3)");
   CHECK(protocol_label("probe-options", protocol_options{}.set("probe-mode", "slow")) == "probe-options(probe-mode=slow)");
   // Another type under a taken name is refused at registration.

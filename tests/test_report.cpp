@@ -15,6 +15,7 @@
 #include <regex>
 #include <sstream>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using namespace syncpoint;
 namespace fs = std::filesystem;
@@ -74,8 +75,9 @@ const fs::path& compared() {
   static const fs::path dir = [] {
     auto d = fs::temp_directory_path() / "syncpoint_report_compare";
     fs::remove_all(d);
-    auto r = shell(std::string(SYNCPOINT_CLI) + " compare --protocols bsp,ssp --workers 4 --epochs 2 "
-                   "--straggler 3:x3 --target-accuracy 0.99 --out " + d.string() + fast);
+    // Not in alphabetical order: the page keeps compare's order, and so must report.
+    auto r = shell(std::string(SYNCPOINT_CLI) + " compare --protocols ssp,bsp --workers 4 --epochs 2 "
+                   "--straggler 3:x3 --target-accuracy 0.9 --out " + d.string() + fast);
     REQUIRE_MESSAGE(r.status == 0, r.output);
     return d;
   }();
@@ -95,21 +97,27 @@ TEST_CASE("report: compare's page has both curves, both timelines and the runs' 
   CHECK(count(page, "<polyline class='series'") == 4);
   CHECK(count(page, "<svg class='timeline' data-workers='4'") == 2);
   CHECK(count(page, "<g class='worker-row'>") == 8);
-  CHECK(page.find("syncpoint compare --protocols bsp,ssp") != std::string::npos);  // the exact command
+  CHECK(page.find("syncpoint compare --protocols ssp,bsp") != std::string::npos);  // the exact command
   CHECK(page.find("<dt>seed</dt><dd>1</dd>") != std::string::npos);
   CHECK(page.find("<dt>caf</dt><dd>0.17.6</dd>") != std::string::npos);
   CHECK(page.find("<dt>cores</dt>") != std::string::npos);
 
-  for (auto label : {"bsp", "ssp(s=3)"}) {
-    auto run = load_run((compared() / (std::string(label) == "bsp" ? "bsp" : "ssp")).string());
-    auto& s = run.summary;
-    auto cells = table_row(page, label);
+  CHECK(page.find("ssp(s=3)</td>") < page.find("bsp</td>"));
+  auto ssp = load_run((compared() / "ssp").string()), bsp = load_run((compared() / "bsp").string());
+  uint64_t n = std::min(ssp.summary.samples, bsp.summary.samples);
+  CHECK(page.find("<th>acc@" + std::string(n >= 1000 ? std::to_string(n / 1000) + "," : "")) != std::string::npos);
+  for (auto* run : {&ssp, &bsp}) {
+    auto& s = run->summary;
+    auto cells = table_row(page, run->provenance.label);
     // to target, stopped, final acc, acc@N, run time, samples, samples/s, compute, wait, staleness, barriers
     REQUIRE(cells.size() == 11);
-    CHECK(cells[0] == (s.time_to_target_s >= 0 ? cli::fmt("%.2f", s.time_to_target_s) : "not reached"));
-    CHECK(cells[1] == "cap at " + cli::fmt("%.2f", s.run_time_s) + " s");
+    REQUIRE(s.time_to_target_s >= 0);  // both reach 0.9 and stop there
+    CHECK(cells[0] == cli::fmt("%.2f", s.time_to_target_s));
+    CHECK(cells[1] == "target at " + cli::fmt("%.2f", s.run_time_s) + " s");
     CHECK(cells[2] == cli::fmt("%.4f", s.final_accuracy));
+    CHECK(cells[3] == cli::fmt("%.4f", accuracy_at_samples(s, n)));
     CHECK(cells[4] == cli::fmt("%.2f", s.run_time_s));
+    CHECK(std::stoull(std::regex_replace(cells[5], std::regex(","), "")) == s.samples);
     CHECK(cells[6] == cli::fmt("%.1f", s.samples_per_s));
     CHECK(cells[7] == cli::fmt("%.3f", s.mean_compute_ratio));
     double wait = 0;
@@ -119,16 +127,24 @@ TEST_CASE("report: compare's page has both curves, both timelines and the runs' 
     CHECK(cells[9] == cli::fmt("%.2f", s.staleness_mean));
     CHECK(cells[10] == std::to_string(s.barriers));
   }
-  // The best of a column is marked: bsp has no staleness, ssp fewer barriers.
+  // The best of a column is marked: ssp reached the target first, bsp has no staleness.
+  REQUIRE(ssp.summary.time_to_target_s < bsp.summary.time_to_target_s);
+  CHECK(std::regex_search(page, std::regex("ssp\\(s=3\\)</td><td class='best'>")));
+  CHECK(std::regex_search(page, std::regex("bsp</td><td>[^<]*</td>")));
   CHECK(std::regex_search(page, std::regex("bsp</td>(<td[^>]*>[^<]*</td>){9}<td class='best'>0.00</td>")));
 }
 
 TEST_CASE("report: rebuilding the page from the run folders gives compare's page, byte for byte") {
   auto out = fs::temp_directory_path() / "syncpoint_report_again.html";
-  auto r = shell(std::string(SYNCPOINT_CLI) + " report " + (compared() / "bsp").string() + " " +
-                 (compared() / "ssp").string() + " --out " + out.string());
+  // The compare folder (its runs.json keeps compare's order), with a trailing slash ...
+  auto r = shell(std::string(SYNCPOINT_CLI) + " report " + compared().string() + "/ --out " + out.string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK(r.output.find("report: " + out.string() + " (2 runs)") != std::string::npos);
+  CHECK(slurp(out) == slurp(compared() / "index.html"));
+  // ... and the run folders named one by one.
+  r = shell(std::string(SYNCPOINT_CLI) + " report " + (compared() / "ssp").string() + " " +
+            (compared() / "bsp").string() + " --out " + out.string());
+  REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK(slurp(out) == slurp(compared() / "index.html"));
   fs::remove(out);
 }
@@ -136,7 +152,7 @@ TEST_CASE("report: rebuilding the page from the run folders gives compare's page
 TEST_CASE("report: runs with different settings are shown with their differences stated") {
   auto dir = fs::temp_directory_path() / "syncpoint_report_differ";
   fs::remove_all(dir);
-  for (auto [name, extra] : {std::pair{"a", " --workers 2 --seed 1"}, std::pair{"b", " --workers 3 --seed 1"}}) {
+  for (auto [name, extra] : {std::pair{"a", " --workers 2 --seed 1"}, std::pair{"b", " --workers 3 --seed 1 --batch 32"}}) {
     auto r = shell(std::string(SYNCPOINT_CLI) + " train --protocol asp --epochs 1 --out " + (dir / name).string() +
                    extra + fast);
     REQUIRE_MESSAGE(r.status == 0, r.output);
@@ -144,8 +160,10 @@ TEST_CASE("report: runs with different settings are shown with their differences
   auto r = shell(std::string(SYNCPOINT_CLI) + " report " + dir.string() + " --out " + (dir / "page.html").string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
   auto page = slurp(dir / "page.html");
-  CHECK(page.find("These runs differ in 1 setting(s)") != std::string::npos);
+  CHECK(page.find("These runs differ in 2 setting(s)") != std::string::npos);
   CHECK(page.find("<th>workers</th>") != std::string::npos);
+  CHECK(page.find("<th>batch</th>") != std::string::npos);  // from run.json: summary.json has no batch
+  CHECK(page.find("whose model, workers, clock or stragglers differ") != std::string::npos);
   CHECK(page.find("<dt>seed</dt><dd>1</dd>") != std::string::npos);
   CHECK(page.find("syncpoint train --protocol asp --epochs 1 --out") != std::string::npos);
   fs::remove_all(dir);
@@ -173,6 +191,15 @@ TEST_CASE("report: bad folders and corrupt files are refused with the file named
   std::ofstream(dir / "run" / "trace.jsonl") << "{\"kind\": \"compute\", \"t0\": 0}\nnot json\n";
   CHECK_THROWS_WITH_AS(load_run((dir / "run").string()), doctest::Contains("trace.jsonl line 2: not JSON"),
                        config_error);
+  std::ofstream(dir / "run" / "trace.jsonl") << "{\"kind\": \"compute\", \"worker\": 0, \"t0\": -5, \"t1\": 1}\n";
+  r = shell(cli + (dir / "run").string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find("trace.jsonl line 1: times must satisfy 0 <= t0 <= t1 <= 1e9 s") != std::string::npos);
+  std::ofstream(dir / "runs.json") << "{\"runs\": [1]}";
+  fs::remove_all(dir / "run");
+  r = shell(cli + dir.string());
+  CHECK(r.status == 2);
+  CHECK(r.output.find("runs.json: every run must be a folder name") != std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -234,4 +261,37 @@ TEST_CASE("progress: the bar shows the share done, the accuracy and the time lef
   CHECK(progress_display::bar_line("bsp", 1, 0.85, 3725, true) ==
         "bsp [############################] 100%  acc 0.8500  took 1:02:05");
   CHECK(progress_display::bar_line("bsp", 0.001, -1, 1, false).find("estimating time left") != std::string::npos);
+  CHECK(progress_display::bar_line("bsp", 0, -1, 1, false, 640).find("640 samples, no budget") != std::string::npos);
+}
+
+TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
+  using cli::progress_display;
+  auto capture = [](bool as_bar) {
+    std::fflush(stderr);
+    FILE* tmp = std::tmpfile();
+    int saved = dup(fileno(stderr));
+    dup2(fileno(tmp), fileno(stderr));
+    {
+      progress_display shown(true, as_bar);
+      shown.begin("asp", 2, 3);
+      auto report = shown.callback();
+      report(progress_report{"[asp] eval   t=1.00s", 640, 0.5, 0.81});
+      report(progress_report{"", 700, 0.55, 0.81});  // a tick: moves a bar, prints no line
+      shown.end();
+    }
+    std::fflush(stderr);
+    dup2(saved, fileno(stderr));
+    close(saved);
+    std::rewind(tmp);
+    std::string out;
+    for (int c; (c = std::fgetc(tmp)) != EOF;)
+      out += static_cast<char>(c);
+    std::fclose(tmp);
+    return out;
+  };
+  CHECK(capture(false) == "run 2/3: asp\n[asp] eval   t=1.00s\n");
+  auto bar = capture(true);
+  CHECK(bar.find("\r\033[K[2/3] asp") == 0);
+  CHECK(bar.find("acc 0.8100  took 0:00\n") != std::string::npos);  // the finished line stays
+  CHECK(bar.find("[asp] eval") == std::string::npos);
 }

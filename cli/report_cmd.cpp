@@ -1,0 +1,123 @@
+#include "cli/report_cmd.hpp"
+
+#include "cli/compare.hpp"
+#include "cli/report_html.hpp"
+#include "runtime/json.hpp"
+#include "runtime/run_files.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace syncpoint::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_file(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec);
+}
+
+// "d" + "/" + name, as compare builds a run's folder: the page then names it the same way.
+std::string join(const std::string& dir, const std::string& name) {
+  return dir + (dir.empty() || dir.back() == '/' ? "" : "/") + name;
+}
+
+}  // namespace
+
+void write_run_list(const std::string& dir, const std::vector<std::string>& names) {
+  write_text(dir + "/runs.json",
+             json::object().raw("runs", json::array(names, [](auto& n) { return json::str(n); })).done() + "\n");
+}
+
+std::vector<std::string> runs_in(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw config_error("'" + dir + "' is not a folder" + (ec ? " (" + ec.message() + ")" : std::string()));
+  if (is_file(fs::path(dir) / "summary.json"))
+    return {dir};
+  std::vector<std::string> out;
+  auto list = fs::path(dir) / "runs.json";
+  if (is_file(list)) {
+    std::ifstream in(list);
+    std::stringstream text;
+    text << in.rdbuf();
+    rapidjson::Document d;
+    d.Parse(text.str().c_str());
+    if (d.HasParseError() || !d.IsObject() || !d.HasMember("runs") || !d["runs"].IsArray())
+      throw config_error(list.string() + ": not a list of runs ({\"runs\": [\"name\", ...]})");
+    for (auto& v : d["runs"].GetArray()) {
+      if (!v.IsString())
+        throw config_error(list.string() + ": every run must be a folder name");
+      out.push_back(join(dir, v.GetString()));
+    }
+    return out;
+  }
+  fs::directory_iterator it(dir, ec);
+  if (ec)
+    throw config_error("cannot read folder '" + dir + "': " + ec.message());
+  for (; it != fs::directory_iterator(); it.increment(ec)) {
+    if (ec)
+      throw config_error("cannot read folder '" + dir + "': " + ec.message());
+    if (is_file(it->path() / "summary.json"))
+      out.push_back(join(dir, it->path().filename().string()));
+  }
+  if (out.empty())
+    throw config_error("'" + dir + "' has no summary.json, nor sub-folders with one");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+int run_report(const std::vector<std::string>& args) {
+  std::string out;
+  std::vector<std::string> dirs;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::printf("usage: syncpoint report RUN_DIR... [--out FILE]\n"
+                  "  builds the comparison page (HTML) of the runs in the folders given, each written by\n"
+                  "  train --out or compare --out (a compare folder stands for its runs, in compare's order).\n"
+                  "  --out FILE   where to write it (default: DIR/index.html for one compare folder, else\n"
+                  "               report.html)\n");
+      return 0;
+    }
+    if (args[i] == "--out" || args[i].rfind("--out=", 0) == 0) {
+      if (args[i] == "--out" && i + 1 == args.size()) {
+        std::cerr << "syncpoint report: --out needs a file name\n";
+        return 2;
+      }
+      out = args[i] == "--out" ? args[++i] : args[i].substr(6);
+      continue;
+    }
+    if (args[i].rfind("-", 0) == 0) {
+      std::cerr << "syncpoint report: unknown option '" << args[i] << "' (see syncpoint report --help)\n";
+      return 2;
+    }
+    dirs.push_back(args[i]);
+  }
+  if (dirs.empty()) {
+    std::cerr << "syncpoint report: name at least one run folder (see syncpoint report --help)\n";
+    return 2;
+  }
+  std::vector<run_record> records;
+  for (auto& d : dirs) {
+    auto runs = runs_in(d);
+    if (out.empty() && dirs.size() == 1 && !(runs.size() == 1 && runs.front() == d))
+      out = join(d, "index.html");
+    for (auto& r : runs)
+      records.push_back(load_run(r));
+  }
+  if (out.empty())
+    out = "report.html";
+  write_text(out, report_html(records));
+  std::printf("report: %s (%zu run%s)\n", out.c_str(), records.size(), records.size() == 1 ? "" : "s");
+  return 0;
+}
+
+}  // namespace syncpoint::cli
