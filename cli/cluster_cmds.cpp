@@ -11,6 +11,7 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <thread>
@@ -66,7 +67,9 @@ std::string hostname() {
 
 // The options of a cluster command: CAF's own (--middleman.* ...) plus ours.
 struct cluster_options : cli_config {
-  std::string host = "0.0.0.0";
+  std::string host = "127.0.0.1";
+  std::string token;
+  std::string token_file;
   int port = -1;
   int slots = -1;
   std::string join;
@@ -75,6 +78,12 @@ struct cluster_options : cli_config {
   std::string data = default_data;
 
   caf::config_option_adder global() { return {custom_options_, "global"}; }
+  // --token and --token-file, on every cluster command.
+  caf::config_option_adder with_token() {
+    return global()
+      .add(token, "token", "the cluster's shared secret: the head refuses nodes, jobs and status requests without it")
+      .add(token_file, "token-file", "read the token from FILE (its first line): keeps it out of `ps` and shell history");
+  }
 };
 
 std::string age(int64_t then_ms) {
@@ -92,6 +101,28 @@ std::string clock_time(int64_t ms) {
 
 }  // namespace
 
+std::string cluster_secret(const std::string& token, const std::string& token_file, const std::string& command) {
+  if (!token.empty() && !token_file.empty()) {
+    say(stderr, "syncpoint " + command + ": give --token or --token-file, not both");
+    leave_now(2);
+  }
+  if (token_file.empty())
+    return token;
+  std::ifstream in(token_file);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    say(stderr, "syncpoint " + command + ": cannot read the token file '" + token_file + "'");
+    leave_now(2);
+  }
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+    line.pop_back();
+  if (line.empty()) {
+    say(stderr, "syncpoint " + command + ": the token file '" + token_file + "' is empty");
+    leave_now(2);
+  }
+  return line;
+}
+
 cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const std::string& command) {
   auto head = connect_head(sys, at, std::chrono::seconds(5));
   if (!head) {
@@ -104,8 +135,8 @@ cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const
 int run_head(const std::vector<std::string>& args) {
   signal_catcher signals;
   cluster_options opts;
-  opts.global()
-    .add(opts.host, "host", "address to listen on (default 0.0.0.0: every interface)")
+  opts.with_token()
+    .add(opts.host, "host", "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
     .add(opts.port, "port", "port to listen on (required; 0 picks a free one)")
     .add(opts.slots, "slots", "workers the head itself may host (default 0)")
     .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")");
@@ -119,10 +150,12 @@ int run_head(const std::vector<std::string>& args) {
     std::cerr << "syncpoint head: --slots must be in 0..4096\n";
     return 2;
   }
+  auto secret = cluster_secret(opts.token, opts.token_file, "head");
   configure_cluster(opts);
   caf::actor_system sys{opts};
   head_config hc;
   hc.data_dir = opts.data;
+  hc.secret = secret;
   hc.log = [](const std::string& line) { say(stderr, "[head] " + line); };
   auto control = hc.control_token;
   auto head = spawn_head(sys, std::move(hc));
@@ -134,12 +167,17 @@ int run_head(const std::vector<std::string>& args) {
     return 2;
   }
   auto shown = opts.host == "0.0.0.0" || opts.host.empty() ? hostname() : opts.host;
-  say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port));
-  say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port));
+  bool loopback = opts.host == "127.0.0.1" || opts.host == "localhost" || opts.host == "::1";
+  say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port) +
+                (loopback ? " (this machine only; --host 0.0.0.0 to accept nodes from other machines)" : "") +
+                (secret.empty() ? ", no token: anyone who can connect may join and submit (see --token)"
+                                : ", token required"));
+  say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port) +
+                (secret.empty() ? "" : " --token-file FILE"));
   node_actor local;
   if (opts.slots > 0)
     local = spawn_node(sys, {"head", opts.slots, opts.data, head, std::chrono::seconds(10),
-                             std::chrono::seconds(1), nullptr, nullptr});
+                             std::chrono::seconds(1), nullptr, nullptr, secret});
   caf::scoped_actor self{sys};
   self->monitor(head);
   bool head_died = false;
@@ -168,7 +206,7 @@ int run_node(const std::vector<std::string>& args) {
   cluster_options opts;
   opts.name = hostname() + "-" + std::to_string(getpid());
   opts.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  opts.global()
+  opts.with_token()
     .add(opts.join, "join", "HOST:PORT of the head (required)")
     .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
@@ -184,6 +222,7 @@ int run_node(const std::vector<std::string>& args) {
     std::cerr << "syncpoint node: --slots must be in 1..4096\n";
     return 2;
   }
+  auto secret = cluster_secret(opts.token, opts.token_file, "node");
   configure_cluster(opts);
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "node");
@@ -196,6 +235,7 @@ int run_node(const std::vector<std::string>& args) {
   cfg.data_dir = opts.data;
   cfg.head = head;
   cfg.register_timeout = std::chrono::seconds(5);
+  cfg.secret = secret;
   cfg.on_joined = [&, at](const std::string& name) {
     joined = true;
     say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
@@ -235,7 +275,7 @@ int run_node(const std::vector<std::string>& args) {
 
 int run_status(const std::vector<std::string>& args) {
   cluster_options opts;
-  opts.global().add(opts.head, "head", "HOST:PORT of the head (required)");
+  opts.with_token().add(opts.head, "head", "HOST:PORT of the head (required)");
   if (int rc = parse_command(opts, args, "status"); rc >= 0)
     return rc;
   auto at = parse_endpoint(opts.head);
@@ -243,12 +283,13 @@ int run_status(const std::vector<std::string>& args) {
     std::cerr << "syncpoint status: --head expects HOST:PORT, got '" << opts.head << "'\n";
     return 2;
   }
+  auto secret = cluster_secret(opts.token, opts.token_file, "status");
   configure_cluster(opts);
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "status");
   caf::scoped_actor self{sys};
   int rc = 0;
-  self->request(head, std::chrono::seconds(10), status_atom::value)
+  self->request(head, std::chrono::seconds(10), status_atom::value, secret)
     .receive(
       [&](cluster_status& s) {
         std::printf("nodes (%zu):\n", s.nodes.size());
@@ -270,6 +311,11 @@ int run_status(const std::vector<std::string>& args) {
         }
       },
       [&](caf::error& e) {
+        if (e.category() == caf::atom("syncpoint")) {  // a refusal (no or wrong token): bad input
+          say(stderr, "syncpoint status: " + error_words(sys, e));
+          rc = 2;
+          return;
+        }
         say(stderr, "syncpoint status: the head did not answer: " + sys.render(e));
         rc = 1;
       });

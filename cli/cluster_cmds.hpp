@@ -1,8 +1,8 @@
 // The cluster commands (docs/cluster.md):
-//   syncpoint head   [--host H] --port P [--slots K] [--data DIR]
-//   syncpoint node   --join HOST:P [--name N] [--slots K] [--data DIR]
-//   syncpoint submit --head HOST:P [train options] [--placement spread|pack] [--out DIR]
-//   syncpoint status --head HOST:P
+//   syncpoint head   [--host H] --port P [--slots K] [--data DIR] [--token T | --token-file F]
+//   syncpoint node   --join HOST:P [--name N] [--slots K] [--data DIR] [--token T | --token-file F]
+//   syncpoint submit --head HOST:P [train options] [--placement spread|pack] [--out DIR] [--token ...]
+//   syncpoint status --head HOST:P [--token T | --token-file F]
 // Exit status: 0 success, 1 a job that failed or a lost head, 2 bad input or
 // an unreachable or refusing head.
 #pragma once
@@ -19,6 +19,11 @@ namespace syncpoint::cli {
 /// CAF's shutdown, which a timed-out connect may block).
 cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& at,
                                const std::string& command);
+
+/// The cluster's token from --token or --token-file ("" when neither). Prints
+/// "syncpoint COMMAND: why" and ends with status 2 when both are given or the
+/// file cannot be read or is empty.
+std::string cluster_secret(const std::string& token, const std::string& token_file, const std::string& command);
 
 int run_head(const std::vector<std::string>& args);
 int run_node(const std::vector<std::string>& args);

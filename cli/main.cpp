@@ -123,7 +123,11 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     return 2;
   }
   cli::progress_display shown(base.progress);
-  cli::comparison_plan plan{base, opts.protocols, opts.tune_lrs, opts.run_to_cap};
+  cli::comparison_plan plan;
+  plan.base = base;
+  plan.protocols = opts.protocols;
+  plan.lrs = opts.tune_lrs;
+  plan.run_to_cap = opts.run_to_cap;
   plan.command = cli::command_line("compare", args);
   plan.on_run = [&](const std::string& label, int i, int n) { shown.begin(label, i, n); };
   plan.on_progress = shown.callback();

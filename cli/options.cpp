@@ -20,6 +20,8 @@ options::options(command c) {
   if (c == command::submit) {
     clock_ = "real";  // a cluster runs on the real clock
     g.add(head, "head", "HOST:PORT of the head to submit to (required)")
+      .add(token, "token", "the cluster's token, when its head requires one")
+      .add(token_file, "token-file", "read the cluster's token from FILE (its first line)")
       .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)");
   }
   if (c == command::tune)

@@ -32,6 +32,7 @@ class options : public cli_config {
   std::vector<double> tune_lrs;        // compare only: --tune-lr (empty: the shared --lr only)
   bool run_to_cap = false;             // compare only
   std::string head;                    // submit only: HOST:PORT
+  std::string token, token_file;       // submit only: the cluster's token
   std::string save_model;              // write the final model here (cereal portable binary)
   double tolerance = 0.005;            // tune only
   int budget = 5;                      // tune only

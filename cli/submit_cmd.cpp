@@ -66,6 +66,7 @@ int run_submit(const std::vector<std::string>& args) {
     std::cerr << "syncpoint submit: " << misfit << "\n";
     return 2;
   }
+  auto secret = cluster_secret(opts.token, opts.token_file, "submit");
   configure_cluster(opts);
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "submit");
@@ -74,7 +75,7 @@ int run_submit(const std::vector<std::string>& args) {
   self->monitor(head);
   uint64_t id = 0;
   int rc = -1;
-  self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, follower)
+  self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, follower, secret)
     .receive([&](uint64_t job) { id = job; },
              [&](caf::error& e) {
                std::fprintf(stderr, "syncpoint submit: %s\n", error_words(sys, e).c_str());

@@ -15,6 +15,7 @@ std::string to_string(sp_error code) {
     case sp_error::unknown_worker: return "unknown_worker";
     case sp_error::not_a_member: return "not_a_member";
     case sp_error::bad_input: return "bad_input";
+    case sp_error::unauthorized: return "unauthorized";
   }
   return "unknown";
 }

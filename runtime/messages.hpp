@@ -205,6 +205,7 @@ enum class sp_error : uint8_t {
   unknown_worker,  // a push from an id outside 0..n-1
   not_a_member,    // a request from an actor that is not part of the job
   bad_input,       // a request naming something that does not exist or cannot be
+  unauthorized,    // a cluster request without the cluster's token
 };
 caf::error make_error(sp_error code, std::string what);
 std::string to_string(sp_error code);

@@ -75,7 +75,7 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
   auto done = std::make_shared<std::atomic<bool>>(false);
   auto node = sys.spawn([=](node_actor::pointer self) -> node_actor::behavior_type {
     self->request(head, std::chrono::seconds(5), register_atom::value,
-                  node_hello{"evil", 1, schema_fingerprint(), "evil-token"}, node_actor{self})
+                  node_hello{"evil", 1, schema_fingerprint(), "evil-token", ""}, node_actor{self})
       .then([](const std::string&) { std::printf("joined\n"); std::fflush(stdout); },
             [=](caf::error& e) { std::printf("refused: %s\n", self->system().render(e).c_str()); self->quit(); });
     return {
@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   if (mode == "schema") {
     self->request(*head, std::chrono::seconds(5), register_atom::value,
-                  node_hello{"impostor", 1, "0123456789abcdef", ""}, caf::actor_cast<node_actor>(self.ptr()))
+                  node_hello{"impostor", 1, "0123456789abcdef", "", ""}, caf::actor_cast<node_actor>(self.ptr()))
       .receive([&](const std::string&) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());

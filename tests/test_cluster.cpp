@@ -277,6 +277,50 @@ TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another sche
   CHECK_MESSAGE(ok->wait(60s) == 0, ok->err());
 }
 
+TEST_CASE("cluster: with a token the head refuses nodes, jobs and status requests without it, and logs them") {
+  temp_dir files;
+  auto token_file = files.path() + "/token";
+  std::ofstream(token_file) << "s3cret-token\n";
+  cluster c({"--token-file", token_file});
+  CHECK(c.head->out().find("token required") != std::string::npos);
+  auto refused = [&](std::unique_ptr<process> p, const std::string& says) {
+    CHECK_MESSAGE(p->wait(20s) == 2, (p->out() + p->err()));
+    CHECK_MESSAGE((p->out() + p->err()).find(says) != std::string::npos, (p->out() + p->err()));
+  };
+  refused(c.run("node", {"--join", c.address(), "--name", "none"}, "n-none"), "no token given");
+  refused(c.run("node", {"--join", c.address(), "--name", "bad", "--token", "guess"}, "n-bad"), "wrong token");
+  refused(c.run("status", {"--head", c.address()}, "s-none"), "no token given");
+  refused(c.submit(cat(small_job("asp", 1, 1), {"--token", "guess"}), "sub-bad"), "wrong token");
+  refused(c.run("node", {"--join", c.address(), "--token", "a", "--token-file", token_file}, "n-both"),
+          "not both");
+  // The right token, given either way, is accepted.
+  auto node = c.run("node", {"--join", c.address(), "--name", "good", "--slots", "1", "--token", "s3cret-token"},
+                    "n-good");
+  REQUIRE_MESSAGE(node->wait_for("joined the head", 15s), node->err());
+  auto s = c.run("status", {"--head", c.address(), "--token-file", token_file}, "s-good");
+  CHECK(s->wait(15s) == 0);
+  CHECK(s->out().find(" good ") != std::string::npos);
+  CHECK(s->out().find(" bad ") == std::string::npos);
+  auto ok = c.submit(cat(small_job("asp", 1, 1), {"--token-file", token_file}), "sub-good");
+  CHECK_MESSAGE(ok->wait(60s) == 0, ok->err());
+  // Each refusal is in the head's log, with what was refused.
+  auto log = c.head->err();
+  CHECK_MESSAGE(log.find("refused node 'none' registering from") != std::string::npos, log);
+  CHECK(log.find(": no token") != std::string::npos);
+  CHECK(log.find("refused node 'bad' registering from") != std::string::npos);
+  CHECK(log.find("refused a job submitted from") != std::string::npos);
+  CHECK(log.find("refused a status request from") != std::string::npos);
+}
+
+TEST_CASE("cluster: the head listens on 127.0.0.1 unless --host says otherwise, and says so") {
+  temp_dir dir;
+  process head({syncpoint_binary(), "head", "--port", "0"}, dir.path(), "head-default");
+  REQUIRE_MESSAGE(head.wait_for("listening on", 15s), head.err());
+  CHECK(head.out().find("listening on 127.0.0.1:") != std::string::npos);
+  CHECK(head.out().find("this machine only; --host 0.0.0.0 to accept nodes from other machines") != std::string::npos);
+  CHECK(head.out().find("no token: anyone who can connect may join") != std::string::npos);
+}
+
 TEST_CASE("cluster: the head stops a job whose submitter died and frees its slots") {
   cluster c;
   c.node("a", 2);

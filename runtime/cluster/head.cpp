@@ -50,6 +50,21 @@ struct head_state {
 
 using head_ptr = head_actor::stateful_pointer<head_state>;
 
+void log(head_ptr self, const std::string& line);
+
+// Without the cluster's token a request is refused, and the head logs who tried.
+caf::error check_secret(head_ptr self, const std::string& given, const std::string& what) {
+  auto& secret = self->state.cfg.secret;
+  if (secret.empty() || same_secret(given, secret))
+    return {};
+  auto sender = self->current_sender();
+  auto from = sender && sender->node() != self->node() ? to_string(sender->node()) : std::string("this process");
+  log(self, "refused " + what + " from " + from + ": " + (given.empty() ? "no token" : "wrong token"));
+  return make_error(sp_error::unauthorized, std::string("the head refused it: ") +
+                                              (given.empty() ? "no token given" : "wrong token") +
+                                              " (give the cluster's --token or --token-file)");
+}
+
 void log(head_ptr self, const std::string& line) {
   if (self->state.cfg.log)
     self->state.cfg.log(line);
@@ -93,6 +108,8 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   auto& st = self->state;
   if (st.shutting_down)
     return make_error(sp_error::bad_input, "the head is shutting down");
+  if (auto err = check_secret(self, hello.secret, "node '" + hello.name + "' registering"))
+    return err;
   if (hello.schema != schema_fingerprint())
     return make_error(sp_error::bad_input,
                       "node '" + hello.name + "' was built from another message schema (its " +
@@ -133,8 +150,10 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   return hello.name;
 }
 
-caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& client) {
+caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& client, const std::string& secret) {
   auto& st = self->state;
+  if (auto err = check_secret(self, secret, "a job submitted"))
+    return err;
   if (st.shutting_down)
     return make_error(sp_error::bad_input, "the head is shutting down");
   if (!client)
@@ -246,7 +265,9 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       if (n && caf::actor_cast<caf::actor_addr>(self->current_sender()) == n->handle.address())
         n->status.last_heartbeat_ms = unix_ms();
     },
-    [=](status_atom) {
+    [=](status_atom, const std::string& secret) -> caf::result<cluster_status> {
+      if (auto err = check_secret(self, secret, "a status request"))
+        return err;
       cluster_status out;
       for (auto& n : self->state.nodes)
         out.nodes.push_back(n.status);
@@ -254,8 +275,8 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         out.jobs.push_back(kv.second.status);
       return out;
     },
-    [=](submit_atom, job_config& cfg, client_actor& client) -> caf::result<uint64_t> {
-      return on_submit(self, cfg, client);
+    [=](submit_atom, job_config& cfg, client_actor& client, const std::string& secret) -> caf::result<uint64_t> {
+      return on_submit(self, cfg, client, secret);
     },
     [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
       auto& st = self->state;

@@ -17,6 +17,7 @@ namespace syncpoint::cluster {
 struct head_config {
   std::string data_dir;                        // the head's Fashion-MNIST (for evaluation)
   std::string control_token = make_token();    // shutdown_atom must carry it (keep it in-process)
+  std::string secret;                          // nodes, submits and status requests must carry it ("": none)
   placement default_placement = placement::spread;
   std::function<void(const std::string&)> log; // one line per event (node joined, job ended, ...)
 };

@@ -3,7 +3,7 @@
 // a submitted job. Everything here crosses processes through CAF's middleman.
 //
 //   node   -> head    register(hello, node) -> name        heartbeat(name)
-//   anyone -> head    status -> cluster_status             submit(job, client) -> job id
+//   anyone -> head    status(secret) -> cluster_status     submit(job, client, secret) -> job id
 //   job    -> node    prepare(token, job) -> examples       (loads the data before the clock starts)
 //   job    -> node    spawn(token, worker_spec) -> worker   (the job runs on the head)
 //   head   -> node    leave(token, reason)                  (the head is shutting down)
@@ -12,7 +12,8 @@
 // can name any actor as the source of a message it routes), so what only the
 // head may tell a node carries the secret the node chose when it registered,
 // and what only the head's own process may tell the head carries a secret
-// that never leaves that process.
+// that never leaves that process. A head given the cluster's token (--token)
+// takes registrations (hello.secret), status and submit only with it.
 //   job    -> client  progress(line), finished(job_result)
 #pragma once
 
@@ -41,6 +42,7 @@ struct node_hello {
   int32_t slots = 0;      // workers it may host
   std::string schema;     // schema_fingerprint() of its build
   std::string token;      // the head sends it back with every job request
+  std::string secret;     // the cluster's token (--token), when the head requires one
 };
 
 /// A worker's part of a job, sent to the node that hosts it.
@@ -86,7 +88,7 @@ struct job_result {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
-  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token);
+  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
@@ -132,8 +134,8 @@ using job_actor = driver_actor::extend<caf::reacts_to<stop_atom, std::string, st
 using head_actor = caf::typed_actor<
   caf::replies_to<register_atom, node_hello, node_actor>::with<std::string>,
   caf::reacts_to<heartbeat_atom, std::string>,
-  caf::replies_to<status_atom>::with<cluster_status>,
-  caf::replies_to<submit_atom, job_config, client_actor>::with<uint64_t>,
+  caf::replies_to<status_atom, std::string>::with<cluster_status>,                  // (the cluster's token)
+  caf::replies_to<submit_atom, job_config, client_actor, std::string>::with<uint64_t>,  // (the cluster's token)
   caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
   caf::replies_to<shutdown_atom, std::string>::with<bool>>;     // (own process, with the secret)
 
@@ -148,7 +150,10 @@ const std::string& schema_fingerprint();
 /// 128 random bits as hex: a secret for the tokens above.
 std::string make_token();
 
+/// Whether `given` equals `secret`, in time independent of where they differ.
+bool same_secret(const std::string& given, const std::string& secret);
+
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 5;
+inline constexpr int wire_version = 6;
 
 }  // namespace syncpoint::cluster

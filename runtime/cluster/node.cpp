@@ -104,7 +104,7 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
                      st.workers.end());
   });
   self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
-                node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token}, node_actor{self})
+                node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token, st.cfg.secret}, node_actor{self})
     .then(
       [=](const std::string& name) {
         auto& st = self->state;

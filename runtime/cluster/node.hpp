@@ -25,6 +25,7 @@ struct node_config {
   /// Told once the head accepted the node, and when the node leaves (why).
   std::function<void(const std::string&)> on_joined;
   std::function<void(const std::string&)> on_leave;
+  std::string secret;            // the cluster's token, if the head requires one
 };
 
 node_actor spawn_node(caf::actor_system& sys, node_config cfg);
