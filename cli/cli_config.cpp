@@ -20,7 +20,11 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
   // CAF wants --name=value; accept the common "--name value" as well.
   std::vector<std::string> joined;
   for (size_t i = 0; i < args.size(); ++i) {
-    auto& a = args[i];
+    // CAF 0.17's parser does not take an option named "ca" (it reports it as
+    // unknown): --ca is an alias of --ca-cert.
+    auto a = args[i] == "--ca" ? std::string("--ca-cert")
+             : args[i].rfind("--ca=", 0) == 0 ? "--ca-cert=" + args[i].substr(5)
+                                              : args[i];
     if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos
         && i + 1 < args.size()) {
       auto opt = custom_options_.cli_long_name_lookup(a.substr(2));

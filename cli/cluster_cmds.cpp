@@ -70,6 +70,8 @@ struct cluster_options : cli_config {
   std::string host = "127.0.0.1";
   std::string token;
   std::string token_file;
+  bool tls = false;
+  tls_files tls_paths;
   int port = -1;
   int slots = -1;
   std::string join;
@@ -78,11 +80,15 @@ struct cluster_options : cli_config {
   std::string data = default_data;
 
   caf::config_option_adder global() { return {custom_options_, "global"}; }
-  // --token and --token-file, on every cluster command.
+  // --token and --token-file, and --tls --cert --key --ca, on every cluster command.
   caf::config_option_adder with_token() {
     return global()
       .add(token, "token", "the cluster's shared secret: the head refuses nodes, jobs and status requests without it")
-      .add(token_file, "token-file", "read the token from FILE (its first line): keeps it out of `ps` and shell history");
+      .add(token_file, "token-file", "read the token from FILE (its first line): keeps it out of `ps` and shell history")
+      .add(tls, "tls", "TLS on every connection, certificates checked both ways (needs --cert, --key, --ca)")
+      .add(tls_paths.cert, "cert", "this process's certificate (PEM), signed by the cluster's CA")
+      .add(tls_paths.key, "key", "the private key of --cert (PEM)")
+      .add(tls_paths.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM): peers must present a certificate it signed");
   }
 };
 
@@ -123,6 +129,21 @@ std::string cluster_secret(const std::string& token, const std::string& token_fi
   return line;
 }
 
+cluster::tls_files cluster_tls(bool tls, const cluster::tls_files& files, const std::string& command) {
+  if (!tls) {
+    if (files.enabled()) {
+      say(stderr, "syncpoint " + command + ": --cert, --key and --ca need --tls");
+      leave_now(2);
+    }
+    return {};
+  }
+  if (auto why = cluster::check_tls(files); !why.empty()) {
+    say(stderr, "syncpoint " + command + ": " + why);
+    leave_now(2);
+  }
+  return files;
+}
+
 cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const std::string& command) {
   auto head = connect_head(sys, at, std::chrono::seconds(5));
   if (!head) {
@@ -151,7 +172,8 @@ int run_head(const std::vector<std::string>& args) {
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "head");
-  configure_cluster(opts);
+  auto tls = cluster_tls(opts.tls, opts.tls_paths, "head");
+  configure_cluster(opts, tls);
   caf::actor_system sys{opts};
   head_config hc;
   hc.data_dir = opts.data;
@@ -159,7 +181,7 @@ int run_head(const std::vector<std::string>& args) {
   hc.log = [](const std::string& line) { say(stderr, "[head] " + line); };
   auto control = hc.control_token;
   auto head = spawn_head(sys, std::move(hc));
-  auto port = sys.middleman().publish(head, static_cast<uint16_t>(opts.port), opts.host.c_str(), true);
+  auto port = publish_head(sys, head, static_cast<uint16_t>(opts.port), opts.host);
   if (!port) {
     std::cerr << "syncpoint head: cannot listen on " << opts.host << ":" << opts.port << ": "
               << sys.render(port.error()) << "\n";
@@ -170,8 +192,11 @@ int run_head(const std::vector<std::string>& args) {
   bool loopback = opts.host == "127.0.0.1" || opts.host == "localhost" || opts.host == "::1";
   say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port) +
                 (loopback ? " (this machine only; --host 0.0.0.0 to accept nodes from other machines)" : "") +
-                (secret.empty() ? ", no token: anyone who can connect may join and submit (see --token)"
-                                : ", token required"));
+                (tls.enabled() ? ", TLS: peers need a certificate signed by " + tls.ca : std::string()) +
+                (secret.empty() ? (tls.enabled() ? std::string()
+                                                 : std::string(", no token: anyone who can connect may join and submit "
+                                                               "(see --token, --tls)"))
+                                : std::string(", token required")));
   say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port) +
                 (secret.empty() ? "" : " --token-file FILE"));
   node_actor local;
@@ -223,7 +248,7 @@ int run_node(const std::vector<std::string>& args) {
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
-  configure_cluster(opts);
+  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "node"));
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "node");
   std::atomic<bool> joined{false};
@@ -284,7 +309,7 @@ int run_status(const std::vector<std::string>& args) {
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "status");
-  configure_cluster(opts);
+  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "status"));
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "status");
   caf::scoped_actor self{sys};

@@ -25,6 +25,11 @@ cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& 
 /// file cannot be read or is empty.
 std::string cluster_secret(const std::string& token, const std::string& token_file, const std::string& command);
 
+/// The TLS files of --tls --cert --key --ca (none without --tls). Prints
+/// "syncpoint COMMAND: why" and ends with status 2 when a file is missing or
+/// unreadable, or --cert/--key/--ca come without --tls.
+cluster::tls_files cluster_tls(bool tls, const cluster::tls_files& files, const std::string& command);
+
 int run_head(const std::vector<std::string>& args);
 int run_node(const std::vector<std::string>& args);
 int run_submit(const std::vector<std::string>& args);

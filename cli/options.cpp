@@ -22,6 +22,10 @@ options::options(command c) {
     g.add(head, "head", "HOST:PORT of the head to submit to (required)")
       .add(token, "token", "the cluster's token, when its head requires one")
       .add(token_file, "token-file", "read the cluster's token from FILE (its first line)")
+      .add(tls, "tls", "TLS to the head, certificates checked both ways (needs --cert, --key, --ca)")
+      .add(tls_paths.cert, "cert", "this process's certificate (PEM), signed by the cluster's CA")
+      .add(tls_paths.key, "key", "the private key of --cert (PEM)")
+      .add(tls_paths.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM)")
       .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)");
   }
   if (c == command::tune)

@@ -3,6 +3,7 @@
 // --config-file=FILE can hold them too). Both `--lr 0.1` and `--lr=0.1` work.
 #pragma once
 
+#include "runtime/cluster/tls_files.hpp"
 #include "runtime/job_config.hpp"
 
 #include "cli/cli_config.hpp"
@@ -33,6 +34,8 @@ class options : public cli_config {
   bool run_to_cap = false;             // compare only
   std::string head;                    // submit only: HOST:PORT
   std::string token, token_file;       // submit only: the cluster's token
+  bool tls = false;                    // submit only: --tls --cert --key --ca
+  cluster::tls_files tls_paths;
   std::string save_model;              // write the final model here (cereal portable binary)
   double tolerance = 0.005;            // tune only
   int budget = 5;                      // tune only

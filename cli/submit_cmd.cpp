@@ -67,7 +67,7 @@ int run_submit(const std::vector<std::string>& args) {
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "submit");
-  configure_cluster(opts);
+  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "submit"));
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "submit");
   caf::scoped_actor self{sys};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/cluster/interfaces.hpp"
+#include "runtime/cluster/tls_files.hpp"
 
 #include <optional>
 
@@ -16,16 +17,25 @@ struct endpoint {
 /// Parses "HOST:PORT" (an IPv6 host in brackets: "[::1]:4242").
 std::optional<endpoint> parse_endpoint(const std::string& s);
 
-/// Loads the middleman and registers the cluster's messages. Heartbeats every
-/// second and a 3 s connection timeout notice a silent peer within 4 s; the
-/// application identifier carries the schema fingerprint, so CAF's handshake
-/// refuses a peer built from another schema.
-void configure_cluster(caf::actor_system_config& cfg);
+/// "" if the three files are given and readable, else what is wrong (naming the file).
+std::string check_tls(const tls_files& tls);
 
-/// Connects to the head at `at` within `timeout` and checks that what is
-/// published there has the head_actor interface (as remote_actor<T> does, but
-/// bounded in time: CAF 0.17's remote_actor waits forever on a silent port).
-/// The error says what went wrong in words.
+/// Loads the middleman (and, with `tls`, the OpenSSL manager) and registers
+/// the cluster's messages. Heartbeats every second and a 3 s connection
+/// timeout notice a silent peer within 4 s; the application identifier
+/// carries the schema fingerprint, so CAF's handshake refuses a peer built
+/// from another schema.
+void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls = {});
+
+/// Publishes the head at `port` on `host` (with TLS when the OpenSSL manager is loaded).
+caf::expected<uint16_t> publish_head(caf::actor_system& sys, const head_actor& head, uint16_t port,
+                                     const std::string& host);
+
+/// Connects to the head at `at` within `timeout` (over TLS when the OpenSSL
+/// manager is loaded) and checks that what is published there has the
+/// head_actor interface (as remote_actor<T> does, but bounded in time: CAF
+/// 0.17's remote_actor waits forever on a silent port). The error says what
+/// went wrong in words.
 caf::expected<head_actor> connect_head(caf::actor_system& sys, const endpoint& at,
                                        caf::timespan timeout);
 
