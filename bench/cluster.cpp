@@ -7,8 +7,11 @@
 //    model back (2 x S MB per round trip), through the actors (CAF's middleman,
 //    block serialization); against the same bytes echoed over a raw Boost.Asio
 //    TCP socket in the same run; and against CAF 0.17's element-wise
-//    std::vector<float> path, which the block format replaced. Median of R runs
-//    of K round trips each.
+//    std::vector<float> path, which the block format replaced; and through the
+//    actors over TLS (--tls: CAF's OpenSSL module, certificates from a CA made
+//    for the run with the openssl command), from a server process of its own
+//    (CAF drops a second connection between the same two processes, so TLS
+//    and plain cannot share one). Median of R runs of K round trips each.
 // 2. Samples/s of a 4-worker BSP job (MLP, Fashion-MNIST) on a head and two
 //    node processes against the same job in one process.
 #include "actors/parameter_server.hpp"
@@ -17,6 +20,7 @@
 
 #include <boost/asio.hpp>
 #include <caf/io/middleman.hpp>
+#include <caf/openssl/all.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -83,9 +87,10 @@ void raw_echo_server(tcp::acceptor& acceptor) {
   }
 }
 
-[[noreturn]] void serve(const std::vector<double>& sizes, int pipe_fd) {
+// Over TLS only the PSs are published (with caf::openssl::publish).
+[[noreturn]] void serve(const std::vector<double>& sizes, int pipe_fd, const cluster::tls_files& tls = {}) {
   caf::actor_system_config cfg;
-  cluster::configure_cluster(cfg);
+  cluster::configure_cluster(cfg, tls);
   cfg.add_message_type<std::vector<float>>("std::vector<float>");
   caf::actor_system sys{cfg};
   ports p{};
@@ -94,7 +99,13 @@ void raw_echo_server(tcp::acceptor& acceptor) {
     auto ps = spawn_parameter_server(sys, ps_config{std::vector<float>(floats_of(sizes[i]), 0.5f), 1e-6,
                                                     0.9, 0, 1, tracer_actor{}, sys.clock().now()});
     servers.push_back(ps);
-    p.ps[i] = *sys.middleman().publish(ps, 0, "127.0.0.1");
+    p.ps[i] = tls.enabled() ? *caf::openssl::publish(ps, 0, "127.0.0.1") : *sys.middleman().publish(ps, 0, "127.0.0.1");
+  }
+  if (tls.enabled()) {
+    if (write(pipe_fd, &p, sizeof p) != sizeof p)
+      _exit(1);
+    for (;;)
+      pause();  // until the parent kills this process
   }
   auto echo = sys.spawn([]() -> vector_echo::behavior_type {
     return {[](std::vector<float>& v) { return std::move(v); }};
@@ -154,7 +165,66 @@ double raw_rounds(uint16_t port, size_t n, int rounds) {
   return std::chrono::duration<double>(clk::now() - t0).count();
 }
 
+// A CA and a certificate for each side, made with the openssl command in `dir`.
+cluster::tls_files make_certificates(const std::string& dir, const std::string& who) {
+  auto run = [&](const std::string& cmd) {
+    return std::system(("cd " + dir + " && { " + cmd + "; } > /dev/null 2>&1").c_str()) == 0;
+  };
+  if (!run("test -f ca.pem || openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench-ca -keyout "
+           "ca.key -out ca.pem") ||
+      !run("openssl req -newkey rsa:2048 -nodes -subj /CN=" + who + " -keyout " + who + ".key -out " + who +
+           ".csr && openssl x509 -req -days 2 -in " + who + ".csr -CA ca.pem -CAkey ca.key -CAcreateserial -out " +
+           who + ".pem"))
+    return {};
+  return {dir + "/" + who + ".pem", dir + "/" + who + ".key", dir + "/ca.pem"};
+}
+
+// MB/s of push+pull through the actors over TLS, per size (NaN where it could not run).
+std::vector<double> tls_transport(const std::vector<double>& sizes, int rounds, int repeat) {
+  std::vector<double> out(sizes.size(), std::nan(""));
+  syncpoint::testing::temp_dir pki;
+  auto server_tls = make_certificates(pki.path(), "server");
+  auto client_tls = make_certificates(pki.path(), "client");
+  if (!server_tls.enabled() || !client_tls.enabled()) {
+    std::fprintf(stderr, "bench_cluster: the openssl command failed; no TLS figures\n");
+    return out;
+  }
+  int fds[2];
+  if (pipe(fds) != 0)
+    return out;
+  pid_t child = fork();
+  if (child == 0) {
+    close(fds[0]);
+    serve(sizes, fds[1], server_tls);
+  }
+  close(fds[1]);
+  ports p{};
+  if (read(fds[0], &p, sizeof p) == sizeof p) {
+    caf::actor_system_config cfg;
+    cluster::configure_cluster(cfg, client_tls);
+    caf::actor_system sys{cfg};
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      auto ps = caf::openssl::remote_actor<ps_actor>(sys, "127.0.0.1", p.ps[i]);
+      if (!ps) {
+        std::fprintf(stderr, "bench_cluster: TLS connect failed: %s\n", sys.render(ps.error()).c_str());
+        break;
+      }
+      auto n = floats_of(sizes[i]);
+      double bytes = 2.0 * static_cast<double>(n * sizeof(float)) * rounds;
+      actor_rounds(sys, *ps, n, 2);  // warm-up
+      std::vector<double> a;
+      for (int k = 0; k < repeat; ++k)
+        a.push_back(bytes / actor_rounds(sys, *ps, n, rounds) / 1e6);
+      out[i] = median(a);
+    }
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  return out;
+}
+
 void transport(const std::vector<double>& sizes, int rounds, int repeat) {
+  auto tls = tls_transport(sizes, rounds, repeat);
   int fds[2];
   if (pipe(fds) != 0)
     return;
@@ -179,8 +249,8 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
     auto echo = sys.middleman().remote_actor<vector_echo>("127.0.0.1", p.echo);
     std::printf("push+pull between two processes on loopback (median of %d runs of %d round trips;\n"
                 "MB/s counts both directions)\n\n", repeat, rounds);
-    std::printf("| model | actors: PS push+pull | element-wise vector<float> | raw Boost.Asio TCP | actors / raw | element-wise / raw |\n");
-    std::printf("|---|---|---|---|---|---|\n");
+    std::printf("| model | actors: PS push+pull | element-wise vector<float> | raw Boost.Asio TCP | actors / raw | element-wise / raw | actors over TLS | TLS / plain actors |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < sizes.size(); ++i) {
       auto n = floats_of(sizes[i]);
       auto ps = sys.middleman().remote_actor<ps_actor>("127.0.0.1", p.ps[i]);
@@ -199,8 +269,8 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
         r.push_back(bytes / raw_rounds(p.raw, n, rounds) / 1e6);
       }
       double ma = median(a), mv = median(v), mr = median(r);
-      std::printf("| %g MB | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | %.3f |\n", sizes[i], ma, mv, mr,
-                  ma / mr, mv / mr);
+      std::printf("| %g MB | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | %.3f | %.0f MB/s | %.2f |\n", sizes[i], ma,
+                  mv, mr, ma / mr, mv / mr, tls[i], tls[i] / ma);
       std::fflush(stdout);
     }
   }
