@@ -204,8 +204,8 @@ struct coordinator_state : coordinator_api {
   }
 
   // One line on stderr and/or to the driver.
-  void report(std::string line) {
-    progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy};
+  void report(std::string line, bool event = false) {
+    progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy, event};
     if (cfg->on_progress)
       cfg->on_progress(r);
     else if (cfg->progress)
@@ -250,7 +250,7 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
   if (st.cfg->on_progress && st.run_fraction() >= st.next_tick) {  // a bar moves every 1%, no line
     auto f = st.run_fraction();
     st.next_tick = (std::floor(f * 100) + 1) / 100;
-    st.cfg->on_progress(progress_report{"", st.samples_, std::min(f, 1.0), st.last_accuracy});
+    st.cfg->on_progress(progress_report{"", st.samples_, std::min(f, 1.0), st.last_accuracy, false});
   }
   // After the protocol: a commit it sent reaches the PS before this request.
   if (st.cfg->eval_every_samples > 0 && st.samples_ >= st.next_eval) {
@@ -307,7 +307,8 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
     st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
     st.losses.push_back({w, t, loss_reason(self, dm.reason)});
     st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " lost: " +
-              st.losses.back().reason);
+                st.losses.back().reason,
+              true);
   };
   if (st.live_[i] && st.stopping && is_failure(dm.reason))  // died while stopping: say so
     record_loss();

@@ -22,6 +22,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/all.hpp>
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,6 +103,7 @@ void raw_echo_server(tcp::acceptor& acceptor) {
     p.ps[i] = tls.enabled() ? *caf::openssl::publish(ps, 0, "127.0.0.1") : *sys.middleman().publish(ps, 0, "127.0.0.1");
   }
   if (tls.enabled()) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the benchmark
     if (write(pipe_fd, &p, sizeof p) != sizeof p)
       _exit(1);
     for (;;)

@@ -120,7 +120,7 @@ std::string cluster_secret(const std::string& token, const std::string& token_fi
     say(stderr, "syncpoint " + command + ": cannot read the token file '" + token_file + "'");
     leave_now(2);
   }
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
     line.pop_back();
   if (line.empty()) {
     say(stderr, "syncpoint " + command + ": the token file '" + token_file + "' is empty");
@@ -198,7 +198,8 @@ int run_head(const std::vector<std::string>& args) {
                                                                "(see --token, --tls)"))
                                 : std::string(", token required")));
   say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port) +
-                (secret.empty() ? "" : " --token-file FILE"));
+                (secret.empty() ? "" : " --token-file FILE") +
+                (tls.enabled() ? " --tls --cert NODE.pem --key NODE.key --ca " + tls.ca : ""));
   node_actor local;
   if (opts.slots > 0)
     local = spawn_node(sys, {"head", opts.slots, opts.data, head, std::chrono::seconds(10),

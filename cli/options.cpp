@@ -201,7 +201,14 @@ protocol_options options_of(const job_config& cfg, const std::string& protocol) 
 
 std::string command_line(const std::string& command, const std::vector<std::string>& args) {
   std::string out = "syncpoint " + command;
-  for (auto& a : args) {
+  bool secret_next = false;
+  for (auto a : args) {
+    // The cluster's token never goes into run.json or a report.
+    if (secret_next)
+      a = "***";
+    secret_next = a == "--token";
+    if (a.rfind("--token=", 0) == 0)
+      a = "--token=***";
     bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                                                    "0123456789-_=.,:/+@%") == std::string::npos;
     if (plain) {

@@ -84,12 +84,14 @@ void progress_display::update(const progress_report& r) {
   }
   if (!open_)
     begin("run");
+  if (r.event && !r.line.empty())  // above the bar, which is redrawn below it
+    std::fprintf(stderr, "\r\033[K%s\n", r.line.c_str());
   fraction_ = std::max(fraction_, r.fraction);
   samples_ = r.samples;
   if (r.accuracy >= 0)
     accuracy_ = r.accuracy;
   auto now = std::chrono::steady_clock::now();
-  if (now - last_draw_ >= std::chrono::milliseconds(100))
+  if (r.event || now - last_draw_ >= std::chrono::milliseconds(100))
     draw(false);
 }
 

@@ -135,6 +135,7 @@ struct progress_report {
   uint64_t samples = 0;
   double fraction = 0;    // of the run: its sample budget, else its time cap
   double accuracy = -1;   // last evaluation (< 0: none yet)
+  bool event = false;     // something happened (a worker lost): shown even under a progress bar
 };
 
 /// Receives a run's progress reports (the `line` is what would be printed).
@@ -153,7 +154,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_loss& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
-  return f(caf::meta::type_name("progress_report"), x.line, x.samples, x.fraction, x.accuracy);
+  return f(caf::meta::type_name("progress_report"), x.line, x.samples, x.fraction, x.accuracy, x.event);
 }
 
 template <class Inspector>

@@ -47,7 +47,7 @@ struct folder {
 
 }  // namespace
 
-TEST_CASE("checkpoint: written atomically and read back field for field; the newest is the one with most samples") {
+TEST_CASE("checkpoint: written atomically and read back field for field, and the newest is the one with most samples") {
   folder dir;
   auto first = write_checkpoint(dir.path.string(), sample(640));
   auto second = write_checkpoint(dir.path.string(), sample(1280));

@@ -301,8 +301,12 @@ TEST_CASE("cluster: with a token the head refuses nodes, jobs and status request
   CHECK(s->wait(15s) == 0);
   CHECK(s->out().find(" good ") != std::string::npos);
   CHECK(s->out().find(" bad ") == std::string::npos);
-  auto ok = c.submit(cat(small_job("asp", 1, 1), {"--token-file", token_file}), "sub-good");
+  auto ok = c.submit(cat(small_job("asp", 1, 1), {"--token", "s3cret-token", "--out", files / "run"}), "sub-good");
   CHECK_MESSAGE(ok->wait(60s) == 0, ok->err());
+  // The command recorded for the report keeps the token out.
+  auto recorded = read(files / "run/run.json");
+  CHECK(recorded.find("--token '***'") != std::string::npos);
+  CHECK(recorded.find("s3cret") == std::string::npos);
   // Each refusal is in the head's log, with what was refused.
   auto log = c.head->err();
   CHECK_MESSAGE(log.find("refused node 'none' registering from") != std::string::npos, log);
@@ -359,6 +363,9 @@ TEST_CASE("cluster: with --tls only certificates from the cluster's CA connect, 
            pki / "node.key"}, "tls-no-ca", "--tls needs --ca FILE");
   refused({syncpoint_binary(), "node", "--join", address, "--cert", pki / "node.pem"}, "tls-no-flag",
           "need --tls");
+  // A key that is not the certificate's is refused before any connection (CAF would end the process on one).
+  refused(cat({syncpoint_binary(), "node", "--join", address, "--tls", "--cert", pki / "node.pem", "--key",
+               pki / "client.key"}, {"--ca=" + pki / "ca1.pem"}), "tls-wrong-key", "does not belong to --cert");
   // The node that belongs is still connected, and a job runs on it over TLS.
   std::this_thread::sleep_for(2s);
   REQUIRE(node.running());

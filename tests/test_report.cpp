@@ -275,8 +275,9 @@ TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
       progress_display shown(true, as_bar);
       shown.begin("asp", 2, 3);
       auto report = shown.callback();
-      report(progress_report{"[asp] eval   t=1.00s", 640, 0.5, 0.81});
-      report(progress_report{"", 700, 0.55, 0.81});  // a tick: moves a bar, prints no line
+      report(progress_report{"[asp] eval   t=1.00s", 640, 0.5, 0.81, false});
+      report(progress_report{"", 700, 0.55, 0.81, false});  // a tick: moves a bar, prints no line
+      report(progress_report{"[asp] worker 1 lost: boom", 700, 0.55, 0.81, true});  // shown either way
       shown.end();
     }
     std::fflush(stderr);
@@ -289,9 +290,10 @@ TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
     std::fclose(tmp);
     return out;
   };
-  CHECK(capture(false) == "run 2/3: asp\n[asp] eval   t=1.00s\n");
+  CHECK(capture(false) == "run 2/3: asp\n[asp] eval   t=1.00s\n[asp] worker 1 lost: boom\n");
   auto bar = capture(true);
   CHECK(bar.find("\r\033[K[2/3] asp") == 0);
   CHECK(bar.find("acc 0.8100  took 0:00\n") != std::string::npos);  // the finished line stays
   CHECK(bar.find("[asp] eval") == std::string::npos);
+  CHECK(bar.find("\r\033[K[asp] worker 1 lost: boom\n\r\033[K[2/3] asp") != std::string::npos);
 }

@@ -3,8 +3,14 @@
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/all.hpp>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
 #include <cstdlib>
+#include <dlfcn.h>
 #include <fstream>
+#include <memory>
 
 namespace syncpoint::cluster {
 
@@ -22,23 +28,65 @@ std::optional<endpoint> parse_endpoint(const std::string& s) {
   return endpoint{host, static_cast<uint16_t>(port)};
 }
 
+namespace {
+
+std::string openssl_reason() {
+  char buf[256] = "unknown reason";
+  if (auto code = ERR_get_error())
+    ERR_error_string_n(code, buf, sizeof buf);
+  ERR_clear_error();
+  return buf;
+}
+
+int no_passphrase(char*, int, int, void*) {
+  return -1;  // an encrypted key is refused here, not prompted for on a network thread
+}
+
+}  // namespace
+
+// CAF loads the files only when a connection arrives and throws on the
+// middleman's thread if they are bad, which ends the process. So they are
+// loaded here first, the way CAF will, and refused with OpenSSL's reason.
 std::string check_tls(const tls_files& tls) {
   for (auto [file, flag] : {std::pair{&tls.cert, "--cert"}, std::pair{&tls.key, "--key"}, std::pair{&tls.ca, "--ca"}}) {
     if (file->empty())
       return std::string("--tls needs ") + flag + " FILE (and --cert, --key, --ca together)";
-    std::ifstream in(*file);
-    std::string line;
-    if (!in || !std::getline(in, line))
+    if (!std::ifstream(*file))
       return std::string(flag) + " '" + *file + "' cannot be read";
-    if (line.rfind("-----BEGIN", 0) != 0)
-      return std::string(flag) + " '" + *file + "' is not a PEM file (it does not start with -----BEGIN)";
   }
+  std::unique_ptr<SSL_CTX, void (*)(SSL_CTX*)> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
+  if (!ctx)
+    return "OpenSSL cannot start: " + openssl_reason();
+  SSL_CTX_set_default_passwd_cb(ctx.get(), no_passphrase);
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert.c_str()) != 1)
+    return "--cert '" + tls.cert + "' is not a usable certificate: " + openssl_reason();
+  if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1) {
+    bool mismatch = ERR_GET_REASON(ERR_peek_error()) == X509_R_KEY_VALUES_MISMATCH;
+    return "--key '" + tls.key + "' " +
+           (mismatch ? "does not belong to --cert '" + tls.cert + "'"
+                     : std::string("is not a usable private key (encrypted keys are not supported)")) +
+           ": " + openssl_reason();
+  }
+  if (SSL_CTX_check_private_key(ctx.get()) != 1)
+    return "--key '" + tls.key + "' does not belong to --cert '" + tls.cert + "': " + openssl_reason();
+  if (SSL_CTX_load_verify_locations(ctx.get(), tls.ca.c_str(), nullptr) != 1)
+    return "--ca '" + tls.ca + "' is not a usable CA certificate: " + openssl_reason();
+  // libsyncpoint's wrappers (tls_errors.cpp) must be the SSL_read CAF calls;
+  // without them one failed handshake would drop every other connection.
+  Dl_info used{}, ours{};
+  if (dladdr(dlsym(RTLD_DEFAULT, "SSL_read"), &used) == 0 || dladdr(reinterpret_cast<void*>(&check_tls), &ours) == 0 ||
+      used.dli_fbase != ours.dli_fbase)
+    return std::string("TLS is unsafe in this program: its SSL_read is libssl's, not libsyncpoint's fix "
+                       "(link libsyncpoint before libssl; see runtime/cluster/tls_errors.cpp)");
   return "";
 }
 
 void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls) {
   register_cluster_messages(cfg);
   cfg.load<caf::io::middleman>();
+  // Automatic connections open a second, plain listener on every interface:
+  // that would bypass --host and --tls. Nodes always connect to the head.
+  cfg.set("middleman.enable-automatic-connections", false);
   if (tls.enabled()) {
     cfg.load<caf::openssl::manager>();
     cfg.openssl_certificate = tls.cert;

@@ -52,13 +52,23 @@ using head_ptr = head_actor::stateful_pointer<head_state>;
 
 void log(head_ptr self, const std::string& line);
 
+// A peer's words for a log line: printable ASCII only, at most 64 characters.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (char c : s.substr(0, 64))
+    out += c >= 32 && c < 127 ? c : '?';
+  return s.size() > 64 ? out + "..." : out;
+}
+
 // Without the cluster's token a request is refused, and the head logs who tried.
 caf::error check_secret(head_ptr self, const std::string& given, const std::string& what) {
   auto& secret = self->state.cfg.secret;
   if (secret.empty() || same_secret(given, secret))
     return {};
   auto sender = self->current_sender();
-  auto from = sender && sender->node() != self->node() ? to_string(sender->node()) : std::string("this process");
+  auto from = !sender ? std::string("an anonymous sender")
+              : sender->node() != self->node() ? "CAF node " + to_string(sender->node())
+                                               : std::string("this process");
   log(self, "refused " + what + " from " + from + ": " + (given.empty() ? "no token" : "wrong token"));
   return make_error(sp_error::unauthorized, std::string("the head refused it: ") +
                                               (given.empty() ? "no token given" : "wrong token") +
@@ -108,7 +118,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   auto& st = self->state;
   if (st.shutting_down)
     return make_error(sp_error::bad_input, "the head is shutting down");
-  if (auto err = check_secret(self, hello.secret, "node '" + hello.name + "' registering"))
+  if (auto err = check_secret(self, hello.secret, "node '" + printable(hello.name) + "' registering"))
     return err;
   if (hello.schema != schema_fingerprint())
     return make_error(sp_error::bad_input,
@@ -281,7 +291,7 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
     [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
       auto& st = self->state;
       auto i = st.jobs.find(id);
-      if (token != st.cfg.control_token || i == st.jobs.end()
+      if (!same_secret(token, st.cfg.control_token) || i == st.jobs.end()
           || caf::actor_cast<caf::actor_addr>(self->current_sender()) != i->second.handle.address())
         return;
       bool was_final = is_final(i->second.status.state);
@@ -294,7 +304,7 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
     },
     [=](shutdown_atom, const std::string& token) -> caf::result<bool> {
       auto& st = self->state;
-      if (token != st.cfg.control_token)
+      if (!same_secret(token, st.cfg.control_token))
         return make_error(sp_error::not_a_member, "only the head's own process shuts it down");
       st.shutting_down = true;
       auto rp = self->make_response_promise<bool>();

@@ -219,7 +219,7 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
     },
     [=](stop_atom, const std::string& token, const std::string& reason) {
       // The head's secret, not the sender's node: CAF 0.17 lets a peer forge that.
-      if (token == self->state.setup.head_token)
+      if (same_secret(token, self->state.setup.head_token))
         stop_job(self, reason);
     },
   };

@@ -37,7 +37,7 @@ void leave(node_ptr self, const std::string& why, caf::error reason = caf::none)
 // gave it (CAF does not authenticate the sender, the token does).
 caf::error check_head(node_ptr self, const std::string& token) {
   auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-  if (!from || from.node() != self->state.cfg.head.node() || token != self->state.token)
+  if (!from || from.node() != self->state.cfg.head.node() || !same_secret(token, self->state.token))
     return make_error(sp_error::not_a_member,
                       "node " + self->state.cfg.name + ": jobs are taken from the head only");
   return caf::none;
@@ -114,9 +114,9 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
         self->send(self, heartbeat_atom::value);
       },
       [=](caf::error& err) {
-        auto why = err == caf::sec::request_timeout
-                     ? std::string("the head did not answer within the time limit")
-                     : self->system().render(err);
+        auto why = err == caf::sec::request_timeout ? std::string("the head did not answer within the time limit")
+                   : err.context().match_element<std::string>(0) ? err.context().get_as<std::string>(0)
+                                                                 : self->system().render(err);
         leave(self, why, caf::make_error(caf::sec::runtime_error, why));
       });
   return {

@@ -7,10 +7,15 @@
 // (measured: tests/test_cluster.cpp, "tls"). OpenSSL's rule is to clear the
 // queue before each I/O call whose result goes to SSL_get_error; these
 // wrappers do that and then call OpenSSL's own function. They interpose
-// because libsyncpoint precedes libssl in the process's symbol search order.
+// because libsyncpoint precedes libssl in the process's symbol search order
+// (check_tls refuses to run TLS if it does not). They apply to the whole
+// process, libssl's other users included; clearing the queue before I/O is
+// OpenSSL's own rule, so that is harmless.
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <dlfcn.h>
 
 namespace {
@@ -21,6 +26,10 @@ Fn real(const char* name) {
   void* f = dlvsym(RTLD_NEXT, name, "OPENSSL_3.0.0");
   if (f == nullptr)
     f = dlsym(RTLD_NEXT, name);
+  if (f == nullptr) {
+    std::fprintf(stderr, "syncpoint: libssl's %s is missing\n", name);
+    std::abort();
+  }
   return reinterpret_cast<Fn>(f);
 }
 
