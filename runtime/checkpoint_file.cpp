@@ -46,6 +46,38 @@ uint32_t crc_of(const std::string& bytes) {
     crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
 }
 
+// cereal writes to a std::ostream; an ostringstream grows by doubling and
+// copies again on str(), which for a 64 MB model costs more than the disk.
+// This one appends to a string reserved at the expected size.
+class string_sink : public std::streambuf {
+ public:
+  explicit string_sink(std::string& out) : out_(out) {}
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    out_.append(s, static_cast<size_t>(n));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof())
+      out_.push_back(static_cast<char>(c));
+    return c;
+  }
+
+ private:
+  std::string& out_;
+};
+
+// Reads from memory without copying it.
+class memory_source : public std::streambuf {
+ public:
+  memory_source(const char* data, size_t size) {
+    auto* p = const_cast<char*>(data);
+    setg(p, p, p + size);
+  }
+  size_t consumed() const { return static_cast<size_t>(gptr() - eback()); }
+};
+
 [[noreturn]] void refuse(const std::string& file, const std::string& what) {
   throw config_error("checkpoint '" + file + "': " + what);
 }
@@ -59,35 +91,40 @@ std::string write_checkpoint(const std::string& dir, const checkpoint& c) {
   std::snprintf(name, sizeof name, "checkpoint-%012llu.bin", static_cast<unsigned long long>(c.state.samples));
   auto file = (fs::path(dir) / name).string();
   auto tmp = (fs::path(dir) / ".checkpoint.tmp").string();
-  std::ostringstream payload_stream(std::ios::binary);
+  std::string payload;
+  payload.reserve(8 * (c.state.weights.size() + c.state.velocity.size()) / 2 + 64 * c.state.trace.size() +
+                  c.state.protocol_state.size() + 8192 * c.state.workers.size() + 1024);
   {
-    cereal::PortableBinaryOutputArchive ar(payload_stream);
+    string_sink sink(payload);
+    std::ostream out(&sink);
+    cereal::PortableBinaryOutputArchive ar(out);
     ar(c.state);
   }
-  auto payload = payload_stream.str();
-  std::ostringstream whole(std::ios::binary);
+  std::string header;
   {
-    cereal::PortableBinaryOutputArchive ar(whole);
+    string_sink sink(header);
+    std::ostream out(&sink);
+    cereal::PortableBinaryOutputArchive ar(out);
     uint32_t format = c.head.format;
     uint64_t length = payload.size();
     uint32_t crc = crc_of(payload);
     ar(magic, format, c.head, length, crc);
   }
-  whole.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-  auto bytes = whole.str();
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     throw config_error("cannot write checkpoint '" + file + "' (" + tmp + "): " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    auto n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n <= 0) {
-      auto err = std::string(std::strerror(errno));
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw config_error("cannot write checkpoint '" + file + "': " + err + " (the previous ones are intact)");
+  for (auto* bytes : {&header, &payload}) {
+    size_t done = 0;
+    while (done < bytes->size()) {
+      auto n = ::write(fd, bytes->data() + done, bytes->size() - done);
+      if (n <= 0) {
+        auto err = std::string(std::strerror(errno));
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw config_error("cannot write checkpoint '" + file + "': " + err + " (the previous ones are intact)");
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
   }
   bool synced = ::fsync(fd) == 0;
   ::close(fd);
@@ -105,13 +142,15 @@ std::string write_checkpoint(const std::string& dir, const checkpoint& c) {
 }
 
 checkpoint read_checkpoint(const std::string& file, const checkpoint_header& expect) {
-  std::ifstream in(file, std::ios::binary);
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
   if (!in)
     refuse(file, "cannot be opened");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto bytes = buffer.str();
-  std::istringstream stream(bytes, std::ios::binary);
+  std::string bytes(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    refuse(file, "cannot be read");
+  memory_source header_source(bytes.data(), bytes.size());
+  std::istream stream(&header_source);
   checkpoint c;
   uint64_t length = 0;
   uint32_t crc = 0;
@@ -142,15 +181,16 @@ checkpoint read_checkpoint(const std::string& file, const checkpoint_header& exp
                    std::to_string(expect.parameters));
   if (c.head.protocol != expect.protocol)
     refuse(file, "it is of protocol '" + c.head.protocol + "', but the job's is '" + expect.protocol + "'");
-  auto start = static_cast<size_t>(stream.tellg());
+  auto start = header_source.consumed();
   if (start > bytes.size() || bytes.size() - start < length)
     refuse(file, "truncated (" + std::to_string(bytes.size() - std::min(start, bytes.size())) + " of " +
                    std::to_string(length) + " payload bytes)");
-  auto payload = bytes.substr(start, static_cast<size_t>(length));
-  if (crc_of(payload) != crc)
+  const char* payload = bytes.data() + start;
+  if (crc32(0L, reinterpret_cast<const Bytef*>(payload), static_cast<uInt>(length)) != crc)
     refuse(file, "corrupt (its checksum does not match)");
   try {
-    std::istringstream ps(payload, std::ios::binary);
+    memory_source payload_source(payload, static_cast<size_t>(length));
+    std::istream ps(&payload_source);
     cereal::PortableBinaryInputArchive ar(ps);
     ar(c.state);
   } catch (const cereal::Exception& e) {

@@ -1,0 +1,110 @@
+// The cost of a checkpoint against the model size: bytes on disk, time to
+// write (through a temporary file, fsync, rename) and to read back with every
+// check, side by side with writing the same bytes raw (write + fsync) in the
+// same run. The trace part is held at 10,000 events.
+//
+//   build/bench_checkpoint [--repeat R] [--dir DIR]   (DIR: where to write; default a temp folder)
+#include "runtime/checkpoint_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+using namespace syncpoint;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+double median(std::vector<double> xs) {
+  std::sort(xs.begin(), xs.end());
+  return xs[xs.size() / 2];
+}
+
+double ms_since(clk::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clk::now() - t0).count();
+}
+
+checkpoint make(uint64_t parameters, int workers) {
+  checkpoint c;
+  c.head = {checkpoint_format, "bench", parameters, "asp"};
+  c.state.samples = 123456;
+  c.state.weights.assign(parameters, 0.25f);
+  c.state.velocity.assign(parameters, -0.5f);
+  for (int w = 0; w < workers; ++w)
+    c.state.workers.push_back({1000, 64000, std::string(5000, '7'), 64});  // mt19937_64's text is ~5 kB
+  for (int i = 0; i < 10000; ++i)
+    c.state.trace.push_back({"compute", i % workers, i * 1000, i * 1000 + 900, uint64_t(i), uint64_t(i), 0.5, ""});
+  return c;
+}
+
+double raw_write_ms(const std::string& file, size_t bytes) {
+  std::vector<char> data(bytes, 'x');
+  auto t0 = clk::now();
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  size_t done = 0;
+  while (fd >= 0 && done < bytes) {
+    auto n = ::write(fd, data.data() + done, bytes - done);
+    if (n <= 0)
+      break;
+    done += static_cast<size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  return ms_since(t0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeat = 5;
+  std::string dir = (std::filesystem::temp_directory_path() / "syncpoint_bench_checkpoint").string();
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--repeat" && i + 1 < argc)
+      repeat = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--dir" && i + 1 < argc)
+      dir = argv[++i];
+    else {
+      std::fprintf(stderr, "usage: bench_checkpoint [--repeat R] [--dir DIR]\n");
+      return 2;
+    }
+  }
+  std::filesystem::create_directories(dir);
+  std::printf("checkpoint write (temp file, fsync, rename) and read (CRC and every check), median of %d,\n"
+              "against writing the same bytes raw (write + fsync); 4 workers, 10,000 trace events\n\n",
+              repeat);
+  std::printf("| model | parameters | file | write ms | read ms | raw write ms | write / raw | write MB/s |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  struct size_case { const char* name; uint64_t parameters; };
+  for (auto sc : {size_case{"softmax", 7850}, size_case{"mlp", 203530}, size_case{"1M", 1000000},
+                  size_case{"4M", 4000000}, size_case{"16M", 16000000}}) {
+    auto c = make(sc.parameters, 4);
+    std::vector<double> w, r, raw;
+    std::string file;
+    for (int k = 0; k < repeat; ++k) {
+      auto t0 = clk::now();
+      file = write_checkpoint(dir, c);
+      w.push_back(ms_since(t0));
+      t0 = clk::now();
+      auto back = read_checkpoint(file, c.head);
+      r.push_back(ms_since(t0));
+      if (back.state.weights.size() != sc.parameters)
+        std::fprintf(stderr, "bench_checkpoint: read back the wrong size\n");
+      raw.push_back(raw_write_ms(dir + "/raw.bin", std::filesystem::file_size(file)));
+    }
+    double bytes = static_cast<double>(std::filesystem::file_size(file));
+    std::printf("| %s | %llu | %.1f MB | %.1f | %.1f | %.1f | %.2f | %.0f |\n", sc.name,
+                static_cast<unsigned long long>(sc.parameters), bytes / 1e6, median(w), median(r), median(raw),
+                median(w) / median(raw), bytes / 1e6 / (median(w) / 1e3));
+    std::fflush(stdout);
+  }
+  std::filesystem::remove_all(dir);
+  return 0;
+}
