@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 using namespace syncpoint;
 namespace fs = std::filesystem;
@@ -40,7 +41,7 @@ void spit(const std::string& f, const std::string& bytes) {
 }
 
 struct folder {
-  fs::path path = fs::temp_directory_path() / "syncpoint_checkpoints";
+  fs::path path = fs::temp_directory_path() / ("syncpoint_checkpoints_" + std::to_string(getpid()));
   folder() { fs::remove_all(path); }
   ~folder() { fs::remove_all(path); }
 };

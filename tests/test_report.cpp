@@ -70,10 +70,17 @@ std::vector<std::string> table_row(const std::string& page, const std::string& l
 const std::string fast = " --model softmax --dataset synthetic --train-limit 2000 --test-limit 300"
                          " --iter-cost 5 --progress=false";
 
-// One compare run shared by the cases below (it takes a few seconds).
+// One compare run shared by the cases below in this process (ctest runs each
+// case in a process of its own, in parallel: the folder is per process).
+struct compare_folder {
+  fs::path path = fs::temp_directory_path() / ("syncpoint_report_compare_" + std::to_string(getpid()));
+  ~compare_folder() { fs::remove_all(path); }
+};
+
 const fs::path& compared() {
+  static const compare_folder folder;
   static const fs::path dir = [] {
-    auto d = fs::temp_directory_path() / "syncpoint_report_compare";
+    auto d = folder.path;
     fs::remove_all(d);
     // Not in alphabetical order: the page keeps compare's order, and so must report.
     auto r = shell(std::string(SYNCPOINT_CLI) + " compare --protocols ssp,bsp --workers 4 --epochs 2 "
@@ -135,7 +142,7 @@ TEST_CASE("report: compare's page has both curves, both timelines and the runs' 
 }
 
 TEST_CASE("report: rebuilding the page from the run folders gives compare's page, byte for byte") {
-  auto out = fs::temp_directory_path() / "syncpoint_report_again.html";
+  auto out = fs::temp_directory_path() / ("syncpoint_report_again_" + std::to_string(getpid()) + ".html");
   // The compare folder (its runs.json keeps compare's order), with a trailing slash ...
   auto r = shell(std::string(SYNCPOINT_CLI) + " report " + compared().string() + "/ --out " + out.string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
@@ -150,7 +157,7 @@ TEST_CASE("report: rebuilding the page from the run folders gives compare's page
 }
 
 TEST_CASE("report: runs with different settings are shown with their differences stated") {
-  auto dir = fs::temp_directory_path() / "syncpoint_report_differ";
+  auto dir = fs::temp_directory_path() / ("syncpoint_report_differ_" + std::to_string(getpid()));
   fs::remove_all(dir);
   for (auto [name, extra] : {std::pair{"a", " --workers 2 --seed 1"}, std::pair{"b", " --workers 3 --seed 1 --batch 32"}}) {
     auto r = shell(std::string(SYNCPOINT_CLI) + " train --protocol asp --epochs 1 --out " + (dir / name).string() +
@@ -170,7 +177,7 @@ TEST_CASE("report: runs with different settings are shown with their differences
 }
 
 TEST_CASE("report: bad folders and corrupt files are refused with the file named") {
-  auto dir = fs::temp_directory_path() / "syncpoint_report_bad";
+  auto dir = fs::temp_directory_path() / ("syncpoint_report_bad_" + std::to_string(getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "run");
   auto cli = std::string(SYNCPOINT_CLI) + " report ";

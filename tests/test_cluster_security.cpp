@@ -1,0 +1,125 @@
+// The cluster's security, with real processes on loopback: the token, TLS
+// with certificates from a CA made for the test, and the default address.
+#include "tests/cluster_fixture.hpp"
+#include "tests/process.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+using namespace syncpoint;
+using namespace syncpoint::testing;
+using namespace std::chrono_literals;
+
+TEST_CASE("cluster: with a token the head refuses nodes, jobs and status requests without it, and logs them") {
+  temp_dir files;
+  auto token_file = files.path() + "/token";
+  std::ofstream(token_file) << "s3cret-token\n";
+  cluster c({"--token-file", token_file});
+  CHECK(c.head->out().find("token required") != std::string::npos);
+  auto refused = [&](std::unique_ptr<process> p, const std::string& says) {
+    CHECK_MESSAGE(p->wait(20s) == 2, (p->out() + p->err()));
+    CHECK_MESSAGE((p->out() + p->err()).find(says) != std::string::npos, (p->out() + p->err()));
+  };
+  refused(c.run("node", {"--join", c.address(), "--name", "none"}, "n-none"), "no token given");
+  refused(c.run("node", {"--join", c.address(), "--name", "bad", "--token", "guess"}, "n-bad"), "wrong token");
+  refused(c.run("status", {"--head", c.address()}, "s-none"), "no token given");
+  refused(c.submit(cat(small_job("asp", 1, 1), {"--token", "guess"}), "sub-bad"), "wrong token");
+  refused(c.run("node", {"--join", c.address(), "--token", "a", "--token-file", token_file}, "n-both"),
+          "not both");
+  // The right token, given either way, is accepted.
+  auto node = c.run("node", {"--join", c.address(), "--name", "good", "--slots", "1", "--token", "s3cret-token"},
+                    "n-good");
+  REQUIRE_MESSAGE(node->wait_for("joined the head", 15s), node->err());
+  auto s = c.run("status", {"--head", c.address(), "--token-file", token_file}, "s-good");
+  CHECK(s->wait(15s) == 0);
+  CHECK(s->out().find(" good ") != std::string::npos);
+  CHECK(s->out().find(" bad ") == std::string::npos);
+  auto ok = c.submit(cat(small_job("asp", 1, 1), {"--token", "s3cret-token", "--out", files / "run"}), "sub-good");
+  CHECK_MESSAGE(ok->wait(60s) == 0, ok->err());
+  // The command recorded for the report keeps the token out.
+  auto recorded = read(files / "run/run.json");
+  CHECK(recorded.find("--token '***'") != std::string::npos);
+  CHECK(recorded.find("s3cret") == std::string::npos);
+  // Each refusal is in the head's log, with what was refused.
+  auto log = c.head->err();
+  CHECK_MESSAGE(log.find("refused node 'none' registering from") != std::string::npos, log);
+  CHECK(log.find(": no token") != std::string::npos);
+  CHECK(log.find("refused node 'bad' registering from") != std::string::npos);
+  CHECK(log.find("refused a job submitted from") != std::string::npos);
+  CHECK(log.find("refused a status request from") != std::string::npos);
+}
+
+TEST_CASE("cluster: with --tls only certificates from the cluster's CA connect, and a stranger disconnects nobody") {
+  if (std::system("command -v openssl > /dev/null 2>&1") != 0) {
+    MESSAGE("openssl is not installed: the TLS test is skipped");
+    return;
+  }
+  // Two CAs; the head, a node and the submitter have certificates from the first, a stranger from the second.
+  temp_dir pki;
+  auto sh = [&](const std::string& cmd) {
+    REQUIRE_MESSAGE(std::system(("cd " + pki.path() + " && { " + cmd + "; } > /dev/null 2>&1").c_str()) == 0, cmd);
+  };
+  for (auto ca : {"ca1", "ca2"})
+    sh(std::string("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=") + ca + " -keyout " + ca +
+       ".key -out " + ca + ".pem");
+  for (auto [who, ca] : {std::pair{"head", "ca1"}, std::pair{"node", "ca1"}, std::pair{"client", "ca1"},
+                         std::pair{"stranger", "ca2"}})
+    sh(std::string("openssl req -newkey rsa:2048 -nodes -subj /CN=") + who + " -keyout " + who + ".key -out " +
+       who + ".csr && openssl x509 -req -days 2 -in " + who + ".csr -CA " + ca + ".pem -CAkey " + ca +
+       ".key -CAcreateserial -out " + who + ".pem");
+  auto tls = [&](const std::string& who, const std::string& ca = "ca1") {
+    return std::vector<std::string>{"--tls", "--cert", pki / (who + ".pem"), "--key", pki / (who + ".key"),
+                                    "--ca", pki / (ca + ".pem")};
+  };
+  temp_dir dir;
+  process head(cat({syncpoint_binary(), "head", "--port", "0"}, tls("head")), dir.path(), "tls-head");
+  REQUIRE_MESSAGE(head.wait_for("listening on", 15s), head.err());
+  CHECK(head.out().find("TLS: peers need a certificate signed by") != std::string::npos);
+  auto address = "127.0.0.1:" + std::to_string(head_port(head));
+  process node(cat({syncpoint_binary(), "node", "--join", address, "--name", "n1", "--slots", "1"}, tls("node")),
+               dir.path(), "tls-node");
+  REQUIRE_MESSAGE(node.wait_for("joined the head", 15s), node.err());
+  auto refused = [&](std::vector<std::string> argv, const std::string& name, const std::string& says) {
+    process p(argv, dir.path(), name);
+    CHECK_MESSAGE(p.wait(20s) == 2, (p.out() + p.err()));
+    CHECK_MESSAGE(p.err().find(says) != std::string::npos, (p.out() + p.err()));
+  };
+  // A certificate from another CA, and no TLS at all: both fail the handshake, fast.
+  refused(cat({syncpoint_binary(), "node", "--join", address, "--name", "s1"}, tls("stranger")), "tls-stranger",
+          "closed the connection during the handshake");
+  refused({syncpoint_binary(), "node", "--join", address, "--name", "s2"}, "tls-plain",
+          "closed the connection during the handshake");
+  refused(cat({syncpoint_binary(), "status", "--head", address}, tls("stranger")), "tls-stranger-status",
+          "closed the connection during the handshake");
+  // Missing files are refused before any connection.
+  refused({syncpoint_binary(), "node", "--join", address, "--tls", "--cert", pki / "node.pem", "--key",
+           pki / "node.key"}, "tls-no-ca", "--tls needs --ca FILE");
+  refused({syncpoint_binary(), "node", "--join", address, "--cert", pki / "node.pem"}, "tls-no-flag",
+          "need --tls");
+  // A key that is not the certificate's is refused before any connection (CAF would end the process on one).
+  refused(cat({syncpoint_binary(), "node", "--join", address, "--tls", "--cert", pki / "node.pem", "--key",
+               pki / "client.key"}, {"--ca=" + pki / "ca1.pem"}), "tls-wrong-key", "does not belong to --cert");
+  // The node that belongs is still connected, and a job runs on it over TLS.
+  std::this_thread::sleep_for(2s);
+  REQUIRE(node.running());
+  process status(cat({syncpoint_binary(), "status", "--head", address}, tls("client")), dir.path(), "tls-status");
+  CHECK(status.wait(15s) == 0);
+  CHECK_MESSAGE(status.out().find(" n1 ") != std::string::npos, status.out());
+  process job(cat(cat({syncpoint_binary(), "submit", "--head", address}, small_job("asp", 1, 1)), tls("client")),
+              dir.path(), "tls-job");
+  CHECK_MESSAGE(job.wait(60s) == 0, job.err());
+  CHECK(head.err().find("was lost") == std::string::npos);
+}
+
+TEST_CASE("cluster: the head listens on 127.0.0.1 unless --host says otherwise, and says so") {
+  temp_dir dir;
+  process head({syncpoint_binary(), "head", "--port", "0"}, dir.path(), "head-default");
+  REQUIRE_MESSAGE(head.wait_for("listening on", 15s), head.err());
+  CHECK(head.out().find("listening on 127.0.0.1:") != std::string::npos);
+  CHECK(head.out().find("this machine only; --host 0.0.0.0 to accept nodes from other machines") != std::string::npos);
+  CHECK(head.out().find("no token: anyone who can connect may join") != std::string::npos);
+}
+
