@@ -239,6 +239,39 @@ std::string percent(double x) {
   return fmt("%.0f", 100 * x) + "%";
 }
 
+// Samples processed when the run first reached `target` (0: never).
+uint64_t samples_at_target(const run_summary& s, double target) {
+  for (auto& e : s.evals)
+    if (e.accuracy >= target)
+      return e.samples;
+  return s.final_accuracy >= target ? s.samples : 0;
+}
+
+// Time to target = samples needed / samples per second: which of the two made
+// the winner sooner than the reference, in numbers.
+std::string why_sooner(const run_record& win, const run_record& ref, double target) {
+  auto& w = win.summary;
+  auto& r = ref.summary;
+  auto wait_share = [](const run_summary& s) {
+    double t = s.run_time_s * std::max(1, s.workers);
+    return t > 0 ? wait_total(s) / t : 0.0;
+  };
+  std::string out = "<b>Why</b> " + escape_html(win.provenance.label) + " beat " + escape_html(ref.provenance.label) +
+                    ": it processed " + fmt("%.2f", r.samples_per_s > 0 ? w.samples_per_s / r.samples_per_s : 0) +
+                    "&times; as many samples per second (its workers waited " + percent(wait_share(w)) +
+                    " of their time, " + escape_html(ref.provenance.label) + "'s " + percent(wait_share(r)) + ")";
+  auto sw = samples_at_target(w, target), sr = samples_at_target(r, target);
+  if (sw > 0 && sr > 0)
+    out += ", and needed " + fmt("%.2f", static_cast<double>(sw) / static_cast<double>(sr)) + "&times; the samples to reach " +
+           fmt("%.3g", target) + " (" + with_commas(sw) + " against " + with_commas(sr) +
+           (w.staleness_mean > r.staleness_mean + 0.5
+              ? "; its gradients were " + fmt("%.1f", w.staleness_mean) + " updates stale on average, and stale "
+                "gradients are worth less per sample"
+              : std::string()) +
+           ")";
+  return out + ".";
+}
+
 // Which protocol won on each count, and what each spent its time on.
 std::string verdict(const std::vector<run_record>& runs) {
   std::string out = "<div class='verdict'><ul>";
@@ -261,6 +294,8 @@ std::string verdict(const std::vector<run_record>& runs) {
                        : fmt("%.2f", r.summary.time_to_target_s) + " s");
       out += others.empty() ? "." : " (" + others + ").";
       out += "</li>";
+      if (soonest != &runs.front())
+        out += "<li>" + why_sooner(*soonest, runs.front(), target) + "</li>";
     } else {
       out += "<li><b>No run reached accuracy " + fmt("%.3g", target) + ".</b></li>";
     }

@@ -304,3 +304,31 @@ TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
   CHECK(bar.find("[asp] eval") == std::string::npos);
   CHECK(bar.find("\r\033[K[asp] worker 1 lost: boom\n\r\033[K[2/3] asp") != std::string::npos);
 }
+
+TEST_CASE("report: when another run beats the first to the target, the page says why in numbers") {
+  auto run = [](const std::string& label, double sps, double wait_s, uint64_t samples_at_target, double t) {
+    run_record r;
+    r.provenance.label = label;
+    auto& s = r.summary;
+    s.protocol = label;
+    s.workers = 2;
+    s.target_accuracy = 0.8;
+    s.time_to_target_s = t;
+    s.run_time_s = 10;
+    s.samples_per_s = sps;
+    s.samples = static_cast<uint64_t>(sps * 10);
+    s.final_accuracy = 0.85;
+    s.staleness_mean = label == "asp" ? 3 : 0;
+    s.per_worker = {{0, 1, 5, 0, wait_s, 0.5}, {1, 1, 5, 0, wait_s, 0.5}};
+    s.evals = {{t / 2, samples_at_target / 2, 0.7}, {t, samples_at_target, 0.81}};
+    return r;
+  };
+  // bsp: 1000 samples/s, half its time waiting, 0.8 after 4000 samples; asp: 3000/s, 6000 samples.
+  auto page = cli::report_html({run("bsp", 1000, 5, 4000, 4), run("asp", 3000, 0, 6000, 2)});
+  CHECK_MESSAGE(page.find("<b>Why</b> asp beat bsp: it processed 3.00&times; as many samples per second (its workers "
+                          "waited 0% of their time, bsp's 50%), and needed 1.50&times; the samples to reach 0.8 "
+                          "(6,000 against 4,000; its gradients were 3.0 updates stale on average") != std::string::npos,
+                page);
+  CHECK(cli::report_html({run("asp", 3000, 0, 6000, 2), run("bsp", 1000, 5, 4000, 4)}).find("<b>Why</b>") ==
+        std::string::npos);  // the first run won: nothing to explain against it
+}
