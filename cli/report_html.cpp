@@ -1,6 +1,7 @@
 #include "cli/report_html.hpp"
 
 #include "cli/compare.hpp"
+#include "cli/report_parts.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -11,24 +12,7 @@
 
 namespace syncpoint::cli {
 
-namespace {
-
-constexpr int page_w = 1180;
-
-const char* css =
-  "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px auto;max-width:1200px;"
-  "color:#222;padding:0 12px}h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;"
-  "border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:18px 0 4px}"
-  ".sub{color:#555}.verdict{background:#f3f7fb;border-left:4px solid #4e79a7;padding:8px 14px}"
-  ".verdict li{margin:3px 0}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
-  "th,td{padding:4px 9px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}"
-  "th{background:#fafafa;border-bottom:2px solid #ccc}td:first-child,th:first-child{text-align:left}"
-  "td.best{font-weight:bold;background:#e3f1df}.swatch{display:inline-block;width:11px;height:11px;"
-  "margin-right:6px;vertical-align:-1px;border-radius:2px}.charts{display:flex;flex-wrap:wrap;gap:12px}"
-  "code,pre{background:#f6f6f6;border-radius:3px}pre{padding:8px 12px;white-space:pre-wrap;"
-  "word-break:break-all;font-size:12px}.legend span{margin-right:16px;font-size:13px}"
-  ".note{color:#555;font-size:13px}dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;"
-  "font-size:13px}dt{color:#555}dd{margin:0}";
+namespace report_parts {
 
 std::string with_commas(uint64_t v) {
   auto s = std::to_string(v);
@@ -66,6 +50,31 @@ double comm_total(const run_summary& s) {
     c += p.comm_s;
   return c;
 }
+
+
+}  // namespace report_parts
+
+namespace {
+
+constexpr int page_w = 1180;
+
+const char* css =
+  "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px auto;max-width:1200px;"
+  "color:#222;padding:0 12px}h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;"
+  "border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:18px 0 4px}"
+  ".sub{color:#555}.verdict{background:#f3f7fb;border-left:4px solid #4e79a7;padding:8px 14px}"
+  ".verdict li{margin:3px 0}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
+  "th,td{padding:4px 9px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}"
+  "th{background:#fafafa;border-bottom:2px solid #ccc}td:first-child,th:first-child{text-align:left}"
+  "td.best{font-weight:bold;background:#e3f1df}.swatch{display:inline-block;width:11px;height:11px;"
+  "margin-right:6px;vertical-align:-1px;border-radius:2px}.charts{display:flex;flex-wrap:wrap;gap:12px}"
+  "code,pre{background:#f6f6f6;border-radius:3px}pre{padding:8px 12px;white-space:pre-wrap;"
+  "word-break:break-all;font-size:12px}.legend span{margin-right:16px;font-size:13px}"
+  ".note{color:#555;font-size:13px}dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;"
+  "font-size:13px}dt{color:#555}dd{margin:0}";
+
+
+using namespace report_parts;
 
 // -- charts ----------------------------------------------------------------------
 
@@ -231,219 +240,6 @@ std::string table(const std::vector<run_record>& runs) {
     out += "</tr>";
   }
   return out + "</tbody></table>";
-}
-
-// -- words ----------------------------------------------------------------------------
-
-std::string percent(double x) {
-  return fmt("%.0f", 100 * x) + "%";
-}
-
-// Samples processed when the run first reached `target` (0: never).
-uint64_t samples_at_target(const run_summary& s, double target) {
-  for (auto& e : s.evals)
-    if (e.accuracy >= target)
-      return e.samples;
-  return s.final_accuracy >= target ? s.samples : 0;
-}
-
-// Time to target = samples needed / samples per second: which of the two made
-// the winner sooner than the reference, in numbers.
-std::string why_sooner(const run_record& win, const run_record& ref, double target) {
-  auto& w = win.summary;
-  auto& r = ref.summary;
-  auto wait_share = [](const run_summary& s) {
-    double t = s.run_time_s * std::max(1, s.workers);
-    return t > 0 ? wait_total(s) / t : 0.0;
-  };
-  std::string out = "<b>Why</b> " + escape_html(win.provenance.label) + " beat " + escape_html(ref.provenance.label) +
-                    ": it processed " + fmt("%.2f", r.samples_per_s > 0 ? w.samples_per_s / r.samples_per_s : 0) +
-                    "&times; as many samples per second (its workers waited " + percent(wait_share(w)) +
-                    " of their time, " + escape_html(ref.provenance.label) + "'s " + percent(wait_share(r)) + ")";
-  auto sw = samples_at_target(w, target), sr = samples_at_target(r, target);
-  if (sw > 0 && sr > 0)
-    out += ", and needed " + fmt("%.2f", static_cast<double>(sw) / static_cast<double>(sr)) + "&times; the samples to reach " +
-           fmt("%.3g", target) + " (" + with_commas(sw) + " against " + with_commas(sr) +
-           (w.staleness_mean > r.staleness_mean + 0.5
-              ? "; its gradients were " + fmt("%.1f", w.staleness_mean) + " updates stale on average, and stale "
-                "gradients are worth less per sample"
-              : std::string()) +
-           ")";
-  return out + ".";
-}
-
-// Which protocol won on each count, and what each spent its time on.
-std::string verdict(const std::vector<run_record>& runs) {
-  std::string out = "<div class='verdict'><ul>";
-  double target = shared_target(runs);
-  const run_record* soonest = nullptr;
-  for (auto& r : runs)
-    if (r.summary.time_to_target_s >= 0 && (!soonest || r.summary.time_to_target_s < soonest->summary.time_to_target_s))
-      soonest = &r;
-  if (target > 0) {
-    if (soonest) {
-      out += "<li><b>Soonest to accuracy " + fmt("%.3g", target) + ": " + escape_html(soonest->provenance.label) +
-             "</b>, at " + fmt("%.2f", soonest->summary.time_to_target_s) + " s";
-      std::string others;
-      for (auto& r : runs)
-        if (&r != soonest)
-          others += (others.empty() ? "" : ", ") + escape_html(r.provenance.label) + " " +
-                    (r.summary.time_to_target_s < 0 ? std::string("not reached")
-                     : soonest->summary.time_to_target_s > 0
-                       ? fmt("%.2f", r.summary.time_to_target_s / soonest->summary.time_to_target_s) + "&times; as long"
-                       : fmt("%.2f", r.summary.time_to_target_s) + " s");
-      out += others.empty() ? "." : " (" + others + ").";
-      out += "</li>";
-      if (soonest != &runs.front())
-        out += "<li>" + why_sooner(*soonest, runs.front(), target) + "</li>";
-    } else {
-      out += "<li><b>No run reached accuracy " + fmt("%.3g", target) + ".</b></li>";
-    }
-  }
-  uint64_t n_eq = equal_samples(runs);
-  const run_record* most = nullptr;
-  double most_acc = -1;
-  for (auto& r : runs) {
-    double a = failed_run(r.summary) ? -1 : accuracy_at_samples(r.summary, n_eq);
-    if (a > most_acc) {
-      most_acc = a;
-      most = &r;
-    }
-  }
-  if (most)
-    out += "<li><b>Most accurate at equal samples (" + with_commas(n_eq) + "): " + escape_html(most->provenance.label) +
-           "</b>, " + fmt("%.4f", most_acc) + ".</li>";
-  auto fastest = std::max_element(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.summary.samples_per_s < b.summary.samples_per_s; });
-  auto slowest = std::min_element(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.summary.samples_per_s < b.summary.samples_per_s; });
-  if (runs.size() > 1 && slowest->summary.samples_per_s > 0)
-    out += "<li><b>Highest throughput: " + escape_html(fastest->provenance.label) + "</b>, " +
-           fmt("%.0f", fastest->summary.samples_per_s) + " samples/s, " +
-           fmt("%.2f", fastest->summary.samples_per_s / slowest->summary.samples_per_s) + "&times; " +
-           escape_html(slowest->provenance.label) + "'s.</li>";
-  out += "</ul><p class='note'>Where the workers' time went (shares of worker time over the run):</p><ul>";
-  for (auto& r : runs) {
-    auto& s = r.summary;
-    double worker_time = s.run_time_s * std::max(1, s.workers);
-    double wait = worker_time > 0 ? wait_total(s) / worker_time : 0, comm = worker_time > 0 ? comm_total(s) / worker_time : 0;
-    out += "<li><b>" + escape_html(r.provenance.label) + "</b>: computing " + percent(s.mean_compute_ratio) +
-           ", communicating " + percent(comm) + ", waiting " + percent(wait);
-    if (s.barriers > 0)
-      out += " (" + with_commas(s.barriers) + " barriers)";
-    out += "; gradients " + fmt("%.2f", s.staleness_mean) + " updates stale on average";
-    if (!s.phases.empty()) {
-      std::string ph;
-      for (auto& p : s.phases)
-        ph += (ph.empty() ? "" : ", then ") + p.protocol + " for " + fmt("%.2f", p.time_s) + " s";
-      out += "; " + escape_html(ph);
-    }
-    if (s.lost > 0)
-      out += "; " + std::to_string(s.lost) + " worker(s) lost";
-    out += ".</li>";
-  }
-  return out + "</ul></div>";
-}
-
-// The job settings: those all runs share in one list, those that differ per run.
-std::string settings(const std::vector<run_record>& runs) {
-  using getter = std::function<std::string(const run_summary&)>;
-  std::vector<std::pair<std::string, getter>> keys{
-    {"model", [](auto& s) { return s.model; }},
-    {"workers", [](auto& s) { return std::to_string(s.workers); }},
-    {"straggler", [](auto& s) { return s.straggler.empty() ? std::string("none") : s.straggler; }},
-    {"clock", [](auto& s) { return s.clock; }},
-    {"iteration cost", [](auto& s) { return s.clock == "virtual" ? fmt("%g", s.iter_cost_ms) + " ms (" + s.iter_cost_source + ")" : std::string("measured (real clock)"); }},
-    {"seed", [](auto& s) { return std::to_string(s.seed); }},
-    {"learning rate", [](auto& s) { return fmt("%g", s.lr); }},
-    {"momentum", [](auto& s) { return fmt("%g", s.momentum) + " (" + s.momentum_rule + " rule)"; }},
-    {"target accuracy", [](auto& s) { return s.target_accuracy > 0 ? fmt("%g", s.target_accuracy) : std::string("none"); }},
-  };
-  std::string shared = "<dl>";
-  std::vector<size_t> differing;
-  std::vector<std::pair<std::string, std::function<std::string(const run_record&)>>> extra_differ;
-  for (size_t k = 0; k < keys.size(); ++k) {
-    auto v0 = keys[k].second(runs.front().summary);
-    bool same = std::all_of(runs.begin(), runs.end(), [&](auto& r) { return keys[k].second(r.summary) == v0; });
-    if (same)
-      shared += "<dt>" + keys[k].first + "</dt><dd>" + escape_html(v0) + "</dd>";
-    else
-      differing.push_back(k);
-  }
-  // The job options summary.json lacks, from run.json ("-" for a run without one).
-  std::set<std::string> extra;
-  for (auto& r : runs)
-    for (auto& kv : r.provenance.settings)
-      extra.insert(kv.first);
-  for (auto& key : extra) {
-    auto value = [key](const run_record& r) {
-      auto it = r.provenance.settings.find(key);
-      return it == r.provenance.settings.end() ? std::string("-") : it->second;
-    };
-    auto v0 = value(runs.front());
-    if (std::all_of(runs.begin(), runs.end(), [&](auto& r) { return value(r) == v0; }))
-      shared += "<dt>" + escape_html(key) + "</dt><dd>" + escape_html(v0) + "</dd>";
-    else
-      extra_differ.push_back({key, value});
-  }
-  auto rule = runs.front().provenance.rule;
-  if (!rule.empty() && std::all_of(runs.begin(), runs.end(), [&](auto& r) { return r.provenance.rule == rule; }))
-    shared += "<dt>stop rule</dt><dd>" + escape_html(rule) + "</dd>";
-  shared += "</dl>";
-  if (differing.empty() && extra_differ.empty())
-    return shared;
-  std::string t = "<p><b>These runs differ in " + std::to_string(differing.size() + extra_differ.size()) +
-                  " setting(s)</b>; compare them with that in mind:</p><table class='differences'><tr><th>run</th>";
-  for (auto k : differing)
-    t += "<th>" + keys[k].first + "</th>";
-  for (auto& e : extra_differ)
-    t += "<th>" + escape_html(e.first) + "</th>";
-  t += "</tr>";
-  for (auto& r : runs) {
-    t += "<tr><td>" + escape_html(r.provenance.label) + "</td>";
-    for (auto k : differing)
-      t += "<td>" + escape_html(keys[k].second(r.summary)) + "</td>";
-    for (auto& e : extra_differ)
-      t += "<td>" + escape_html(e.second(r)) + "</td>";
-    t += "</tr>";
-  }
-  return shared + t + "</table>";
-}
-
-std::string provenance(const std::vector<run_record>& runs) {
-  std::string out;
-  std::vector<std::string> commands;
-  for (auto& r : runs)
-    if (!r.provenance.command.empty() &&
-        std::find(commands.begin(), commands.end(), r.provenance.command) == commands.end())
-      commands.push_back(r.provenance.command);
-  out += commands.size() <= 1 ? "<h3>Command</h3>" : "<h3>Commands</h3>";
-  if (commands.empty())
-    out += "<p class='note'>The run folders do not say (no run.json).</p>";
-  for (auto& c : commands)
-    out += "<pre>" + escape_html(c) + "</pre>";
-  auto list = [&](const char* title, auto field) {
-    std::map<std::string, std::string> first;
-    for (auto& r : runs)
-      if (!(r.provenance.*field).empty()) {
-        first = r.provenance.*field;
-        break;
-      }
-    if (first.empty())
-      return;
-    out += std::string("<h3>") + title + "</h3><dl>";
-    for (auto& kv : first)
-      out += "<dt>" + escape_html(kv.first) + "</dt><dd>" + escape_html(kv.second) + "</dd>";
-    out += "</dl>";
-    for (auto& r : runs)
-      if (!(r.provenance.*field).empty() && r.provenance.*field != first)
-        out += "<p class='note'>" + escape_html(r.provenance.label) + " (" + escape_html(r.dir) +
-               ") was made elsewhere: see its run.json.</p>";
-  };
-  list("Versions", &run_provenance::build);
-  list("Machine", &run_provenance::machine);
-  out += "<h3>Run folders</h3><ul class='note'>";
-  for (auto& r : runs)
-    out += "<li>" + escape_html(r.provenance.label) + ": <code>" + escape_html(r.dir) + "</code></li>";
-  return out + "</ul>";
 }
 
 }  // namespace
