@@ -14,14 +14,9 @@ namespace syncpoint::cli {
 
 namespace {
 
-struct one_run {
-  compared_run run;
-  bool lost_all = false;
-};
-
 // One protocol at one lr under the stop rule: no sample budget, the cap, the target.
-one_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr,
-                       const comparison& c, bool tuning, std::vector<std::string>& failures) {
+compared_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr,
+                             const comparison& c, bool tuning, std::vector<std::string>& failures) {
   auto cfg = plan.base;
   cfg.protocol = protocol;
   cfg.protocol_opts = options_of(plan.base, protocol);  // each protocol gets its own options
@@ -31,39 +26,35 @@ one_run run_under_rule(const comparison_plan& plan, const std::string& protocol,
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
     cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "");
+  compared_run out;
+  out.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + fmt("%g", lr) : "");
+  out.lr = lr;
+  auto whose = protocol + " (lr " + fmt("%g", lr) + "): ";
   run_result r;
   try {
     r = train(cfg, plan.on_progress);
   } catch (const std::runtime_error& e) {  // e.g. no result in time: the other runs still count
-    failures.push_back(protocol + " (lr " + fmt("%g", lr) + "): the run failed: " + e.what());
-    one_run out;
-    out.run.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + fmt("%g", lr) : "");
-    out.run.lr = lr;
-    out.run.stopped_by = "failed";
-    out.run.summary.protocol = protocol;
-    out.run.summary.workers = cfg.workers;
-    out.run.summary.lost = static_cast<uint64_t>(cfg.workers);
-    out.lost_all = true;
+    failures.push_back(whose + "the run failed: " + e.what());
+    out.stopped_by = "failed";
+    out.summary.protocol = protocol;
+    out.summary.workers = cfg.workers;
+    out.summary.lost = static_cast<uint64_t>(cfg.workers);  // failed_run() from here on
     return out;  // no folder: the page shows the runs that have one
   }
   for (auto& f : r.failures)
-    failures.push_back(protocol + " (lr " + fmt("%g", lr) + "): " + f);
-  one_run out;
-  out.run.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + fmt("%g", lr) : "");
-  out.run.lr = lr;
-  out.run.stopped_by = cfg.stop_at_target && r.summary.time_to_target_s >= 0 ? "target" : "cap";
-  out.lost_all = r.summary.lost >= static_cast<uint64_t>(r.summary.workers);
-  if (out.lost_all)
-    out.run.stopped_by = "failed";
-  out.run.dir = cfg.out_dir;
+    failures.push_back(whose + f);
+  out.stopped_by = failed_run(r.summary)                                        ? "failed"
+                   : cfg.stop_at_target && r.summary.time_to_target_s >= 0 ? "target"
+                                                                             : "cap";
+  out.dir = cfg.out_dir;
   if (!cfg.out_dir.empty()) {
     auto p = current_provenance(plan.command, cfg);
-    p.label = out.run.label;
-    p.stopped_by = out.run.stopped_by;
+    p.label = out.label;
+    p.stopped_by = out.stopped_by;
     p.rule = c.rule;
     write_provenance(cfg.out_dir, p);
   }
-  out.run.summary = std::move(r.summary);
+  out.summary = std::move(r.summary);
   return out;
 }
 
@@ -101,7 +92,7 @@ comparison run_comparison(const comparison_plan& plan) {
     c.cap_s = r.summary.run_time_s;
     c.cap_source = cfg.protocol + "'s run time for " + fmt("%g", cfg.epochs) + " epoch" +
                    (cfg.epochs == 1 ? "" : "s") + " at lr " + fmt("%g", base.lr);
-    if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers) || c.cap_s <= 0)
+    if (failed_run(r.summary) || c.cap_s <= 0)
       throw std::runtime_error("the reference run (" + cfg.protocol +
                                ") failed, so there is no time cap; give one with --max-time");
   }
@@ -114,19 +105,19 @@ comparison run_comparison(const comparison_plan& plan) {
 
   int total = static_cast<int>(plan.protocols.size() * lrs.size()), done = 0;
   for (auto& p : plan.protocols) {
-    std::optional<one_run> best;
+    std::optional<compared_run> best;
     for (double lr : lrs) {
       if (plan.on_run)
         plan.on_run(p + (tuning ? " lr=" + fmt("%g", lr) : ""), ++done, total);
       auto r = run_under_rule(plan, p, lr, c, tuning, c.failures);
       if (tuning)
-        c.grid.push_back(r.run);
-      if (!best || (!r.lost_all && (best->lost_all || better_run(r.run.summary, best->run.summary))))
+        c.grid.push_back(r);
+      if (!best || (!failed_run(r.summary) && (failed_run(best->summary) || better_run(r.summary, best->summary))))
         best = std::move(r);
     }
-    if (best->lost_all)
+    if (failed_run(best->summary))
       c.failed.push_back(p);
-    c.runs.push_back(std::move(best->run));
+    c.runs.push_back(std::move(*best));
   }
 
   std::vector<const run_summary*> reported;

@@ -71,19 +71,20 @@ int run_train(const std::vector<std::string>& args) {
     return 2;
   }
   const auto& job = opts.job();
+  auto label = protocol_label(job.protocol, job.protocol_opts);
   cli::progress_display shown(job.progress);
-  shown.begin(protocol_label(job.protocol, job.protocol_opts));
+  shown.begin(label);
   auto r = train(job, shown.callback());
   shown.end();
   if (!job.out_dir.empty()) {
     auto p = current_provenance(cli::command_line("train", args), job);
-    p.label = protocol_label(job.protocol, job.protocol_opts);
+    p.label = label;
     write_provenance(job.out_dir, p);
   }
   print_summary(r.summary);
   for (auto& f : r.failures)
     std::fprintf(stderr, "syncpoint train: %s\n", f.c_str());
-  if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers)) {
+  if (failed_run(r.summary)) {
     std::fprintf(stderr, "syncpoint train: every worker was lost; the run failed\n");
     return 1;
   }

@@ -127,7 +127,7 @@ int run_submit(const std::vector<std::string>& args) {
                  static_cast<unsigned long long>(id), result.message.c_str());
     return 1;
   }
-  if (r.summary.lost >= static_cast<uint64_t>(r.summary.workers)) {
+  if (failed_run(r.summary)) {
     std::fprintf(stderr, "syncpoint submit: every worker was lost; the job failed\n");
     return 1;
   }
