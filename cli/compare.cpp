@@ -1,6 +1,5 @@
 #include "cli/compare.hpp"
 
-#include "cli/report_cmd.hpp"
 #include "cli/report_html.hpp"
 
 #include <algorithm>
@@ -58,14 +57,11 @@ std::string comparison_table(const std::vector<compared_run>& runs, uint64_t equ
       true);
   for (auto& r : runs) {
     auto& s = r.summary;
-    double wait = 0;
-    for (auto& w : s.per_worker)
-      wait += w.wait_s;
     std::string stopped = r.stopped_by.empty() ? "" : r.stopped_by + (r.stopped_by == "failed" ? "" : " " + fmt("%.2f", s.run_time_s));
     row({r.label, fmt("%g", r.lr), s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s) : "not reached",
          stopped, fmt("%.4f", s.final_accuracy), r.acc_equal >= 0 ? fmt("%.4f", r.acc_equal) : "-",
          fmt("%.2f", s.run_time_s), fmt("%.1f", s.samples_per_s), fmt("%.3f", s.mean_compute_ratio),
-         fmt("%.1f", wait), fmt("%.2f", s.staleness_mean), std::to_string(s.barriers)},
+         fmt("%.1f", total_wait_s(s)), fmt("%.2f", s.staleness_mean), std::to_string(s.barriers)},
         false);
   }
   return out;

@@ -2,17 +2,12 @@
 
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
-#include "runtime/json.hpp"
 #include "runtime/run_files.hpp"
-
-#include <rapidjson/document.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace syncpoint::cli {
 
@@ -32,11 +27,6 @@ std::string join(const std::string& dir, const std::string& name) {
 
 }  // namespace
 
-void write_run_list(const std::string& dir, const std::vector<std::string>& names) {
-  write_text(dir + "/runs.json",
-             json::object().raw("runs", json::array(names, [](auto& n) { return json::str(n); })).done() + "\n");
-}
-
 std::vector<std::string> runs_in(const std::string& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
@@ -44,20 +34,9 @@ std::vector<std::string> runs_in(const std::string& dir) {
   if (is_file(fs::path(dir) / "summary.json"))
     return {dir};
   std::vector<std::string> out;
-  auto list = fs::path(dir) / "runs.json";
-  if (is_file(list)) {
-    std::ifstream in(list);
-    std::stringstream text;
-    text << in.rdbuf();
-    rapidjson::Document d;
-    d.Parse(text.str().c_str());
-    if (d.HasParseError() || !d.IsObject() || !d.HasMember("runs") || !d["runs"].IsArray())
-      throw config_error(list.string() + ": not a list of runs ({\"runs\": [\"name\", ...]})");
-    for (auto& v : d["runs"].GetArray()) {
-      if (!v.IsString())
-        throw config_error(list.string() + ": every run must be a folder name");
-      out.push_back(join(dir, v.GetString()));
-    }
+  if (is_file(fs::path(dir) / "runs.json")) {
+    for (auto& name : read_run_list(dir))
+      out.push_back(join(dir, name));
     return out;
   }
   fs::directory_iterator it(dir, ec);

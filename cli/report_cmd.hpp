@@ -14,7 +14,4 @@ int run_report(const std::vector<std::string>& args);
 /// The run folders `dir` stands for (see above); throws config_error.
 std::vector<std::string> runs_in(const std::string& dir);
 
-/// Writes DIR/runs.json: the run folders' names (relative to DIR), in order.
-void write_run_list(const std::string& dir, const std::vector<std::string>& names);
-
 }  // namespace syncpoint::cli

@@ -37,19 +37,6 @@ double shared_target(const std::vector<run_record>& runs) {
   return t;
 }
 
-double wait_total(const run_summary& s) {
-  double w = 0;
-  for (auto& p : s.per_worker)
-    w += p.wait_s;
-  return w;
-}
-
-double comm_total(const run_summary& s) {
-  double c = 0;
-  for (auto& p : s.per_worker)
-    c += p.comm_s;
-  return c;
-}
 
 
 }  // namespace report_parts
@@ -212,7 +199,7 @@ std::string table(const std::vector<run_record>& runs) {
                   [](auto&, double v) { return with_commas(static_cast<uint64_t>(v)); }, 0});
   cols.push_back({"samples/s", [](auto& r) { return r.summary.samples_per_s; }, fixed("%.1f"), +1});
   cols.push_back({"compute ratio", [](auto& r) { return r.summary.mean_compute_ratio; }, fixed("%.3f"), +1});
-  cols.push_back({"wait s", [](auto& r) { return wait_total(r.summary); }, fixed("%.2f"), -1});
+  cols.push_back({"wait s", [](auto& r) { return total_wait_s(r.summary); }, fixed("%.2f"), -1});
   cols.push_back({"staleness", [](auto& r) { return r.summary.staleness_mean; }, fixed("%.2f"), -1});
   cols.push_back({"barriers", [](auto& r) { return static_cast<double>(r.summary.barriers); }, fixed("%.0f"), -1});
 

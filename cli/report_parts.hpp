@@ -16,8 +16,6 @@ std::string with_commas(uint64_t v);
 uint64_t equal_samples(const std::vector<run_record>& runs);
 /// The target every run had (0 when none had one, or they differ).
 double shared_target(const std::vector<run_record>& runs);
-double wait_total(const run_summary& s);
-double comm_total(const run_summary& s);
 
 /// Who won on each count, why, and what each run spent its time on.
 std::string verdict(const std::vector<run_record>& runs);

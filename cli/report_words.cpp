@@ -26,15 +26,18 @@ uint64_t samples_at_target(const run_summary& s, double target) {
   return s.final_accuracy >= target ? s.samples : 0;
 }
 
+// `seconds` summed over workers, as a share of the workers' time in the run.
+double share_of_worker_time(const run_summary& s, double seconds) {
+  double t = s.run_time_s * std::max(1, s.workers);
+  return t > 0 ? seconds / t : 0.0;
+}
+
 // Time to target = samples needed / samples per second: which of the two made
 // the winner sooner than the reference, in numbers.
 std::string why_sooner(const run_record& win, const run_record& ref, double target) {
   auto& w = win.summary;
   auto& r = ref.summary;
-  auto wait_share = [](const run_summary& s) {
-    double t = s.run_time_s * std::max(1, s.workers);
-    return t > 0 ? wait_total(s) / t : 0.0;
-  };
+  auto wait_share = [](const run_summary& s) { return share_of_worker_time(s, total_wait_s(s)); };
   std::string out = "<b>Why</b> " + escape_html(win.provenance.label) + " beat " + escape_html(ref.provenance.label) +
                     ": it processed " + fmt("%.2f", r.samples_per_s > 0 ? w.samples_per_s / r.samples_per_s : 0) +
                     "&times; as many samples per second (its workers waited " + percent(wait_share(w)) +
@@ -104,8 +107,7 @@ std::string verdict(const std::vector<run_record>& runs) {
   out += "</ul><p class='note'>Where the workers' time went (shares of worker time over the run):</p><ul>";
   for (auto& r : runs) {
     auto& s = r.summary;
-    double worker_time = s.run_time_s * std::max(1, s.workers);
-    double wait = worker_time > 0 ? wait_total(s) / worker_time : 0, comm = worker_time > 0 ? comm_total(s) / worker_time : 0;
+    double wait = share_of_worker_time(s, total_wait_s(s)), comm = share_of_worker_time(s, total_comm_s(s));
     out += "<li><b>" + escape_html(r.provenance.label) + "</b>: computing " + percent(s.mean_compute_ratio) +
            ", communicating " + percent(comm) + ", waiting " + percent(wait);
     if (s.barriers > 0)

@@ -231,9 +231,8 @@ run_record load_run(const std::string& dir) {
     r.dir.pop_back();
   r.summary = summary_from_json(slurp(dir + "/summary.json"), dir + "/summary.json");
   r.trace = trace_from_jsonl(slurp(dir + "/trace.jsonl"), dir + "/trace.jsonl");
-  std::ifstream probe(dir + "/run.json");
-  if (probe) {
-    auto source = dir + "/run.json";
+  auto source = dir + "/run.json";
+  if (std::filesystem::exists(source)) {
     auto d = parse_object(slurp(source), source);
     reader p(d, source);
     r.provenance = {p.text("label"), p.text("command"), p.text("stopped_by"), p.text("rule"),
@@ -242,6 +241,29 @@ run_record load_run(const std::string& dir) {
   if (r.provenance.label.empty())
     r.provenance.label = r.summary.protocol;
   return r;
+}
+
+void write_run_list(const std::string& dir, const std::vector<std::string>& names) {
+  auto file = dir + "/runs.json";
+  std::ofstream out(file, std::ios::binary);
+  out << json::object().raw("runs", json::array(names, [](auto& n) { return json::str(n); })).done() << "\n";
+  if (!out)
+    throw config_error("cannot write '" + file + "'");
+}
+
+std::vector<std::string> read_run_list(const std::string& dir) {
+  auto file = dir + "/runs.json";
+  rapidjson::Document d;
+  d.Parse(slurp(file).c_str());
+  if (d.HasParseError() || !d.IsObject() || !d.HasMember("runs") || !d["runs"].IsArray())
+    throw config_error(file + ": not a list of runs ({\"runs\": [\"name\", ...]})");
+  std::vector<std::string> names;
+  for (auto& v : d["runs"].GetArray()) {
+    if (!v.IsString())
+      throw config_error(file + ": every run must be a folder name");
+    names.push_back(v.GetString());
+  }
+  return names;
 }
 
 run_provenance current_provenance(const std::string& command, const job_config& job) {

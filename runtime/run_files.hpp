@@ -44,6 +44,12 @@ void write_provenance(const std::string& dir, const run_provenance& p);
 /// whose times are not 0 <= t0 <= t1 <= 1e9 s).
 run_record load_run(const std::string& dir);
 
+/// DIR/runs.json: the names of the run folders in DIR, in the order they ran
+/// (compare writes it, so that `syncpoint report DIR` keeps that order).
+void write_run_list(const std::string& dir, const std::vector<std::string>& names);
+/// Reads DIR/runs.json; throws config_error naming the file if it is not such a list.
+std::vector<std::string> read_run_list(const std::string& dir);
+
 /// summary.json's text back into a run_summary (the inverse of to_json).
 run_summary summary_from_json(const std::string& text, const std::string& source);
 

@@ -186,6 +186,20 @@ std::string to_json(const trace_event& ev) {
   return o.done();
 }
 
+double total_wait_s(const run_summary& s) {
+  double t = 0;
+  for (auto& w : s.per_worker)
+    t += w.wait_s;
+  return t;
+}
+
+double total_comm_s(const run_summary& s) {
+  double t = 0;
+  for (auto& w : s.per_worker)
+    t += w.comm_s;
+  return t;
+}
+
 bool failed_run(const run_summary& s) {
   return s.workers > 0 && s.lost >= static_cast<uint64_t>(s.workers);
 }

@@ -81,6 +81,10 @@ struct run_summary {
   std::vector<phase_summary> phases;  // empty unless the protocol switched phases
 };
 
+/// Seconds the workers spent waiting, and communicating (push + pull), summed over workers.
+double total_wait_s(const run_summary& s);
+double total_comm_s(const run_summary& s);
+
 /// Whether the run lost every worker (it has no figures worth comparing).
 bool failed_run(const run_summary& s);
 
