@@ -2,6 +2,7 @@
 // nodes started as real processes on loopback (tests/process.hpp).
 #pragma once
 
+#include "tests/helpers.hpp"
 #include "tests/process.hpp"
 
 #include <doctest/doctest.h>
@@ -32,12 +33,6 @@ inline std::vector<std::string> cat(std::vector<std::string> a, const std::vecto
   return a;
 }
 
-inline std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The number after "key": in a JSON text (first occurrence), or NaN.
 inline double json_number(const std::string& text, const std::string& key) {
@@ -51,7 +46,7 @@ inline double json_number(const std::string& text, const std::string& key) {
 // of the last thing it did before.
 inline std::pair<double, double> loss_and_last_event(const std::string& trace_path, int worker) {
   double last = 0, lost = -1;
-  std::istringstream trace(read(trace_path));
+  std::istringstream trace(slurp(trace_path));
   auto tag = "\"worker\": " + std::to_string(worker) + ",";
   for (std::string line; std::getline(trace, line);) {
     if (line.find(tag) == std::string::npos)

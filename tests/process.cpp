@@ -1,5 +1,7 @@
 #include "tests/process.hpp"
 
+#include "tests/helpers.hpp"
+
 #include <boost/process.hpp>
 
 #include <sys/wait.h>
@@ -45,14 +47,6 @@ pid_t process::pid() const {
   return child_->id();
 }
 
-namespace {
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-}  // namespace
 
 std::string process::out() const { return slurp(out_path_); }
 std::string process::err() const { return slurp(err_path_); }

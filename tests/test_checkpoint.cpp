@@ -1,6 +1,7 @@
 // The checkpoint file: a round trip, and every way a file can be wrong.
 #include "runtime/checkpoint_file.hpp"
 #include "runtime/job_config.hpp"
+#include "tests/helpers.hpp"
 
 #include <doctest/doctest.h>
 
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 using namespace syncpoint;
+using syncpoint::testing::slurp;
 namespace fs = std::filesystem;
 
 namespace {
@@ -27,13 +29,6 @@ checkpoint sample(uint64_t samples) {
   c.state.protocol_state = std::string("\0\1round", 7);
   c.state.trace = {{"compute", 0, 10, 20, 1, 0, 0.75, ""}, {"phase", -1, 30, 30, 64, 3, 0, "bsp>asp share"}};
   return c;
-}
-
-std::string slurp(const std::string& f) {
-  std::ifstream in(f, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void spit(const std::string& f, const std::string& bytes) {

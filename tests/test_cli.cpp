@@ -1,4 +1,6 @@
 // The `syncpoint` command as a user runs it.
+#include "tests/helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,22 +14,11 @@
 
 namespace {
 
-struct outcome {
-  int status;
-  std::string output;  // stdout and stderr
-};
+using syncpoint::testing::slurp;
 
-outcome run(const std::string& args) {
-  std::string cmd = std::string(SYNCPOINT_CLI) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+// `syncpoint ARGS`: its exit status, and stdout and stderr.
+syncpoint::testing::command_result run(const std::string& args) {
+  return syncpoint::testing::run_shell(std::string(SYNCPOINT_CLI) + " " + args);
 }
 
 const std::string fast = " --model softmax --dataset synthetic --train-limit 2000 --test-limit 300"
@@ -191,12 +182,6 @@ TEST_CASE("cli: a virtual run without --iter-cost is reproducible from its comma
   auto b = run(job + " --out " + (dir / "b").string());
   REQUIRE(a.status == 0);
   REQUIRE(b.status == 0);
-  auto slurp = [](const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  };
   auto ta = slurp(dir / "a" / "trace.jsonl");
   CHECK(ta.size() > 1000);
   CHECK(ta == slurp(dir / "b" / "trace.jsonl"));
@@ -226,13 +211,6 @@ double json_number(const std::string& json, const std::string& key) {
   return end == text ? std::nan("") : x;
 }
 
-std::string slurp_file(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
 
 TEST_CASE("cli: compare stops every protocol at the target or at the shared time cap") {
@@ -244,8 +222,8 @@ TEST_CASE("cli: compare stops every protocol at the target or at the shared time
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK(r.output.find("every run stops at test accuracy 0.95 or at the time cap, 0.1 s (--max-time)") !=
         std::string::npos);
-  auto asp = slurp_file(dir / "asp" / "summary.json");
-  auto bsp = slurp_file(dir / "bsp" / "summary.json");
+  auto asp = slurp(dir / "asp" / "summary.json");
+  auto bsp = slurp(dir / "bsp" / "summary.json");
   // ASP stopped where it reached the target, at the first evaluation at or above it.
   double asp_target = json_number(asp, "time_to_target_s");
   REQUIRE(asp_target > 0);
@@ -267,8 +245,8 @@ TEST_CASE("cli: compare stops every protocol at the target or at the shared time
           dir.string() + fast);
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK(r.output.find("(bsp's run time for 0.5 epochs at lr 0.05; --max-time sets it)") != std::string::npos);
-  asp = slurp_file(dir / "asp" / "summary.json");
-  bsp = slurp_file(dir / "bsp" / "summary.json");
+  asp = slurp(dir / "asp" / "summary.json");
+  bsp = slurp(dir / "bsp" / "summary.json");
   double cap = json_number(bsp, "run_time_s");
   CHECK(cap > 0);
   CHECK(json_number(asp, "run_time_s") == doctest::Approx(cap).epsilon(0.02));

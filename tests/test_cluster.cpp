@@ -48,12 +48,12 @@ TEST_CASE("cluster: a 4-worker BSP job on a head and two nodes ends with the mod
   for (size_t i = 0; i < a.values.size(); ++i)
     max_diff = std::max(max_diff, std::abs(double(a.values.data()[i]) - double(b.values.data()[i])));
   CHECK(max_diff < 1e-4);  // only the summation order of a round's gradients differs
-  auto sa = read(c.dir / "cluster/summary.json");
-  auto sb = read(c.dir / "local/summary.json");
+  auto sa = slurp(c.dir / "cluster/summary.json");
+  auto sb = slurp(c.dir / "local/summary.json");
   CHECK(json_number(sa, "final_accuracy") == doctest::Approx(json_number(sb, "final_accuracy")).epsilon(0.003));
   CHECK(json_number(sa, "samples") == json_number(sb, "samples"));
   CHECK(sa.find("\"clock\": \"real\"") != std::string::npos);
-  CHECK(read(c.dir / "cluster/trace.jsonl").find("\"kind\": \"compute\"") != std::string::npos);
+  CHECK(slurp(c.dir / "cluster/trace.jsonl").find("\"kind\": \"compute\"") != std::string::npos);
 }
 
 // Every protocol the CLI knows, so that one added later is covered too.
@@ -94,7 +94,7 @@ TEST_CASE("cluster: a node killed with SIGKILL mid-job: every protocol finishes 
     }
     b.signal(SIGKILL);
     REQUIRE_MESSAGE(sub->wait(90s) == 0, sub->err());
-    auto summary = read(c.dir / protocol + "/summary.json");
+    auto summary = slurp(c.dir / protocol + "/summary.json");
     CHECK(json_number(summary, "lost_workers") == 2);  // spread put workers 1 and 3 on b
     CHECK(summary.find("\"worker\": 1, ") != std::string::npos);
     CHECK(summary.find("node b") != std::string::npos);
@@ -249,7 +249,7 @@ TEST_CASE("cluster: hostile pushes from a remote worker are refused, the model a
   CHECK_MESSAGE(said.find("nan: syncpoint.non_finite") != std::string::npos, said);
   CHECK_MESSAGE(said.find("as another worker: syncpoint.not_a_member") != std::string::npos, said);
   CHECK_MESSAGE(c.head->err().find("refused 'commit'") != std::string::npos, c.head->err());
-  auto summary = read(c.dir / "run/summary.json");
+  auto summary = slurp(c.dir / "run/summary.json");
   CHECK(json_number(summary, "rejected_pushes") == 2);
   CHECK(json_number(summary, "lost_workers") == 1);         // the impostor left the job
   CHECK(json_number(summary, "final_accuracy") > 0.8);      // nothing it sent reached the model
@@ -322,7 +322,7 @@ TEST_CASE("cluster: three hosts in network namespaces, a cut link is noticed by 
   // Pull b's cable: no reset reaches anyone, only silence.
   REQUIRE(netns_hosts::sh("ip -n " + net.b + " link set bh" + net.tag + " down"));
   REQUIRE_MESSAGE(sub.wait(90s) == 0, sub.err());
-  auto summary = read(dir / "run/summary.json");
+  auto summary = slurp(dir / "run/summary.json");
   CHECK(json_number(summary, "lost_workers") == 2);
   CHECK(summary.find("node b") != std::string::npos);
   auto [lost, last] = loss_and_last_event(dir / "run/trace.jsonl", 1);

@@ -40,7 +40,7 @@ TEST_CASE("cluster: with a token the head refuses nodes, jobs and status request
   auto ok = c.submit(cat(small_job("asp", 1, 1), {"--token", "s3cret-token", "--out", files / "run"}), "sub-good");
   CHECK_MESSAGE(ok->wait(60s) == 0, ok->err());
   // The command recorded for the report keeps the token out.
-  auto recorded = read(files / "run/run.json");
+  auto recorded = slurp(files / "run/run.json");
   CHECK(recorded.find("--token '***'") != std::string::npos);
   CHECK(recorded.find("s3cret") == std::string::npos);
   // Each refusal is in the head's log, with what was refused.

@@ -5,6 +5,7 @@
 #include "cli/report_html.hpp"
 #include "runtime/job_config.hpp"
 #include "runtime/run_files.hpp"
+#include "tests/helpers.hpp"
 
 #include <doctest/doctest.h>
 
@@ -18,33 +19,11 @@
 #include <unistd.h>
 
 using namespace syncpoint;
+using syncpoint::testing::run_shell;
+using syncpoint::testing::slurp;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct outcome {
-  int status;
-  std::string output;
-};
-
-outcome shell(const std::string& cmd) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    out.append(buf.data(), n);
-  int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
@@ -83,7 +62,7 @@ const fs::path& compared() {
     auto d = folder.path;
     fs::remove_all(d);
     // Not in alphabetical order: the page keeps compare's order, and so must report.
-    auto r = shell(std::string(SYNCPOINT_CLI) + " compare --protocols ssp,bsp --workers 4 --epochs 2 "
+    auto r = run_shell(std::string(SYNCPOINT_CLI) + " compare --protocols ssp,bsp --workers 4 --epochs 2 "
                    "--straggler 3:x3 --target-accuracy 0.9 --out " + d.string() + fast);
     REQUIRE_MESSAGE(r.status == 0, r.output);
     return d;
@@ -144,12 +123,12 @@ TEST_CASE("report: compare's page has both curves, both timelines and the runs' 
 TEST_CASE("report: rebuilding the page from the run folders gives compare's page, byte for byte") {
   auto out = fs::temp_directory_path() / ("syncpoint_report_again_" + std::to_string(getpid()) + ".html");
   // The compare folder (its runs.json keeps compare's order), with a trailing slash ...
-  auto r = shell(std::string(SYNCPOINT_CLI) + " report " + compared().string() + "/ --out " + out.string());
+  auto r = run_shell(std::string(SYNCPOINT_CLI) + " report " + compared().string() + "/ --out " + out.string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK(r.output.find("report: " + out.string() + " (2 runs)") != std::string::npos);
   CHECK(slurp(out) == slurp(compared() / "index.html"));
   // ... and the run folders named one by one.
-  r = shell(std::string(SYNCPOINT_CLI) + " report " + (compared() / "ssp").string() + " " +
+  r = run_shell(std::string(SYNCPOINT_CLI) + " report " + (compared() / "ssp").string() + " " +
             (compared() / "bsp").string() + " --out " + out.string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK(slurp(out) == slurp(compared() / "index.html"));
@@ -160,11 +139,11 @@ TEST_CASE("report: runs with different settings are shown with their differences
   auto dir = fs::temp_directory_path() / ("syncpoint_report_differ_" + std::to_string(getpid()));
   fs::remove_all(dir);
   for (auto [name, extra] : {std::pair{"a", " --workers 2 --seed 1"}, std::pair{"b", " --workers 3 --seed 1 --batch 32"}}) {
-    auto r = shell(std::string(SYNCPOINT_CLI) + " train --protocol asp --epochs 1 --out " + (dir / name).string() +
+    auto r = run_shell(std::string(SYNCPOINT_CLI) + " train --protocol asp --epochs 1 --out " + (dir / name).string() +
                    extra + fast);
     REQUIRE_MESSAGE(r.status == 0, r.output);
   }
-  auto r = shell(std::string(SYNCPOINT_CLI) + " report " + dir.string() + " --out " + (dir / "page.html").string());
+  auto r = run_shell(std::string(SYNCPOINT_CLI) + " report " + dir.string() + " --out " + (dir / "page.html").string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
   auto page = slurp(dir / "page.html");
   CHECK(page.find("These runs differ in 2 setting(s)") != std::string::npos);
@@ -181,15 +160,15 @@ TEST_CASE("report: bad folders and corrupt files are refused with the file named
   fs::remove_all(dir);
   fs::create_directories(dir / "run");
   auto cli = std::string(SYNCPOINT_CLI) + " report ";
-  auto r = shell(cli + (dir / "nope").string());
+  auto r = run_shell(cli + (dir / "nope").string());
   CHECK(r.status == 2);
   CHECK(r.output.find("is not a folder") != std::string::npos);
-  r = shell(cli + dir.string());
+  r = run_shell(cli + dir.string());
   CHECK(r.status == 2);
   CHECK(r.output.find("has no summary.json") != std::string::npos);
   std::ofstream(dir / "run" / "summary.json") << "{\"protocol\": \"bsp\", \"workers\": \"four\"}";
   std::ofstream(dir / "run" / "trace.jsonl") << "";
-  r = shell(cli + (dir / "run").string());
+  r = run_shell(cli + (dir / "run").string());
   CHECK(r.status == 2);
   CHECK(r.output.find("summary.json: 'workers' must be a count") != std::string::npos);
   std::ofstream(dir / "run" / "summary.json") << "{\"protocol\": \"bsp\"";
@@ -199,19 +178,19 @@ TEST_CASE("report: bad folders and corrupt files are refused with the file named
   CHECK_THROWS_WITH_AS(load_run((dir / "run").string()), doctest::Contains("trace.jsonl line 2: not JSON"),
                        config_error);
   std::ofstream(dir / "run" / "trace.jsonl") << "{\"kind\": \"compute\", \"worker\": 0, \"t0\": -5, \"t1\": 1}\n";
-  r = shell(cli + (dir / "run").string());
+  r = run_shell(cli + (dir / "run").string());
   CHECK(r.status == 2);
   CHECK(r.output.find("trace.jsonl line 1: times must satisfy 0 <= t0 <= t1 <= 1e9 s") != std::string::npos);
   std::ofstream(dir / "runs.json") << "{\"runs\": [1]}";
   fs::remove_all(dir / "run");
-  r = shell(cli + dir.string());
+  r = run_shell(cli + dir.string());
   CHECK(r.status == 2);
   CHECK(r.output.find("runs.json: every run must be a folder name") != std::string::npos);
   fs::remove_all(dir);
 }
 
 TEST_CASE("report: a real browser draws every chart and timeline") {
-  if (shell("command -v chromium").status != 0) {
+  if (run_shell("command -v chromium").status != 0) {
     MESSAGE("chromium is not installed (apt-get install chromium): the browser check is skipped");
     return;
   }
@@ -242,7 +221,7 @@ document.getElementById('f').onload = function() {
   document.getElementById('out').textContent = out.join(' ');
 };
 </script></body></html>)";
-  auto r = shell("timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files "
+  auto r = run_shell("timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files "
                  "--virtual-time-budget=5000 --dump-dom file://" + check.string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
   CHECK_MESSAGE(r.output.find("charts=2/2 lines=4 timelines=2/2 rows=8 cells=24") != std::string::npos, r.output);

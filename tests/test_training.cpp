@@ -2,6 +2,7 @@
 // lost workers, and a real-clock run.
 #include "runtime/job.hpp"
 #include "runtime/link_model.hpp"
+#include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
@@ -39,14 +40,9 @@ class explodes : public protocol {
 };
 SYNCPOINT_REGISTER_PROTOCOL("test-explodes", "throws on the third push (test)", explodes);
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 }  // namespace
+
+using syncpoint::testing::slurp;
 
 TEST_CASE("training: 4 workers under BSP reach 82% on Fashion-MNIST (1 epoch, MLP)") {
   job_config cfg;
