@@ -1,231 +1,17 @@
-#include "actors/coordinator.hpp"
+#include "actors/coordinator_state.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 namespace syncpoint {
 
 namespace {
 
-struct coordinator_state;
-using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
-
 void begin_stop(coordinator_ptr self, const std::string& reason);
 void maybe_finish(coordinator_ptr self);
-
-struct coordinator_state : coordinator_api {
-  coordinator_ptr self;
-  std::shared_ptr<coordinator_config> cfg;
-  evaluator_actor evaluator;
-  std::vector<worker_actor> worker_handles;
-  std::vector<bool> live_;
-  std::vector<bool> gone_;                 // quit (finished or lost)
-  std::vector<uint64_t> clock_;
-  std::vector<bool> waiting_;
-  std::vector<caf::typed_response_promise<proceed>> promise_;  // valid while a push awaits its release
-  std::vector<uint64_t> waiting_since_;    // event number of the push being answered
-  std::vector<nanos> accepted_;
-  std::vector<uint32_t> batch_;            // per worker, sent with each release
-  // Protocol timers: id -> what to do. A release_at is current while
-  // pending_release_[w] holds its id.
-  struct timer_entry {
-    bool is_release = false;
-    worker_id worker = -1;
-    bool pull = true;
-    uint64_t tag = 0;
-  };
-  std::map<uint64_t, timer_entry> timers_;
-  uint64_t next_timer_ = 0;
-  std::vector<uint64_t> pending_release_;
-  uint64_t version_ = 0;
-  ps_mode mode_ = ps_mode::immediate;
-  uint64_t published_version_ = 0;  // gated mode: what pulls can get
-  bool local_step_ = false;
-  bool overlap_ = false;
-  uint64_t samples_ = 0;
-  uint64_t next_eval = 0;
-  uint64_t event = 0;                      // pushes and losses handled so far
-  bool barrier_in_event = false;
-  bool started = false;
-  bool stopping = false;
-  bool finishing = false;
-  nanos run_time = 0;
-  double last_accuracy = -1;
-  double next_tick = 0.01;  // the run fraction of the next silent progress report (bars)
-  bool target_reached = false;
-  std::vector<worker_loss> losses;  // who left the run early, and why
-  static inline const char* name = "coordinator";
-
-  explicit coordinator_state(coordinator_ptr ptr) : self(ptr) {}
-
-  // -- coordinator_api --------------------------------------------------------
-  int workers() const override { return static_cast<int>(live_.size()); }
-  bool live(worker_id w) const override { return valid(w) && live_[idx(w)]; }
-  std::vector<worker_id> live_workers() const override {
-    std::vector<worker_id> out;
-    for (size_t i = 0; i < live_.size(); ++i)
-      if (live_[i])
-        out.push_back(static_cast<worker_id>(i));
-    return out;
-  }
-  uint64_t clock(worker_id w) const override { return valid(w) ? clock_[idx(w)] : 0; }
-  double now() const override { return to_seconds(since(self, cfg->origin)); }
-  bool waiting(worker_id w) const override { return live(w) && waiting_[idx(w)]; }
-
-  void release(worker_id w, bool pull) override {
-    if (!waiting(w))
-      return;
-    auto i = idx(w);
-    waiting_[i] = false;
-    pending_release_[i] = 0;
-    proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, batch_[i],
-              accepted_[i], local_step_, overlap_};
-    if (promise_[i].pending()) {
-      if (waiting_since_[i] < event)
-        barrier_in_event = true;  // someone was held across events: a barrier opened
-      promise_[i].deliver(p);
-      promise_[i] = caf::typed_response_promise<proceed>{};
-    } else {
-      self->send(worker_handles[i], p);  // the start of the run
-    }
-  }
-
-  void commit() override {
-    self->send(cfg->ps, commit_atom::value);
-    ++version_;
-  }
-
-  void publish() override {
-    self->send(cfg->ps, publish_atom::value);
-    published_version_ = version_;
-  }
-
-  void set_worker_behavior(bool local_step, bool overlap) override {
-    local_step_ = local_step;
-    overlap_ = overlap;
-  }
-
-  // Nanoseconds from now until `t` seconds on the run clock: exact in virtual time.
-  caf::timespan until(double t) const {
-    auto target = static_cast<nanos>(std::llround(t * 1e9));
-    auto now_ns = since(self, cfg->origin);
-    return caf::timespan{std::max<nanos>(0, target - now_ns)};
-  }
-
-  uint64_t add_timer(double t, timer_entry e) {
-    auto id = ++next_timer_;
-    timers_.emplace(id, e);
-    self->delayed_send(self, until(t), timeout_atom::value, id);
-    return id;
-  }
-
-  void release_at(worker_id w, double t, bool pull) override {
-    if (!waiting(w))
-      return;
-    if (until(t).count() == 0) {
-      release(w, pull);
-      return;
-    }
-    pending_release_[idx(w)] = add_timer(t, {true, w, pull, 0});
-  }
-
-  void set_timer(double t, uint64_t tag) override { add_timer(t, {false, -1, true, tag}); }
-
-  void set_batch(worker_id w, uint32_t b) override {
-    if (!valid(w) || b == 0 || batch_[idx(w)] == b)
-      return;
-    batch_[idx(w)] = b;
-    send_worker_weights();
-  }
-
-  uint32_t batch(worker_id w) const override { return valid(w) ? batch_[idx(w)] : 0; }
-
-  uint64_t samples() const override { return samples_; }
-  uint64_t sample_budget() const override { return cfg->sample_budget; }
-  double time_budget() const override { return cfg->max_time_s; }
-  double base_momentum() const override { return cfg->momentum; }
-
-  void set_momentum(double mu, bool clear, uint32_t ramp_steps) override {
-    self->send(cfg->ps, momentum_atom::value, mu, clear, ramp_steps);
-  }
-
-  void mark(const std::string& kind, const std::string& note, double value) override {
-    auto t = since(self, cfg->origin);
-    trace({kind, -1, t, t, samples_, version_, value, note});
-  }
-
-  void evaluate() override { request_snapshot(false); }
-
-  void set_mode(ps_mode mode) override {
-    self->send(cfg->ps, mode_atom::value, static_cast<uint8_t>(mode));
-    mode_ = mode;
-    published_version_ = version_;
-  }
-
-  // -- helpers ----------------------------------------------------------------
-  bool valid(worker_id w) const { return w >= 0 && static_cast<size_t>(w) < live_.size(); }
-  static size_t idx(worker_id w) { return static_cast<size_t>(w); }
-
-  void trace(trace_event ev) {
-    if (cfg->tracer)
-      self->send(cfg->tracer, trace_atom::value, std::move(ev));
-  }
-
-  // Runs one protocol callback and records a barrier if it released anyone
-  // who had been held since an earlier event.
-  template <class F>
-  void protocol_event(F&& f) {
-    ++event;
-    barrier_in_event = false;
-    f();
-    if (barrier_in_event) {
-      auto t = since(self, cfg->origin);
-      trace({"barrier", -1, t, t, event, version_, 0});
-    }
-  }
-
-  void send_worker_weights() {
-    // Weight rule: a push counts b_i / (sum of the live workers' batches),
-    // which is 1/n when every batch is the same.
-    double total = 0;
-    for (size_t i = 0; i < live_.size(); ++i)
-      if (live_[i])
-        total += batch_[i];
-    std::vector<float> wts(live_.size(), 0.0f);
-    for (size_t i = 0; i < live_.size(); ++i)
-      wts[i] = live_[i] && total > 0 ? static_cast<float>(batch_[i] / total) : 0.0f;
-    self->send(cfg->ps, weights_atom::value, std::move(wts));
-  }
-
-  void request_snapshot(bool final) {
-    self->send(cfg->ps, snapshot_atom::value, evaluator, samples_, final);
-  }
-
-  // One line on stderr and/or to the driver.
-  void report(std::string line, bool event = false) {
-    progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy, event};
-    if (cfg->on_progress)
-      cfg->on_progress(r);
-    else if (cfg->progress)
-      std::fprintf(stderr, "%s\n", r.line.c_str());
-    if (cfg->report_progress && cfg->driver)
-      self->send(cfg->driver, progress_atom::value, std::move(r));
-  }
-
-  void print_progress(const std::string& what) {
-    if (!cfg->progress && !cfg->report_progress && !cfg->on_progress)
-      return;
-    double pct = 100.0 * run_fraction();
-    char line[256];
-    std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f",
-                  cfg->protocol_name.c_str(), what.c_str(), now(),
-                  static_cast<unsigned long long>(samples_), std::min(pct, 100.0),
-                  std::max(last_accuracy, 0.0));
-    report(line);
-  }
-};
 
 void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp) {
   auto& st = self->state;
@@ -394,6 +180,11 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   st.batch_.assign(n, static_cast<uint32_t>(st.cfg->batch));
   st.pending_release_.assign(n, 0);
   st.next_eval = st.cfg->eval_every_samples;
+  std::optional<double> saved_cap;
+  if (st.cfg->resume) {
+    restore(st, *st.cfg->resume);
+    saved_cap = st.cfg->resume->max_time_s;
+  }
   // Attached before anyone else knows the PS: from here on it takes control
   // messages from this coordinator only.
   self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, std::vector<worker_actor>{});
@@ -407,18 +198,29 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       // The job's members: only these workers may push to and pull from the PS.
       self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, st.worker_handles);
       st.evaluator = std::move(evaluator);
-      for (auto& w : st.worker_handles)
-        self->monitor(w);
+      for (size_t i = 0; i < st.worker_handles.size(); ++i)
+        if (!st.gone_[i])
+          self->monitor(st.worker_handles[i]);
       if (st.cfg->ps)
         self->monitor(st.cfg->ps);
       if (st.evaluator)
         self->monitor(st.evaluator);
       if (st.cfg->tracer)
         self->monitor(st.cfg->tracer);
+      st.started = true;
+      if (st.resumed) {
+        // The PS has its weights, the protocol its state, pending timers
+        // come back with the checkpoint's; only a time cap that changed is new.
+        if (st.cfg->max_time_s > 0 && st.cfg->max_time_s != saved_cap)
+          self->delayed_send(self, st.until(st.cfg->max_time_s), timeout_atom::value);
+        for (size_t i = 0; i < st.worker_handles.size(); ++i)  // after the attach: the PS knows them
+          if (!st.gone_[i])
+            self->send(st.worker_handles[i], resume_atom::value);
+        return;
+      }
       st.send_worker_weights();
       if (st.cfg->max_time_s > 0)
         self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);
-      st.started = true;
       st.protocol_event([&] { st.cfg->proto->on_start(st); });
     },
     [=](pushed_atom, const push_info& info) -> caf::result<proceed> {
@@ -433,12 +235,37 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       on_pushed(self, info, rp);
       return rp;
     },
+    [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> {
+      // A resumed worker asks again for the reply to the push it was held on.
+      auto& st = self->state;
+      auto i = coordinator_state::idx(w);
+      if (!st.started || !st.valid(w) || i >= st.worker_handles.size()
+          || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[i]))
+        return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
+      if (!st.waiting_[i] || st.promise_[i].pending())
+        return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
+      st.promise_[i] = self->make_response_promise<proceed>();
+      return st.promise_[i];
+    },
+    [=](save_atom) -> caf::result<saved_coordinator> {
+      auto& st = self->state;
+      if (!st.started || st.stopping || st.finishing)
+        return make_error(sp_error::bad_input, "the run is starting or ending: no checkpoint now");
+      try {
+        return save(st);
+      } catch (const std::exception& e) {  // a protocol without checkpoint support
+        return make_error(sp_error::bad_input, e.what());
+      }
+    },
     [=](eval_atom, const eval_result& r) {
       if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.evaluator))
         on_eval(self, r);
     },
     [=](timeout_atom) {
-      if (self->current_sender() == self->ctrl())
+      // A resumed run may have moved its cap: a timer for the old one is void.
+      auto& st = self->state;
+      if (self->current_sender() == self->ctrl() && st.cfg->max_time_s > 0
+          && st.now() >= st.cfg->max_time_s - 1e-6)
         begin_stop(self, "time");
     },
     [=](timeout_atom, uint64_t id) {

@@ -7,6 +7,11 @@
 //   (pushed_atom, push_info) -> proceed       delegated by the PS
 //   (eval_atom, eval_result)                  from the evaluator
 //   (stop_atom, reason)                       ends the run early (as a limit would)
+//   (save_atom) -> saved_coordinator          its state and its protocol's, for a
+//                                             checkpoint (an error while the run ends)
+//   (pushed_atom, resume_atom, worker) -> proceed   a resumed worker's held push
+// Resumed (cfg.resume), it starts on (start_atom, ...) where it was saved,
+// without starting the protocol again.
 // It sends progress reports to `driver` (with report_progress) and, when the
 // run ends, (done_atom, run_outcome); then it shuts down the PS, evaluator,
 // tracer and workers.
@@ -39,6 +44,7 @@ struct coordinator_config {
   driver_actor driver;
   time_point origin;
   caf::duration request_timeout = caf::infinite;
+  std::shared_ptr<const saved_coordinator> resume;  // continue from a checkpoint
 };
 
 coordinator_actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg);

@@ -1,6 +1,6 @@
 #include "actors/parameter_server.hpp"
 
-#include "runtime/link_model.hpp"
+#include "actors/ps_state.hpp"
 
 #include <Eigen/Core>
 
@@ -17,42 +17,6 @@ namespace {
 
 using vec = Eigen::Map<Eigen::VectorXf>;
 using cvec = Eigen::Map<const Eigen::VectorXf>;
-
-struct buffered_push {
-  worker_id worker;
-  uint64_t iter;
-  uint64_t base_version;
-};
-
-struct ps_state {
-  ps_config cfg;
-  // The weights. Pulls and snapshots share this buffer (no copy); an update
-  // writes in place when nobody else holds it, else into a spare one.
-  std::shared_ptr<std::vector<float>> w;
-  std::vector<std::shared_ptr<std::vector<float>>> spares;
-  std::vector<float> velocity;
-  uint32_t ramp_steps = 0;        // momentum rises from 0 to cfg.momentum over this many updates
-  uint32_t ramp_done = 0;
-  std::vector<float> round_step;  // gated, adjusted rule: the steps applied since the last publish
-  bool round_open = false;        // ... and whether there were any
-  double mean_staleness = -1;     // running mean of pushes' staleness (-1: none yet)
-  std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
-  float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
-  double buffer_weight = 0;       // sum of the weights
-  std::vector<buffered_push> buffered;
-  std::vector<float> worker_weight;
-  uint64_t version = 0;
-  ps_mode mode = ps_mode::immediate;
-  shared_floats visible;              // gated mode: the last published weights, all pulls see
-  uint64_t visible_version = 0;
-  coordinator_actor coordinator;
-  std::vector<caf::actor_addr> members;  // by worker id; empty: anyone may push and pull
-  std::multimap<uint64_t, caf::typed_response_promise<weights>> waiting_pulls;
-  link_model link;
-  std::map<uint64_t, std::function<void()>> in_transit;  // by transfer id: what to do on arrival
-  uint64_t next_transfer = 0;
-  static inline const char* name = "parameter_server";
-};
 
 using ps_ptr = ps_actor::stateful_pointer<ps_state>;
 
@@ -181,13 +145,23 @@ void trace(ps_ptr self, trace_event ev) {
     self->send(self->state.cfg.tracer, trace_atom::value, std::move(ev));
 }
 
-// Runs `arrive` once `bytes` have crossed the PS link (at once without a link model).
-void transfer(ps_ptr self, double bytes, std::function<void()> arrive) {
+void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp);
+
+void arrive(ps_ptr self, transit& t) {
+  if (t.is_push)
+    accept_push(self, t.push, t.push_reply);
+  else
+    t.pull_reply.deliver(std::move(t.out));
+}
+
+// `t` arrives once its bytes have crossed the PS link (at once without a link model).
+void transfer(ps_ptr self, transit t) {
   auto& st = self->state;
   if (!st.link.active()) {
-    arrive();
+    arrive(self, t);
     return;
   }
+  double bytes = static_cast<double>((t.is_push ? t.push.grad.size() : t.out.values.size()) * sizeof(float));
   double now = to_seconds(since(self, st.cfg.origin));
   auto slot = st.link.reserve(now, bytes);
   double delay = slot.arrive - now;
@@ -195,17 +169,18 @@ void transfer(ps_ptr self, double bytes, std::function<void()> arrive) {
   auto ns = [](double t) { return static_cast<nanos>(std::llround(t * 1e9)); };
   trace(self, {"link", -1, ns(slot.start), ns(slot.end), 0, st.version, bytes});
   auto id = st.next_transfer++;
-  st.in_transit.emplace(id, std::move(arrive));
+  st.in_transit.emplace(id, std::move(t));
   self->delayed_send(self, seconds(delay), link_atom::value, id);
 }
 
 // Answers a pull with the current weights, which then travel over the link.
-void send_weights(ps_ptr self, caf::typed_response_promise<weights> rp) {
+void send_weights(ps_ptr self, pending_pull p) {
   auto& st = self->state;
-  weights w = st.mode == ps_mode::gated ? weights{st.visible_version, st.visible}
-                                        : weights{st.version, published(st)};
-  double bytes = static_cast<double>(w.values.size() * sizeof(float));
-  transfer(self, bytes, [rp, w]() mutable { rp.deliver(std::move(w)); });
+  transit t;
+  t.worker = p.worker;
+  t.out = st.mode == ps_mode::gated ? weights{st.visible_version, st.visible} : weights{st.version, published(st)};
+  t.pull_reply = std::move(p.reply);
+  transfer(self, std::move(t));
 }
 
 uint64_t pullable_version(const ps_state& st) {
@@ -216,7 +191,7 @@ void answer_pulls(ps_ptr self) {
   auto& st = self->state;
   auto last = st.waiting_pulls.upper_bound(pullable_version(st));
   for (auto i = st.waiting_pulls.begin(); i != last; ++i)
-    send_weights(self, i->second);
+    send_weights(self, std::move(i->second));
   st.waiting_pulls.erase(st.waiting_pulls.begin(), last);
 }
 
@@ -339,6 +314,13 @@ caf::actor_addr sender(ps_ptr self) {
   return caf::actor_cast<caf::actor_addr>(self->current_sender());
 }
 
+// The sender's worker id, or -1 if it is not one of the job's members.
+worker_id member_index(ps_ptr self) {
+  auto& m = self->state.members;
+  auto i = std::find(m.begin(), m.end(), sender(self));
+  return i == m.end() ? -1 : static_cast<worker_id>(i - m.begin());
+}
+
 // Pushes and pulls come from the job's workers only (once it has members):
 // a push must also come from the worker whose id it carries.
 caf::error check_member(ps_ptr self, worker_id claimed) {
@@ -376,26 +358,64 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   st.velocity.assign(st.w->size(), 0.0f);
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
+  if (st.cfg.resume)
+    restore(st, *st.cfg.resume);
   return {
     [=](push_atom, gradient_push& g) -> caf::result<proceed> {
       if (auto err = check_member(self, g.worker))
         return err;
-      auto rp = self->make_response_promise<proceed>();
-      double bytes = static_cast<double>(g.grad.size() * sizeof(float));
-      transfer(self, bytes, [self, rp, g = std::move(g)]() mutable { accept_push(self, g, rp); });
+      transit t;
+      t.worker = g.worker;
+      t.is_push = true;
+      t.push = std::move(g);
+      t.push_reply = self->make_response_promise<proceed>();
+      auto rp = t.push_reply;
+      transfer(self, std::move(t));
       return rp;
     },
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
       if (auto err = check_member(self, -1))
         return err;
       auto& st = self->state;
-      auto rp = self->make_response_promise<weights>();
+      pending_pull p{member_index(self), self->make_response_promise<weights>()};
+      auto rp = p.reply;
       if (pullable_version(st) >= min_version)
-        send_weights(self, rp);
+        send_weights(self, std::move(p));
       else
-        st.waiting_pulls.emplace(min_version, rp);
+        st.waiting_pulls.emplace(min_version, std::move(p));
       return rp;
     },
+    [=](push_atom, resume_atom, uint64_t iter) -> caf::result<proceed> {
+      // A resumed worker's push: on the link still, or held by the coordinator.
+      auto w = member_index(self);
+      if (w < 0)
+        return make_error(sp_error::not_a_member, "a resumed push from an actor that is not a worker of this job");
+      for (auto& [id, t] : self->state.in_transit)
+        if (t.is_push && t.worker == w && t.push.iter == iter && !t.push_reply.pending()) {
+          t.push_reply = self->make_response_promise<proceed>();
+          return t.push_reply;
+        }
+      if (!self->state.coordinator)
+        return make_error(sp_error::bad_input, "no push of worker " + std::to_string(w) + " to resume");
+      return self->delegate(self->state.coordinator, pushed_atom::value, resume_atom::value, w);
+    },
+    [=](pull_atom, resume_atom, uint64_t) -> caf::result<weights> {
+      // A resumed worker's pull: on the link still, or waiting for its version.
+      auto w = member_index(self);
+      auto& st = self->state;
+      for (auto& [id, t] : st.in_transit)
+        if (!t.is_push && t.worker == w && !t.pull_reply.pending()) {
+          t.pull_reply = self->make_response_promise<weights>();
+          return t.pull_reply;
+        }
+      for (auto& [version, p] : st.waiting_pulls)
+        if (p.worker == w && !p.reply.pending()) {
+          p.reply = self->make_response_promise<weights>();
+          return p.reply;
+        }
+      return make_error(sp_error::bad_input, "no pull of worker " + std::to_string(w) + " to resume");
+    },
+    [=](save_atom) { return save(self->state); },
     [=](link_atom, uint64_t id) {
       if (self->current_sender() != self->ctrl())
         return;  // only the PS's own timers move transfers along
@@ -403,9 +423,9 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       auto i = st.in_transit.find(id);
       if (i == st.in_transit.end())
         return;
-      auto arrive = std::move(i->second);
+      auto t = std::move(i->second);
       st.in_transit.erase(i);
-      arrive();
+      arrive(self, t);
     },
     [=](attach_atom, coordinator_actor coordinator, std::vector<worker_actor> workers) {
       if (!from_coordinator(self, "attach"))
@@ -452,7 +472,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       // come gets the current weights, pushes once more and is told to stop.
       auto& st = self->state;
       for (auto& kv : st.waiting_pulls)
-        send_weights(self, kv.second);
+        send_weights(self, std::move(kv.second));
       st.waiting_pulls.clear();
     },
     [=](momentum_atom, double mu, bool clear, uint32_t ramp_steps) {

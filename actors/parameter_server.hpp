@@ -18,6 +18,9 @@
 //                   the velocity; ramp_steps > 0: rise from 0 to mu over that many updates)
 //   (snapshot_atom, evaluator, uint64 samples, bool final)
 //   (final_atom) -> weights   the current model, whatever the mode
+//   (save_atom) -> saved_ps   its state for a checkpoint
+//   (push_atom | pull_atom, resume_atom, ...)  a resumed worker takes over
+//                   the place its push or pull held (runtime/saved_state.hpp)
 // A push of the wrong length, from an unknown worker, or holding NaN/Inf gets
 // an error reply and changes nothing. With a link model, a push is handled
 // once its bytes have crossed the link, and a reply with weights is delivered
@@ -27,6 +30,7 @@
 #include "runtime/clock.hpp"
 #include "runtime/interfaces.hpp"
 
+#include <memory>
 #include <vector>
 
 namespace syncpoint {
@@ -51,6 +55,7 @@ struct ps_config {
   double bandwidth = 0;     // bytes/s of the PS link (0: unlimited)
   double latency_s = 0;     // added to every transfer
   momentum_rule rule = momentum_rule::adjusted;
+  std::shared_ptr<const saved_ps> resume;  // continue from a checkpoint (runtime/saved_state.hpp)
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);

@@ -31,6 +31,8 @@ struct worker_state {
   nanos compute_start = 0;
   nanos push_sent = 0;
   nanos ready_since = 0;          // when the waiting gradient was done
+  nanos pull_start = 0;
+  uint64_t pull_min_version = 0;
   int rejected_in_a_row = 0;
   // The pipeline: compute -> push -> reply (proceed) -> [pull] -> compute.
   // With `overlap`, the next compute starts as soon as a push is sent.
@@ -39,6 +41,7 @@ struct worker_state {
   bool in_flight = false;         // a push waits for its reply
   bool pulling = false;
   bool started = false;
+  bool awaiting_resume = false;   // restored, waiting for the coordinator's word
   std::optional<proceed> reply;   // a reply not acted on yet
   bool local_step = false;        // from the last proceed
   bool overlap = false;
@@ -73,6 +76,47 @@ batch_view next_batch(worker_state& st) {
   return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim};
 }
 
+// The reply to a push (or to its resumption after a checkpoint).
+template <class Handle>
+void expect_proceed(worker_ptr self, Handle&& reply) {
+  std::move(reply).then(
+    [=](const proceed& p) {
+      auto& st = self->state;
+      st.rejected_in_a_row = 0;
+      auto t = now(self);
+      auto accepted = std::clamp(p.accepted, st.push_sent, t);
+      trace(self, "push", st.push_sent, accepted);
+      if (!st.overlap) {  // idle from acceptance to this reply
+        trace(self, "wait", accepted, t);
+      } else if (st.ready) {  // overlapped: idle only since the next gradient was done
+        trace(self, "wait", st.ready_since, t);
+        st.ready_since = t;
+      }
+      st.in_flight = false;
+      st.reply = p;
+      advance(self);
+    },
+    [=](caf::error& err) {
+      auto& st = self->state;
+      auto t = now(self);
+      if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
+        // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
+        trace(self, "push", st.push_sent, t);
+        st.in_flight = false;
+        st.reply = proceed{false, true, 0, 0, t, st.local_step, st.overlap};
+        advance(self);
+        return;
+      }
+      if (err.category() == caf::atom("syncpoint"))  // it will not get better
+        err = caf::make_error(caf::sec::runtime_error,
+                              "worker " + std::to_string(st.cfg.id) + ": " +
+                                std::to_string(max_rejections_in_a_row) +
+                                " gradients in a row rejected (last: " + self->system().render(err) +
+                                "); the model has diverged, try a lower --lr");
+      self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
+    });
+}
+
 void push(worker_ptr self) {
   auto& st = self->state;
   auto t = now(self);
@@ -90,43 +134,7 @@ void push(worker_ptr self) {
   gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch),
                   std::move(st.grad)};
   st.grad = {};
-  self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, std::move(g))
-    .then(
-      [=](const proceed& p) {
-        auto& st = self->state;
-        st.rejected_in_a_row = 0;
-        auto t = now(self);
-        auto accepted = std::clamp(p.accepted, st.push_sent, t);
-        trace(self, "push", st.push_sent, accepted);
-        if (!st.overlap) {  // idle from acceptance to this reply
-          trace(self, "wait", accepted, t);
-        } else if (st.ready) {  // overlapped: idle only since the next gradient was done
-          trace(self, "wait", st.ready_since, t);
-          st.ready_since = t;
-        }
-        st.in_flight = false;
-        st.reply = p;
-        advance(self);
-      },
-      [=](caf::error& err) {
-        auto& st = self->state;
-        auto t = now(self);
-        if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
-          // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
-          trace(self, "push", st.push_sent, t);
-          st.in_flight = false;
-          st.reply = proceed{false, true, 0, 0, t, st.local_step, st.overlap};
-          advance(self);
-          return;
-        }
-        if (err.category() == caf::atom("syncpoint"))  // it will not get better
-          err = caf::make_error(caf::sec::runtime_error,
-                                "worker " + std::to_string(st.cfg.id) + ": " +
-                                  std::to_string(max_rejections_in_a_row) +
-                                  " gradients in a row rejected (last: " + self->system().render(err) +
-                                  "); the model has diverged, try a lower --lr");
-        self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
-      });
+  expect_proceed(self, self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, std::move(g)));
   if (st.overlap)
     advance(self);  // start the next gradient while this push is in flight
 }
@@ -165,23 +173,28 @@ void compute(worker_ptr self) {
     computed(self);
 }
 
+template <class Handle>
+void expect_weights(worker_ptr self, Handle&& reply) {
+  std::move(reply).then(
+    [=](weights& w) {
+      auto& st = self->state;
+      st.version = w.version;
+      st.m->adopt(w.values.shared());
+      trace(self, "pull", st.pull_start, now(self));
+      if (st.ready)
+        st.ready_since = now(self);  // the pull is not waiting
+      st.pulling = false;
+      advance(self);
+    },
+    [=](caf::error& err) { self->quit(std::move(err)); });
+}
+
 void pull(worker_ptr self, uint64_t min_version) {
   auto& st = self->state;
   st.pulling = true;
-  auto t = now(self);
-  self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, min_version)
-    .then(
-      [=](weights& w) {
-        auto& st = self->state;
-        st.version = w.version;
-        st.m->adopt(w.values.shared());
-        trace(self, "pull", t, now(self));
-        if (st.ready)
-          st.ready_since = now(self);  // the pull is not waiting
-        st.pulling = false;
-        advance(self);
-      },
-      [=](caf::error& err) { self->quit(std::move(err)); });
+  st.pull_start = now(self);
+  st.pull_min_version = min_version;
+  expect_weights(self, self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, min_version));
 }
 
 // Moves the pipeline on: act on a reply (stop, pull), push a waiting
@@ -220,6 +233,87 @@ void advance(worker_ptr self) {
     compute(self);
 }
 
+saved_worker save(worker_state& st) {
+  saved_worker s;
+  s.id = st.cfg.id;
+  s.iter = st.iter;
+  s.version = st.version;
+  s.grad_version = st.grad_version;
+  s.batch = st.batch;
+  s.data_position = st.sampler->draws();
+  s.rng_state = st.sampler->rng_state();
+  s.model = st.m->current_weights();
+  s.grad = st.grad;
+  s.loss = st.loss;
+  s.compute_start = st.compute_start;
+  s.push_sent = st.push_sent;
+  s.ready_since = st.ready_since;
+  s.pull_start = st.pull_start;
+  s.rejected_in_a_row = st.rejected_in_a_row;
+  s.computing = st.computing;
+  s.ready = st.ready;
+  s.in_flight = st.in_flight;
+  s.pulling = st.pulling;
+  s.started = st.started;
+  s.pull_min_version = st.pull_min_version;
+  s.has_reply = st.reply.has_value();
+  if (st.reply)
+    s.reply = *st.reply;
+  s.local_step = st.local_step;
+  s.overlap = st.overlap;
+  return s;
+}
+
+// Back to where `s` was: the same examples next, the same model, the same
+// gradient in hand; a compute in progress ends by its timer, which the
+// runner restores with the other timers. A push or pull waiting for its
+// reply is asked for again on (resume_atom), once the PS knows the job's workers.
+void restore(worker_ptr self, const saved_worker& s) {
+  auto& st = self->state;
+  st.sampler->advance(s.data_position);
+  if (st.sampler->rng_state() != s.rng_state)
+    throw std::invalid_argument("worker " + std::to_string(s.id) +
+                                ": the checkpoint's data position does not match its shard (another data set?)");
+  if (s.model.size() != st.m->size())
+    throw std::invalid_argument("worker " + std::to_string(s.id) + ": the checkpoint's model has " +
+                                std::to_string(s.model.size()) + " values, not " + std::to_string(st.m->size()));
+  st.m->load(s.model.data());
+  st.iter = s.iter;
+  st.version = s.version;
+  st.grad_version = s.grad_version;
+  st.batch = s.batch;
+  st.grad = s.grad;
+  st.loss = s.loss;
+  st.compute_start = s.compute_start;
+  st.push_sent = s.push_sent;
+  st.ready_since = s.ready_since;
+  st.pull_start = s.pull_start;
+  st.rejected_in_a_row = s.rejected_in_a_row;
+  st.computing = s.computing;
+  st.ready = s.ready;
+  st.in_flight = s.in_flight;
+  st.pulling = s.pulling;
+  st.started = s.started;
+  st.pull_min_version = s.pull_min_version;
+  if (s.has_reply)
+    st.reply = s.reply;
+  st.local_step = s.local_step;
+  st.overlap = s.overlap;
+  st.awaiting_resume = true;
+}
+
+// The coordinator says the job is back: ask again for the reply the worker waited for.
+void resume(worker_ptr self) {
+  auto& st = self->state;
+  st.awaiting_resume = false;
+  if (st.in_flight)
+    expect_proceed(self, self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, resume_atom::value,
+                                       st.iter));
+  if (st.pulling)
+    expect_weights(self, self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, resume_atom::value,
+                                       st.pull_min_version));
+}
+
 worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   auto& st = self->state;
   st.m = make_model(cfg.model);
@@ -235,6 +329,8 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
         self->quit(dm.reason ? dm.reason : caf::error{caf::exit_reason::normal});
     });
   }
+  if (st.cfg.resume)
+    restore(self, *st.cfg.resume);
   return {
     [=](const proceed& p) {  // the start of the run
       auto& st = self->state;
@@ -249,6 +345,11 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     [=](computed_atom) {
       if (self->current_sender() == self->ctrl() && self->state.computing)
         computed(self);
+    },
+    [=](save_atom) { return save(self->state); },
+    [=](resume_atom) {
+      if (self->state.awaiting_resume)
+        resume(self);
     },
   };
 }

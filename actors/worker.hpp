@@ -34,9 +34,11 @@ struct worker_config {
   time_point origin;
   caf::duration request_timeout = caf::infinite;
   uint64_t fail_at_iter = 0;               // fault injection: die instead of this push (0: never)
+  std::shared_ptr<const saved_worker> resume;  // continue from a checkpoint (runtime/saved_state.hpp)
 };
 
-/// The worker starts on its first `proceed` (sent by the coordinator).
+/// The worker starts on its first `proceed` (sent by the coordinator), or,
+/// resumed, where it was saved. (save_atom) answers its saved_worker.
 worker_actor spawn_worker(caf::actor_system& sys, worker_config cfg);
 
 }  // namespace syncpoint

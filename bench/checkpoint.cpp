@@ -35,10 +35,17 @@ checkpoint make(uint64_t parameters, int workers) {
   checkpoint c;
   c.head = {checkpoint_format, "bench", parameters, "asp"};
   c.state.samples = 123456;
-  c.state.weights.assign(parameters, 0.25f);
-  c.state.velocity.assign(parameters, -0.5f);
-  for (int w = 0; w < workers; ++w)
-    c.state.workers.push_back({1000, 64000, std::string(5000, '7'), 64});  // mt19937_64's text is ~5 kB
+  c.state.ps.w.assign(parameters, 0.25f);
+  c.state.ps.velocity.assign(parameters, -0.5f);
+  c.state.coordinator.clock.assign(static_cast<size_t>(workers), 1000);
+  for (int w = 0; w < workers; ++w) {  // as in an ASP run: each holds the model and a gradient in progress
+    saved_worker s;
+    s.id = w;
+    s.rng_state = std::string(5000, '7');  // mt19937_64's text is ~5 kB
+    s.model = c.state.ps.w;                // stored once with the PS's
+    s.grad.assign(parameters, 0.001f * static_cast<float>(w + 1));
+    c.state.workers.push_back(std::move(s));
+  }
   for (int i = 0; i < 10000; ++i)
     c.state.trace.push_back({"compute", i % workers, i * 1000, i * 1000 + 900, uint64_t(i), uint64_t(i), 0.5, ""});
   return c;
@@ -95,7 +102,7 @@ int main(int argc, char** argv) {
       t0 = clk::now();
       auto back = read_checkpoint(file, c.head);
       r.push_back(ms_since(t0));
-      if (back.state.weights.size() != sc.parameters)
+      if (back.state.ps.w.size() != sc.parameters)
         std::fprintf(stderr, "bench_checkpoint: read back the wrong size\n");
       raw.push_back(raw_write_ms(dir + "/raw.bin", std::filesystem::file_size(file)));
     }

@@ -25,6 +25,11 @@ std::mutex registry_mutex;
 
 }  // namespace
 
+std::vector<float> model::current_weights() const {
+  throw std::logic_error("this model cannot report its weights (model::current_weights), so runs of it "
+                         "cannot be checkpointed");
+}
+
 std::unique_ptr<model> make_model(const std::string& name) {
   model_factory f;
   {

@@ -40,6 +40,10 @@ class model {
   virtual void adopt(std::shared_ptr<const std::vector<float>> w) { load(w->data()); }
   /// Updates the model's own copy: w <- w - lr * grad (local training, WBSP).
   virtual void local_step(const float* grad, float lr) = 0;
+  /// The parameters as they are now (after load, adopt and local steps):
+  /// what a checkpoint keeps of a worker's copy. The default throws
+  /// std::logic_error: a model without it cannot be checkpointed.
+  virtual std::vector<float> current_weights() const;
   /// Writes the gradient of the mean cross-entropy over `b` into `grad`
   /// (overwriting it) and returns that loss.
   virtual float gradient(const batch_view& b, float* grad) = 0;

@@ -31,6 +31,8 @@ class softmax_model : public model {
 
   void load(const float* w) override { std::copy(w, w + size(), w_.begin()); }
 
+  std::vector<float> current_weights() const override { return {w_.begin(), w_.end()}; }
+
   void local_step(const float* grad, float lr) override {
     for (size_t i = 0; i < w_.size(); ++i)
       w_[i] -= lr * grad[i];

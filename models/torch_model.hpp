@@ -31,6 +31,7 @@ class torch_model : public model {
   /// Re-seats the parameters as views of `w`: no copy.
   void adopt(std::shared_ptr<const std::vector<float>> w) override;
   void local_step(const float* grad, float lr) override;
+  std::vector<float> current_weights() const override;
   float gradient(const batch_view& b, float* grad) override;
   void predict(const batch_view& b, int64_t* labels) override;
 

@@ -91,6 +91,11 @@ void torch_model::load(const float* w) {
   flat_.copy_(torch::from_blob(const_cast<float*>(w), {flat_.numel()}));
 }
 
+std::vector<float> torch_model::current_weights() const {
+  auto* p = flat_.data_ptr<float>();
+  return std::vector<float>(p, p + flat_.numel());
+}
+
 void torch_model::local_step(const float* grad, float lr) {
   torch::NoGradGuard no_grad;
   if (adopted_) {  // copy on write: the adopted weights are shared

@@ -1,7 +1,7 @@
 // ASP — asynchronous parallel (PROTOCOLS.md, "ASP").
 // Each push is applied on arrival; the worker is released at once and pulls
 // whatever version is current.
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 
 namespace syncpoint {
 
@@ -10,6 +10,7 @@ class asp : public protocol {
   explicit asp(const protocol_options&) {}
 
   void on_push(coordinator_api& c, worker_id w) override { c.release(w); }
+  void checkpoint(protocol_archive&) override {}  // nothing of its own
 };
 
 SYNCPOINT_REGISTER_PROTOCOL("asp", "asynchronous: nobody waits", asp);

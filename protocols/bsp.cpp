@@ -2,7 +2,7 @@
 // Barrier every iteration: the PS buffers the pushes of a round; when every
 // live worker has pushed, it applies their mean once and everyone is released
 // to pull the new version. A worker lost mid-round is dropped from the round.
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 
 namespace syncpoint {
 
@@ -19,6 +19,7 @@ class bsp : public protocol {
   void on_push(coordinator_api& c, worker_id) override { close_round_if_complete(c); }
 
   void on_lost(coordinator_api& c, worker_id) override { close_round_if_complete(c); }
+  void checkpoint(protocol_archive&) override {}  // the round is the coordinator's waiting set
 
  private:
   // The round is complete when every live worker pushed and waits.

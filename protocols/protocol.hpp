@@ -138,6 +138,8 @@ class coordinator_api {
   virtual void evaluate() {}
 };
 
+class protocol_archive;  // protocols/protocol_state.hpp
+
 class protocol {
  public:
   virtual ~protocol() = default;
@@ -150,6 +152,15 @@ class protocol {
   virtual void on_lost(coordinator_api& c, worker_id w) {}
   /// A timer set with c.set_timer(t, tag) is due.
   virtual void on_timer(coordinator_api& c, uint64_t tag) {}
+  /// Saves or loads (`ar.loading()`) the protocol's own state for a
+  /// checkpoint: every member that changes during a run, in a fixed order.
+  /// A resumed protocol is constructed from the same options, then loaded,
+  /// and must decide exactly as the one that was saved. A protocol whose
+  /// state lives in the coordinator only writes an empty body. The default
+  /// refuses: a run of a protocol without it cannot be checkpointed.
+  ///
+  ///   void checkpoint(protocol_archive& ar) override { ar(pushed_, round_); }
+  virtual void checkpoint(protocol_archive& ar);
 };
 
 /// True when there is a live worker and every live worker is waiting: the

@@ -18,7 +18,7 @@
 //   cycle times. The first round is unscheduled: it measures.
 // - A lost worker gives up its slot: ranks, and so offsets, are recomputed
 //   over the live workers for every release after it.
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -81,6 +81,10 @@ class r2sp : public protocol {
 
   void on_lost(coordinator_api&, worker_id) override {
     regrid();  // ranks, and so offsets, are taken over the live workers
+  }
+
+  void checkpoint(protocol_archive& ar) override {
+    ar(base_batch_, next_retune_, period_, t0_, released_at_, last_slot_, speeds_, cycle_batch_);
   }
 
  private:

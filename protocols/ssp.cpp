@@ -2,7 +2,7 @@
 // Pushes are applied on arrival. Worker i may start iteration c_i + 1 only
 // while c_i - min_j c_j <= s (over live workers); otherwise it is held until
 // the slowest worker advances.
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 
 #include <algorithm>
 
@@ -20,6 +20,7 @@ class ssp : public protocol {
   void on_push(coordinator_api& c, worker_id) override { release_within_bound(c); }
 
   void on_lost(coordinator_api& c, worker_id) override { release_within_bound(c); }
+  void checkpoint(protocol_archive&) override {}  // the clocks are the coordinator's
 
  private:
   // Any push may raise the minimum clock, so every held worker is re-checked.

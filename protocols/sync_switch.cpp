@@ -20,7 +20,7 @@
 //   for --straggler-window consecutive iterations, and back to bsp when every
 //   worker has been normal that long. The schedule is then not used.
 // - --switch-policy FILE: the schedule a `syncpoint tune-switch` run chose.
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 #include "protocols/switch_policy.hpp"
 
 #include <algorithm>
@@ -133,6 +133,16 @@ class sync_switch : public protocol {
   }
 
   void on_lost(coordinator_api& c, worker_id w) override { active_->on_lost(api(c), w); }
+
+  // The phase's protocol nests: after loading which phase runs, a fresh
+  // instance of it loads its own state (it is not started again).
+  void checkpoint(protocol_archive& ar) override {
+    ar(current_, entries_, base_batch_, released_at_, cycle_, slow_, normal_);
+    if (ar.loading())
+      active_ = make_protocol(phases_.at(current_).protocol, opts_);
+    if (active_)  // none before the start
+      active_->checkpoint(ar);
+  }
 
   void on_timer(coordinator_api& c, uint64_t tag) override {
     if ((tag >> 48) == entries_)  // a timer of an earlier phase is void

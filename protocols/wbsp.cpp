@@ -6,7 +6,7 @@
 // close; each worker learns it in the reply to its next push and then pulls
 // the new global model (the worker that closed the round pulls at once).
 // wbsp-overlap: a worker computes step k+1 while the push of step k is in flight.
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 
 namespace syncpoint {
 
@@ -37,6 +37,8 @@ class wbsp : public protocol {
     must_pull_[idx(w)] = false;
     close_round_if_everyone_pushed(c);  // the round is over live workers only
   }
+
+  void checkpoint(protocol_archive& ar) override { ar(pushed_, must_pull_); }
 
  private:
   static size_t idx(worker_id w) { return static_cast<size_t>(w); }

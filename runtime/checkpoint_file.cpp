@@ -1,13 +1,19 @@
 #include "runtime/checkpoint_file.hpp"
 
+#include "runtime/cereal_inspect.hpp"
 #include "runtime/job_config.hpp"
 
 #include <cereal/archives/portable_binary.hpp>
 #include <cereal/types/string.hpp>
+#include <cereal/types/common.hpp>
+#include <cereal/types/utility.hpp>
 #include <cereal/types/vector.hpp>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <string_view>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,17 +28,52 @@ void serialize(Archive& ar, checkpoint_header& h) {
   ar(h.model, h.parameters, h.protocol);
 }
 template <class Archive>
-void serialize(Archive& ar, worker_checkpoint& w) {
-  ar(w.clock, w.data_position, w.rng_state, w.batch);
+void serialize(Archive& ar, trace_event& x) {
+  cereal_by_inspect(ar, x);
 }
 template <class Archive>
-void serialize(Archive& ar, trace_event& e) {
-  ar(e.kind, e.worker, e.t0, e.t1, e.iter, e.version, e.value, e.note);
+void serialize(Archive& ar, worker_loss& x) {
+  cereal_by_inspect(ar, x);
 }
 template <class Archive>
-void serialize(Archive& ar, checkpoint_state& s) {
-  ar(s.time_ns, s.samples, s.version, s.weights, s.velocity, s.mean_staleness, s.workers, s.protocol_state,
-     s.trace);
+void serialize(Archive& ar, proceed& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, gradient_push& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_worker& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_buffered_push& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_pull& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_transfer& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_ps& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_coordinator_timer& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_coordinator& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_timer& x) {
+  cereal_by_inspect(ar, x);
 }
 
 namespace {
@@ -78,8 +119,70 @@ class memory_source : public std::streambuf {
   size_t consumed() const { return static_cast<size_t>(gptr() - eback()); }
 };
 
+// The weight vectors of a state, in a fixed order: where equal ones are pooled.
+template <class State, class F>
+void for_each_weights(State& s, F&& f) {
+  f(s.ps.w);
+  f(s.ps.visible);
+  for (auto& t : s.ps.in_transit)
+    if (!t.is_push)
+      f(t.values);
+  for (auto& w : s.workers)
+    f(w.model);
+}
+
+// The payload: the state with each weight vector moved into a pool of
+// distinct ones, and a reference per vector.
+struct pooled_state {
+  checkpoint_state s;
+  std::vector<std::vector<float>> pool;
+  std::vector<uint32_t> refs;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    ar(s.time_ns, s.samples, s.settings, s.coordinator, s.ps, s.workers, s.timers, s.trace, pool, refs);
+  }
+};
+
+pooled_state pool_weights(checkpoint_state s) {
+  pooled_state p;
+  std::multimap<size_t, uint32_t> by_hash;
+  for_each_weights(s, [&](std::vector<float>& v) {
+    auto h = std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+    auto [from, to] = by_hash.equal_range(h);
+    for (auto i = from; i != to; ++i)
+      if (p.pool[i->second] == v) {
+        p.refs.push_back(i->second);
+        v = {};
+        return;
+      }
+    auto ref = static_cast<uint32_t>(p.pool.size());
+    by_hash.emplace(h, ref);
+    p.refs.push_back(ref);
+    p.pool.push_back(std::move(v));
+    v = {};
+  });
+  p.s = std::move(s);
+  return p;
+}
+
 [[noreturn]] void refuse(const std::string& file, const std::string& what) {
   throw config_error("checkpoint '" + file + "': " + what);
+}
+
+// Gives each weight vector its pooled value back; false if a reference is out of range.
+bool unpool_weights(pooled_state& p) {
+  size_t k = 0;
+  bool ok = true;
+  for_each_weights(p.s, [&](std::vector<float>& v) {
+    if (k >= p.refs.size() || p.refs[k] >= p.pool.size())
+      ok = false;
+    else
+      v = p.pool[p.refs[k]];
+    ++k;
+  });
+  return ok && k == p.refs.size();
 }
 
 }  // namespace
@@ -91,14 +194,18 @@ std::string write_checkpoint(const std::string& dir, const checkpoint& c) {
   std::snprintf(name, sizeof name, "checkpoint-%012llu.bin", static_cast<unsigned long long>(c.state.samples));
   auto file = (fs::path(dir) / name).string();
   auto tmp = (fs::path(dir) / ".checkpoint.tmp").string();
+  auto pooled = pool_weights(c.state);
   std::string payload;
-  payload.reserve(8 * (c.state.weights.size() + c.state.velocity.size()) / 2 + 64 * c.state.trace.size() +
-                  c.state.protocol_state.size() + 8192 * c.state.workers.size() + 1024);
+  size_t floats = pooled.s.ps.velocity.size() * 3;
+  for (auto& v : pooled.pool)
+    floats += v.size();
+  payload.reserve(4 * floats + 64 * pooled.s.trace.size() + pooled.s.coordinator.protocol_state.size() +
+                  8192 * pooled.s.workers.size() + 1024);
   {
     string_sink sink(payload);
     std::ostream out(&sink);
     cereal::PortableBinaryOutputArchive ar(out);
-    ar(c.state);
+    ar(pooled);
   }
   std::string header;
   {
@@ -188,18 +295,37 @@ checkpoint read_checkpoint(const std::string& file, const checkpoint_header& exp
   const char* payload = bytes.data() + start;
   if (crc32(0L, reinterpret_cast<const Bytef*>(payload), static_cast<uInt>(length)) != crc)
     refuse(file, "corrupt (its checksum does not match)");
+  pooled_state pooled;
   try {
     memory_source payload_source(payload, static_cast<size_t>(length));
     std::istream ps(&payload_source);
     cereal::PortableBinaryInputArchive ar(ps);
-    ar(c.state);
+    ar(pooled);
   } catch (const cereal::Exception& e) {
     refuse(file, std::string("corrupt (") + e.what() + ")");
   }
-  if (c.state.weights.size() != expect.parameters)
-    refuse(file, "corrupt (" + std::to_string(c.state.weights.size()) + " weights for " +
+  if (!unpool_weights(pooled))
+    refuse(file, "corrupt (a weight reference points nowhere)");
+  c.state = std::move(pooled.s);
+  if (c.state.ps.w.size() != expect.parameters || c.state.ps.velocity.size() != expect.parameters)
+    refuse(file, "corrupt (" + std::to_string(c.state.ps.w.size()) + " weights for " +
                    std::to_string(expect.parameters) + " parameters)");
   return c;
+}
+
+void prune_checkpoints(const std::string& dir, size_t keep) {
+  if (keep == 0)
+    return;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (name.rfind("checkpoint-", 0) == 0 && it->path().extension() == ".bin")
+      files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());  // by samples: the names are zero-padded
+  for (size_t i = 0; i + keep < files.size(); ++i)
+    fs::remove(files[i], ec);
 }
 
 std::string newest_checkpoint(const std::string& dir) {

@@ -9,10 +9,12 @@
 //
 // Layout: the magic "syncpoint-checkpoint", the format version, then a
 // cereal portable-binary header (model, parameter count, protocol), the
-// payload's length and CRC-32, and the payload (cereal portable binary).
+// payload's length and CRC-32, and the payload (cereal portable binary). In
+// the payload, equal weight vectors (the PS's, the workers' copies, weights
+// on the link) are stored once: a BSP run's workers all hold the PS's model.
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "runtime/saved_state.hpp"
 
 #include <cstdint>
 #include <string>
@@ -30,25 +32,17 @@ struct checkpoint_header {
   std::string protocol;
 };
 
-/// One worker's place in the run.
-struct worker_checkpoint {
-  uint64_t clock = 0;          // gradients pushed
-  uint64_t data_position = 0;  // examples drawn from its shard so far
-  std::string rng_state;       // its sampler's engine, as text (std::mt19937_64 <<)
-  uint32_t batch = 0;
-};
-
-/// The run's state at a checkpoint.
+/// The run's state at a checkpoint: each actor's (runtime/saved_state.hpp)
+/// and the timers pending, at a cut where no message is in a mailbox.
 struct checkpoint_state {
-  int64_t time_ns = 0;        // on the run's clock
+  int64_t time_ns = 0;   // on the run's clock
   uint64_t samples = 0;
-  uint64_t version = 0;
-  std::vector<float> weights;
-  std::vector<float> velocity;
-  double mean_staleness = -1;
-  std::vector<worker_checkpoint> workers;
-  std::string protocol_state;  // the protocol's own, opaque here
-  std::vector<trace_event> trace;
+  std::vector<std::pair<std::string, std::string>> settings;  // the options that fix the run's course
+  saved_coordinator coordinator;   // with the protocol's state
+  saved_ps ps;                     // model, optimizer state, version
+  std::vector<saved_worker> workers;  // by id (a worker gone before the checkpoint: its id only)
+  std::vector<saved_timer> timers;    // in the order they fire
+  std::vector<trace_event> trace;     // so far, evaluations included
 };
 
 struct checkpoint {
@@ -61,6 +55,9 @@ struct checkpoint {
 /// never replaced by a partial file. Returns the file's path. Throws
 /// config_error naming the file when it cannot (the older ones stay intact).
 std::string write_checkpoint(const std::string& dir, const checkpoint& c);
+
+/// Deletes all but the newest `keep` checkpoints in DIR (keep 0: none deleted).
+void prune_checkpoints(const std::string& dir, size_t keep);
 
 /// Reads `file`. Throws config_error naming the file and what is wrong: not a
 /// checkpoint, another format version, another model, model shape or protocol

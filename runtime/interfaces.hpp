@@ -4,6 +4,10 @@
 // is refused. The cluster's own interfaces (head, node) are in
 // runtime/cluster/interfaces.hpp.
 //
+// Checkpoints (runtime/saved_state.hpp): the runner asks each actor for its
+// saved state with save_atom; a resumed worker asks the PS again for the
+// reply it was waiting for with resume_atom.
+//
 // Who talks to whom:
 //   worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
 //                               pull -> weights
@@ -15,17 +19,20 @@
 //   coordinator -> driver       progress, done (the driver is whoever runs the job)
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "runtime/saved_state.hpp"
 
 namespace syncpoint {
 
 using tracer_actor = caf::typed_actor<
   caf::reacts_to<trace_atom, trace_event>,
-  caf::replies_to<collect_atom>::with<std::vector<trace_event>>>;
+  caf::replies_to<collect_atom>::with<std::vector<trace_event>>,
+  caf::replies_to<save_atom>::with<std::vector<trace_event>>>;  // a copy, in arrival order
 
 using worker_actor = caf::typed_actor<
   caf::reacts_to<proceed>,          // the start of the run
-  caf::reacts_to<computed_atom>>;   // (to itself) the charged compute time is over
+  caf::reacts_to<computed_atom>,    // (to itself) the charged compute time is over
+  caf::replies_to<save_atom>::with<saved_worker>,
+  caf::reacts_to<resume_atom>>;     // resumed: ask again for the reply it waited for
 
 using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
 
@@ -37,6 +44,8 @@ using driver_actor = caf::typed_actor<
 using coordinator_actor = caf::typed_actor<
   caf::reacts_to<start_atom, std::vector<worker_actor>, evaluator_actor>,
   caf::replies_to<pushed_atom, push_info>::with<proceed>,
+  caf::replies_to<pushed_atom, resume_atom, worker_id>::with<proceed>,  // a resumed worker's held push
+  caf::replies_to<save_atom>::with<saved_coordinator>,
   caf::reacts_to<eval_atom, eval_result>,
   caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
   caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
@@ -45,6 +54,9 @@ using coordinator_actor = caf::typed_actor<
 using ps_actor = caf::typed_actor<
   caf::replies_to<push_atom, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, uint64_t>::with<weights>,
+  caf::replies_to<push_atom, resume_atom, uint64_t>::with<proceed>,  // a resumed worker's push in flight
+  caf::replies_to<pull_atom, resume_atom, uint64_t>::with<weights>,  // ... and its pull
+  caf::replies_to<save_atom>::with<saved_ps>,
   caf::reacts_to<link_atom, uint64_t>,            // (to itself) a transfer crossed the link
   caf::reacts_to<attach_atom, coordinator_actor, std::vector<worker_actor>>,
   caf::reacts_to<mode_atom, uint8_t>,

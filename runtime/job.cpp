@@ -1,5 +1,6 @@
 #include "runtime/job.hpp"
 
+#include "runtime/checkpointing.hpp"
 #include "runtime/job_parts.hpp"
 
 #include <caf/scheduler/test_coordinator.hpp>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 namespace syncpoint {
 
@@ -88,6 +90,11 @@ void validate(const job_config& cfg) {
   require(std::isfinite(cfg.ps_bandwidth) && cfg.ps_bandwidth >= 0, "--ps-bandwidth must be >= 0 bytes/s");
   require(std::isfinite(cfg.latency_ms) && cfg.latency_ms >= 0 && cfg.latency_ms <= 1e9,
           "--latency must be in [0, 1e9] ms");
+  require(std::isfinite(cfg.checkpoint_every_s) && cfg.checkpoint_every_s >= 0,
+          "--checkpoint-every must be >= 0 seconds");
+  require(cfg.checkpoint_every_s == 0 || !cfg.checkpoint_dir.empty(),
+          "--checkpoint-every needs --checkpoint-dir DIR");
+  require(cfg.checkpoint_keep >= 0, "--checkpoint-keep must be >= 0 (0: keep all)");
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
   try {
@@ -109,14 +116,25 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   }();
   (void) malloc_tuned;
   job_config cfg = with_limits(cfg_in);
+  bool virtual_clock = cfg.clock == clock_kind::virtual_time;
+  if (!virtual_clock && (cfg.checkpoint_every_s > 0 || !cfg.resume_dir.empty()))
+    throw config_error("checkpoints of a run in one process need the virtual clock; on the real clock, "
+                       "`syncpoint submit` takes them (docs/cluster.md)");
   auto data = load_job_data(cfg);
   auto train_set = std::make_shared<const dataset>(std::move(data.train));
   auto test_set = std::make_shared<const dataset>(std::move(data.test));
   set_torch_threads(1);  // parallelism comes from workers, one core each
-  bool virtual_clock = cfg.clock == clock_kind::virtual_time;
+  if (cfg.checkpoint_every_s > 0)
+    check_checkpointable(cfg);
+  std::optional<resume_point> resume;
+  if (!cfg.resume_dir.empty())
+    resume = load_resume_point(cfg_in, make_model(cfg.model)->size(), train_set->size);
   double iter_cost_ms = cfg.iter_cost_ms;
   std::string cost_source = "given";
-  if (virtual_clock && iter_cost_ms == 0) {
+  if (resume && iter_cost_ms == 0) {
+    iter_cost_ms = resume->iter_cost_ms;
+    cost_source = "checkpoint";
+  } else if (virtual_clock && iter_cost_ms == 0) {
     if (cfg.measure_iter_cost) {
       auto m = make_model(cfg.model);
       iter_cost_ms = measure_iter_cost_ms(*m, m->initial_weights(cfg.seed), *train_set, cfg.batch);
@@ -150,6 +168,9 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   caf::actor_system sys{sys_cfg};
   caf::scoped_actor driver{sys};
   auto origin = sys.clock().now();
+  const checkpoint_state* from = resume ? &resume->point.state : nullptr;
+  if (from)
+    set_virtual_time(sys, origin, from->time_ns);
   auto timeout = virtual_clock ? caf::duration{caf::infinite}
                                : caf::duration{seconds(cfg.request_timeout_s)};
 
@@ -161,37 +182,73 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   if (cfg.progress)
     opts.on_progress = std::move(on_progress);
   opts.detached_evaluator = !virtual_clock;
-  auto core = spawn_job_core(sys, cfg, train_set->size, test_set, opts);
-  std::vector<worker_actor> workers;
+  opts.resume = from;
+  job_actors job{spawn_job_core(sys, cfg, train_set->size, test_set, opts), {}};
+  auto& core = job.core;
+  auto& workers = job.workers;
   for (int i = 0; i < cfg.workers; ++i)
     workers.push_back(spawn_worker(
-      sys, worker_for(cfg, i, iter_cost_ms, train_set, core.ps, core.tracer, origin, timeout)));
+      sys, worker_for(cfg, i, iter_cost_ms, train_set, core.ps, core.tracer, origin, timeout, from)));
   driver->monitor(core.coordinator);
   caf::anon_send(core.coordinator, start_atom::value, workers, core.evaluator);
+  if (from)
+    restore_timers(sys, job, origin, from->timers);
 
+  // Checkpoints fall at the first quiescent point at or after each multiple
+  // of --checkpoint-every, so a resumed run takes the same ones.
+  auto every_ns = static_cast<int64_t>(std::llround(cfg.checkpoint_every_s * 1e9));
+  auto next_checkpoint = [&](int64_t now) { return every_ns > 0 ? (now / every_ns + 1) * every_ns : INT64_MAX; };
+  int64_t checkpoint_at = next_checkpoint(from ? from->time_ns : 0);
+  auto settings = run_settings(cfg_in, iter_cost_ms);
+  auto take_checkpoint = [&](int64_t now) {
+    auto state = gather_checkpoint(sys, driver, job, origin);
+    if (!state)
+      return;  // the run is ending
+    checkpoint_at = next_checkpoint(now);
+    state->settings = settings;
+    auto file = write_checkpoint(cfg.checkpoint_dir, {{checkpoint_format, cfg.model, state->ps.w.size(), cfg.protocol},
+                                                      std::move(*state)});
+    prune_checkpoints(cfg.checkpoint_dir, static_cast<size_t>(cfg.checkpoint_keep));
+    if (cfg.progress) {
+      progress_report r{"[" + cfg.protocol + "] checkpoint at t=" + std::to_string(to_seconds(now)) + "s: " + file};
+      if (on_progress)
+        on_progress(r);
+      else
+        std::fprintf(stderr, "%s\n", r.line.c_str());
+    }
+  };
   auto drain = [&] {  // virtual clock: run every message; when none is left, jump to the next timer
     if (!virtual_clock)
       return;
     auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
     do {
       sched.run();
+      auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(sys.clock().now() - origin).count();
+      if (now >= checkpoint_at)
+        take_checkpoint(now);
     } while (sched.trigger_timeout());
   };
-  drain();
-  run_outcome outcome;
   std::string failure;
+  try {
+    drain();
+  } catch (const std::exception& e) {  // a checkpoint that could not be taken or written
+    failure = e.what();
+    checkpoint_at = INT64_MAX;
+  }
+  run_outcome outcome;
   bool finished = false;
   auto limit = virtual_clock ? std::chrono::seconds(0)
                              : std::chrono::seconds(cfg.max_time_s > 0
                                                       ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
                                                       : 7 * 24 * 3600);
-  driver->receive(
-    [&](done_atom, run_outcome& o) {
-      outcome = std::move(o);
-      finished = true;
-    },
-    [&](caf::down_msg& dm) { failure = "the coordinator stopped: " + sys.render(dm.reason); },
-    caf::after(limit) >> [&] { failure = "no result within the time limit"; });
+  if (failure.empty())
+    driver->receive(
+      [&](done_atom, run_outcome& o) {
+        outcome = std::move(o);
+        finished = true;
+      },
+      [&](caf::down_msg& dm) { failure = "the coordinator stopped: " + sys.render(dm.reason); },
+      caf::after(limit) >> [&] { failure = "no result within the time limit"; });
   if (!finished) {
     // Stop every actor before the actor system (whose destructor waits for them) goes.
     for (auto& a : workers)
@@ -206,6 +263,10 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   }
   auto result = make_result(cfg, iter_cost_ms, std::move(outcome));
   result.summary.iter_cost_source = virtual_clock ? cost_source : "";
+  if (resume) {
+    result.summary.resumed_from = resume->file;
+    result.summary.resumed_at_s = to_seconds(resume->point.state.time_ns);
+  }
   if (!cfg.out_dir.empty())
     write_run(cfg.out_dir, result);
   return result;

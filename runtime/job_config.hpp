@@ -69,6 +69,15 @@ struct job_config {
   int fail_worker = -1;
   uint64_t fail_at_iter = 0;
 
+  // Checkpoints (docs/cluster.md, "Checkpoints"): every `checkpoint_every_s`
+  // on the run's clock into `checkpoint_dir`, keeping the newest
+  // `checkpoint_keep` (0: all). `resume_dir`: continue from the newest
+  // checkpoint there; only the limits may differ from the checkpointed run.
+  double checkpoint_every_s = 0;
+  std::string checkpoint_dir;
+  int checkpoint_keep = 3;
+  std::string resume_dir;
+
   std::string out_dir;  // empty: write nothing
   bool progress = true; // progress lines on stderr
 
@@ -84,7 +93,8 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.dataset, x.data_dir, x.train_limit, x.test_limit, x.epochs, x.max_time_s,
            x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.momentum_rule, x.batch, x.seed,
            x.clock, x.straggler, x.iter_cost_ms, x.measure_iter_cost, x.ps_bandwidth, x.latency_ms, x.eval_every,
-           x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.out_dir, x.progress, x.placement);
+           x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.checkpoint_every_s, x.checkpoint_dir, x.checkpoint_keep,
+           x.resume_dir, x.out_dir, x.progress, x.placement);
 }
 
 }  // namespace syncpoint

@@ -3,6 +3,7 @@
 #include "actors/coordinator.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/parameter_server.hpp"
+#include "runtime/checkpoint_file.hpp"
 #include "runtime/tracer.hpp"
 
 #include <cmath>
@@ -57,12 +58,14 @@ std::string data_key(const job_config& c) {
 job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
                         std::shared_ptr<const dataset> test, const core_options& opts) {
   job_core core;
-  core.tracer = spawn_tracer(sys);
+  auto* resume = opts.resume;
+  core.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{});
   auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
   core.ps = spawn_parameter_server(
     sys, ps_config{std::move(initial), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, core.tracer,
                    opts.origin, cfg.ps_bandwidth, cfg.latency_ms * 1e-3,
-                   cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted});
+                   cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted,
+                   resume ? std::make_shared<const saved_ps>(resume->ps) : nullptr});
   auto co = std::make_shared<coordinator_config>();
   co->protocol_name = cfg.protocol;
   co->proto = make_protocol(cfg.protocol, protocol_options_for(cfg));
@@ -84,6 +87,8 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
   co->driver = opts.driver;
   co->origin = opts.origin;
   co->request_timeout = opts.request_timeout;
+  if (resume)
+    co->resume = std::make_shared<const saved_coordinator>(resume->coordinator);
   core.coordinator = spawn_coordinator(sys, co);
   core.evaluator =
     spawn_evaluator(sys, {std::move(test), cfg.model, 0, core.coordinator, opts.detached_evaluator});
@@ -92,7 +97,7 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
 
 worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
                          std::shared_ptr<const dataset> train, ps_actor ps, tracer_actor tracer,
-                         time_point origin, caf::duration request_timeout) {
+                         time_point origin, caf::duration request_timeout, const checkpoint_state* resume) {
   worker_config w;
   w.id = id;
   w.workers = cfg.workers;
@@ -110,6 +115,9 @@ worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
   w.request_timeout = request_timeout;
   if (id == cfg.fail_worker)
     w.fail_at_iter = cfg.fail_at_iter;
+  auto i = static_cast<size_t>(id);
+  if (resume && i < resume->workers.size() && !resume->coordinator.gone.at(i))
+    w.resume = std::make_shared<const saved_worker>(resume->workers[i]);
   return w;
 }
 

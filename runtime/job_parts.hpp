@@ -35,6 +35,8 @@ struct job_core {
   evaluator_actor evaluator;
 };
 
+struct checkpoint_state;  // runtime/checkpoint_file.hpp
+
 struct core_options {
   driver_actor driver;              // receives progress (if reported) and the outcome
   time_point origin;                // time 0 of the run
@@ -43,6 +45,7 @@ struct core_options {
   bool report_progress = false;     // ... or sends it to the driver
   progress_fn on_progress;          // ... or calls this instead of printing
   bool detached_evaluator = false;  // real clock: evaluate on a thread of its own
+  const checkpoint_state* resume = nullptr;  // continue from a checkpoint (the workers' parts: worker_for)
 };
 
 /// Spawns tracer, PS (with the model's initial weights), coordinator and
@@ -54,6 +57,7 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
 /// Worker `id` of `cfg`, on `train` (the full training set: it takes its own shard).
 worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
                          std::shared_ptr<const dataset> train, ps_actor ps, tracer_actor tracer,
-                         time_point origin, caf::duration request_timeout);
+                         time_point origin, caf::duration request_timeout,
+                         const checkpoint_state* resume = nullptr);
 
 }  // namespace syncpoint

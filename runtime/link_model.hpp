@@ -42,6 +42,11 @@ class link_model {
     return {start, end, end + latency_};
   }
 
+  /// When the link is free of the transfers reserved so far (a checkpoint
+  /// keeps it; a resumed link starts from it).
+  double free_at() const { return free_at_; }
+  void resume_at(double free_at) { free_at_ = free_at; }
+
  private:
   double bandwidth_ = 0;
   double latency_ = 0;

@@ -1,6 +1,7 @@
 #include "runtime/messages.hpp"
 
 #include "runtime/interfaces.hpp"
+#include "runtime/saved_state.hpp"
 
 namespace syncpoint {
 
@@ -39,6 +40,9 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<run_outcome>("run_outcome");
   cfg.add_message_type<std::vector<float>>("std::vector<float>");
   cfg.add_message_type<std::vector<std::string>>("std::vector<std::string>");
+  cfg.add_message_type<saved_worker>("saved_worker");
+  cfg.add_message_type<saved_ps>("saved_ps");
+  cfg.add_message_type<saved_coordinator>("saved_coordinator");
   register_interfaces(cfg);
   cfg.add_error_category(category, [](uint8_t code, caf::atom_value, const caf::message& ctx) {
     std::string out = "syncpoint." + to_string(static_cast<sp_error>(code));

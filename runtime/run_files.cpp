@@ -198,6 +198,8 @@ run_summary summary_from_json(const std::string& text, const std::string& source
   s.rejected = r.count("rejected_pushes");
   s.lost = r.count("lost_workers");
   s.link_busy_s = r.number("link_busy_s", -1);
+  s.resumed_from = r.text("resumed_from");
+  s.resumed_at_s = r.number("resumed_at_s", -1);
   s.link_utilization = r.number("link_utilization", -1);
   auto& phases = r.array("phases");
   for (rapidjson::SizeType i = 0; i < phases.Size(); ++i) {

@@ -1,6 +1,7 @@
 #include "runtime/shard_sampler.hpp"
 
 #include <algorithm>
+#include <sstream>
 
 namespace syncpoint {
 
@@ -16,7 +17,28 @@ int64_t shard_sampler::next() {
     std::shuffle(shard_.begin(), shard_.end(), rng_);
     cursor_ = 0;
   }
+  ++draws_;
   return shard_[cursor_++];
+}
+
+std::string shard_sampler::rng_state() const {
+  std::ostringstream out;
+  out << rng_;
+  return out.str();
+}
+
+void shard_sampler::advance(uint64_t n) {
+  // Whole passes reshuffle without walking them.
+  while (n > 0) {
+    if (cursor_ == shard_.size()) {
+      std::shuffle(shard_.begin(), shard_.end(), rng_);
+      cursor_ = 0;
+    }
+    auto step = std::min<uint64_t>(n, shard_.size() - cursor_);
+    cursor_ += step;
+    draws_ += step;
+    n -= step;
+  }
 }
 
 }  // namespace syncpoint

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace syncpoint {
@@ -22,9 +23,17 @@ class shard_sampler {
   int64_t next();
   size_t shard_size() const { return shard_.size(); }
 
+  /// Examples drawn so far, and the engine's state after them (as text): a
+  /// sampler rebuilt with the same arguments and advanced by draws() next()
+  /// calls is in the same place, which rng_state() confirms.
+  uint64_t draws() const { return draws_; }
+  std::string rng_state() const;
+  void advance(uint64_t n);
+
  private:
   std::vector<int64_t> shard_;
   size_t cursor_ = 0;
+  uint64_t draws_ = 0;
   std::mt19937_64 rng_;
 };
 

@@ -169,6 +169,8 @@ std::string to_json(const run_summary& s) {
            .raw("losses", losses)
            .raw("per_worker", workers)
            .raw("evals", evals)
+           .raw("resumed_from", s.resumed_from.empty() ? "null" : json::str(s.resumed_from))
+           .raw("resumed_at_s", s.resumed_at_s >= 0 ? num(s.resumed_at_s) : "null")
            .done();
 }
 

@@ -79,6 +79,8 @@ struct run_summary {
   std::vector<eval_point> evals;
   std::vector<loss_point> losses;  // each lost worker, when and why
   std::vector<phase_summary> phases;  // empty unless the protocol switched phases
+  std::string resumed_from;           // the checkpoint file it resumed from (empty: none)
+  double resumed_at_s = -1;           // ... and that checkpoint's time on the run clock
 };
 
 /// Seconds the workers spent waiting, and communicating (push + pull), summed over workers.

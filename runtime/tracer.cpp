@@ -11,7 +11,9 @@ struct tracer_state {
   static inline const char* name = "tracer";
 };
 
-tracer_actor::behavior_type tracer(tracer_actor::stateful_pointer<tracer_state> self) {
+tracer_actor::behavior_type tracer(tracer_actor::stateful_pointer<tracer_state> self,
+                                   std::vector<trace_event> so_far) {
+  self->state.events = std::move(so_far);
   return {
     [=](trace_atom, trace_event& ev) { self->state.events.push_back(std::move(ev)); },
     [=](collect_atom) {
@@ -21,13 +23,14 @@ tracer_actor::behavior_type tracer(tracer_actor::stateful_pointer<tracer_state> 
                        [](const trace_event& a, const trace_event& b) { return a.t0 < b.t0; });
       return out;
     },
+    [=](save_atom) { return self->state.events; },
   };
 }
 
 }  // namespace
 
-tracer_actor spawn_tracer(caf::actor_system& sys) {
-  return sys.spawn(tracer);
+tracer_actor spawn_tracer(caf::actor_system& sys, std::vector<trace_event> so_far) {
+  return sys.spawn(tracer, std::move(so_far));
 }
 
 }  // namespace syncpoint

@@ -1,12 +1,14 @@
 // The tracer: collects trace events from every actor of a run.
 //   (trace_atom, trace_event)       appends
 //   (collect_atom) -> std::vector<trace_event>, ordered by start time, then arrival
+//   (save_atom) -> std::vector<trace_event>, a copy in arrival order (a checkpoint)
+// A resumed run's tracer starts with the events of the checkpoint.
 #pragma once
 
 #include "runtime/interfaces.hpp"
 
 namespace syncpoint {
 
-tracer_actor spawn_tracer(caf::actor_system& sys);
+tracer_actor spawn_tracer(caf::actor_system& sys, std::vector<trace_event> so_far = {});
 
 }  // namespace syncpoint

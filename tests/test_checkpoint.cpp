@@ -21,12 +21,25 @@ checkpoint sample(uint64_t samples) {
   c.head = {checkpoint_format, "mlp", 4, "wbsp"};
   c.state.time_ns = 1234567;
   c.state.samples = samples;
-  c.state.version = 17;
-  c.state.weights = {0.5f, -1.25f, 3.0f, 1e-7f};
-  c.state.velocity = {0.1f, 0.2f, -0.3f, 0};
-  c.state.mean_staleness = 2.5;
-  c.state.workers = {{5, 320, "12345 678", 64}, {4, 256, "9 10 11", 32}};
-  c.state.protocol_state = std::string("\0\1round", 7);
+  c.state.settings = {{"protocol", "wbsp"}, {"lr", "0.050000000000000003"}};
+  c.state.ps.version = 17;
+  c.state.ps.w = {0.5f, -1.25f, 3.0f, 1e-7f};
+  c.state.ps.velocity = {0.1f, 0.2f, -0.3f, 0};
+  c.state.ps.mean_staleness = 2.5;
+  c.state.ps.visible = {0.5f, -1.25f, 3.0f, 0};
+  saved_transfer pull;
+  pull.worker = 1;
+  pull.values = c.state.ps.w;  // weights on the link: equal to the PS's, stored once
+  c.state.ps.in_transit = {pull};
+  c.state.workers.resize(2);
+  c.state.workers[0].model = c.state.ps.w;
+  c.state.workers[1].model = c.state.ps.visible;
+  c.state.workers[1].rng_state = "9 10 11";
+  c.state.workers[1].batch = 32;
+  c.state.workers[1].grad = {1, 2, 3, 4};
+  c.state.coordinator.clock = {5, 4};
+  c.state.coordinator.protocol_state = std::string("\0\1round", 7);
+  c.state.timers = {{0, 1500, caf::atom("sp_comp"), false, 0}, {saved_timer::ps, 1700, caf::atom("sp_link"), true, 3}};
   c.state.trace = {{"compute", 0, 10, 20, 1, 0, 0.75, ""}, {"phase", -1, 30, 30, 64, 3, 0, "bsp>asp share"}};
   return c;
 }
@@ -54,18 +67,57 @@ TEST_CASE("checkpoint: written atomically and read back field for field, and the
   auto got = read_checkpoint(second, want.head);
   CHECK(got.state.time_ns == want.state.time_ns);
   CHECK(got.state.samples == 1280);
-  CHECK(got.state.version == 17);
-  CHECK(got.state.weights == want.state.weights);
-  CHECK(got.state.velocity == want.state.velocity);
-  CHECK(got.state.mean_staleness == 2.5);
+  CHECK(got.state.settings == want.state.settings);
+  CHECK(got.state.ps.version == 17);
+  CHECK(got.state.ps.w == want.state.ps.w);
+  CHECK(got.state.ps.velocity == want.state.ps.velocity);
+  CHECK(got.state.ps.visible == want.state.ps.visible);
+  CHECK(got.state.ps.mean_staleness == 2.5);
+  REQUIRE(got.state.ps.in_transit.size() == 1);
+  CHECK(got.state.ps.in_transit[0].values == want.state.ps.w);
   REQUIRE(got.state.workers.size() == 2);
+  CHECK(got.state.workers[0].model == want.state.ps.w);
+  CHECK(got.state.workers[1].model == want.state.ps.visible);
   CHECK(got.state.workers[1].rng_state == "9 10 11");
   CHECK(got.state.workers[1].batch == 32);
-  CHECK(got.state.protocol_state == want.state.protocol_state);
+  CHECK(got.state.workers[1].grad == want.state.workers[1].grad);
+  CHECK(got.state.coordinator.clock == want.state.coordinator.clock);
+  CHECK(got.state.coordinator.protocol_state == want.state.coordinator.protocol_state);
+  REQUIRE(got.state.timers.size() == 2);
+  CHECK(got.state.timers[1].to == saved_timer::ps);
+  CHECK(got.state.timers[1].what == caf::atom("sp_link"));
+  CHECK(got.state.timers[1].id == 3);
   REQUIRE(got.state.trace.size() == 2);
   CHECK(got.state.trace[1].note == "bsp>asp share");
   CHECK(got.state.trace[0].value == 0.75);
   CHECK(newest_checkpoint((dir.path / "none").string()).empty());
+}
+
+TEST_CASE("checkpoint: equal weight vectors are stored once, and pruning keeps the newest") {
+  folder dir;
+  auto c = sample(640);
+  auto one = fs::file_size(write_checkpoint(dir.path.string(), c));
+  // Eight more workers holding the PS's model cost a few bytes each, not a model each.
+  c.state.workers.resize(10);
+  for (size_t i = 2; i < 10; ++i)
+    c.state.workers[i].model = c.state.ps.w;
+  c.state.ps.w.resize(4096, 0.5f);
+  c.state.ps.velocity.resize(4096);
+  for (auto& w : c.state.workers)
+    w.model = c.state.ps.w;
+  c.head.parameters = 4096;
+  c.state.samples = 1280;
+  auto file = write_checkpoint(dir.path.string(), c);
+  CHECK(fs::file_size(file) < one + 3 * 4096 * sizeof(float));  // w, velocity, one pooled copy
+  auto got = read_checkpoint(file, c.head);
+  for (auto& w : got.state.workers)
+    CHECK(w.model == c.state.ps.w);
+  c.state.samples = 1920;
+  write_checkpoint(dir.path.string(), c);
+  prune_checkpoints(dir.path.string(), 2);
+  CHECK_FALSE(fs::exists(dir.path / "checkpoint-000000000640.bin"));
+  CHECK(fs::exists(file));
+  CHECK(newest_checkpoint(dir.path.string()) == (dir.path / "checkpoint-000000001920.bin").string());
 }
 
 TEST_CASE("checkpoint: truncated, corrupt, foreign and mismatched files are refused, naming the file and the fault") {

@@ -197,24 +197,24 @@ class probe : public protocol {
   std::string mode;
   static inline probe* last = nullptr;
 };
-SYNCPOINT_REGISTER_PROTOCOL("probe-options", "test protocol", probe);
+SYNCPOINT_REGISTER_PROTOCOL("test-probe-options", "test protocol", probe);
 }  // namespace
 
 TEST_CASE("registry: a protocol's declared options get their defaults, checked values and a listing") {
-  auto p = make_protocol("probe-options", {});
+  auto p = make_protocol("test-probe-options", {});
   REQUIRE(probe::last != nullptr);
   CHECK(probe::last->count == 4);
   CHECK(probe::last->rate == 0.5);
   CHECK(probe::last->mode == "fast");
   protocol_options o;
   o.set("probe-count", 7).set("probe-rate", 0.25).set("probe-mode", "slow");
-  p = make_protocol("probe-options", o);
+  p = make_protocol("test-probe-options", o);
   CHECK(probe::last->count == 7);
   CHECK(probe::last->rate == 0.25);
   CHECK(probe::last->mode == "slow");
   auto refused = [](protocol_options bad) -> std::string {
     try {
-      make_protocol("probe-options", bad);
+      make_protocol("test-probe-options", bad);
     } catch (const std::invalid_argument& e) {
       return e.what();
     }
@@ -225,14 +225,14 @@ TEST_CASE("registry: a protocol's declared options get their defaults, checked v
   CHECK(refused(protocol_options{}.set("probe-rate", "nan")) == "invalid value in '--probe-rate=nan' (expected a number)");
   CHECK(refused(protocol_options{}.set("probe-mode", "medium")) == "invalid value in '--probe-mode=medium' (valid: fast, slow)");
   CHECK(refused(protocol_options{}.set("no-such-option", 1)).find("unknown protocol option 'no-such-option'") == 0);
-  auto specs = protocol_option_specs("probe-options");
+  auto specs = protocol_option_specs("test-probe-options");
   REQUIRE(specs.size() == 3);
   CHECK(specs[2].choices == std::vector<std::string>{"fast", "slow"});
   auto staleness_users = all_protocol_options().at("staleness").second;  // ssp, and any protocol that reuses it
   CHECK(std::find(staleness_users.begin(), staleness_users.end(), "ssp") != staleness_users.end());
   CHECK(all_protocol_options().at("staleness").first.type == option_spec::kind::integer);
   CHECK(protocol_label("ssp", {}) == "ssp(s=3)");
-  CHECK(protocol_label("probe-options", protocol_options{}.set("probe-mode", "slow")) == "probe-options(probe-mode=slow)");
+  CHECK(protocol_label("test-probe-options", protocol_options{}.set("probe-mode", "slow")) == "test-probe-options(probe-mode=slow)");
   // Another type under a taken name is refused at registration.
   CHECK_FALSE(register_protocol("clash", "", [](const protocol_options& o) { return std::make_unique<probe>(o); },
                                 {{"staleness", option_spec::kind::text, "x", ""}}));

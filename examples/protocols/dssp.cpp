@@ -29,7 +29,7 @@
 //   exceeds s + r (granting r* again at every push would not be bounded);
 // - ties go to fewer iterations (less staleness); with several workers at m,
 //   m advances when the last of them pushes, so T is their latest push.
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -69,6 +69,8 @@ class dssp : public protocol {
   }
 
   void on_lost(coordinator_api& c, worker_id) override { release_allowed(c); }
+
+  void checkpoint(protocol_archive& ar) override { ar(started_, times_, stop_, decided_at_); }
 
  private:
   static constexpr size_t window = 3;  // iterations averaged per worker

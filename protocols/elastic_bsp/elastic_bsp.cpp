@@ -14,7 +14,7 @@
 //   M[i][r] = b_i + (r + 1) * D_i  for a computing one (r = 0: its next push),
 // where b_i is worker i's last push time.
 #include "protocols/elastic_bsp/zipline.hpp"
-#include "protocols/protocol.hpp"
+#include "protocols/protocol_state.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -67,6 +67,8 @@ class elastic_bsp : public protocol {
     }
     barrier_if_everyone_stopped(c);
   }
+
+  void checkpoint(protocol_archive& ar) override { ar(times_, stop_at_, predicted_); }
 
   /// Pushes since the last barrier after which each worker stops (0: not predicted).
   const std::vector<size_t>& stop_points() const { return stop_at_; }

@@ -154,6 +154,6 @@ std::string make_token();
 bool same_secret(const std::string& given, const std::string& secret);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 6;
+inline constexpr int wire_version = 7;
 
 }  // namespace syncpoint::cluster

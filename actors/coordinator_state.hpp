@@ -1,0 +1,239 @@
+// The coordinator's state (actors/coordinator.cpp): what it knows of the
+// run, and the coordinator_api its protocol sees. Shared with its checkpoint
+// code (actors/coordinator_checkpoint.cpp). Not part of the API.
+#pragma once
+
+#include "actors/coordinator.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace syncpoint {
+
+struct coordinator_state;
+using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
+
+struct coordinator_state : coordinator_api {
+  coordinator_ptr self;
+  std::shared_ptr<coordinator_config> cfg;
+  evaluator_actor evaluator;
+  std::vector<worker_actor> worker_handles;
+  std::vector<bool> live_;
+  std::vector<bool> gone_;                 // quit (finished or lost)
+  std::vector<uint64_t> clock_;
+  std::vector<bool> waiting_;
+  std::vector<caf::typed_response_promise<proceed>> promise_;  // valid while a push awaits its release
+  std::vector<uint64_t> waiting_since_;    // event number of the push being answered
+  std::vector<nanos> accepted_;
+  std::vector<uint32_t> batch_;            // per worker, sent with each release
+  // Protocol timers: id -> what to do. A release_at is current while
+  // pending_release_[w] holds its id.
+  struct timer_entry {
+    bool is_release = false;
+    worker_id worker = -1;
+    bool pull = true;
+    uint64_t tag = 0;
+  };
+  std::map<uint64_t, timer_entry> timers_;
+  uint64_t next_timer_ = 0;
+  std::vector<uint64_t> pending_release_;
+  uint64_t version_ = 0;
+  ps_mode mode_ = ps_mode::immediate;
+  uint64_t published_version_ = 0;  // gated mode: what pulls can get
+  bool local_step_ = false;
+  bool overlap_ = false;
+  uint64_t samples_ = 0;
+  uint64_t next_eval = 0;
+  uint64_t event = 0;                      // pushes and losses handled so far
+  bool barrier_in_event = false;
+  bool started = false;
+  bool resumed = false;
+  bool stopping = false;
+  bool finishing = false;
+  nanos run_time = 0;
+  double last_accuracy = -1;
+  double next_tick = 0.01;  // the run fraction of the next silent progress report (bars)
+  bool target_reached = false;
+  std::vector<worker_loss> losses;  // who left the run early, and why
+  static inline const char* name = "coordinator";
+
+  explicit coordinator_state(coordinator_ptr ptr) : self(ptr) {}
+
+  // -- coordinator_api --------------------------------------------------------
+  int workers() const override { return static_cast<int>(live_.size()); }
+  bool live(worker_id w) const override { return valid(w) && live_[idx(w)]; }
+  std::vector<worker_id> live_workers() const override {
+    std::vector<worker_id> out;
+    for (size_t i = 0; i < live_.size(); ++i)
+      if (live_[i])
+        out.push_back(static_cast<worker_id>(i));
+    return out;
+  }
+  uint64_t clock(worker_id w) const override { return valid(w) ? clock_[idx(w)] : 0; }
+  double now() const override { return to_seconds(since(self, cfg->origin)); }
+  bool waiting(worker_id w) const override { return live(w) && waiting_[idx(w)]; }
+
+  void release(worker_id w, bool pull) override {
+    if (!waiting(w))
+      return;
+    auto i = idx(w);
+    waiting_[i] = false;
+    pending_release_[i] = 0;
+    proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, batch_[i],
+              accepted_[i], local_step_, overlap_};
+    if (promise_[i].pending()) {
+      if (waiting_since_[i] < event)
+        barrier_in_event = true;  // someone was held across events: a barrier opened
+      promise_[i].deliver(p);
+      promise_[i] = caf::typed_response_promise<proceed>{};
+    } else {
+      self->send(worker_handles[i], p);  // the start of the run
+    }
+  }
+
+  void commit() override {
+    self->send(cfg->ps, commit_atom::value);
+    ++version_;
+  }
+
+  void publish() override {
+    self->send(cfg->ps, publish_atom::value);
+    published_version_ = version_;
+  }
+
+  void set_worker_behavior(bool local_step, bool overlap) override {
+    local_step_ = local_step;
+    overlap_ = overlap;
+  }
+
+  // Nanoseconds from now until `t` seconds on the run clock: exact in virtual time.
+  caf::timespan until(double t) const {
+    auto target = static_cast<nanos>(std::llround(t * 1e9));
+    auto now_ns = since(self, cfg->origin);
+    return caf::timespan{std::max<nanos>(0, target - now_ns)};
+  }
+
+  uint64_t add_timer(double t, timer_entry e) {
+    auto id = ++next_timer_;
+    timers_.emplace(id, e);
+    self->delayed_send(self, until(t), timeout_atom::value, id);
+    return id;
+  }
+
+  void release_at(worker_id w, double t, bool pull) override {
+    if (!waiting(w))
+      return;
+    if (until(t).count() == 0) {
+      release(w, pull);
+      return;
+    }
+    pending_release_[idx(w)] = add_timer(t, {true, w, pull, 0});
+  }
+
+  void set_timer(double t, uint64_t tag) override { add_timer(t, {false, -1, true, tag}); }
+
+  void set_batch(worker_id w, uint32_t b) override {
+    if (!valid(w) || b == 0 || batch_[idx(w)] == b)
+      return;
+    batch_[idx(w)] = b;
+    send_worker_weights();
+  }
+
+  uint32_t batch(worker_id w) const override { return valid(w) ? batch_[idx(w)] : 0; }
+
+  uint64_t samples() const override { return samples_; }
+  uint64_t sample_budget() const override { return cfg->sample_budget; }
+  double time_budget() const override { return cfg->max_time_s; }
+  double base_momentum() const override { return cfg->momentum; }
+
+  void set_momentum(double mu, bool clear, uint32_t ramp_steps) override {
+    self->send(cfg->ps, momentum_atom::value, mu, clear, ramp_steps);
+  }
+
+  void mark(const std::string& kind, const std::string& note, double value) override {
+    auto t = since(self, cfg->origin);
+    trace({kind, -1, t, t, samples_, version_, value, note});
+  }
+
+  void evaluate() override { request_snapshot(false); }
+
+  void set_mode(ps_mode mode) override {
+    self->send(cfg->ps, mode_atom::value, static_cast<uint8_t>(mode));
+    mode_ = mode;
+    published_version_ = version_;
+  }
+
+  // -- helpers ----------------------------------------------------------------
+  bool valid(worker_id w) const { return w >= 0 && static_cast<size_t>(w) < live_.size(); }
+  static size_t idx(worker_id w) { return static_cast<size_t>(w); }
+
+  void trace(trace_event ev) {
+    if (cfg->tracer)
+      self->send(cfg->tracer, trace_atom::value, std::move(ev));
+  }
+
+  // Runs one protocol callback and records a barrier if it released anyone
+  // who had been held since an earlier event.
+  template <class F>
+  void protocol_event(F&& f) {
+    ++event;
+    barrier_in_event = false;
+    f();
+    if (barrier_in_event) {
+      auto t = since(self, cfg->origin);
+      trace({"barrier", -1, t, t, event, version_, 0});
+    }
+  }
+
+  void send_worker_weights() {
+    // Weight rule: a push counts b_i / (sum of the live workers' batches),
+    // which is 1/n when every batch is the same.
+    double total = 0;
+    for (size_t i = 0; i < live_.size(); ++i)
+      if (live_[i])
+        total += batch_[i];
+    std::vector<float> wts(live_.size(), 0.0f);
+    for (size_t i = 0; i < live_.size(); ++i)
+      wts[i] = live_[i] && total > 0 ? static_cast<float>(batch_[i] / total) : 0.0f;
+    self->send(cfg->ps, weights_atom::value, std::move(wts));
+  }
+
+  void request_snapshot(bool final) {
+    self->send(cfg->ps, snapshot_atom::value, evaluator, samples_, final);
+  }
+
+  // One line on stderr and/or to the driver.
+  void report(std::string line, bool event = false) {
+    progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy, event};
+    if (cfg->on_progress)
+      cfg->on_progress(r);
+    else if (cfg->progress)
+      std::fprintf(stderr, "%s\n", r.line.c_str());
+    if (cfg->report_progress && cfg->driver)
+      self->send(cfg->driver, progress_atom::value, std::move(r));
+  }
+
+  void print_progress(const std::string& what) {
+    if (!cfg->progress && !cfg->report_progress && !cfg->on_progress)
+      return;
+    double pct = 100.0 * run_fraction();
+    char line[256];
+    std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f",
+                  cfg->protocol_name.c_str(), what.c_str(), now(),
+                  static_cast<unsigned long long>(samples_), std::min(pct, 100.0),
+                  std::max(last_accuracy, 0.0));
+    report(line);
+  }
+};
+
+/// The state a checkpoint keeps, with the protocol's own; throws
+/// std::logic_error if the protocol does not support checkpoints.
+saved_coordinator save(coordinator_state& st);
+
+/// Back to `s`, the protocol's state included (the configuration and
+/// handles stay the new run's); held pushes wait for their workers to ask
+/// again (resume_atom).
+void restore(coordinator_state& st, const saved_coordinator& s);
+
+}  // namespace syncpoint

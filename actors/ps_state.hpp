@@ -1,0 +1,73 @@
+// The parameter server's state (actors/parameter_server.cpp), shared with
+// its checkpoint code (actors/ps_checkpoint.cpp). Not part of the API.
+#pragma once
+
+#include "actors/parameter_server.hpp"
+#include "runtime/link_model.hpp"
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace syncpoint {
+
+struct buffered_push {
+  worker_id worker;
+  uint64_t iter;
+  uint64_t base_version;
+};
+
+struct pending_pull {
+  worker_id worker;  // -1: not a member's (a job without members)
+  caf::typed_response_promise<weights> reply;
+};
+
+// A transfer on the link: a push on its way in, or weights on their way out.
+// Data rather than a closure, so that a checkpoint can save it.
+struct transit {
+  worker_id worker = -1;
+  bool is_push = false;
+  gradient_push push;
+  caf::typed_response_promise<proceed> push_reply;
+  weights out;
+  caf::typed_response_promise<weights> pull_reply;
+};
+
+struct ps_state {
+  ps_config cfg;
+  // The weights. Pulls and snapshots share this buffer (no copy); an update
+  // writes in place when nobody else holds it, else into a spare one.
+  std::shared_ptr<std::vector<float>> w;
+  std::vector<std::shared_ptr<std::vector<float>>> spares;
+  std::vector<float> velocity;
+  uint32_t ramp_steps = 0;        // momentum rises from 0 to cfg.momentum over this many updates
+  uint32_t ramp_done = 0;
+  std::vector<float> round_step;  // gated, adjusted rule: the steps applied since the last publish
+  bool round_open = false;        // ... and whether there were any
+  double mean_staleness = -1;     // running mean of pushes' staleness (-1: none yet)
+  std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
+  float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
+  double buffer_weight = 0;       // sum of the weights
+  std::vector<buffered_push> buffered;
+  std::vector<float> worker_weight;
+  uint64_t version = 0;
+  ps_mode mode = ps_mode::immediate;
+  shared_floats visible;              // gated mode: the last published weights, all pulls see
+  uint64_t visible_version = 0;
+  coordinator_actor coordinator;
+  std::vector<caf::actor_addr> members;  // by worker id; empty: anyone may push and pull
+  std::multimap<uint64_t, pending_pull> waiting_pulls;  // by the version they wait for
+  link_model link;
+  std::map<uint64_t, transit> in_transit;                // by transfer id
+  uint64_t next_transfer = 0;
+  static inline const char* name = "parameter_server";
+};
+
+/// The state a checkpoint keeps (without the promises of held requests).
+saved_ps save(const ps_state& st);
+
+/// Back to `s` (the configuration stays the new run's); held pulls and
+/// transfers wait for their workers to ask again (resume_atom).
+void restore(ps_state& st, const saved_ps& s);
+
+}  // namespace syncpoint

@@ -1,0 +1,163 @@
+// What each actor of a job hands over for a checkpoint, and is spawned from
+// to resume (docs/cluster.md, "Checkpoints"). Plain data with `inspect`, so
+// that it may cross nodes, and written by cereal through the same field list.
+//
+// A checkpoint is taken at a consistent cut: no message is in a mailbox.
+// What is in flight then is only (1) delayed self-messages, saved as
+// `saved_timer`s, and (2) requests waiting for their reply: a push (at the PS
+// on the link, or held by the coordinator) and a pull (waiting for a version,
+// or on the link). The waiting side saves what it holds without the promise;
+// a resumed worker sends its request again as a `resume_atom` request, which
+// takes the held place over.
+#pragma once
+
+#include "runtime/messages.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace syncpoint {
+
+using save_atom = caf::atom_constant<caf::atom("sp_save")>;
+using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;
+
+struct saved_worker {
+  worker_id id = 0;
+  uint64_t iter = 0;
+  uint64_t version = 0;
+  uint64_t grad_version = 0;
+  int32_t batch = 0;
+  uint64_t data_position = 0;   // examples drawn from its shard
+  std::string rng_state;        // its sampler's engine after them (a check on the replay)
+  std::vector<float> model;     // its copy of the model (WBSP trains it locally)
+  std::vector<float> grad;      // the gradient computed or waiting
+  float loss = 0;
+  nanos compute_start = 0, push_sent = 0, ready_since = 0, pull_start = 0;
+  int32_t rejected_in_a_row = 0;
+  bool computing = false, ready = false, in_flight = false, pulling = false, started = false;
+  uint64_t pull_min_version = 0;
+  bool has_reply = false;
+  proceed reply;
+  bool local_step = false, overlap = false;
+};
+
+struct saved_buffered_push {
+  worker_id worker = 0;
+  uint64_t iter = 0;
+  uint64_t base_version = 0;
+};
+
+/// A pull the PS holds until its version exists.
+struct saved_pull {
+  uint64_t min_version = 0;
+  worker_id worker = 0;
+};
+
+/// A transfer on the PS's link: a push on its way in, or weights on their way out.
+struct saved_transfer {
+  uint64_t id = 0;
+  worker_id worker = 0;
+  bool is_push = false;
+  gradient_push push;
+  uint64_t version = 0;        // weights: their version
+  std::vector<float> values;   // ... and values
+};
+
+struct saved_ps {
+  std::vector<float> w, velocity, round_step, buffer, worker_weight, visible;
+  double momentum = 0;
+  uint32_t ramp_steps = 0, ramp_done = 0;
+  bool round_open = false;
+  double mean_staleness = -1;
+  float buffer_scale = 1;
+  double buffer_weight = 0;
+  std::vector<saved_buffered_push> buffered;
+  uint64_t version = 0, visible_version = 0;
+  uint8_t mode = 0;
+  std::vector<saved_pull> waiting_pulls;
+  double link_free_at = 0;
+  std::vector<saved_transfer> in_transit;
+  uint64_t next_transfer = 0;
+};
+
+struct saved_coordinator_timer {
+  uint64_t id = 0;
+  bool is_release = false;
+  worker_id worker = -1;
+  bool pull = true;
+  uint64_t tag = 0;
+};
+
+struct saved_coordinator {
+  std::vector<bool> live, gone, waiting, held;  // held: waiting with a push to answer
+  std::vector<uint64_t> clock, waiting_since, pending_release;
+  std::vector<nanos> accepted;
+  std::vector<uint32_t> batch;
+  std::vector<saved_coordinator_timer> timers;
+  uint64_t next_timer = 0, version = 0, published_version = 0, samples = 0, next_eval = 0, event = 0;
+  uint8_t mode = 0;
+  bool local_step = false, overlap = false, target_reached = false;
+  double last_accuracy = -1, next_tick = 0.01;
+  double max_time_s = 0;        // the cap its pending timer is for
+  std::vector<worker_loss> losses;
+  std::string protocol_state;   // the protocol's own (protocols/protocol_state.hpp)
+};
+
+/// A delayed self-message: to whom (a worker id, or one of the roles below),
+/// when (ns on the run clock), and which (its atom, with `id` if it has one).
+struct saved_timer {
+  static constexpr worker_id ps = -1;
+  static constexpr worker_id coordinator = -2;
+  worker_id to = 0;
+  nanos due = 0;
+  caf::atom_value what = caf::atom("");
+  bool has_id = false;
+  uint64_t id = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
+  return f(caf::meta::type_name("saved_worker"), x.id, x.iter, x.version, x.grad_version, x.batch,
+           x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, x.loss, x.compute_start,
+           x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
+           x.pulling, x.started, x.pull_min_version, x.has_reply, x.reply, x.local_step, x.overlap);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {
+  return f(caf::meta::type_name("saved_buffered_push"), x.worker, x.iter, x.base_version);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_pull& x) {
+  return f(caf::meta::type_name("saved_pull"), x.min_version, x.worker);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_transfer& x) {
+  return f(caf::meta::type_name("saved_transfer"), x.id, x.worker, x.is_push, x.push, x.version,
+           float_block{x.values});
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
+  return f(caf::meta::type_name("saved_ps"), float_block{x.w}, float_block{x.velocity},
+           float_block{x.round_step}, float_block{x.buffer}, x.worker_weight, float_block{x.visible},
+           x.momentum, x.ramp_steps, x.ramp_done, x.round_open, x.mean_staleness, x.buffer_scale,
+           x.buffer_weight, x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
+           x.link_free_at, x.in_transit, x.next_transfer);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_coordinator_timer& x) {
+  return f(caf::meta::type_name("saved_coordinator_timer"), x.id, x.is_release, x.worker, x.pull, x.tag);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_coordinator& x) {
+  return f(caf::meta::type_name("saved_coordinator"), x.live, x.gone, x.waiting, x.held, x.clock,
+           x.waiting_since, x.pending_release, x.accepted, x.batch, x.timers, x.next_timer, x.version,
+           x.published_version, x.samples, x.next_eval, x.event, x.mode, x.local_step, x.overlap,
+           x.target_reached, x.last_accuracy, x.next_tick, x.max_time_s, x.losses, x.protocol_state);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_timer& x) {
+  return f(caf::meta::type_name("saved_timer"), x.to, x.due, x.what, x.has_id, x.id);
+}
+
+}  // namespace syncpoint

@@ -1,0 +1,175 @@
+// Checkpoints and resume in virtual time: a run resumed from any of its
+// checkpoints ends with the same model and the same trace, bit for bit, as
+// the run that was never stopped; taking checkpoints changes nothing; and a
+// resume that disagrees with its checkpoint is refused, naming why.
+#include "runtime/checkpoint_file.hpp"
+#include "runtime/job.hpp"
+#include "tests/helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+using namespace syncpoint;
+using syncpoint::testing::slurp;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct folder {
+  fs::path path;
+  explicit folder(const std::string& name)
+    : path(fs::temp_directory_path() / ("syncpoint_resume_" + name + "_" + std::to_string(getpid()))) {
+    fs::remove_all(path);
+  }
+  ~folder() { fs::remove_all(path); }
+};
+
+// Small but busy: a 4x straggler, a loaded PS link (transfers in flight at
+// checkpoints), evaluations, and a worker lost mid-run.
+job_config busy_job(const std::string& protocol) {
+  job_config cfg;
+  cfg.protocol = protocol;
+  cfg.workers = 4;
+  cfg.model = "mlp";
+  cfg.train_limit = 3000;
+  cfg.test_limit = 300;
+  cfg.epochs = 2;
+  cfg.eval_every = 0.5;
+  cfg.straggler = "3:x4";
+  cfg.ps_bandwidth = 400e6;
+  cfg.latency_ms = 0.2;
+  cfg.fail_worker = 1;
+  cfg.fail_at_iter = 15;
+  cfg.iter_cost_ms = 0.7;
+  cfg.progress = false;
+  return cfg;
+}
+
+void same_trace(const std::vector<trace_event>& a, const std::vector<trace_event>& b) {
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO("event " << i << ": " << a[i].kind << " of worker " << a[i].worker << " at " << a[i].t0);
+    CHECK(a[i].kind == b[i].kind);
+    CHECK(a[i].worker == b[i].worker);
+    CHECK(a[i].t0 == b[i].t0);
+    CHECK(a[i].t1 == b[i].t1);
+    CHECK(a[i].iter == b[i].iter);
+    CHECK(a[i].version == b[i].version);
+    CHECK(a[i].value == b[i].value);  // bit for bit: accuracies, losses, staleness
+    CHECK(a[i].note == b[i].note);
+  }
+}
+
+std::vector<fs::path> checkpoints_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  for (auto& e : fs::directory_iterator(dir))
+    out.push_back(e.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("resume: every protocol resumed from early, middle and late checkpoints ends bit for bit as the run never stopped") {
+  for (auto& [protocol, summary] : protocol_catalog()) {
+    if (protocol.rfind("test-", 0) == 0)
+      continue;  // registered by the tests (e.g. to fail)
+    CAPTURE(protocol);
+    folder dir(protocol);
+    auto cfg = busy_job(protocol);
+    auto plain = train(cfg);  // no checkpoints at all
+    cfg.checkpoint_every_s = plain.summary.run_time_s / 6;  // about six
+    cfg.checkpoint_dir = (dir.path / "all").string();
+    cfg.checkpoint_keep = 0;
+    auto whole = train(cfg);
+    // Taking checkpoints reads the run and changes nothing in it.
+    same_trace(plain.trace, whole.trace);
+    CHECK(plain.final_model.values == whole.final_model.values);
+    auto files = checkpoints_in(dir.path / "all");
+    REQUIRE(files.size() >= 3);
+    CHECK(std::any_of(whole.trace.begin(), whole.trace.end(), [](auto& e) { return e.kind == "lost"; }));
+    for (auto& file : {files.front(), files[files.size() / 2], files.back()}) {
+      CAPTURE(file.filename().string());
+      auto from = dir.path / ("from_" + file.filename().string());
+      fs::create_directories(from);
+      fs::copy_file(file, from / file.filename());
+      auto again = cfg;
+      again.checkpoint_dir = from.string();
+      again.resume_dir = from.string();
+      auto resumed = train(again);
+      same_trace(whole.trace, resumed.trace);
+      CHECK(resumed.final_model.version == whole.final_model.version);
+      CHECK(resumed.final_model.values == whole.final_model.values);
+      CHECK(resumed.summary.resumed_from == (from / file.filename()).string());
+      CHECK(resumed.summary.resumed_at_s > 0);
+      CHECK(plain.summary.resumed_from.empty());
+      // The resumed run takes the same later checkpoints, byte for byte.
+      auto later = checkpoints_in(from);
+      CHECK(later.back().filename() == files.back().filename());
+      CHECK(slurp(later.back().string()) == slurp(files.back().string()));
+    }
+  }
+}
+
+TEST_CASE("resume: only the limits may change, and not to one already passed, and an empty folder is refused") {
+  folder dir("options");
+  auto cfg = busy_job("asp");
+  cfg.fail_worker = -1;
+  cfg.epochs = 1;
+  cfg.checkpoint_every_s = 0.004;
+  cfg.checkpoint_dir = dir.path.string();
+  auto first = train(cfg);
+  auto again = cfg;
+  again.resume_dir = dir.path.string();
+  auto refused = [&](job_config c, const char* says) {
+    CHECK_THROWS_WITH_AS(train(c), doctest::Contains(says), config_error);
+  };
+  auto c = again;
+  c.lr = 0.1;
+  refused(c, "--lr is 0.10000000000000001 here but 0.050000000000000003 in the checkpointed run");
+  c = again;
+  c.straggler = "2:x4";
+  refused(c, "--straggler is 2:x4 here but 3:x4");
+  c = again;
+  c.protocol_opts.set("staleness", 2);
+  refused(c, "--staleness 2 is not an option of the checkpointed run");
+  c = again;
+  c.iter_cost_ms = 0.8;
+  refused(c, "--iter-cost");
+  c = again;
+  c.epochs = 0.5;  // the newest checkpoint is near the end of the first epoch
+  refused(c, "--epochs 0.5 is already reached at the checkpoint");
+  CHECK_THROWS_WITH_AS(train(c), doctest::Contains(dir.path.string().c_str()), config_error);
+  c = again;
+  c.resume_dir = (dir.path / "nothing-here").string();
+  refused(c, "no checkpoint there");
+  // Raising the limit goes on where the run stopped.
+  c = again;
+  c.epochs = 2;
+  auto longer = train(c);
+  CHECK(longer.summary.samples >= 2 * 3000);
+  CHECK(longer.summary.samples > first.summary.samples);
+  CHECK(longer.trace.size() > first.trace.size());
+  // Same data, same start: the longer run's first part is the shorter run's trace.
+  for (size_t i = 0; i < 10; ++i)
+    CHECK(longer.trace[i].t0 == first.trace[i].t0);
+}
+
+TEST_CASE("resume: a protocol without checkpoint support is refused before the run starts") {
+  struct stateful : protocol {
+    explicit stateful(const protocol_options&) {}
+    void on_push(coordinator_api& c, worker_id w) override { c.release(w); }
+  };
+  static bool registered = register_protocol("test-no-checkpoint", "a protocol without checkpoint()",
+                                             [](const protocol_options& o) { return std::make_unique<stateful>(o); });
+  REQUIRE(registered);
+  folder dir("unsupported");
+  auto cfg = busy_job("test-no-checkpoint");
+  cfg.checkpoint_every_s = 0.004;
+  cfg.checkpoint_dir = dir.path.string();
+  CHECK_THROWS_WITH_AS(train(cfg), doctest::Contains("protocol 'test-no-checkpoint' does not support checkpoints"),
+                       config_error);
+  CHECK_FALSE(fs::exists(dir.path));
+}
