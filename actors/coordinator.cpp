@@ -44,6 +44,7 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
       st.next_eval += st.cfg->eval_every_samples;
     st.request_snapshot(false);
   }
+  checkpoint_if_still(self);
 }
 
 bool is_failure(const caf::error& reason) {
@@ -109,6 +110,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   }
   st.live_[i] = false;
   maybe_finish(self);
+  checkpoint_if_still(self);
 }
 
 void begin_stop(coordinator_ptr self, const std::string& reason) {
@@ -116,6 +118,7 @@ void begin_stop(coordinator_ptr self, const std::string& reason) {
   if (st.stopping)
     return;
   st.stopping = true;
+  st.thaw();  // a checkpoint in the making is given up
   st.print_progress(reason);
   self->send(st.cfg->ps, stop_atom::value);  // no worker stays parked in a pull
   for (auto w : st.live_workers())
@@ -134,10 +137,13 @@ void maybe_finish(coordinator_ptr self) {
 
 void on_eval(coordinator_ptr self, const eval_result& r) {
   auto& st = self->state;
+  if (st.evals_pending > 0)
+    --st.evals_pending;
   st.last_accuracy = r.accuracy;
   st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
   if (!r.final) {
     st.print_progress("eval");
+    checkpoint_if_still(self);
     if (st.cfg->target_accuracy > 0 && r.accuracy >= st.cfg->target_accuracy && !st.target_reached) {
       st.target_reached = true;
       if (st.cfg->stop_at_target)
@@ -179,6 +185,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   st.accepted_.assign(n, 0);
   st.batch_.assign(n, static_cast<uint32_t>(st.cfg->batch));
   st.pending_release_.assign(n, 0);
+  st.deferred_.assign(n, std::nullopt);
+  st.held_for_resume_.assign(n, false);
   st.next_eval = st.cfg->eval_every_samples;
   std::optional<double> saved_cap;
   if (st.cfg->resume) {
@@ -211,8 +219,13 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       if (st.resumed) {
         // The PS has its weights, the protocol its state, pending timers
         // come back with the checkpoint's; only a time cap that changed is new.
-        if (st.cfg->max_time_s > 0 && st.cfg->max_time_s != saved_cap)
+        if (st.cfg->max_time_s > 0 && (st.cfg->max_time_s != saved_cap || st.cfg->own_timers))
           self->delayed_send(self, st.until(st.cfg->max_time_s), timeout_atom::value);
+        if (st.cfg->own_timers)  // the real clock: the runner does not restore them
+          for (auto& [id, e] : st.timers_)
+            self->delayed_send(self, st.until(to_seconds(e.due)), timeout_atom::value, id);
+        if (st.cfg->checkpoint_every_s > 0)
+          self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
         for (size_t i = 0; i < st.worker_handles.size(); ++i)  // after the attach: the PS knows them
           if (!st.gone_[i])
             self->send(st.worker_handles[i], resume_atom::value);
@@ -221,6 +234,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       st.send_worker_weights();
       if (st.cfg->max_time_s > 0)
         self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);
+      if (st.cfg->checkpoint_every_s > 0)
+        self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
       st.protocol_event([&] { st.cfg->proto->on_start(st); });
     },
     [=](pushed_atom, const push_info& info) -> caf::result<proceed> {
@@ -242,10 +257,17 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       if (!st.started || !st.valid(w) || i >= st.worker_handles.size()
           || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[i]))
         return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
-      if (!st.waiting_[i] || st.promise_[i].pending())
+      if (!st.held_for_resume_[i])
         return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
+      st.held_for_resume_[i] = false;
       st.promise_[i] = self->make_response_promise<proceed>();
-      return st.promise_[i];
+      auto rp = st.promise_[i];
+      if (auto p = st.deferred_[i]) {  // released while it was away
+        st.deferred_[i].reset();
+        st.promise_[i] = caf::typed_response_promise<proceed>{};
+        rp.deliver(*p);
+      }
+      return rp;
     },
     [=](save_atom) -> caf::result<saved_coordinator> {
       auto& st = self->state;
@@ -283,6 +305,10 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       } else {
         st.protocol_event([&] { st.cfg->proto->on_timer(st, e.tag); });
       }
+    },
+    [=](checkpoint_atom) {
+      if (self->current_sender() == self->ctrl())
+        begin_checkpoint(self);
     },
     [=](stop_atom, const std::string& reason) {
       if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver))

@@ -19,8 +19,10 @@
 
 #include "protocols/protocol.hpp"
 #include "runtime/clock.hpp"
+#include "runtime/checkpoint_file.hpp"
 #include "runtime/interfaces.hpp"
 
+#include <functional>
 #include <memory>
 
 namespace syncpoint {
@@ -45,6 +47,11 @@ struct coordinator_config {
   time_point origin;
   caf::duration request_timeout = caf::infinite;
   std::shared_ptr<const saved_coordinator> resume;  // continue from a checkpoint
+  bool own_timers = false;          // resumed on the real clock: it re-arms its own timers
+  // Real clock: a checkpoint every this many seconds, handed to on_checkpoint
+  // (on the coordinator's thread). The virtual clock's runner takes its own.
+  double checkpoint_every_s = 0;
+  std::function<std::string(checkpoint_state&)> on_checkpoint;  // returns where it went
 };
 
 coordinator_actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg);

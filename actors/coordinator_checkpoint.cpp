@@ -11,15 +11,18 @@ saved_coordinator save(coordinator_state& st) {
   s.live = st.live_;
   s.gone = st.gone_;
   s.waiting = st.waiting_;
-  for (auto& p : st.promise_)
-    s.held.push_back(p.pending());
+  for (size_t i = 0; i < st.promise_.size(); ++i) {
+    s.held.push_back(st.promise_[i].pending() || st.held_for_resume_[i]);
+    s.has_deferred.push_back(st.deferred_[i].has_value());
+    s.deferred.push_back(st.deferred_[i].value_or(proceed{}));
+  }
   s.clock = st.clock_;
   s.waiting_since = st.waiting_since_;
   s.pending_release = st.pending_release_;
   s.accepted = st.accepted_;
   s.batch = st.batch_;
   for (auto& [id, e] : st.timers_)
-    s.timers.push_back({id, e.is_release, e.worker, e.pull, e.tag});
+    s.timers.push_back({id, e.is_release, e.worker, e.pull, e.tag, e.due});
   s.next_timer = st.next_timer_;
   s.version = st.version_;
   s.published_version = st.published_version_;
@@ -40,7 +43,8 @@ saved_coordinator save(coordinator_state& st) {
 
 void restore(coordinator_state& st, const saved_coordinator& s) {
   auto n = st.live_.size();
-  for (auto size : {s.live.size(), s.gone.size(), s.waiting.size(), s.held.size(), s.clock.size(),
+  for (auto size : {s.live.size(), s.gone.size(), s.waiting.size(), s.held.size(), s.has_deferred.size(),
+                    s.deferred.size(), s.clock.size(),
                     s.waiting_since.size(), s.pending_release.size(), s.accepted.size(), s.batch.size()})
     if (size != n)
       throw std::invalid_argument("the checkpoint's coordinator has " + std::to_string(size) +
@@ -48,6 +52,9 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   st.live_ = s.live;
   st.gone_ = s.gone;
   st.waiting_ = s.waiting;
+  st.held_for_resume_ = s.held;
+  for (size_t i = 0; i < n; ++i)
+    st.deferred_[i] = s.has_deferred[i] ? std::optional<proceed>(s.deferred[i]) : std::nullopt;
   st.clock_ = s.clock;
   st.waiting_since_ = s.waiting_since;
   st.pending_release_ = s.pending_release;
@@ -55,7 +62,7 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   st.batch_ = s.batch;
   st.timers_.clear();
   for (auto& t : s.timers)
-    st.timers_[t.id] = {t.is_release, t.worker, t.pull, t.tag};
+    st.timers_[t.id] = {t.is_release, t.worker, t.pull, t.tag, t.due};
   st.next_timer_ = s.next_timer;
   st.version_ = s.version;
   st.published_version_ = s.published_version;
@@ -71,6 +78,94 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   st.losses = s.losses;
   load_protocol_state(*st.cfg->proto, st.cfg->protocol_name, s.protocol_state);
   st.resumed = true;
+}
+
+// -- the real clock's checkpoints ---------------------------------------------
+
+void begin_checkpoint(coordinator_ptr self) {
+  auto& st = self->state;
+  if (st.stopping || st.finishing || st.freezing)
+    return;
+  st.freezing = true;
+  checkpoint_if_still(self);
+}
+
+namespace {
+
+// Everyone may go on; the next checkpoint is due a period from now.
+void resume_run(coordinator_ptr self) {
+  auto& st = self->state;
+  st.collecting = false;
+  st.thaw();
+  if (!st.stopping && !st.finishing)
+    self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
+}
+
+}  // namespace
+
+void checkpoint_if_still(coordinator_ptr self) {
+  auto& st = self->state;
+  if (!st.freezing || st.collecting || st.evals_pending > 0)
+    return;
+  for (size_t i = 0; i < st.live_.size(); ++i)
+    if (st.live_[i] && !st.promise_[i].pending())
+      return;  // computing, pushing or pulling: not at rest yet
+  st.collecting = true;
+  auto cp = std::make_shared<checkpoint_state>();
+  try {
+    cp->coordinator = save(st);
+  } catch (const std::exception& e) {
+    st.report("[" + st.cfg->protocol_name + "] no checkpoint: " + e.what(), true);
+    resume_run(self);
+    return;
+  }
+  cp->time_ns = since(self, st.cfg->origin);
+  cp->samples = st.samples_;
+  cp->workers.resize(st.live_.size());
+  for (size_t i = 0; i < cp->workers.size(); ++i)
+    cp->workers[i].id = static_cast<worker_id>(i);
+  // Everyone is at rest: ask each for its state, then write, then go on.
+  auto pending = std::make_shared<size_t>(2);
+  auto failed = std::make_shared<bool>(false);
+  auto one_more = [=] {
+    if (*failed || --*pending > 0)
+      return;
+    auto& st = self->state;
+    try {
+      auto t = to_seconds(cp->time_ns);
+      auto file = st.cfg->on_checkpoint(*cp);
+      char line[64];
+      std::snprintf(line, sizeof line, "] checkpoint at t=%.2fs: ", t);
+      st.report("[" + st.cfg->protocol_name + line + file);
+    } catch (const std::exception& e) {
+      st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
+    }
+    resume_run(self);
+  };
+  auto fail = [=](caf::error& e) {
+    if (*failed)
+      return;
+    *failed = true;
+    self->state.report("[" + self->state.cfg->protocol_name + "] no checkpoint: " + self->system().render(e), true);
+    resume_run(self);
+  };
+  auto timeout = st.cfg->request_timeout;
+  self->request(st.cfg->ps, timeout, save_atom::value).then([=](saved_ps& s) {
+    cp->ps = std::move(s);
+    one_more();
+  }, fail);
+  self->request(st.cfg->tracer, timeout, save_atom::value).then([=](std::vector<trace_event>& t) {
+    cp->trace = std::move(t);
+    one_more();
+  }, fail);
+  for (size_t i = 0; i < st.live_.size(); ++i)
+    if (!st.gone_[i]) {
+      ++*pending;
+      self->request(st.worker_handles[i], timeout, save_atom::value).then([=](saved_worker& s) {
+        cp->workers[i] = std::move(s);
+        one_more();
+      }, fail);
+    }
 }
 
 }  // namespace syncpoint

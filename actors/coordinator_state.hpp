@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 
 namespace syncpoint {
 
@@ -34,6 +35,7 @@ struct coordinator_state : coordinator_api {
     worker_id worker = -1;
     bool pull = true;
     uint64_t tag = 0;
+    nanos due = 0;
   };
   std::map<uint64_t, timer_entry> timers_;
   uint64_t next_timer_ = 0;
@@ -49,6 +51,13 @@ struct coordinator_state : coordinator_api {
   bool barrier_in_event = false;
   bool started = false;
   bool resumed = false;
+  // Checkpoints on the real clock: releases are held back (deferred_) until
+  // every live worker waits here; then nothing is in flight anywhere.
+  bool freezing = false;
+  bool collecting = false;
+  uint64_t evals_pending = 0;
+  std::vector<std::optional<proceed>> deferred_;
+  std::vector<bool> held_for_resume_;   // resumed: held, until the worker asks again
   bool stopping = false;
   bool finishing = false;
   nanos run_time = 0;
@@ -82,9 +91,13 @@ struct coordinator_state : coordinator_api {
     pending_release_[i] = 0;
     proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, batch_[i],
               accepted_[i], local_step_, overlap_};
-    if (promise_[i].pending()) {
+    if (promise_[i].pending() || held_for_resume_[i]) {
       if (waiting_since_[i] < event)
         barrier_in_event = true;  // someone was held across events: a barrier opened
+      if (freezing || held_for_resume_[i]) {
+        deferred_[i] = p;  // delivered once the checkpoint is taken, or the worker is back
+        return;
+      }
       promise_[i].deliver(p);
       promise_[i] = caf::typed_response_promise<proceed>{};
     } else {
@@ -116,9 +129,21 @@ struct coordinator_state : coordinator_api {
 
   uint64_t add_timer(double t, timer_entry e) {
     auto id = ++next_timer_;
+    e.due = static_cast<nanos>(std::llround(t * 1e9));
     timers_.emplace(id, e);
     self->delayed_send(self, until(t), timeout_atom::value, id);
     return id;
+  }
+
+  // Delivers the releases held back while a checkpoint was taken.
+  void thaw() {
+    freezing = false;
+    for (size_t i = 0; i < deferred_.size(); ++i)
+      if (deferred_[i] && promise_[i].pending() && !held_for_resume_[i]) {
+        promise_[i].deliver(*deferred_[i]);
+        promise_[i] = caf::typed_response_promise<proceed>{};
+        deferred_[i].reset();
+      }
   }
 
   void release_at(worker_id w, double t, bool pull) override {
@@ -200,6 +225,7 @@ struct coordinator_state : coordinator_api {
   }
 
   void request_snapshot(bool final) {
+    ++evals_pending;
     self->send(cfg->ps, snapshot_atom::value, evaluator, samples_, final);
   }
 
@@ -226,6 +252,14 @@ struct coordinator_state : coordinator_api {
     report(line);
   }
 };
+
+/// Real clock: the checkpoint tick. Holds releases back until every live
+/// worker waits, then gathers every actor's state, hands it to
+/// cfg.on_checkpoint, and lets everyone go.
+void begin_checkpoint(coordinator_ptr self);
+
+/// Takes the checkpoint if the run has come to rest since begin_checkpoint.
+void checkpoint_if_still(coordinator_ptr self);
 
 /// The state a checkpoint keeps, with the protocol's own; throws
 /// std::logic_error if the protocol does not support checkpoints.

@@ -32,6 +32,7 @@ struct worker_state {
   nanos push_sent = 0;
   nanos ready_since = 0;          // when the waiting gradient was done
   nanos pull_start = 0;
+  nanos compute_due = 0;          // when the charged compute time ends
   uint64_t pull_min_version = 0;
   int rejected_in_a_row = 0;
   // The pipeline: compute -> push -> reply (proceed) -> [pull] -> compute.
@@ -167,8 +168,10 @@ void compute(worker_ptr self) {
   double delay = st.cfg.virtual_clock
                    ? st.cfg.iter_cost_s * st.batch / st.cfg.batch * factor + extra
                    : std::max(0.0, (factor - 1.0) * measured) + extra;
-  if (delay > 0)
+  if (delay > 0) {
+    st.compute_due = now(self) + seconds(delay).count();
     self->delayed_send(self, seconds(delay), computed_atom::value);
+  }
   else
     computed(self);
 }
@@ -249,6 +252,7 @@ saved_worker save(worker_state& st) {
   s.push_sent = st.push_sent;
   s.ready_since = st.ready_since;
   s.pull_start = st.pull_start;
+  s.compute_due = st.compute_due;
   s.rejected_in_a_row = st.rejected_in_a_row;
   s.computing = st.computing;
   s.ready = st.ready;
@@ -288,6 +292,7 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.push_sent = s.push_sent;
   st.ready_since = s.ready_since;
   st.pull_start = s.pull_start;
+  st.compute_due = s.compute_due;
   st.rejected_in_a_row = s.rejected_in_a_row;
   st.computing = s.computing;
   st.ready = s.ready;
@@ -300,6 +305,8 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.local_step = s.local_step;
   st.overlap = s.overlap;
   st.awaiting_resume = true;
+  if (st.computing && !st.cfg.virtual_clock)  // (the virtual clock's runner restores timers itself)
+    self->delayed_send(self, caf::timespan{std::max<nanos>(0, st.compute_due - now(self))}, computed_atom::value);
 }
 
 // The coordinator says the job is back: ask again for the reply the worker waited for.

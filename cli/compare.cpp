@@ -115,6 +115,8 @@ void print_summary(const run_summary& s) {
   std::printf("protocol %s: %d workers, %s clock, run time %.2f s, %llu samples (%.1f/s)\n",
               s.protocol.c_str(), s.workers, s.clock.c_str(), s.run_time_s,
               static_cast<unsigned long long>(s.samples), s.samples_per_s);
+  if (!s.resumed_from.empty())
+    std::printf("  resumed from %s (t = %.3f s on the run clock)\n", s.resumed_from.c_str(), s.resumed_at_s);
   std::printf("  final accuracy %.4f", s.final_accuracy);
   if (s.target_accuracy > 0) {
     if (s.time_to_target_s >= 0)

@@ -34,9 +34,11 @@ options::options(command c) {
       .add(policy_out, "policy-out", "where to write the policy (default sync-switch-policy.json)");
   if (c != command::compare && c != command::tune)
     g.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
-  if (c == command::train)
+  if (c == command::train || c == command::submit)
     g.add(cfg_.checkpoint_every_s, "checkpoint-every", "take a checkpoint every S seconds on the run clock")
-      .add(cfg_.checkpoint_dir, "checkpoint-dir", "where checkpoints go (checkpoint-<samples>.bin)")
+      .add(cfg_.checkpoint_dir, "checkpoint-dir", c == command::submit
+             ? "where the head writes checkpoints (a folder on the head's machine)"
+             : "where checkpoints go (checkpoint-<samples>.bin)")
       .add(cfg_.checkpoint_keep, "checkpoint-keep", "keep the newest N checkpoints, 0: all (default 3)")
       .add(cfg_.resume_dir, "resume", "continue from the newest checkpoint in DIR (same options; limits may be raised)");
   if (compare)

@@ -8,6 +8,8 @@
 #include "runtime/cluster/placement.hpp"
 #include "runtime/job_parts.hpp"
 #include "runtime/model_file.hpp"
+
+#include <filesystem>
 #include "runtime/run_files.hpp"
 
 #include <cstdio>
@@ -62,6 +64,11 @@ int run_submit(const std::vector<std::string>& args) {
     return 2;
   }
   validate(cfg);  // bad options are refused here, before the network (config_error: exit 2)
+  // The head reads and writes checkpoints: name the folders absolutely (on a
+  // head on this machine they are the ones meant).
+  for (auto* dir : {&cfg.checkpoint_dir, &cfg.resume_dir})
+    if (!dir->empty())
+      *dir = std::filesystem::absolute(*dir).lexically_normal().string();
   if (auto misfit = check_options_fit(cfg, {cfg.protocol}); !misfit.empty()) {
     std::cerr << "syncpoint submit: " << misfit << "\n";
     return 2;
@@ -108,6 +115,8 @@ int run_submit(const std::vector<std::string>& args) {
     return 1;
   }
   auto r = make_result(with_limits(cfg), result.iter_cost_ms, std::move(result.outcome));
+  r.summary.resumed_from = result.resumed_from;
+  r.summary.resumed_at_s = result.resumed_at_s;
   print_summary(r.summary);
   for (auto& f : r.failures)
     std::fprintf(stderr, "syncpoint submit: %s\n", f.c_str());

@@ -87,6 +87,15 @@ std::vector<std::pair<std::string, std::string>> run_settings(const job_config& 
   return s;
 }
 
+std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<std::string, std::string>>& settings,
+                             checkpoint_state&& state) {
+  state.settings = settings;
+  auto parameters = state.ps.w.size();
+  auto file = write_checkpoint(cfg.checkpoint_dir, {{checkpoint_format, cfg.model, parameters, cfg.protocol}, std::move(state)});
+  prune_checkpoints(cfg.checkpoint_dir, static_cast<size_t>(cfg.checkpoint_keep));
+  return file;
+}
+
 void check_checkpointable(const job_config& cfg) {
   try {
     auto p = make_protocol(cfg.protocol, protocol_options_for(cfg));

@@ -39,6 +39,11 @@ struct resume_point {
 /// the checkpoint has already passed).
 resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t train_size);
 
+/// Writes `state` (with `settings`) into cfg.checkpoint_dir and keeps the
+/// newest cfg.checkpoint_keep there; returns the file. Throws config_error.
+std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<std::string, std::string>>& settings,
+                             checkpoint_state&& state);
+
 /// Throws config_error if runs of cfg's protocol or model cannot be
 /// checkpointed (before a run that would fail at its first checkpoint).
 void check_checkpointable(const job_config& cfg);

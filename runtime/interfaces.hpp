@@ -46,6 +46,7 @@ using coordinator_actor = caf::typed_actor<
   caf::replies_to<pushed_atom, push_info>::with<proceed>,
   caf::replies_to<pushed_atom, resume_atom, worker_id>::with<proceed>,  // a resumed worker's held push
   caf::replies_to<save_atom>::with<saved_coordinator>,
+  caf::reacts_to<checkpoint_atom>,                 // (to itself) real clock: time for a checkpoint
   caf::reacts_to<eval_atom, eval_result>,
   caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
   caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due

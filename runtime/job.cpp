@@ -117,9 +117,6 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   (void) malloc_tuned;
   job_config cfg = with_limits(cfg_in);
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
-  if (!virtual_clock && (cfg.checkpoint_every_s > 0 || !cfg.resume_dir.empty()))
-    throw config_error("checkpoints of a run in one process need the virtual clock; on the real clock, "
-                       "`syncpoint submit` takes them (docs/cluster.md)");
   auto data = load_job_data(cfg);
   auto train_set = std::make_shared<const dataset>(std::move(data.train));
   auto test_set = std::make_shared<const dataset>(std::move(data.test));
@@ -169,8 +166,10 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   caf::scoped_actor driver{sys};
   auto origin = sys.clock().now();
   const checkpoint_state* from = resume ? &resume->point.state : nullptr;
-  if (from)
+  if (from && virtual_clock)
     set_virtual_time(sys, origin, from->time_ns);
+  else if (from)  // the real clock goes on from the checkpoint's time
+    origin -= std::chrono::nanoseconds(from->time_ns);
   auto timeout = virtual_clock ? caf::duration{caf::infinite}
                                : caf::duration{seconds(cfg.request_timeout_s)};
 
@@ -183,6 +182,9 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
     opts.on_progress = std::move(on_progress);
   opts.detached_evaluator = !virtual_clock;
   opts.resume = from;
+  auto settings = run_settings(cfg_in, iter_cost_ms);
+  if (!virtual_clock && cfg.checkpoint_every_s > 0)
+    opts.on_checkpoint = [&cfg, settings](checkpoint_state& s) { return store_checkpoint(cfg, settings, std::move(s)); };
   job_actors job{spawn_job_core(sys, cfg, train_set->size, test_set, opts), {}};
   auto& core = job.core;
   auto& workers = job.workers;
@@ -191,7 +193,7 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
       sys, worker_for(cfg, i, iter_cost_ms, train_set, core.ps, core.tracer, origin, timeout, from)));
   driver->monitor(core.coordinator);
   caf::anon_send(core.coordinator, start_atom::value, workers, core.evaluator);
-  if (from)
+  if (from && virtual_clock)
     restore_timers(sys, job, origin, from->timers);
 
   // Checkpoints fall at the first quiescent point at or after each multiple
@@ -199,16 +201,12 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   auto every_ns = static_cast<int64_t>(std::llround(cfg.checkpoint_every_s * 1e9));
   auto next_checkpoint = [&](int64_t now) { return every_ns > 0 ? (now / every_ns + 1) * every_ns : INT64_MAX; };
   int64_t checkpoint_at = next_checkpoint(from ? from->time_ns : 0);
-  auto settings = run_settings(cfg_in, iter_cost_ms);
   auto take_checkpoint = [&](int64_t now) {
     auto state = gather_checkpoint(sys, driver, job, origin);
     if (!state)
       return;  // the run is ending
     checkpoint_at = next_checkpoint(now);
-    state->settings = settings;
-    auto file = write_checkpoint(cfg.checkpoint_dir, {{checkpoint_format, cfg.model, state->ps.w.size(), cfg.protocol},
-                                                      std::move(*state)});
-    prune_checkpoints(cfg.checkpoint_dir, static_cast<size_t>(cfg.checkpoint_keep));
+    auto file = store_checkpoint(cfg, settings, std::move(*state));
     if (cfg.progress) {
       progress_report r{"[" + cfg.protocol + "] checkpoint at t=" + std::to_string(to_seconds(now)) + "s: " + file};
       if (on_progress)

@@ -89,6 +89,11 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
   co->request_timeout = opts.request_timeout;
   if (resume)
     co->resume = std::make_shared<const saved_coordinator>(resume->coordinator);
+  co->own_timers = cfg.clock == clock_kind::real;
+  if (opts.on_checkpoint) {
+    co->checkpoint_every_s = cfg.checkpoint_every_s;
+    co->on_checkpoint = opts.on_checkpoint;
+  }
   core.coordinator = spawn_coordinator(sys, co);
   core.evaluator =
     spawn_evaluator(sys, {std::move(test), cfg.model, 0, core.coordinator, opts.detached_evaluator});

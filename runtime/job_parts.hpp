@@ -46,6 +46,9 @@ struct core_options {
   progress_fn on_progress;          // ... or calls this instead of printing
   bool detached_evaluator = false;  // real clock: evaluate on a thread of its own
   const checkpoint_state* resume = nullptr;  // continue from a checkpoint (the workers' parts: worker_for)
+  // Real clock: the coordinator takes checkpoints every cfg.checkpoint_every_s
+  // and hands them here (the virtual clock's runner takes its own).
+  std::function<std::string(checkpoint_state&)> on_checkpoint;
 };
 
 /// Spawns tracer, PS (with the model's initial weights), coordinator and

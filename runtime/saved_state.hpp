@@ -21,8 +21,10 @@ namespace syncpoint {
 
 using save_atom = caf::atom_constant<caf::atom("sp_save")>;
 using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;
+using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;
 
 struct saved_worker {
+  nanos compute_due = 0;        // real clock: when its compute in progress ends
   worker_id id = 0;
   uint64_t iter = 0;
   uint64_t version = 0;
@@ -87,10 +89,13 @@ struct saved_coordinator_timer {
   worker_id worker = -1;
   bool pull = true;
   uint64_t tag = 0;
+  nanos due = 0;
 };
 
 struct saved_coordinator {
   std::vector<bool> live, gone, waiting, held;  // held: waiting with a push to answer
+  std::vector<bool> has_deferred;               // released, the release held back by the checkpoint
+  std::vector<proceed> deferred;
   std::vector<uint64_t> clock, waiting_since, pending_release;
   std::vector<nanos> accepted;
   std::vector<uint32_t> batch;
@@ -118,7 +123,7 @@ struct saved_timer {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
-  return f(caf::meta::type_name("saved_worker"), x.id, x.iter, x.version, x.grad_version, x.batch,
+  return f(caf::meta::type_name("saved_worker"), x.compute_due, x.id, x.iter, x.version, x.grad_version, x.batch,
            x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, x.loss, x.compute_start,
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
            x.pulling, x.started, x.pull_min_version, x.has_reply, x.reply, x.local_step, x.overlap);
@@ -146,11 +151,12 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_coordinator_timer& x) {
-  return f(caf::meta::type_name("saved_coordinator_timer"), x.id, x.is_release, x.worker, x.pull, x.tag);
+  return f(caf::meta::type_name("saved_coordinator_timer"), x.id, x.is_release, x.worker, x.pull, x.tag, x.due);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_coordinator& x) {
-  return f(caf::meta::type_name("saved_coordinator"), x.live, x.gone, x.waiting, x.held, x.clock,
+  return f(caf::meta::type_name("saved_coordinator"), x.live, x.gone, x.waiting, x.held, x.has_deferred,
+           x.deferred, x.clock,
            x.waiting_since, x.pending_release, x.accepted, x.batch, x.timers, x.next_timer, x.version,
            x.published_version, x.samples, x.next_eval, x.event, x.mode, x.local_step, x.overlap,
            x.target_reached, x.last_accuracy, x.next_tick, x.max_time_s, x.losses, x.protocol_state);

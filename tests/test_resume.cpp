@@ -173,3 +173,36 @@ TEST_CASE("resume: a protocol without checkpoint support is refused before the r
                        config_error);
   CHECK_FALSE(fs::exists(dir.path));
 }
+
+TEST_CASE("resume: on the real clock, checkpoints are taken at rest and a resumed run finishes from one") {
+  for (std::string protocol : {"bsp", "wbsp-overlap", "r2sp"}) {
+    CAPTURE(protocol);
+    folder dir("real_" + protocol);
+    auto cfg = busy_job(protocol);
+    cfg.clock = clock_kind::real;
+    cfg.train_limit = 12000;
+    cfg.epochs = 1;
+    cfg.ps_bandwidth = 0;
+    cfg.straggler = "3:+2ms";
+    cfg.checkpoint_every_s = 0.05;
+    cfg.checkpoint_dir = (dir.path / "all").string();
+    cfg.checkpoint_keep = 0;
+    auto whole = train(cfg);
+    auto files = checkpoints_in(dir.path / "all");
+    REQUIRE(files.size() >= 2);
+    auto file = files[files.size() / 2];
+    auto from = dir.path / "from";
+    fs::create_directories(from);
+    fs::copy_file(file, from / file.filename());
+    auto again = cfg;
+    again.checkpoint_dir = from.string();
+    again.resume_dir = from.string();
+    auto resumed = train(again);
+    CHECK(resumed.summary.resumed_from == (from / file.filename()).string());
+    CHECK(resumed.summary.samples >= 12000);
+    CHECK(resumed.summary.lost == whole.summary.lost);  // the lost worker stays lost
+    CHECK(resumed.trace.front().t0 == 0);               // the trace before the checkpoint came with it
+    INFO("uninterrupted: " << whole.summary.final_accuracy << ", resumed: " << resumed.summary.final_accuracy);
+    CHECK(resumed.summary.final_accuracy > whole.summary.final_accuracy - 0.1);  // it trained on from there
+  }
+}

@@ -176,6 +176,7 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
     cfg.data_dir = st.cfg.data_dir;
   std::shared_ptr<const dataset> test;
   int64_t train_size = 0;
+  std::shared_ptr<const resume_point> resume;
   try {
     validate(cfg);
     cfg = with_limits(cfg);
@@ -189,6 +190,11 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
     }
     train_size = st.train_size;
     test = st.test;
+    if (cfg.checkpoint_every_s > 0)
+      check_checkpointable(cfg);
+    if (!cfg.resume_dir.empty())
+      resume = std::make_shared<const resume_point>(
+        load_resume_point(cfg, make_model(cfg.model)->size(), train_size));
   } catch (const std::exception& e) {
     return make_error(sp_error::bad_input, std::string("head: ") + e.what());
   }
@@ -216,6 +222,7 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
   setup.cfg = cfg;
   setup.train_size = train_size;
   setup.test = std::move(test);
+  setup.resume = std::move(resume);
   setup.client = client;
   setup.head = head_actor{self};
   setup.head_token = st.cfg.control_token;

@@ -53,6 +53,8 @@ struct worker_spec {
   ps_actor ps;
   tracer_actor tracer;
   int64_t elapsed_ns = 0;   // time since the run's origin when the head sent this
+  bool resumed = false;     // continue from a checkpoint, where `resume` was
+  saved_worker resume;
 };
 
 struct node_status {
@@ -84,6 +86,8 @@ struct job_result {
   std::string message;      // why it failed or stopped ("" when done)
   double iter_cost_ms = 0;
   run_outcome outcome;      // empty when the job never started
+  std::string resumed_from; // the checkpoint it resumed from (empty: none)
+  double resumed_at_s = -1;
 };
 
 template <class Inspector>
@@ -93,7 +97,7 @@ typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
   return f(caf::meta::type_name("worker_spec"), x.job, x.id, x.iter_cost_ms, x.ps, x.tracer,
-           x.elapsed_ns);
+           x.elapsed_ns, x.resumed, x.resume);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
@@ -111,7 +115,8 @@ typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_result& x) {
-  return f(caf::meta::type_name("job_result"), x.state, x.message, x.iter_cost_ms, x.outcome);
+  return f(caf::meta::type_name("job_result"), x.state, x.message, x.iter_cost_ms, x.outcome, x.resumed_from,
+           x.resumed_at_s);
 }
 
 /// Follows one submitted job (lives in the `syncpoint submit` process).

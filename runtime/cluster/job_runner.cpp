@@ -101,9 +101,13 @@ void finish(job_ptr self, run_outcome& outcome) {
   std::string state = st.stop_reason.empty() ? "done" : "stopped";
   st.status.state = state;
   tell_head(self);
+  job_result result{state, st.stop_reason, st.setup.cfg.iter_cost_ms, std::move(outcome)};
+  if (auto& r = st.setup.resume) {
+    result.resumed_from = r->file;
+    result.resumed_at_s = to_seconds(r->point.state.time_ns);
+  }
   if (!st.client_gone)
-    self->send(st.setup.client, finished_atom::value,
-               job_result{state, st.stop_reason, st.setup.cfg.iter_cost_ms, std::move(outcome)});
+    self->send(st.setup.client, finished_atom::value, std::move(result));
   self->quit();
 }
 
@@ -113,7 +117,15 @@ void launch(job_ptr self) {
   auto& st = self->state;
   auto& cfg = st.setup.cfg;
   st.origin = self->clock().now();
+  const checkpoint_state* from = st.setup.resume ? &st.setup.resume->point.state : nullptr;
+  if (from)  // the run's clock goes on from the checkpoint's time
+    st.origin -= std::chrono::nanoseconds(from->time_ns);
   core_options opts;
+  opts.resume = from;
+  if (cfg.checkpoint_every_s > 0)
+    opts.on_checkpoint = [cfg, settings = run_settings(cfg, cfg.iter_cost_ms)](checkpoint_state& s) {
+      return store_checkpoint(cfg, settings, std::move(s));
+    };
   opts.driver = job_actor{self};
   opts.origin = st.origin;
   opts.request_timeout = caf::duration{seconds(cfg.request_timeout_s)};
@@ -126,6 +138,10 @@ void launch(job_ptr self) {
     auto idx = static_cast<size_t>(i);
     auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
     worker_spec spec{cfg, i, cfg.iter_cost_ms, st.core.ps, st.core.tracer, elapsed.count()};
+    if (from && !from->coordinator.gone.at(idx)) {
+      spec.resumed = true;
+      spec.resume = from->workers.at(idx);
+    }
     self->request(st.setup.nodes[idx], st.setup.spawn_timeout, spawn_atom::value,
                   st.setup.node_tokens[idx], std::move(spec))
       .then(

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "models/dataset.hpp"
+#include "runtime/checkpointing.hpp"
 #include "runtime/cluster/interfaces.hpp"
 
 #include <memory>
@@ -25,6 +26,7 @@ struct job_setup {
   client_actor client;
   head_actor head;
   caf::timespan spawn_timeout = std::chrono::seconds(60);
+  std::shared_ptr<const resume_point> resume;  // continue from this checkpoint (checked by the head)
 };
 
 job_actor spawn_job(caf::actor_system& sys, job_setup setup);

@@ -78,8 +78,10 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
     auto cfg = load(self, spec.job);
     auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
     auto timeout = caf::duration{seconds(cfg.request_timeout_s)};
-    auto w = spawn_worker(self->system(), worker_for(cfg, spec.id, spec.iter_cost_ms, st.data, spec.ps,
-                                                     spec.tracer, origin, timeout));
+    auto wc = worker_for(cfg, spec.id, spec.iter_cost_ms, st.data, spec.ps, spec.tracer, origin, timeout);
+    if (spec.resumed)
+      wc.resume = std::make_shared<const saved_worker>(std::move(spec.resume));
+    auto w = spawn_worker(self->system(), std::move(wc));
     self->monitor(w);
     st.workers.push_back(w);
     return w;
