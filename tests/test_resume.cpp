@@ -175,7 +175,10 @@ TEST_CASE("resume: a protocol without checkpoint support is refused before the r
 }
 
 TEST_CASE("resume: on the real clock, checkpoints are taken at rest and a resumed run finishes from one") {
-  for (std::string protocol : {"bsp", "wbsp-overlap", "r2sp"}) {
+  // (Not r2sp here: a real-clock checkpoint pauses the run until every worker
+  // has pushed, and r2sp counts the pause into its measured cycles; at a
+  // checkpoint every 50 ms that skews its batches. docs/cluster.md.)
+  for (std::string protocol : {"bsp", "asp", "wbsp-overlap"}) {
     CAPTURE(protocol);
     folder dir("real_" + protocol);
     auto cfg = busy_job(protocol);
