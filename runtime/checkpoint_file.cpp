@@ -144,12 +144,24 @@ struct pooled_state {
   }
 };
 
-pooled_state pool_weights(checkpoint_state s) {
+// A cheap key for finding equal vectors (equality is then checked in full):
+// the length and a few hundred values spread over the vector.
+size_t sketch(const std::vector<float>& v) {
+  size_t step = std::max<size_t>(1, v.size() / 256);
+  size_t h = std::hash<size_t>{}(v.size());
+  for (size_t i = 0; i < v.size(); i += step) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[i], sizeof bits);
+    h = h * 1000003u ^ bits;
+  }
+  return h;
+}
+
+pooled_state pool_weights(checkpoint_state&& s) {
   pooled_state p;
   std::multimap<size_t, uint32_t> by_hash;
   for_each_weights(s, [&](std::vector<float>& v) {
-    auto h = std::hash<std::string_view>{}(
-      std::string_view(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+    auto h = sketch(v);
     auto [from, to] = by_hash.equal_range(h);
     for (auto i = from; i != to; ++i)
       if (p.pool[i->second] == v) {
@@ -187,18 +199,23 @@ bool unpool_weights(pooled_state& p) {
 
 }  // namespace
 
-std::string write_checkpoint(const std::string& dir, const checkpoint& c) {
+std::string write_checkpoint(const std::string& dir, checkpoint c) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   char name[64];
   std::snprintf(name, sizeof name, "checkpoint-%012llu.bin", static_cast<unsigned long long>(c.state.samples));
   auto file = (fs::path(dir) / name).string();
   auto tmp = (fs::path(dir) / ".checkpoint.tmp").string();
-  auto pooled = pool_weights(c.state);
+  auto pooled = pool_weights(std::move(c.state));
   std::string payload;
-  size_t floats = pooled.s.ps.velocity.size() * 3;
+  auto& ps = pooled.s.ps;
+  size_t floats = ps.velocity.size() + ps.round_step.size() + ps.buffer.size();
   for (auto& v : pooled.pool)
     floats += v.size();
+  for (auto& w : pooled.s.workers)
+    floats += w.grad.size();
+  for (auto& t : ps.in_transit)
+    floats += t.push.grad.size();
   payload.reserve(4 * floats + 64 * pooled.s.trace.size() + pooled.s.coordinator.protocol_state.size() +
                   8192 * pooled.s.workers.size() + 1024);
   {

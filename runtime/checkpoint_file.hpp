@@ -52,9 +52,10 @@ struct checkpoint {
 
 /// Writes DIR/checkpoint-<samples, 12 digits>.bin through DIR/.checkpoint.tmp:
 /// written, flushed to disk (fsync), then renamed, so an older checkpoint is
-/// never replaced by a partial file. Returns the file's path. Throws
+/// never replaced by a partial file. Takes `c` by value: runners move their
+/// state in (a copy of a large model costs as much as writing it). Returns the file's path. Throws
 /// config_error naming the file when it cannot (the older ones stay intact).
-std::string write_checkpoint(const std::string& dir, const checkpoint& c);
+std::string write_checkpoint(const std::string& dir, checkpoint c);
 
 /// Deletes all but the newest `keep` checkpoints in DIR (keep 0: none deleted).
 void prune_checkpoints(const std::string& dir, size_t keep);
