@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -267,4 +269,34 @@ TEST_CASE("cli: compare --tune-lr runs every protocol at every lr and reports ea
   r = run("compare --protocols asp --tune-lr 0.05,fast" + fast);
   CHECK(r.status == 2);
   CHECK(r.output.find("--tune-lr: 'fast' is not a positive learning rate") != std::string::npos);
+}
+
+TEST_CASE("cli: checkpoints from the command line: written, resumed, and bad ones refused with exit 2") {
+  auto dir = std::filesystem::temp_directory_path() / ("syncpoint-cli-checkpoint-" + std::to_string(getpid()));
+  std::filesystem::remove_all(dir);
+  auto ck = (dir / "ck").string();
+  auto job = " --protocol bsp --workers 2 --epochs 2 --straggler 1:x2" + fast;
+  auto r = run("train" + job + " --checkpoint-every 0.05 --checkpoint-dir " + ck + " --checkpoint-keep 2");
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  std::vector<std::filesystem::path> files;
+  for (auto& e : std::filesystem::directory_iterator(ck))
+    files.push_back(e.path());
+  CHECK(files.size() == 2);  // --checkpoint-keep
+  std::sort(files.begin(), files.end());
+  r = run("train" + job + " --resume " + ck);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("resumed from " + files.back().string()) != std::string::npos);
+  r = run("train" + job + " --checkpoint-every 0.5");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--checkpoint-every needs --checkpoint-dir DIR") != std::string::npos);
+  r = run("train" + job + " --resume " + ck + " --batch 32");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--batch is 32 here but 64 in the checkpointed run") != std::string::npos);
+  // The newest checkpoint cut short: refused, naming it, and the older one is not used silently.
+  auto bytes = syncpoint::testing::slurp(files.back().string());
+  std::ofstream(files.back(), std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  r = run("train" + job + " --resume " + ck);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("checkpoint '" + files.back().string() + "': truncated") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
