@@ -7,6 +7,8 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <cstdio>
 #include <map>
 
@@ -104,6 +106,14 @@ void check_checkpointable(const job_config& cfg) {
   } catch (const std::logic_error& e) {
     throw config_error(std::string("--checkpoint-every: ") + e.what());
   }
+  // The folder must take files now, not fail at the first checkpoint.
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.checkpoint_dir, ec);
+  auto probe = std::filesystem::path(cfg.checkpoint_dir) / ".checkpoint.tmp";
+  if (ec || !std::ofstream(probe))
+    throw config_error("--checkpoint-dir " + cfg.checkpoint_dir + ": cannot write there" +
+                       (ec ? " (" + ec.message() + ")" : std::string()));
+  std::filesystem::remove(probe, ec);
 }
 
 resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t train_size) {

@@ -44,8 +44,9 @@ resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t
 std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<std::string, std::string>>& settings,
                              checkpoint_state&& state);
 
-/// Throws config_error if runs of cfg's protocol or model cannot be
-/// checkpointed (before a run that would fail at its first checkpoint).
+/// Throws config_error if cfg.checkpoint_dir cannot take files, or runs of
+/// cfg's protocol or model cannot be checkpointed (before a run that would
+/// fail at its first checkpoint).
 void check_checkpointable(const job_config& cfg);
 
 /// The actors of one job.

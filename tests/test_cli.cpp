@@ -289,6 +289,9 @@ TEST_CASE("cli: checkpoints from the command line: written, resumed, and bad one
   r = run("train" + job + " --checkpoint-every 0.5");
   CHECK(r.status == 2);
   CHECK(r.output.find("--checkpoint-every needs --checkpoint-dir DIR") != std::string::npos);
+  r = run("train" + job + " --checkpoint-every 0.05 --checkpoint-dir /proc/no-such-place");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--checkpoint-dir /proc/no-such-place: cannot write there") != std::string::npos);
   r = run("train" + job + " --resume " + ck + " --batch 32");
   CHECK(r.status == 2);
   CHECK(r.output.find("--batch is 32 here but 64 in the checkpointed run") != std::string::npos);
