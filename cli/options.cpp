@@ -40,7 +40,7 @@ options::options(command c) {
              ? "where the head writes checkpoints (a folder on the head's machine)"
              : "where checkpoints go (checkpoint-<samples>.bin)")
       .add(cfg_.checkpoint_keep, "checkpoint-keep", "keep the newest N checkpoints, 0: all (default 3)")
-      .add(cfg_.resume_dir, "resume", "continue from the newest checkpoint in DIR (same options; limits may be raised)");
+      .add(cfg_.resume_dir, "resume", "continue from the newest checkpoint in DIR, or from the checkpoint FILE (same options; limits may be raised)");
   if (compare)
     g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)")
       .add(tune_lr_, "tune-lr", "run each protocol at each of these learning rates (e.g. 0.02,0.05,0.1) and report it at its best")

@@ -118,7 +118,8 @@ void check_checkpointable(const job_config& cfg) {
 
 resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t train_size) {
   resume_point r;
-  r.file = newest_checkpoint(cfg.resume_dir);
+  std::error_code ec;  // a folder's newest checkpoint, or the file named
+  r.file = std::filesystem::is_regular_file(cfg.resume_dir, ec) ? cfg.resume_dir : newest_checkpoint(cfg.resume_dir);
   if (r.file.empty())
     throw config_error("--resume " + cfg.resume_dir + ": no checkpoint there (checkpoint-*.bin)");
   r.point = read_checkpoint(r.file, {checkpoint_format, cfg.model, parameters, cfg.protocol});

@@ -32,7 +32,8 @@ struct resume_point {
   double iter_cost_ms = 0;  // the checkpointed run's
 };
 
-/// The newest checkpoint in cfg.resume_dir, checked against `cfg`. Throws
+/// The newest checkpoint in cfg.resume_dir (or that file, if it names one),
+/// checked against `cfg`. Throws
 /// config_error naming the directory or file and what is wrong: none there,
 /// unreadable, another model or protocol, an option that disagrees (only
 /// --epochs, --max-time and --target-accuracy may change, and not to a limit

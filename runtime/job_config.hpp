@@ -72,7 +72,8 @@ struct job_config {
   // Checkpoints (docs/cluster.md, "Checkpoints"): every `checkpoint_every_s`
   // on the run's clock into `checkpoint_dir`, keeping the newest
   // `checkpoint_keep` (0: all). `resume_dir`: continue from the newest
-  // checkpoint there; only the limits may differ from the checkpointed run.
+  // checkpoint there (or from that file); only the limits may differ from
+  // the checkpointed run.
   double checkpoint_every_s = 0;
   std::string checkpoint_dir;
   int checkpoint_keep = 3;

@@ -286,6 +286,9 @@ TEST_CASE("cli: checkpoints from the command line: written, resumed, and bad one
   r = run("train" + job + " --resume " + ck);
   CHECK(r.status == 0);
   CHECK(r.output.find("resumed from " + files.back().string()) != std::string::npos);
+  r = run("train" + job + " --resume " + files.front().string());  // a file: that checkpoint
+  CHECK(r.status == 0);
+  CHECK(r.output.find("resumed from " + files.front().string()) != std::string::npos);
   r = run("train" + job + " --checkpoint-every 0.5");
   CHECK(r.status == 2);
   CHECK(r.output.find("--checkpoint-every needs --checkpoint-dir DIR") != std::string::npos);
