@@ -19,6 +19,9 @@ class bsp : public protocol {
   void on_push(coordinator_api& c, worker_id) override { close_round_if_complete(c); }
 
   void on_lost(coordinator_api& c, worker_id) override { close_round_if_complete(c); }
+  // A newcomer waits for the round in progress to close (it has nothing in
+  // it) and starts from the barrier with everyone.
+  void on_joined(coordinator_api& c, worker_id) override { close_round_if_complete(c); }
   void checkpoint(protocol_archive&) override {}  // the round is the coordinator's waiting set
 
  private:

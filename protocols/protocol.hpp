@@ -150,6 +150,13 @@ class protocol {
   virtual void on_push(coordinator_api& c, worker_id w) = 0;
   /// Worker `w` is gone (crash, lost node); it is no longer live.
   virtual void on_lost(coordinator_api& c, worker_id w) {}
+  /// Worker `w` joined the running job (an elastic job grew, or a lost
+  /// worker came back on another node). It is live and waiting for its first
+  /// release, with the slowest live worker's clock; the weights are already
+  /// renormalised. Take it in at a clean point: release it now (the default,
+  /// right for protocols without barriers), or leave it waiting for the next
+  /// barrier, which then releases it with everyone.
+  virtual void on_joined(coordinator_api& c, worker_id w) { c.release(w); }
   /// A timer set with c.set_timer(t, tag) is due.
   virtual void on_timer(coordinator_api& c, uint64_t tag) {}
   /// Saves or loads (`ar.loading()`) the protocol's own state for a

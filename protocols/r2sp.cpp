@@ -83,6 +83,14 @@ class r2sp : public protocol {
     regrid();  // ranks, and so offsets, are taken over the live workers
   }
 
+  // A newcomer changes the ranks (a new grid) and measures its first cycle.
+  void on_joined(coordinator_api& c, worker_id w) override {
+    auto i = static_cast<size_t>(w);
+    speeds_[i].clear();
+    regrid();
+    release(c, w, c.now());
+  }
+
   void checkpoint(protocol_archive& ar) override {
     ar(base_batch_, next_retune_, period_, t0_, released_at_, last_slot_, speeds_, cycle_batch_);
   }

@@ -20,6 +20,7 @@ class ssp : public protocol {
   void on_push(coordinator_api& c, worker_id) override { release_within_bound(c); }
 
   void on_lost(coordinator_api& c, worker_id) override { release_within_bound(c); }
+  void on_joined(coordinator_api& c, worker_id) override { release_within_bound(c); }  // at the slowest's clock
   void checkpoint(protocol_archive&) override {}  // the clocks are the coordinator's
 
  private:

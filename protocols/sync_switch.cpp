@@ -133,6 +133,12 @@ class sync_switch : public protocol {
   }
 
   void on_lost(coordinator_api& c, worker_id w) override { active_->on_lost(api(c), w); }
+  void on_joined(coordinator_api& c, worker_id w) override {
+    auto i = static_cast<size_t>(w);
+    released_at_[i] = cycle_[i] = -1;  // no cycle observed yet
+    slow_[i] = normal_[i] = 0;
+    active_->on_joined(api(c), w);
+  }
 
   // The phase's protocol nests: after loading which phase runs, a fresh
   // instance of it loads its own state (it is not started again).

@@ -147,6 +147,16 @@ struct recorder : coordinator_api {
     scheduled.erase(w);
     p.on_lost(*this, w);
   }
+  /// `w` joins: live, waiting, at the slowest live worker's clock.
+  void join(protocol& p, worker_id w) {
+    uint64_t slowest = UINT64_MAX;
+    for (auto v : live_workers())
+      slowest = std::min(slowest, clock_[v]);
+    live_[w] = true;
+    waiting_[w] = true;
+    clock_[w] = slowest == UINT64_MAX ? 0 : slowest;
+    p.on_joined(*this, w);
+  }
   std::vector<worker_id> take() {
     auto out = released;
     released.clear();

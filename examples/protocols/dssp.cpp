@@ -70,6 +70,13 @@ class dssp : public protocol {
 
   void on_lost(coordinator_api& c, worker_id) override { release_allowed(c); }
 
+  // A newcomer starts at the slowest worker's clock: SSP's bound lets it go.
+  void on_joined(coordinator_api& c, worker_id w) override {
+    times_[idx(w)].clear();
+    decided_at_[idx(w)] = UINT64_MAX;
+    release_allowed(c);
+  }
+
   void checkpoint(protocol_archive& ar) override { ar(started_, times_, stop_, decided_at_); }
 
  private:

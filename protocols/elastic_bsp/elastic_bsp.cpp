@@ -68,6 +68,17 @@ class elastic_bsp : public protocol {
     barrier_if_everyone_stopped(c);
   }
 
+  // A newcomer joins the monitoring if no barrier is planned yet; else it
+  // waits for the planned barrier, which releases it with everyone.
+  void on_joined(coordinator_api& c, worker_id w) override {
+    times_[idx(w)].clear();
+    stop_at_[idx(w)] = 0;
+    if (!predicted_)
+      c.release(w);
+    else
+      barrier_if_everyone_stopped(c);
+  }
+
   void checkpoint(protocol_archive& ar) override { ar(times_, stop_at_, predicted_); }
 
   /// Pushes since the last barrier after which each worker stops (0: not predicted).
