@@ -18,7 +18,6 @@ namespace {
 using vec = Eigen::Map<Eigen::VectorXf>;
 using cvec = Eigen::Map<const Eigen::VectorXf>;
 
-using ps_ptr = ps_actor::stateful_pointer<ps_state>;
 
 // Where the next weights go: in place if no reader holds the current ones,
 // else a spare nobody holds any more, else a new buffer.
@@ -386,34 +385,10 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       return rp;
     },
     [=](push_atom, resume_atom, uint64_t iter) -> caf::result<proceed> {
-      // A resumed worker's push: on the link still, or held by the coordinator.
-      auto w = member_index(self);
-      if (w < 0)
-        return make_error(sp_error::not_a_member, "a resumed push from an actor that is not a worker of this job");
-      for (auto& [id, t] : self->state.in_transit)
-        if (t.is_push && t.worker == w && t.push.iter == iter && !t.push_reply.pending()) {
-          t.push_reply = self->make_response_promise<proceed>();
-          return t.push_reply;
-        }
-      if (!self->state.coordinator)
-        return make_error(sp_error::bad_input, "no push of worker " + std::to_string(w) + " to resume");
-      return self->delegate(self->state.coordinator, pushed_atom::value, resume_atom::value, w);
+      return resume_push(self, member_index(self), iter);
     },
     [=](pull_atom, resume_atom, uint64_t) -> caf::result<weights> {
-      // A resumed worker's pull: on the link still, or waiting for its version.
-      auto w = member_index(self);
-      auto& st = self->state;
-      for (auto& [id, t] : st.in_transit)
-        if (!t.is_push && t.worker == w && !t.pull_reply.pending()) {
-          t.pull_reply = self->make_response_promise<weights>();
-          return t.pull_reply;
-        }
-      for (auto& [version, p] : st.waiting_pulls)
-        if (p.worker == w && !p.reply.pending()) {
-          p.reply = self->make_response_promise<weights>();
-          return p.reply;
-        }
-      return make_error(sp_error::bad_input, "no pull of worker " + std::to_string(w) + " to resume");
+      return resume_pull(self, member_index(self));
     },
     [=](save_atom) { return save(self->state); },
     [=](link_atom, uint64_t id) {

@@ -4,6 +4,36 @@
 
 namespace syncpoint {
 
+caf::result<proceed> resume_push(ps_ptr self, worker_id w, uint64_t iter) {
+  if (w < 0)
+    return make_error(sp_error::not_a_member, "a resumed push from an actor that is not a worker of this job");
+  for (auto& [id, t] : self->state.in_transit)
+    if (t.is_push && t.worker == w && t.push.iter == iter && !t.push_reply.pending()) {
+      t.push_reply = self->make_response_promise<proceed>();
+      return t.push_reply;
+    }
+  if (!self->state.coordinator)
+    return make_error(sp_error::bad_input, "no push of worker " + std::to_string(w) + " to resume");
+  return self->delegate(self->state.coordinator, pushed_atom::value, resume_atom::value, w);
+}
+
+caf::result<weights> resume_pull(ps_ptr self, worker_id w) {
+  if (w < 0)
+    return make_error(sp_error::not_a_member, "a resumed pull from an actor that is not a worker of this job");
+  auto& st = self->state;
+  for (auto& [id, t] : st.in_transit)
+    if (!t.is_push && t.worker == w && !t.pull_reply.pending()) {
+      t.pull_reply = self->make_response_promise<weights>();
+      return t.pull_reply;
+    }
+  for (auto& [version, p] : st.waiting_pulls)
+    if (p.worker == w && !p.reply.pending()) {
+      p.reply = self->make_response_promise<weights>();
+      return p.reply;
+    }
+  return make_error(sp_error::bad_input, "no pull of worker " + std::to_string(w) + " to resume");
+}
+
 saved_ps save(const ps_state& st) {
   saved_ps s;
   s.w = *st.w;

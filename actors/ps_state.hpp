@@ -63,6 +63,16 @@ struct ps_state {
   static inline const char* name = "parameter_server";
 };
 
+using ps_ptr = ps_actor::stateful_pointer<ps_state>;
+
+/// A resumed worker `w` (-1: not a member) asks again for the reply to its
+/// push `iter`: it takes over the push on the link, or the coordinator's
+/// held place (the request is delegated there).
+caf::result<proceed> resume_push(ps_ptr self, worker_id w, uint64_t iter);
+
+/// ... and for the weights of its pull: on the link, or waiting for its version.
+caf::result<weights> resume_pull(ps_ptr self, worker_id w);
+
 /// The state a checkpoint keeps (without the promises of held requests).
 saved_ps save(const ps_state& st);
 
