@@ -113,6 +113,42 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   checkpoint_if_still(self);
 }
 
+// A vacant worker id (never started, or lost) gets a running worker: live,
+// waiting for its first release at the slowest live worker's clock, with the
+// weights renormalised; the protocol takes it in (on_joined).
+void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::string& where) {
+  auto& st = self->state;
+  auto i = coordinator_state::idx(w);
+  if (!st.started || st.stopping || st.finishing || !st.valid(w) || st.live_[i] || !st.gone_[i] || !handle) {
+    if (handle)  // not wanted: it goes
+      self->send_exit(handle, caf::exit_reason::user_shutdown);
+    return;
+  }
+  uint64_t slowest = UINT64_MAX;
+  for (auto v : st.live_workers())
+    slowest = std::min(slowest, st.clock_[coordinator_state::idx(v)]);
+  st.worker_handles[i] = std::move(handle);
+  self->monitor(st.worker_handles[i]);
+  self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, st.worker_handles);
+  st.live_[i] = true;
+  st.gone_[i] = false;
+  st.waiting_[i] = true;
+  st.promise_[i] = caf::typed_response_promise<proceed>{};
+  st.deferred_[i].reset();
+  st.held_for_resume_[i] = false;
+  st.clock_[i] = slowest == UINT64_MAX ? 0 : slowest;
+  st.waiting_since_[i] = st.event + 1;
+  st.batch_[i] = static_cast<uint32_t>(st.cfg->batch);
+  st.pending_release_[i] = 0;
+  st.send_worker_weights();
+  auto t = since(self, st.cfg->origin);
+  st.trace({"joined", w, t, t, st.clock_[i], st.version_, 0, where});
+  st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " joined" +
+              (where.empty() ? "" : " (" + where + ")"),
+            true);
+  st.protocol_event([&] { st.cfg->proto->on_joined(st, w); });
+}
+
 void begin_stop(coordinator_ptr self, const std::string& reason) {
   auto& st = self->state;
   if (st.stopping)
@@ -207,8 +243,12 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, st.worker_handles);
       st.evaluator = std::move(evaluator);
       for (size_t i = 0; i < st.worker_handles.size(); ++i)
-        if (!st.gone_[i])
+        if (!st.worker_handles[i]) {  // vacant: an elastic job short of slots
+          st.live_[i] = st.waiting_[i] = false;
+          st.gone_[i] = true;
+        } else if (!st.gone_[i]) {
           self->monitor(st.worker_handles[i]);
+        }
       if (st.cfg->ps)
         self->monitor(st.cfg->ps);
       if (st.evaluator)
@@ -305,6 +345,10 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       } else {
         st.protocol_event([&] { st.cfg->proto->on_timer(st, e.tag); });
       }
+    },
+    [=](join_atom, worker_id w, worker_actor& handle, const std::string& where) {
+      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver))
+        on_join(self, w, std::move(handle), where);
     },
     [=](checkpoint_atom) {
       if (self->current_sender() == self->ctrl())

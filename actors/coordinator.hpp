@@ -10,6 +10,10 @@
 //   (save_atom) -> saved_coordinator          its state and its protocol's, for a
 //                                             checkpoint (an error while the run ends)
 //   (pushed_atom, resume_atom, worker) -> proceed   a resumed worker's held push
+//   (join_atom, id, worker, where)            from the driver: worker `id` (vacant:
+//                                             never started, or lost) joins the run
+// A start message with an invalid handle leaves that id vacant (an elastic
+// job that started with fewer slots than workers).
 // Resumed (cfg.resume), it starts on (start_atom, ...) where it was saved,
 // without starting the protocol again.
 // It sends progress reports to `driver` (with report_progress) and, when the

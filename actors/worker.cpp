@@ -43,6 +43,7 @@ struct worker_state {
   bool pulling = false;
   bool started = false;
   bool awaiting_resume = false;   // restored, waiting for the coordinator's word
+  nanos born = 0;                 // spawned (a worker that joins a running job waits from then)
   std::optional<proceed> reply;   // a reply not acted on yet
   bool local_step = false;        // from the last proceed
   bool overlap = false;
@@ -336,6 +337,7 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
         self->quit(dm.reason ? dm.reason : caf::error{caf::exit_reason::normal});
     });
   }
+  st.born = now(self);
   if (st.cfg.resume)
     restore(self, *st.cfg.resume);
   return {
@@ -345,7 +347,7 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
         return;  // later proceeds come as replies to pushes, never as messages
       st.started = true;
       auto t = now(self);
-      trace(self, "wait", 0, t);
+      trace(self, "wait", std::min(st.born, t), t);
       st.reply = p;
       advance(self);
     },

@@ -127,6 +127,8 @@ void print_summary(const run_summary& s) {
   std::printf("\n  mean compute ratio %.3f, staleness mean %.2f max %llu, barriers %llu\n",
               s.mean_compute_ratio, s.staleness_mean, static_cast<unsigned long long>(s.staleness_max),
               static_cast<unsigned long long>(s.barriers));
+  for (auto& j : s.joins)
+    std::printf("  worker %d joined at %.2f s%s\n", j.worker, j.t_s, j.reason.empty() ? "" : (" (" + j.reason + ")").c_str());
   for (auto& ph : s.phases)
     std::printf("  phase %s (%s): %llu samples in %.2f s from %.2f s, accuracy at its end %.4f\n",
                 ph.protocol.c_str(), ph.reason.c_str(), static_cast<unsigned long long>(ph.samples), ph.time_s,

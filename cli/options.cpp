@@ -26,7 +26,9 @@ options::options(command c) {
       .add(tls_paths.cert, "cert", "this process's certificate (PEM), signed by the cluster's CA")
       .add(tls_paths.key, "key", "the private key of --cert (PEM)")
       .add(tls_paths.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM)")
-      .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)");
+      .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)")
+      .add(cfg_.elastic, "elastic", "start on the free slots if fewer than --workers; grow as nodes join, and "
+                                    "bring a lost node's workers back on a new one");
   }
   if (c == command::tune)
     g.add(tolerance, "tolerance", "accept a BSP share whose accuracy is within this of pure BSP (default 0.005)")

@@ -50,7 +50,8 @@ using coordinator_actor = caf::typed_actor<
   caf::reacts_to<eval_atom, eval_result>,
   caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
   caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
-  caf::reacts_to<stop_atom, std::string>>;        // end the run early, with a reason
+  caf::reacts_to<stop_atom, std::string>,         // end the run early, with a reason
+  caf::reacts_to<join_atom, worker_id, worker_actor, std::string>>;  // (driver) an elastic job grows: id, worker, where
 
 using ps_actor = caf::typed_actor<
   caf::replies_to<push_atom, gradient_push>::with<proceed>,

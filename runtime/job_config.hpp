@@ -84,6 +84,9 @@ struct job_config {
 
   // Cluster (syncpoint submit): how workers are placed on nodes, spread or pack.
   std::string placement = "spread";
+  // Elastic: start with the free slots if fewer than `workers`, and grow (or
+  // bring lost workers back) as nodes with free slots join.
+  bool elastic = false;
 };
 
 // A job travels from `syncpoint submit` to the head, and a worker's part of it
@@ -95,7 +98,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.momentum_rule, x.batch, x.seed,
            x.clock, x.straggler, x.iter_cost_ms, x.measure_iter_cost, x.ps_bandwidth, x.latency_ms, x.eval_every,
            x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.checkpoint_every_s, x.checkpoint_dir, x.checkpoint_keep,
-           x.resume_dir, x.out_dir, x.progress, x.placement);
+           x.resume_dir, x.out_dir, x.progress, x.placement, x.elastic);
 }
 
 }  // namespace syncpoint

@@ -212,6 +212,13 @@ run_summary summary_from_json(const std::string& text, const std::string& source
     auto l = r.item(losses[i], "losses", i);
     s.losses.push_back({static_cast<int>(l.number("worker")), l.number("t_s"), l.text("reason")});
   }
+  if (r.find("joins")) {
+    auto& joins = r.array("joins");
+    for (rapidjson::SizeType i = 0; i < joins.Size(); ++i) {
+      auto l = r.item(joins[i], "joins", i);
+      s.joins.push_back({static_cast<int>(l.number("worker")), l.number("t_s"), l.text("where")});
+    }
+  }
   auto& workers = r.array("per_worker");
   for (rapidjson::SizeType i = 0; i < workers.Size(); ++i) {
     auto w = r.item(workers[i], "per_worker", i);

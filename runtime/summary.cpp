@@ -53,6 +53,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       s.link_busy_s = std::max(0.0, s.link_busy_s) + span;
     } else if (ev.kind == "lost") {
       ++s.lost;
+    } else if (ev.kind == "joined") {
+      s.joins.push_back({ev.worker, to_seconds(ev.t0), ev.note});
     } else if (ev.kind == "eval") {
       s.evals.push_back({to_seconds(ev.t0), ev.iter, ev.value});
       if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
@@ -167,6 +169,9 @@ std::string to_json(const run_summary& s) {
            .raw("link_utilization", s.link_utilization >= 0 ? num(s.link_utilization) : "null")
            .raw("phases", phases)
            .raw("losses", losses)
+           .raw("joins", array(s.joins, [](const loss_point& j) {
+             return object().add("worker", j.worker).add("t_s", j.t_s).add("where", j.reason).done();
+           }))
            .raw("per_worker", workers)
            .raw("evals", evals)
            .raw("resumed_from", s.resumed_from.empty() ? "null" : json::str(s.resumed_from))
@@ -203,7 +208,8 @@ double total_comm_s(const run_summary& s) {
 }
 
 bool failed_run(const run_summary& s) {
-  return s.workers > 0 && s.lost >= static_cast<uint64_t>(s.workers);
+  // Every worker that ran was lost: as many losses as workers, plus those that joined later.
+  return s.workers > 0 && s.lost >= static_cast<uint64_t>(s.workers) + s.joins.size();
 }
 
 uint64_t equal_samples(const std::vector<const run_summary*>& runs) {

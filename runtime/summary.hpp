@@ -78,6 +78,7 @@ struct run_summary {
   std::vector<worker_summary> per_worker;
   std::vector<eval_point> evals;
   std::vector<loss_point> losses;  // each lost worker, when and why
+  std::vector<loss_point> joins;   // each worker that joined the running job, when and where (reason)
   std::vector<phase_summary> phases;  // empty unless the protocol switched phases
   std::string resumed_from;           // the checkpoint file it resumed from (empty: none)
   double resumed_at_s = -1;           // ... and that checkpoint's time on the run clock

@@ -32,6 +32,7 @@ struct job_entry {
   // Slots held on each node (by its actor, not its name: a node that died and
   // joined again under the same name starts afresh), until the job ends.
   std::map<caf::actor_addr, int> held;
+  bool elastic = false;
 };
 
 struct head_state {
@@ -114,6 +115,39 @@ void maybe_done_shutting_down(head_ptr self) {
   st.shutdown_waiters.clear();
 }
 
+// A node's free slots go to the running elastic jobs short of workers, one
+// job after the other (each answers how many it took).
+void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64_t> jobs) {
+  auto& st = self->state;
+  auto* n = find_node(self, node_name);
+  if (!n || jobs.empty())
+    return;
+  int32_t free = n->status.slots - n->status.used;
+  auto id = jobs.front();
+  jobs.erase(jobs.begin());
+  auto j = st.jobs.find(id);
+  if (free <= 0 || j == st.jobs.end() || is_final(j->second.status.state)) {
+    offer_slots(self, node_name, std::move(jobs));
+    return;
+  }
+  self->request(j->second.handle, std::chrono::seconds(10), grow_atom::value, st.cfg.control_token, n->handle,
+                node_name, n->token, free)
+    .then(
+      [=](int32_t taken) {
+        auto& st = self->state;
+        auto* n = find_node(self, node_name);
+        auto j = st.jobs.find(id);
+        if (n && j != st.jobs.end() && taken > 0) {
+          n->status.used += taken;
+          j->second.held[n->handle.address()] += taken;
+          log(self, "job " + std::to_string(id) + " took " + std::to_string(taken) + " slots of node '" +
+                      node_name + "'");
+        }
+        offer_slots(self, node_name, jobs);
+      },
+      [=](caf::error&) { offer_slots(self, node_name, jobs); });
+}
+
 caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_actor& node) {
   auto& st = self->state;
   if (st.shutting_down)
@@ -157,6 +191,11 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
       }, [](caf::error&) {});
   }
   log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + " slots");
+  std::vector<uint64_t> elastic;
+  for (auto& [id, job] : st.jobs)
+    if (job.elastic && !is_final(job.status.state))
+      elastic.push_back(id);
+  offer_slots(self, hello.name, std::move(elastic));
   return hello.name;
 }
 
@@ -206,7 +245,12 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
              " of " + std::to_string(n.status.slots);
   }
   auto how = parse_placement(cfg.placement).value_or(st.cfg.default_placement);
-  auto where = place(free, cfg.workers, how);
+  int total_free = 0;
+  for (auto f : free)
+    total_free += std::max(f, 0);
+  // Elastic: start on the free slots, the rest as nodes join.
+  int now = cfg.elastic ? std::min(cfg.workers, total_free) : cfg.workers;
+  auto where = now > 0 ? place(free, now, how) : std::nullopt;
   if (!where) {
     int total = 0;
     for (auto f : free)
@@ -214,7 +258,8 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
     return make_error(sp_error::bad_input,
                       "the job needs " + std::to_string(cfg.workers) + " worker slots but the cluster has " +
                         std::to_string(total) + " free" +
-                        (st.nodes.empty() ? std::string(" (no node has joined)") : " (" + offer + ")"));
+                        (st.nodes.empty() ? std::string(" (no node has joined)") : " (" + offer + ")") +
+                        (cfg.elastic ? "; --elastic starts on one at least" : ""));
   }
   auto id = st.next_job++;
   job_setup setup;
@@ -236,6 +281,10 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
     ++n.status.used;
     ++entry.held[n.handle.address()];
   }
+  setup.nodes.resize(static_cast<size_t>(cfg.workers));  // vacant places: an invalid node
+  setup.node_names.resize(setup.nodes.size());
+  setup.node_tokens.resize(setup.nodes.size());
+  entry.elastic = cfg.elastic;
   entry.status = {id, cfg.protocol, cfg.workers, 0, -1, "starting"};
   entry.handle = spawn_job(self->system(), std::move(setup));
   self->monitor(entry.handle);

@@ -35,6 +35,7 @@ using leave_atom = caf::atom_constant<caf::atom("cl_leave")>;
 using finished_atom = caf::atom_constant<caf::atom("cl_fin")>;
 using job_atom = caf::atom_constant<caf::atom("cl_job")>;
 using shutdown_atom = caf::atom_constant<caf::atom("cl_shutdn")>;
+using grow_atom = caf::atom_constant<caf::atom("cl_grow")>;
 
 /// What a node says when it joins.
 struct node_hello {
@@ -133,7 +134,11 @@ using node_actor = caf::typed_actor<
 
 /// Runs one job on the head: the driver of its coordinator. The head stops it
 /// with (stop, its secret, reason).
-using job_actor = driver_actor::extend<caf::reacts_to<stop_atom, std::string, std::string>>;
+using job_actor = driver_actor::extend<
+  caf::reacts_to<stop_atom, std::string, std::string>,
+  // (head, with its secret) a node with free slots joined: an elastic job
+  // short of workers takes some; the reply is how many
+  caf::replies_to<grow_atom, std::string, node_actor, std::string, std::string, int32_t>::with<int32_t>>;
 
 /// The cluster manager that `syncpoint head` publishes.
 using head_actor = caf::typed_actor<

@@ -14,6 +14,8 @@ struct job_state {
   time_point origin;
   job_core core;
   std::vector<worker_actor> workers;  // by worker id, filled as nodes answer
+  std::vector<bool> vacant;           // elastic: ids with no worker running or starting
+  std::vector<std::vector<std::string>> hosts;  // by worker id: the nodes it ran on, in order
   size_t spawned = 0;
   bool started = false;
   bool ended = false;
@@ -81,13 +83,18 @@ void start(job_ptr self) {
   st.started = true;
   self->send(st.core.coordinator, start_atom::value, st.workers, st.core.evaluator);
   std::map<std::string, int> per_node;
-  for (auto& n : st.setup.node_names)
-    ++per_node[n];
+  for (size_t i = 0; i < st.setup.node_names.size(); ++i)
+    if (!st.vacant[i])
+      ++per_node[st.setup.node_names[i]];
   std::string where;
   for (auto& kv : per_node)
     where += (where.empty() ? "" : ", ") + kv.first + " (" + std::to_string(kv.second) + ")";
-  say(self, "[job " + std::to_string(st.setup.id) + "] " + std::to_string(st.workers.size()) +
-              " workers started on " + where);
+  auto running = std::count(st.vacant.begin(), st.vacant.end(), false);
+  say(self, "[job " + std::to_string(st.setup.id) + "] " + std::to_string(running) +
+              (static_cast<size_t>(running) < st.workers.size()
+                 ? " of " + std::to_string(st.workers.size()) + " workers started (elastic: the rest as nodes join)"
+                 : std::string(" workers started")) +
+              " on " + where);
   st.status.state = "running";
   tell_head(self);
 }
@@ -95,9 +102,14 @@ void start(job_ptr self) {
 void finish(job_ptr self, run_outcome& outcome) {
   auto& st = self->state;
   st.ended = true;
+  std::vector<size_t> nth(st.hosts.size(), 0);  // a worker's k-th loss was on its k-th node
   for (auto& l : outcome.losses)
-    if (l.worker >= 0 && static_cast<size_t>(l.worker) < st.setup.node_names.size())
-      l.reason += " (node " + st.setup.node_names[static_cast<size_t>(l.worker)] + ")";
+    if (l.worker >= 0 && static_cast<size_t>(l.worker) < st.hosts.size()) {
+      auto& h = st.hosts[static_cast<size_t>(l.worker)];
+      auto k = nth[static_cast<size_t>(l.worker)]++;
+      if (!h.empty())
+        l.reason += " (node " + h[std::min(k, h.size() - 1)] + ")";
+    }
   std::string state = st.stop_reason.empty() ? "done" : "stopped";
   st.status.state = state;
   tell_head(self);
@@ -134,8 +146,11 @@ void launch(job_ptr self) {
   st.core = spawn_job_core(self->system(), cfg, st.setup.train_size, st.setup.test, opts);
   self->monitor(st.core.coordinator);
   st.workers.resize(static_cast<size_t>(cfg.workers));
+  auto needed = static_cast<size_t>(std::count(st.vacant.begin(), st.vacant.end(), false));
   for (int i = 0; i < cfg.workers; ++i) {
     auto idx = static_cast<size_t>(i);
+    if (st.vacant[idx])
+      continue;
     auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
     worker_spec spec{cfg, i, cfg.iter_cost_ms, st.core.ps, st.core.tracer, elapsed.count()};
     if (from && !from->coordinator.gone.at(idx)) {
@@ -152,7 +167,7 @@ void launch(job_ptr self) {
             self->send_exit(st.workers[idx], caf::exit_reason::user_shutdown);
             return;
           }
-          if (++st.spawned == st.workers.size())
+          if (++st.spawned == needed)
             start(self);
         },
         [=](caf::error& err) {
@@ -162,13 +177,76 @@ void launch(job_ptr self) {
   }
 }
 
+// Elastic: a node with `free` slots joined. Up to that many vacant ids get a
+// worker there (once the node holds the data), which joins the running
+// job. Returns how many it takes.
+int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::string& node_token, int32_t free) {
+  auto& st = self->state;
+  if (!st.setup.cfg.elastic || !st.started || st.ended || !node)
+    return 0;
+  std::vector<size_t> ids;
+  for (size_t i = 0; i < st.vacant.size() && static_cast<int32_t>(ids.size()) < free; ++i)
+    if (st.vacant[i])
+      ids.push_back(i);
+  if (ids.empty())
+    return 0;
+  for (auto i : ids) {
+    st.vacant[i] = false;
+    st.setup.nodes[i] = node;
+    st.setup.node_names[i] = name;
+    st.setup.node_tokens[i] = node_token;
+  }
+  self->monitor(node);
+  auto give_back = [=](const std::vector<size_t>& which, const std::string& why) {
+    auto& st = self->state;
+    for (auto i : which)
+      st.vacant[i] = true;
+    say(self, "[job " + std::to_string(st.setup.id) + "] node " + name + " could not take workers: " + why);
+  };
+  self->request(node, st.setup.spawn_timeout, prepare_atom::value, node_token, st.setup.cfg)
+    .then(
+      [=](int64_t examples) {
+        auto& st = self->state;
+        if (st.ended)
+          return;
+        if (examples != st.setup.train_size) {
+          give_back(ids, "it has " + std::to_string(examples) + " training examples, the head " +
+                    std::to_string(st.setup.train_size));
+          return;
+        }
+        for (auto i : ids) {
+          auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
+          auto& cfg = st.setup.cfg;
+          worker_spec spec{cfg, static_cast<int32_t>(i), cfg.iter_cost_ms, st.core.ps, st.core.tracer,
+                           elapsed.count()};
+          self->request(node, st.setup.spawn_timeout, spawn_atom::value, node_token, std::move(spec))
+            .then(
+              [=](worker_actor& w) {
+                auto& st = self->state;
+                st.workers[i] = w;
+                if (st.ended) {
+                  self->send_exit(w, caf::exit_reason::user_shutdown);
+                  return;
+                }
+                st.hosts[i].push_back(name);
+                self->send(st.core.coordinator, join_atom::value, static_cast<worker_id>(i), std::move(w),
+                           "node " + name);
+              },
+              [=](caf::error& err) { give_back({i}, self->system().render(err)); });
+        }
+      },
+      [=](caf::error& err) { give_back(ids, self->system().render(err)); });
+  return static_cast<int32_t>(ids.size());
+}
+
 // Phase 1: every node loads the data set (so loading is not charged to the
 // run's time) and must hold the same training set as the head.
 void prepare(job_ptr self) {
   auto& st = self->state;
   std::map<std::string, size_t> distinct;  // node name -> a worker it hosts
   for (size_t i = 0; i < st.setup.nodes.size(); ++i)
-    distinct.emplace(st.setup.node_names[i], i);
+    if (!st.vacant[i])
+      distinct.emplace(st.setup.node_names[i], i);
   auto pending = std::make_shared<size_t>(distinct.size());
   for (auto& kv : distinct) {
     auto name = kv.first;
@@ -202,6 +280,13 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
   st.setup = std::move(setup);
   auto& cfg = st.setup.cfg;
   st.status = {st.setup.id, cfg.protocol, cfg.workers, 0, -1, "starting"};
+  st.vacant.assign(static_cast<size_t>(cfg.workers), false);
+  st.hosts.resize(st.vacant.size());
+  for (size_t i = 0; i < st.setup.nodes.size(); ++i) {
+    st.vacant[i] = !st.setup.nodes[i];
+    if (st.setup.nodes[i])
+      st.hosts[i].push_back(st.setup.node_names[i]);
+  }
   self->monitor(st.setup.client);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
@@ -210,6 +295,12 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       stop_job(self, "the submitting process went away");
     } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended) {
       abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
+    } else if (st.started && st.setup.cfg.elastic) {  // its workers' places wait for a new node
+      for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+        if (st.setup.nodes[i].address() == dm.source) {
+          st.vacant[i] = true;
+          st.setup.nodes[i] = node_actor{};
+        }
     } else if (!st.started) {  // a node lost before the run began (after: its workers are lost)
       for (size_t i = 0; i < st.setup.nodes.size(); ++i)
         if (st.setup.nodes[i].address() == dm.source) {
@@ -232,6 +323,12 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
     [=](done_atom, run_outcome& outcome) {
       if (from_coordinator(self))
         finish(self, outcome);
+    },
+    [=](grow_atom, const std::string& token, node_actor& node, const std::string& name,
+        const std::string& node_token, int32_t free) -> int32_t {
+      if (!same_secret(token, self->state.setup.head_token))
+        return 0;
+      return grow(self, std::move(node), name, node_token, free);
     },
     [=](stop_atom, const std::string& token, const std::string& reason) {
       // The head's secret, not the sender's node: CAF 0.17 lets a peer forge that.
