@@ -80,7 +80,7 @@ std::vector<point> curve(const run_summary& s, bool by_samples) {
 }
 
 std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples, int width) {
-  const double W = width, H = 330, L = 56, R = 14, T = 14, B = 40;
+  const double W = width, H = 330, L = 56, R = 28, T = 14, B = 40;
   double x_max = 0, a_min = 1, a_max = 0;
   for (auto& r : runs)
     for (auto& p : curve(r.summary, by_samples)) {
@@ -126,10 +126,14 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
                     fmt("%.0f", W - L - R + 5) + "' height='" + fmt("%.0f", H - B - T + 5) + "'/></clipPath></defs>" +
                     "<rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T) + "' width='" + fmt("%.0f", W - L - R) +
                     "' height='" + fmt("%.0f", H - B - T) + "' fill='none' stroke='#bbb'/>";
-  for (double a : nice_ticks(a_min, a_max, 6))
+  auto a_ticks = nice_ticks(a_min, a_max, 6);
+  // As many decimals as the step needs (a step of 0.005 needs three: 0.965, not 0.97 twice).
+  double a_step = a_ticks.size() > 1 ? a_ticks[1] - a_ticks[0] : 0.01;
+  auto a_format = "%." + std::to_string(std::max(2, static_cast<int>(std::ceil(-std::log10(a_step) - 1e-9)))) + "f";
+  for (double a : a_ticks)
     svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(a)) +
            "' y2='" + fmt("%.1f", y(a)) + "' stroke='#eee'/><text x='" + fmt("%.0f", L - 5) + "' y='" +
-           fmt("%.1f", y(a) + 4) + "' text-anchor='end' fill='#555'>" + fmt("%.2f", a) + "</text>";
+           fmt("%.1f", y(a) + 4) + "' text-anchor='end' fill='#555'>" + fmt(a_format.c_str(), a) + "</text>";
   for (double v : nice_ticks(0, x_max, 5))
     svg += "<line x1='" + fmt("%.1f", x(v)) + "' x2='" + fmt("%.1f", x(v)) + "' y1='" + fmt("%.0f", H - B) +
            "' y2='" + fmt("%.0f", H - B + 4) + "' stroke='#999'/><text x='" + fmt("%.1f", x(v)) + "' y='" +

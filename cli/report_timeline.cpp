@@ -2,7 +2,7 @@
 // so the time axis is cut into bins and each worker's row shows, per bin, the
 // share of time spent computing, communicating (push + pull) and waiting,
 // stacked from the bottom. Barriers are counted per bin and drawn as ticks in a
-// row above the workers; switches and lost workers are marked where they happen.
+// row above the workers; switches, lost workers and workers that joined are marked where they happen.
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
 #include "runtime/clock.hpp"
@@ -164,6 +164,11 @@ std::string timeline_svg(const run_record& run, double t_max, int width) {
       double y = top + ev.worker * row_h + (row_h - gap) / 2;
       svg += "<text class='lost' x='" + fmt("%.1f", x) + "' y='" + fmt("%.1f", y + 4) +
              "' fill='#b00' font-weight='bold' text-anchor='middle'>&#x2715; lost</text>";
+    } else if (ev.kind == "joined" && ev.worker >= 0 && ev.worker < n) {
+      double y = top + ev.worker * row_h + (row_h - gap) / 2;
+      // Left of the join, over the row's idle part (it had no worker before).
+      svg += "<text class='joined' x='" + fmt("%.1f", x - 3) + "' y='" + fmt("%.1f", y + 4) +
+             "' fill='#1a7f37' font-weight='bold' text-anchor='end'>joined &#x2192;</text>";
     }
   }
   // The time axis.

@@ -121,6 +121,10 @@ std::string verdict(const std::vector<run_record>& runs) {
     }
     if (s.lost > 0)
       out += "; " + std::to_string(s.lost) + " worker(s) lost";
+    if (!s.joins.empty())
+      out += "; " + std::to_string(s.joins.size()) + " joined during the run";
+    if (!s.resumed_from.empty())
+      out += "; resumed from a checkpoint at " + fmt("%.2f", s.resumed_at_s) + " s (" + escape_html(s.resumed_from) + ")";
     out += ".</li>";
   }
   return out + "</ul></div>";
