@@ -234,6 +234,12 @@ zipline_result sweep_binary_search(const zipline_matrix& m) {
     }
     if (covered == m.n)
       best.offer(win[front].t, p.t);
+    // The window's front is a row's last point: that row has nothing later,
+    // so every later window starts there or earlier while its end moves on,
+    // and no later span is smaller (the textbook's stop when the minimum's
+    // list is exhausted).
+    if (covered == m.n && win[front].r + 1 == m.R)
+      break;
   }
   return finish(m, best.span, best.max);
 }
