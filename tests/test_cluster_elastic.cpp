@@ -39,3 +39,17 @@ TEST_CASE("cluster: an elastic job grows when a node joins, and a lost node's wo
   CHECK(strict->wait(30s) == 2);
   CHECK(strict->err().find("the job needs 8 worker slots") != std::string::npos);
 }
+
+TEST_CASE("cluster: an elastic job takes the slots another job frees when it ends") {
+  cluster c;
+  c.node("a", 3);
+  auto other = c.submit(cat(small_job("bsp", 2, 20), {"--straggler", "1:+5ms"}), "other");
+  REQUIRE_MESSAGE(other->wait_for("workers started", 30s, true), other->err());
+  auto sub = c.submit(cat(small_job("bsp", 3, 60), {"--straggler", "1:+5ms", "--eval-every", "5", "--elastic"}),
+                      "elastic");
+  REQUIRE_MESSAGE(sub->wait_for("1 of 3 workers started", 30s, true), sub->err());
+  CHECK(other->wait(60s) == 0);
+  REQUIRE_MESSAGE(sub->wait_for("worker 2 joined (node a)", 30s, true), sub->err());
+  CHECK(sub->err().find("worker 1 joined (node a)") != std::string::npos);
+  CHECK(sub->wait(120s) == 0);
+}

@@ -148,6 +148,25 @@ void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64
       [=](caf::error&) { offer_slots(self, node_name, jobs); });
 }
 
+// The running elastic jobs, in the order they were submitted.
+std::vector<uint64_t> elastic_jobs(head_ptr self) {
+  std::vector<uint64_t> out;
+  for (auto& [id, job] : self->state.jobs)
+    if (job.elastic && !is_final(job.status.state))
+      out.push_back(id);
+  return out;
+}
+
+// A job ended: the slots it freed go to the elastic jobs short of workers.
+void offer_freed_slots(head_ptr self) {
+  auto jobs = elastic_jobs(self);
+  if (jobs.empty() || self->state.shutting_down)
+    return;
+  for (auto& n : self->state.nodes)
+    if (n.status.slots > n.status.used)
+      offer_slots(self, n.status.name, jobs);
+}
+
 caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_actor& node) {
   auto& st = self->state;
   if (st.shutting_down)
@@ -191,11 +210,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
       }, [](caf::error&) {});
   }
   log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + " slots");
-  std::vector<uint64_t> elastic;
-  for (auto& [id, job] : st.jobs)
-    if (job.elastic && !is_final(job.status.state))
-      elastic.push_back(id);
-  offer_slots(self, hello.name, std::move(elastic));
+  offer_slots(self, hello.name, elastic_jobs(self));
   return hello.name;
 }
 
@@ -248,7 +263,7 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
   int total_free = 0;
   for (auto f : free)
     total_free += std::max(f, 0);
-  // Elastic: start on the free slots, the rest as nodes join.
+  // Elastic: start on the free slots, the rest as slots free up (a node joins, a job ends).
   int now = cfg.elastic ? std::min(cfg.workers, total_free) : cfg.workers;
   auto where = now > 0 ? place(free, now, how) : std::nullopt;
   if (!where) {
@@ -356,6 +371,7 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         release_slots(self, i->second);
         log(self, "job " + std::to_string(id) + " " + i->second.status.state);
         maybe_done_shutting_down(self);
+        offer_freed_slots(self);
       }
     },
     [=](shutdown_atom, const std::string& token) -> caf::result<bool> {

@@ -92,7 +92,7 @@ void start(job_ptr self) {
   auto running = std::count(st.vacant.begin(), st.vacant.end(), false);
   say(self, "[job " + std::to_string(st.setup.id) + "] " + std::to_string(running) +
               (static_cast<size_t>(running) < st.workers.size()
-                 ? " of " + std::to_string(st.workers.size()) + " workers started (elastic: the rest as nodes join)"
+                 ? " of " + std::to_string(st.workers.size()) + " workers started (elastic: the rest as slots free up)"
                  : std::string(" workers started")) +
               " on " + where);
   st.status.state = "running";
