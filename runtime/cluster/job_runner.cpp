@@ -3,6 +3,7 @@
 #include "runtime/job_parts.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 
 namespace syncpoint::cluster {
@@ -123,6 +124,34 @@ void finish(job_ptr self, run_outcome& outcome) {
   self->quit();
 }
 
+// What node `node` needs to spawn worker `id` now: its time since the run's origin.
+worker_spec spec_for(job_ptr self, size_t id) {
+  auto& st = self->state;
+  auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
+  return {st.setup.cfg, static_cast<int32_t>(id), st.setup.cfg.iter_cost_ms, st.core.ps, st.core.tracer,
+          elapsed.count()};
+}
+
+// Has `node` load the job's data; `ready` once it holds the head's training
+// set, else `failed` with why (another data set, or no answer).
+void prepare_node(job_ptr self, const node_actor& node, const std::string& token, const std::string& name,
+                  std::function<void()> ready, std::function<void(const std::string&)> failed) {
+  auto& st = self->state;
+  self->request(node, st.setup.spawn_timeout, prepare_atom::value, token, st.setup.cfg)
+    .then(
+      [=](int64_t examples) {
+        auto& st = self->state;
+        if (st.ended)
+          return;
+        if (examples != st.setup.train_size)
+          failed("node " + name + " has " + std::to_string(examples) + " training examples where the head has " +
+                 std::to_string(st.setup.train_size) + " (a different data set in its --data folder?)");
+        else
+          ready();
+      },
+      [=](caf::error& err) { failed("node " + name + " could not prepare the job: " + self->system().render(err)); });
+}
+
 // Phase 2, once every node holds the data: the run's clock starts, the PS
 // side is spawned here and the workers on their nodes.
 void launch(job_ptr self) {
@@ -151,8 +180,7 @@ void launch(job_ptr self) {
     auto idx = static_cast<size_t>(i);
     if (st.vacant[idx])
       continue;
-    auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
-    worker_spec spec{cfg, i, cfg.iter_cost_ms, st.core.ps, st.core.tracer, elapsed.count()};
+    auto spec = spec_for(self, idx);
     if (from && !from->coordinator.gone.at(idx)) {
       spec.resumed = true;
       spec.resume = from->workers.at(idx);
@@ -203,39 +231,24 @@ int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::
       st.vacant[i] = true;
     say(self, "[job " + std::to_string(st.setup.id) + "] node " + name + " could not take workers: " + why);
   };
-  self->request(node, st.setup.spawn_timeout, prepare_atom::value, node_token, st.setup.cfg)
-    .then(
-      [=](int64_t examples) {
-        auto& st = self->state;
-        if (st.ended)
-          return;
-        if (examples != st.setup.train_size) {
-          give_back(ids, "it has " + std::to_string(examples) + " training examples, the head " +
-                    std::to_string(st.setup.train_size));
-          return;
-        }
-        for (auto i : ids) {
-          auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
-          auto& cfg = st.setup.cfg;
-          worker_spec spec{cfg, static_cast<int32_t>(i), cfg.iter_cost_ms, st.core.ps, st.core.tracer,
-                           elapsed.count()};
-          self->request(node, st.setup.spawn_timeout, spawn_atom::value, node_token, std::move(spec))
-            .then(
-              [=](worker_actor& w) {
-                auto& st = self->state;
-                st.workers[i] = w;
-                if (st.ended) {
-                  self->send_exit(w, caf::exit_reason::user_shutdown);
-                  return;
-                }
-                st.hosts[i].push_back(name);
-                self->send(st.core.coordinator, join_atom::value, static_cast<worker_id>(i), std::move(w),
-                           "node " + name);
-              },
-              [=](caf::error& err) { give_back({i}, self->system().render(err)); });
-        }
-      },
-      [=](caf::error& err) { give_back(ids, self->system().render(err)); });
+  auto spawn_all = [=] {
+    for (auto i : ids)
+      self->request(node, self->state.setup.spawn_timeout, spawn_atom::value, node_token, spec_for(self, i))
+        .then(
+          [=](worker_actor& w) {
+            auto& st = self->state;
+            st.workers[i] = w;
+            if (st.ended) {
+              self->send_exit(w, caf::exit_reason::user_shutdown);
+              return;
+            }
+            st.hosts[i].push_back(name);
+            self->send(st.core.coordinator, join_atom::value, static_cast<worker_id>(i), std::move(w),
+                       "node " + name);
+          },
+          [=](caf::error& err) { give_back({i}, self->system().render(err)); });
+  };
+  prepare_node(self, node, node_token, name, spawn_all, [=](const std::string& why) { give_back(ids, why); });
   return static_cast<int32_t>(ids.size());
 }
 
@@ -252,26 +265,13 @@ void prepare(job_ptr self) {
     auto name = kv.first;
     auto& node = st.setup.nodes[kv.second];
     self->monitor(node);  // a node lost while the job starts fails it at once
-    self->request(node, st.setup.spawn_timeout, prepare_atom::value, st.setup.node_tokens[kv.second],
-                  st.setup.cfg)
-      .then(
-        [=](int64_t examples) {
-          auto& st = self->state;
-          if (st.ended)
-            return;
-          if (examples != st.setup.train_size) {
-            abort_job(self, "node " + name + " has " + std::to_string(examples) +
-                              " training examples where the head has " +
-                              std::to_string(st.setup.train_size) +
-                              " (a different data set in its --data folder?)");
-            return;
-          }
-          if (--*pending == 0)
-            launch(self);
-        },
-        [=](caf::error& err) {
-          abort_job(self, "node " + name + " could not prepare the job: " + self->system().render(err));
-        });
+    prepare_node(
+      self, node, st.setup.node_tokens[kv.second], name,
+      [=] {
+        if (--*pending == 0)
+          launch(self);
+      },
+      [=](const std::string& why) { abort_job(self, why); });
   }
 }
 
