@@ -312,7 +312,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](save_atom) -> caf::result<saved_coordinator> {
       auto& st = self->state;
       if (!st.started || st.stopping || st.finishing)
-        return make_error(sp_error::bad_input, "the run is starting or ending: no checkpoint now");
+        return make_error(sp_error::not_now, "the run is starting or ending: no checkpoint now");
       try {
         return save(st);
       } catch (const std::exception& e) {  // a protocol without checkpoint support

@@ -52,12 +52,12 @@ saved_timer timer_of(const caf::message& msg) {
   return t;
 }
 
+// Receives `out`; the error instead, if the actor answered with one.
 template <class Handle, class T>
-bool take(Handle& h, T& out, std::string& error, caf::actor_system& sys) {
-  bool ok = false;
-  h.receive([&](T& x) { out = std::move(x), ok = true; },
-            [&](caf::error& e) { error = sys.render(e); });
-  return ok;
+caf::error take(Handle& h, T& out) {
+  caf::error err;
+  h.receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { err = std::move(e); });
+  return err;
 }
 
 }  // namespace
@@ -158,13 +158,17 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
                                                   const job_actors& job, time_point origin) {
   auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   checkpoint_state s;
-  std::string error;
+  auto refuse = [&](const caf::error& err, const std::string& who) {
+    throw config_error("cannot checkpoint this run: " + who + sys.render(err));
+  };
   auto co = driver->request(job.core.coordinator, caf::infinite, save_atom::value);
   sched.run();
-  if (!take(co, s.coordinator, error, sys)) {
-    if (error.find("no checkpoint now") != std::string::npos || error.find("request_receiver_down") != std::string::npos)
+  if (auto err = take(co, s.coordinator)) {
+    bool ending = err == caf::sec::request_receiver_down
+                  || (err.category() == caf::atom("syncpoint") && err.code() == static_cast<uint8_t>(sp_error::not_now));
+    if (ending)
       return std::nullopt;  // the run is ending, or has ended
-    throw config_error("cannot checkpoint this run: " + error);
+    refuse(err, "");
   }
   auto ps = driver->request(job.core.ps, caf::infinite, save_atom::value);
   auto tracer = driver->request(job.core.tracer, caf::infinite, save_atom::value);
@@ -174,14 +178,16 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
     if (!s.coordinator.gone.at(i))
       workers.emplace_back(i, driver->request(job.workers[i], caf::infinite, save_atom::value));
   sched.run();
-  if (!take(ps, s.ps, error, sys) || !take(tracer, s.trace, error, sys))
-    throw config_error("cannot checkpoint this run: " + error);
+  if (auto err = take(ps, s.ps))
+    refuse(err, "the parameter server: ");
+  if (auto err = take(tracer, s.trace))
+    refuse(err, "the tracer: ");
   s.workers.resize(job.workers.size());
   for (size_t i = 0; i < s.workers.size(); ++i)
     s.workers[i].id = static_cast<worker_id>(i);
   for (auto& [i, reply] : workers)
-    if (!take(reply, s.workers[i], error, sys))
-      throw config_error("cannot checkpoint this run: worker " + std::to_string(i) + ": " + error);
+    if (auto err = take(reply, s.workers[i]))
+      refuse(err, "worker " + std::to_string(i) + ": ");
   auto& clock = virtual_clock_of(sys);
   auto who = roles(job);
   using clock_base = caf::detail::simple_actor_clock;

@@ -17,6 +17,7 @@ std::string to_string(sp_error code) {
     case sp_error::not_a_member: return "not_a_member";
     case sp_error::bad_input: return "bad_input";
     case sp_error::unauthorized: return "unauthorized";
+    case sp_error::not_now: return "not_now";
   }
   return "unknown";
 }
