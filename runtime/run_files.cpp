@@ -207,18 +207,16 @@ run_summary summary_from_json(const std::string& text, const std::string& source
     s.phases.push_back({p.text("protocol"), p.text("reason"), p.number("start_s"), p.number("time_s"),
                         p.count("samples"), p.number("accuracy_at_end", -1)});
   }
-  auto& losses = r.array("losses");
-  for (rapidjson::SizeType i = 0; i < losses.Size(); ++i) {
-    auto l = r.item(losses[i], "losses", i);
-    s.losses.push_back({static_cast<int>(l.number("worker")), l.number("t_s"), l.text("reason")});
-  }
-  if (r.find("joins")) {
-    auto& joins = r.array("joins");
-    for (rapidjson::SizeType i = 0; i < joins.Size(); ++i) {
-      auto l = r.item(joins[i], "joins", i);
-      s.joins.push_back({static_cast<int>(l.number("worker")), l.number("t_s"), l.text("where")});
+  // Losses and joins: a worker, a time and words (why, or where).
+  auto worker_points = [&](const char* key, const char* words, std::vector<loss_point>& out) {
+    auto& a = r.array(key);
+    for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+      auto l = r.item(a[i], key, i);
+      out.push_back({static_cast<int>(l.number("worker")), l.number("t_s"), l.text(words)});
     }
-  }
+  };
+  worker_points("losses", "reason", s.losses);
+  worker_points("joins", "where", s.joins);
   auto& workers = r.array("per_worker");
   for (rapidjson::SizeType i = 0; i < workers.Size(); ++i) {
     auto w = r.item(workers[i], "per_worker", i);

@@ -62,6 +62,15 @@ void same_trace(const std::vector<trace_event>& a, const std::vector<trace_event
   }
 }
 
+// `cfg`, resuming from `file` alone: copied into `dir`, which then holds no newer one.
+job_config resuming_from(job_config cfg, const fs::path& file, const fs::path& dir) {
+  fs::create_directories(dir);
+  fs::copy_file(file, dir / file.filename());
+  cfg.checkpoint_dir = dir.string();
+  cfg.resume_dir = dir.string();
+  return cfg;
+}
+
 std::vector<fs::path> checkpoints_in(const fs::path& dir) {
   std::vector<fs::path> out;
   for (auto& e : fs::directory_iterator(dir))
@@ -93,12 +102,7 @@ TEST_CASE("resume: every protocol resumed from early, middle and late checkpoint
     for (auto& file : {files.front(), files[files.size() / 2], files.back()}) {
       CAPTURE(file.filename().string());
       auto from = dir.path / ("from_" + file.filename().string());
-      fs::create_directories(from);
-      fs::copy_file(file, from / file.filename());
-      auto again = cfg;
-      again.checkpoint_dir = from.string();
-      again.resume_dir = from.string();
-      auto resumed = train(again);
+      auto resumed = train(resuming_from(cfg, file, from));
       same_trace(whole.trace, resumed.trace);
       CHECK(resumed.final_model.version == whole.final_model.version);
       CHECK(resumed.final_model.values == whole.final_model.values);
@@ -195,12 +199,7 @@ TEST_CASE("resume: on the real clock, checkpoints are taken at rest and a resume
     REQUIRE(files.size() >= 2);
     auto file = files[files.size() / 2];
     auto from = dir.path / "from";
-    fs::create_directories(from);
-    fs::copy_file(file, from / file.filename());
-    auto again = cfg;
-    again.checkpoint_dir = from.string();
-    again.resume_dir = from.string();
-    auto resumed = train(again);
+    auto resumed = train(resuming_from(cfg, file, from));
     CHECK(resumed.summary.resumed_from == (from / file.filename()).string());
     CHECK(resumed.summary.samples >= 12000);
     CHECK(resumed.summary.lost == whole.summary.lost);  // the lost worker stays lost
