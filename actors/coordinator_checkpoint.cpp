@@ -132,11 +132,8 @@ void checkpoint_if_still(coordinator_ptr self) {
       return;
     auto& st = self->state;
     try {
-      auto t = to_seconds(cp->time_ns);
-      auto file = st.cfg->on_checkpoint(*cp);
-      char line[64];
-      std::snprintf(line, sizeof line, "] checkpoint at t=%.2fs: ", t);
-      st.report("[" + st.cfg->protocol_name + line + file);
+      auto t = cp->time_ns;
+      st.report(checkpoint_line(st.cfg->protocol_name, t, st.cfg->on_checkpoint(*cp)));
     } catch (const std::exception& e) {
       st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
     }

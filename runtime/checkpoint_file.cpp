@@ -330,6 +330,12 @@ checkpoint read_checkpoint(const std::string& file, const checkpoint_header& exp
   return c;
 }
 
+std::string checkpoint_line(const std::string& protocol, int64_t time_ns, const std::string& file) {
+  char t[48];
+  std::snprintf(t, sizeof t, "] checkpoint at t=%.2fs: ", static_cast<double>(time_ns) * 1e-9);
+  return "[" + protocol + t + file;
+}
+
 void prune_checkpoints(const std::string& dir, size_t keep) {
   if (keep == 0)
     return;

@@ -65,6 +65,9 @@ void prune_checkpoints(const std::string& dir, size_t keep);
 /// than `expect`, truncated, or corrupt (CRC mismatch).
 checkpoint read_checkpoint(const std::string& file, const checkpoint_header& expect);
 
+/// What a run says when it has written one: "[bsp] checkpoint at t=1.22s: FILE".
+std::string checkpoint_line(const std::string& protocol, int64_t time_ns, const std::string& file);
+
 /// The newest checkpoint in DIR (most samples), or "" when there is none.
 std::string newest_checkpoint(const std::string& dir);
 

@@ -208,7 +208,7 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
     checkpoint_at = next_checkpoint(now);
     auto file = store_checkpoint(cfg, settings, std::move(*state));
     if (cfg.progress) {
-      progress_report r{"[" + cfg.protocol + "] checkpoint at t=" + std::to_string(to_seconds(now)) + "s: " + file};
+      progress_report r{checkpoint_line(cfg.protocol, now, file)};
       if (on_progress)
         on_progress(r);
       else
