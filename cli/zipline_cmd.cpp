@@ -47,6 +47,10 @@ zipline_matrix read_zipline_csv(const std::string& path) {
   std::ifstream in(path);
   if (!in)
     throw input_error(path + ": cannot open");
+  return parse_zipline_csv(in, path);
+}
+
+zipline_matrix parse_zipline_csv(std::istream& in, const std::string& path) {
   std::vector<std::vector<double>> rows;
   std::string line;
   size_t line_no = 0;

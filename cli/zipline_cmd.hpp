@@ -4,6 +4,7 @@
 
 #include "protocols/elastic_bsp/zipline.hpp"
 
+#include <istream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@ struct input_error : std::runtime_error {
 
 /// Reads one row per line, comma-separated, all rows of one length, each ascending.
 zipline_matrix read_zipline_csv(const std::string& path);
+/// The same from a stream; `path` names it in the errors.
+zipline_matrix parse_zipline_csv(std::istream& in, const std::string& path);
 
 /// Rows as ElasticBSP predicts them: start b_i in [0, 1), interval in [0.5, 2).
 zipline_matrix random_zipline_matrix(size_t n, size_t R, uint64_t seed);

@@ -1,6 +1,6 @@
 #include "protocols/switch_policy.hpp"
 
-#include <cereal/archives/json.hpp>
+#include "runtime/rapidjson.hpp"
 
 #include <fstream>
 #include <stdexcept>

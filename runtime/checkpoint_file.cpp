@@ -25,7 +25,7 @@ namespace syncpoint {
 
 template <class Archive>
 void serialize(Archive& ar, checkpoint_header& h) {
-  ar(h.model, h.parameters, h.protocol);
+  cereal_fields(ar, h.model, h.parameters, h.protocol);
 }
 template <class Archive>
 void serialize(Archive& ar, trace_event& x) {
@@ -140,7 +140,7 @@ struct pooled_state {
 
   template <class Archive>
   void serialize(Archive& ar) {
-    ar(s.time_ns, s.samples, s.settings, s.coordinator, s.ps, s.workers, s.timers, s.trace, pool, refs);
+    cereal_fields(ar, s.time_ns, s.samples, s.settings, s.coordinator, s.ps, s.workers, s.timers, s.trace, pool, refs);
   }
 };
 
@@ -199,6 +199,18 @@ bool unpool_weights(pooled_state& p) {
 
 }  // namespace
 
+std::string checkpoint_file_header(const checkpoint_header& head, const std::string& payload) {
+  std::string header;
+  string_sink sink(header);
+  std::ostream out(&sink);
+  cereal::PortableBinaryOutputArchive ar(out);
+  uint32_t format = head.format;
+  uint64_t length = payload.size();
+  uint32_t crc = crc_of(payload);
+  ar(magic, format, head, length, crc);
+  return header;
+}
+
 std::string write_checkpoint(const std::string& dir, checkpoint c) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -224,16 +236,7 @@ std::string write_checkpoint(const std::string& dir, checkpoint c) {
     cereal::PortableBinaryOutputArchive ar(out);
     ar(pooled);
   }
-  std::string header;
-  {
-    string_sink sink(header);
-    std::ostream out(&sink);
-    cereal::PortableBinaryOutputArchive ar(out);
-    uint32_t format = c.head.format;
-    uint64_t length = payload.size();
-    uint32_t crc = crc_of(payload);
-    ar(magic, format, c.head, length, crc);
-  }
+  auto header = checkpoint_file_header(c.head, payload);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     throw config_error("cannot write checkpoint '" + file + "' (" + tmp + "): " + std::strerror(errno));
@@ -273,12 +276,17 @@ checkpoint read_checkpoint(const std::string& file, const checkpoint_header& exp
   in.seekg(0);
   if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
     refuse(file, "cannot be read");
+  return parse_checkpoint(bytes, file, expect);
+}
+
+checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, const checkpoint_header& expect) {
   memory_source header_source(bytes.data(), bytes.size());
   std::istream stream(&header_source);
   checkpoint c;
   uint64_t length = 0;
   uint32_t crc = 0;
   try {
+    input_bound bound(header_source);
     cereal::PortableBinaryInputArchive ar(stream);
     std::string m;
     // The magic is read by hand first: cereal would take a random file's first
@@ -316,6 +324,7 @@ checkpoint read_checkpoint(const std::string& file, const checkpoint_header& exp
   try {
     memory_source payload_source(payload, static_cast<size_t>(length));
     std::istream ps(&payload_source);
+    input_bound bound(payload_source);
     cereal::PortableBinaryInputArchive ar(ps);
     ar(pooled);
   } catch (const cereal::Exception& e) {

@@ -65,6 +65,13 @@ void prune_checkpoints(const std::string& dir, size_t keep);
 /// than `expect`, truncated, or corrupt (CRC mismatch).
 checkpoint read_checkpoint(const std::string& file, const checkpoint_header& expect);
 
+/// The same check on a checkpoint's bytes; `file` names it in the errors.
+checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, const checkpoint_header& expect);
+
+/// The bytes before the payload: magic, format, header, the payload's length
+/// and CRC-32. A checkpoint file is these followed by the payload.
+std::string checkpoint_file_header(const checkpoint_header& head, const std::string& payload);
+
 /// What a run says when it has written one: "[bsp] checkpoint at t=1.22s: FILE".
 std::string checkpoint_line(const std::string& protocol, int64_t time_ns, const std::string& file);
 

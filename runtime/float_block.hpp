@@ -9,12 +9,14 @@
 //   }
 #pragma once
 
+#include <caf/binary_deserializer.hpp>
 #include <caf/deserializer.hpp>
 #include <caf/serializer.hpp>
 #include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -45,6 +47,13 @@ inspect(Inspector& f, float_block& x) {
     if (n > max_block_floats)
       return caf::make_error(caf::sec::invalid_argument,
                              "float block of " + std::to_string(n) + " values exceeds the limit");
+    // A length beyond the message's own bytes is refused before allocating:
+    // otherwise a few bytes could make a node zero gigabytes (fuzz/ found it).
+    if (auto* source = dynamic_cast<caf::binary_deserializer*>(&f);
+        source != nullptr && n * sizeof(float) > source->remaining())
+      return caf::make_error(caf::sec::invalid_argument, "float block of " + std::to_string(n) +
+                                                           " values in a message of " +
+                                                           std::to_string(source->remaining()) + " bytes");
     x.values.resize(static_cast<size_t>(n));
   }
   if (n == 0)
@@ -58,6 +67,84 @@ typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::resul
 inspect(Inspector& f, float_block& x) {
   auto n = static_cast<uint64_t>(x.values.size());
   return f(caf::meta::type_name("float_block"), n);
+}
+
+/// A std::vector<bool> that crosses nodes as one byte per flag, its length
+/// checked against the message's bytes before it allocates (CAF 0.17's own
+/// vector<bool> trusts the length: a few bytes could make a node allocate
+/// gigabytes; fuzz/ found it).
+struct flag_block {
+  std::vector<bool>& values;
+};
+
+template <class Inspector>
+typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
+inspect(Inspector& f, flag_block& x) {
+  auto n = static_cast<uint64_t>(x.values.size());
+  if (auto err = f(n))
+    return err;
+  if (Inspector::writes_state) {
+    auto* source = dynamic_cast<caf::binary_deserializer*>(&f);
+    if (n > max_block_floats || (source != nullptr && n > source->remaining()))
+      return caf::make_error(caf::sec::invalid_argument,
+                             "flag block of " + std::to_string(n) + " values exceeds the message");
+    x.values.resize(static_cast<size_t>(n));
+  }
+  for (size_t i = 0; i < x.values.size(); ++i) {
+    uint8_t b = x.values[i] ? 1 : 0;
+    if (auto err = f(b))
+      return err;
+    if (Inspector::writes_state) {
+      if (b > 1)
+        return caf::make_error(caf::sec::invalid_argument, "a flag of " + std::to_string(b) + ", not 0 or 1");
+      x.values[i] = b == 1;
+    }
+  }
+  return caf::none;
+}
+
+template <class Inspector>
+typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::result_type>::type
+inspect(Inspector& f, flag_block& x) {
+  return f(x.values);
+}
+
+/// A float or double that crosses nodes as its bit pattern. CAF 0.17 packs
+/// floating-point values itself (caf/detail/ieee_754.hpp), and its loop never
+/// ends on an infinity: a node that sent one would hang (fuzz/ found it); the
+/// bits are also exact where its packing is not (subnormals). Every float in
+/// a message that crosses nodes goes through `exact` (or float_block).
+///
+///   return f(caf::meta::type_name("eval_result"), x.version, exact(x.accuracy));
+template <class T>
+struct exact_float {
+  static_assert(std::is_floating_point<T>::value && (sizeof(T) == 4 || sizeof(T) == 8));
+  T& value;
+};
+
+template <class T>
+exact_float<T> exact(T& x) {
+  return {x};
+}
+
+template <class Inspector, class T>
+typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
+inspect(Inspector& f, exact_float<T>& x) {
+  using bits_type = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
+  bits_type bits = 0;
+  if (Inspector::reads_state)
+    std::memcpy(&bits, &x.value, sizeof bits);
+  if (auto err = f(bits))
+    return err;
+  if (Inspector::writes_state)
+    std::memcpy(&x.value, &bits, sizeof bits);
+  return caf::none;
+}
+
+template <class Inspector, class T>
+typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::result_type>::type
+inspect(Inspector& f, exact_float<T>& x) {
+  return f(x.value);
 }
 
 }  // namespace syncpoint

@@ -94,10 +94,11 @@ struct job_config {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_config& x) {
   return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model,
-           x.dataset, x.data_dir, x.train_limit, x.test_limit, x.epochs, x.max_time_s,
-           x.target_accuracy, x.stop_at_target, x.lr, x.momentum, x.weight_decay, x.momentum_rule, x.batch, x.seed,
-           x.clock, x.straggler, x.iter_cost_ms, x.measure_iter_cost, x.ps_bandwidth, x.latency_ms, x.eval_every,
-           x.request_timeout_s, x.threads, x.fail_worker, x.fail_at_iter, x.checkpoint_every_s, x.checkpoint_dir, x.checkpoint_keep,
+           x.dataset, x.data_dir, x.train_limit, x.test_limit, exact(x.epochs), exact(x.max_time_s),
+           exact(x.target_accuracy), x.stop_at_target, exact(x.lr), exact(x.momentum), exact(x.weight_decay),
+           x.momentum_rule, x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
+           exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
+           x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.elastic);
 }
 

@@ -155,7 +155,8 @@ typename Inspector::result_type inspect(Inspector& f, worker_loss& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
-  return f(caf::meta::type_name("progress_report"), x.line, x.samples, x.fraction, x.accuracy, x.event);
+  return f(caf::meta::type_name("progress_report"), x.line, x.samples, exact(x.fraction),
+           exact(x.accuracy), x.event);
 }
 
 template <class Inspector>
@@ -185,12 +186,12 @@ typename Inspector::result_type inspect(Inspector& f, snapshot& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, trace_event& x) {
   return f(caf::meta::type_name("trace_event"), x.kind, x.worker, x.t0, x.t1, x.iter,
-           x.version, x.value, x.note);
+           x.version, exact(x.value), x.note);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
   return f(caf::meta::type_name("eval_result"), x.version, x.taken, x.samples, x.final,
-           x.accuracy);
+           exact(x.accuracy));
 }
 
 template <class Inspector>

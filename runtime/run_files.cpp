@@ -3,10 +3,9 @@
 #include "models/model.hpp"
 #include "runtime/job_config.hpp"
 #include "runtime/json.hpp"
+#include "runtime/rapidjson.hpp"
 
 #include <caf/config.hpp>
-#include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include <cmath>
 #include <filesystem>
@@ -92,7 +91,7 @@ class reader {
 
 rapidjson::Document parse_object(const std::string& text, const std::string& source) {
   rapidjson::Document d;
-  d.Parse(text.c_str(), text.size());
+  d.Parse<rapidjson::kParseNoFlags>(text.c_str(), text.size());  // strict JSON: no NaN (cereal sets other defaults)
   if (d.HasParseError())
     throw config_error(source + ": not JSON (" + rapidjson::GetParseError_En(d.GetParseError()) +
                        " at byte " + std::to_string(d.GetErrorOffset()) + ")");
@@ -261,7 +260,7 @@ void write_run_list(const std::string& dir, const std::vector<std::string>& name
 std::vector<std::string> read_run_list(const std::string& dir) {
   auto file = dir + "/runs.json";
   rapidjson::Document d;
-  d.Parse(slurp(file).c_str());
+  d.Parse<rapidjson::kParseNoFlags>(slurp(file).c_str());
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("runs") || !d["runs"].IsArray())
     throw config_error(file + ": not a list of runs ({\"runs\": [\"name\", ...]})");
   std::vector<std::string> names;

@@ -124,7 +124,7 @@ struct saved_timer {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
   return f(caf::meta::type_name("saved_worker"), x.compute_due, x.id, x.iter, x.version, x.grad_version, x.batch,
-           x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, x.loss, x.compute_start,
+           x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, exact(x.loss), x.compute_start,
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
            x.pulling, x.started, x.pull_min_version, x.has_reply, x.reply, x.local_step, x.overlap);
 }
@@ -144,10 +144,10 @@ typename Inspector::result_type inspect(Inspector& f, saved_transfer& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
   return f(caf::meta::type_name("saved_ps"), float_block{x.w}, float_block{x.velocity},
-           float_block{x.round_step}, float_block{x.buffer}, x.worker_weight, float_block{x.visible},
-           x.momentum, x.ramp_steps, x.ramp_done, x.round_open, x.mean_staleness, x.buffer_scale,
-           x.buffer_weight, x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
-           x.link_free_at, x.in_transit, x.next_transfer);
+           float_block{x.round_step}, float_block{x.buffer}, float_block{x.worker_weight}, float_block{x.visible},
+           exact(x.momentum), x.ramp_steps, x.ramp_done, x.round_open, exact(x.mean_staleness),
+           exact(x.buffer_scale), exact(x.buffer_weight), x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
+           exact(x.link_free_at), x.in_transit, x.next_transfer);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_coordinator_timer& x) {
@@ -155,11 +155,12 @@ typename Inspector::result_type inspect(Inspector& f, saved_coordinator_timer& x
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_coordinator& x) {
-  return f(caf::meta::type_name("saved_coordinator"), x.live, x.gone, x.waiting, x.held, x.has_deferred,
+  return f(caf::meta::type_name("saved_coordinator"), flag_block{x.live}, flag_block{x.gone},
+           flag_block{x.waiting}, flag_block{x.held}, flag_block{x.has_deferred},
            x.deferred, x.clock,
            x.waiting_since, x.pending_release, x.accepted, x.batch, x.timers, x.next_timer, x.version,
            x.published_version, x.samples, x.next_eval, x.event, x.mode, x.local_step, x.overlap,
-           x.target_reached, x.last_accuracy, x.next_tick, x.max_time_s, x.losses, x.protocol_state);
+           x.target_reached, exact(x.last_accuracy), exact(x.next_tick), exact(x.max_time_s), x.losses, x.protocol_state);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_timer& x) {

@@ -97,7 +97,7 @@ typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
-  return f(caf::meta::type_name("worker_spec"), x.job, x.id, x.iter_cost_ms, x.ps, x.tracer,
+  return f(caf::meta::type_name("worker_spec"), x.job, x.id, exact(x.iter_cost_ms), x.ps, x.tracer,
            x.elapsed_ns, x.resumed, x.resume);
 }
 template <class Inspector>
@@ -107,7 +107,7 @@ typename Inspector::result_type inspect(Inspector& f, node_status& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
-  return f(caf::meta::type_name("job_status"), x.id, x.protocol, x.workers, x.progress, x.accuracy,
+  return f(caf::meta::type_name("job_status"), x.id, x.protocol, x.workers, exact(x.progress), exact(x.accuracy),
            x.state);
 }
 template <class Inspector>
@@ -116,8 +116,8 @@ typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_result& x) {
-  return f(caf::meta::type_name("job_result"), x.state, x.message, x.iter_cost_ms, x.outcome, x.resumed_from,
-           x.resumed_at_s);
+  return f(caf::meta::type_name("job_result"), x.state, x.message, exact(x.iter_cost_ms), x.outcome, x.resumed_from,
+           exact(x.resumed_at_s));
 }
 
 /// Follows one submitted job (lives in the `syncpoint submit` process).
