@@ -37,6 +37,22 @@ template <class Inspector>
 inline constexpr bool is_data_processor = std::is_base_of<caf::serializer, Inspector>::value
                                           || std::is_base_of<caf::deserializer, Inspector>::value;
 
+/// Checks a block's length read from `f` before anything is allocated: at
+/// most max_block_floats values, and no more than the message's bytes left
+/// hold (a few bytes must not make a node zero gigabytes; fuzz/ found it).
+template <class Inspector>
+caf::error check_block_length(Inspector& f, const char* what, uint64_t n, size_t bytes_each) {
+  if (n > max_block_floats)
+    return caf::make_error(caf::sec::invalid_argument,
+                           std::string(what) + " of " + std::to_string(n) + " values exceeds the limit");
+  if (auto* source = dynamic_cast<caf::binary_deserializer*>(&f);
+      source != nullptr && n * bytes_each > source->remaining())
+    return caf::make_error(caf::sec::invalid_argument, std::string(what) + " of " + std::to_string(n) +
+                                                         " values in a message of " +
+                                                         std::to_string(source->remaining()) + " bytes");
+  return caf::none;
+}
+
 template <class Inspector>
 typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
 inspect(Inspector& f, float_block& x) {
@@ -44,16 +60,8 @@ inspect(Inspector& f, float_block& x) {
   if (auto err = f(n))
     return err;
   if (Inspector::writes_state) {
-    if (n > max_block_floats)
-      return caf::make_error(caf::sec::invalid_argument,
-                             "float block of " + std::to_string(n) + " values exceeds the limit");
-    // A length beyond the message's own bytes is refused before allocating:
-    // otherwise a few bytes could make a node zero gigabytes (fuzz/ found it).
-    if (auto* source = dynamic_cast<caf::binary_deserializer*>(&f);
-        source != nullptr && n * sizeof(float) > source->remaining())
-      return caf::make_error(caf::sec::invalid_argument, "float block of " + std::to_string(n) +
-                                                           " values in a message of " +
-                                                           std::to_string(source->remaining()) + " bytes");
+    if (auto err = check_block_length(f, "float block", n, sizeof(float)))
+      return err;
     x.values.resize(static_cast<size_t>(n));
   }
   if (n == 0)
@@ -70,9 +78,8 @@ inspect(Inspector& f, float_block& x) {
 }
 
 /// A std::vector<bool> that crosses nodes as one byte per flag, its length
-/// checked against the message's bytes before it allocates (CAF 0.17's own
-/// vector<bool> trusts the length: a few bytes could make a node allocate
-/// gigabytes; fuzz/ found it).
+/// checked as a float block's (CAF 0.17's own vector<bool> trusts the length:
+/// a few bytes could make a node allocate gigabytes; fuzz/ found it).
 struct flag_block {
   std::vector<bool>& values;
 };
@@ -84,10 +91,8 @@ inspect(Inspector& f, flag_block& x) {
   if (auto err = f(n))
     return err;
   if (Inspector::writes_state) {
-    auto* source = dynamic_cast<caf::binary_deserializer*>(&f);
-    if (n > max_block_floats || (source != nullptr && n > source->remaining()))
-      return caf::make_error(caf::sec::invalid_argument,
-                             "flag block of " + std::to_string(n) + " values exceeds the message");
+    if (auto err = check_block_length(f, "flag block", n, 1))
+      return err;
     x.values.resize(static_cast<size_t>(n));
   }
   for (size_t i = 0; i < x.values.size(); ++i) {
