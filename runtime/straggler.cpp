@@ -1,11 +1,18 @@
 #include "runtime/straggler.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 namespace syncpoint {
 
 namespace {
+
+// Bounds on one item and on what a worker's overlapping items add up to: a plan
+// may stack items, but never into a compute time of zero, infinity or years.
+constexpr double kMinFactor = 1e-6;
+constexpr double kMaxFactor = 1e6;
+constexpr double kMaxDelay = 1e6;
 
 // Parses all of `s` as a finite number or throws with `what` as context.
 double number(const std::string& s, const std::string& item, const char* what) {
@@ -53,8 +60,8 @@ straggler_item parse_item(const std::string& item) {
   }
   if (effect.size() >= 2 && effect[0] == 'x') {
     out.factor = number(effect.substr(1), item, "factor");
-    if (out.factor <= 0 || out.factor > 1e6)
-      throw straggler_error("straggler item '" + item + "': factor must be in (0, 1e6]");
+    if (!(out.factor >= kMinFactor && out.factor <= kMaxFactor))
+      throw straggler_error("straggler item '" + item + "': factor must be in [1e-6, 1e6]");
   } else if (effect.size() >= 2 && effect[0] == '+') {
     auto body = effect.substr(1);
     double scale = 1.0;
@@ -75,7 +82,7 @@ straggler_item parse_item(const std::string& item) {
                             "' needs a unit (ms, us or s)");
     }
     out.extra_s = number(body, item, "delay") * scale;
-    if (out.extra_s < 0 || out.extra_s > 1e6)
+    if (out.extra_s < 0 || out.extra_s > kMaxDelay)
       throw straggler_error("straggler item '" + item + "': delay must be in [0, 1e6] s");
   } else {
     throw straggler_error("straggler item '" + item + "': effect '" + effect +
@@ -86,6 +93,35 @@ straggler_item parse_item(const std::string& item) {
 
 bool active(const straggler_item& s, int w, double t) {
   return s.worker == w && t >= s.from_s && (s.to_s < 0 || t < s.to_s);
+}
+
+std::string number_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// Every worker's combined factor and delay stay within the bounds of one item.
+// Which items are active changes only at a window's start or end, so checking
+// there checks every time.
+void check_overlaps(const straggler_plan& plan) {
+  const auto& items = plan.items();
+  for (auto& item : items) {
+    for (double t : {item.from_s, item.to_s}) {
+      if (t < 0)
+        continue;
+      double f = plan.factor(item.worker, t);
+      if (!(f >= kMinFactor && f <= kMaxFactor))
+        throw straggler_error("straggler spec: worker " + std::to_string(item.worker) +
+                              "'s factors multiply to " + number_text(f) + " at t=" +
+                              number_text(t) + " s; the product must be in [1e-6, 1e6]");
+      double d = plan.extra_s(item.worker, t);
+      if (!(d <= kMaxDelay))
+        throw straggler_error("straggler spec: worker " + std::to_string(item.worker) +
+                              "'s delays add up to " + number_text(d) + " s at t=" +
+                              number_text(t) + " s; the sum must be at most 1e6 s");
+    }
+  }
 }
 
 }  // namespace
@@ -105,6 +141,7 @@ straggler_plan straggler_plan::parse(const std::string& spec) {
       break;
     start = end + 1;
   }
+  check_overlaps(plan);
   return plan;
 }
 

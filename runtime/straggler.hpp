@@ -6,6 +6,9 @@
 //   W:+Dms        worker W takes D milliseconds more per iteration (also Ds, Dus)
 //   W:+Dms@T1-T2  ... only in that window
 // Example: "3:x4" or "1:x2;3:x3" or "0:x3@10-20;2:+50ms".
+// Items for one worker that overlap in time combine: factors multiply, delays
+// add. F and the product of overlapping factors are in [1e-6, 1e6]; a delay and
+// the sum of overlapping delays are at most 1e6 s.
 #pragma once
 
 #include <cstdint>

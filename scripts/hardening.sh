@@ -33,6 +33,11 @@ run_target() {
   else
     echo "hardening: fuzz_$t FAILED (build-asan/fuzz_$t.log):"
     grep -E "ERROR|SUMMARY|invariant|Test unit written" build-asan/fuzz_"$t".log | head -8
+    # CI keeps only this output: print each finding so it can be kept from there
+    # (base64 -d > fuzz/regressions/<target>/<name>).
+    for f in build-asan/findings/"$t"-*; do
+      [ -f "$f" ] && echo "hardening: finding $(basename "$f") as base64: $(head -c 4096 "$f" | base64 -w0)"
+    done
     return 1
   fi
 }
