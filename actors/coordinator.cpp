@@ -15,15 +15,17 @@ void maybe_finish(coordinator_ptr self);
 
 void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp) {
   auto& st = self->state;
+  busy_timer busy(st);
+  ++st.pushes_handled;
   if (!st.live(info.worker)) {  // a late push from a worker declared lost
     rp.deliver(proceed{true, false, 0, 0, info.accepted});
     return;
   }
   auto i = coordinator_state::idx(info.worker);
-  ++st.clock_[i];
+  st.set_clock(i, st.clock_[i] + 1);
   st.samples_ += info.samples;
   st.version_ = std::max(st.version_, info.version);
-  st.waiting_[i] = true;
+  st.set_waiting(i, true);
   st.promise_[i] = std::move(rp);
   st.waiting_since_[i] = st.event + 1;
   st.accepted_[i] = info.accepted;
@@ -88,6 +90,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   }
   auto i = static_cast<size_t>(it - st.worker_handles.begin());
   auto w = static_cast<worker_id>(i);
+  busy_timer busy(st);
   st.gone_[i] = true;
   auto record_loss = [&] {
     auto t = since(self, st.cfg->origin);
@@ -100,15 +103,15 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   if (st.live_[i] && st.stopping && is_failure(dm.reason))  // died while stopping: say so
     record_loss();
   if (st.live_[i] && !st.stopping) {
-    st.live_[i] = false;
-    st.waiting_[i] = false;
+    st.set_live(i, false);
+    st.set_waiting(i, false);
     st.pending_release_[i] = 0;
     st.promise_[i] = caf::typed_response_promise<proceed>{};
     record_loss();
     st.send_worker_weights();
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
   }
-  st.live_[i] = false;
+  st.set_live(i, false);
   maybe_finish(self);
   checkpoint_if_still(self);
 }
@@ -118,25 +121,24 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
 // weights renormalised; the protocol takes it in (on_joined).
 void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::string& where) {
   auto& st = self->state;
+  busy_timer busy(st);
   auto i = coordinator_state::idx(w);
   if (!st.started || st.stopping || st.finishing || !st.valid(w) || st.live_[i] || !st.gone_[i] || !handle) {
     if (handle)  // not wanted: it goes
       self->send_exit(handle, caf::exit_reason::user_shutdown);
     return;
   }
-  uint64_t slowest = UINT64_MAX;
-  for (auto v : st.live_workers())
-    slowest = std::min(slowest, st.clock_[coordinator_state::idx(v)]);
+  uint64_t slowest = st.min_clock();  // 0 with nobody live
   st.worker_handles[i] = std::move(handle);
   self->monitor(st.worker_handles[i]);
   self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, st.worker_handles);
-  st.live_[i] = true;
+  st.set_live(i, true);
   st.gone_[i] = false;
-  st.waiting_[i] = true;
+  st.set_waiting(i, true);
   st.promise_[i] = caf::typed_response_promise<proceed>{};
   st.deferred_[i].reset();
   st.held_for_resume_[i] = false;
-  st.clock_[i] = slowest == UINT64_MAX ? 0 : slowest;
+  st.set_clock(i, slowest);
   st.waiting_since_[i] = st.event + 1;
   st.batch_[i] = static_cast<uint32_t>(st.cfg->batch);
   st.pending_release_[i] = 0;
@@ -200,7 +202,8 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
         .then([=](weights& model) mutable {
           auto& st = self->state;
           self->send(st.cfg->driver, done_atom::value,
-                     run_outcome{std::move(events), st.losses, std::move(model)});
+                     run_outcome{std::move(events), st.losses, std::move(model),
+                                 std::chrono::duration<double>(st.busy).count(), st.pushes_handled});
           shut_down_everything(self);
           self->quit();
         }, fail);
@@ -224,6 +227,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   st.deferred_.assign(n, std::nullopt);
   st.held_for_resume_.assign(n, false);
   st.next_eval = st.cfg->eval_every_samples;
+  st.recount();
   std::optional<double> saved_cap;
   if (st.cfg->resume) {
     restore(st, *st.cfg->resume);
@@ -244,7 +248,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       st.evaluator = std::move(evaluator);
       for (size_t i = 0; i < st.worker_handles.size(); ++i)
         if (!st.worker_handles[i]) {  // vacant: an elastic job short of slots
-          st.live_[i] = st.waiting_[i] = false;
+          st.set_live(i, false);
+          st.set_waiting(i, false);
           st.gone_[i] = true;
         } else if (!st.gone_[i]) {
           self->monitor(st.worker_handles[i]);
@@ -335,6 +340,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       auto i = st.timers_.find(id);
       if (self->current_sender() != self->ctrl() || i == st.timers_.end())
         return;
+      busy_timer busy(st);
       auto e = i->second;
       st.timers_.erase(i);
       if (st.stopping)

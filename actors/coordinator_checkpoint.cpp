@@ -60,6 +60,7 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   st.pending_release_ = s.pending_release;
   st.accepted_ = s.accepted;
   st.batch_ = s.batch;
+  st.recount();
   st.timers_.clear();
   for (auto& t : s.timers)
     st.timers_[t.id] = {t.is_release, t.worker, t.pull, t.tag, t.due};

@@ -6,6 +6,7 @@
 #include "actors/coordinator.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -28,6 +29,12 @@ struct coordinator_state : coordinator_api {
   std::vector<uint64_t> waiting_since_;    // event number of the push being answered
   std::vector<nanos> accepted_;
   std::vector<uint32_t> batch_;            // per worker, sent with each release
+  // Kept with live_, waiting_ and clock_ (set_live, set_waiting, set_clock) so
+  // that a protocol's per-push questions are O(1) (recount after bulk changes).
+  int live_count_ = 0;
+  int waiting_count_ = 0;                  // live and waiting
+  std::map<uint64_t, uint32_t> live_clocks_;  // clock -> live workers at it
+  bool weights_stale_ = false;             // a batch changed: new weights go before the next release or PS message
   // Protocol timers: id -> what to do. A release_at is current while
   // pending_release_[w] holds its id.
   struct timer_entry {
@@ -65,6 +72,10 @@ struct coordinator_state : coordinator_api {
   double next_tick = 0.01;  // the run fraction of the next silent progress report (bars)
   bool target_reached = false;
   std::vector<worker_loss> losses;  // who left the run early, and why
+  // Wall time spent in the handlers that decide (pushes, timers, losses,
+  // joins), and pushes handled: the coordinator's cost per push.
+  std::chrono::steady_clock::duration busy{};
+  uint64_t pushes_handled = 0;
   static inline const char* name = "coordinator";
 
   explicit coordinator_state(coordinator_ptr ptr) : self(ptr) {}
@@ -79,6 +90,9 @@ struct coordinator_state : coordinator_api {
         out.push_back(static_cast<worker_id>(i));
     return out;
   }
+  int live_count() const override { return live_count_; }
+  int waiting_count() const override { return waiting_count_; }
+  uint64_t min_clock() const override { return live_clocks_.empty() ? 0 : live_clocks_.begin()->first; }
   uint64_t clock(worker_id w) const override { return valid(w) ? clock_[idx(w)] : 0; }
   double now() const override { return to_seconds(since(self, cfg->origin)); }
   bool waiting(worker_id w) const override { return live(w) && waiting_[idx(w)]; }
@@ -87,8 +101,10 @@ struct coordinator_state : coordinator_api {
     if (!waiting(w))
       return;
     auto i = idx(w);
-    waiting_[i] = false;
+    set_waiting(i, false);
     pending_release_[i] = 0;
+    if (weights_stale_)
+      send_worker_weights();
     proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, batch_[i],
               accepted_[i], local_step_, overlap_};
     if (promise_[i].pending() || held_for_resume_[i]) {
@@ -106,12 +122,12 @@ struct coordinator_state : coordinator_api {
   }
 
   void commit() override {
-    self->send(cfg->ps, commit_atom::value);
+    to_ps(commit_atom::value);
     ++version_;
   }
 
   void publish() override {
-    self->send(cfg->ps, publish_atom::value);
+    to_ps(publish_atom::value);
     published_version_ = version_;
   }
 
@@ -162,7 +178,7 @@ struct coordinator_state : coordinator_api {
     if (!valid(w) || b == 0 || batch_[idx(w)] == b)
       return;
     batch_[idx(w)] = b;
-    send_worker_weights();
+    weights_stale_ = true;  // one message for a protocol that sets every batch (to_ps, release)
   }
 
   uint32_t batch(worker_id w) const override { return valid(w) ? batch_[idx(w)] : 0; }
@@ -173,7 +189,7 @@ struct coordinator_state : coordinator_api {
   double base_momentum() const override { return cfg->momentum; }
 
   void set_momentum(double mu, bool clear, uint32_t ramp_steps) override {
-    self->send(cfg->ps, momentum_atom::value, mu, clear, ramp_steps);
+    to_ps(momentum_atom::value, mu, clear, ramp_steps);
   }
 
   void mark(const std::string& kind, const std::string& note, double value) override {
@@ -184,7 +200,7 @@ struct coordinator_state : coordinator_api {
   void evaluate() override { request_snapshot(false); }
 
   void set_mode(ps_mode mode) override {
-    self->send(cfg->ps, mode_atom::value, static_cast<uint8_t>(mode));
+    to_ps(mode_atom::value, static_cast<uint8_t>(mode));
     mode_ = mode;
     published_version_ = version_;
   }
@@ -192,6 +208,54 @@ struct coordinator_state : coordinator_api {
   // -- helpers ----------------------------------------------------------------
   bool valid(worker_id w) const { return w >= 0 && static_cast<size_t>(w) < live_.size(); }
   static size_t idx(worker_id w) { return static_cast<size_t>(w); }
+
+  void set_waiting(size_t i, bool v) {
+    if (waiting_[i] == v)
+      return;
+    waiting_[i] = v;
+    if (live_[i])
+      waiting_count_ += v ? 1 : -1;
+  }
+
+  void set_live(size_t i, bool v) {
+    if (live_[i] == v)
+      return;
+    live_[i] = v;
+    int d = v ? 1 : -1;
+    live_count_ += d;
+    if (waiting_[i])
+      waiting_count_ += d;
+    if (v)
+      ++live_clocks_[clock_[i]];
+    else
+      drop_clock(clock_[i]);
+  }
+
+  void set_clock(size_t i, uint64_t c) {
+    if (live_[i]) {
+      drop_clock(clock_[i]);
+      ++live_clocks_[c];
+    }
+    clock_[i] = c;
+  }
+
+  void drop_clock(uint64_t c) {
+    auto it = live_clocks_.find(c);
+    if (--it->second == 0)
+      live_clocks_.erase(it);
+  }
+
+  // The counts from live_, waiting_ and clock_ as they are (start, restore).
+  void recount() {
+    live_count_ = waiting_count_ = 0;
+    live_clocks_.clear();
+    for (size_t i = 0; i < live_.size(); ++i)
+      if (live_[i]) {
+        ++live_count_;
+        waiting_count_ += waiting_[i] ? 1 : 0;
+        ++live_clocks_[clock_[i]];
+      }
+  }
 
   void trace(trace_event ev) {
     if (cfg->tracer)
@@ -205,13 +269,26 @@ struct coordinator_state : coordinator_api {
     ++event;
     barrier_in_event = false;
     f();
+    if (weights_stale_)  // batches set and nobody released since
+      send_worker_weights();
     if (barrier_in_event) {
       auto t = since(self, cfg->origin);
       trace({"barrier", -1, t, t, event, version_, 0});
     }
   }
 
+  // A message to the PS, after the weights of batches set before it: the PS
+  // sees changes in the order the protocol made them, and consecutive batch
+  // changes as one message.
+  template <class... Ts>
+  void to_ps(Ts&&... xs) {
+    if (weights_stale_)
+      send_worker_weights();
+    self->send(cfg->ps, std::forward<Ts>(xs)...);
+  }
+
   void send_worker_weights() {
+    weights_stale_ = false;
     // Weight rule: a push counts b_i / (sum of the live workers' batches),
     // which is 1/n when every batch is the same.
     double total = 0;
@@ -226,7 +303,7 @@ struct coordinator_state : coordinator_api {
 
   void request_snapshot(bool final) {
     ++evals_pending;
-    self->send(cfg->ps, snapshot_atom::value, evaluator, samples_, final);
+    to_ps(snapshot_atom::value, evaluator, samples_, final);
   }
 
   // One line on stderr and/or to the driver.
@@ -251,6 +328,19 @@ struct coordinator_state : coordinator_api {
                   std::max(last_accuracy, 0.0));
     report(line);
   }
+};
+
+/// Adds the wall time until it goes to the coordinator's busy time.
+class busy_timer {
+ public:
+  explicit busy_timer(coordinator_state& st) : st_(st), t0_(std::chrono::steady_clock::now()) {}
+  ~busy_timer() { st_.busy += std::chrono::steady_clock::now() - t0_; }
+  busy_timer(const busy_timer&) = delete;
+  busy_timer& operator=(const busy_timer&) = delete;
+
+ private:
+  coordinator_state& st_;
+  std::chrono::steady_clock::time_point t0_;
 };
 
 /// Real clock: the checkpoint tick. Holds releases back until every live

@@ -160,7 +160,9 @@ void transfer(ps_ptr self, transit t) {
     arrive(self, t);
     return;
   }
-  double bytes = static_cast<double>((t.is_push ? t.push.grad.size() : t.out.values.size()) * sizeof(float));
+  double bytes = st.cfg.wire_bytes > 0
+                   ? st.cfg.wire_bytes
+                   : static_cast<double>((t.is_push ? t.push.grad.size() : t.out.values.size()) * sizeof(float));
   double now = to_seconds(since(self, st.cfg.origin));
   auto slot = st.link.reserve(now, bytes);
   double delay = slot.arrive - now;
@@ -315,9 +317,9 @@ caf::actor_addr sender(ps_ptr self) {
 
 // The sender's worker id, or -1 if it is not one of the job's members.
 worker_id member_index(ps_ptr self) {
-  auto& m = self->state.members;
-  auto i = std::find(m.begin(), m.end(), sender(self));
-  return i == m.end() ? -1 : static_cast<worker_id>(i - m.begin());
+  auto& ids = self->state.member_ids;
+  auto i = ids.find(sender(self));
+  return i == ids.end() ? -1 : i->second;
 }
 
 // Pushes and pulls come from the job's workers only (once it has members):
@@ -329,7 +331,7 @@ caf::error check_member(ps_ptr self, worker_id claimed) {
   auto from = sender(self);
   bool ok = claimed >= 0 ? static_cast<size_t>(claimed) < st.members.size()
                              && st.members[static_cast<size_t>(claimed)] == from
-                         : std::find(st.members.begin(), st.members.end(), from) != st.members.end();
+                         : st.member_ids.count(from) > 0;
   if (ok)
     return caf::none;
   return make_error(sp_error::not_a_member,
@@ -408,8 +410,12 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       auto& st = self->state;
       st.coordinator = std::move(coordinator);
       st.members.clear();
-      for (auto& w : workers)
+      st.member_ids.clear();
+      for (auto& w : workers) {
         st.members.push_back(caf::actor_cast<caf::actor_addr>(w));
+        if (w)  // a vacant id (an elastic job short of slots) has no handle yet
+          st.member_ids.emplace(st.members.back(), static_cast<worker_id>(st.members.size() - 1));
+      }
     },
     [=](mode_atom, uint8_t mode) {
       if (!from_coordinator(self, "mode"))

@@ -56,6 +56,7 @@ struct ps_config {
   double latency_s = 0;     // added to every transfer
   momentum_rule rule = momentum_rule::adjusted;
   std::shared_ptr<const saved_ps> resume;  // continue from a checkpoint (runtime/saved_state.hpp)
+  double wire_bytes = 0;    // what a push or pull is charged on the link (0: its size)
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace syncpoint {
@@ -56,6 +57,7 @@ struct ps_state {
   uint64_t visible_version = 0;
   coordinator_actor coordinator;
   std::vector<caf::actor_addr> members;  // by worker id; empty: anyone may push and pull
+  std::unordered_map<caf::actor_addr, worker_id> member_ids;  // the inverse: a pull's sender in O(1)
   std::multimap<uint64_t, pending_pull> waiting_pulls;  // by the version they wait for
   link_model link;
   std::map<uint64_t, transit> in_transit;                // by transfer id

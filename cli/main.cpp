@@ -1,5 +1,6 @@
 // The `syncpoint` command.
 //   syncpoint train   --protocol P --workers N --model M [--epochs E | --target-accuracy A | --max-time S] ...
+//   syncpoint simulate --protocol P --workers N --iterations K ...  (timing only, virtual clock)
 //   syncpoint compare [--protocols bsp,asp,ssp] [same options]   (the default command)
 //   syncpoint protocols
 // Exit status: 0 success, 2 bad arguments or input, 1 a run that failed.
@@ -9,6 +10,7 @@
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
 #include "cli/report_cmd.hpp"
+#include "cli/simulate_cmd.hpp"
 #include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "runtime/job.hpp"
@@ -29,6 +31,7 @@ constexpr const char* usage =
   "commands:\n"
   "  compare    run several protocols on the same job and compare them (default)\n"
   "  train      run one training job\n"
+  "  simulate   a protocol's timing with many workers, nothing computed: syncpoint simulate -w 1024 -p ssp -k 100\n"
   "  protocols  list the registered protocols\n"
   "  zipline    run the ZipLine barrier choice on a CSV matrix or a random instance\n"
   "  tune-switch  find the smallest share of BSP for Sync-Switch (writes a policy file)\n"
@@ -177,6 +180,8 @@ int main(int argc, char** argv) {
       return run_train(args);
     if (command == "compare")
       return run_compare(args, defaults);
+    if (command == "simulate")
+      return cli::run_simulate(args);
     if (command == "zipline")
       return cli::run_zipline(args);
     if (command == "report")

@@ -34,7 +34,10 @@ options::options(command c) {
     g.add(tolerance, "tolerance", "accept a BSP share whose accuracy is within this of pure BSP (default 0.005)")
       .add(budget, "budget", "runs of the binary search after the reference run (default 5)")
       .add(policy_out, "policy-out", "where to write the policy (default sync-switch-policy.json)");
-  if (c != command::compare && c != command::tune)
+  bool sim = c == command::simulate;
+  if (sim)
+    g.add(iterations, "iterations,k", "iterations per worker: the run stops after workers x K pushes' samples (default 100)");
+  if (c != command::compare && c != command::tune && !sim)
     g.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
   if (c == command::train || c == command::submit)
     g.add(cfg_.checkpoint_every_s, "checkpoint-every", "take a checkpoint every S seconds on the run clock")
@@ -71,23 +74,29 @@ options::options(command c) {
   }
   g.add(params_, "param", "protocol options by name: key=value[,key=value] (same as --key=value)")
     .add(cfg_.workers, "workers,w", "number of workers (default 4)")
-    .add(cfg_.model, "model,m", "model: mlp, cnn, softmax (default mlp)")
-    .add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
+    .add(cfg_.model, "model,m", sim ? "model whose iteration cost and size are charged (default mlp); nothing is computed"
+                                    : "model: mlp, cnn, softmax (default mlp)")
+    .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
+    .add(cfg_.seed, "seed", "random seed (default 1)")
+    .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
+    .add(iter_cost_, "iter-cost", sim ? "ms per iteration at --batch (default: the model's reference cost)"
+                                      : "virtual clock: ms per iteration at --batch, or 'measure' (default: the model's reference cost)")
+    .add(bandwidth_, "ps-bandwidth", "PS link rate shared by all transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
+    .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)")
+    .add(cfg_.max_time_s, "max-time", "stop after this many seconds on the run clock")
+    .add(cfg_.progress, "progress", "print progress lines on stderr (default true)")
+    .add(cfg_.out_dir, "out,o", "directory for trace.jsonl and summary.json");
+  if (sim)  // timing only: nothing is learned, evaluated or read
+    return;
+  g.add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
     .add(cfg_.target_accuracy, "target-accuracy", "test accuracy to reach (time_to_target_s)")
     .add(cfg_.stop_at_target, "stop-at-target", "stop when the target is reached")
-    .add(cfg_.max_time_s, "max-time", "stop after this many seconds on the run clock")
     .add(cfg_.lr, "lr", "learning rate (default 0.05)")
     .add(cfg_.momentum, "momentum", "momentum (default 0.9)")
     .add(cfg_.momentum_rule, "momentum-rule", "adjusted (stale pushes weigh less, momentum per visible step; docs/momentum.md) or plain (default adjusted)")
     .add(cfg_.weight_decay, "weight-decay", "weight decay (default 0)")
-    .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
-    .add(cfg_.seed, "seed", "random seed (default 1)")
     .add(clock_, "clock", c == command::submit ? "real (virtual time runs in one process: use train)"
                                                 : "real or virtual (default virtual)")
-    .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
-    .add(iter_cost_, "iter-cost", "virtual clock: ms per iteration at --batch, or 'measure' (default: the model's reference cost)")
-    .add(bandwidth_, "ps-bandwidth", "PS link rate shared by all transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
-    .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)")
     .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
     .add(cfg_.dataset, "dataset", "fashion-mnist or synthetic (default fashion-mnist)")
     .add(cfg_.data_dir, "data", "Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)")
@@ -95,9 +104,7 @@ options::options(command c) {
     .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
     .add(cfg_.threads, "threads", "real clock: scheduler threads (default min(workers, cores))")
     .add(cfg_.request_timeout_s, "request-timeout", "real clock: seconds to wait for any reply")
-    .add(cfg_.progress, "progress", "print progress lines on stderr (default true)")
-    .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)")
-    .add(cfg_.out_dir, "out,o", "directory for trace.jsonl and summary.json");
+    .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)");
 }
 
 std::string options::parse_args(std::vector<std::string> args) {

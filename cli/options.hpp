@@ -16,7 +16,7 @@ namespace syncpoint::cli {
 
 class options : public cli_config {
  public:
-  enum class command { train, compare, submit, tune };
+  enum class command { train, compare, submit, tune, simulate };
   explicit options(bool compare) : options(compare ? command::compare : command::train) {}
   explicit options(command c);
 
@@ -40,6 +40,7 @@ class options : public cli_config {
   double tolerance = 0.005;            // tune only
   int budget = 5;                      // tune only
   std::string policy_out = "sync-switch-policy.json";  // tune only
+  uint64_t iterations = 100;           // simulate only: per worker
 
  private:
   job_config cfg_;

@@ -152,4 +152,17 @@ train_test make_synthetic(int64_t train_size, int64_t test_size, uint64_t seed) 
   return out;
 }
 
+train_test make_blank(int64_t train_size, int64_t test_size) {
+  auto blank = [](int64_t n) {
+    dataset d;
+    d.size = n;
+    d.dim = 1;
+    d.classes = 10;
+    d.x.assign(static_cast<size_t>(n), 0.0f);
+    d.y.assign(static_cast<size_t>(n), 0);
+    return d;
+  };
+  return {blank(train_size), blank(test_size)};
+}
+
 }  // namespace syncpoint

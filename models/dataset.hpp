@@ -44,4 +44,8 @@ dataset load_idx(const std::string& images_path, const std::string& labels_path)
 /// 28x28 "images" of 10 Gaussian classes: learnable in a few hundred steps.
 train_test make_synthetic(int64_t train_size, int64_t test_size, uint64_t seed);
 
+/// Examples of one zero feature, all of class 0: what a timing-only run
+/// (`syncpoint simulate`) reads, at no cost.
+train_test make_blank(int64_t train_size, int64_t test_size);
+
 }  // namespace syncpoint

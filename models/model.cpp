@@ -17,6 +17,7 @@ std::map<std::string, model_factory>& registry() {
     {"softmax", [] { return make_softmax_model(); }},
     {"mlp", [] { return make_torch_mlp(); }},
     {"cnn", [] { return make_torch_cnn(); }},
+    {"timing-only", [] { return make_timing_model(); }},
   };
   return models;
 }

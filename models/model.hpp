@@ -55,7 +55,8 @@ using model_factory = std::function<std::unique_ptr<model>()>;
 
 /// Builds the model registered as `name`; throws std::invalid_argument listing
 /// the known names otherwise. Built in: "softmax" (Eigen), "mlp" (784-256-10),
-/// "cnn" (two conv layers), both LibTorch.
+/// "cnn" (two conv layers), both LibTorch; "timing-only" (one parameter, a
+/// zero gradient, no work: what `syncpoint simulate` runs).
 std::unique_ptr<model> make_model(const std::string& name);
 
 /// Adds a model under `name`, e.g. one wrapping any torch::nn::Module (see
@@ -76,6 +77,9 @@ double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0
 /// model costs like the mlp per parameter. Linear in `batch`. `source` (if
 /// given) says which: "model table" or "parameter formula".
 double reference_gradient_ms(const std::string& model, int batch, std::string* source = nullptr);
+
+/// The "timing-only" model.
+std::unique_ptr<model> make_timing_model();
 
 /// Builds a softmax regression on Eigen only (no LibTorch): fast tests.
 std::unique_ptr<model> make_softmax_model(int64_t dim = 784, int64_t classes = 10);

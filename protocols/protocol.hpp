@@ -76,7 +76,14 @@ class coordinator_api {
   /// Worker ids are 0..workers()-1; some may have been lost.
   virtual int workers() const = 0;
   virtual bool live(worker_id w) const = 0;
-  virtual std::vector<worker_id> live_workers() const = 0;
+  virtual std::vector<worker_id> live_workers() const = 0;  // O(n): once per round, not per push
+  /// How many workers are live, and how many of those wait; the clock of the
+  /// slowest live worker (0 with none). The coordinator answers in O(1), so a
+  /// protocol that decides per push with these stays O(log n) at 4096 workers
+  /// (docs/performance.md). The defaults count through live_workers().
+  virtual int live_count() const;
+  virtual int waiting_count() const;
+  virtual uint64_t min_clock() const;
   /// c_w: gradients worker `w` has pushed (including the push being handled).
   virtual uint64_t clock(worker_id w) const = 0;
   /// Seconds since the start of the run, on the run's clock.

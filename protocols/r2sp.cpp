@@ -62,7 +62,7 @@ class r2sp : public protocol {
       if (speeds_[i].size() > retune_)
         speeds_[i].erase(speeds_[i].begin());
     }
-    auto round = min_clock(c);
+    auto round = c.min_clock();
     if (round >= next_retune_) {
       retune(c, w);
       next_retune_ = round + retune_;
@@ -80,6 +80,7 @@ class r2sp : public protocol {
   }
 
   void on_lost(coordinator_api&, worker_id) override {
+    ranks_.clear();
     regrid();  // ranks, and so offsets, are taken over the live workers
   }
 
@@ -87,6 +88,7 @@ class r2sp : public protocol {
   void on_joined(coordinator_api& c, worker_id w) override {
     auto i = static_cast<size_t>(w);
     speeds_[i].clear();
+    ranks_.clear();
     regrid();
     release(c, w, c.now());
   }
@@ -96,13 +98,6 @@ class r2sp : public protocol {
   }
 
  private:
-  uint64_t min_clock(const coordinator_api& c) const {
-    uint64_t m = UINT64_MAX;
-    for (auto v : c.live_workers())
-      m = std::min(m, c.clock(v));
-    return m == UINT64_MAX ? 0 : m;
-  }
-
   double mean_speed(size_t i) const {
     auto& xs = speeds_[i];
     return xs.empty() ? 0 : std::accumulate(xs.begin(), xs.end(), 0.0) / static_cast<double>(xs.size());
@@ -136,8 +131,7 @@ class r2sp : public protocol {
     if (old_period > 0) {
       t0_ += std::floor((c.now() - t0_) / old_period) * old_period;
     } else {
-      auto rank = static_cast<double>(std::find(live.begin(), live.end(), w) - live.begin());
-      t0_ = c.now() - rank * period_ / static_cast<double>(live.size());
+      t0_ = c.now() - rank(c, w) * period_ / static_cast<double>(live.size());
     }
     if (period_ != old_period)
       regrid();
@@ -147,12 +141,22 @@ class r2sp : public protocol {
   void regrid() { std::fill(last_slot_.begin(), last_slot_.end(), 0.0); }
 
   // The first slot of `w` at or after `t`: t0 + k·T + rank·T/n.
-  double next_slot(const coordinator_api& c, worker_id w, double t) const {
-    auto live = c.live_workers();
-    auto rank = static_cast<double>(std::find(live.begin(), live.end(), w) - live.begin());
-    double phase = t0_ + rank * period_ / static_cast<double>(live.size());
+  double next_slot(const coordinator_api& c, worker_id w, double t) {
+    double phase = t0_ + rank(c, w) * period_ / static_cast<double>(c.live_count());
     double k = std::ceil((t - phase) / period_ - 1e-9);
     return phase + std::max(0.0, k) * period_;
+  }
+
+  // w's place among the live workers, from a table made again only when
+  // they change: a release is O(1), not O(n).
+  double rank(const coordinator_api& c, worker_id w) {
+    if (ranks_.empty()) {
+      ranks_.assign(static_cast<size_t>(c.workers()), 0);
+      uint32_t r = 0;
+      for (auto v : c.live_workers())
+        ranks_[static_cast<size_t>(v)] = r++;
+    }
+    return ranks_[static_cast<size_t>(w)];
   }
 
   void release(coordinator_api& c, worker_id w, double at) {
@@ -173,6 +177,7 @@ class r2sp : public protocol {
   std::vector<double> last_slot_;  // the grid slot of each worker's last release (0: none yet)
   std::vector<std::vector<double>> speeds_;  // the last `retune` samples/s of each worker
   std::vector<uint32_t> cycle_batch_;        // the batch of each worker's current cycle
+  std::vector<uint32_t> ranks_;              // each live worker's rank (empty: to be made)
 };
 
 SYNCPOINT_REGISTER_PROTOCOL("r2sp", "round-robin slots T/n apart on the PS link; batches tuned to speed",

@@ -1,5 +1,6 @@
 #include "protocols/protocol.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <mutex>
 #include <stdexcept>
@@ -8,6 +9,25 @@ namespace syncpoint {
 
 std::string check_option_value(const option_spec& spec, const std::string& value);  // options.cpp
 
+int coordinator_api::live_count() const {
+  return static_cast<int>(live_workers().size());
+}
+
+int coordinator_api::waiting_count() const {
+  int n = 0;
+  for (auto w : live_workers())
+    n += waiting(w) ? 1 : 0;
+  return n;
+}
+
+uint64_t coordinator_api::min_clock() const {
+  auto live = live_workers();
+  uint64_t m = UINT64_MAX;
+  for (auto w : live)
+    m = std::min(m, clock(w));
+  return live.empty() ? 0 : m;
+}
+
 void protocol::on_start(coordinator_api& c) {
   c.set_mode(ps_mode::immediate);
   for (auto w : c.live_workers())
@@ -15,13 +35,8 @@ void protocol::on_start(coordinator_api& c) {
 }
 
 bool everyone_waiting(const coordinator_api& c) {
-  auto live = c.live_workers();
-  if (live.empty())
-    return false;
-  for (auto w : live)
-    if (!c.waiting(w))
-      return false;
-  return true;
+  int live = c.live_count();
+  return live > 0 && c.waiting_count() == live;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 #include "protocols/protocol_state.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace syncpoint {
 
@@ -17,27 +18,59 @@ class ssp : public protocol {
 
   explicit ssp(const protocol_options& o) : s_(static_cast<uint64_t>(o.integer("staleness"))) {}
 
-  void on_push(coordinator_api& c, worker_id) override { release_within_bound(c); }
+  void on_push(coordinator_api& c, worker_id w) override {
+    reload(c);
+    held_.insert({c.clock(w), w});
+    release_within_bound(c);
+  }
 
-  void on_lost(coordinator_api& c, worker_id) override { release_within_bound(c); }
-  void on_joined(coordinator_api& c, worker_id) override { release_within_bound(c); }  // at the slowest's clock
-  void checkpoint(protocol_archive&) override {}  // the clocks are the coordinator's
+  void on_lost(coordinator_api& c, worker_id w) override {
+    reload(c);
+    held_.erase({c.clock(w), w});
+    release_within_bound(c);
+  }
+
+  void on_joined(coordinator_api& c, worker_id w) override {  // at the slowest's clock
+    reload(c);
+    held_.insert({c.clock(w), w});
+    release_within_bound(c);
+  }
+
+  // The clocks are the coordinator's; who is held follows from them (every
+  // waiting worker), and is found again at the next event after a load.
+  void checkpoint(protocol_archive& ar) override {
+    if (ar.loading())
+      reload_ = true;
+  }
 
  private:
-  // Any push may raise the minimum clock, so every held worker is re-checked.
-  void release_within_bound(coordinator_api& c) {
-    auto live = c.live_workers();
-    if (live.empty())
+  void reload(const coordinator_api& c) {
+    if (!reload_)
       return;
-    uint64_t slowest = c.clock(live.front());
-    for (auto w : live)
-      slowest = std::min(slowest, c.clock(w));
-    for (auto w : live)
-      if (c.waiting(w) && c.clock(w) - slowest <= s_)
-        c.release(w);
+    reload_ = false;
+    held_.clear();
+    for (auto v : c.live_workers())
+      if (c.waiting(v))
+        held_.insert({c.clock(v), v});
+  }
+
+  // Any push may raise the minimum clock, so the held workers nearest to it
+  // are re-checked: O(log n) per release. They go in worker order.
+  void release_within_bound(coordinator_api& c) {
+    uint64_t slowest = c.min_clock();
+    std::vector<worker_id> go;
+    while (!held_.empty() && held_.begin()->first - slowest <= s_) {
+      go.push_back(held_.begin()->second);
+      held_.erase(held_.begin());
+    }
+    std::sort(go.begin(), go.end());
+    for (auto w : go)
+      c.release(w);
   }
 
   uint64_t s_;
+  std::set<std::pair<uint64_t, worker_id>> held_;  // (clock, worker) of each waiting worker
+  bool reload_ = false;
 };
 
 SYNCPOINT_REGISTER_PROTOCOL("ssp", "stale synchronous: at most S iterations ahead of the slowest", ssp);

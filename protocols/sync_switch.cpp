@@ -23,6 +23,9 @@
 #include "protocols/protocol_state.hpp"
 #include "protocols/switch_policy.hpp"
 
+#include <ext/pb_ds/assoc_container.hpp>
+#include <ext/pb_ds/tree_policy.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -132,10 +135,22 @@ class sync_switch : public protocol {
       enter(c, current_ + 1, "share");
   }
 
-  void on_lost(coordinator_api& c, worker_id w) override { active_->on_lost(api(c), w); }
+  void on_lost(coordinator_api& c, worker_id w) override {
+    if (online_) {  // the policy looks at live workers only
+      refresh(c);
+      set_cycle(w, -1);
+      set_normal(w, 0);
+    }
+    active_->on_lost(api(c), w);
+  }
   void on_joined(coordinator_api& c, worker_id w) override {
     auto i = static_cast<size_t>(w);
-    released_at_[i] = cycle_[i] = -1;  // no cycle observed yet
+    if (online_) {
+      refresh(c);
+      set_cycle(w, -1);  // no cycle observed yet
+      set_normal(w, 0);
+    }
+    released_at_[i] = cycle_[i] = -1;
     slow_[i] = normal_[i] = 0;
     active_->on_joined(api(c), w);
   }
@@ -144,8 +159,10 @@ class sync_switch : public protocol {
   // instance of it loads its own state (it is not started again).
   void checkpoint(protocol_archive& ar) override {
     ar(current_, entries_, base_batch_, released_at_, cycle_, slow_, normal_);
-    if (ar.loading())
+    if (ar.loading()) {
       active_ = make_protocol(phases_.at(current_).protocol, opts_);
+      stale_ = true;  // the policy's indexes are made again at the next event
+    }
     if (active_)  // none before the start
       active_->checkpoint(ar);
   }
@@ -164,6 +181,9 @@ class sync_switch : public protocol {
     int workers() const override { return c->workers(); }
     bool live(worker_id w) const override { return c->live(w); }
     std::vector<worker_id> live_workers() const override { return c->live_workers(); }
+    int live_count() const override { return c->live_count(); }
+    int waiting_count() const override { return c->waiting_count(); }
+    uint64_t min_clock() const override { return c->min_clock(); }
     uint64_t clock(worker_id w) const override { return c->clock(w); }
     double now() const override { return c->now(); }
     bool waiting(worker_id w) const override { return c->waiting(w); }
@@ -211,6 +231,7 @@ class sync_switch : public protocol {
       apply_momentum(c, to);
       std::fill(slow_.begin(), slow_.end(), 0);
       std::fill(normal_.begin(), normal_.end(), 0);
+      normal_count_ = 0;
     }
     c.mark("phase", from + ">" + to + " " + reason, static_cast<double>(next));
     current_ = next;
@@ -224,40 +245,66 @@ class sync_switch : public protocol {
     if (momentum_ == "zero")
       c.set_momentum(mu, true, 0);
     else if (momentum_ == "scale")
-      c.set_momentum(to == "bsp" ? mu : mu / std::max<size_t>(1, c.live_workers().size()), false, 0);
+      c.set_momentum(to == "bsp" ? mu : mu / std::max(1, c.live_count()), false, 0);
     else if (momentum_ == "ramp")
       c.set_momentum(mu, true, ramp_steps_);
   }
 
   // Online policy: w's latest cycle against the median of the others'. True
-  // when w has now been slow for `window_` cycles in a row.
+  // when w has now been slow for `window_` cycles in a row. The live workers'
+  // cycles are kept ordered, so the median is O(log n), not O(n), per push.
   bool observe(coordinator_api& c, worker_id w) {
     auto i = static_cast<size_t>(w);
     if (released_at_[i] < 0)
       return false;
-    cycle_[i] = c.now() - released_at_[i];
-    std::vector<double> others;
-    for (auto v : c.live_workers())
-      if (v != w && cycle_[static_cast<size_t>(v)] > 0)
-        others.push_back(cycle_[static_cast<size_t>(v)]);
-    if (others.empty())
+    refresh(c);
+    set_cycle(w, -1);  // the others, without w
+    auto others = cycles_.size();
+    double median = others > 0 ? cycles_.find_by_order(others / 2)->first : 0;
+    set_cycle(w, c.now() - released_at_[i]);
+    if (others == 0)
       return false;
-    std::nth_element(others.begin(), others.begin() + static_cast<long>(others.size() / 2), others.end());
-    double median = others[others.size() / 2];
     if (cycle_[i] > factor_ * median) {
-      normal_[i] = 0;
+      set_normal(w, 0);
       return ++slow_[i] >= window_;
     }
     slow_[i] = 0;
-    ++normal_[i];
+    set_normal(w, normal_[i] + 1);
     return false;
   }
 
-  bool all_normal(const coordinator_api& c) const {
-    for (auto v : c.live_workers())
-      if (normal_[static_cast<size_t>(v)] < window_)
-        return false;
-    return true;
+  bool all_normal(const coordinator_api& c) const { return normal_count_ == c.live_count(); }
+
+  // cycle_[w], and its place among the live workers' cycles (those > 0).
+  void set_cycle(worker_id w, double cycle) {
+    auto i = static_cast<size_t>(w);
+    if (cycle_[i] > 0)
+      cycles_.erase({cycle_[i], w});
+    cycle_[i] = cycle;
+    if (cycle > 0)
+      cycles_.insert({cycle, w});
+  }
+
+  // normal_[w], and how many live workers have been normal for `window_` cycles.
+  void set_normal(worker_id w, int normal) {
+    auto i = static_cast<size_t>(w);
+    normal_count_ += (normal >= window_) - (normal_[i] >= window_);
+    normal_[i] = normal;
+  }
+
+  // After a load: the indexes from cycle_ and normal_ of the live workers.
+  void refresh(const coordinator_api& c) {
+    if (!stale_)
+      return;
+    stale_ = false;
+    cycles_.clear();
+    normal_count_ = 0;
+    for (auto v : c.live_workers()) {
+      auto i = static_cast<size_t>(v);
+      if (cycle_[i] > 0)
+        cycles_.insert({cycle_[i], v});
+      normal_count_ += normal_[i] >= window_;
+    }
   }
 
   protocol_options opts_;
@@ -274,6 +321,12 @@ class sync_switch : public protocol {
   uint32_t base_batch_ = 64;
   std::vector<double> released_at_, cycle_;
   std::vector<int> slow_, normal_;
+  // Derived from cycle_ and normal_ over the live workers (refresh).
+  __gnu_pbds::tree<std::pair<double, worker_id>, __gnu_pbds::null_type, std::less<>, __gnu_pbds::rb_tree_tag,
+                   __gnu_pbds::tree_order_statistics_node_update>
+    cycles_;
+  int normal_count_ = 0;
+  bool stale_ = false;
 };
 
 SYNCPOINT_REGISTER_PROTOCOL("sync-switch", "a schedule of protocols by share of samples, or bsp/asp on stragglers",

@@ -8,6 +8,8 @@
 // wbsp-overlap: a worker computes step k+1 while the push of step k is in flight.
 #include "protocols/protocol_state.hpp"
 
+#include <algorithm>
+
 namespace syncpoint {
 
 class wbsp : public protocol {
@@ -25,7 +27,7 @@ class wbsp : public protocol {
   }
 
   void on_push(coordinator_api& c, worker_id w) override {
-    pushed_[idx(w)] = true;
+    mark_pushed(w, true);
     close_round_if_everyone_pushed(c);
     bool pull = must_pull_[idx(w)];
     must_pull_[idx(w)] = false;
@@ -33,33 +35,43 @@ class wbsp : public protocol {
   }
 
   void on_lost(coordinator_api& c, worker_id w) override {
-    pushed_[idx(w)] = false;
+    mark_pushed(w, false);
     must_pull_[idx(w)] = false;
     close_round_if_everyone_pushed(c);  // the round is over live workers only
   }
 
-  void checkpoint(protocol_archive& ar) override { ar(pushed_, must_pull_); }
+  void checkpoint(protocol_archive& ar) override {
+    ar(pushed_, must_pull_);
+    if (ar.loading())
+      pushed_count_ = static_cast<int>(std::count(pushed_.begin(), pushed_.end(), true));
+  }
 
  private:
   static size_t idx(worker_id w) { return static_cast<size_t>(w); }
 
+  void mark_pushed(worker_id w, bool v) {
+    if (pushed_[idx(w)] != v)
+      pushed_count_ += v ? 1 : -1;
+    pushed_[idx(w)] = v;
+  }
+
+  // Only live workers are marked (a lost one's mark is taken back): O(1) per
+  // push, and O(n) once per round.
   void close_round_if_everyone_pushed(coordinator_api& c) {
-    auto live = c.live_workers();
-    if (live.empty())
+    if (c.live_count() == 0 || pushed_count_ != c.live_count())
       return;
-    for (auto w : live)
-      if (!pushed_[idx(w)])
-        return;
     c.publish();  // the visible version advances once per round
-    for (auto w : live) {
+    for (auto w : c.live_workers()) {
       pushed_[idx(w)] = false;
       must_pull_[idx(w)] = true;
     }
+    pushed_count_ = 0;
   }
 
   bool overlap_;
   std::vector<bool> pushed_;     // pushed since the last close
   std::vector<bool> must_pull_;  // told to pull in the reply to its next push
+  int pushed_count_ = 0;
 };
 
 class wbsp_overlap : public wbsp {

@@ -277,6 +277,8 @@ run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome o
   for (auto& l : outcome.losses)
     r.failures.push_back("worker " + std::to_string(l.worker) + " lost: " + l.reason);
   r.final_model = std::move(outcome.final_model);
+  r.coordinator_busy_s = outcome.coordinator_busy_s;
+  r.coordinator_pushes = outcome.coordinator_pushes;
   return r;
 }
 

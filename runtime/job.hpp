@@ -18,6 +18,8 @@ struct run_result {
   std::vector<trace_event> trace;
   std::vector<std::string> failures;  // one line per lost worker, with the reason
   weights final_model;                // the PS's model at the end
+  double coordinator_busy_s = 0;      // wall time the coordinator spent deciding (not in the summary:
+  uint64_t coordinator_pushes = 0;    // it is no part of a reproducible run)
 };
 
 /// Runs the job to completion on the configured clock. Writes trace.jsonl and

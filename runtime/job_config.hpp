@@ -30,7 +30,8 @@ struct job_config {
   int workers = 4;
   std::string model = "mlp";
 
-  // Data: "fashion-mnist" (from data_dir) or "synthetic".
+  // Data: "fashion-mnist" (from data_dir), "synthetic", or "blank" (one zero
+  // feature per example: timing-only runs).
   std::string dataset = "fashion-mnist";
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   int64_t train_limit = 0;  // use only the first N training examples (0: all)
@@ -60,6 +61,8 @@ struct job_config {
   bool measure_iter_cost = false;  // virtual clock: measure it on this machine instead (not reproducible)
   double ps_bandwidth = 0;     // bytes/s of the PS link, shared by all transfers (0: unlimited)
   double latency_ms = 0;       // added to every transfer to or from the PS
+  double wire_bytes = 0;       // bytes each push and pull is charged on the PS link (0: its size;
+                               // `simulate` charges the simulated model's size)
   double eval_every = 0.25;    // evaluate every this many epochs of samples (0: only at the end)
   double request_timeout_s = 600;  // real clock: longest wait for any reply
   int threads = 0;                 // real clock: scheduler threads (0: min(workers, cores))
@@ -97,7 +100,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.dataset, x.data_dir, x.train_limit, x.test_limit, exact(x.epochs), exact(x.max_time_s),
            exact(x.target_accuracy), x.stop_at_target, exact(x.lr), exact(x.momentum), exact(x.weight_decay),
            x.momentum_rule, x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
-           exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
+           exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.elastic);
 }

@@ -31,8 +31,10 @@ train_test load_job_data(const job_config& cfg) {
     else if (cfg.dataset == "synthetic")
       data = make_synthetic(cfg.train_limit > 0 ? cfg.train_limit : 6000,
                             cfg.test_limit > 0 ? cfg.test_limit : 1000, cfg.seed);
+    else if (cfg.dataset == "blank")
+      data = make_blank(cfg.train_limit > 0 ? cfg.train_limit : 6000, cfg.test_limit > 0 ? cfg.test_limit : 1000);
     else
-      throw config_error("unknown dataset '" + cfg.dataset + "' (valid: fashion-mnist, synthetic)");
+      throw config_error("unknown dataset '" + cfg.dataset + "' (valid: fashion-mnist, synthetic, blank)");
   } catch (const data_error& e) {
     throw config_error(e.what());
   }
@@ -65,7 +67,7 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
     sys, ps_config{std::move(initial), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, core.tracer,
                    opts.origin, cfg.ps_bandwidth, cfg.latency_ms * 1e-3,
                    cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted,
-                   resume ? std::make_shared<const saved_ps>(resume->ps) : nullptr});
+                   resume ? std::make_shared<const saved_ps>(resume->ps) : nullptr, cfg.wire_bytes});
   auto co = std::make_shared<coordinator_config>();
   co->protocol_name = cfg.protocol;
   co->proto = make_protocol(cfg.protocol, protocol_options_for(cfg));

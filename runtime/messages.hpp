@@ -147,6 +147,10 @@ struct run_outcome {
   std::vector<trace_event> trace;
   std::vector<worker_loss> losses;
   weights final_model;
+  // Wall time the coordinator spent deciding (pushes, timers, losses, joins),
+  // and how many pushes it took: its cost per push (`syncpoint simulate`).
+  double coordinator_busy_s = 0;
+  uint64_t coordinator_pushes = 0;
 };
 
 template <class Inspector>
@@ -196,7 +200,8 @@ typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_outcome& x) {
-  return f(caf::meta::type_name("run_outcome"), x.trace, x.losses, x.final_model);
+  return f(caf::meta::type_name("run_outcome"), x.trace, x.losses, x.final_model,
+           exact(x.coordinator_busy_s), x.coordinator_pushes);
 }
 
 // -- errors ---------------------------------------------------------------------

@@ -76,7 +76,7 @@ TEST_CASE("models: registry, sizes and initial weights") {
   auto m = make_model("mlp");
   CHECK(m->initial_weights(1) == m->initial_weights(1));
   CHECK(m->initial_weights(1) != m->initial_weights(2));
-  CHECK_THROWS_WITH(make_model("resnet"), "unknown model 'resnet' (known: cnn, mlp, softmax)");
+  CHECK_THROWS_WITH(make_model("resnet"), "unknown model 'resnet' (known: cnn, mlp, softmax, timing-only)");
 }
 
 TEST_CASE("models: a few hundred steps of SGD learn the synthetic set") {

@@ -45,6 +45,8 @@ class elastic_bsp : public protocol {
   void on_push(coordinator_api& c, worker_id w) override {
     auto& t = times_[idx(w)];
     t.push_back(c.now());
+    if (t.size() == 2)
+      ++pushed_twice_;
     if (!predicted_) {
       if (everyone_pushed_twice(c))
         predict(c, w);
@@ -59,7 +61,7 @@ class elastic_bsp : public protocol {
   }
 
   void on_lost(coordinator_api& c, worker_id w) override {
-    times_[idx(w)].clear();
+    forget(w);
     if (!predicted_) {
       // The lost worker may have been the last one monitoring waited for; a
       // prediction then needs a push to anchor on, which the next one brings.
@@ -71,7 +73,7 @@ class elastic_bsp : public protocol {
   // A newcomer joins the monitoring if no barrier is planned yet; else it
   // waits for the planned barrier, which releases it with everyone.
   void on_joined(coordinator_api& c, worker_id w) override {
-    times_[idx(w)].clear();
+    forget(w);
     stop_at_[idx(w)] = 0;
     if (!predicted_)
       c.release(w);
@@ -79,7 +81,12 @@ class elastic_bsp : public protocol {
       barrier_if_everyone_stopped(c);
   }
 
-  void checkpoint(protocol_archive& ar) override { ar(times_, stop_at_, predicted_); }
+  void checkpoint(protocol_archive& ar) override {
+    ar(times_, stop_at_, predicted_);
+    if (ar.loading())
+      pushed_twice_ = static_cast<int>(std::count_if(times_.begin(), times_.end(),
+                                                     [](auto& t) { return t.size() >= 2; }));
+  }
 
   /// Pushes since the last barrier after which each worker stops (0: not predicted).
   const std::vector<size_t>& stop_points() const { return stop_at_; }
@@ -87,11 +94,13 @@ class elastic_bsp : public protocol {
  private:
   static size_t idx(worker_id w) { return static_cast<size_t>(w); }
 
-  bool everyone_pushed_twice(const coordinator_api& c) const {
-    for (auto i : c.live_workers())
-      if (times_[idx(i)].size() < 2)
-        return false;
-    return true;
+  // Only live workers have push times (a lost one's are forgotten): O(1).
+  bool everyone_pushed_twice(const coordinator_api& c) const { return pushed_twice_ == c.live_count(); }
+
+  void forget(worker_id w) {
+    if (times_[idx(w)].size() >= 2)
+      --pushed_twice_;
+    times_[idx(w)].clear();
   }
 
   // Mean of the last k intervals since the barrier.
@@ -128,6 +137,7 @@ class elastic_bsp : public protocol {
       stop_at_[idx(w)] = 0;
       c.release(w, true);
     }
+    pushed_twice_ = 0;
     predicted_ = false;
   }
 
@@ -137,6 +147,7 @@ class elastic_bsp : public protocol {
   std::vector<std::vector<double>> times_;  // push times since the last barrier
   std::vector<size_t> stop_at_;
   bool predicted_ = false;
+  int pushed_twice_ = 0;  // workers with two push times or more since the barrier
 };
 
 SYNCPOINT_REGISTER_PROTOCOL("elastic-bsp", "barriers only where ZipLine predicts the least waiting",

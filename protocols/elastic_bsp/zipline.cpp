@@ -120,7 +120,9 @@ zipline_result sweep_deque(const zipline_matrix& m, bool pop_front_shortcut) {
 }
 
 // Merges the n ascending rows in (time, worker) order with a loser tree:
-// log2(n) comparisons per point and no sorting of all n*R points.
+// log2(n) comparisons per point and no sorting of all n*R points. Each node
+// keeps its loser's time beside its row, so replaying a path loads one node
+// per level, not the rows' heads as well.
 class row_merger {
  public:
   explicit row_merger(const zipline_matrix& m) : m_(m), pos_(m.n, 0) {
@@ -128,118 +130,100 @@ class row_merger {
     while (k < m.n)
       k *= 2;
     k_ = k;
-    head_.assign(k, inf);  // padding leaves never win
+    std::vector<double> head(k, inf);  // padding leaves never win
     for (size_t i = 0; i < m.n; ++i)
-      head_[i] = m.at(i, 0);
-    tree_.assign(k, 0);
+      head[i] = m.at(i, 0);
+    nodes_.assign(k, {inf, 0});
     // Build bottom-up: winners travel up, losers stay in the nodes.
-    std::vector<uint32_t> winner(2 * k);
+    std::vector<node> winner(2 * k);
     for (size_t i = 0; i < k; ++i)
-      winner[k + i] = static_cast<uint32_t>(i);
-    for (size_t node = k - 1; node >= 1; --node) {
-      auto a = winner[2 * node], b = winner[2 * node + 1];
+      winner[k + i] = {head[i], static_cast<uint32_t>(i)};
+    for (size_t at = k - 1; at >= 1; --at) {
+      auto a = winner[2 * at], b = winner[2 * at + 1];
       bool a_wins = less(a, b);
-      winner[node] = a_wins ? a : b;
-      tree_[node] = a_wins ? b : a;
+      winner[at] = a_wins ? a : b;
+      nodes_[at] = a_wins ? b : a;
     }
-    tree_[0] = winner[1];
+    nodes_[0] = winner[1];
   }
 
-  bool done() const { return key(tree_[0]) == inf; }
+  bool done() const { return nodes_[0].t == inf; }
 
   /// The next point in (time, worker) order.
   point pop() {
-    uint32_t w = tree_[0];
-    point p{head_[w], w, pos_[w]};
+    node top = nodes_[0];
+    uint32_t w = top.row;
+    point p{top.t, w, pos_[w]};
     ++pos_[w];
-    head_[w] = pos_[w] < m_.R ? m_.at(w, pos_[w]) : inf;
+    node cur{pos_[w] < m_.R ? m_.at(w, pos_[w]) : inf, w};
     // Replay the leaf's path against the stored losers.
-    // Written without branches: the comparisons are data-dependent coin flips.
-    uint32_t cur = w;
-    for (size_t node = (k_ + w) / 2; node >= 1; node /= 2) {
-      uint32_t other = tree_[node];
-      uint32_t mask = 0u - static_cast<uint32_t>(less(other, cur));  // all ones if other wins
-      tree_[node] = (cur & mask) | (other & ~mask);
-      cur = (other & mask) | (cur & ~mask);
+    for (size_t at = (k_ + w) / 2; at >= 1; at /= 2) {
+      if (less(nodes_[at], cur))
+        std::swap(nodes_[at], cur);
     }
-    tree_[0] = cur;
+    nodes_[0] = cur;
     return p;
   }
 
  private:
   static constexpr double inf = std::numeric_limits<double>::infinity();
-  double key(uint32_t w) const { return head_[w]; }
-  bool less(uint32_t a, uint32_t b) const {  // bitwise, not short-circuit: no branches
-    double ka = key(a), kb = key(b);
-    return (ka < kb) | ((ka == kb) & (a < b));
+  struct node {
+    double t;
+    uint32_t row;
+  };
+  static bool less(const node& a, const node& b) {  // bitwise, not short-circuit: no branches
+    return (a.t < b.t) | ((a.t == b.t) & (a.row < b.row));
   }
 
   const zipline_matrix& m_;
   std::vector<uint32_t> pos_;
-  std::vector<double> head_;  // each row's next time: the tree reads only this
   size_t k_ = 1;
-  std::vector<uint32_t> tree_;  // [0]: the winner; [1..k): losers
+  std::vector<node> nodes_;  // [0]: the winner; [1..k): losers
 };
 
-// The first of `n` (>= 1) time-ordered points with time >= t, or one past the
-// last. Branch-free halving: the comparisons are unpredictable.
-const point* lower_bound(const point* first, size_t n, double t) {
-  while (n > 1) {
-    size_t half = n / 2;
-    first += static_cast<size_t>(first[half - 1].t < t) * half;
-    n -= half;
-  }
-  return first + (first->t < t);
-}
-
 // zipline-opt-bs: the window is an array in time order (every point enters at
-// the back) in which a replaced point is marked dead, the front skips dead
-// points, and the array is compacted when the dead outnumber the living, so
-// it holds O(n) entries. A worker's previous point is found by binary search
-// on its time, read from M.
+// the back). A point is live while it is its worker's latest (last_r says),
+// so a replaced one needs no search: the front skips points that are no
+// longer live, and the array drops them when they outnumber the living, so it
+// holds O(n) entries. (The paper finds the replaced point by binary search on
+// its time; knowing each worker's latest column makes that a lookup.)
 zipline_result sweep_binary_search(const zipline_matrix& m) {
-  std::vector<point> win;
-  std::vector<char> dead;
-  win.reserve(4 * m.n + 4);
-  dead.reserve(4 * m.n + 4);
-  std::vector<int64_t> last_r(m.n, -1);
+  struct entry {
+    uint32_t worker, r;
+  };
+  std::vector<entry> win;
+  win.reserve(4 * m.n + 32);
+  std::vector<uint32_t> last_r(m.n, UINT32_MAX);
+  auto live = [&](const entry& e) { return last_r[e.worker] == e.r; };
   size_t covered = 0;
   size_t front = 0;
   best_tracker best;
   row_merger merge(m);
   while (!merge.done()) {
     point p = merge.pop();
-    if (last_r[p.worker] >= 0) {
-      double old_t = m.at(p.worker, static_cast<size_t>(last_r[p.worker]));
-      const point* it = lower_bound(win.data() + front, win.size() - front, old_t);
-      while (it->worker != p.worker || it->r != last_r[p.worker])  // equal times: step to ours
-        ++it;
-      dead[static_cast<size_t>(it - win.data())] = 1;
-    } else {
+    if (last_r[p.worker] == UINT32_MAX)
       ++covered;
-    }
     last_r[p.worker] = p.r;
-    win.push_back(p);
-    dead.push_back(0);
-    while (dead[front])
+    win.push_back({p.worker, p.r});
+    while (!live(win[front]))
       ++front;
-    if (win.size() - front > 2 * covered + 16) {  // compact: drop the dead
+    if (win.size() - front > 2 * covered + 16) {  // compact: drop what is no longer live
       size_t out = 0;
       for (size_t i = front; i < win.size(); ++i)
-        if (!dead[i])
+        if (live(win[i]))
           win[out++] = win[i];
       win.resize(out);
-      dead.assign(out, 0);
       front = 0;
     }
-    if (covered == m.n)
-      best.offer(win[front].t, p.t);
-    // The window's front is a row's last point: that row has nothing later,
-    // so every later window starts there or earlier while its end moves on,
-    // and no later span is smaller (the textbook's stop when the minimum's
-    // list is exhausted).
-    if (covered == m.n && win[front].r + 1 == m.R)
-      break;
+    if (covered == m.n) {
+      best.offer(m.at(win[front].worker, win[front].r), p.t);
+      // The window's front is a row's last point: that row has nothing later,
+      // so every later window starts there or earlier while its end moves on,
+      // and no later span is smaller (the textbook's stop when the minimum's
+      // list is exhausted).
+      if (win[front].r + 1 == m.R)
+        break;
+    }
   }
   return finish(m, best.span, best.max);
 }

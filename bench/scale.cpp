@@ -1,0 +1,89 @@
+// The coordinator at scale (docs/performance.md, "Scale"): `syncpoint simulate`
+// for every protocol at N = 16 ... 4096 workers, the same 102,400 pushes in
+// every cell (K = 102400 / N iterations each; N = 1024 is the target's
+// K = 100), a 4x straggler, the mlp's cost. Prints the coordinator's wall
+// time per push, its growth exponent from N = 256 to 4096 (least squares on
+// log-log), and the wall time of the N = 1024, K = 100 simulation against
+// the 10 s target.
+//
+//   build/bench_scale [--protocols bsp,ssp] [--max-workers 4096]
+#include "runtime/simulate.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace syncpoint;
+
+namespace {
+
+double slope(const std::vector<double>& x, const std::vector<double>& y) {
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    mx += std::log(x[i]) / x.size(), my += std::log(y[i]) / y.size();
+  double num = 0, den = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    num += (std::log(x[i]) - mx) * (std::log(y[i]) - my);
+    den += (std::log(x[i]) - mx) * (std::log(x[i]) - mx);
+  }
+  return den > 0 ? num / den : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> protocols{"bsp", "asp", "ssp", "elastic-bsp", "wbsp", "wbsp-overlap", "r2sp",
+                                     "sync-switch", "dssp"};
+  int max_workers = 4096;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--protocols")) {
+      protocols.clear();
+      std::stringstream ss(argv[i + 1]);
+      std::string p;
+      while (std::getline(ss, p, ','))
+        protocols.push_back(p);
+    } else if (!std::strcmp(argv[i], "--max-workers")) {
+      max_workers = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "usage: bench_scale [--protocols a,b] [--max-workers N]\n");
+      return 2;
+    }
+  }
+  std::vector<int> sizes;
+  for (int n = 16; n <= max_workers; n *= 4)
+    sizes.push_back(n);
+  std::printf("coordinator wall time per push (us), 102400 pushes per cell, straggler 3:x4, as mlp\n\n| protocol |");
+  for (int n : sizes)
+    std::printf(" N=%d |", n);
+  std::printf(" exponent 256..%d | N=1024 K=100 wall s | < 10 s |\n|---|", sizes.back());
+  for (size_t i = 0; i < sizes.size() + 3; ++i)
+    std::printf("---|");
+  std::printf("\n");
+  for (auto& p : protocols) {
+    std::printf("| %s |", p.c_str());
+    std::fflush(stdout);
+    std::vector<double> xs, ys;
+    double wall1024 = -1;
+    for (int n : sizes) {
+      job_config cfg;
+      cfg.protocol = p;
+      cfg.workers = n;
+      cfg.straggler = "3:x4";
+      cfg.progress = false;
+      auto s = simulate(cfg, static_cast<uint64_t>(102400 / n));
+      std::printf(" %.2f |", s.coordinator_us_per_push);
+      std::fflush(stdout);
+      if (n >= 256)
+        xs.push_back(n), ys.push_back(s.coordinator_us_per_push);
+      if (n == 1024)
+        wall1024 = s.wall_s;
+    }
+    std::printf(" %.2f | %.2f | %s |\n", xs.size() > 1 ? slope(xs, ys) : 0.0, wall1024,
+                wall1024 < 0 ? "-" : wall1024 < 10 ? "yes" : "no");
+  }
+  return 0;
+}
