@@ -108,10 +108,15 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   validate(cfg_in);
   // Gradients and weights travel as fresh vectors of the model's size. Keep
   // such blocks in the heap for reuse: glibc would otherwise mmap and unmap
-  // each one, paying a page fault per 4 KiB on every iteration.
+  // each one, paying a page fault per 4 KiB on every iteration. And one
+  // arena: a block made on one thread (the PS's weights) and freed on another
+  // (a worker's) goes back to its own thread's arena, so each thread's arena
+  // kept growing into fresh pages (docs/performance.md: 1 worker, 0.75x of a
+  // plain loop with an arena per thread, 0.88x with one).
   static const bool malloc_tuned = [] {
     mallopt(M_MMAP_THRESHOLD, 256 << 20);
     mallopt(M_TRIM_THRESHOLD, 512 << 20);
+    mallopt(M_ARENA_MAX, 1);
     return true;
   }();
   (void) malloc_tuned;

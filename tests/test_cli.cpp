@@ -306,3 +306,31 @@ TEST_CASE("cli: checkpoints from the command line: written, resumed, and bad one
   CHECK(r.output.find("checkpoint '" + files.back().string() + "': truncated") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("cli: simulate runs 1024 workers of every built-in protocol, and refuses what it cannot do with exit 2") {
+  for (auto p : {"bsp", "asp", "ssp", "elastic-bsp", "wbsp", "wbsp-overlap", "r2sp", "sync-switch"}) {
+    CAPTURE(p);
+    auto r = run(std::string("simulate -w 1024 -k 10 --straggler 3:x4 --progress=false -p ") + p);
+    CHECK(r.status == 0);
+    CHECK(r.output.find(" 1024 workers, 10 iterations each, as mlp (0.7 ms per iteration, model table") !=
+          std::string::npos);
+    CHECK(r.output.find("the coordinator took ") != std::string::npos);
+  }
+  auto bsp = run("simulate -w 64 -k 5 -p bsp --iter-cost 2 --straggler 1:x3 --progress=false");
+  CHECK(bsp.output.find("simulated time 0.030 s, 20480 samples") != std::string::npos);  // 5 rounds of 3 x 2 ms
+  auto r = run("simulate -k 0 --progress=false");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("syncpoint simulate: --iterations must be at least 1") != std::string::npos);
+  r = run("simulate --clock real");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("unknown option '--clock") != std::string::npos);  // simulate has no clock to choose
+  r = run("simulate --epochs 3");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("unknown option '--epochs") != std::string::npos);  // it runs --iterations
+  r = run("simulate -w 5000 --progress=false");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--workers must be in 1..4096") != std::string::npos);
+  r = run("simulate --iter-cost measure --progress=false");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--iter-cost measure is for train") != std::string::npos);
+}
