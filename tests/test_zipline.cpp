@@ -120,6 +120,13 @@ TEST_CASE("zipline: the variants agree on large instances") {
       auto a = zipline(m, zipline_variant::plain);
       CHECK(zipline(m, zipline_variant::opt).stops == a.stops);
       CHECK(zipline(m, zipline_variant::opt_bs).stops == a.stops);
+      // Negative times, and zeros of both signs, which are equal times (opt-bs sorts by bits).
+      for (size_t i = 0; i < m.n; ++i)
+        for (size_t r = 0; r < m.R; ++r)
+          m.at(i, r) = m.at(i, r) == 3 && i % 2 ? -0.0 : m.at(i, r) - 3;
+      a = zipline(m, zipline_variant::plain);
+      CHECK(zipline(m, zipline_variant::opt_bs).stops == a.stops);
+      CHECK(zipline(m, zipline_variant::opt_bs).span == a.span);
     }
   }
 }
