@@ -14,6 +14,13 @@ std::string argument_of(const std::string& rendered) {
   return rendered.substr(b, e == std::string::npos ? std::string::npos : e - b);
 }
 
+// " 'PATH'" from an error whose context is the file name, else "".
+std::string context_words(const caf::error& err) {
+  if (err.context().match_element<std::string>(0))
+    return " '" + err.context().get_as<std::string>(0) + "'";
+  return {};
+}
+
 }  // namespace
 
 std::string cli_config::parse_args(const std::vector<std::string>& args) {
@@ -64,6 +71,10 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
       return "unknown option '" + arg + "' (see --help)";
     if (code == caf::pec::missing_argument)
       return "option '" + arg + "' needs a value";
+    if (err.category() == caf::atom("system") && err.code() == static_cast<uint8_t>(caf::sec::cannot_open_file))
+      return "cannot open the config file" + context_words(err);
+    if (err.category() == caf::atom("parser") && arg.empty())  // no argument named: the file's
+      return "the config file is malformed: " + text;
     auto name = arg.substr(0, arg.find('='));
     auto opt = name.size() > 2 ? custom_options_.cli_long_name_lookup(name.substr(2)) : nullptr;
     if (opt != nullptr)
@@ -72,6 +83,39 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
   }
   if (!remainder.empty())
     return "unexpected argument '" + remainder.front() + "'";
+  return check_content();
+}
+
+// CAF 0.17 keeps what a config file says about an option nobody declared,
+// drops a value of the wrong type with a warning nobody sees, and sets the
+// variables of "[global]" lines but not of "global { }" blocks: unknown keys
+// and wrong types are refused here, naming the key, and every value (the
+// command line's last) is stored in its variable.
+std::string cli_config::check_content() {
+  auto check = [&](const std::string& group, const std::string& key, const caf::config_value& value) {
+    auto opt = custom_options_.qualified_name_lookup(group, key);
+    auto name = group == "global" ? key : group + "." + key;
+    if (opt == nullptr)
+      return "unknown option '" + name + "' in the config file (see --help)";
+    if (opt->check(value))
+      return "invalid value for '" + name + "' in the config file: " + caf::to_string(value) + " (expected " +
+             std::string(opt->type_name().data(), opt->type_name().size()) + ")";
+    opt->store(value);
+    return std::string();
+  };
+  // Global options sit at the top, the others in a dictionary per group.
+  for (auto& [key, value] : content) {
+    std::string err;
+    if (auto* group = caf::get_if<caf::settings>(&value)) {
+      for (auto& [k, v] : *group)
+        if (err.empty())
+          err = check(key, k, v);
+    } else {
+      err = check("global", key, value);
+    }
+    if (!err.empty())
+      return err;
+  }
   return {};
 }
 

@@ -16,10 +16,14 @@ class cli_config : public caf::actor_system_config {
  public:
   /// Parses args (without program and subcommand). Returns "" on success,
   /// else a message naming the bad argument. Leftover positional arguments
-  /// are an error too.
+  /// are an error too, and so are a config file's unknown keys and values of
+  /// the wrong type.
   std::string parse_args(const std::vector<std::string>& args);
 
   bool help_printed() const { return cli_helptext_printed; }
+
+ private:
+  std::string check_content();
 };
 
 /// Parses `args` into `opts` for `syncpoint COMMAND`: -1 to go on, 0 when

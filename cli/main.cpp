@@ -74,6 +74,7 @@ int run_train(const std::vector<std::string>& args) {
     return 2;
   }
   const auto& job = opts.job();
+  validate(job);  // before the progress line names the run
   auto label = protocol_label(job.protocol, job.protocol_opts);
   cli::progress_display shown(job.progress);
   shown.begin(label);

@@ -40,6 +40,7 @@ int run_simulate(const std::vector<std::string>& args) {
     std::cerr << "syncpoint simulate: " << misfit << "\n";
     return 2;
   }
+  check_simulation(cfg, opts.iterations);  // before the progress line names the run
   auto label = protocol_label(cfg.protocol, cfg.protocol_opts);
   progress_display shown(cfg.progress);
   shown.begin(label);

@@ -6,7 +6,7 @@
 
 namespace syncpoint {
 
-simulation simulate(job_config cfg, uint64_t iterations, progress_fn on_progress) {
+void check_simulation(const job_config& cfg, uint64_t iterations) {
   if (iterations < 1 || static_cast<double>(iterations) * cfg.batch > 1e6)
     throw config_error("--iterations must be at least 1, and --iterations x --batch at most 1e6");
   if (cfg.clock != clock_kind::virtual_time)
@@ -16,7 +16,10 @@ simulation simulate(job_config cfg, uint64_t iterations, progress_fn on_progress
   if (cfg.model == "timing-only")
     throw config_error("simulate --model names the model to charge for (mlp, cnn, ...), not timing-only");
   validate(cfg);  // protocol, options, workers, straggler, link, model name
+}
 
+simulation simulate(job_config cfg, uint64_t iterations, progress_fn on_progress) {
+  check_simulation(cfg, iterations);
   simulation s;
   s.as_model = cfg.model;
   s.wire_bytes = static_cast<double>(make_model(cfg.model)->size() * sizeof(float));

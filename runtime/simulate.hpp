@@ -33,4 +33,7 @@ struct simulation {
 /// max_time_s, out_dir, progress; the rest is ignored. Throws config_error.
 simulation simulate(job_config cfg, uint64_t iterations, progress_fn on_progress = {});
 
+/// What simulate checks before it starts; throws config_error.
+void check_simulation(const job_config& cfg, uint64_t iterations);
+
 }  // namespace syncpoint

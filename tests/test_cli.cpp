@@ -334,3 +334,50 @@ TEST_CASE("cli: simulate runs 1024 workers of every built-in protocol, and refus
   CHECK(r.status == 2);
   CHECK(r.output.find("--iter-cost measure is for train") != std::string::npos);
 }
+
+TEST_CASE("cli: bad option values and config files exit 2 with a message naming the problem") {
+  auto refused = [](const std::string& args, const std::string& words) {
+    auto r = run(args);
+    std::string what = args + "\n" + r.output;
+    CHECK_MESSAGE(r.status == 2, what);
+    CHECK_MESSAGE(r.output.find(words) != std::string::npos, what);
+    CHECK_MESSAGE(r.output.find("\nbsp") == std::string::npos, r.output);  // no progress line before it
+  };
+  refused("train --straggler 3x4" + fast, "syncpoint train: --straggler: straggler item '3x4': expected W:xF");
+  refused("train --straggler '2:x1e4;2:x1e3'" + fast, "worker 2's factors multiply to 1e+07 at t=0 s");
+  refused("train --model resnet --dataset synthetic", "unknown model 'resnet' (valid: cnn, mlp, softmax, timing-only)");
+  refused("train --momentum 1.5" + fast, "--momentum must be in [0, 1)");
+  refused("train --max-time 1e300" + fast, "--max-time must be in [0, 1e9] seconds");
+  refused("train -p sync-switch --schedule bsp:2,asp" + fast, "sync-switch: share in 'bsp:2' must be in (0, 1]");
+  refused("train -p sync-switch --switch-policy /nowhere.json" + fast, "cannot open switch policy file '/nowhere.json'");
+  refused("train --fail-worker 2" + fast, "invalid value in '--fail-worker=2' (expected W@K, e.g. 2@10)");
+  refused("train --fail-worker x@3" + fast, "invalid value in '--fail-worker=x@3' (expected W@K, e.g. 2@10)");
+  refused("train --momentum-rule odd" + fast, "--momentum-rule must be adjusted or plain, not 'odd'");
+  refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: fashion-mnist, synthetic, blank)");
+  refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, got 'diagonal'");
+  refused("tune-switch --tolerance 2" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
+  refused("tune-switch --budget 0" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
+  // Config files: missing, malformed, an unknown key, a value of the wrong type.
+  auto dir = std::filesystem::temp_directory_path() / ("syncpoint-cli-ini-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto file = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return " --config-file=" + (dir / name).string();
+  };
+  refused("train --config-file=/nowhere.ini" + fast, "cannot open the config file '/nowhere.ini'");
+  refused("train" + file("cut.ini", "[global]\nworkers=\n") + fast, "the config file is malformed: parser_error(");
+  refused("train" + file("unknown.ini", "[global]\nbogus-key=3\n") + fast,
+          "unknown option 'bogus-key' in the config file (see --help)");
+  refused("train" + file("type.ini", "global {\n  workers = \"four\"\n}\n") + fast,
+          "invalid value for 'workers' in the config file: \"four\" (expected int32)");
+  refused("train" + file("group.ini", "[middleman]\nno-such-setting=1\n") + fast,
+          "unknown option 'middleman.no-such-setting' in the config file");
+  // Both forms of a good file are read, and the command line has the last word.
+  auto r = run("train --epochs 0.1" + file("ini.ini", "[global]\nworkers=3\n") + fast);
+  CHECK(r.output.find("protocol bsp: 3 workers") != std::string::npos);
+  r = run("train --epochs 0.1" + file("braces.ini", "global {\n  workers = 3\n}\n") + fast);
+  CHECK_MESSAGE(r.output.find("protocol bsp: 3 workers") != std::string::npos, r.output);
+  r = run("train --epochs 0.1 -w 2" + file("ini.ini", "[global]\nworkers=3\n") + fast);
+  CHECK(r.output.find("protocol bsp: 2 workers") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
