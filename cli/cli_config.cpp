@@ -1,5 +1,12 @@
 #include "cli/cli_config.hpp"
 
+#include <caf/detail/ini_consumer.hpp>
+#include <caf/detail/parser/read_ini.hpp>
+#include <caf/parser_state.hpp>
+
+#include <fstream>
+#include <iterator>
+
 namespace syncpoint::cli {
 
 namespace {
@@ -87,12 +94,14 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
 }
 
 // CAF 0.17 keeps what a config file says about an option nobody declared,
-// drops a value of the wrong type with a warning nobody sees, and sets the
-// variables of "[global]" lines but not of "global { }" blocks: unknown keys
-// and wrong types are refused here, naming the key, and every value (the
-// command line's last) is stored in its variable.
+// drops a value of the wrong type under a [section] line with a warning nobody
+// sees, and sets the variables of "[global]" lines but not of "global { }"
+// blocks. So the file is read once more as it is (no options: every key kept
+// with its value), unknown keys and wrong types are refused naming the key,
+// and every value in the end (the command line's last) goes to its variable.
 std::string cli_config::check_content() {
-  auto check = [&](const std::string& group, const std::string& key, const caf::config_value& value) {
+  auto check = [&](const std::string& group, const std::string& key, const caf::config_value& value,
+                   bool store) {
     auto opt = custom_options_.qualified_name_lookup(group, key);
     auto name = group == "global" ? key : group + "." + key;
     if (opt == nullptr)
@@ -100,23 +109,39 @@ std::string cli_config::check_content() {
     if (opt->check(value))
       return "invalid value for '" + name + "' in the config file: " + caf::to_string(value) + " (expected " +
              std::string(opt->type_name().data(), opt->type_name().size()) + ")";
-    opt->store(value);
+    if (store)
+      opt->store(value);
     return std::string();
   };
   // Global options sit at the top, the others in a dictionary per group.
-  for (auto& [key, value] : content) {
-    std::string err;
-    if (auto* group = caf::get_if<caf::settings>(&value)) {
-      for (auto& [k, v] : *group)
-        if (err.empty())
-          err = check(key, k, v);
-    } else {
-      err = check("global", key, value);
+  auto check_all = [&](const caf::settings& xs, bool store) {
+    for (auto& [key, value] : xs) {
+      std::string err;
+      if (auto* group = caf::get_if<caf::settings>(&value)) {
+        for (auto& [k, v] : *group)
+          if (err.empty())
+            err = check(key, k, v, store);
+      } else {
+        err = check("global", key, value, store);
+      }
+      if (!err.empty())
+        return err;
     }
-    if (!err.empty())
+    return std::string();
+  };
+  if (auto file = caf::get_if<std::string>(&content, "config-file")) {
+    std::ifstream in(*file);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    caf::string_view view{text.data(), text.size()};
+    caf::string_parser_state ps{view.begin(), view.end()};
+    caf::config_option_set none;
+    caf::settings as_written;
+    caf::detail::ini_consumer consumer{none, as_written};
+    caf::detail::parser::read_ini(ps, consumer);  // CAF's parse has read it already: no syntax errors left
+    if (auto err = check_all(as_written, false); !err.empty())
       return err;
   }
-  return {};
+  return check_all(content, true);
 }
 
 std::string error_words(caf::actor_system& sys, const caf::error& err) {

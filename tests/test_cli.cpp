@@ -370,6 +370,8 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
           "unknown option 'bogus-key' in the config file (see --help)");
   refused("train" + file("type.ini", "global {\n  workers = \"four\"\n}\n") + fast,
           "invalid value for 'workers' in the config file: \"four\" (expected int32)");
+  refused("train" + file("section-type.ini", "[global]\nlr=\"fast\"\n") + fast,  // CAF drops it silently
+          "invalid value for 'lr' in the config file: \"fast\" (expected real64)");
   refused("train" + file("group.ini", "[middleman]\nno-such-setting=1\n") + fast,
           "unknown option 'middleman.no-such-setting' in the config file");
   // Both forms of a good file are read, and the command line has the last word.
