@@ -135,23 +135,20 @@ class sync_switch : public protocol {
       enter(c, current_ + 1, "share");
   }
 
+  // The online policy looks at live workers only: one that leaves, or comes
+  // back, has no cycle observed. (After a load, refresh rebuilds the indexes
+  // from cycle_ and normal_ at the next push anyway.)
   void on_lost(coordinator_api& c, worker_id w) override {
-    if (online_) {  // the policy looks at live workers only
-      refresh(c);
-      set_cycle(w, -1);
-      set_normal(w, 0);
-    }
+    set_cycle(w, -1);
+    set_normal(w, 0);
     active_->on_lost(api(c), w);
   }
   void on_joined(coordinator_api& c, worker_id w) override {
     auto i = static_cast<size_t>(w);
-    if (online_) {
-      refresh(c);
-      set_cycle(w, -1);  // no cycle observed yet
-      set_normal(w, 0);
-    }
-    released_at_[i] = cycle_[i] = -1;
-    slow_[i] = normal_[i] = 0;
+    released_at_[i] = -1;
+    slow_[i] = 0;
+    set_cycle(w, -1);
+    set_normal(w, 0);
     active_->on_joined(api(c), w);
   }
 

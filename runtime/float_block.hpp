@@ -37,11 +37,17 @@ template <class Inspector>
 inline constexpr bool is_data_processor = std::is_base_of<caf::serializer, Inspector>::value
                                           || std::is_base_of<caf::deserializer, Inspector>::value;
 
-/// Checks a block's length read from `f` before anything is allocated: at
-/// most max_block_floats values, and no more than the message's bytes left
-/// hold (a few bytes must not make a node zero gigabytes; fuzz/ found it).
-template <class Inspector>
-caf::error check_block_length(Inspector& f, const char* what, uint64_t n, size_t bytes_each) {
+/// A block's length, written, or read and checked before anything is
+/// allocated: at most max_block_floats values, and no more than the message's
+/// bytes left hold (a few bytes must not make a node zero gigabytes; fuzz/
+/// found it). Read, `values` is resized to it.
+template <class Inspector, class Vector>
+caf::error block_length(Inspector& f, Vector& values, const char* what, size_t bytes_each) {
+  auto n = static_cast<uint64_t>(values.size());
+  if (auto err = f(n))
+    return err;
+  if (!Inspector::writes_state)
+    return caf::none;
   if (n > max_block_floats)
     return caf::make_error(caf::sec::invalid_argument,
                            std::string(what) + " of " + std::to_string(n) + " values exceeds the limit");
@@ -50,23 +56,18 @@ caf::error check_block_length(Inspector& f, const char* what, uint64_t n, size_t
     return caf::make_error(caf::sec::invalid_argument, std::string(what) + " of " + std::to_string(n) +
                                                          " values in a message of " +
                                                          std::to_string(source->remaining()) + " bytes");
+  values.resize(static_cast<size_t>(n));
   return caf::none;
 }
 
 template <class Inspector>
 typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
 inspect(Inspector& f, float_block& x) {
-  auto n = static_cast<uint64_t>(x.values.size());
-  if (auto err = f(n))
+  if (auto err = block_length(f, x.values, "float block", sizeof(float)))
     return err;
-  if (Inspector::writes_state) {
-    if (auto err = check_block_length(f, "float block", n, sizeof(float)))
-      return err;
-    x.values.resize(static_cast<size_t>(n));
-  }
-  if (n == 0)
+  if (x.values.empty())
     return caf::none;
-  return f.apply_raw(static_cast<size_t>(n) * sizeof(float), x.values.data());
+  return f.apply_raw(x.values.size() * sizeof(float), x.values.data());
 }
 
 /// Other inspectors (to_string, logging): the length only, not megabytes of text.
@@ -87,14 +88,8 @@ struct flag_block {
 template <class Inspector>
 typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
 inspect(Inspector& f, flag_block& x) {
-  auto n = static_cast<uint64_t>(x.values.size());
-  if (auto err = f(n))
+  if (auto err = block_length(f, x.values, "flag block", 1))
     return err;
-  if (Inspector::writes_state) {
-    if (auto err = check_block_length(f, "flag block", n, 1))
-      return err;
-    x.values.resize(static_cast<size_t>(n));
-  }
   for (size_t i = 0; i < x.values.size(); ++i) {
     uint8_t b = x.values[i] ? 1 : 0;
     if (auto err = f(b))

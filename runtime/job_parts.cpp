@@ -25,14 +25,16 @@ job_config with_limits(const job_config& in) {
 
 train_test load_job_data(const job_config& cfg) {
   train_test data;
+  // The generated sets' sizes: the limits, else 6000 and 1000 examples.
+  auto train_size = cfg.train_limit > 0 ? cfg.train_limit : 6000;
+  auto test_size = cfg.test_limit > 0 ? cfg.test_limit : 1000;
   try {
     if (cfg.dataset == "fashion-mnist")
       data = load_fashion_mnist(cfg.data_dir);
     else if (cfg.dataset == "synthetic")
-      data = make_synthetic(cfg.train_limit > 0 ? cfg.train_limit : 6000,
-                            cfg.test_limit > 0 ? cfg.test_limit : 1000, cfg.seed);
+      data = make_synthetic(train_size, test_size, cfg.seed);
     else if (cfg.dataset == "blank")
-      data = make_blank(cfg.train_limit > 0 ? cfg.train_limit : 6000, cfg.test_limit > 0 ? cfg.test_limit : 1000);
+      data = make_blank(train_size, test_size);
     else
       throw config_error("unknown dataset '" + cfg.dataset + "' (valid: fashion-mnist, synthetic, blank)");
   } catch (const data_error& e) {
