@@ -1,0 +1,139 @@
+// ThreadSanitizer builds only: tell TSan where CAF's mailboxes synchronize.
+//
+// Debian's libcaf_core is not instrumented, so TSan cannot see the atomics by
+// which a message (and an actor's state) passes from one thread to another, and
+// every hand-off looks like a race. This file interposes the four CAF functions
+// a message goes through, and annotates them:
+//  - enqueue (scheduled and blocking actors) releases on the receiver: all the
+//    sender did before the send happens before
+//  - consume (scheduled actors) and dequeue (blocking actors), which acquire on
+//    the receiver. consume also releases when it returns, so that the next
+//    message, perhaps on another scheduler thread, sees the state it left.
+// These are the edges CAF's mailbox guarantees, no more: a race between two
+// actors that share memory without a message, or a sender that writes what it
+// has sent, is still reported.
+//
+// Interposition works because libcaf_core binds these virtual functions through
+// its dynamic symbol table (R_X86_64_64 relocations, no -Bsymbolic): the
+// executable's definitions below come first, and call CAF's through
+// dlsym(RTLD_NEXT). docs/hardening.md says more.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <sanitizer/tsan_interface.h>
+
+#include <caf/actor_control_block.hpp>
+#include <caf/blocking_actor.hpp>
+#include <caf/scheduled_actor.hpp>
+
+namespace {
+
+template <class Fn>
+Fn next_definition(const char* symbol) {
+  void* fn = dlsym(RTLD_NEXT, symbol);
+  if (fn == nullptr) {
+    std::fprintf(stderr, "tsan_caf_sync: libcaf_core has no %s\n", symbol);
+    std::abort();
+  }
+  return reinterpret_cast<Fn>(fn);
+}
+
+}  // namespace
+
+#define SYNCPOINT_INTERPOSE __attribute__((visibility("default")))
+
+namespace caf {
+
+SYNCPOINT_INTERPOSE void scheduled_actor::enqueue(mailbox_element_ptr x, execution_unit* eu) {
+  using fn = void (*)(scheduled_actor*, mailbox_element_ptr, execution_unit*);
+  static const fn caf_enqueue = next_definition<fn>(
+    "_ZN3caf15scheduled_actor7enqueueESt10unique_ptrINS_15mailbox_elementENS_6detail8disposerEEPNS_14execution_unitE");
+  __tsan_release(this);
+  caf_enqueue(this, std::move(x), eu);
+}
+
+SYNCPOINT_INTERPOSE void scheduled_actor::launch(execution_unit* eu, bool lazy, bool hide) {
+  using fn = void (*)(scheduled_actor*, execution_unit*, bool, bool);
+  static const fn caf_launch =
+    next_definition<fn>("_ZN3caf15scheduled_actor6launchEPNS_14execution_unitEbb");
+  __tsan_release(this);
+  caf_launch(this, eu, lazy, hide);
+}
+
+SYNCPOINT_INTERPOSE bool scheduled_actor::activate(execution_unit* ctx) {
+  using fn = bool (*)(scheduled_actor*, execution_unit*);
+  static const fn caf_activate =
+    next_definition<fn>("_ZN3caf15scheduled_actor8activateEPNS_14execution_unitE");
+  __tsan_acquire(this);
+  auto alive = caf_activate(this, ctx);
+  __tsan_release(this);
+  return alive;
+}
+
+SYNCPOINT_INTERPOSE invoke_message_result scheduled_actor::consume(mailbox_element& x) {
+  using fn = invoke_message_result (*)(scheduled_actor*, mailbox_element&);
+  static const fn caf_consume =
+    next_definition<fn>("_ZN3caf15scheduled_actor7consumeERNS_15mailbox_elementE");
+  __tsan_acquire(this);
+  auto result = caf_consume(this, x);
+  __tsan_release(this);
+  return result;
+}
+
+SYNCPOINT_INTERPOSE void blocking_actor::enqueue(mailbox_element_ptr x, execution_unit* eu) {
+  using fn = void (*)(blocking_actor*, mailbox_element_ptr, execution_unit*);
+  static const fn caf_enqueue = next_definition<fn>(
+    "_ZN3caf14blocking_actor7enqueueESt10unique_ptrINS_15mailbox_elementENS_6detail8disposerEEPNS_14execution_unitE");
+  __tsan_release(this);
+  caf_enqueue(this, std::move(x), eu);
+}
+
+SYNCPOINT_INTERPOSE intrusive::task_result blocking_actor::mailbox_visitor::operator()(mailbox_element& x) {
+  using fn = intrusive::task_result (*)(mailbox_visitor*, mailbox_element&);
+  static const fn caf_visit = next_definition<fn>(
+    "_ZN3caf14blocking_actor15mailbox_visitorclERNS_15mailbox_elementE");
+  __tsan_acquire(self);
+  auto result = caf_visit(this, x);
+  __tsan_release(self);
+  return result;
+}
+
+SYNCPOINT_INTERPOSE mailbox_element_ptr blocking_actor::dequeue() {
+  using fn = mailbox_element_ptr (*)(blocking_actor*);
+  static const fn caf_dequeue = next_definition<fn>("_ZN3caf14blocking_actor7dequeueEv");
+  auto x = caf_dequeue(this);
+  __tsan_acquire(this);
+  return x;
+}
+
+// An actor's control block is freed by whichever thread drops the last
+// reference. CAF counts references with acq_rel decrements inside the library;
+// here each decrement is a release and an acquire on the block, as they are.
+SYNCPOINT_INTERPOSE void intrusive_ptr_release(actor_control_block* x) {
+  using fn = void (*)(actor_control_block*);
+  static const fn caf_release =
+    next_definition<fn>("_ZN3caf21intrusive_ptr_releaseEPNS_19actor_control_blockE");
+  __tsan_release(x);
+  __tsan_acquire(x);
+  caf_release(x);
+}
+
+SYNCPOINT_INTERPOSE void intrusive_ptr_release_weak(actor_control_block* x) {
+  using fn = void (*)(actor_control_block*);
+  static const fn caf_release_weak =
+    next_definition<fn>("_ZN3caf26intrusive_ptr_release_weakEPNS_19actor_control_blockE");
+  __tsan_release(x);
+  __tsan_acquire(x);
+  caf_release_weak(x);
+}
+
+}  // namespace caf
+
+// What libcaf_core does inside itself stays out of the reports: its scheduler
+// queues allocate and free nodes under spinlocks TSan cannot see. Its mutexes
+// still synchronize (called_from_lib ignores memory accesses, not locks).
+extern "C" SYNCPOINT_INTERPOSE const char* __tsan_default_suppressions() {
+  return "called_from_lib:libcaf_core.so\n";
+}
