@@ -17,9 +17,10 @@ cmake --build build-asan -j2 --target syncpoint_tests fuzzers >> build-asan.log 
 echo "hardening: built build-asan (log: build-asan.log)"
 
 # The two resume sweeps take 5.5 minutes under ASan at -O0, the real-clock resume 50 s (mostly
-# waiting for its checkpoints); the Release run has all three.
+# waiting for its checkpoints); wbsp's compute-ratio runs (24 s) and tune-switch's exhaustive
+# sweep (18 s) repeat paths other tests take once. The Release run has all five.
 (cd build-asan && ctest --output-on-failure -j2 --timeout 300 \
-  -E "^resume: (every protocol resumed|only the limits may change|on the real clock)")
+  -E "^(resume: (every protocol resumed|only the limits may change|on the real clock)|wbsp: compute ratio|tune-switch: the binary search finds)")
 
 rm -rf build-asan/findings && mkdir -p build-asan/findings
 targets=(straggler zipline_csv schedule checkpoint messages)
@@ -61,7 +62,8 @@ CXX=clang++ cmake -S . -B build-tsan -DSYNCPOINT_SANITIZE=thread > build-tsan.lo
 cmake --build build-tsan -j2 --target syncpoint_tests tsan_canary tsan_canary_unannotated >> build-tsan.log 2>&1 \
   || { tail -50 build-tsan.log; exit 1; }
 echo "hardening: built build-tsan (log: build-tsan.log)"
-# The 82 % accuracy run (33 s under TSan) trains as the other 4-worker runs do, only longer;
-# the Release run has it.
-(cd build-tsan && ctest --output-on-failure -j2 --timeout 300 -E "^training: 4 workers under BSP reach") || status=1
+# Left out: the runs only on the virtual clock. CAF's test coordinator runs all their actors
+# on the calling thread, so TSan has nothing to look at there (104 s of its time); the
+# Release run has them.
+(cd build-tsan && ctest --output-on-failure -j2 --timeout 300 -E "^(training: (4 workers under BSP reach|two virtual-clock runs|with a 4x straggler ASP|a worker lost mid-run|elastic-bsp runs)|link model: in virtual time|timers: a release scheduled at t)") || status=1
 exit $status
