@@ -2,21 +2,24 @@
 //
 // Debian's libcaf_core is not instrumented, so TSan cannot see the atomics by
 // which a message (and an actor's state) passes from one thread to another, and
-// every hand-off looks like a race. This file interposes the four CAF functions
-// a message goes through, and annotates them:
-//  - enqueue (scheduled and blocking actors) releases on the receiver: all the
-//    sender did before the send happens before
-//  - consume (scheduled actors) and dequeue (blocking actors), which acquire on
-//    the receiver. consume also releases when it returns, so that the next
-//    message, perhaps on another scheduler thread, sees the state it left.
-// These are the edges CAF's mailbox guarantees, no more: a race between two
-// actors that share memory without a message, or a sender that writes what it
-// has sent, is still reported.
+// every hand-off looks like a race. This file interposes the CAF functions a
+// message and an actor go through, and annotates them:
+//  - enqueue (scheduled and blocking actors) and launch release on the
+//    receiver: all the sender (or spawner) did before happens before
+//  - activate (each resume, and the actor's initialization), consume, and a
+//    blocking receive's visitor, which acquire on the receiver and release when
+//    they return, so that the next message, perhaps on another scheduler
+//    thread, sees the state the last one left
+//  - the control block's reference drops, acq_rel as CAF's own, so that the
+//    thread that frees an actor sees what the others did with it.
+// These are the edges CAF guarantees, no more: a race between two actors that
+// share memory without a message, or a sender that writes what it has sent, is
+// still reported (tests/tsan_canary.cpp proves both in every TSan run).
 //
-// Interposition works because libcaf_core binds these virtual functions through
-// its dynamic symbol table (R_X86_64_64 relocations, no -Bsymbolic): the
-// executable's definitions below come first, and call CAF's through
-// dlsym(RTLD_NEXT). docs/hardening.md says more.
+// Interposition works because libcaf_core binds these functions through its
+// dynamic symbol table (R_X86_64_64 relocations in its vtables, calls through
+// its PLT, no -Bsymbolic): the executable's definitions below come first, and
+// call CAF's through dlsym(RTLD_NEXT). docs/hardening.md says more.
 #include <dlfcn.h>
 
 #include <cstdio>
