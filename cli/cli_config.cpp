@@ -100,14 +100,23 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
 // with its value), unknown keys and wrong types are refused naming the key,
 // and every value in the end (the command line's last) goes to its variable.
 std::string cli_config::check_content() {
+  // Without --config-file, CAF reads caf-application.ini from the working
+  // directory if there is one: a user may not know, so the message names it.
+  std::string path, where = "the config file";
+  if (auto file = caf::get_if<std::string>(&content, "config-file")) {
+    path = *file;
+  } else if (std::ifstream default_file{"caf-application.ini"}; default_file) {
+    path = "caf-application.ini";
+    where = "the config file 'caf-application.ini' (CAF reads it from the working directory)";
+  }
   auto check = [&](const std::string& group, const std::string& key, const caf::config_value& value,
                    bool store) {
     auto opt = custom_options_.qualified_name_lookup(group, key);
     auto name = group == "global" ? key : group + "." + key;
     if (opt == nullptr)
-      return "unknown option '" + name + "' in the config file (see --help)";
+      return "unknown option '" + name + "' in " + where + " (see --help)";
     if (opt->check(value))
-      return "invalid value for '" + name + "' in the config file: " + caf::to_string(value) + " (expected " +
+      return "invalid value for '" + name + "' in " + where + ": " + caf::to_string(value) + " (expected " +
              std::string(opt->type_name().data(), opt->type_name().size()) + ")";
     if (store)
       opt->store(value);
@@ -129,8 +138,8 @@ std::string cli_config::check_content() {
     }
     return std::string();
   };
-  if (auto file = caf::get_if<std::string>(&content, "config-file")) {
-    std::ifstream in(*file);
+  if (!path.empty()) {
+    std::ifstream in(path);
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     caf::string_view view{text.data(), text.size()};
     caf::string_parser_state ps{view.begin(), view.end()};

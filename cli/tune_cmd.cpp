@@ -6,9 +6,26 @@
 #include "runtime/tune_switch.hpp"
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace syncpoint::cli {
+
+namespace {
+
+// Whether `path` can be opened for writing; a file made to find out is removed again.
+bool can_write(const std::string& path) {
+  std::error_code ec;
+  bool existed = std::filesystem::exists(path, ec);
+  if (!std::ofstream(path, std::ios::app))
+    return false;
+  if (!existed)
+    std::filesystem::remove(path, ec);
+  return true;
+}
+
+}  // namespace
 
 int run_tune_switch(const std::vector<std::string>& args) {
   options opts(options::command::tune);
@@ -26,6 +43,11 @@ int run_tune_switch(const std::vector<std::string>& args) {
     return 2;
   }
   validate(cfg);
+  // The policy is written after every run: an unwritable place must be refused before them.
+  if (!can_write(opts.policy_out)) {
+    std::cerr << "syncpoint tune-switch: cannot write the policy file '" << opts.policy_out << "'\n";
+    return 2;
+  }
   std::printf("tuning the share of BSP before ASP: %s on %s, %d workers, tolerance %g, %d runs after the "
               "reference\n\n| run | bsp share | final accuracy | run time s | accepted |\n|---|---|---|---|---|\n",
               cfg.model.c_str(), cfg.dataset.c_str(), cfg.workers, opts.tolerance, opts.budget);

@@ -357,6 +357,14 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, got 'diagonal'");
   refused("tune-switch --tolerance 2" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
   refused("tune-switch --budget 0" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
+  refused("tune-switch --policy-out /nowhere/policy.json" + fast,  // before any run, not after all of them
+          "syncpoint tune-switch: cannot write the policy file '/nowhere/policy.json'");
+  refused("node --join localhost", "syncpoint node: --join expects HOST:PORT, got 'localhost'");
+  refused("node --join 127.0.0.1:http", "syncpoint node: --join expects HOST:PORT, got '127.0.0.1:http'");
+  refused("status --head :7000", "syncpoint status: --head expects HOST:PORT, got ':7000'");
+  refused("submit --head 127.0.0.1:99999" + fast, "syncpoint submit: --head expects HOST:PORT, got '127.0.0.1:99999'");
+  refused("head --port 0 --token-file /nowhere.token", "syncpoint head: cannot read the token file '/nowhere.token'");
+  refused("status --head 127.0.0.1:1 --token-file /dev/null", "syncpoint status: cannot read the token file '/dev/null'");
   // Config files: missing, malformed, an unknown key, a value of the wrong type.
   auto dir = std::filesystem::temp_directory_path() / ("syncpoint-cli-ini-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
@@ -374,6 +382,15 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
           "invalid value for 'lr' in the config file: \"fast\" (expected real64)");
   refused("train" + file("group.ini", "[middleman]\nno-such-setting=1\n") + fast,
           "unknown option 'middleman.no-such-setting' in the config file");
+  // CAF's default file, read from the working directory without --config-file, is checked
+  // as strictly, and named: the user may not know it is read.
+  std::filesystem::create_directories(dir / "cwd");
+  std::ofstream(dir / "cwd" / "caf-application.ini") << "[global]\nlr=\"fast\"\n";
+  auto in_cwd = syncpoint::testing::run_shell("cd " + (dir / "cwd").string() + " && " + SYNCPOINT_CLI + " train" + fast);
+  CHECK_MESSAGE(in_cwd.status == 2, in_cwd.output);
+  CHECK_MESSAGE(in_cwd.output.find("invalid value for 'lr' in the config file 'caf-application.ini' (CAF reads it "
+                                   "from the working directory): \"fast\" (expected real64)") != std::string::npos,
+                in_cwd.output);
   // Both forms of a good file are read, and the command line has the last word.
   auto r = run("train --epochs 0.1" + file("ini.ini", "[global]\nworkers=3\n") + fast);
   CHECK(r.output.find("protocol bsp: 3 workers") != std::string::npos);
