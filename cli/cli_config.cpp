@@ -102,12 +102,14 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
 std::string cli_config::check_content() {
   // Without --config-file, CAF reads caf-application.ini from the working
   // directory if there is one: a user may not know, so the message names it.
-  std::string path, where = "the config file";
+  std::ifstream in;
+  std::string where = "the config file";
   if (auto file = caf::get_if<std::string>(&content, "config-file")) {
-    path = *file;
-  } else if (std::ifstream default_file{"caf-application.ini"}; default_file) {
-    path = "caf-application.ini";
-    where = "the config file 'caf-application.ini' (CAF reads it from the working directory)";
+    in.open(*file);
+  } else {
+    in.open("caf-application.ini");
+    if (in)
+      where = "the config file 'caf-application.ini' (CAF reads it from the working directory)";
   }
   auto check = [&](const std::string& group, const std::string& key, const caf::config_value& value,
                    bool store) {
@@ -138,8 +140,7 @@ std::string cli_config::check_content() {
     }
     return std::string();
   };
-  if (!path.empty()) {
-    std::ifstream in(path);
+  if (in) {
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     caf::string_view view{text.data(), text.size()};
     caf::string_parser_state ps{view.begin(), view.end()};
