@@ -6,10 +6,11 @@
 // message and an actor go through, and annotates them:
 //  - enqueue (scheduled and blocking actors) and launch release on the
 //    receiver: all the sender (or spawner) did before happens before
-//  - activate (each resume, and the actor's initialization), consume, and a
-//    blocking receive's visitor, which acquire on the receiver and release when
-//    they return, so that the next message, perhaps on another scheduler
-//    thread, sees the state the last one left
+//  - activate (each resume, and the actor's initialization), consume, a
+//    blocking receive's visitor, and cleanup (which drains the mailbox when
+//    the actor ends), which acquire on the receiver and release when they
+//    return, so that the next message, perhaps on another scheduler thread,
+//    sees the state the last one left
 //  - the control block's reference drops, acq_rel as CAF's own, so that the
 //    thread that frees an actor sees what the others did with it.
 // These are the edges CAF guarantees, no more: a race between two actors that
@@ -83,6 +84,29 @@ SYNCPOINT_INTERPOSE invoke_message_result scheduled_actor::consume(mailbox_eleme
   auto result = caf_consume(this, x);
   __tsan_release(this);
   return result;
+}
+
+// An actor that ends drains its mailbox in cleanup, destroying messages
+// enqueued after its last consume (an exit message sent while it fails, say):
+// closing the mailbox takes what every enqueue released.
+SYNCPOINT_INTERPOSE bool scheduled_actor::cleanup(error&& fail_state, execution_unit* host) {
+  using fn = bool (*)(scheduled_actor*, error&&, execution_unit*);
+  static const fn caf_cleanup = next_definition<fn>(
+    "_ZN3caf15scheduled_actor7cleanupEONS_5errorEPNS_14execution_unitE");
+  __tsan_acquire(this);
+  auto cleaned = caf_cleanup(this, std::move(fail_state), host);
+  __tsan_release(this);
+  return cleaned;
+}
+
+SYNCPOINT_INTERPOSE bool blocking_actor::cleanup(error&& fail_state, execution_unit* host) {
+  using fn = bool (*)(blocking_actor*, error&&, execution_unit*);
+  static const fn caf_cleanup = next_definition<fn>(
+    "_ZN3caf14blocking_actor7cleanupEONS_5errorEPNS_14execution_unitE");
+  __tsan_acquire(this);
+  auto cleaned = caf_cleanup(this, std::move(fail_state), host);
+  __tsan_release(this);
+  return cleaned;
 }
 
 SYNCPOINT_INTERPOSE void blocking_actor::enqueue(mailbox_element_ptr x, execution_unit* eu) {
