@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -35,6 +36,9 @@ struct worker_state {
   nanos compute_due = 0;          // when the charged compute time ends
   uint64_t pull_min_version = 0;
   int rejected_in_a_row = 0;
+  int outstanding = 0;            // requests sent and not answered (at most one: push or pull)
+  nanos asked_at = 0;             // ... since when (the watchdog's reference)
+  const char* asked_for = "";     // ... and what: "push" or "pull"
   // The pipeline: compute -> push -> reply (proceed) -> [pull] -> compute.
   // With `overlap`, the next compute starts as soon as a push is sent.
   bool computing = false;         // a gradient is being computed (or its time charged)
@@ -54,6 +58,28 @@ using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 
 void advance(worker_ptr self);
 
+// The request watchdog. A reply that never comes (a peer that hangs without
+// dying, a protocol that never releases a worker) ends the worker after
+// --request-timeout. One timer per period instead of CAF's per-request
+// timeouts, which wake its clock thread when each request is sent and again
+// when it is answered (4-5% of a 1-worker run, docs/performance.md).
+std::optional<caf::timespan> request_limit(const worker_state& st) {
+  const auto& d = st.cfg.request_timeout;
+  if (!d.valid())
+    return std::nullopt;
+  auto n = static_cast<int64_t>(d.count);
+  switch (d.unit) {
+    case caf::time_unit::minutes: return std::chrono::minutes(n);
+    case caf::time_unit::seconds: return std::chrono::seconds(n);
+    case caf::time_unit::milliseconds: return std::chrono::milliseconds(n);
+    case caf::time_unit::microseconds: return std::chrono::microseconds(n);
+    default: return std::chrono::nanoseconds(n);
+  }
+}
+
+void asked(worker_ptr self, const char* what);
+void answered(worker_ptr self);
+
 void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0) {
   auto& st = self->state;
   if (st.cfg.tracer)
@@ -63,6 +89,39 @@ void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value =
 
 nanos now(worker_ptr self) {
   return since(self, self->state.cfg.origin);
+}
+
+void asked(worker_ptr self, const char* what) {
+  auto& st = self->state;
+  if (st.outstanding++ == 0) {
+    st.asked_at = now(self);
+    st.asked_for = what;
+  }
+}
+
+void answered(worker_ptr self) {
+  auto& st = self->state;
+  if (st.outstanding > 0 && --st.outstanding > 0)
+    st.asked_at = now(self);  // (never happens today) the other request's clock restarts
+}
+
+// Fires every period: ends the worker if a request has waited the limit,
+// else checks again when the oldest one would reach it.
+void watch(worker_ptr self) {
+  auto& st = self->state;
+  auto limit = request_limit(st);
+  if (!limit)
+    return;
+  auto waited = st.outstanding > 0 ? caf::timespan{now(self) - st.asked_at} : caf::timespan{0};
+  if (waited >= *limit) {
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.3g", std::chrono::duration<double>(waited).count());
+    self->quit(caf::make_error(caf::sec::request_timeout, "worker " + std::to_string(st.cfg.id) + ": its " +
+                                                            st.asked_for + " had no reply in " + secs +
+                                                            " s (--request-timeout)"));
+    return;
+  }
+  self->delayed_send(self, *limit - waited, timeout_atom::value);
 }
 
 batch_view next_batch(worker_state& st) {
@@ -81,8 +140,10 @@ batch_view next_batch(worker_state& st) {
 // The reply to a push (or to its resumption after a checkpoint).
 template <class Handle>
 void expect_proceed(worker_ptr self, Handle&& reply) {
+  asked(self, "push");
   std::move(reply).then(
     [=](const proceed& p) {
+      answered(self);
       auto& st = self->state;
       st.rejected_in_a_row = 0;
       auto t = now(self);
@@ -99,6 +160,7 @@ void expect_proceed(worker_ptr self, Handle&& reply) {
       advance(self);
     },
     [=](caf::error& err) {
+      answered(self);
       auto& st = self->state;
       auto t = now(self);
       if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
@@ -136,7 +198,7 @@ void push(worker_ptr self) {
   gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch),
                   std::move(st.grad)};
   st.grad = {};
-  expect_proceed(self, self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, std::move(g)));
+  expect_proceed(self, self->request(st.cfg.ps, caf::infinite, push_atom::value, std::move(g)));
   if (st.overlap)
     advance(self);  // start the next gradient while this push is in flight
 }
@@ -179,8 +241,10 @@ void compute(worker_ptr self) {
 
 template <class Handle>
 void expect_weights(worker_ptr self, Handle&& reply) {
+  asked(self, "pull");
   std::move(reply).then(
     [=](weights& w) {
+      answered(self);
       auto& st = self->state;
       st.version = w.version;
       st.m->adopt(w.values.shared());
@@ -190,7 +254,10 @@ void expect_weights(worker_ptr self, Handle&& reply) {
       st.pulling = false;
       advance(self);
     },
-    [=](caf::error& err) { self->quit(std::move(err)); });
+    [=](caf::error& err) {
+      answered(self);
+      self->quit(std::move(err));
+    });
 }
 
 void pull(worker_ptr self, uint64_t min_version) {
@@ -198,7 +265,7 @@ void pull(worker_ptr self, uint64_t min_version) {
   st.pulling = true;
   st.pull_start = now(self);
   st.pull_min_version = min_version;
-  expect_weights(self, self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, min_version));
+  expect_weights(self, self->request(st.cfg.ps, caf::infinite, pull_atom::value, min_version));
 }
 
 // Moves the pipeline on: act on a reply (stop, pull), push a waiting
@@ -315,10 +382,10 @@ void resume(worker_ptr self) {
   auto& st = self->state;
   st.awaiting_resume = false;
   if (st.in_flight)
-    expect_proceed(self, self->request(st.cfg.ps, st.cfg.request_timeout, push_atom::value, resume_atom::value,
+    expect_proceed(self, self->request(st.cfg.ps, caf::infinite, push_atom::value, resume_atom::value,
                                        st.iter));
   if (st.pulling)
-    expect_weights(self, self->request(st.cfg.ps, st.cfg.request_timeout, pull_atom::value, resume_atom::value,
+    expect_weights(self, self->request(st.cfg.ps, caf::infinite, pull_atom::value, resume_atom::value,
                                        st.pull_min_version));
 }
 
@@ -340,6 +407,7 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   st.born = now(self);
   if (st.cfg.resume)
     restore(self, *st.cfg.resume);
+  watch(self);
   return {
     [=](const proceed& p) {  // the start of the run
       auto& st = self->state;
@@ -354,6 +422,10 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     [=](computed_atom) {
       if (self->current_sender() == self->ctrl() && self->state.computing)
         computed(self);
+    },
+    [=](timeout_atom) {
+      if (self->current_sender() == self->ctrl())
+        watch(self);
     },
     [=](save_atom) { return save(self->state); },
     [=](resume_atom) {

@@ -32,7 +32,7 @@ struct worker_config {
   ps_actor ps;
   tracer_actor tracer;
   time_point origin;
-  caf::duration request_timeout = caf::infinite;
+  caf::duration request_timeout = caf::infinite;  // a request unanswered this long ends the worker
   uint64_t fail_at_iter = 0;               // fault injection: die instead of this push (0: never)
   std::shared_ptr<const saved_worker> resume;  // continue from a checkpoint (runtime/saved_state.hpp)
 };

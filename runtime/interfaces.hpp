@@ -31,6 +31,7 @@ using tracer_actor = caf::typed_actor<
 using worker_actor = caf::typed_actor<
   caf::reacts_to<proceed>,          // the start of the run
   caf::reacts_to<computed_atom>,    // (to itself) the charged compute time is over
+  caf::reacts_to<timeout_atom>,     // (to itself) the request watchdog's period
   caf::replies_to<save_atom>::with<saved_worker>,
   caf::reacts_to<resume_atom>>;     // resumed: ask again for the reply it waited for
 

@@ -68,6 +68,7 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
         }, [=](caf::error& e) { report("pull", e); self->quit(); });
     },
     [](computed_atom) {},
+    [](timeout_atom) {},
     [](save_atom) { return saved_worker{}; },
     [](resume_atom) {},
   };

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,6 +40,17 @@ class explodes : public protocol {
   }
 };
 SYNCPOINT_REGISTER_PROTOCOL("test-explodes", "throws on the third push (test)", explodes);
+
+// A protocol with a quieter bug: from the third push on it never releases anyone.
+class forgets : public protocol {
+ public:
+  explicit forgets(const protocol_options&) {}
+  void on_push(coordinator_api& c, worker_id w) override {
+    if (c.clock(w) < 3)
+      c.release(w);
+  }
+};
+SYNCPOINT_REGISTER_PROTOCOL("test-forgets", "stops releasing at the third push (test)", forgets);
 
 }  // namespace
 
@@ -204,6 +216,23 @@ TEST_CASE("training: a protocol that throws ends the run with an error, not a ha
     } catch (const std::runtime_error& e) {
       CHECK(std::string(e.what()).find("the run failed: the coordinator stopped") != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("training: a push never answered ends the worker after --request-timeout, not a hang") {
+  auto cfg = small_job("test-forgets");
+  cfg.clock = clock_kind::real;
+  cfg.request_timeout_s = 0.5;
+  auto r = train(cfg);
+  CHECK(r.summary.lost == 4);
+  REQUIRE(r.failures.size() == 4);
+  for (auto& f : r.failures)
+    CHECK_MESSAGE(f.find("its push had no reply in 0.5") != std::string::npos, f);
+  // The watchdog's period is the limit: each worker ends between 0.5 s and
+  // 1 s after its unanswered push, not a period later.
+  for (auto& l : r.summary.losses) {
+    CHECK(l.t_s >= 0.5);
+    CHECK(l.t_s < 1.0 + 3 * 0.2);
   }
 }
 
