@@ -15,7 +15,6 @@ namespace syncpoint {
 
 namespace {
 
-using vec = Eigen::Map<Eigen::VectorXf>;
 using cvec = Eigen::Map<const Eigen::VectorXf>;
 
 
@@ -64,7 +63,9 @@ float momentum(ps_state& st) {
 //   v <- mu * v + scale * g + share * wd * w,   w <- w - lr * v
 // where `share` is the part of a full step this update stands for (1/n for
 // one ASP push, 1 for a BSP round), so weight decay per round is protocol-independent.
-void sgd_step(ps_state& st, const float* g, float scale, float share, float mu) {
+// `g(i)` is the gradient's element i, read or computed in the same pass.
+template <class Gradient>
+void sgd_pass(ps_state& st, Gradient g, float scale, float share, float mu) {
   const auto n = st.w->size();
   const float* w = st.w->data();
   float* out = writable_weights(st);
@@ -72,10 +73,24 @@ void sgd_step(ps_state& st, const float* g, float scale, float share, float mu) 
   const auto lr = static_cast<float>(st.cfg.lr);
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
   for (size_t i = 0; i < n; ++i) {
-    v[i] = mu * v[i] + scale * g[i] + decay * w[i];
+    v[i] = mu * v[i] + scale * g(i) + decay * w[i];
     out[i] = w[i] - lr * v[i];
   }
   adopt(st, out);
+}
+
+void sgd_step(ps_state& st, const float* g, float scale, float share, float mu) {
+  sgd_pass(st, [g](size_t i) { return g[i]; }, scale, share, mu);
+}
+
+// A third (or later) push of a round: the held one joins the buffer.
+void fold_held(ps_state& st) {
+  if (st.held.empty())
+    return;
+  for (size_t i = 0; i < st.buffer.size(); ++i)
+    st.buffer[i] = round_sum(st, i);
+  st.buffer_scale = 1;
+  st.held = {};
 }
 
 // Gated mode, adjusted rule: a push moves the weights at once (a round's
@@ -219,9 +234,17 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
     return;
   }
   // The mean of what arrived (weighted by batch size): a round that lost a
-  // worker is still one step of the survivors' mean gradient.
-  sgd_step(st, st.buffer.data(), st.buffer_scale / static_cast<float>(st.buffer_weight), 1.0f,
-           momentum(st));
+  // worker is still one step of the survivors' mean gradient. The held push
+  // is added in the step's own pass: the round's last gradient costs the
+  // barrier one pass over the model, not two.
+  const auto weight = static_cast<float>(st.buffer_weight);
+  if (st.held.empty()) {
+    sgd_step(st, st.buffer.data(), st.buffer_scale / weight, 1.0f, momentum(st));
+  } else {
+    sgd_pass(st, [&st](size_t i) { return round_sum(st, i); }, 1.0f / weight, 1.0f, momentum(st));
+    st.buffer_scale = 1;
+    st.held = {};
+  }
   auto now = since(self, st.cfg.origin);
   for (auto& p : st.buffered)
     trace(self, {"apply", p.worker, now, now, p.iter, st.version + 1,
@@ -289,10 +312,10 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
     if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
       st.buffer = std::move(g.grad);
       st.buffer_scale = weight;
-    } else {
-      vec b(st.buffer.data(), st.buffer.size());
-      b = st.buffer_scale * b + weight * cvec(g.grad.data(), g.grad.size());
-      st.buffer_scale = 1;
+    } else {  // later ones are held, and summed when the next arrives or the round commits
+      fold_held(st);
+      st.held = std::move(g.grad);
+      st.held_weight = weight;
     }
     st.buffer_weight += weight;
     st.buffered.push_back({g.worker, g.iter, g.base_version});

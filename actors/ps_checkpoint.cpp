@@ -40,6 +40,9 @@ saved_ps save(const ps_state& st) {
   s.velocity = st.velocity;
   s.round_step = st.round_step;
   s.buffer = st.buffer;
+  if (!st.held.empty())  // saved folded, as a later push would fold it
+    for (size_t i = 0; i < s.buffer.size(); ++i)
+      s.buffer[i] = round_sum(st, i);
   s.worker_weight = st.worker_weight;
   s.visible = st.visible.vec();
   s.momentum = st.cfg.momentum;
@@ -47,7 +50,7 @@ saved_ps save(const ps_state& st) {
   s.ramp_done = st.ramp_done;
   s.round_open = st.round_open;
   s.mean_staleness = st.mean_staleness;
-  s.buffer_scale = st.buffer_scale;
+  s.buffer_scale = st.held.empty() ? st.buffer_scale : 1.0f;
   s.buffer_weight = st.buffer_weight;
   for (auto& b : st.buffered)
     s.buffered.push_back({b.worker, b.iter, b.base_version});
@@ -94,6 +97,8 @@ void restore(ps_state& st, const saved_ps& s) {
   st.round_open = s.round_open;
   st.mean_staleness = s.mean_staleness;
   st.buffer_scale = s.buffer_scale;
+  st.held = {};
+  st.held_weight = 0;
   st.buffer_weight = s.buffer_weight;
   st.buffered.clear();
   for (auto& b : s.buffered)

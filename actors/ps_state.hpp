@@ -48,6 +48,8 @@ struct ps_state {
   double mean_staleness = -1;     // running mean of pushes' staleness (-1: none yet)
   std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
   float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
+  std::vector<float> held;        // ... but for the latest push, held apart: the commit adds it in
+  float held_weight = 0;          //     its own pass, a later push folds it in (round_sum)
   double buffer_weight = 0;       // sum of the weights
   std::vector<buffered_push> buffered;
   std::vector<float> worker_weight;
@@ -66,6 +68,13 @@ struct ps_state {
 };
 
 using ps_ptr = ps_actor::stateful_pointer<ps_state>;
+
+/// Element i of a round's sum: the buffer, and the held push. Every path that
+/// folds (a later push, the commit, a checkpoint) computes it this one way, so
+/// that a resumed run repeats the uninterrupted one bit for bit.
+inline float round_sum(const ps_state& st, size_t i) {
+  return st.buffer_scale * st.buffer[i] + st.held_weight * st.held[i];
+}
 
 /// A resumed worker `w` (-1: not a member) asks again for the reply to its
 /// push `iter`: it takes over the push on the link, or the coordinator's

@@ -32,9 +32,9 @@ struct fixture {
   ~fixture() { (*self)->send_exit(ps, caf::exit_reason::user_shutdown); }
 
   // Returns the error, or none when the push was accepted.
-  caf::error push(worker_id w, std::vector<float> g, uint64_t base = 0) {
+  caf::error push(worker_id w, std::vector<float> g, uint64_t base = 0, uint32_t samples = 8) {
     caf::error result;
-    (*self)->request(ps, 5s, push_atom::value, gradient_push{w, 1, base, 8, std::move(g)})
+    (*self)->request(ps, 5s, push_atom::value, gradient_push{w, 1, base, samples, std::move(g)})
       .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
     return result;
   }
@@ -134,6 +134,23 @@ TEST_CASE("ps: a commit always makes a new version, even from an empty buffer") 
   (*f.self)->send(f.ps, flush_atom::value);  // a flush of nothing is no new version
   (*f.self)->send(f.ps, commit_atom::value);
   CHECK(f.pull(2).version == 2);
+}
+
+TEST_CASE("ps: a round of three pushes is their batch-weighted mean, and a checkpoint mid-round holds that sum") {
+  fixture f(3, 0.0, 0.0);
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
+  REQUIRE(!f.push(0, {3, 0, 0}, 0, 8));
+  REQUIRE(!f.push(1, {0, 3, 0}, 0, 16));  // held apart from the buffer until the next push or the commit
+  saved_ps mid;
+  (*f.self)->request(f.ps, 5s, save_atom::value).receive([&](saved_ps& s) { mid = std::move(s); },
+                                                          [&](caf::error& e) { FAIL(f.sys->render(e)); });
+  CHECK(mid.buffer == std::vector<float>{24, 48, 0});  // 8 x (3,0,0) + 16 x (0,3,0), folded
+  CHECK(mid.buffer_scale == 1.0f);
+  CHECK(mid.buffer_weight == 24.0);
+  REQUIRE(!f.push(2, {0, 0, 3}, 0, 8));  // folds the held push in, and is held itself
+  (*f.self)->send(f.ps, commit_atom::value);
+  // mean (24, 48, 24) / 32 = (0.75, 1.5, 0.75), lr 0.1
+  check_close(f.pull(1).values.vec(), {1 - 0.075, 2 - 0.15, 3 - 0.075});
 }
 
 TEST_CASE("ps: a buffered round stays the plain mean when the worker weights change mid-round") {
