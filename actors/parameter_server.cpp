@@ -87,8 +87,11 @@ void sgd_step(ps_state& st, const float* g, float scale, float share, float mu) 
 void fold_held(ps_state& st) {
   if (st.held.empty())
     return;
+  float* b = st.buffer.data();
+  const float* h = st.held.data();
+  const float scale = st.buffer_scale, weight = st.held_weight;
   for (size_t i = 0; i < st.buffer.size(); ++i)
-    st.buffer[i] = round_sum(st, i);
+    b[i] = round_sum(b[i], scale, h[i], weight);
   st.buffer_scale = 1;
   st.held = {};
 }
@@ -241,7 +244,11 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
   if (st.held.empty()) {
     sgd_step(st, st.buffer.data(), st.buffer_scale / weight, 1.0f, momentum(st));
   } else {
-    sgd_pass(st, [&st](size_t i) { return round_sum(st, i); }, 1.0f / weight, 1.0f, momentum(st));
+    const float* b = st.buffer.data();
+    const float* h = st.held.data();
+    const float scale = st.buffer_scale, held_weight = st.held_weight;
+    sgd_pass(st, [=](size_t i) { return round_sum(b[i], scale, h[i], held_weight); }, 1.0f / weight, 1.0f,
+             momentum(st));
     st.buffer_scale = 1;
     st.held = {};
   }
