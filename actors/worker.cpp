@@ -62,7 +62,7 @@ void advance(worker_ptr self);
 // dying, a protocol that never releases a worker) ends the worker after
 // --request-timeout. One timer per period instead of CAF's per-request
 // timeouts, which wake its clock thread when each request is sent and again
-// when it is answered (4-5% of a 1-worker run, docs/performance.md).
+// when it is answered (3-8% of a 1-worker run, docs/performance.md).
 std::optional<caf::timespan> request_limit(const worker_state& st) {
   const auto& d = st.cfg.request_timeout;
   if (!d.valid())
