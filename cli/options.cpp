@@ -103,7 +103,7 @@ options::options(command c) {
     .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
     .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
     .add(cfg_.threads, "threads", "real clock: scheduler threads (default min(workers, cores))")
-    .add(cfg_.request_timeout_s, "request-timeout", "real clock: seconds to wait for any reply")
+    .add(cfg_.request_timeout_s, "request-timeout", "real clock: a worker's push or pull unanswered this long ends it (s)")
     .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)");
 }
 
