@@ -64,7 +64,7 @@ struct job_config {
   double wire_bytes = 0;       // bytes each push and pull is charged on the PS link (0: its size;
                                // `simulate` charges the simulated model's size)
   double eval_every = 0.25;    // evaluate every this many epochs of samples (0: only at the end)
-  double request_timeout_s = 600;  // real clock: longest wait for any reply
+  double request_timeout_s = 600;  // real clock: a push or pull unanswered this long ends its worker
   int threads = 0;                 // real clock: scheduler threads (0: min(workers, cores))
 
   // Fault injection: worker `fail_worker` dies instead of pushing iteration
