@@ -1,4 +1,4 @@
-#include "actors/ps_state.hpp"
+#include "actors/ps_update.hpp"
 
 #include <stdexcept>
 

@@ -69,15 +69,6 @@ struct ps_state {
 
 using ps_ptr = ps_actor::stateful_pointer<ps_state>;
 
-/// An element of a round's sum: the buffer's times its scale, plus the held
-/// push's times its weight. Every path that folds (a later push, the commit, a
-/// checkpoint) computes it this one way, so that a resumed run repeats the
-/// uninterrupted one bit for bit. (Values, not the state: a store into a
-/// float array could alias the state's float members and stop vectorization.)
-inline float round_sum(float buffered, float scale, float held, float held_weight) {
-  return scale * buffered + held_weight * held;
-}
-
 /// A resumed worker `w` (-1: not a member) asks again for the reply to its
 /// push `iter`: it takes over the push on the link, or the coordinator's
 /// held place (the request is delegated there).
