@@ -25,6 +25,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include <sanitizer/tsan_interface.h>
 
@@ -42,6 +43,17 @@ Fn next_definition(const char* symbol) {
     std::abort();
   }
   return reinterpret_cast<Fn>(fn);
+}
+
+// Runs CAF's `fn` as a step of `actor`: it sees what was released to the actor
+// before (a message's sender, the actor's previous step on another thread),
+// and what it does is released to the actor's next step.
+template <class Fn, class... Args>
+auto as_step_of(void* actor, Fn fn, Args&&... args) {
+  __tsan_acquire(actor);
+  auto result = fn(std::forward<Args>(args)...);
+  __tsan_release(actor);
+  return result;
 }
 
 }  // namespace
@@ -70,20 +82,14 @@ SYNCPOINT_INTERPOSE bool scheduled_actor::activate(execution_unit* ctx) {
   using fn = bool (*)(scheduled_actor*, execution_unit*);
   static const fn caf_activate =
     next_definition<fn>("_ZN3caf15scheduled_actor8activateEPNS_14execution_unitE");
-  __tsan_acquire(this);
-  auto alive = caf_activate(this, ctx);
-  __tsan_release(this);
-  return alive;
+  return as_step_of(this, caf_activate, this, ctx);
 }
 
 SYNCPOINT_INTERPOSE invoke_message_result scheduled_actor::consume(mailbox_element& x) {
   using fn = invoke_message_result (*)(scheduled_actor*, mailbox_element&);
   static const fn caf_consume =
     next_definition<fn>("_ZN3caf15scheduled_actor7consumeERNS_15mailbox_elementE");
-  __tsan_acquire(this);
-  auto result = caf_consume(this, x);
-  __tsan_release(this);
-  return result;
+  return as_step_of(this, caf_consume, this, x);
 }
 
 // An actor that ends drains its mailbox in cleanup, destroying messages
@@ -93,20 +99,14 @@ SYNCPOINT_INTERPOSE bool scheduled_actor::cleanup(error&& fail_state, execution_
   using fn = bool (*)(scheduled_actor*, error&&, execution_unit*);
   static const fn caf_cleanup = next_definition<fn>(
     "_ZN3caf15scheduled_actor7cleanupEONS_5errorEPNS_14execution_unitE");
-  __tsan_acquire(this);
-  auto cleaned = caf_cleanup(this, std::move(fail_state), host);
-  __tsan_release(this);
-  return cleaned;
+  return as_step_of(this, caf_cleanup, this, std::move(fail_state), host);
 }
 
 SYNCPOINT_INTERPOSE bool blocking_actor::cleanup(error&& fail_state, execution_unit* host) {
   using fn = bool (*)(blocking_actor*, error&&, execution_unit*);
   static const fn caf_cleanup = next_definition<fn>(
     "_ZN3caf14blocking_actor7cleanupEONS_5errorEPNS_14execution_unitE");
-  __tsan_acquire(this);
-  auto cleaned = caf_cleanup(this, std::move(fail_state), host);
-  __tsan_release(this);
-  return cleaned;
+  return as_step_of(this, caf_cleanup, this, std::move(fail_state), host);
 }
 
 SYNCPOINT_INTERPOSE void blocking_actor::enqueue(mailbox_element_ptr x, execution_unit* eu) {
@@ -121,10 +121,7 @@ SYNCPOINT_INTERPOSE intrusive::task_result blocking_actor::mailbox_visitor::oper
   using fn = intrusive::task_result (*)(mailbox_visitor*, mailbox_element&);
   static const fn caf_visit = next_definition<fn>(
     "_ZN3caf14blocking_actor15mailbox_visitorclERNS_15mailbox_elementE");
-  __tsan_acquire(self);
-  auto result = caf_visit(this, x);
-  __tsan_release(self);
-  return result;
+  return as_step_of(self, caf_visit, this, x);
 }
 
 SYNCPOINT_INTERPOSE mailbox_element_ptr blocking_actor::dequeue() {
