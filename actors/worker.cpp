@@ -27,6 +27,9 @@ struct worker_state {
   uint64_t grad_version = 0;      // version the waiting gradient was computed on
   std::vector<float> xbuf;
   std::vector<int64_t> ybuf;
+  std::vector<float> next_x;      // the next batch, gathered while a push waits
+  std::vector<int64_t> next_y;
+  int prefetched = 0;             // ... its size (0: none); the sampler has not moved
   std::vector<float> grad;        // the gradient being computed or waiting to be pushed
   float loss = 0;
   nanos compute_start = 0;
@@ -124,16 +127,39 @@ void watch(worker_ptr self) {
   self->delayed_send(self, *limit - waited, timeout_atom::value);
 }
 
+template <class Index>
+void gather(const worker_state& st, size_t b, std::vector<float>& x, std::vector<int64_t>& y, Index index) {
+  auto dim = static_cast<size_t>(st.cfg.train->dim);
+  x.resize(b * dim);
+  y.resize(b);
+  for (size_t i = 0; i < b; ++i) {
+    auto idx = index(i);
+    std::copy(st.cfg.train->row(idx), st.cfg.train->row(idx) + dim, x.data() + i * dim);
+    y[i] = st.cfg.train->y[static_cast<size_t>(idx)];
+  }
+}
+
+// Gathers the next batch while the worker waits for a reply (under a barrier
+// the PS's step runs on the other core meanwhile). The sampler does not move,
+// so a checkpoint or a new batch size finds it where it was.
+void prefetch(worker_state& st) {
+  auto b = static_cast<size_t>(st.batch);
+  if (st.prefetched == st.batch || !st.sampler->can_peek(b))
+    return;
+  gather(st, b, st.next_x, st.next_y, [&](size_t i) { return st.sampler->peek(i); });
+  st.prefetched = st.batch;
+}
+
 batch_view next_batch(worker_state& st) {
   auto b = static_cast<size_t>(st.batch);
-  st.xbuf.resize(b * static_cast<size_t>(st.cfg.train->dim));
-  st.ybuf.resize(b);
-  for (size_t i = 0; i < b; ++i) {
-    auto idx = st.sampler->next();
-    std::copy(st.cfg.train->row(idx), st.cfg.train->row(idx) + st.cfg.train->dim,
-              st.xbuf.data() + i * static_cast<size_t>(st.cfg.train->dim));
-    st.ybuf[i] = st.cfg.train->y[static_cast<size_t>(idx)];
+  if (st.prefetched == st.batch) {
+    std::swap(st.xbuf, st.next_x);
+    std::swap(st.ybuf, st.next_y);
+    st.sampler->advance(b);
+  } else {
+    gather(st, b, st.xbuf, st.ybuf, [&](size_t) { return st.sampler->next(); });
   }
+  st.prefetched = 0;
   return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim};
 }
 
@@ -201,6 +227,8 @@ void push(worker_ptr self) {
   expect_proceed(self, self->request(st.cfg.ps, caf::infinite, push_atom::value, std::move(g)));
   if (st.overlap)
     advance(self);  // start the next gradient while this push is in flight
+  else
+    prefetch(st);
 }
 
 void computed(worker_ptr self) {

@@ -27,6 +27,11 @@ class shard_sampler {
   /// sampler rebuilt with the same arguments and advanced by draws() next()
   /// calls is in the same place, which rng_state() confirms.
   uint64_t draws() const { return draws_; }
+  /// The index next() would return `ahead` calls from now, without drawing:
+  /// defined while the current pass has more than `ahead` examples left
+  /// (can_peek), since a new pass reshuffles.
+  bool can_peek(uint64_t count) const { return cursor_ + count <= shard_.size(); }
+  int64_t peek(uint64_t ahead) const { return shard_[cursor_ + ahead]; }
   std::string rng_state() const;
   void advance(uint64_t n);
 

@@ -187,6 +187,27 @@ TEST_CASE("shard: with batch sizes that change, every pass covers the shard exac
   }
 }
 
+TEST_CASE("shard: a peek shows the next draws without taking them, within the pass") {
+  // A worker gathers its next batch while it waits for a reply (actors/worker.cpp):
+  // the batch must be the one it would draw, whatever batch size comes next.
+  shard_sampler s(1003, 4, 3, 7), twin(1003, 4, 3, 7);
+  for (int i = 0; i < 240; ++i)
+    CHECK(s.next() == twin.next());
+  REQUIRE(s.can_peek(10));
+  CHECK_FALSE(s.can_peek(11));  // the pass has 10 left; an 11th would be reshuffled
+  std::vector<int64_t> peeked;
+  for (uint64_t i = 0; i < 10; ++i)
+    peeked.push_back(s.peek(i));
+  CHECK(s.draws() == 240);
+  CHECK(s.rng_state() == twin.rng_state());
+  for (auto p : peeked)
+    CHECK(p == twin.next());
+  s.advance(10);
+  CHECK(s.draws() == twin.draws());
+  CHECK(s.next() == twin.next());  // the reshuffled pass, the same on both
+  CHECK(s.can_peek(249));
+}
+
 TEST_CASE("r2sp: a push a little late is released at once and keeps its place on the grid") {
   // Worker 2 is 5% slower than the period once in a while (every 4th cycle).
   int k = 0;
