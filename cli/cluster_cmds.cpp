@@ -248,6 +248,10 @@ int run_node(const std::vector<std::string>& args) {
     std::cerr << "syncpoint node: --slots must be in 1..4096\n";
     return 2;
   }
+  if (!valid_node_name(opts.name)) {
+    std::cerr << "syncpoint node: --name must be 1 to " << max_node_name << " printable characters\n";
+    return 2;
+  }
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
   configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "node"));
   caf::actor_system sys{opts};

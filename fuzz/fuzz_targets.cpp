@@ -199,6 +199,14 @@ caf::actor_system& message_system() {
   return *h->sys;
 }
 
+// A handle of type H to a live local actor: encoded as its id and this node's
+// id, as a node sends its own actors (a remote one needs the middleman's proxies).
+template <class H>
+H local_handle() {
+  static auto* a = new caf::actor(message_system().spawn([] { return caf::behavior{[](int32_t) {}}; }));
+  return caf::actor_cast<H>(*a);  // (never destroyed, as the system)
+}
+
 caf::error decode(const char* data, size_t size, caf::message& out) {
   caf::binary_deserializer source{message_system(), data, size};
   return source(out);
@@ -272,6 +280,8 @@ std::vector<std::string> message_seeds() {
   worker_spec spec;
   spec.job = job;
   spec.id = 1;
+  spec.ps = local_handle<ps_actor>();
+  spec.tracer = local_handle<tracer_actor>();
   node_status node{"b", "127.0.0.1:4242", 2, 1, 1, 2};
   job_status js{1, "bsp", 4, 0.5, 0.8, "running"};
   cluster_status cs{{node}, {js}};
@@ -293,7 +303,8 @@ std::vector<std::string> message_seeds() {
           encoded(progress),
           encoded(outcome),
           encoded(job),
-          encoded(register_atom::value, hello),
+          encoded(register_atom::value, hello, local_handle<node_actor>()),
+          encoded(register_atom::value, hello, node_actor{}),  // a null handle
           encoded(spawn_atom::value, spec),
           encoded(cluster_status{cs}),
           encoded(result),
@@ -303,7 +314,15 @@ std::vector<std::string> message_seeds() {
           encoded(mode_atom::value, uint8_t{1}),
           encoded(pull_atom::value, uint64_t{9}),
           encoded(std::vector<std::string>{"a", "b"}),
-          encoded(std::vector<float>{1, 2, 3})};
+          encoded(std::vector<float>{1, 2, 3}),
+          encoded(loss),
+          encoded(node),
+          encoded(js),
+          encoded(std::vector<worker_actor>{local_handle<worker_actor>(), worker_actor{}}),
+          encoded(local_handle<worker_actor>()),
+          encoded(submit_atom::value, job, local_handle<client_actor>(), std::string("secret")),
+          encoded(local_handle<evaluator_actor>(), local_handle<driver_actor>(), local_handle<coordinator_actor>(),
+                  local_handle<job_actor>(), local_handle<head_actor>())};
 }
 
 }  // namespace

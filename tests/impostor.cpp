@@ -120,7 +120,7 @@ int garbage(const endpoint& at) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: impostor interface|schema|garbage|stranger HOST:PORT\n");
+    std::fprintf(stderr, "usage: impostor interface|schema|badname|noslots|garbage|stranger|node HOST:PORT\n");
     return 64;
   }
   std::string mode = argv[1];
@@ -150,9 +150,14 @@ int main(int argc, char** argv) {
     return hostile_node(sys, *head);
   caf::scoped_actor self{sys};
   int rc = 0;
-  if (mode == "schema") {
-    self->request(*head, std::chrono::seconds(5), register_atom::value,
-                  node_hello{"impostor", 1, "0123456789abcdef", "", ""}, caf::actor_cast<node_actor>(self.ptr()))
+  // Registrations a syncpoint node would not send: another schema, a name with
+  // a terminal escape in it, no slots.
+  auto hello = mode == "schema"    ? node_hello{"impostor", 1, "0123456789abcdef", "", ""}
+               : mode == "badname" ? node_hello{"imp\x1b[31mred", 1, schema_fingerprint(), "", ""}
+                                   : node_hello{"impostor", 0, schema_fingerprint(), "", ""};
+  if (mode == "schema" || mode == "badname" || mode == "noslots") {
+    self->request(*head, std::chrono::seconds(5), register_atom::value, hello,
+                  caf::actor_cast<node_actor>(self.ptr()))
       .receive([&](const std::string&) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());

@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -333,6 +336,45 @@ TEST_CASE("cli: simulate runs 1024 workers of every built-in protocol, and refus
   r = run("simulate --iter-cost measure --progress=false");
   CHECK(r.status == 2);
   CHECK(r.output.find("--iter-cost measure is for train") != std::string::npos);
+  r = run("simulate -k 20000 --progress=false");  // 20000 x 64 samples: over 1e6
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--iterations x --batch at most 1e6") != std::string::npos);
+}
+
+TEST_CASE("cli: another protocol's option, a repeated protocol, and cluster and zipline values out of range exit 2") {
+  // `timeout`: a command that wrongly starts serving is ended, and the test fails instead of hanging.
+  auto refused = [](const std::string& args, const std::string& words) {
+    auto r = syncpoint::testing::run_shell("timeout 20 " + std::string(SYNCPOINT_CLI) + " " + args);
+    std::string what = args + "\n" + r.output;
+    CHECK_MESSAGE(r.status == 2, what);
+    CHECK_MESSAGE(r.output.find(words) != std::string::npos, what);
+  };
+  refused("train -p bsp --lookahead 3" + fast, "syncpoint train: --lookahead is an option of elastic-bsp, not of bsp");
+  refused("compare --protocols bsp,ssp --dssp-range 2" + fast, "--dssp-range is an option of dssp, not of bsp, ssp");
+  refused("simulate -p asp --staleness 2 --progress=false", "--staleness is an option of dssp, ssp, not of asp");
+  refused("compare --protocols bsp,asp,bsp" + fast,
+          "syncpoint compare: --protocols names 'bsp' twice (each run writes its own folder)");
+  refused("compare --protocols ," + fast, "syncpoint compare: --protocols names no protocol");
+  refused("head", "syncpoint head: --port P is required (0..65535; 0 picks a free port)");
+  refused("head --port 70000", "syncpoint head: --port P is required");
+  refused("head --port 0 --slots 5000", "syncpoint head: --slots must be in 0..4096");
+  refused("node --join 127.0.0.1:1 --slots 0", "syncpoint node: --slots must be in 1..4096");
+  refused("node --join 127.0.0.1:1 --name \"$(printf 'a\\tb')\"", "syncpoint node: --name must be 1 to 128 printable characters");
+  refused("zipline --random 5,5 --repeat 0", "syncpoint zipline: --repeat must be >= 1");
+  refused("zipline", "syncpoint zipline: give exactly one of --input FILE and --random N,R");
+  refused("zipline --random 5,5 --input /dev/null", "syncpoint zipline: give exactly one of --input FILE and --random N,R");
+  // A port another socket listens on.
+  int taken = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(listen(taken, 1) == 0);
+  socklen_t len = sizeof addr;
+  getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto port = std::to_string(ntohs(addr.sin_port));
+  refused("head --port " + port, "syncpoint head: cannot listen on 127.0.0.1:" + port);
+  close(taken);
 }
 
 TEST_CASE("cli: bad option values and config files exit 2 with a message naming the problem") {

@@ -165,6 +165,12 @@ TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another sche
   timed(std::make_unique<process>(std::vector<std::string>{impostor, "schema", c.address()},
                                   c.dir.path(), "imp-schema"),
         2, "another message schema");
+  timed(std::make_unique<process>(std::vector<std::string>{impostor, "badname", c.address()},
+                                  c.dir.path(), "imp-badname"),
+        2, "a node's name must be 1 to 128 printable characters, not 'imp?[31mred'");
+  timed(std::make_unique<process>(std::vector<std::string>{impostor, "noslots", c.address()},
+                                  c.dir.path(), "imp-noslots"),
+        2, "node 'impostor' offers 0 slots (1..4096)");
   timed(std::make_unique<process>(std::vector<std::string>{impostor, "stranger", c.address()},
                                   c.dir.path(), "imp-stranger"),
         2, "only the head's own process");

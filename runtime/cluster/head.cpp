@@ -175,11 +175,12 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
     return err;
   if (hello.schema != schema_fingerprint())
     return make_error(sp_error::bad_input,
-                      "node '" + hello.name + "' was built from another message schema (its " +
-                        hello.schema + ", the head's " + schema_fingerprint() +
+                      "node '" + printable(hello.name) + "' was built from another message schema (its " +
+                        printable(hello.schema) + ", the head's " + schema_fingerprint() +
                         "): run the same syncpoint build on every machine");
-  if (hello.name.empty())
-    return make_error(sp_error::bad_input, "a node needs a name");
+  if (!valid_node_name(hello.name))
+    return make_error(sp_error::bad_input, "a node's name must be 1 to " + std::to_string(max_node_name) +
+                                             " printable characters, not '" + printable(hello.name) + "'");
   if (hello.slots < 1 || hello.slots > 4096)
     return make_error(sp_error::bad_input, "node '" + hello.name + "' offers " +
                                              std::to_string(hello.slots) + " slots (1..4096)");

@@ -1,5 +1,6 @@
 #include "runtime/cluster/interfaces.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <typeinfo>
@@ -56,6 +57,11 @@ bool same_secret(const std::string& given, const std::string& secret) {
   for (size_t i = 0; i < given.size(); ++i)
     diff |= static_cast<unsigned char>(given[i] ^ secret[i % std::max<size_t>(1, secret.size())]);
   return diff == 0;
+}
+
+bool valid_node_name(const std::string& name) {
+  return !name.empty() && name.size() <= max_node_name &&
+         std::all_of(name.begin(), name.end(), [](char c) { return c >= 32 && c < 127; });
 }
 
 }  // namespace syncpoint::cluster

@@ -163,6 +163,11 @@ std::string make_token();
 /// Whether `given` equals `secret`, in time independent of where they differ.
 bool same_secret(const std::string& given, const std::string& secret);
 
+/// A node's name: 1 to max_node_name printable ASCII characters (it shows in
+/// logs and `syncpoint status`). The head refuses any other.
+inline constexpr size_t max_node_name = 128;
+bool valid_node_name(const std::string& name);
+
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
 inline constexpr int wire_version = 7;
 
