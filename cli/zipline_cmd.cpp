@@ -121,7 +121,10 @@ int run_zipline(const std::vector<std::string>& raw_args) {
     else
       variants = {parse_zipline_variant(opts.variant)};
   } catch (const std::invalid_argument& e) {
-    std::cerr << "syncpoint zipline: " << e.what() << " (or all)\n";
+    std::string why = e.what();  // "... (valid: a, b, c)": the command also takes all
+    if (!why.empty() && why.back() == ')')
+      why.insert(why.size() - 1, ", or all");
+    std::cerr << "syncpoint zipline: " << why << "\n";
     return 2;
   }
   if (opts.repeat < 1) {

@@ -54,6 +54,7 @@ TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
   CHECK(r.output.find("needs a value") != std::string::npos);
   r = run("frobnicate");
   CHECK(r.status == 2);
+  CHECK(r.output.find("syncpoint: unknown command 'frobnicate'\nusage: syncpoint <command> [options]") != std::string::npos);
   r = run("train --data /nowhere --epochs 1");
   CHECK(r.status == 2);
   CHECK(r.output.find("/nowhere/train-images-idx3-ubyte.gz: no such file") != std::string::npos);
@@ -143,8 +144,11 @@ TEST_CASE("cli: syncpoint zipline follows the PROTOCOLS.md contract") {
   CHECK(r.output.find("missing.csv: cannot open") != std::string::npos);
   r = run("zipline --random 5");
   CHECK(r.status == 2);
+  CHECK(r.output.find("syncpoint zipline: --random '5' must be N,R with N, R >= 1 (and N*R <= 1e8)") != std::string::npos);
   r = run("zipline --random 5,5 --variant quick");
   CHECK(r.status == 2);
+  CHECK(r.output.find("syncpoint zipline: unknown ZipLine variant 'quick' (valid: zipline, zipline-opt, "
+                      "zipline-opt-bs, or all)") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

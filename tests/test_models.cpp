@@ -125,7 +125,8 @@ TEST_CASE("data: missing, corrupt and malformed files get errors naming the path
     std::ofstream garbage(img, std::ios::binary);
     garbage << "\x1f\x8b this is not really gzip";
   }
-  CHECK_THROWS_AS(load_idx(img, lab), data_error);
+  CHECK_THROWS_WITH_AS(load_idx(img, lab), (img + ": truncated or corrupt while reading the header (" + img + ": unknown compression method)").c_str(),
+                       data_error);
   auto full = be32({0x803, 2, 28, 28});
   full.resize(full.size() + 2 * 784, 7);
   write_gz(img, full);
