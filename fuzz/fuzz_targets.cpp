@@ -201,9 +201,16 @@ caf::actor_system& message_system() {
 
 // A handle of type H to a live local actor: encoded as its id and this node's
 // id, as a node sends its own actors (a remote one needs the middleman's proxies).
+struct idle_actor : caf::event_based_actor {
+  using caf::event_based_actor::event_based_actor;
+  caf::behavior make_behavior() override { return {[](int32_t) {}}; }
+};
+
 template <class H>
 H local_handle() {
-  static auto* a = new caf::actor(message_system().spawn([] { return caf::behavior{[](int32_t) {}}; }));
+  // (A class, not a lambda: CAF 0.17's spawn of an argument-less function binds
+  // a reference to a null tuple, which UBSan reports.)
+  static auto* a = new caf::actor(message_system().spawn<idle_actor>());
   return caf::actor_cast<H>(*a);  // (never destroyed, as the system)
 }
 

@@ -179,37 +179,53 @@ TEST_CASE("resume: a protocol without checkpoint support is refused before the r
   CHECK_FALSE(fs::exists(dir.path));
 }
 
-TEST_CASE("resume: on the real clock, checkpoints are taken at rest and a resumed run finishes from one") {
-  // (Not r2sp here: a real-clock checkpoint pauses the run until every worker
-  // has pushed, and r2sp counts the pause into its measured cycles; at a
-  // checkpoint every 50 ms that skews its batches. docs/cluster.md.)
-  for (std::string protocol : {"bsp", "asp", "wbsp-overlap"}) {
-    CAPTURE(protocol);
-    folder dir("real_" + protocol);
-    auto cfg = busy_job(protocol);
-    cfg.clock = clock_kind::real;
-    cfg.train_limit = 12000;
-    cfg.epochs = 1;
-    cfg.ps_bandwidth = 0;
-    cfg.straggler = "3:+2ms";
-    cfg.checkpoint_every_s = 0.05;
-    cfg.checkpoint_dir = (dir.path / "all").string();
-    cfg.checkpoint_keep = 0;
-    auto whole = train(cfg);
-    auto files = checkpoints_in(dir.path / "all");
-    REQUIRE(files.size() >= 2);
-    auto file = files[files.size() / 2];
-    auto from = dir.path / "from";
-    auto resumed = train(resuming_from(cfg, file, from));
-    CHECK(resumed.summary.resumed_from == (from / file.filename()).string());
-    CHECK(resumed.summary.samples >= 12000);
-    CHECK(resumed.summary.lost == whole.summary.lost);  // the lost worker stays lost
-    // The trace before the checkpoint came with it: gradients computed before it are there.
-    CHECK(resumed.summary.resumed_at_s >= 0.05);
-    auto at = static_cast<nanos>(resumed.summary.resumed_at_s * 1e9);
-    CHECK(std::count_if(resumed.trace.begin(), resumed.trace.end(),
-                        [&](const trace_event& e) { return e.kind == "compute" && e.t1 < at / 2; }) > 4);
-    INFO("uninterrupted: " << whole.summary.final_accuracy << ", resumed: " << resumed.summary.final_accuracy);
-    CHECK(resumed.summary.final_accuracy > whole.summary.final_accuracy - 0.1);  // it trained on from there
-  }
+// (Not r2sp here: a real-clock checkpoint pauses the run until every worker
+// has pushed, and r2sp counts the pause into its measured cycles; at a
+// checkpoint every 50 ms that skews its batches. docs/cluster.md.)
+// One test case per protocol, so that ctest runs them side by side and the
+// TSan run can take one (scripts/hardening.sh).
+namespace {
+
+void real_clock_resume(const std::string& protocol) {
+  folder dir("real_" + protocol);
+  auto cfg = busy_job(protocol);
+  cfg.clock = clock_kind::real;
+  cfg.train_limit = 12000;
+  cfg.epochs = 1;
+  cfg.ps_bandwidth = 0;
+  cfg.straggler = "3:+2ms";
+  cfg.checkpoint_every_s = 0.05;
+  cfg.checkpoint_dir = (dir.path / "all").string();
+  cfg.checkpoint_keep = 0;
+  auto whole = train(cfg);
+  auto files = checkpoints_in(dir.path / "all");
+  REQUIRE(files.size() >= 2);
+  auto file = files[files.size() / 2];
+  auto from = dir.path / "from";
+  auto resumed = train(resuming_from(cfg, file, from));
+  CHECK(resumed.summary.resumed_from == (from / file.filename()).string());
+  CHECK(resumed.summary.samples >= 12000);
+  CHECK(resumed.summary.lost == whole.summary.lost);  // the lost worker stays lost
+  // The trace before the checkpoint came with it: gradients computed before it are there.
+  CHECK(resumed.summary.resumed_at_s >= 0.05);
+  auto at = static_cast<nanos>(resumed.summary.resumed_at_s * 1e9);
+  CHECK(std::count_if(resumed.trace.begin(), resumed.trace.end(),
+                      [&](const trace_event& e) { return e.kind == "compute" && e.t1 < at / 2; }) > 4);
+  INFO("uninterrupted: " << whole.summary.final_accuracy << ", resumed: " << resumed.summary.final_accuracy);
+  CHECK(resumed.summary.final_accuracy > whole.summary.final_accuracy - 0.1);  // it trained on from there
+}
+
+}  // namespace
+
+TEST_CASE("resume: on the real clock, checkpoints are taken at rest and a resumed run finishes from one (bsp)") {
+  real_clock_resume("bsp");
+}
+
+TEST_CASE("resume: on the real clock, checkpoints are taken at rest and a resumed run finishes from one (asp)") {
+  real_clock_resume("asp");
+}
+
+TEST_CASE("resume: on the real clock, checkpoints are taken at rest and a resumed run finishes from one "
+          "(wbsp-overlap)") {
+  real_clock_resume("wbsp-overlap");
 }
