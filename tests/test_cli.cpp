@@ -379,6 +379,21 @@ TEST_CASE("cli: another protocol's option, a repeated protocol, and cluster and 
   auto port = std::to_string(ntohs(addr.sin_port));
   refused("head --port " + port, "syncpoint head: cannot listen on 127.0.0.1:" + port);
   close(taken);
+  // A port nobody listens on (bound, so that nobody else takes it meanwhile).
+  int closed = socket(AF_INET, SOCK_STREAM, 0);
+  addr.sin_port = 0;
+  REQUIRE(bind(closed, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  getsockname(closed, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto head = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  refused("submit --head " + head + " -p bsp -w 2" + fast,
+          "syncpoint submit: cannot connect to " + head + " (no head listening there?)");
+  refused("status --head " + head, "syncpoint status: cannot connect to " + head + " (no head listening there?)");
+  close(closed);
+  // TLS files that are not there: refused before anything listens or connects.
+  refused("head --port 0 --tls --cert /nowhere.pem --key /nowhere.key --ca /nowhere.ca",
+          "syncpoint head: --cert '/nowhere.pem' cannot be read");
+  refused("node --join " + head + " --tls --cert /nowhere.pem --key /nowhere.key --ca /nowhere.ca",
+          "syncpoint node: --cert '/nowhere.pem' cannot be read");
 }
 
 TEST_CASE("cli: bad option values and config files exit 2 with a message naming the problem") {

@@ -102,6 +102,17 @@ TEST_CASE("cluster: with --tls only certificates from the cluster's CA connect, 
   // A key that is not the certificate's is refused before any connection (CAF would end the process on one).
   refused(cat({syncpoint_binary(), "node", "--join", address, "--tls", "--cert", pki / "node.pem", "--key",
                pki / "client.key"}, {"--ca=" + pki / "ca1.pem"}), "tls-wrong-key", "does not belong to --cert");
+  // An encrypted key (never prompted for), a key given as the certificate, a request given as the CA.
+  sh("openssl pkey -in node.key -aes128 -passout pass:secret -out node-encrypted.key");
+  refused({syncpoint_binary(), "node", "--join", address, "--tls", "--cert", pki / "node.pem", "--key",
+           pki / "node-encrypted.key", "--ca", pki / "ca1.pem"}, "tls-encrypted-key",
+          "is not a usable private key (encrypted keys are not supported)");
+  refused({syncpoint_binary(), "node", "--join", address, "--tls", "--cert", pki / "node.key", "--key",
+           pki / "node.key", "--ca", pki / "ca1.pem"}, "tls-key-as-cert",
+          "--cert '" + pki / "node.key" + "' is not a usable certificate");
+  refused({syncpoint_binary(), "node", "--join", address, "--tls", "--cert", pki / "node.pem", "--key",
+           pki / "node.key", "--ca", pki / "node.csr"}, "tls-csr-as-ca",
+          "--ca '" + pki / "node.csr" + "' is not a usable CA certificate");
   // The node that belongs is still connected, and a job runs on it over TLS.
   std::this_thread::sleep_for(2s);
   REQUIRE(node.running());
