@@ -1,5 +1,5 @@
-// Small helpers the test files share: a file's bytes, and a shell command's
-// exit status and output.
+// Small helpers the test files share: a file's bytes, a shell command's
+// exit status and output, and a loopback port that refuses or ignores.
 #pragma once
 
 #include <array>
@@ -8,7 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace syncpoint::testing {
 
@@ -38,5 +42,39 @@ inline command_result run_shell(const std::string& cmd) {
   int st = pclose(p);
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
+
+/// A TCP socket on a free loopback port, closed with the object. Listening, it
+/// accepts connections and never answers; not listening, connections to it are
+/// refused, and no other program takes the port meanwhile.
+///
+///   loopback_socket silent(true);
+///   run("status --head " + silent.address());   // "no syncpoint head answered"
+class loopback_socket {
+ public:
+  explicit loopback_socket(bool listening) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ok_ = fd_ >= 0 && bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+          (!listening || listen(fd_, 8) == 0) &&
+          getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+    port_ = ntohs(addr.sin_port);
+  }
+  ~loopback_socket() {
+    if (fd_ >= 0)
+      close(fd_);
+  }
+  loopback_socket(const loopback_socket&) = delete;
+  loopback_socket& operator=(const loopback_socket&) = delete;
+  bool ok() const { return ok_; }
+  int port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_;
+  int port_ = 0;
+  bool ok_ = false;
+};
 
 }  // namespace syncpoint::testing

@@ -10,9 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -367,28 +364,15 @@ TEST_CASE("cli: another protocol's option, a repeated protocol, and cluster and 
   refused("zipline --random 5,5 --repeat 0", "syncpoint zipline: --repeat must be >= 1");
   refused("zipline", "syncpoint zipline: give exactly one of --input FILE and --random N,R");
   refused("zipline --random 5,5 --input /dev/null", "syncpoint zipline: give exactly one of --input FILE and --random N,R");
-  // A port another socket listens on.
-  int taken = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(taken, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(listen(taken, 1) == 0);
-  socklen_t len = sizeof addr;
-  getsockname(taken, reinterpret_cast<sockaddr*>(&addr), &len);
-  auto port = std::to_string(ntohs(addr.sin_port));
+  // A port another socket listens on, and one nobody listens on.
+  syncpoint::testing::loopback_socket taken(true), closed(false);
+  REQUIRE((taken.ok() && closed.ok()));
+  auto port = std::to_string(taken.port());
   refused("head --port " + port, "syncpoint head: cannot listen on 127.0.0.1:" + port);
-  close(taken);
-  // A port nobody listens on (bound, so that nobody else takes it meanwhile).
-  int closed = socket(AF_INET, SOCK_STREAM, 0);
-  addr.sin_port = 0;
-  REQUIRE(bind(closed, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  getsockname(closed, reinterpret_cast<sockaddr*>(&addr), &len);
-  auto head = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  auto head = closed.address();
   refused("submit --head " + head + " -p bsp -w 2" + fast,
           "syncpoint submit: cannot connect to " + head + " (no head listening there?)");
   refused("status --head " + head, "syncpoint status: cannot connect to " + head + " (no head listening there?)");
-  close(closed);
   // TLS files that are not there: refused before anything listens or connects.
   refused("head --port 0 --tls --cert /nowhere.pem --key /nowhere.key --ca /nowhere.ca",
           "syncpoint head: --cert '/nowhere.pem' cannot be read");

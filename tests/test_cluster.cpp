@@ -124,58 +124,31 @@ TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another sche
   };
   // The same name again.
   timed(c.run("node", {"--join", c.address(), "--name", "a"}, "dup"), 2, "already registered");
-  // A port where nothing listens.
-  int closed_port = 0;
-  {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    socklen_t len = sizeof addr;
-    getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    closed_port = ntohs(addr.sin_port);
-    close(fd);
-  }
-  timed(c.run("node", {"--join", "127.0.0.1:" + std::to_string(closed_port)}, "closed"), 2,
-        "cannot connect");
-  // A port that accepts connections but never speaks CAF.
-  int silent = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(bind(silent, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(listen(silent, 8) == 0);
-  socklen_t len = sizeof addr;
-  getsockname(silent, reinterpret_cast<sockaddr*>(&addr), &len);
-  timed(c.run("node", {"--join", "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))}, "silent"), 2,
+  // A port where nothing listens, and one that accepts connections but never speaks CAF.
+  syncpoint::testing::loopback_socket closed(false), silent(true);
+  REQUIRE((closed.ok() && silent.ok()));
+  timed(c.run("node", {"--join", closed.address()}, "closed"), 2, "cannot connect");
+  timed(c.run("node", {"--join", silent.address()}, "silent"), 2, "no syncpoint head answered");
+  timed(c.run("status", {"--head", silent.address()}, "silent-status"), 2, "no syncpoint head answered");
+  timed(c.run("submit", cat({"--head", silent.address()}, small_job("bsp", 1, 1)), "silent-submit"), 2,
         "no syncpoint head answered");
-  timed(c.run("status", {"--head", "127.0.0.1:" + std::to_string(ntohs(addr.sin_port))}, "silent-status"),
-        2, "no syncpoint head answered");
-  close(silent);
   // Another application identifier: CAF's handshake refuses it.
   timed(c.run("node", {"--join", c.address(), "--name", "other-app",
                        "--middleman.app-identifiers=[\"some-other-app\"]"}, "appid"),
         2, "refused");
-  // Another interface (CAF's check in remote_actor<T>) and another schema (the head's check).
-  auto impostor = std::string(SYNCPOINT_IMPOSTOR);
-  timed(std::make_unique<process>(std::vector<std::string>{impostor, "interface", c.address()},
-                                  c.dir.path(), "imp-if"),
-        2, "unexpected_actor_messaging_interface");
-  timed(std::make_unique<process>(std::vector<std::string>{impostor, "schema", c.address()},
-                                  c.dir.path(), "imp-schema"),
-        2, "another message schema");
-  timed(std::make_unique<process>(std::vector<std::string>{impostor, "badname", c.address()},
-                                  c.dir.path(), "imp-badname"),
-        2, "a node's name must be 1 to 128 printable characters, not 'imp?[31mred'");
-  timed(std::make_unique<process>(std::vector<std::string>{impostor, "noslots", c.address()},
-                                  c.dir.path(), "imp-noslots"),
-        2, "node 'impostor' offers 0 slots (1..4096)");
-  timed(std::make_unique<process>(std::vector<std::string>{impostor, "stranger", c.address()},
-                                  c.dir.path(), "imp-stranger"),
-        2, "only the head's own process");
-  auto junk = std::make_unique<process>(std::vector<std::string>{impostor, "garbage", c.address()},
-                                        c.dir.path(), "imp-garbage");
+  // Impostors (tests/impostor.cpp): another interface (CAF's check in remote_actor<T>); another
+  // schema, a name with a terminal escape, no slots (the head's checks); a stranger's shutdown;
+  // bytes that are no CAF message.
+  auto impostor = [&](const std::string& mode) {
+    return std::make_unique<process>(std::vector<std::string>{SYNCPOINT_IMPOSTOR, mode, c.address()},
+                                      c.dir.path(), "imp-" + mode);
+  };
+  timed(impostor("interface"), 2, "unexpected_actor_messaging_interface");
+  timed(impostor("schema"), 2, "another message schema");
+  timed(impostor("badname"), 2, "a node's name must be 1 to 128 printable characters, not 'imp?[31mred'");
+  timed(impostor("noslots"), 2, "node 'impostor' offers 0 slots (1..4096)");
+  timed(impostor("stranger"), 2, "only the head's own process");
+  auto junk = impostor("garbage");
   CHECK(junk->wait(10s) == 0);
   // Bad jobs.
   timed(c.submit(small_job("bsp", 3, 1), "too-many"), 2, "needs 3 worker slots but the cluster has 2 free");
