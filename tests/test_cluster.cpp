@@ -162,6 +162,15 @@ TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another sche
   CHECK(s.find(" a ") != std::string::npos);
   auto ok = c.submit(small_job("asp", 2, 1), "after");
   CHECK_MESSAGE(ok->wait(60s) == 0, ok->err());
+  // A node without the data set joins (a synthetic job needs none); a job that reads
+  // Fashion-MNIST there fails, naming the node and the file.
+  auto nodata = c.run("node", {"--join", c.address(), "--name", "nodata", "--slots", "1", "--data", "/nowhere"},
+                      "node-nodata");
+  REQUIRE_MESSAGE(nodata->wait_for("joined the head", 15s), nodata->err());
+  timed(c.submit({"--protocol", "bsp", "--workers", "3", "--model", "softmax", "--train-limit", "2000",
+                  "--test-limit", "500", "--epochs", "0.1"}, "nodata-job"),
+        1, "node nodata could not prepare the job: syncpoint.bad_input: node nodata: "
+           "/nowhere/train-images-idx3-ubyte.gz: no such file");
 }
 
 TEST_CASE("cluster: the head stops a job whose submitter died and frees its slots") {
