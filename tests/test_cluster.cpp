@@ -209,6 +209,21 @@ TEST_CASE("cluster: SIGTERM to the head ends the running job with a clear status
   CHECK(a.err().find("the head is shutting down") != std::string::npos);
 }
 
+TEST_CASE("cluster: a head killed with SIGKILL mid-job: its nodes and the submitter say so and exit 1 at once") {
+  cluster c;
+  auto& a = c.node("a", 2);
+  auto sub = c.submit(cat(small_job("bsp", 2, 50), {"--straggler", "0:+20ms;1:+20ms"}), "submit");
+  REQUIRE_MESSAGE(sub->wait_for("eval", 60s, true), sub->err());
+  c.head->signal(SIGKILL);
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(a.wait(15s) == 1);
+  CHECK(sub->wait(15s) == 1);
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);  // the connection drops: no heartbeat to wait for
+  CHECK_MESSAGE(a.err().find("syncpoint node: lost the connection to the head") != std::string::npos, a.err());
+  CHECK_MESSAGE(sub->err().find("syncpoint submit: lost the connection to the head") != std::string::npos,
+                sub->err());
+}
+
 TEST_CASE("cluster: the head can host workers itself (--slots), and pack placement fills one node first") {
   cluster c({"--slots", "2"});
   c.node("a", 2);
