@@ -224,6 +224,20 @@ TEST_CASE("cluster: a head killed with SIGKILL mid-job: its nodes and the submit
                 sub->err());
 }
 
+TEST_CASE("cluster: a job whose only node is killed loses every worker and fails with exit 1, saying so") {
+  cluster c;
+  auto& a = c.node("a", 2);
+  auto sub = c.submit(cat(small_job("bsp", 2, 50), {"--straggler", "0:+20ms;1:+20ms"}), "submit");
+  REQUIRE_MESSAGE(sub->wait_for("eval", 60s, true), sub->err());
+  a.signal(SIGKILL);
+  CHECK(sub->wait(15s) == 1);
+  CHECK_MESSAGE(sub->err().find("syncpoint submit: worker 1 lost: its node became unreachable") != std::string::npos,
+                sub->err());
+  CHECK_MESSAGE(sub->err().find("syncpoint submit: every worker was lost; the job failed") != std::string::npos,
+                sub->err());
+  CHECK(c.head->running());
+}
+
 TEST_CASE("cluster: the head can host workers itself (--slots), and pack placement fills one node first") {
   cluster c({"--slots", "2"});
   c.node("a", 2);
