@@ -146,6 +146,18 @@ TEST_CASE("checkpoint: truncated, corrupt, foreign and mismatched files are refu
   refused(good, {checkpoint_format, "mlp", 5, "wbsp"}, "model 'mlp' with 4 parameters, but the job's model is 'mlp' with 5");
   refused(good, {checkpoint_format, "cnn", 4, "wbsp"}, "but the job's model is 'cnn'");
   refused(good, {checkpoint_format, "mlp", 4, "bsp"}, "it is of protocol 'wbsp', but the job's is 'bsp'");
+  // Behind a valid checksum: a payload whose weights do not fit the header, and one whose
+  // last weight reference (the payload's last 4 bytes, little-endian) points past the pool.
+  auto short_weights = c;
+  short_weights.state.ps.w.pop_back();
+  spit(file, slurp(write_checkpoint(dir.path.string(), short_weights)));
+  CHECK_THROWS_WITH_AS(read_checkpoint(file, c.head), doctest::Contains("corrupt (3 weights for 4 parameters)"),
+                       config_error);
+  auto header = checkpoint_file_header(c.head, "").size();
+  auto payload = good.substr(header);
+  for (int i = 1; i <= 4; ++i)
+    payload[payload.size() - static_cast<size_t>(i)] = '\xff';
+  refused(checkpoint_file_header(c.head, payload) + payload, c.head, "corrupt (a weight reference points nowhere)");
   spit(file, good);
   CHECK(read_checkpoint(file, c.head).state.samples == 640);  // the good bytes still read
 }
