@@ -130,7 +130,11 @@ TEST_CASE("cli: syncpoint zipline follows the PROTOCOLS.md contract") {
   for (auto b : {bad{"ragged.csv", "1,2,3\n4,5\n", ":2: 2 values, but line 1 has 3"},
                  bad{"word.csv", "1,2\n3,x\n", ":2: 'x' in column 2 is not a number"},
                  bad{"down.csv", "1,2\n3,2\n", ":2: not ascending at column 2 (2 after 3)"},
-                 bad{"empty.csv", "", ":1: empty file"}}) {
+                 bad{"empty.csv", "", ":1: empty file"},
+                 bad{"gap.csv", "1,2\n\n3,4\n", ":2: empty line between rows"},
+                 bad{"cell.csv", "1,\n3,4\n", ":1: '' in column 2 is not a number"},
+                 bad{"nan.csv", "1,nan\n3,4\n", ":1: 'nan' in column 2 is not a number"},
+                 bad{"inf.csv", "1,2\ninf,4\n", ":2: 'inf' in column 1 is not a number"}}) {
     auto path = write(b.name, b.text);
     r = run("zipline --input " + path);
     CHECK_MESSAGE(r.status == 2, b.name);
