@@ -192,6 +192,19 @@ bool from_coordinator(ps_ptr self, const char* what) {
   return false;
 }
 
+// The PS's whole state (the model, the velocity, a round's gradients) goes to
+// the job's coordinator, or to an actor of the PS's own process (the driver of
+// a virtual-clock run), never to a peer that merely holds the PS's handle.
+caf::error may_read_state(ps_ptr self) {
+  auto from = sender(self);
+  if (from && (from.node() == self->node() || !self->state.coordinator ||
+               from == caf::actor_cast<caf::actor_addr>(self->state.coordinator)))
+    return caf::none;
+  std::fprintf(stderr, "parameter server: refused 'save' from %s, which is not the job's coordinator\n",
+               to_string(from).c_str());
+  return make_error(sp_error::not_a_member, "only the job's coordinator reads the parameter server's state");
+}
+
 ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   auto& st = self->state;
   st.w = std::make_shared<std::vector<float>>(std::move(cfg.initial));
@@ -232,7 +245,11 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     [=](pull_atom, resume_atom, uint64_t) -> caf::result<weights> {
       return resume_pull(self, member_index(self));
     },
-    [=](save_atom) { return save(self->state); },
+    [=](save_atom) -> caf::result<saved_ps> {
+      if (auto err = may_read_state(self))
+        return err;
+      return save(self->state);
+    },
     [=](link_atom, uint64_t id) {
       if (self->current_sender() != self->ctrl())
         return;  // only the PS's own timers move transfers along

@@ -62,8 +62,18 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
             .then([=](const proceed&) { report("as another worker", caf::none); },
                   [=](caf::error& e) {
                     report("as another worker", e);
-                    self->send(ps, commit_atom::value);  // not ours to send: refused and logged
-                    self->quit();                        // leave the job: the others go on
+                    // Not ours to send: each is refused and logged, and changes nothing.
+                    self->send(ps, commit_atom::value);
+                    self->send(ps, publish_atom::value);
+                    self->send(ps, momentum_atom::value, 0.0, true, uint32_t{0});
+                    self->send(ps, weights_atom::value, std::vector<float>(static_cast<size_t>(n), 1.0f));
+                    self->send(ps, stop_atom::value);
+                    self->request(ps, std::chrono::seconds(10), save_atom::value)
+                      .then([=](const saved_ps&) { report("read the PS's state", caf::none); self->quit(); },
+                            [=](caf::error& e) {
+                              report("read the PS's state", e);
+                              self->quit();  // leave the job: the others go on
+                            });
                   });
         }, [=](caf::error& e) { report("pull", e); self->quit(); });
     },

@@ -259,13 +259,15 @@ TEST_CASE("cluster: hostile pushes from a remote worker are refused, the model a
   REQUIRE_MESSAGE(evil->wait_for("joined", 15s), evil->out());
   auto sub = c.submit(cat(small_job("bsp", 2, 2), {"--out", c.dir / "run"}), "submit");
   REQUIRE_MESSAGE(sub->wait(90s) == 0, sub->err());
-  CHECK_MESSAGE(evil->wait_for("as another worker", 10s), evil->out());
+  CHECK_MESSAGE(evil->wait_for("read the PS's state", 10s), evil->out());
   auto said = evil->out();
   CHECK_MESSAGE(said.find("pulled ") != std::string::npos, said);  // a member may pull
   CHECK_MESSAGE(said.find("wrong size: syncpoint.wrong_size") != std::string::npos, said);
   CHECK_MESSAGE(said.find("nan: syncpoint.non_finite") != std::string::npos, said);
   CHECK_MESSAGE(said.find("as another worker: syncpoint.not_a_member") != std::string::npos, said);
-  CHECK_MESSAGE(c.head->err().find("refused 'commit'") != std::string::npos, c.head->err());
+  CHECK_MESSAGE(said.find("read the PS's state: syncpoint.not_a_member") != std::string::npos, said);
+  for (auto what : {"commit", "publish", "momentum", "weights", "stop", "save"})
+    CHECK_MESSAGE(c.head->err().find(std::string("refused '") + what + "'") != std::string::npos, c.head->err());
   auto summary = slurp(c.dir / "run/summary.json");
   CHECK(json_number(summary, "rejected_pushes") == 2);
   CHECK(json_number(summary, "lost_workers") == 1);         // the impostor left the job
