@@ -11,19 +11,37 @@ struct tracer_state {
   static inline const char* name = "tracer";
 };
 
-tracer_actor::behavior_type tracer(tracer_actor::stateful_pointer<tracer_state> self,
-                                   std::vector<trace_event> so_far) {
+using tracer_ptr = tracer_actor::stateful_pointer<tracer_state>;
+
+// Every actor of the job adds events, workers on other nodes too; reading the
+// trace (and taking it, at the end) is for the actors of the tracer's own
+// process: the coordinator and the driver. A peer holding the tracer's handle
+// (every worker of a cluster job) cannot empty it.
+caf::error may_read(tracer_ptr self) {
+  auto from = self->current_sender();
+  if (from && from->node() == self->node())
+    return caf::none;
+  return make_error(sp_error::not_a_member, "only the job's own process reads the trace");
+}
+
+tracer_actor::behavior_type tracer(tracer_ptr self, std::vector<trace_event> so_far) {
   self->state.events = std::move(so_far);
   return {
     [=](trace_atom, trace_event& ev) { self->state.events.push_back(std::move(ev)); },
-    [=](collect_atom) {
+    [=](collect_atom) -> caf::result<std::vector<trace_event>> {
+      if (auto err = may_read(self))
+        return err;
       auto out = std::move(self->state.events);
       self->state.events.clear();
       std::stable_sort(out.begin(), out.end(),
                        [](const trace_event& a, const trace_event& b) { return a.t0 < b.t0; });
       return out;
     },
-    [=](save_atom) { return self->state.events; },
+    [=](save_atom) -> caf::result<std::vector<trace_event>> {
+      if (auto err = may_read(self))
+        return err;
+      return self->state.events;
+    },
   };
 }
 

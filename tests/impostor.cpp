@@ -35,6 +35,7 @@ using old_head_actor = caf::typed_actor<
 // A worker that attacks the PS it was given instead of training.
 worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_spec spec) {
   auto ps = spec.ps;
+  auto tracer = spec.tracer;
   auto me = spec.id;
   auto n = spec.job.workers;
   auto report = [=](const char* what, const caf::error& e) {
@@ -68,12 +69,18 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
                     self->send(ps, momentum_atom::value, 0.0, true, uint32_t{0});
                     self->send(ps, weights_atom::value, std::vector<float>(static_cast<size_t>(n), 1.0f));
                     self->send(ps, stop_atom::value);
-                    self->request(ps, std::chrono::seconds(10), save_atom::value)
-                      .then([=](const saved_ps&) { report("read the PS's state", caf::none); self->quit(); },
-                            [=](caf::error& e) {
-                              report("read the PS's state", e);
-                              self->quit();  // leave the job: the others go on
-                            });
+                    // Nor are the PS's whole state and the job's trace ours to read.
+                    auto read_ps = [=] {
+                      self->request(ps, std::chrono::seconds(10), save_atom::value)
+                        .then([=](const saved_ps&) { report("read the PS's state", caf::none); self->quit(); },
+                              [=](caf::error& e) {
+                                report("read the PS's state", e);
+                                self->quit();  // leave the job: the others go on
+                              });
+                    };
+                    self->request(tracer, std::chrono::seconds(10), collect_atom::value)
+                      .then([=](const std::vector<trace_event>&) { report("took the trace", caf::none); read_ps(); },
+                            [=](caf::error& e) { report("took the trace", e); read_ps(); });
                   });
         }, [=](caf::error& e) { report("pull", e); self->quit(); });
     },
