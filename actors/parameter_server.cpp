@@ -197,8 +197,7 @@ bool from_coordinator(ps_ptr self, const char* what) {
 // a virtual-clock run), never to a peer that merely holds the PS's handle.
 caf::error may_read_state(ps_ptr self) {
   auto from = sender(self);
-  if (from && (from.node() == self->node() || !self->state.coordinator ||
-               from == caf::actor_cast<caf::actor_addr>(self->state.coordinator)))
+  if (from && (from.node() == self->node() || from == caf::actor_cast<caf::actor_addr>(self->state.coordinator)))
     return caf::none;
   std::fprintf(stderr, "parameter server: refused 'save' from %s, which is not the job's coordinator\n",
                to_string(from).c_str());
