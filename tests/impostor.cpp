@@ -69,6 +69,8 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
                     self->send(ps, momentum_atom::value, 0.0, true, uint32_t{0});
                     self->send(ps, weights_atom::value, std::vector<float>(static_cast<size_t>(n), 1.0f));
                     self->send(ps, stop_atom::value);
+                    self->send(ps, flush_atom::value);
+                    self->send(ps, snapshot_atom::value, caf::actor_cast<evaluator_actor>(self), uint64_t{0}, false);
                     // Nor are the PS's whole state and the job's trace ours to read.
                     auto read_ps = [=] {
                       self->request(ps, std::chrono::seconds(10), save_atom::value)

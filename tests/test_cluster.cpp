@@ -267,7 +267,7 @@ TEST_CASE("cluster: hostile pushes from a remote worker are refused, the model a
   CHECK_MESSAGE(said.find("as another worker: syncpoint.not_a_member") != std::string::npos, said);
   CHECK_MESSAGE(said.find("read the PS's state: syncpoint.not_a_member") != std::string::npos, said);
   CHECK_MESSAGE(said.find("took the trace: syncpoint.not_a_member") != std::string::npos, said);
-  for (auto what : {"commit", "publish", "momentum", "weights", "stop", "save"})
+  for (auto what : {"commit", "publish", "momentum", "weights", "stop", "flush", "snapshot", "save"})
     CHECK_MESSAGE(c.head->err().find(std::string("refused '") + what + "'") != std::string::npos, c.head->err());
   auto summary = slurp(c.dir / "run/summary.json");
   CHECK(json_number(summary, "rejected_pushes") == 2);
