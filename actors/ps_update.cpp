@@ -42,6 +42,19 @@ void adopt(ps_state& st, float* out) {
   std::swap(*it, st.w);  // the old weights become a spare once their readers let go
 }
 
+// The pass every update makes over the model: the new weights, next(i, w[i]),
+// go where writable_weights says and then become the current ones. `next` may
+// update the velocity or the round's step at i in the same pass.
+template <class Next>
+void rewrite_weights(ps_state& st, Next next) {
+  const auto n = st.w->size();
+  const float* w = st.w->data();
+  float* out = writable_weights(st);
+  for (size_t i = 0; i < n; ++i)
+    out[i] = next(i, w[i]);
+  adopt(st, out);
+}
+
 // The momentum of the next step (a ramp after a protocol switch rises to it).
 float momentum(ps_state& st) {
   auto mu = static_cast<float>(st.cfg.momentum);
@@ -57,17 +70,13 @@ float momentum(ps_state& st) {
 // `g(i)` is the gradient's element i, read or computed in the same pass.
 template <class Gradient>
 void sgd_pass(ps_state& st, Gradient g, float scale, float share, float mu) {
-  const auto n = st.w->size();
-  const float* w = st.w->data();
-  float* out = writable_weights(st);
   float* v = st.velocity.data();
   const auto lr = static_cast<float>(st.cfg.lr);
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
-  for (size_t i = 0; i < n; ++i) {
-    v[i] = mu * v[i] + scale * g(i) + decay * w[i];
-    out[i] = w[i] - lr * v[i];
-  }
-  adopt(st, out);
+  rewrite_weights(st, [&](size_t i, float w) {
+    v[i] = mu * v[i] + scale * g(i) + decay * w;
+    return w - lr * v[i];
+  });
 }
 
 void sgd_step(ps_state& st, const float* g, float scale, float share, float mu) {
@@ -95,17 +104,14 @@ void round_part(ps_state& st, const float* g, float scale, float share) {
   if (st.round_step.size() != n)
     st.round_step.assign(n, 0.0f);  // close_round leaves it zeroed
   st.round_open = true;
-  const float* w = st.w->data();
-  float* out = writable_weights(st);
   float* r = st.round_step.data();
   const auto lr = static_cast<float>(st.cfg.lr);
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
-  for (size_t i = 0; i < n; ++i) {
-    float d = scale * g[i] + decay * w[i];
+  rewrite_weights(st, [&](size_t i, float w) {
+    float d = scale * g[i] + decay * w;
     r[i] += d;
-    out[i] = w[i] - lr * d;
-  }
-  adopt(st, out);
+    return w - lr * d;
+  });
 }
 
 }  // namespace
@@ -173,16 +179,14 @@ void close_round(ps_state& st) {
     return;
   const auto mu = momentum(st);
   const auto lr = static_cast<float>(st.cfg.lr);
-  const float* w = st.w->data();
-  float* out = writable_weights(st);
   float* v = st.velocity.data();
   float* r = st.round_step.data();
-  for (size_t i = 0; i < st.round_step.size(); ++i) {
-    out[i] = w[i] - lr * mu * v[i];
+  rewrite_weights(st, [&](size_t i, float w) {
+    float next = w - lr * mu * v[i];
     v[i] = mu * v[i] + r[i];
     r[i] = 0;
-  }
-  adopt(st, out);
+    return next;
+  });
   st.round_open = false;
 }
 
