@@ -70,14 +70,9 @@ std::optional<caf::timespan> request_limit(const worker_state& st) {
   const auto& d = st.cfg.request_timeout;
   if (!d.valid())
     return std::nullopt;
-  auto n = static_cast<int64_t>(d.count);
-  switch (d.unit) {
-    case caf::time_unit::minutes: return std::chrono::minutes(n);
-    case caf::time_unit::seconds: return std::chrono::seconds(n);
-    case caf::time_unit::milliseconds: return std::chrono::milliseconds(n);
-    case caf::time_unit::microseconds: return std::chrono::microseconds(n);
-    default: return std::chrono::nanoseconds(n);
-  }
+  caf::timestamp t{};  // CAF converts its duration only by adding it to a time point
+  t += d;
+  return t.time_since_epoch();
 }
 
 void asked(worker_ptr self, const char* what);
