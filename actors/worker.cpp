@@ -112,11 +112,11 @@ void watch(worker_ptr self) {
     return;
   auto waited = st.outstanding > 0 ? caf::timespan{now(self) - st.asked_at} : caf::timespan{0};
   if (waited >= *limit) {
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.3g", std::chrono::duration<double>(waited).count());
+    char secs[96];
+    std::snprintf(secs, sizeof secs, "%.3g s (--request-timeout %g s)", std::chrono::duration<double>(waited).count(),
+                  std::chrono::duration<double>(*limit).count());
     self->quit(caf::make_error(caf::sec::request_timeout, "worker " + std::to_string(st.cfg.id) + ": its " +
-                                                            st.asked_for + " had no reply in " + secs +
-                                                            " s (--request-timeout)"));
+                                                            st.asked_for + " had no reply in " + secs));
     return;
   }
   self->delayed_send(self, *limit - waited, timeout_atom::value);

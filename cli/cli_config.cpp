@@ -4,6 +4,7 @@
 #include <caf/detail/parser/read_ini.hpp>
 #include <caf/parser_state.hpp>
 
+#include <cctype>
 #include <fstream>
 #include <iterator>
 
@@ -30,6 +31,34 @@ std::string context_words(const caf::error& err) {
 
 }  // namespace
 
+namespace {
+
+// Whether a word is an option rather than a value: "--x", "-x"; "-5" and "-.5" are numbers.
+bool is_option_word(const std::string& s) {
+  return s.size() >= 2 && s[0] == '-' && !std::isdigit(static_cast<unsigned char>(s[1])) && s[1] != '.';
+}
+
+bool is_bool_word(const std::string& v) {
+  return v == "true" || v == "false" || v == "1" || v == "0" || v == "on" || v == "off";
+}
+
+}  // namespace
+
+std::string cli_config::expected_value(const std::string& name, const caf::config_option& opt) const {
+  if (auto i = expects_.find(name); i != expects_.end())
+    return i->second;
+  auto type = std::string(opt.type_name().data(), opt.type_name().size());
+  if (type.find("real") != std::string::npos || type.find("double") != std::string::npos)
+    return "a number";
+  if (type.find("int") != std::string::npos)
+    return "an integer";
+  if (type.find("list") != std::string::npos)
+    return "a list";
+  if (type.find("timespan") != std::string::npos)
+    return "a duration";
+  return "a value";
+}
+
 std::string cli_config::parse_args(const std::vector<std::string>& args) {
   // CAF wants --name=value; accept the common "--name value" as well.
   std::vector<std::string> joined;
@@ -39,12 +68,23 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
     auto a = args[i] == "--ca" ? std::string("--ca-cert")
              : args[i].rfind("--ca=", 0) == 0 ? "--ca-cert=" + args[i].substr(5)
                                               : args[i];
-    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos
-        && i + 1 < args.size()) {
-      auto opt = custom_options_.cli_long_name_lookup(a.substr(2));
-      if (opt != nullptr && !opt->is_flag()) {
-        joined.push_back(a + "=" + args[++i]);
-        continue;
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos) {
+      auto name = a.substr(2);
+      if (auto opt = custom_options_.cli_long_name_lookup(name)) {
+        bool value_next = i + 1 < args.size() && !is_option_word(args[i + 1]);
+        if (opt->is_flag()) {
+          if (value_next && is_bool_word(args[i + 1]))
+            a += "=" + args[++i];  // "--progress false": checked below as --progress=false
+        } else if (value_next) {
+          joined.push_back(a + "=" + args[++i]);
+          continue;
+        } else if (auto bare = bare_.find(name); bare != bare_.end()) {
+          joined.push_back(a + "=" + bare->second);
+          continue;
+        } else {
+          return "option '" + a + "' needs a value (" + expected_value(name, *opt) + ")" +
+                 (i + 1 < args.size() ? ", not the option '" + args[i + 1] + "' after it" : "");
+        }
       }
     }
     if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') != std::string::npos) {
@@ -52,11 +92,11 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
       auto opt = custom_options_.cli_long_name_lookup(a.substr(2, a.find('=') - 2));
       if (opt != nullptr && opt->is_flag()) {
         auto v = a.substr(a.find('=') + 1);
-        if (v == "true" || v == "1") {
+        if (v == "true" || v == "1" || v == "on") {
           joined.push_back(a.substr(0, a.find('=')));
           continue;
         }
-        if (v == "false" || v == "0") {
+        if (v == "false" || v == "0" || v == "off") {
           opt->store(caf::config_value{false});
           continue;
         }

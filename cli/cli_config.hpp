@@ -1,12 +1,16 @@
 // CAF's config options with the command-line conventions users expect:
-// "--name value" as well as "--name=value", "--flag=false", and one-line
-// messages naming the bad argument. Subcommands derive and add their options.
+// "--name value" as well as "--name=value", "--flag=false" and "--flag
+// false", a switch given bare ("--online" is "--online=on"), and one-line
+// messages naming the bad argument. A value is never taken from the next
+// option: "--lr --workers 2" is refused as "--lr needs a value (a number)".
+// Subcommands derive and add their options.
 #pragma once
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
 #include <iostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,8 +26,17 @@ class cli_config : public caf::actor_system_config {
 
   bool help_printed() const { return cli_helptext_printed; }
 
+ protected:
+  /// `--NAME` given bare means `--NAME=VALUE` (an on/off switch: "on").
+  void bare_means(const std::string& name, const std::string& value) { bare_[name] = value; }
+  /// How to say what NAME's value must be when it is missing ("on or off").
+  void expects(const std::string& name, const std::string& words) { expects_[name] = words; }
+
  private:
   std::string check_content();
+  std::string expected_value(const std::string& name, const caf::config_option& opt) const;
+
+  std::map<std::string, std::string> bare_, expects_;
 };
 
 /// Parses `args` into `opts` for `syncpoint COMMAND`: -1 to go on, 0 when

@@ -29,13 +29,14 @@ signal_catcher::signal_catcher() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-bool signal_catcher::wait(int ms) {
+int signal_catcher::wait(int ms) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   timespec ts{ms / 1000, static_cast<long>(ms % 1000) * 1000000L};
-  return sigtimedwait(&set, nullptr, &ts) > 0;
+  int sig = sigtimedwait(&set, nullptr, &ts);
+  return sig > 0 ? sig : 0;
 }
 
 namespace {

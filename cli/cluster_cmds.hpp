@@ -4,7 +4,8 @@
 //   syncpoint submit --head HOST:P [train options] [--placement spread|pack] [--out DIR] [--token ...]
 //   syncpoint status --head HOST:P [--token T | --token-file F]
 // Exit status: 0 success, 1 a job that failed or a lost head, 2 bad input or
-// an unreachable or refusing head.
+// an unreachable or refusing head, 128+N when submit got signal N (SIGINT,
+// SIGTERM): the head stopped the job and its files were written.
 #pragma once
 
 #include "runtime/cluster/connect.hpp"
@@ -40,8 +41,9 @@ int run_status(const std::vector<std::string>& args);
 class signal_catcher {
  public:
   signal_catcher();
-  /// Waits up to `ms` milliseconds; true if SIGINT or SIGTERM arrived.
-  bool wait(int ms);
+  /// Waits up to `ms` milliseconds (0: only looks); the signal that arrived
+  /// (SIGINT or SIGTERM), or 0.
+  int wait(int ms);
 };
 
 }  // namespace syncpoint::cli

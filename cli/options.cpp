@@ -71,6 +71,16 @@ options::options(command c) {
         g.add(text_opts_[name] = unset_text, flag, help);
         break;
     }
+    if (!spec.choices.empty()) {
+      std::string words;
+      for (size_t i = 0; i < spec.choices.size(); ++i)
+        words += (i == 0 ? "" : i + 1 == spec.choices.size() ? " or " : ", ") + spec.choices[i];
+      expects(name, words);
+    }
+    auto on_off = spec.choices;
+    std::sort(on_off.begin(), on_off.end());
+    if (on_off == std::vector<std::string>{"off", "on"})
+      bare_means(name, "on");  // a switch: "--online" is "--online=on"
   }
   g.add(params_, "param", "protocol options by name: key=value[,key=value] (same as --key=value)")
     .add(cfg_.workers, "workers,w", "number of workers (default 4)")

@@ -12,7 +12,9 @@
 #include <filesystem>
 #include "runtime/run_files.hpp"
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace syncpoint::cli {
@@ -44,6 +46,7 @@ client_actor::behavior_type client(client_actor::stateful_pointer<client_state> 
 }  // namespace
 
 int run_submit(const std::vector<std::string>& args) {
+  signal_catcher signals;  // Ctrl-C stops the job instead of abandoning it
   options opts(options::command::submit);
   if (int rc = parse_command(opts, args, "submit"); rc >= 0)
     return rc;
@@ -81,9 +84,10 @@ int run_submit(const std::vector<std::string>& args) {
   auto follower = sys.spawn(client, caf::actor{self});
   self->monitor(head);
   uint64_t id = 0;
+  std::string stop_token;
   int rc = -1;
   self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, follower, secret)
-    .receive([&](uint64_t job) { id = job; },
+    .receive([&](uint64_t job, std::string& token) { id = job; stop_token = std::move(token); },
              [&](caf::error& e) {
                std::fprintf(stderr, "syncpoint submit: %s\n", error_words(sys, e).c_str());
                rc = e.category() == caf::atom("syncpoint") ? 2 : 1;
@@ -95,16 +99,43 @@ int run_submit(const std::vector<std::string>& args) {
   std::fprintf(stderr, "syncpoint submit: job %llu accepted by the head at %s\n",
                static_cast<unsigned long long>(id), opts.head.c_str());
   job_result result;
-  bool got = false;
+  bool got = false, lost = false;
+  int interrupted = 0;  // the signal that stopped the job
   auto limit = std::chrono::seconds(cfg.max_time_s > 0 ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
                                                        : 30 * 24 * 3600);
-  self->receive(
-    [&](job_result& r) {
-      result = std::move(r);
-      got = true;
-    },
-    [&](caf::down_msg&) { std::fprintf(stderr, "syncpoint submit: lost the connection to the head\n"); },
-    caf::after(limit) >> [&] { std::fprintf(stderr, "syncpoint submit: no result within the time limit\n"); });
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!got && !lost) {
+    if (int sig = signals.wait(0)) {
+      if (interrupted) {
+        std::fprintf(stderr, "syncpoint submit: interrupted again: leaving without job %llu's outcome\n",
+                     static_cast<unsigned long long>(id));
+        std::fflush(stderr);
+        std::_Exit(128 + sig);
+      }
+      interrupted = sig;
+      std::fprintf(stderr, "syncpoint submit: stopping job %llu (its outcome and files follow; interrupt "
+                           "again to leave at once)\n", static_cast<unsigned long long>(id));
+      auto why = std::string("its submitter was interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
+      self->request(head, std::chrono::seconds(10), stop_atom::value, id, stop_token, why)
+        .receive([](bool) {}, [&](caf::error& e) {
+          std::fprintf(stderr, "syncpoint submit: the head did not stop the job: %s\n", error_words(sys, e).c_str());
+        });
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "syncpoint submit: no result within the time limit\n");
+      break;
+    }
+    self->receive(
+      [&](job_result& r) {
+        result = std::move(r);
+        got = true;
+      },
+      [&](caf::down_msg&) {
+        std::fprintf(stderr, "syncpoint submit: lost the connection to the head\n");
+        lost = true;
+      },
+      caf::after(std::chrono::milliseconds(100)) >> [] {});
+  }
   if (!got) {
     self->send_exit(follower, caf::exit_reason::user_shutdown);
     return 1;
@@ -112,7 +143,7 @@ int run_submit(const std::vector<std::string>& args) {
   if (result.state == "failed") {
     std::fprintf(stderr, "syncpoint submit: job %llu failed: %s\n", static_cast<unsigned long long>(id),
                  result.message.c_str());
-    return 1;
+    return interrupted ? 128 + interrupted : 1;
   }
   auto r = make_result(with_limits(cfg), result.iter_cost_ms, std::move(result.outcome));
   r.summary.resumed_from = result.resumed_from;
@@ -134,7 +165,7 @@ int run_submit(const std::vector<std::string>& args) {
   if (result.state == "stopped") {
     std::fprintf(stderr, "syncpoint submit: job %llu stopped early: %s\n",
                  static_cast<unsigned long long>(id), result.message.c_str());
-    return 1;
+    return interrupted ? 128 + interrupted : 1;
   }
   if (failed_run(r.summary)) {
     std::fprintf(stderr, "syncpoint submit: every worker was lost; the job failed\n");

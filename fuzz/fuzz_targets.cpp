@@ -328,6 +328,8 @@ std::vector<std::string> message_seeds() {
           encoded(std::vector<worker_actor>{local_handle<worker_actor>(), worker_actor{}}),
           encoded(local_handle<worker_actor>()),
           encoded(submit_atom::value, job, local_handle<client_actor>(), std::string("secret")),
+          encoded(uint64_t{3}, std::string("stop token")),
+          encoded(stop_atom::value, uint64_t{3}, std::string("stop token"), std::string("interrupted")),
           encoded(local_handle<evaluator_actor>(), local_handle<driver_actor>(), local_handle<coordinator_actor>(),
                   local_handle<job_actor>(), local_handle<head_actor>())};
 }

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -26,6 +27,68 @@ inline std::vector<std::string> small_job(const std::string& protocol, int worke
   return {"--protocol", protocol, "--workers", std::to_string(workers), "--model", "softmax",
           "--dataset", "synthetic", "--train-limit", "4000", "--test-limit", "500",
           "--epochs", std::to_string(epochs), "--lr", "0.1", "--seed", "3", "--eval-every", "0.5"};
+}
+
+// A job that never ends on its own within a test: 1e5 epochs, with --max-time
+// 900 only so that a forgotten one stops. A test that acts on a running job
+// uses it, waits for the event that proves the job is where it needs it
+// (await), acts, and then ends the job itself (interrupt).
+inline std::vector<std::string> open_job(const std::string& protocol, int workers) {
+  auto job = small_job(protocol, workers, 1e5);
+  job.insert(job.end(), {"--max-time", "900"});
+  return job;
+}
+
+// The deadline for an event of a running job or for a process to end: a
+// hang's, not a typical time (a loaded two-core machine, the whole job).
+inline constexpr std::chrono::seconds hang_deadline{120};
+
+// Waits for a line of `p`'s stderr after byte `from` that contains `needle`:
+// the event that proves the job is in the state the test needs. The offset
+// past that line. Fails the test saying why when `p` ended first (the job did
+// not wait for the test) or the deadline passed (a hang).
+inline size_t await(process& p, const std::string& needle, size_t from = 0,
+                    std::chrono::seconds deadline = hang_deadline) {
+  auto at = p.wait_for_line([&](const std::string& line) { return line.find(needle) != std::string::npos; },
+                            deadline, true, from);
+  if (at == std::string::npos) {
+    bool ended = !p.running();
+    FAIL("waited for '" << needle << "': "
+               << (ended ? "the process ended first (exit " + std::to_string(p.wait(std::chrono::seconds(1))) +
+                             "): the job did not stay in the state the test acts on"
+                         : "not there after " + std::to_string(deadline.count()) + " s")
+               << "\n--- stderr ---\n" << p.err());
+  }
+  return at;
+}
+
+// The accuracy of a progress line ("[bsp] eval t=... acc=0.8123"), or -1.
+inline double line_accuracy(const std::string& line) {
+  auto at = line.find(" acc=");
+  return at == std::string::npos ? -1 : std::atof(line.c_str() + at + 5);
+}
+
+// Waits for an evaluation after byte `from` at accuracy `at_least` or more
+// (an open job keeps training until it gets there); the offset past it.
+inline size_t await_accuracy(process& p, double at_least, size_t from = 0) {
+  auto at = p.wait_for_line([&](const std::string& line) {
+    return line.find("] eval ") != std::string::npos && line_accuracy(line) >= at_least;
+  }, hang_deadline, true, from);
+  if (at == std::string::npos) {
+    FAIL("no evaluation at accuracy >= " << at_least << (p.running() ? " in time" : ": the process ended")
+               << "\n--- stderr ---\n" << p.err());
+  }
+  return at;
+}
+
+// Ends a submitted job as Ctrl-C does: the head stops it, and the submitter
+// writes its files and exits 130.
+inline void interrupt(process& submitter) {
+  submitter.signal(SIGINT);
+  int rc = submitter.wait(hang_deadline);
+  REQUIRE_MESSAGE(rc == 130, "submit after SIGINT: exit " << rc << "\n" << submitter.err());
+  CHECK_MESSAGE(submitter.err().find("stopped early: its submitter was interrupted (SIGINT)") != std::string::npos,
+                submitter.err());
 }
 
 inline std::vector<std::string> cat(std::vector<std::string> a, const std::vector<std::string>& b) {
@@ -70,7 +133,7 @@ struct cluster {
     head = std::make_unique<process>(
       cat({syncpoint_binary(), "head", "--host", "127.0.0.1", "--port", "0"}, head_args), dir.path(),
       "head");
-    REQUIRE_MESSAGE(head->wait_for("listening on", 15s), head->err());
+    REQUIRE_MESSAGE(head->wait_for("listening on", hang_deadline), head->err());
     port = head_port(*head);
     REQUIRE(port > 0);
   }
@@ -83,7 +146,7 @@ struct cluster {
                                                            "--name", name, "--slots",
                                                            std::to_string(slots)},
                                   dir.path(), "node-" + name + std::to_string(runs++));
-    REQUIRE_MESSAGE(p->wait_for("joined the head", 15s), p->err());
+    REQUIRE_MESSAGE(p->wait_for("joined the head", hang_deadline), p->err());
     return *p;
   }
 
@@ -99,7 +162,7 @@ struct cluster {
 
   std::string status() {
     auto p = run("status", {"--head", address()}, "status" + std::to_string(runs++));
-    CHECK(p->wait(15s) == 0);
+    CHECK(p->wait(hang_deadline) == 0);
     return p->out();
   }
 };

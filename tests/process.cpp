@@ -67,6 +67,23 @@ bool process::wait_for(const std::string& needle, std::chrono::milliseconds time
   }
 }
 
+size_t process::wait_for_line(const std::function<bool(const std::string&)>& match,
+                              std::chrono::milliseconds timeout, bool in_err, size_t from) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  size_t checked = from;  // lines before this offset did not match
+  for (;;) {
+    bool ended = !running();  // read after: what it wrote before it ended is in the file
+    auto text = in_err ? err() : out();
+    for (size_t eol; checked < text.size() && (eol = text.find('\n', checked)) != std::string::npos;
+         checked = eol + 1)
+      if (match(text.substr(checked, eol - checked)))
+        return eol + 1;
+    if (ended || std::chrono::steady_clock::now() > deadline)
+      return std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 int process::wait(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (running()) {

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,12 @@ class process {
   /// Waits until `needle` appears in stdout (or stderr) or the process ends or
   /// the time is up; true if it appeared.
   bool wait_for(const std::string& needle, std::chrono::milliseconds timeout, bool in_err = false);
+
+  /// Waits until a whole line of stderr (or stdout) starting at byte `from`
+  /// or later satisfies `match`, or the process ends, or the time is up; the
+  /// offset just past that line, or npos.
+  size_t wait_for_line(const std::function<bool(const std::string&)>& match, std::chrono::milliseconds timeout,
+                       bool in_err = true, size_t from = 0);
 
   /// Waits for the exit; the exit status, 128+signal if killed by one, or -1
   /// if it was still running at the deadline (it is then killed).

@@ -18,6 +18,7 @@ namespace {
 
 using syncpoint::testing::slurp;
 
+
 // `syncpoint ARGS`: its exit status, and stdout and stderr.
 syncpoint::testing::command_result run(const std::string& args) {
   return syncpoint::testing::run_shell(std::string(SYNCPOINT_CLI) + " " + args);
@@ -27,6 +28,10 @@ const std::string fast = " --model softmax --dataset synthetic --train-limit 200
                          " --iter-cost 5 --progress=false";
 
 }  // namespace
+
+// Every case in this file starts the syncpoint command:
+// scripts/soak-tests.sh runs this suite under load.
+TEST_SUITE_BEGIN("process");
 
 TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
   auto r = run("train --protocol nope" + fast);
@@ -172,6 +177,39 @@ TEST_CASE("cli: protocol options come from the registry: flags, --param, a confi
   CHECK_MESSAGE(r.output.find("ssp(s=6)") != std::string::npos, r.output);
   r = run("compare --protocols ssp --epochs 0.2 -s 2" + fast);  // the short flag still works
   CHECK_MESSAGE(r.output.find("ssp(s=2)") != std::string::npos, r.output);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("cli: a switch works bare, a flag takes true or false, and no option takes the next option as its value") {
+  auto dir = std::filesystem::temp_directory_path() / ("syncpoint-cli-flags-" + std::to_string(getpid()));
+  // --online is on/off: bare, it means on, and --workers is still read as an option.
+  auto r = run("train --protocol sync-switch --online --workers 2 --epochs 0.2 --out " + (dir / "on").string() + fast);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  auto on = syncpoint::testing::slurp(dir / "on/run.json");
+  CHECK_MESSAGE(on.find("\"label\": \"sync-switch(online=on)\"") != std::string::npos, on);
+  CHECK_MESSAGE(syncpoint::testing::slurp(dir / "on/summary.json").find("\"workers\": 2") != std::string::npos,
+                syncpoint::testing::slurp(dir / "on/summary.json"));
+  r = run("train --protocol sync-switch --online off -w 2 --epochs 0.2 --out " + (dir / "off").string() + fast);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  auto off = syncpoint::testing::slurp(dir / "off/run.json");
+  CHECK_MESSAGE(off.find("\"label\": \"sync-switch\"") != std::string::npos, off);  // the default
+  // A boolean flag takes a following true or false, bare it means true.
+  r = run("train --protocol asp --epochs 0.2 --progress false" + fast);
+  CHECK_MESSAGE(r.status == 0, r.output);
+  CHECK(r.output.find("[asp] eval") == std::string::npos);
+  // A missing value is refused naming the option and what it expects.
+  auto refused = [](const std::string& args, const std::string& words) {
+    auto r = run(args);
+    CHECK_MESSAGE(r.status == 2, (args + "\n" + r.output));
+    CHECK_MESSAGE(r.output.find(words) != std::string::npos, (args + "\n" + r.output));
+  };
+  refused("train --lr --workers 2" + fast,
+          "syncpoint train: option '--lr' needs a value (a number), not the option '--workers' after it");
+  refused("train" + fast + " --workers", "syncpoint train: option '--workers' needs a value (an integer)");
+  refused("train --protocol elastic-bsp" + fast + " --zipline-variant",
+          "syncpoint train: option '--zipline-variant' needs a value (zipline, zipline-opt or zipline-opt-bs)");
+  refused("train --protocol sync-switch --online maybe" + fast, "--online");
+  refused("train --progress maybe" + fast, "unexpected argument 'maybe'");
   std::filesystem::remove_all(dir);
 }
 
@@ -349,7 +387,7 @@ TEST_CASE("cli: simulate runs 1024 workers of every built-in protocol, and refus
 TEST_CASE("cli: another protocol's option, a repeated protocol, and cluster and zipline values out of range exit 2") {
   // `timeout`: a command that wrongly starts serving is ended, and the test fails instead of hanging.
   auto refused = [](const std::string& args, const std::string& words) {
-    auto r = syncpoint::testing::run_shell("timeout 20 " + std::string(SYNCPOINT_CLI) + " " + args);
+    auto r = syncpoint::testing::run_shell("timeout 120 " + std::string(SYNCPOINT_CLI) + " " + args);
     std::string what = args + "\n" + r.output;
     CHECK_MESSAGE(r.status == 2, what);
     CHECK_MESSAGE(r.output.find(words) != std::string::npos, what);
@@ -449,3 +487,5 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   CHECK(r.output.find("protocol bsp: 2 workers") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_SUITE_END();

@@ -250,7 +250,8 @@ TEST_CASE("coordinator: a push reported by anyone but the job's worker of that i
   caf::scoped_actor worker{*f.sys};
   (*f.self)->send(coordinator, start_atom::value,
                   std::vector<worker_actor>{caf::actor_cast<worker_actor>(worker.ptr())}, evaluator_actor{});
-  worker->receive([](const proceed&) {});  // the start of the run reached the real worker
+  worker->receive([](const proceed&) {},  // the start of the run reached the real worker
+                  caf::after(std::chrono::seconds(120)) >> [] { FAIL("the worker got no start within 120 s"); });
   CHECK(refused().code() == static_cast<uint8_t>(sp_error::not_a_member));  // after it, too
   (*f.self)->send_exit(coordinator, caf::exit_reason::user_shutdown);
 }

@@ -223,7 +223,7 @@ TEST_CASE("r2sp: a push a little late is released at once and keeps its place on
   check_spacing(r0, 1.0);  // the others are undisturbed
 }
 
-TEST_CASE("r2sp: trains end to end on both clocks, with a link and two slower workers") {
+TEST_CASE("r2sp: trains end to end on both clocks, with a link and two slower workers" * doctest::test_suite("real-clock")) {
   for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
     auto cfg = syncpoint::testing::small_job("r2sp");
     cfg.clock = clock;

@@ -196,7 +196,7 @@ TEST_CASE("sync-switch online: to asp after m slow iterations, back to bsp after
   CHECK(tl.c.mode == ps_mode::buffered);
 }
 
-TEST_CASE("sync-switch: a three-phase schedule runs end to end on both clocks, no gradient lost or doubled") {
+TEST_CASE("sync-switch: a three-phase schedule runs end to end on both clocks, no gradient lost or doubled" * doctest::test_suite("real-clock")) {
   for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
     auto cfg = syncpoint::testing::small_job("sync-switch");
     cfg.protocol_opts.set("schedule", "bsp:0.2,asp:0.6,bsp:0.2");

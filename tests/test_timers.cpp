@@ -172,12 +172,13 @@ TEST_CASE("batches: the coordinator sends the PS weights b_i / sum b, summing to
     ps->receive([&](weights_atom, std::vector<float>& w) { last = w; },
                 [&](attach_atom, coordinator_actor&, std::vector<worker_actor>&) {},
                 [&](mode_atom, uint8_t) { done = true; },  // on_start sets the mode after the batches
-                caf::after(std::chrono::seconds(5)) >> [&] { done = true; });
+                caf::after(std::chrono::seconds(120)) >> [&] { FAIL("no mode change within 120 s (a hang)"); });
   REQUIRE(last.size() == 4);  // batches 32, 64, 96, 128: sum 320
   CHECK(last[0] == doctest::Approx(32.0 / 320));
   CHECK(last[3] == doctest::Approx(128.0 / 320));
   CHECK(last[0] + last[1] + last[2] + last[3] == doctest::Approx(1.0));
   for (auto& w : workers)  // each got its batch with the start
-    (*w)->receive([&](const proceed& p) { CHECK(p.batch % 32 == 0); CHECK(p.batch > 0); });
+    (*w)->receive([&](const proceed& p) { CHECK(p.batch % 32 == 0); CHECK(p.batch > 0); },
+                  caf::after(std::chrono::seconds(120)) >> [] { FAIL("a worker got no start within 120 s"); });
   ps->send_exit(coordinator, caf::exit_reason::user_shutdown);
 }

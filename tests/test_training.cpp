@@ -156,7 +156,7 @@ TEST_CASE("training: a diverged model (NaN gradients) ends the run instead of sp
   CHECK(r.failures[0].find("contains NaN or Inf") != std::string::npos);
 }
 
-TEST_CASE("training: real clock, with the straggler's delay served by delayed_send") {
+TEST_CASE("training: real clock, with the straggler's delay served by delayed_send" * doctest::test_suite("real-clock")) {
   auto cfg = small_job("bsp");
   cfg.clock = clock_kind::real;
   cfg.workers = 2;
@@ -195,7 +195,7 @@ TEST_CASE("training: bad configurations are refused with a clear message") {
   CHECK_THROWS_AS(train(cfg), config_error);
 }
 
-TEST_CASE("training: commits in immediate mode never leave workers waiting for a version") {
+TEST_CASE("training: commits in immediate mode never leave workers waiting for a version" * doctest::test_suite("real-clock")) {
   for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
     auto cfg = small_job("test-commit-always");
     cfg.clock = clock;
@@ -206,7 +206,7 @@ TEST_CASE("training: commits in immediate mode never leave workers waiting for a
   }
 }
 
-TEST_CASE("training: a protocol that throws ends the run with an error, not a hang") {
+TEST_CASE("training: a protocol that throws ends the run with an error, not a hang" * doctest::test_suite("real-clock")) {
   for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
     auto cfg = small_job("test-explodes");
     cfg.clock = clock;
@@ -219,15 +219,19 @@ TEST_CASE("training: a protocol that throws ends the run with an error, not a ha
   }
 }
 
-TEST_CASE("training: a push never answered ends the worker after --request-timeout, not a hang") {
+TEST_CASE("training: a push never answered ends the worker after --request-timeout, not a hang" * doctest::test_suite("real-clock")) {
   auto cfg = small_job("test-forgets");
   cfg.clock = clock_kind::real;
   cfg.request_timeout_s = 0.5;
   auto r = train(cfg);
   CHECK(r.summary.lost == 4);
   REQUIRE(r.failures.size() == 4);
-  for (auto& f : r.failures)
-    CHECK_MESSAGE(f.find("its push had no reply in 0.5") != std::string::npos, f);
+  for (auto& f : r.failures) {  // "... had no reply in 0.512 s (--request-timeout 0.5 s)"
+    auto at = f.find("its push had no reply in ");
+    REQUIRE_MESSAGE(at != std::string::npos, f);
+    CHECK(std::atof(f.c_str() + at + 25) >= 0.5);  // how much more is the machine's
+    CHECK_MESSAGE(f.find(" s (--request-timeout 0.5 s)") != std::string::npos, f);
+  }
   // The watchdog's period is the limit: each worker ends between 0.5 s and
   // 1 s after its unanswered push, not a period later.
   for (auto& l : r.summary.losses) {

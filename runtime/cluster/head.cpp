@@ -29,6 +29,7 @@ struct job_entry {
   job_status status;
   job_actor handle;
   client_actor client;
+  std::string stop_token;  // the submitter stops its job with it
   // Slots held on each node (by its actor, not its name: a node that died and
   // joined again under the same name starts afresh), until the job ends.
   std::map<caf::actor_addr, int> held;
@@ -215,7 +216,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   return hello.name;
 }
 
-caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& client, const std::string& secret) {
+caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, client_actor& client, const std::string& secret) {
   auto& st = self->state;
   if (auto err = check_secret(self, secret, "a job submitted"))
     return err;
@@ -289,6 +290,7 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
   setup.head_token = st.cfg.control_token;
   job_entry entry;
   entry.client = client;
+  entry.stop_token = make_token();
   for (auto idx : *where) {
     auto& n = st.nodes[idx];
     setup.nodes.push_back(n.handle);
@@ -304,10 +306,27 @@ caf::result<uint64_t> on_submit(head_ptr self, job_config& cfg, client_actor& cl
   entry.status = {id, cfg.protocol, cfg.workers, 0, -1, "starting"};
   entry.handle = spawn_job(self->system(), std::move(setup));
   self->monitor(entry.handle);
+  auto stop_token = entry.stop_token;
   st.jobs.emplace(id, std::move(entry));
   log(self, "job " + std::to_string(id) + " submitted: " + cfg.protocol + ", " +
               std::to_string(cfg.workers) + " workers");
-  return id;
+  return {id, std::move(stop_token)};
+}
+
+// The submitter ends its job early (Ctrl-C on `syncpoint submit`): the job
+// stops as a limit would stop it, and its outcome still goes to the client.
+caf::result<bool> on_stop(head_ptr self, uint64_t id, const std::string& token, const std::string& reason) {
+  auto& st = self->state;
+  auto i = st.jobs.find(id);
+  if (i == st.jobs.end() || !same_secret(token, i->second.stop_token)) {
+    log(self, "refused to stop job " + std::to_string(id) + ": not its submitter's token");
+    return make_error(sp_error::not_a_member, "only the job's submitter stops it");
+  }
+  if (is_final(i->second.status.state))
+    return false;
+  log(self, "job " + std::to_string(id) + " stopping: " + printable(reason));
+  self->send(i->second.handle, stop_atom::value, st.cfg.control_token, printable(reason));
+  return true;
 }
 
 void on_down(head_ptr self, const caf::down_msg& dm) {
@@ -357,8 +376,12 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         out.jobs.push_back(kv.second.status);
       return out;
     },
-    [=](submit_atom, job_config& cfg, client_actor& client, const std::string& secret) -> caf::result<uint64_t> {
+    [=](submit_atom, job_config& cfg, client_actor& client,
+        const std::string& secret) -> caf::result<uint64_t, std::string> {
       return on_submit(self, cfg, client, secret);
+    },
+    [=](stop_atom, uint64_t id, const std::string& token, const std::string& reason) -> caf::result<bool> {
+      return on_stop(self, id, token, reason);
     },
     [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
       auto& st = self->state;

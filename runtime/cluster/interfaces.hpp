@@ -3,7 +3,8 @@
 // a submitted job. Everything here crosses processes through CAF's middleman.
 //
 //   node   -> head    register(hello, node) -> name        heartbeat(name)
-//   anyone -> head    status(secret) -> cluster_status     submit(job, client, secret) -> job id
+//   anyone -> head    status(secret) -> cluster_status     submit(job, client, secret) -> (job id, stop token)
+//   client -> head    stop(job id, stop token, reason) -> true   (the submitter ends its job early)
 //   job    -> node    prepare(token, job) -> examples       (loads the data before the clock starts)
 //   job    -> node    spawn(token, worker_spec) -> worker   (the job runs on the head)
 //   head   -> node    leave(token, reason)                  (the head is shutting down)
@@ -145,7 +146,10 @@ using head_actor = caf::typed_actor<
   caf::replies_to<register_atom, node_hello, node_actor>::with<std::string>,
   caf::reacts_to<heartbeat_atom, std::string>,
   caf::replies_to<status_atom, std::string>::with<cluster_status>,                  // (the cluster's token)
-  caf::replies_to<submit_atom, job_config, client_actor, std::string>::with<uint64_t>,  // (the cluster's token)
+  // (the cluster's token) -> the job's id and the token that stops it, known to the submitter only
+  caf::replies_to<submit_atom, job_config, client_actor, std::string>::with<uint64_t, std::string>,
+  // (job id, its stop token, reason): end the job early; its outcome still goes to the client
+  caf::replies_to<stop_atom, uint64_t, std::string, std::string>::with<bool>,
   caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
   caf::replies_to<shutdown_atom, std::string>::with<bool>>;     // (own process, with the secret)
 
@@ -169,6 +173,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 7;
+inline constexpr int wire_version = 8;
 
 }  // namespace syncpoint::cluster
