@@ -125,7 +125,7 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
     auto name = arg.substr(0, arg.find('='));
     auto opt = name.size() > 2 ? custom_options_.cli_long_name_lookup(name.substr(2)) : nullptr;
     if (opt != nullptr)
-      return "invalid value in '" + arg + "' (expected " + std::string(opt->type_name().data(), opt->type_name().size()) + ")";
+      return "invalid value in '" + arg + "' (expected " + expected_value(name.substr(2), *opt) + ")";
     return "cannot parse '" + (arg.empty() ? text : arg) + "'";
   }
   if (!remainder.empty())
@@ -159,7 +159,7 @@ std::string cli_config::check_content() {
       return "unknown option '" + name + "' in " + where + " (see --help)";
     if (opt->check(value))
       return "invalid value for '" + name + "' in " + where + ": " + caf::to_string(value) + " (expected " +
-             std::string(opt->type_name().data(), opt->type_name().size()) + ")";
+             expected_value(key, *opt) + ")";
     if (store)
       opt->store(value);
     return std::string();

@@ -4,6 +4,7 @@
 //   impostor schema HOST:PORT      registers as a node with another schema fingerprint
 //   impostor garbage HOST:PORT     sends bytes that are no CAF message at all
 //   impostor stranger HOST:PORT    asks the head to shut down, without its secret
+//   impostor stopper HOST:PORT     asks the head to stop job 1, with a guessed stop token
 //   impostor node HOST:PORT        joins as node "evil" with 1 slot; its "worker" pulls
 //                                  the model, then sends the PS a push of the wrong size,
 //                                  one with NaN, one in another worker's name and a
@@ -139,7 +140,7 @@ int garbage(const endpoint& at) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: impostor interface|schema|badname|noslots|garbage|stranger|node HOST:PORT\n");
+    std::fprintf(stderr, "usage: impostor interface|schema|badname|noslots|garbage|stranger|stopper|node HOST:PORT\n");
     return 64;
   }
   std::string mode = argv[1];
@@ -186,6 +187,16 @@ int main(int argc, char** argv) {
   }
   if (mode == "stranger") {
     self->request(*head, std::chrono::seconds(5), shutdown_atom::value, std::string("a guess"))
+      .receive([&](bool) { std::printf("accepted\n"); },
+               [&](caf::error& e) {
+                 std::printf("refused: %s\n", sys.render(e).c_str());
+                 rc = 2;
+               });
+    return rc;
+  }
+  if (mode == "stopper") {
+    self->request(*head, std::chrono::seconds(5), stop_atom::value, uint64_t{1}, std::string("a guess"),
+                  std::string("a stranger wants it stopped"))
       .receive([&](bool) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());

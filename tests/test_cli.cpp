@@ -41,7 +41,7 @@ TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
     CHECK(r.output.find(std::string(", ") + name) != std::string::npos);
   r = run("train --lr fast");
   CHECK(r.status == 2);
-  CHECK(r.output.find("invalid value in '--lr=fast' (expected real64)") != std::string::npos);
+  CHECK(r.output.find("invalid value in '--lr=fast' (expected a number)") != std::string::npos);
   r = run("train --bogus 1");
   CHECK(r.status == 2);
   CHECK(r.output.find("unknown option '--bogus") != std::string::npos);
@@ -464,9 +464,9 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   refused("train" + file("unknown.ini", "[global]\nbogus-key=3\n") + fast,
           "unknown option 'bogus-key' in the config file (see --help)");
   refused("train" + file("type.ini", "global {\n  workers = \"four\"\n}\n") + fast,
-          "invalid value for 'workers' in the config file: \"four\" (expected int32)");
+          "invalid value for 'workers' in the config file: \"four\" (expected an integer)");
   refused("train" + file("section-type.ini", "[global]\nlr=\"fast\"\n") + fast,  // CAF drops it silently
-          "invalid value for 'lr' in the config file: \"fast\" (expected real64)");
+          "invalid value for 'lr' in the config file: \"fast\" (expected a number)");
   refused("train" + file("group.ini", "[middleman]\nno-such-setting=1\n") + fast,
           "unknown option 'middleman.no-such-setting' in the config file");
   // CAF's default file, read from the working directory without --config-file, is checked
@@ -476,7 +476,7 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   auto in_cwd = syncpoint::testing::run_shell("cd " + (dir / "cwd").string() + " && " + SYNCPOINT_CLI + " train" + fast);
   CHECK_MESSAGE(in_cwd.status == 2, in_cwd.output);
   CHECK_MESSAGE(in_cwd.output.find("invalid value for 'lr' in the config file 'caf-application.ini' (CAF reads it "
-                                   "from the working directory): \"fast\" (expected real64)") != std::string::npos,
+                                   "from the working directory): \"fast\" (expected a number)") != std::string::npos,
                 in_cwd.output);
   // Both forms of a good file are read, and the command line has the last word.
   auto r = run("train --epochs 0.1" + file("ini.ini", "[global]\nworkers=3\n") + fast);

@@ -212,7 +212,13 @@ TEST_CASE("cluster: SIGINT to submit stops its job, the outcome and files come b
   c.node("a", 2);
   auto sub = c.submit(cat(open_job("asp", 2), {"--out", c.dir / "run", "--save-model", c.dir / "run.model"}),
                       "submit");
-  await_accuracy(*sub, 0.5);
+  auto at = await(*sub, "] eval ");
+  // Only its submitter stops a job: a guessed stop token is refused, and the job trains on.
+  process stopper({SYNCPOINT_IMPOSTOR, "stopper", c.address()}, c.dir.path(), "stopper");
+  CHECK(stopper.wait(hang_deadline) == 2);
+  CHECK_MESSAGE(stopper.out().find("only the job's submitter stops it") != std::string::npos, stopper.out());
+  CHECK_MESSAGE(c.head->err().find("refused to stop job 1") != std::string::npos, c.head->err());
+  await_accuracy(*sub, 0.5, at);
   interrupt(*sub);
   CHECK(sub->err().find("stopping job 1 (its outcome and files follow") != std::string::npos);
   auto summary = slurp(c.dir / "run/summary.json");

@@ -8,7 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 #include <unistd.h>
 
 using namespace syncpoint;
@@ -215,11 +217,28 @@ void real_clock_resume(const std::string& protocol) {
   CHECK(resumed.summary.resumed_from == (from / file.filename()).string());
   CHECK(resumed.summary.samples > samples_of(file));  // it trained on from there
   CHECK(resumed.summary.lost == whole.summary.lost);  // the lost worker stays lost
-  // The trace before the checkpoint came with it: gradients computed before it are there.
+  // The trace before the checkpoint came with it, from the run's very start: the first
+  // gradient of the resumed run's trace is the uninterrupted run's first, and every live
+  // worker computed before the checkpoint (it is taken at rest, after each has pushed).
   CHECK(resumed.summary.resumed_at_s >= 0.05);
   auto at = static_cast<nanos>(resumed.summary.resumed_at_s * 1e9);
-  CHECK(std::count_if(resumed.trace.begin(), resumed.trace.end(),
-                      [&](const trace_event& e) { return e.kind == "compute" && e.t1 < at / 2; }) > 4);
+  auto first_compute = [](const std::vector<trace_event>& trace) {
+    auto first = std::find_if(trace.begin(), trace.end(), [](const trace_event& e) { return e.kind == "compute"; });
+    REQUIRE(first != trace.end());
+    for (auto& e : trace)
+      if (e.kind == "compute" && e.t0 < first->t0)
+        first = trace.begin() + (&e - trace.data());
+    return *first;
+  };
+  auto a = first_compute(resumed.trace), b = first_compute(whole.trace);
+  CHECK(a.t0 == b.t0);
+  CHECK(a.t1 == b.t1);
+  CHECK(a.worker == b.worker);
+  std::set<worker_id> computed;
+  for (auto& e : resumed.trace)
+    if (e.kind == "compute" && e.t1 <= at)
+      computed.insert(e.worker);
+  CHECK(computed.size() + resumed.summary.lost >= static_cast<size_t>(cfg.workers));
   // It went on from the checkpoint's model, not from scratch: no worse than the last
   // evaluation before the checkpoint (ASP's noise aside).
   double before = -1;
