@@ -2,7 +2,7 @@
 // worker liveness, clocks, the sample budget, time limit, target accuracy,
 // evaluation cadence, barriers — and ends the run.
 //
-// Messages (interface: coordinator_actor in runtime/interfaces.hpp):
+// Messages (interface: coordinator_actor in core/interfaces.hpp):
 //   (start_atom, workers, evaluator)          begins the run
 //   (pushed_atom, push_info) -> proceed       delegated by the PS
 //   (eval_atom, eval_result)                  from the evaluator
@@ -22,9 +22,9 @@
 #pragma once
 
 #include "protocols/protocol.hpp"
-#include "runtime/clock.hpp"
-#include "runtime/checkpoint_file.hpp"
-#include "runtime/interfaces.hpp"
+#include "core/clock.hpp"
+#include "core/interfaces.hpp"
+#include "core/saved_state.hpp"
 
 #include <functional>
 #include <memory>
@@ -55,7 +55,8 @@ struct coordinator_config {
   // Real clock: a checkpoint every this many seconds, handed to on_checkpoint
   // (on the coordinator's thread). The virtual clock's runner takes its own.
   double checkpoint_every_s = 0;
-  std::function<std::string(checkpoint_state&)> on_checkpoint;  // returns where it went
+  // The runner writes it and returns the progress line that says where it went.
+  std::function<std::string(checkpoint_state&)> on_checkpoint;
 };
 
 coordinator_actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg);

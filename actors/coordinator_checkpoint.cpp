@@ -133,8 +133,7 @@ void checkpoint_if_still(coordinator_ptr self) {
       return;
     auto& st = self->state;
     try {
-      auto t = cp->time_ns;
-      st.report(checkpoint_line(st.cfg->protocol_name, t, st.cfg->on_checkpoint(*cp)));
+      st.report(st.cfg->on_checkpoint(*cp));
     } catch (const std::exception& e) {
       st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
     }

@@ -1,11 +1,11 @@
 // The evaluator: measures the test accuracy of model snapshots on its own
 // model instance, so training never waits for it.
 //   snapshot -> (eval_atom, eval_result) to the coordinator given at spawn
-// (interface: evaluator_actor in runtime/interfaces.hpp)
+// (interface: evaluator_actor in core/interfaces.hpp)
 #pragma once
 
 #include "models/model.hpp"
-#include "runtime/interfaces.hpp"
+#include "core/interfaces.hpp"
 
 #include <memory>
 

@@ -1,7 +1,7 @@
 // The parameter server: holds the flat model, applies pushes with SGD
 // (momentum, weight decay) on Eigen, and answers versioned pulls.
 //
-// Messages (interface: ps_actor in runtime/interfaces.hpp):
+// Messages (interface: ps_actor in core/interfaces.hpp):
 //   (push_atom, gradient_push)  -> proceed  (delegated to the coordinator) | error
 //   (pull_atom, uint64 min_version) -> weights, once version >= min_version
 //   (attach_atom, coordinator, workers)  the job's members: from then on only
@@ -20,15 +20,15 @@
 //   (final_atom) -> weights   the current model, whatever the mode
 //   (save_atom) -> saved_ps   its state for a checkpoint
 //   (push_atom | pull_atom, resume_atom, ...)  a resumed worker takes over
-//                   the place its push or pull held (runtime/saved_state.hpp)
+//                   the place its push or pull held (core/saved_state.hpp)
 // A push of the wrong length, from an unknown worker, or holding NaN/Inf gets
 // an error reply and changes nothing. With a link model, a push is handled
 // once its bytes have crossed the link, and a reply with weights is delivered
-// once they have crossed back (runtime/link_model.hpp).
+// once they have crossed back (core/link_model.hpp).
 #pragma once
 
-#include "runtime/clock.hpp"
-#include "runtime/interfaces.hpp"
+#include "core/clock.hpp"
+#include "core/interfaces.hpp"
 
 #include <memory>
 #include <vector>
@@ -55,7 +55,7 @@ struct ps_config {
   double bandwidth = 0;     // bytes/s of the PS link (0: unlimited)
   double latency_s = 0;     // added to every transfer
   momentum_rule rule = momentum_rule::adjusted;
-  std::shared_ptr<const saved_ps> resume;  // continue from a checkpoint (runtime/saved_state.hpp)
+  std::shared_ptr<const saved_ps> resume;  // continue from a checkpoint (core/saved_state.hpp)
   double wire_bytes = 0;    // what a push or pull is charged on the link (0: its size)
 };
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "actors/parameter_server.hpp"
-#include "runtime/link_model.hpp"
+#include "core/link_model.hpp"
 
 #include <map>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "runtime/tracer.hpp"
+#include "actors/tracer.hpp"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 // A resumed run's tracer starts with the events of the checkpoint.
 #pragma once
 
-#include "runtime/interfaces.hpp"
+#include "core/interfaces.hpp"
 
 namespace syncpoint {
 

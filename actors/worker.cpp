@@ -1,6 +1,7 @@
 #include "actors/worker.hpp"
 
-#include "runtime/shard_sampler.hpp"
+#include "actors/worker_pipeline.hpp"
+#include "models/shard_sampler.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -42,14 +43,8 @@ struct worker_state {
   int outstanding = 0;            // requests sent and not answered (at most one: push or pull)
   nanos asked_at = 0;             // ... since when (the watchdog's reference)
   const char* asked_for = "";     // ... and what: "push" or "pull"
-  // The pipeline: compute -> push -> reply (proceed) -> [pull] -> compute.
-  // With `overlap`, the next compute starts as soon as a push is sent.
-  bool computing = false;         // a gradient is being computed (or its time charged)
-  bool ready = false;             // a computed gradient waits to be pushed
-  bool in_flight = false;         // a push waits for its reply
-  bool pulling = false;
-  bool started = false;
-  bool awaiting_resume = false;   // restored, waiting for the coordinator's word
+  worker_pipeline pipe;
+  bool started = false;           // the coordinator's start came
   nanos born = 0;                 // spawned (a worker that joins a running job waits from then)
   std::optional<proceed> reply;   // a reply not acted on yet
   bool local_step = false;        // from the last proceed
@@ -172,11 +167,11 @@ void expect_proceed(worker_ptr self, Handle&& reply) {
       trace(self, "push", st.push_sent, accepted);
       if (!st.overlap) {  // idle from acceptance to this reply
         trace(self, "wait", accepted, t);
-      } else if (st.ready) {  // overlapped: idle only since the next gradient was done
+      } else if (st.pipe.ready()) {  // overlapped: idle only since the next gradient was done
         trace(self, "wait", st.ready_since, t);
         st.ready_since = t;
       }
-      st.in_flight = false;
+      st.pipe.push_answered();
       st.reply = p;
       advance(self);
     },
@@ -187,7 +182,7 @@ void expect_proceed(worker_ptr self, Handle&& reply) {
       if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
         // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
         trace(self, "push", st.push_sent, t);
-        st.in_flight = false;
+        st.pipe.push_answered();
         st.reply = proceed{false, true, 0, 0, t, st.local_step, st.overlap};
         advance(self);
         return;
@@ -213,8 +208,7 @@ void push(worker_ptr self) {
   ++st.iter;
   if (st.ready_since < t)  // the gradient waited for the reply to the previous push
     trace(self, "wait", st.ready_since, t);
-  st.ready = false;
-  st.in_flight = true;
+  st.pipe.push_sent();
   st.push_sent = t;
   gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch),
                   std::move(st.grad)};
@@ -230,15 +224,14 @@ void computed(worker_ptr self) {
   auto& st = self->state;
   auto t = now(self);
   trace(self, "compute", st.compute_start, t, st.loss);
-  st.computing = false;
-  st.ready = true;
+  st.pipe.compute_done();
   st.ready_since = t;
   advance(self);
 }
 
 void compute(worker_ptr self) {
   auto& st = self->state;
-  st.computing = true;
+  st.pipe.compute_started();
   st.compute_start = now(self);
   st.grad_version = st.version;
   auto b = next_batch(st);
@@ -272,9 +265,9 @@ void expect_weights(worker_ptr self, Handle&& reply) {
       st.version = w.version;
       st.m->adopt(w.values.shared());
       trace(self, "pull", st.pull_start, now(self));
-      if (st.ready)
+      if (st.pipe.ready())
         st.ready_since = now(self);  // the pull is not waiting
-      st.pulling = false;
+      st.pipe.pull_answered();
       advance(self);
     },
     [=](caf::error& err) {
@@ -285,7 +278,7 @@ void expect_weights(worker_ptr self, Handle&& reply) {
 
 void pull(worker_ptr self, uint64_t min_version) {
   auto& st = self->state;
-  st.pulling = true;
+  st.pipe.pull_sent();
   st.pull_start = now(self);
   st.pull_min_version = min_version;
   expect_weights(self, self->request(st.cfg.ps, caf::infinite, pull_atom::value, min_version));
@@ -295,7 +288,7 @@ void pull(worker_ptr self, uint64_t min_version) {
 // gradient, or start computing the next one.
 void advance(worker_ptr self) {
   auto& st = self->state;
-  if (st.pulling)
+  if (st.pipe.pulling())
     return;
   if (st.reply) {
     auto p = *st.reply;
@@ -313,17 +306,17 @@ void advance(worker_ptr self) {
       return;
     }
   }
-  if (st.in_flight) {
-    if (!st.overlap || st.computing || st.ready)
+  if (st.pipe.pushing()) {
+    if (!st.overlap || st.pipe.computing() || st.pipe.ready())
       return;  // wait for the reply (a computed gradient waits with us)
     compute(self);
     return;
   }
-  if (st.ready) {
+  if (st.pipe.ready()) {
     push(self);
     return;
   }
-  if (!st.computing)
+  if (!st.pipe.computing())
     compute(self);
 }
 
@@ -345,10 +338,10 @@ saved_worker save(worker_state& st) {
   s.pull_start = st.pull_start;
   s.compute_due = st.compute_due;
   s.rejected_in_a_row = st.rejected_in_a_row;
-  s.computing = st.computing;
-  s.ready = st.ready;
-  s.in_flight = st.in_flight;
-  s.pulling = st.pulling;
+  s.computing = st.pipe.computing();
+  s.ready = st.pipe.ready();
+  s.in_flight = st.pipe.pushing();
+  s.pulling = st.pipe.pulling();
   s.started = st.started;
   s.pull_min_version = st.pull_min_version;
   s.has_reply = st.reply.has_value();
@@ -385,29 +378,25 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.pull_start = s.pull_start;
   st.compute_due = s.compute_due;
   st.rejected_in_a_row = s.rejected_in_a_row;
-  st.computing = s.computing;
-  st.ready = s.ready;
-  st.in_flight = s.in_flight;
-  st.pulling = s.pulling;
+  st.pipe = worker_pipeline::restored(s.computing, s.ready, s.in_flight, s.pulling, s.id);
   st.started = s.started;
   st.pull_min_version = s.pull_min_version;
   if (s.has_reply)
     st.reply = s.reply;
   st.local_step = s.local_step;
   st.overlap = s.overlap;
-  st.awaiting_resume = true;
-  if (st.computing && !st.cfg.virtual_clock)  // (the virtual clock's runner restores timers itself)
+  if (st.pipe.computing() && !st.cfg.virtual_clock)  // (the virtual clock's runner restores timers itself)
     self->delayed_send(self, caf::timespan{std::max<nanos>(0, st.compute_due - now(self))}, computed_atom::value);
 }
 
 // The coordinator says the job is back: ask again for the reply the worker waited for.
 void resume(worker_ptr self) {
   auto& st = self->state;
-  st.awaiting_resume = false;
-  if (st.in_flight)
+  st.pipe.resumed();
+  if (st.pipe.pushing())
     expect_proceed(self, self->request(st.cfg.ps, caf::infinite, push_atom::value, resume_atom::value,
                                        st.iter));
-  if (st.pulling)
+  if (st.pipe.pulling())
     expect_weights(self, self->request(st.cfg.ps, caf::infinite, pull_atom::value, resume_atom::value,
                                        st.pull_min_version));
 }
@@ -443,7 +432,7 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
       advance(self);
     },
     [=](computed_atom) {
-      if (self->current_sender() == self->ctrl() && self->state.computing)
+      if (self->current_sender() == self->ctrl() && self->state.pipe.computing())
         computed(self);
     },
     [=](timeout_atom) {
@@ -452,7 +441,7 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     },
     [=](save_atom) { return save(self->state); },
     [=](resume_atom) {
-      if (self->state.awaiting_resume)
+      if (self->state.pipe.awaiting_resume())
         resume(self);
     },
   };

@@ -10,9 +10,9 @@
 #pragma once
 
 #include "models/model.hpp"
-#include "runtime/clock.hpp"
-#include "runtime/interfaces.hpp"
-#include "runtime/straggler.hpp"
+#include "core/clock.hpp"
+#include "core/interfaces.hpp"
+#include "core/straggler.hpp"
 
 #include <memory>
 
@@ -34,7 +34,7 @@ struct worker_config {
   time_point origin;
   caf::duration request_timeout = caf::infinite;  // a request unanswered this long ends the worker
   uint64_t fail_at_iter = 0;               // fault injection: die instead of this push (0: never)
-  std::shared_ptr<const saved_worker> resume;  // continue from a checkpoint (runtime/saved_state.hpp)
+  std::shared_ptr<const saved_worker> resume;  // continue from a checkpoint (core/saved_state.hpp)
 };
 
 /// The worker starts on its first `proceed` (sent by the coordinator), or,

@@ -9,7 +9,7 @@
 // target accuracy and final accuracy, with ratios to BSP. MLP on Fashion-MNIST.
 #include "bench/paper_job.hpp"
 #include "runtime/job.hpp"
-#include "runtime/link_model.hpp"
+#include "core/link_model.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -8,7 +8,7 @@
 // Defaults are issue 3's: 4 workers, MLP, straggler 3:x3, target 0.85, 3 epochs,
 // bsp, asp, ssp (s=3) and elastic-bsp.
 #include "cli/compare.hpp"
-#include "runtime/link_model.hpp"
+#include "core/link_model.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 #include "cli/options.hpp"
 
-#include "runtime/link_model.hpp"
+#include "core/link_model.hpp"
 
 #include <algorithm>
 #include <cmath>

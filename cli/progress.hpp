@@ -13,7 +13,7 @@
 // one train() at a time.
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
 #include <chrono>
 #include <string>

@@ -5,7 +5,7 @@
 // row above the workers; switches, lost workers and workers that joined are marked where they happen.
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
-#include "runtime/clock.hpp"
+#include "core/clock.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,6 +1,6 @@
 #include "cli/zipline_cmd.hpp"
 
-#include "runtime/json.hpp"
+#include "core/json.hpp"
 
 #include "cli/cli_config.hpp"
 

@@ -3,7 +3,7 @@
 // Actors read "now" relative to the run's origin and wait with delayed_send.
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
 #include <chrono>
 

@@ -4,7 +4,7 @@
 // is refused. The cluster's own interfaces (head, node) are in
 // runtime/cluster/interfaces.hpp.
 //
-// Checkpoints (runtime/saved_state.hpp): the runner asks each actor for its
+// Checkpoints (core/saved_state.hpp): the runner asks each actor for its
 // saved state with save_atom; a resumed worker asks the PS again for the
 // reply it was waiting for with resume_atom.
 //
@@ -19,7 +19,7 @@
 //   coordinator -> driver       progress, done (the driver is whoever runs the job)
 #pragma once
 
-#include "runtime/saved_state.hpp"
+#include "core/saved_state.hpp"
 
 namespace syncpoint {
 

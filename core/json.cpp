@@ -1,4 +1,4 @@
-#include "runtime/json.hpp"
+#include "core/json.hpp"
 
 #include <cmath>
 #include <cstdio>

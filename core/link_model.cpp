@@ -1,4 +1,4 @@
-#include "runtime/link_model.hpp"
+#include "core/link_model.hpp"
 
 #include <cctype>
 #include <cmath>

@@ -1,7 +1,7 @@
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
-#include "runtime/interfaces.hpp"
-#include "runtime/saved_state.hpp"
+#include "core/interfaces.hpp"
+#include "core/saved_state.hpp"
 
 namespace syncpoint {
 

@@ -11,7 +11,7 @@
 
 #include <caf/all.hpp>
 
-#include "runtime/shared_floats.hpp"
+#include "core/shared_floats.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -220,7 +220,7 @@ caf::error make_error(sp_error code, std::string what);
 std::string to_string(sp_error code);
 
 /// Registers every type above (and the containers that travel) with `cfg`,
-/// the actor handles of runtime/interfaces.hpp, and the renderer of the
+/// the actor handles of core/interfaces.hpp, and the renderer of the
 /// "syncpoint" error category.
 void register_messages(caf::actor_system_config& cfg);
 

@@ -11,10 +11,11 @@
 // takes the held place over.
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace syncpoint {
@@ -119,6 +120,20 @@ struct saved_timer {
   caf::atom_value what = caf::atom("");
   bool has_id = false;
   uint64_t id = 0;
+};
+
+/// The run's state at a checkpoint: each actor's (above) and the timers
+/// pending, at a cut where no message is in a mailbox. The runner writes it
+/// (runtime/checkpoint_file.hpp); the actors only hand it over.
+struct checkpoint_state {
+  int64_t time_ns = 0;   // on the run's clock
+  uint64_t samples = 0;
+  std::vector<std::pair<std::string, std::string>> settings;  // the options that fix the run's course
+  saved_coordinator coordinator;   // with the protocol's state
+  saved_ps ps;                     // model, optimizer state, version
+  std::vector<saved_worker> workers;  // by id (a worker gone before the checkpoint: its id only)
+  std::vector<saved_timer> timers;    // in the order they fire
+  std::vector<trace_event> trace;     // so far, evaluations included
 };
 
 template <class Inspector>

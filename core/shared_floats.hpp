@@ -4,7 +4,7 @@
 // still held elsewhere. Across nodes it is serialized as a plain float array.
 #pragma once
 
-#include "runtime/float_block.hpp"
+#include "core/float_block.hpp"
 
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>

@@ -1,4 +1,4 @@
-#include "runtime/straggler.hpp"
+#include "core/straggler.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "runtime/shard_sampler.hpp"
+#include "models/shard_sampler.hpp"
 
 #include <algorithm>
 #include <sstream>

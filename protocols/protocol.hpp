@@ -10,7 +10,7 @@
 //   SYNCPOINT_REGISTER_PROTOCOL("mine", "releases every worker at once", my_protocol);
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
 #include <functional>
 #include <map>

@@ -1,6 +1,6 @@
 #include "protocols/switch_policy.hpp"
 
-#include "runtime/rapidjson.hpp"
+#include "core/rapidjson.hpp"
 
 #include <fstream>
 #include <stdexcept>

@@ -14,7 +14,7 @@
 // on the link) are stored once: a BSP run's workers all hold the PS's model.
 #pragma once
 
-#include "runtime/saved_state.hpp"
+#include "core/saved_state.hpp"
 
 #include <cstdint>
 #include <string>
@@ -30,19 +30,6 @@ struct checkpoint_header {
   std::string model;
   uint64_t parameters = 0;  // the model's shape, as its parameter count
   std::string protocol;
-};
-
-/// The run's state at a checkpoint: each actor's (runtime/saved_state.hpp)
-/// and the timers pending, at a cut where no message is in a mailbox.
-struct checkpoint_state {
-  int64_t time_ns = 0;   // on the run's clock
-  uint64_t samples = 0;
-  std::vector<std::pair<std::string, std::string>> settings;  // the options that fix the run's course
-  saved_coordinator coordinator;   // with the protocol's state
-  saved_ps ps;                     // model, optimizer state, version
-  std::vector<saved_worker> workers;  // by id (a worker gone before the checkpoint: its id only)
-  std::vector<saved_timer> timers;    // in the order they fire
-  std::vector<trace_event> trace;     // so far, evaluations included
 };
 
 struct checkpoint {

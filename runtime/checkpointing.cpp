@@ -98,6 +98,14 @@ std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<
   return file;
 }
 
+std::function<std::string(checkpoint_state&)> checkpoint_writer(
+  const job_config& cfg, std::vector<std::pair<std::string, std::string>> settings) {
+  return [cfg, settings = std::move(settings)](checkpoint_state& s) {
+    auto t = s.time_ns;
+    return checkpoint_line(cfg.protocol, t, store_checkpoint(cfg, settings, std::move(s)));
+  };
+}
+
 void check_checkpointable(const job_config& cfg) {
   try {
     auto p = make_protocol(cfg.protocol, protocol_options_for(cfg));

@@ -14,6 +14,7 @@
 #include "runtime/checkpoint_file.hpp"
 #include "runtime/job_parts.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -44,6 +45,11 @@ resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t
 /// newest cfg.checkpoint_keep there; returns the file. Throws config_error.
 std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<std::string, std::string>>& settings,
                              checkpoint_state&& state);
+
+/// What a coordinator on the real clock hands its checkpoints to: it stores
+/// each (store_checkpoint) and returns the progress line naming the file.
+std::function<std::string(checkpoint_state&)> checkpoint_writer(
+  const job_config& cfg, std::vector<std::pair<std::string, std::string>> settings);
 
 /// Throws config_error if cfg.checkpoint_dir cannot take files, or runs of
 /// cfg's protocol or model cannot be checkpointed (before a run that would

@@ -56,7 +56,7 @@ struct job_config {
 
   uint64_t seed = 1;
   clock_kind clock = clock_kind::virtual_time;
-  std::string straggler;       // see runtime/straggler.hpp
+  std::string straggler;       // see core/straggler.hpp
   double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = the model's reference cost
   bool measure_iter_cost = false;  // virtual clock: measure it on this machine instead (not reproducible)
   double ps_bandwidth = 0;     // bytes/s of the PS link, shared by all transfers (0: unlimited)

@@ -4,7 +4,7 @@
 #include "actors/evaluator.hpp"
 #include "actors/parameter_server.hpp"
 #include "runtime/checkpoint_file.hpp"
-#include "runtime/tracer.hpp"
+#include "actors/tracer.hpp"
 
 #include <cmath>
 

@@ -5,7 +5,7 @@
 
 #include "actors/worker.hpp"
 #include "models/dataset.hpp"
-#include "runtime/interfaces.hpp"
+#include "core/interfaces.hpp"
 #include "runtime/job_config.hpp"
 
 #include <memory>
@@ -35,7 +35,7 @@ struct job_core {
   evaluator_actor evaluator;
 };
 
-struct checkpoint_state;  // runtime/checkpoint_file.hpp
+struct checkpoint_state;  // core/saved_state.hpp
 
 struct core_options {
   driver_actor driver;              // receives progress (if reported) and the outcome

@@ -5,7 +5,7 @@
 //   weights w = load_model_file("final.model");
 #pragma once
 
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
 #include <string>
 

@@ -2,8 +2,8 @@
 
 #include "models/model.hpp"
 #include "runtime/job_config.hpp"
-#include "runtime/json.hpp"
-#include "runtime/rapidjson.hpp"
+#include "core/json.hpp"
+#include "core/rapidjson.hpp"
 
 #include <caf/config.hpp>
 

@@ -1,7 +1,7 @@
 #include "runtime/summary.hpp"
 
-#include "runtime/clock.hpp"
-#include "runtime/json.hpp"
+#include "core/clock.hpp"
+#include "core/json.hpp"
 
 #include <algorithm>
 

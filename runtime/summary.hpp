@@ -3,7 +3,7 @@
 #pragma once
 
 #include "runtime/job_config.hpp"
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
 #include <string>
 #include <vector>

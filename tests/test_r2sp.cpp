@@ -164,7 +164,7 @@ TEST_CASE("r2sp: without tuning the batches stay as given") {
   check_spacing(tl.releases(0, 15), 3.0);  // the slowest (3 s) sets the period
 }
 
-#include "runtime/shard_sampler.hpp"
+#include "models/shard_sampler.hpp"
 
 #include <set>
 

@@ -1,7 +1,7 @@
 // The protocol API's clock: releases and timers at exact times (virtual
 // clock), and batch sizes with their gradient weights.
 #include "runtime/job.hpp"
-#include "runtime/link_model.hpp"
+#include "core/link_model.hpp"
 #include "tests/protocol_recorder.hpp"
 #include "tests/small_job.hpp"
 

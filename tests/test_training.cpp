@@ -1,7 +1,7 @@
 // Real jobs: Fashion-MNIST accuracy, virtual-clock determinism, stragglers,
 // lost workers, and a real-clock run.
 #include "runtime/job.hpp"
-#include "runtime/link_model.hpp"
+#include "core/link_model.hpp"
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
 

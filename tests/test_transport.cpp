@@ -1,7 +1,7 @@
 // What crosses nodes: float arrays as one block of bytes, every message type
 // round-trips through CAF's binary serialization, a corrupt length is refused.
 #include "runtime/job_config.hpp"
-#include "runtime/messages.hpp"
+#include "core/messages.hpp"
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>

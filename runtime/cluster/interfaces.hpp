@@ -18,7 +18,7 @@
 //   job    -> client  progress(line), finished(job_result)
 #pragma once
 
-#include "runtime/interfaces.hpp"
+#include "core/interfaces.hpp"
 #include "runtime/job_config.hpp"
 
 #include <string>
@@ -153,7 +153,7 @@ using head_actor = caf::typed_actor<
   caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
   caf::replies_to<shutdown_atom, std::string>::with<bool>>;     // (own process, with the secret)
 
-/// Registers the types above (and the job's, runtime/interfaces.hpp).
+/// Registers the types above (and the job's, core/interfaces.hpp).
 void register_cluster_messages(caf::actor_system_config& cfg);
 
 /// A digest of every interface a node and the head exchange (their message

@@ -164,9 +164,7 @@ void launch(job_ptr self) {
   core_options opts;
   opts.resume = from;
   if (cfg.checkpoint_every_s > 0)
-    opts.on_checkpoint = [cfg, settings = run_settings(cfg, cfg.iter_cost_ms)](checkpoint_state& s) {
-      return store_checkpoint(cfg, settings, std::move(s));
-    };
+    opts.on_checkpoint = checkpoint_writer(cfg, run_settings(cfg, cfg.iter_cost_ms));
   opts.driver = job_actor{self};
   opts.origin = st.origin;
   opts.request_timeout = caf::duration{seconds(cfg.request_timeout_s)};

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# scripts/check-layers.sh [SRC]: fails on an #include that runs from a lower
+# layer to a higher one (docs/architecture.md, "Layers"), printing each as
+# FILE:LINE. Layers, from the ground up:
+#   0 core/                      the vocabulary every layer shares
+#   1 models/, protocols/        each on core only (not on each other)
+#   2 actors/                    on core, models and protocols
+#   3 runtime/                   what runs jobs in one process
+#   4 runtime/cluster/           what runs jobs across processes
+#   5 cli/ bench/ examples/ tests/ fuzz/   on anything
+# A file may include its own folder's files; a file or an include in no layer
+# is an error too, so a new folder gets a layer here first.
+# `--self-test` checks that a planted upward include is caught.
+set -euo pipefail
+
+check() {
+  local dirs=()
+  for d in core models protocols actors runtime cli bench examples tests fuzz; do
+    [ -d "$1/$d" ] && dirs+=("$d")
+  done
+  (cd "$1" && find "${dirs[@]}" \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \) -print | sort | xargs awk '
+  function layer(p) {
+    if (p ~ /^core\//) return 0
+    if (p ~ /^(models|protocols)\//) return 1
+    if (p ~ /^actors\//) return 2
+    if (p ~ /^runtime\/cluster\//) return 4
+    if (p ~ /^runtime\//) return 3
+    if (p ~ /^(cli|bench|examples|tests|fuzz)\//) return 5
+    return -1
+  }
+  function folder(p) { sub(/\/[^\/]*$/, "", p); sub(/^protocols\/.*/, "protocols", p); return p }
+  FNR == 1 { file = FILENAME; from = layer(file) }
+  /^[ \t]*#[ \t]*include[ \t]*"/ {
+    inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc); to = layer(inc)
+    if (to < 0) { printf "%s:%d: #include \"%s\" names no project folder\n", file, FNR, inc; bad = 1; next }
+    if (to < from || folder(inc) == folder(file) || (from == 5 && to == 5)) next
+    printf "%s:%d: #include \"%s\" runs up (layer %d includes layer %d)\n", file, FNR, inc, from, to; bad = 1
+  }
+  END { exit bad }')
+}
+
+if [ "${1:-}" = --self-test ]; then
+  tree=$(mktemp -d)
+  trap 'rm -rf "$tree"' EXIT
+  mkdir -p "$tree"/{core,models,actors,runtime/cluster,cli}
+  echo '#include "core/a.hpp"' > "$tree/models/m.hpp"            # down: fine
+  echo '#include "runtime/cluster/h.hpp"' > "$tree/cli/c.cpp"    # down: fine
+  echo '#include "runtime/j.hpp"' > "$tree/runtime/cluster/h.hpp"  # down: fine
+  check "$tree" || { echo "check-layers: self-test: a clean tree was refused"; exit 1; }
+  echo '#include "actors/w.hpp"' > "$tree/core/a.hpp"              # up: must be caught
+  echo '#include "runtime/cluster/h.hpp"' > "$tree/runtime/j.hpp"  # up: must be caught
+  out=$(check "$tree" || true)
+  [[ "$out" == *'core/a.hpp:1: #include "actors/w.hpp" runs up'* &&
+     "$out" == *'runtime/j.hpp:1: #include "runtime/cluster/h.hpp" runs up'* ]] \
+    || { echo "check-layers: self-test: an upward include was not caught: $out"; exit 1; }
+  echo "check-layers: self-test passed"
+  exit 0
+fi
+check "${1:-$(dirname "$0")/..}" && echo "check-layers: no include runs up"
