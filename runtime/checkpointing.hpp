@@ -1,5 +1,5 @@
 // Checkpoints of a running job, and resuming from one: the runners' part
-// (the file is runtime/checkpoint_file, each actor's state runtime/saved_state).
+// (the file is runtime/checkpoint_file, each actor's state core/saved_state).
 //
 // On the virtual clock a checkpoint is taken where the test scheduler is
 // quiescent: no message in any mailbox, so the actors' states and the timers
