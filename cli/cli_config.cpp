@@ -7,6 +7,7 @@
 #include <cctype>
 #include <fstream>
 #include <iterator>
+#include <optional>
 
 namespace syncpoint::cli {
 
@@ -38,8 +39,13 @@ bool is_option_word(const std::string& s) {
   return s.size() >= 2 && s[0] == '-' && !std::isdigit(static_cast<unsigned char>(s[1])) && s[1] != '.';
 }
 
-bool is_bool_word(const std::string& v) {
-  return v == "true" || v == "false" || v == "1" || v == "0" || v == "on" || v == "off";
+// A boolean flag's value in words, or nothing.
+std::optional<bool> bool_word(const std::string& v) {
+  if (v == "true" || v == "1" || v == "on")
+    return true;
+  if (v == "false" || v == "0" || v == "off")
+    return false;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -73,7 +79,7 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
       if (auto opt = custom_options_.cli_long_name_lookup(name)) {
         bool value_next = i + 1 < args.size() && !is_option_word(args[i + 1]);
         if (opt->is_flag()) {
-          if (value_next && is_bool_word(args[i + 1]))
+          if (value_next && bool_word(args[i + 1]))
             a += "=" + args[++i];  // "--progress false": checked below as --progress=false
         } else if (value_next) {
           joined.push_back(a + "=" + args[++i]);
@@ -91,16 +97,14 @@ std::string cli_config::parse_args(const std::vector<std::string>& args) {
       // --flag=false / --flag=true for booleans
       auto opt = custom_options_.cli_long_name_lookup(a.substr(2, a.find('=') - 2));
       if (opt != nullptr && opt->is_flag()) {
-        auto v = a.substr(a.find('=') + 1);
-        if (v == "true" || v == "1" || v == "on") {
+        auto v = bool_word(a.substr(a.find('=') + 1));
+        if (!v)
+          return "option '" + a + "' takes true or false";
+        if (*v)
           joined.push_back(a.substr(0, a.find('=')));
-          continue;
-        }
-        if (v == "false" || v == "0" || v == "off") {
+        else
           opt->store(caf::config_value{false});
-          continue;
-        }
-        return "option '" + a + "' takes true or false";
+        continue;
       }
     }
     joined.push_back(a);

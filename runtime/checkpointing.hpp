@@ -46,8 +46,9 @@ resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t
 std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<std::string, std::string>>& settings,
                              checkpoint_state&& state);
 
-/// What a coordinator on the real clock hands its checkpoints to: it stores
-/// each (store_checkpoint) and returns the progress line naming the file.
+/// Where a run's checkpoints go (the real clock's coordinator, the virtual
+/// clock's runner): it stores each (store_checkpoint) and returns the
+/// progress line naming the file.
 std::function<std::string(checkpoint_state&)> checkpoint_writer(
   const job_config& cfg, std::vector<std::pair<std::string, std::string>> settings);
 

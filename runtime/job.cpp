@@ -106,8 +106,6 @@ void validate(const job_config& cfg) {
 
 namespace {
 
-using settings_list = std::vector<std::pair<std::string, std::string>>;
-
 // Gradients and weights travel as fresh vectors of the model's size. Keep
 // such blocks in the heap for reuse: glibc would otherwise mmap and unmap
 // each one, paying a page fault per 4 KiB on every iteration. And one
@@ -198,7 +196,8 @@ struct started_job {
 };
 
 started_job start_actors(caf::actor_system& sys, caf::scoped_actor& driver, const job_config& cfg,
-                         const run_start& start, const job_data& data, const settings_list& settings,
+                         const run_start& start, const job_data& data,
+                         const std::function<std::string(checkpoint_state&)>& write_checkpoint,
                          const progress_fn& on_progress) {
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
   auto origin = sys.clock().now();
@@ -219,7 +218,7 @@ started_job start_actors(caf::actor_system& sys, caf::scoped_actor& driver, cons
   opts.detached_evaluator = !virtual_clock;
   opts.resume = from;
   if (!virtual_clock && cfg.checkpoint_every_s > 0)
-    opts.on_checkpoint = checkpoint_writer(cfg, settings);
+    opts.on_checkpoint = write_checkpoint;
   started_job job{{spawn_job_core(sys, cfg, data.train->size, data.test, opts), {}}, origin};
   auto& core = job.actors.core;
   auto& workers = job.actors.workers;
@@ -246,7 +245,8 @@ struct checkpoint_schedule {
 // Runs the job to its outcome: on the virtual clock, every message and timer
 // (and its checkpoints) first. Throws when the run fails, after stopping its actors.
 run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const started_job& job,
-                       const job_config& cfg, const run_start& start, const settings_list& settings,
+                       const job_config& cfg, const run_start& start,
+                       const std::function<std::string(checkpoint_state&)>& write_checkpoint,
                        const progress_fn& on_progress) {
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
   checkpoint_schedule schedule(cfg.checkpoint_every_s, start.from() ? start.from()->time_ns : 0);
@@ -255,9 +255,9 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
     if (!state)
       return;  // the run is ending
     schedule.next_at = schedule.after(now);
-    auto file = store_checkpoint(cfg, settings, std::move(*state));
+    auto line = write_checkpoint(*state);  // stamped with this `now`: virtual time stood still
     if (cfg.progress) {
-      progress_report r{checkpoint_line(cfg.protocol, now, file)};
+      progress_report r{line};
       if (on_progress)
         on_progress(r);
       else
@@ -331,13 +331,13 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   job_config cfg = with_limits(cfg_in);
   auto data = load_data(cfg);
   auto start = find_start(cfg_in, cfg, *data.train);
-  auto settings = run_settings(cfg_in, start.iter_cost_ms);
+  auto write_checkpoint = checkpoint_writer(cfg, run_settings(cfg_in, start.iter_cost_ms));
   caf::actor_system_config sys_cfg;
   configure_system(sys_cfg, cfg);
   caf::actor_system sys{sys_cfg};
   caf::scoped_actor driver{sys};
-  auto job = start_actors(sys, driver, cfg, start, data, settings, on_progress);
-  auto outcome = run_to_end(sys, driver, job, cfg, start, settings, on_progress);
+  auto job = start_actors(sys, driver, cfg, start, data, write_checkpoint, on_progress);
+  auto outcome = run_to_end(sys, driver, job, cfg, start, write_checkpoint, on_progress);
   return finish(cfg, start, std::move(outcome));
 }
 

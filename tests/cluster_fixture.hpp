@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <functional>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -43,23 +44,28 @@ inline std::vector<std::string> open_job(const std::string& protocol, int worker
 // hang's, not a typical time (a loaded two-core machine, the whole job).
 inline constexpr std::chrono::seconds hang_deadline{120};
 
-// Waits for a line of `p`'s stderr after byte `from` that contains `needle`:
-// the event that proves the job is in the state the test needs. The offset
-// past that line. Fails the test saying why when `p` ended first (the job did
-// not wait for the test) or the deadline passed (a hang).
-inline size_t await(process& p, const std::string& needle, size_t from = 0,
-                    std::chrono::seconds deadline = hang_deadline) {
-  auto at = p.wait_for_line([&](const std::string& line) { return line.find(needle) != std::string::npos; },
-                            deadline, true, from);
+// Waits for a line of `p`'s stderr after byte `from` that `match`es (`what`
+// says which, for the message): the event that proves the job is in the state
+// the test needs. The offset past that line. Fails the test saying why when
+// `p` ended first (the job did not wait for the test) or the deadline passed (a hang).
+inline size_t await_line(process& p, const std::function<bool(const std::string&)>& match,
+                         const std::string& what, size_t from) {
+  auto at = p.wait_for_line(match, hang_deadline, true, from);
   if (at == std::string::npos) {
     bool ended = !p.running();
-    FAIL("waited for '" << needle << "': "
+    FAIL("waited for " << what << ": "
                << (ended ? "the process ended first (exit " + std::to_string(p.wait(std::chrono::seconds(1))) +
                              "): the job did not stay in the state the test acts on"
-                         : "not there after " + std::to_string(deadline.count()) + " s")
+                         : "not there after " + std::to_string(hang_deadline.count()) + " s")
                << "\n--- stderr ---\n" << p.err());
   }
   return at;
+}
+
+// await_line for a line that contains `needle`.
+inline size_t await(process& p, const std::string& needle, size_t from = 0) {
+  return await_line(p, [&](const std::string& line) { return line.find(needle) != std::string::npos; },
+                    "'" + needle + "'", from);
 }
 
 // The accuracy of a progress line ("[bsp] eval t=... acc=0.8123"), or -1.
@@ -71,14 +77,9 @@ inline double line_accuracy(const std::string& line) {
 // Waits for an evaluation after byte `from` at accuracy `at_least` or more
 // (an open job keeps training until it gets there); the offset past it.
 inline size_t await_accuracy(process& p, double at_least, size_t from = 0) {
-  auto at = p.wait_for_line([&](const std::string& line) {
+  return await_line(p, [&](const std::string& line) {
     return line.find("] eval ") != std::string::npos && line_accuracy(line) >= at_least;
-  }, hang_deadline, true, from);
-  if (at == std::string::npos) {
-    FAIL("no evaluation at accuracy >= " << at_least << (p.running() ? " in time" : ": the process ended")
-               << "\n--- stderr ---\n" << p.err());
-  }
-  return at;
+  }, "an evaluation at accuracy " + std::to_string(at_least) + " or more", from);
 }
 
 // Ends a submitted job as Ctrl-C does: the head stops it, and the submitter

@@ -57,16 +57,11 @@ bool process::running() {
 }
 
 bool process::wait_for(const std::string& needle, std::chrono::milliseconds timeout, bool in_err) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if ((in_err ? err() : out()).find(needle) != std::string::npos)
-      return true;
-    if (!running() || std::chrono::steady_clock::now() > deadline)
-      return (in_err ? err() : out()).find(needle) != std::string::npos;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  return wait_for_line([&](const std::string& line) { return line.find(needle) != std::string::npos; }, timeout,
+                       in_err) != std::string::npos;
 }
 
+// The files are polled: a child's output reaches them with no event to wait on.
 size_t process::wait_for_line(const std::function<bool(const std::string&)>& match,
                               std::chrono::milliseconds timeout, bool in_err, size_t from) {
   auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -44,8 +44,8 @@ class process {
   std::string out() const;
   std::string err() const;
 
-  /// Waits until `needle` appears in stdout (or stderr) or the process ends or
-  /// the time is up; true if it appeared.
+  /// Waits until a whole line of stdout (or stderr) holds `needle`, or the
+  /// process ends, or the time is up; true if it appeared.
   bool wait_for(const std::string& needle, std::chrono::milliseconds timeout, bool in_err = false);
 
   /// Waits until a whole line of stderr (or stdout) starting at byte `from`
