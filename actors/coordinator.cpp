@@ -49,6 +49,86 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
   checkpoint_if_still(self);
 }
 
+// Shard `shard` holds the push's slice (the lead's report carries the
+// worker's reply). The push counts once, when the last shard reports: then
+// every shard has it, so a commit or publish sent now covers it on all of them.
+void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
+                    caf::typed_response_promise<proceed> reply) {
+  auto& st = self->state;
+  auto shards = static_cast<uint32_t>(st.cfg->ps.size());
+  if (shards <= 1) {
+    on_pushed(self, info, std::move(reply));
+    return;
+  }
+  auto key = std::make_pair(info.worker, info.iter);
+  auto& p = st.partial_pushes[key];
+  if (p.reports == 0)
+    p.info = info;
+  ++p.reports;
+  // Shards count versions alike but may accept a push at different times:
+  // the push is in once the last has it, at the highest version it made.
+  p.info.version = std::max(p.info.version, info.version);
+  p.info.accepted = std::max(p.info.accepted, info.accepted);
+  if (shard == 0)
+    p.reply = std::move(reply);
+  if (p.reports < shards)
+    return;
+  auto done = std::move(p);
+  // Reports of this worker's older pushes that never completed (a shard
+  // refused its slice and the worker went on) will not complete now.
+  auto first = st.partial_pushes.lower_bound({info.worker, 0});
+  auto it = first;
+  while (it != st.partial_pushes.end() && it->first.first == info.worker && it->first.second <= info.iter) {
+    if (it->first.second < info.iter && it->second.reply.pending())
+      it->second.reply.deliver(make_error(sp_error::bad_input, "a shard refused this push"));
+    ++it;
+  }
+  st.partial_pushes.erase(first, it);
+  on_pushed(self, done.info, std::move(done.reply));
+}
+
+// The model from every shard, as one, to `then` (or an error to `fail`).
+template <class Then, class Fail>
+void gather_model(coordinator_ptr self, Then then, Fail fail) {
+  auto& st = self->state;
+  auto& ps = st.cfg->ps;
+  if (ps.size() == 1) {
+    self->request(ps.lead(), st.cfg->request_timeout, final_atom::value).then(then, fail);
+    return;
+  }
+  auto whole = std::make_shared<std::vector<float>>(ps.model_size());
+  auto version = std::make_shared<uint64_t>(UINT64_MAX);
+  auto left = std::make_shared<size_t>(ps.size());
+  auto failed = std::make_shared<bool>(false);
+  for (size_t k = 0; k < ps.size(); ++k) {
+    auto begin = ps.begin(k), end = ps.end(k);
+    self->request(ps.shards[k], st.cfg->request_timeout, final_atom::value)
+      .then(
+        [=](weights& part) mutable {
+          if (*failed)
+            return;
+          if (part.values.size() != end - begin) {
+            *failed = true;
+            caf::error err = make_error(sp_error::wrong_size, "a shard's final model has the wrong size");
+            fail(err);
+            return;
+          }
+          std::copy(part.values.data(), part.values.data() + part.values.size(), whole->data() + begin);
+          *version = std::min(*version, part.version);
+          if (--*left == 0) {
+            weights w{*version, shared_floats(std::shared_ptr<const std::vector<float>>(whole))};
+            then(w);
+          }
+        },
+        [=](caf::error& err) mutable {
+          if (!*failed) {
+            *failed = true;
+            fail(err);
+          }
+        });
+  }
+}
+
 bool is_failure(const caf::error& reason) {
   return reason && reason != caf::exit_reason::normal && reason != caf::exit_reason::user_shutdown;
 }
@@ -66,7 +146,8 @@ std::string loss_reason(coordinator_ptr self, const caf::error& reason) {
 
 void shut_down_everything(coordinator_ptr self) {
   auto& st = self->state;
-  self->send_exit(st.cfg->ps, caf::exit_reason::user_shutdown);
+  for (auto& shard : st.cfg->ps.shards)
+    self->send_exit(shard, caf::exit_reason::user_shutdown);
   self->send_exit(st.evaluator, caf::exit_reason::user_shutdown);
   self->send_exit(st.cfg->tracer, caf::exit_reason::user_shutdown);
   for (auto& w : st.worker_handles)
@@ -81,10 +162,19 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
     // The PS, the evaluator or the tracer died: the run cannot go on. The
     // driver monitors us and reports the reason.
     if (!st.finishing || is_failure(dm.reason)) {
+      auto& shards = st.cfg->ps.shards;
+      auto s = std::find_if(shards.begin(), shards.end(), [&](const ps_actor& a) { return a.address() == dm.source; });
+      caf::error why = is_failure(dm.reason) ? dm.reason
+                                             : caf::make_error(caf::sec::runtime_error,
+                                                               "a parameter server, evaluator or tracer stopped");
+      if (s != shards.end() && shards.size() > 1)  // part of the model is gone: say which
+        why = caf::make_error(caf::sec::runtime_error,
+                              "lost shard " + std::to_string(s - shards.begin()) + " of the parameter server (values " +
+                                std::to_string(st.cfg->ps.begin(static_cast<size_t>(s - shards.begin()))) + ".." +
+                                std::to_string(st.cfg->ps.end(static_cast<size_t>(s - shards.begin())) - 1) +
+                                " of the model): " + self->system().render(dm.reason));
       shut_down_everything(self);
-      self->quit(is_failure(dm.reason) ? dm.reason
-                                       : caf::make_error(caf::sec::runtime_error,
-                                                         "a parameter server, evaluator or tracer stopped"));
+      self->quit(std::move(why));
     }
     return;
   }
@@ -131,7 +221,7 @@ void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::
   uint64_t slowest = st.min_clock();  // 0 with nobody live
   st.worker_handles[i] = std::move(handle);
   self->monitor(st.worker_handles[i]);
-  self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, st.worker_handles);
+  st.to_shards(attach_atom::value, coordinator_actor{self}, st.worker_handles);
   st.set_live(i, true);
   st.gone_[i] = false;
   st.set_waiting(i, true);
@@ -158,7 +248,7 @@ void begin_stop(coordinator_ptr self, const std::string& reason) {
   st.stopping = true;
   st.thaw();  // a checkpoint in the making is given up
   st.print_progress(reason);
-  self->send(st.cfg->ps, stop_atom::value);  // no worker stays parked in a pull
+  st.to_shards(stop_atom::value);  // no worker stays parked in a pull
   for (auto w : st.live_workers())
     st.release(w, false);
 }
@@ -169,7 +259,7 @@ void maybe_finish(coordinator_ptr self) {
     return;
   st.finishing = true;
   st.run_time = since(self, st.cfg->origin);
-  self->send(st.cfg->ps, flush_atom::value);  // a partial BSP round is applied, not lost
+  st.to_shards(flush_atom::value);  // a partial BSP round is applied, not lost
   st.request_snapshot(true);
 }
 
@@ -197,9 +287,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
   };
   self->request(st.cfg->tracer, st.cfg->request_timeout, collect_atom::value)
     .then([=](std::vector<trace_event>& events) {
-      auto& st = self->state;
-      self->request(st.cfg->ps, st.cfg->request_timeout, final_atom::value)
-        .then([=](weights& model) mutable {
+      gather_model(self, [=](weights& model) mutable {
           auto& st = self->state;
           self->send(st.cfg->driver, done_atom::value,
                      run_outcome{std::move(events), st.losses, std::move(model),
@@ -235,7 +323,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   }
   // Attached before anyone else knows the PS: from here on it takes control
   // messages from this coordinator only.
-  self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, std::vector<worker_actor>{});
+  st.to_shards(attach_atom::value, coordinator_actor{self}, std::vector<worker_actor>{});
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
   return {
     [=](start_atom, std::vector<worker_actor>& workers, evaluator_actor& evaluator) {
@@ -244,7 +332,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         return;
       st.worker_handles = std::move(workers);
       // The job's members: only these workers may push to and pull from the PS.
-      self->send(st.cfg->ps, attach_atom::value, coordinator_actor{self}, st.worker_handles);
+      st.to_shards(attach_atom::value, coordinator_actor{self}, st.worker_handles);
       st.evaluator = std::move(evaluator);
       for (size_t i = 0; i < st.worker_handles.size(); ++i)
         if (!st.worker_handles[i]) {  // vacant: an elastic job short of slots
@@ -254,8 +342,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         } else if (!st.gone_[i]) {
           self->monitor(st.worker_handles[i]);
         }
-      if (st.cfg->ps)
-        self->monitor(st.cfg->ps);
+      for (auto& shard : st.cfg->ps.shards)
+        self->monitor(shard);
       if (st.evaluator)
         self->monitor(st.evaluator);
       if (st.cfg->tracer)
@@ -292,8 +380,16 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
                != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[coordinator_state::idx(info.worker)]))
         return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
       auto rp = self->make_response_promise<proceed>();
-      on_pushed(self, info, rp);
+      shard_reported(self, info, 0, rp);
       return rp;
+    },
+    [=](pushed_atom, const push_info& info, uint32_t shard) {
+      auto& st = self->state;
+      auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+      if (!st.started || !st.valid(info.worker) || shard == 0 || shard >= st.cfg->ps.size()
+          || from != caf::actor_cast<caf::actor_addr>(st.cfg->ps.shards[shard]))
+        return;  // only a shard reports its own slices
+      shard_reported(self, info, shard, {});
     },
     [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> {
       // A resumed worker asks again for the reply to the push it was held on.

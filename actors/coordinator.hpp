@@ -4,7 +4,9 @@
 //
 // Messages (interface: coordinator_actor in core/interfaces.hpp):
 //   (start_atom, workers, evaluator)          begins the run
-//   (pushed_atom, push_info) -> proceed       delegated by the PS
+//   (pushed_atom, push_info) -> proceed       delegated by the PS (its lead shard)
+//   (pushed_atom, push_info, shard)           another shard has the push's slice: the
+//                                             coordinator acts on a push once every shard has it
 //   (eval_atom, eval_result)                  from the evaluator
 //   (stop_atom, reason)                       ends the run early (as a limit would)
 //   (save_atom) -> saved_coordinator          its state and its protocol's, for a
@@ -24,6 +26,7 @@
 #include "protocols/protocol.hpp"
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
+#include "core/ps_group.hpp"
 #include "core/saved_state.hpp"
 
 #include <functional>
@@ -45,7 +48,7 @@ struct coordinator_config {
   bool progress = false;            // print progress lines on stderr
   bool report_progress = false;     // send them to the driver
   progress_fn on_progress;          // or hand them to this (called on the coordinator's thread)
-  ps_actor ps;
+  ps_group ps;                      // its shards; control messages go to every one
   tracer_actor tracer;
   driver_actor driver;
   time_point origin;

@@ -1,5 +1,6 @@
 #include "actors/coordinator_state.hpp"
 
+#include "actors/parameter_server.hpp"
 #include "protocols/protocol_state.hpp"
 
 #include <stdexcept>
@@ -126,13 +127,16 @@ void checkpoint_if_still(coordinator_ptr self) {
   for (size_t i = 0; i < cp->workers.size(); ++i)
     cp->workers[i].id = static_cast<worker_id>(i);
   // Everyone is at rest: ask each for its state, then write, then go on.
-  auto pending = std::make_shared<size_t>(2);
+  auto& ps = st.cfg->ps;
+  auto pending = std::make_shared<size_t>(1 + ps.size());
+  auto parts = std::make_shared<std::vector<saved_ps>>(ps.size());
   auto failed = std::make_shared<bool>(false);
   auto one_more = [=] {
     if (*failed || --*pending > 0)
       return;
     auto& st = self->state;
     try {
+      cp->ps = merge_shards(std::move(*parts), st.cfg->ps.bounds);
       st.report(st.cfg->on_checkpoint(*cp));
     } catch (const std::exception& e) {
       st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
@@ -147,10 +151,11 @@ void checkpoint_if_still(coordinator_ptr self) {
     resume_run(self);
   };
   auto timeout = st.cfg->request_timeout;
-  self->request(st.cfg->ps, timeout, save_atom::value).then([=](saved_ps& s) {
-    cp->ps = std::move(s);
-    one_more();
-  }, fail);
+  for (size_t k = 0; k < ps.size(); ++k)
+    self->request(ps.shards[k], timeout, save_atom::value).then([=](saved_ps& s) {
+      (*parts)[k] = std::move(s);
+      one_more();
+    }, fail);
   self->request(st.cfg->tracer, timeout, save_atom::value).then([=](std::vector<trace_event>& t) {
     cp->trace = std::move(t);
     one_more();

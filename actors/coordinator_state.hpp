@@ -281,11 +281,26 @@ struct coordinator_state : coordinator_api {
   // sees changes in the order the protocol made them, and consecutive batch
   // changes as one message.
   template <class... Ts>
-  void to_ps(Ts&&... xs) {
+  void to_ps(const Ts&... xs) {
     if (weights_stale_)
       send_worker_weights();
-    self->send(cfg->ps, std::forward<Ts>(xs)...);
+    to_shards(xs...);
   }
+
+  /// To every shard of the PS, in the same order.
+  template <class... Ts>
+  void to_shards(const Ts&... xs) {
+    for (auto& shard : cfg->ps.shards)
+      self->send(shard, xs...);
+  }
+
+  // A push some shards have reported and others not yet: acted on once all have.
+  struct partial_push {
+    uint32_t reports = 0;
+    push_info info;
+    caf::typed_response_promise<proceed> reply;  // the lead's: the worker waits for it
+  };
+  std::map<std::pair<worker_id, uint64_t>, partial_push> partial_pushes;
 
   void send_worker_weights() {
     weights_stale_ = false;
@@ -298,7 +313,7 @@ struct coordinator_state : coordinator_api {
     std::vector<float> wts(live_.size(), 0.0f);
     for (size_t i = 0; i < live_.size(); ++i)
       wts[i] = live_[i] && total > 0 ? static_cast<float>(batch_[i] / total) : 0.0f;
-    self->send(cfg->ps, weights_atom::value, std::move(wts));
+    to_shards(weights_atom::value, wts);
   }
 
   void request_snapshot(bool final) {

@@ -1,23 +1,65 @@
 #include "actors/evaluator.hpp"
 
+#include <algorithm>
+#include <deque>
+#include <optional>
+
 namespace syncpoint {
 
 namespace {
 
 struct evaluator_state {
   std::unique_ptr<model> m;
+  // A sharded PS sends a snapshot as one part per shard, each shard's in the
+  // order they were taken: the next model is the first part in every queue.
+  std::vector<std::deque<snapshot>> parts;
+  std::shared_ptr<std::vector<float>> assembled;
   static inline const char* name = "evaluator";
 };
 
-evaluator_actor::behavior_type evaluator(evaluator_actor::stateful_pointer<evaluator_state> self,
-                                         evaluator_config cfg) {
+using evaluator_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
+
+void evaluate(evaluator_ptr self, const evaluator_config& cfg, const snapshot& s) {
+  self->state.m->adopt(s.values.shared());
+  double acc = accuracy(*self->state.m, nullptr, *cfg.test, cfg.limit);
+  self->send(cfg.coordinator, eval_atom::value, eval_result{s.version, s.taken, s.samples, s.final, acc});
+}
+
+// The first snapshot of every shard as one model, once each shard's part is in.
+std::optional<snapshot> next_whole(evaluator_state& st) {
+  if (std::any_of(st.parts.begin(), st.parts.end(), [](auto& q) { return q.empty(); }))
+    return std::nullopt;
+  auto n = st.parts.front().front().model_size;
+  if (!sole_owner(st.assembled) || st.assembled->size() != n)
+    st.assembled = std::make_shared<std::vector<float>>(n);
+  snapshot whole = st.parts.front().front();
+  for (auto& q : st.parts) {
+    auto& p = q.front();
+    std::copy(p.values.data(), p.values.data() + p.values.size(), st.assembled->data() + p.offset);
+    whole.version = std::min(whole.version, p.version);
+    whole.taken = std::max(whole.taken, p.taken);
+    q.pop_front();
+  }
+  whole.values = shared_floats(std::shared_ptr<const std::vector<float>>(st.assembled));
+  return whole;
+}
+
+evaluator_actor::behavior_type evaluator(evaluator_ptr self, evaluator_config cfg) {
   self->state.m = make_model(cfg.model);
   return {
-    [=](const snapshot& s) {
-      self->state.m->adopt(s.values.shared());
-      double acc = accuracy(*self->state.m, nullptr, *cfg.test, cfg.limit);
-      self->send(cfg.coordinator, eval_atom::value,
-                 eval_result{s.version, s.taken, s.samples, s.final, acc});
+    [=](snapshot& s) {
+      auto& st = self->state;
+      if (s.parts <= 1) {
+        evaluate(self, cfg, s);
+        return;
+      }
+      if (st.parts.size() != s.parts)
+        st.parts.assign(s.parts, {});
+      if (s.part >= s.parts || s.offset + s.values.size() > s.model_size)
+        return;  // not a part of this model
+      st.parts[s.part].push_back(std::move(s));
+      while (auto whole = next_whole(st))
+        evaluate(self, cfg, *whole);
     },
   };
 }

@@ -99,12 +99,19 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
   step_round(st);
   auto now = since(self, st.cfg.origin);
   for (auto& p : st.buffered)
-    trace(self, {"apply", p.worker, now, now, p.iter, st.version + 1,
+    if (is_lead(st))
+      trace(self, {"apply", p.worker, now, now, p.iter, st.version + 1,
                  static_cast<double>(st.version - p.base_version)});
   ++st.version;
   st.buffer_weight = 0;
   st.buffered.clear();
   answer_pulls(self);
+}
+
+// What this PS is called in errors: "the parameter server", or its shard.
+std::string who(const ps_state& st) {
+  return st.cfg.shards > 1 ? "shard " + std::to_string(st.cfg.shard) + " of the parameter server"
+                           : std::string("the parameter server");
 }
 
 caf::error validate(const ps_state& st, const gradient_push& g) {
@@ -113,14 +120,19 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
                       "worker " + std::to_string(g.worker) + " is not one of 0.." +
                         std::to_string(st.worker_weight.size() - 1));
   if (g.grad.size() != st.w->size())
-    return make_error(sp_error::wrong_size, "gradient from worker " + std::to_string(g.worker) +
-                                              " has " + std::to_string(g.grad.size()) +
-                                              " values, the model has " +
-                                              std::to_string(st.w->size()));
+    return make_error(sp_error::wrong_size,
+                      st.cfg.shards > 1
+                        ? "gradient slice from worker " + std::to_string(g.worker) + " to " + who(st) + " has " +
+                            std::to_string(g.grad.size()) + " values, the shard holds " + std::to_string(st.w->size()) +
+                            " (values " + std::to_string(st.cfg.offset) + ".." +
+                            std::to_string(st.cfg.offset + st.w->size() - 1) + " of the model)"
+                        : "gradient from worker " + std::to_string(g.worker) + " has " +
+                            std::to_string(g.grad.size()) + " values, the model has " + std::to_string(st.w->size()));
   if (!all_finite(g.grad))
-    return make_error(sp_error::non_finite, "gradient from worker " + std::to_string(g.worker) +
-                                              " (iteration " + std::to_string(g.iter) +
-                                              ") contains NaN or Inf");
+    return make_error(sp_error::non_finite, std::string(st.cfg.shards > 1 ? "gradient slice" : "gradient") +
+                                              " from worker " + std::to_string(g.worker) + " (iteration " +
+                                              std::to_string(g.iter) + ") contains NaN or Inf" +
+                                              (st.cfg.shards > 1 ? " (" + who(st) + ")" : std::string()));
   return caf::none;
 }
 
@@ -140,15 +152,20 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
     auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
     apply_now(st, g, tau);
     auto now = since(self, st.cfg.origin);
-    trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});
+    if (is_lead(st))
+      trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});
     ++st.version;
     answer_pulls(self);
   }
   push_info info{g.worker, g.iter, g.samples, st.version, since(self, st.cfg.origin)};
-  if (!st.coordinator)  // no coordinator: behave as ASP
+  if (!st.coordinator) {  // no coordinator: behave as ASP
     rp.deliver(proceed{false, true, st.version, 0, info.accepted});
-  else
+  } else if (is_lead(st)) {
     rp.delegate(st.coordinator, pushed_atom::value, info);
+  } else {  // the lead's reply carries the coordinator's word; this shard only says it has its slice
+    self->send(st.coordinator, pushed_atom::value, info, st.cfg.shard);
+    rp.deliver(proceed{});
+  }
 }
 
 caf::actor_addr sender(ps_ptr self) {
@@ -211,6 +228,8 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   st.velocity.assign(st.w->size(), 0.0f);
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
+  if (st.cfg.model_size == 0)
+    st.cfg.model_size = st.w->size();
   if (st.cfg.resume)
     restore(st, *st.cfg.resume);
   return {
@@ -330,8 +349,8 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (!from_coordinator(self, "snapshot"))
         return;
       auto& st = self->state;
-      self->send(evaluator,
-                 snapshot{st.version, since(self, st.cfg.origin), samples, final, published(st)});
+      self->send(evaluator, snapshot{st.version, since(self, st.cfg.origin), samples, final, published(st),
+                                     st.cfg.offset, st.cfg.model_size, st.cfg.shard, st.cfg.shards});
     },
     [=](final_atom) -> caf::result<weights> {
       if (!from_coordinator(self, "final"))

@@ -1,5 +1,11 @@
 // The parameter server: holds the flat model, applies pushes with SGD
-// (momentum, weight decay) on Eigen, and answers versioned pulls.
+// (momentum, weight decay) on Eigen, and answers versioned pulls. A shard of a
+// sharded PS (core/ps_group.hpp) is the same actor over its range of the model:
+// pushes carry its slice of the gradient, pulls are answered with its slice of
+// the weights. Shard 0, the lead, hands each push to the coordinator, whose
+// `proceed` answers the worker; every other shard replies with an empty
+// `proceed` at once and tells the coordinator (pushed_atom, push_info, shard),
+// so the coordinator acts on a push once every shard holds it.
 //
 // Messages (interface: ps_actor in core/interfaces.hpp):
 //   (push_atom, gradient_push)  -> proceed  (delegated to the coordinator) | error
@@ -57,8 +63,23 @@ struct ps_config {
   momentum_rule rule = momentum_rule::adjusted;
   std::shared_ptr<const saved_ps> resume;  // continue from a checkpoint (core/saved_state.hpp)
   double wire_bytes = 0;    // what a push or pull is charged on the link (0: its size)
+  // A shard of a sharded PS (core/ps_group.hpp) holds `initial` = values
+  // [offset, offset + initial.size()) of a model of model_size values.
+  uint32_t shard = 0;
+  uint32_t shards = 1;
+  uint64_t offset = 0;
+  uint64_t model_size = 0;  // 0: initial.size()
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);
+
+/// The saved states of a sharded PS's shards (by shard, over `bounds`) as the
+/// state of the whole model: one checkpoint, whatever the shard count.
+saved_ps merge_shards(std::vector<saved_ps> parts, const std::vector<uint64_t>& bounds);
+
+/// Shard k's part of `whole` for shards over `bounds`: any shard count takes
+/// the model and optimizer state. Transfers in flight on a link model's links
+/// resume with one shard only (saved and resumed); throws std::invalid_argument otherwise.
+saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, size_t k);
 
 }  // namespace syncpoint

@@ -1,5 +1,6 @@
 #include "actors/ps_update.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace syncpoint {
@@ -14,6 +15,8 @@ caf::result<proceed> resume_push(ps_ptr self, worker_id w, uint64_t iter) {
     }
   if (!self->state.coordinator)
     return make_error(sp_error::bad_input, "no push of worker " + std::to_string(w) + " to resume");
+  if (!is_lead(self->state))  // this shard has the slice; the coordinator holds the reply at the lead
+    return proceed{};
   return self->delegate(self->state.coordinator, pushed_atom::value, resume_atom::value, w);
 }
 
@@ -124,6 +127,89 @@ void restore(ps_state& st, const saved_ps& s) {
     st.in_transit.emplace(x.id, std::move(t));
   }
   st.next_transfer = s.next_transfer;
+}
+
+namespace {
+
+// The parts' vectors end to end (a part with none where others have some:
+// zeros of its range's size).
+std::vector<float> concat(const std::vector<saved_ps>& parts, std::vector<float> saved_ps::*field,
+                          const std::vector<uint64_t>& bounds) {
+  bool any = std::any_of(parts.begin(), parts.end(), [&](const saved_ps& p) { return !(p.*field).empty(); });
+  std::vector<float> out;
+  if (!any)
+    return out;
+  out.reserve(bounds.back());
+  for (size_t k = 0; k < parts.size(); ++k) {
+    auto& v = parts[k].*field;
+    if (v.empty())
+      out.resize(out.size() + (bounds[k + 1] - bounds[k]), 0.0f);
+    else
+      out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+std::vector<float> slice(const std::vector<float>& v, uint64_t begin, uint64_t end) {
+  if (v.empty())
+    return {};
+  if (end > v.size())
+    throw std::invalid_argument("the checkpoint's parameter server holds " + std::to_string(v.size()) +
+                                " values, fewer than the model's " + std::to_string(end));
+  return {v.begin() + static_cast<std::ptrdiff_t>(begin), v.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+saved_shard_link link_of(const saved_ps& s) {
+  return {s.link_free_at, s.in_transit, s.next_transfer, s.waiting_pulls};
+}
+
+}  // namespace
+
+saved_ps merge_shards(std::vector<saved_ps> parts, const std::vector<uint64_t>& bounds) {
+  if (parts.size() == 1)
+    return std::move(parts.front());
+  // Every shard saw the same pushes and control messages: the scalars, the
+  // round's members and the versions are shard 0's.
+  saved_ps whole = parts.front();
+  for (auto field : {&saved_ps::w, &saved_ps::velocity, &saved_ps::round_step, &saved_ps::buffer,
+                     &saved_ps::visible})
+    whole.*field = concat(parts, field, bounds);
+  whole.shard_bounds = bounds;
+  whole.shard_links.clear();
+  for (auto& p : parts)
+    whole.shard_links.push_back(link_of(p));
+  return whole;
+}
+
+saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, size_t k) {
+  bool same_shards = whole.shard_bounds.empty() ? bounds.size() == 2 : whole.shard_bounds == bounds;
+  if (same_shards && bounds.size() == 2)
+    return whole;
+  saved_ps s = whole;
+  for (auto field : {&saved_ps::w, &saved_ps::velocity, &saved_ps::round_step, &saved_ps::buffer,
+                     &saved_ps::visible})
+    s.*field = slice(whole.*field, bounds[k], bounds[k + 1]);
+  s.shard_bounds.clear();
+  s.shard_links.clear();
+  auto links = whole.shard_links.empty() ? std::vector<saved_shard_link>{link_of(whole)} : whole.shard_links;
+  for (auto& l : links)
+    if (!l.in_transit.empty())  // a worker may hold some slices of a pull and not others: not saved yet
+      throw std::invalid_argument(
+        "the checkpoint holds transfers in flight on a link model's PS link; with more than one parameter server "
+        "shard (saved with " + std::to_string(links.size()) + ", resumed with " + std::to_string(bounds.size() - 1) +
+        ") such a checkpoint cannot be resumed yet: take it with --ps-shards 1");
+  // A held pull waits for a version every shard reaches alike: each shard holds it.
+  saved_shard_link link;
+  link.waiting_pulls = links.front().waiting_pulls;
+  for (auto& l : links)
+    link.link_free_at = std::max(link.link_free_at, l.link_free_at);
+  if (same_shards)
+    link = whole.shard_links.at(k);
+  s.link_free_at = link.link_free_at;
+  s.in_transit = std::move(link.in_transit);
+  s.next_transfer = link.next_transfer;
+  s.waiting_pulls = std::move(link.waiting_pulls);
+  return s;
 }
 
 }  // namespace syncpoint

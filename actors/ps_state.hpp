@@ -69,6 +69,11 @@ struct ps_state {
 
 using ps_ptr = ps_actor::stateful_pointer<ps_state>;
 
+/// Shard 0 (or the only PS): it reports pushes with their replies and traces applies.
+inline bool is_lead(const ps_state& st) {
+  return st.cfg.shard == 0;
+}
+
 /// A resumed worker `w` (-1: not a member) asks again for the reply to its
 /// push `iter`: it takes over the push on the link, or the coordinator's
 /// held place (the request is delegated there).

@@ -5,7 +5,6 @@
 #include <Eigen/Core>
 
 #include <algorithm>
-#include <atomic>
 
 namespace syncpoint {
 
@@ -16,17 +15,11 @@ using cvec = Eigen::Map<const Eigen::VectorXf>;
 // Where the next weights go: in place if no reader holds the current ones,
 // else a spare nobody holds any more, else a new buffer.
 float* writable_weights(ps_state& st) {
-  // use_count() is a relaxed read: the fence orders our writes after the
-  // last reader's release of its reference (made on another thread).
-  if (st.w.use_count() == 1) {
-    std::atomic_thread_fence(std::memory_order_acquire);
+  if (sole_owner(st.w))
     return st.w->data();
-  }
   for (auto& s : st.spares)
-    if (s.use_count() == 1) {
-      std::atomic_thread_fence(std::memory_order_acquire);
+    if (sole_owner(s))
       return s->data();
-    }
   if (st.spares.size() >= 8)  // readers hold them all: let one go to its readers
     st.spares.erase(st.spares.begin());
   st.spares.push_back(std::make_shared<std::vector<float>>(st.w->size()));

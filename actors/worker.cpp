@@ -1,6 +1,5 @@
-#include "actors/worker.hpp"
+#include "actors/worker_state.hpp"
 
-#include "actors/worker_pipeline.hpp"
 #include "models/shard_sampler.hpp"
 
 #include <algorithm>
@@ -12,68 +11,7 @@
 
 namespace syncpoint {
 
-namespace {
-
-// A worker whose gradients the PS keeps refusing (NaN from a diverged model)
-// gives up, so that the run ends instead of spinning.
-constexpr int max_rejections_in_a_row = 8;
-
-struct worker_state {
-  worker_config cfg;
-  std::unique_ptr<model> m;
-  std::optional<shard_sampler> sampler;  // this worker's examples, pass after pass
-  int batch = 0;
-  uint64_t iter = 0;              // gradients pushed
-  uint64_t version = 0;           // version of the loaded weights
-  uint64_t grad_version = 0;      // version the waiting gradient was computed on
-  std::vector<float> xbuf;
-  std::vector<int64_t> ybuf;
-  std::vector<float> next_x;      // the next batch, gathered while a push waits
-  std::vector<int64_t> next_y;
-  int prefetched = 0;             // ... its size (0: none); the sampler has not moved
-  std::vector<float> grad;        // the gradient being computed or waiting to be pushed
-  float loss = 0;
-  nanos compute_start = 0;
-  nanos push_sent = 0;
-  nanos ready_since = 0;          // when the waiting gradient was done
-  nanos pull_start = 0;
-  nanos compute_due = 0;          // when the charged compute time ends
-  uint64_t pull_min_version = 0;
-  int rejected_in_a_row = 0;
-  int outstanding = 0;            // requests sent and not answered (at most one: push or pull)
-  nanos asked_at = 0;             // ... since when (the watchdog's reference)
-  const char* asked_for = "";     // ... and what: "push" or "pull"
-  worker_pipeline pipe;
-  bool started = false;           // the coordinator's start came
-  nanos born = 0;                 // spawned (a worker that joins a running job waits from then)
-  std::optional<proceed> reply;   // a reply not acted on yet
-  bool local_step = false;        // from the last proceed
-  bool overlap = false;
-  static inline const char* name = "worker";
-};
-
-using worker_ptr = worker_actor::stateful_pointer<worker_state>;
-
-void advance(worker_ptr self);
-
-// The request watchdog. A reply that never comes (a peer that hangs without
-// dying, a protocol that never releases a worker) ends the worker after
-// --request-timeout. One timer per period instead of CAF's per-request
-// timeouts, which wake its clock thread when each request is sent and again
-// when it is answered (3-8% of a 1-worker run, docs/performance.md).
-std::optional<caf::timespan> request_limit(const worker_state& st) {
-  const auto& d = st.cfg.request_timeout;
-  if (!d.valid())
-    return std::nullopt;
-  caf::timestamp t{};  // CAF converts its duration only by adding it to a time point
-  t += d;
-  return t.time_since_epoch();
-}
-
-void asked(worker_ptr self, const char* what);
-void answered(worker_ptr self);
-
-void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0) {
+void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value) {
   auto& st = self->state;
   if (st.cfg.tracer)
     self->send(st.cfg.tracer, trace_atom::value,
@@ -96,6 +34,22 @@ void answered(worker_ptr self) {
   auto& st = self->state;
   if (st.outstanding > 0 && --st.outstanding > 0)
     st.asked_at = now(self);  // (never happens today) the other request's clock restarts
+}
+
+namespace {
+
+// The request watchdog. A reply that never comes (a peer that hangs without
+// dying, a protocol that never releases a worker) ends the worker after
+// --request-timeout. One timer per period instead of CAF's per-request
+// timeouts, which wake its clock thread when each request is sent and again
+// when it is answered (3-8% of a 1-worker run, docs/performance.md).
+std::optional<caf::timespan> request_limit(const worker_state& st) {
+  const auto& d = st.cfg.request_timeout;
+  if (!d.valid())
+    return std::nullopt;
+  caf::timestamp t{};  // CAF converts its duration only by adding it to a time point
+  t += d;
+  return t.time_since_epoch();
 }
 
 // Fires every period: ends the worker if a request has waited the limit,
@@ -129,6 +83,8 @@ void gather(const worker_state& st, size_t b, std::vector<float>& x, std::vector
   }
 }
 
+}  // namespace
+
 // Gathers the next batch while the worker waits for a reply (under a barrier
 // the PS's step runs on the other core meanwhile). The sampler does not move,
 // so a checkpoint or a new batch size finds it where it was.
@@ -139,6 +95,8 @@ void prefetch(worker_state& st) {
   gather(st, b, st.next_x, st.next_y, [&](size_t i) { return st.sampler->peek(i); });
   st.prefetched = st.batch;
 }
+
+namespace {
 
 batch_view next_batch(worker_state& st) {
   auto b = static_cast<size_t>(st.batch);
@@ -151,73 +109,6 @@ batch_view next_batch(worker_state& st) {
   }
   st.prefetched = 0;
   return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim};
-}
-
-// The reply to a push (or to its resumption after a checkpoint).
-template <class Handle>
-void expect_proceed(worker_ptr self, Handle&& reply) {
-  asked(self, "push");
-  std::move(reply).then(
-    [=](const proceed& p) {
-      answered(self);
-      auto& st = self->state;
-      st.rejected_in_a_row = 0;
-      auto t = now(self);
-      auto accepted = std::clamp(p.accepted, st.push_sent, t);
-      trace(self, "push", st.push_sent, accepted);
-      if (!st.overlap) {  // idle from acceptance to this reply
-        trace(self, "wait", accepted, t);
-      } else if (st.pipe.ready()) {  // overlapped: idle only since the next gradient was done
-        trace(self, "wait", st.ready_since, t);
-        st.ready_since = t;
-      }
-      st.pipe.push_answered();
-      st.reply = p;
-      advance(self);
-    },
-    [=](caf::error& err) {
-      answered(self);
-      auto& st = self->state;
-      auto t = now(self);
-      if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
-        // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
-        trace(self, "push", st.push_sent, t);
-        st.pipe.push_answered();
-        st.reply = proceed{false, true, 0, 0, t, st.local_step, st.overlap};
-        advance(self);
-        return;
-      }
-      if (err.category() == caf::atom("syncpoint"))  // it will not get better
-        err = caf::make_error(caf::sec::runtime_error,
-                              "worker " + std::to_string(st.cfg.id) + ": " +
-                                std::to_string(max_rejections_in_a_row) +
-                                " gradients in a row rejected (last: " + self->system().render(err) +
-                                "); the model has diverged, try a lower --lr");
-      self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
-    });
-}
-
-void push(worker_ptr self) {
-  auto& st = self->state;
-  auto t = now(self);
-  if (st.cfg.fail_at_iter > 0 && st.iter + 1 == st.cfg.fail_at_iter) {
-    self->quit(caf::make_error(caf::sec::runtime_error, "injected failure of worker " +
-                                                          std::to_string(st.cfg.id)));
-    return;
-  }
-  ++st.iter;
-  if (st.ready_since < t)  // the gradient waited for the reply to the previous push
-    trace(self, "wait", st.ready_since, t);
-  st.pipe.push_sent();
-  st.push_sent = t;
-  gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch),
-                  std::move(st.grad)};
-  st.grad = {};
-  expect_proceed(self, self->request(st.cfg.ps, caf::infinite, push_atom::value, std::move(g)));
-  if (st.overlap)
-    advance(self);  // start the next gradient while this push is in flight
-  else
-    prefetch(st);
 }
 
 void computed(worker_ptr self) {
@@ -255,34 +146,7 @@ void compute(worker_ptr self) {
     computed(self);
 }
 
-template <class Handle>
-void expect_weights(worker_ptr self, Handle&& reply) {
-  asked(self, "pull");
-  std::move(reply).then(
-    [=](weights& w) {
-      answered(self);
-      auto& st = self->state;
-      st.version = w.version;
-      st.m->adopt(w.values.shared());
-      trace(self, "pull", st.pull_start, now(self));
-      if (st.pipe.ready())
-        st.ready_since = now(self);  // the pull is not waiting
-      st.pipe.pull_answered();
-      advance(self);
-    },
-    [=](caf::error& err) {
-      answered(self);
-      self->quit(std::move(err));
-    });
-}
-
-void pull(worker_ptr self, uint64_t min_version) {
-  auto& st = self->state;
-  st.pipe.pull_sent();
-  st.pull_start = now(self);
-  st.pull_min_version = min_version;
-  expect_weights(self, self->request(st.cfg.ps, caf::infinite, pull_atom::value, min_version));
-}
+}  // namespace
 
 // Moves the pipeline on: act on a reply (stop, pull), push a waiting
 // gradient, or start computing the next one.
@@ -319,6 +183,8 @@ void advance(worker_ptr self) {
   if (!st.pipe.computing())
     compute(self);
 }
+
+namespace {
 
 saved_worker save(worker_state& st) {
   saved_worker s;
@@ -393,12 +259,7 @@ void restore(worker_ptr self, const saved_worker& s) {
 void resume(worker_ptr self) {
   auto& st = self->state;
   st.pipe.resumed();
-  if (st.pipe.pushing())
-    expect_proceed(self, self->request(st.cfg.ps, caf::infinite, push_atom::value, resume_atom::value,
-                                       st.iter));
-  if (st.pipe.pulling())
-    expect_weights(self, self->request(st.cfg.ps, caf::infinite, pull_atom::value, resume_atom::value,
-                                       st.pull_min_version));
+  ask_again(self);
 }
 
 worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
@@ -410,9 +271,10 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   // Without its PS a worker has nothing to do (on a node: the job ended or
   // never started): it goes instead of waiting for a start that will not come.
   if (st.cfg.ps) {
-    self->monitor(st.cfg.ps);
+    for (auto& shard : st.cfg.ps.shards)
+      self->monitor(shard);
     self->set_down_handler([=](caf::down_msg& dm) {
-      if (dm.source == self->state.cfg.ps.address())
+      if (self->state.cfg.ps.has(dm.source))
         self->quit(dm.reason ? dm.reason : caf::error{caf::exit_reason::normal});
     });
   }

@@ -12,6 +12,7 @@
 #include "models/model.hpp"
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
+#include "core/ps_group.hpp"
 #include "core/straggler.hpp"
 
 #include <memory>
@@ -29,7 +30,7 @@ struct worker_config {
   bool virtual_clock = true;
   double iter_cost_s = 0;                  // virtual clock only
   straggler_plan stragglers;
-  ps_actor ps;
+  ps_group ps;                             // its shards (one: a single PS)
   tracer_actor tracer;
   time_point origin;
   caf::duration request_timeout = caf::infinite;  // a request unanswered this long ends the worker

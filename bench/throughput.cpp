@@ -5,8 +5,10 @@
 // Prints samples/s of a plain LibTorch loop, of two plain loops at once on two
 // threads (what two cores give two independent trainers), of syncpoint with 1
 // worker (BSP and ASP), and with 2 workers (BSP and ASP), as ratios to the plain
-// loop, plus the 1-worker overhead in percent (target: under 3%). Each figure is
-// the median of K runs. Every run uses one LibTorch thread per worker.
+// loop, plus the 1-worker overhead in percent (target: under 3%). The 2-worker
+// rows run with the PS as 1 and as 2 shards (--ps-shards): the target is bsp
+// with 2 workers at 0.85 of the two plain loops at the default shard count.
+// Each figure is the median of K runs. Every run uses one LibTorch thread per worker.
 #include "bench/plain_loop.hpp"
 #include "models/model.hpp"
 #include "runtime/job.hpp"
@@ -76,9 +78,10 @@ int main(int argc, char** argv) {
     auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return static_cast<double>(samples / 2 * 2) / secs;
   };
-  auto syncpoint_run = [&](const char* protocol, int workers) {
+  auto syncpoint_run = [&](const char* protocol, int workers, int shards = job_config{}.ps_shards) {
     return [=, &epochs] {
       job_config cfg;
+      cfg.ps_shards = shards;
       cfg.protocol = protocol;
       cfg.workers = workers;
       cfg.model = "mlp";
@@ -100,8 +103,10 @@ int main(int argc, char** argv) {
                         {"2 plain loops, 2 threads", two_plain_runs, {}},
                         {"syncpoint bsp, 1 worker", syncpoint_run("bsp", 1), {}},
                         {"syncpoint asp, 1 worker", syncpoint_run("asp", 1), {}},
-                        {"syncpoint bsp, 2 workers", syncpoint_run("bsp", 2), {}},
-                        {"syncpoint asp, 2 workers", syncpoint_run("asp", 2), {}}};
+                        {"syncpoint bsp, 2 workers", syncpoint_run("bsp", 2, 1), {}},
+                        {"syncpoint asp, 2 workers", syncpoint_run("asp", 2, 1), {}},
+                        {"syncpoint bsp, 2 w, 2 shards", syncpoint_run("bsp", 2, 2), {}},
+                        {"syncpoint asp, 2 w, 2 shards", syncpoint_run("asp", 2, 2), {}}};
   // Interleaved, so that a slow spell of the machine hits every configuration alike.
   for (int r = 0; r < repeat; ++r)
     for (auto& row : rows)
@@ -127,5 +132,8 @@ int main(int argc, char** argv) {
   std::printf("framework overhead, 1 worker (asp) vs plain loop: %.2f%%\n", (1 / paired(3, 0) - 1) * 100);
   std::printf("2 workers vs 2 plain loops on 2 threads: bsp %.3fx, asp %.3fx (2 plain loops are %.3fx one)\n",
               paired(4, 1), paired(5, 1), paired(1, 0));
+  std::printf("2 workers, 2 PS shards, vs 2 plain loops:  bsp %.3fx, asp %.3fx (target bsp >= 0.85 at the default, "
+              "--ps-shards %d)\n",
+              paired(6, 1), paired(7, 1), job_config{}.ps_shards);
   return 0;
 }

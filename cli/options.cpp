@@ -91,7 +91,7 @@ options::options(command c) {
     .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
     .add(iter_cost_, "iter-cost", sim ? "ms per iteration at --batch (default: the model's reference cost)"
                                       : "virtual clock: ms per iteration at --batch, or 'measure' (default: the model's reference cost)")
-    .add(bandwidth_, "ps-bandwidth", "PS link rate shared by all transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
+    .add(bandwidth_, "ps-bandwidth", "link rate of each PS shard, shared by its transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
     .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)")
     .add(cfg_.max_time_s, "max-time", "stop after this many seconds on the run clock")
     .add(cfg_.progress, "progress", "print progress lines on stderr (default true)")
@@ -112,6 +112,7 @@ options::options(command c) {
     .add(cfg_.data_dir, "data", "Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)")
     .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
     .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
+    .add(cfg_.ps_shards, "ps-shards", "the parameter server as K shards, each a contiguous range of the model (default 1)")
     .add(cfg_.threads, "threads", "real clock: scheduler threads (default min(workers, cores))")
     .add(cfg_.request_timeout_s, "request-timeout", "real clock: a worker's push or pull unanswered this long ends it (s)")
     .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)");

@@ -11,7 +11,7 @@
 // Who talks to whom:
 //   worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
 //                               pull -> weights
-//   PS          -> coordinator  pushed -> proceed
+//   PS          -> coordinator  pushed -> proceed (shard 0, the lead); pushed (the other shards)
 //   coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final
 //   coordinator -> worker       proceed (the start of the run)
 //   PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
@@ -44,7 +44,8 @@ using driver_actor = caf::typed_actor<
 
 using coordinator_actor = caf::typed_actor<
   caf::reacts_to<start_atom, std::vector<worker_actor>, evaluator_actor>,
-  caf::replies_to<pushed_atom, push_info>::with<proceed>,
+  caf::replies_to<pushed_atom, push_info>::with<proceed>,       // from the lead shard, for the worker
+  caf::reacts_to<pushed_atom, push_info, uint32_t>,             // another shard k accepted its slice
   caf::replies_to<pushed_atom, resume_atom, worker_id>::with<proceed>,  // a resumed worker's held push
   caf::replies_to<save_atom>::with<saved_coordinator>,
   caf::reacts_to<checkpoint_atom>,                 // (to itself) real clock: time for a checkpoint

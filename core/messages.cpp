@@ -1,6 +1,7 @@
 #include "core/messages.hpp"
 
 #include "core/interfaces.hpp"
+#include "core/ps_group.hpp"
 #include "core/saved_state.hpp"
 
 namespace syncpoint {
@@ -61,6 +62,8 @@ void register_interfaces(caf::actor_system_config& cfg) {
   cfg.add_message_type<driver_actor>("driver_actor");
   cfg.add_message_type<coordinator_actor>("coordinator_actor");
   cfg.add_message_type<ps_actor>("ps_actor");
+  cfg.add_message_type<std::vector<ps_actor>>("std::vector<ps_actor>");
+  cfg.add_message_type<ps_group>("ps_group");
 }
 
 }  // namespace syncpoint

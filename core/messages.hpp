@@ -97,6 +97,12 @@ struct snapshot {
   uint64_t samples = 0;  // samples applied when it was taken
   bool final = false;
   shared_floats values;
+  // A sharded PS sends one snapshot per shard: values [offset, offset + size)
+  // of a model of model_size values (0: the whole model), part `part` of `parts`.
+  uint64_t offset = 0;
+  uint64_t model_size = 0;
+  uint32_t part = 0;
+  uint32_t parts = 1;
 };
 
 /// One line of trace.jsonl: a span (t0..t1) or an instant (t0 == t1).
@@ -185,7 +191,7 @@ typename Inspector::result_type inspect(Inspector& f, weights& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot& x) {
   return f(caf::meta::type_name("snapshot"), x.version, x.taken, x.samples, x.final,
-           x.values);
+           x.values, x.offset, x.model_size, x.part, x.parts);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, trace_event& x) {

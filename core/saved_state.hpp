@@ -67,6 +67,16 @@ struct saved_transfer {
   std::vector<float> values;   // ... and values
 };
 
+/// A shard's link and held pulls (a sharded PS's checkpoint keeps one per shard).
+struct saved_shard_link {
+  double link_free_at = 0;
+  std::vector<saved_transfer> in_transit;
+  uint64_t next_transfer = 0;
+  std::vector<saved_pull> waiting_pulls;
+};
+
+/// The whole model's PS state. Saved from K > 1 shards, the vectors are their
+/// slices end to end, and each shard's link and held pulls are kept apart.
 struct saved_ps {
   std::vector<float> w, velocity, round_step, buffer, worker_weight, visible;
   double momentum = 0;
@@ -82,6 +92,8 @@ struct saved_ps {
   double link_free_at = 0;
   std::vector<saved_transfer> in_transit;
   uint64_t next_transfer = 0;
+  std::vector<uint64_t> shard_bounds;          // K > 1: the shards' ranges (core/ps_group.hpp)
+  std::vector<saved_shard_link> shard_links;   // ... and each one's link (the fields above: shard 0's)
 };
 
 struct saved_coordinator_timer {
@@ -113,8 +125,9 @@ struct saved_coordinator {
 /// A delayed self-message: to whom (a worker id, or one of the roles below),
 /// when (ns on the run clock), and which (its atom, with `id` if it has one).
 struct saved_timer {
-  static constexpr worker_id ps = -1;
+  static constexpr worker_id ps = -1;  // the PS, or its shard 0
   static constexpr worker_id coordinator = -2;
+  static constexpr worker_id shard(size_t k) { return k == 0 ? ps : -2 - static_cast<worker_id>(k); }
   worker_id to = 0;
   nanos due = 0;
   caf::atom_value what = caf::atom("");
@@ -162,7 +175,12 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            float_block{x.round_step}, float_block{x.buffer}, float_block{x.worker_weight}, float_block{x.visible},
            exact(x.momentum), x.ramp_steps, x.ramp_done, x.round_open, exact(x.mean_staleness),
            exact(x.buffer_scale), exact(x.buffer_weight), x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
-           exact(x.link_free_at), x.in_transit, x.next_transfer);
+           exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {
+  return f(caf::meta::type_name("saved_shard_link"), exact(x.link_free_at), x.in_transit, x.next_transfer,
+           x.waiting_pulls);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_coordinator_timer& x) {

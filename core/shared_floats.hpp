@@ -10,6 +10,7 @@
 #include <caf/meta/type_name.hpp>
 #include <caf/none.hpp>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -34,6 +35,24 @@ class shared_floats {
  private:
   pointer p_;
 };
+
+/// Whether `p` is the only reference to its buffer, so that its holder may
+/// write into it: readers on other threads that held it have let go, and what
+/// they read happens before what the caller writes next.
+///
+///     if (sole_owner(buffer)) overwrite(*buffer); else buffer = fresh();
+template <class T>
+bool sole_owner(const std::shared_ptr<T>& p) {
+  if (!p || p.use_count() != 1)  // a relaxed read
+    return false;
+  // A reader lets go with a release decrement of the count. The acquire fence
+  // pairs with it in C++; ThreadSanitizer does not model fences, so a copy,
+  // whose increment and decrement are acq_rel on the same count, makes the
+  // same edge visible to it.
+  std::atomic_thread_fence(std::memory_order_acquire);
+  [[maybe_unused]] std::shared_ptr<T> edge = p;
+  return true;
+}
 
 template <class Inspector>
 typename std::enable_if<Inspector::reads_state, typename Inspector::result_type>::type

@@ -287,7 +287,7 @@ std::vector<std::string> message_seeds() {
   worker_spec spec;
   spec.job = job;
   spec.id = 1;
-  spec.ps = local_handle<ps_actor>();
+  spec.ps = ps_group{{local_handle<ps_actor>(), local_handle<ps_actor>()}, {0, 1, 2}};
   spec.tracer = local_handle<tracer_actor>();
   node_status node{"b", "127.0.0.1:4242", 2, 1, 1, 2};
   job_status js{1, "bsp", 4, 0.5, 0.8, "running"};

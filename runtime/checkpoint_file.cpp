@@ -60,6 +60,10 @@ void serialize(Archive& ar, saved_transfer& x) {
   cereal_by_inspect(ar, x);
 }
 template <class Archive>
+void serialize(Archive& ar, saved_shard_link& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
 void serialize(Archive& ar, saved_ps& x) {
   cereal_by_inspect(ar, x);
 }

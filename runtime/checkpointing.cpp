@@ -1,11 +1,13 @@
 #include "runtime/checkpointing.hpp"
 
+#include "actors/parameter_server.hpp"
 #include "models/model.hpp"
 #include "protocols/protocol_state.hpp"
 
 #include <caf/detail/test_actor_clock.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -28,8 +30,9 @@ caf::detail::test_actor_clock& virtual_clock_of(caf::actor_system& sys) {
 
 // Which actor a timer is for: a worker's id, or the PS's or coordinator's role.
 std::map<caf::actor_id, worker_id> roles(const job_actors& job) {
-  std::map<caf::actor_id, worker_id> out{{job.core.ps.id(), saved_timer::ps},
-                                         {job.core.coordinator.id(), saved_timer::coordinator}};
+  std::map<caf::actor_id, worker_id> out{{job.core.coordinator.id(), saved_timer::coordinator}};
+  for (size_t k = 0; k < job.core.ps.size(); ++k)
+    out[job.core.ps.shards[k].id()] = saved_timer::shard(k);
   for (size_t i = 0; i < job.workers.size(); ++i)
     out[job.workers[i].id()] = static_cast<worker_id>(i);
   return out;
@@ -178,7 +181,10 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
       return std::nullopt;  // the run is ending, or has ended
     refuse(err, "");
   }
-  auto ps = driver->request(job.core.ps, caf::infinite, save_atom::value);
+  using ps_reply = decltype(driver->request(job.core.ps.lead(), caf::infinite, save_atom::value));
+  std::vector<ps_reply> shards;
+  for (auto& shard : job.core.ps.shards)
+    shards.push_back(driver->request(shard, caf::infinite, save_atom::value));
   auto tracer = driver->request(job.core.tracer, caf::infinite, save_atom::value);
   using worker_reply = decltype(driver->request(job.workers.front(), caf::infinite, save_atom::value));
   std::vector<std::pair<size_t, worker_reply>> workers;
@@ -186,8 +192,12 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
     if (!s.coordinator.gone.at(i))
       workers.emplace_back(i, driver->request(job.workers[i], caf::infinite, save_atom::value));
   sched.run();
-  if (auto err = take(ps, s.ps))
-    refuse(err, "the parameter server: ");
+  std::vector<saved_ps> parts(shards.size());
+  for (size_t k = 0; k < shards.size(); ++k)
+    if (auto err = take(shards[k], parts[k]))
+      refuse(err, shards.size() > 1 ? "shard " + std::to_string(k) + " of the parameter server: "
+                                    : std::string("the parameter server: "));
+  s.ps = merge_shards(std::move(parts), job.core.ps.bounds);
   if (auto err = take(tracer, s.trace))
     refuse(err, "the tracer: ");
   s.workers.resize(job.workers.size());
@@ -221,8 +231,11 @@ void restore_timers(caf::actor_system& sys, const job_actors& job, time_point or
   auto& clock = virtual_clock_of(sys);
   for (auto& t : timers) {
     caf::strong_actor_ptr to;
-    if (t.to == saved_timer::ps)
-      to = caf::actor_cast<caf::strong_actor_ptr>(job.core.ps);
+    auto shard = std::find_if(job.core.ps.shards.begin(), job.core.ps.shards.end(), [&](const ps_actor& a) {
+      return saved_timer::shard(static_cast<size_t>(&a - job.core.ps.shards.data())) == t.to;
+    });
+    if (shard != job.core.ps.shards.end())
+      to = caf::actor_cast<caf::strong_actor_ptr>(*shard);
     else if (t.to == saved_timer::coordinator)
       to = caf::actor_cast<caf::strong_actor_ptr>(job.core.coordinator);
     else if (t.to >= 0 && static_cast<size_t>(t.to) < job.workers.size())

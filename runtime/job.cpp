@@ -88,6 +88,7 @@ void validate(const job_config& cfg) {
           "before the end)");
   require(cfg.threads >= 0, "--threads must be >= 0");
   require(std::isfinite(cfg.ps_bandwidth) && cfg.ps_bandwidth >= 0, "--ps-bandwidth must be >= 0 bytes/s");
+  require(cfg.ps_shards >= 1 && cfg.ps_shards <= 64, "--ps-shards must be in 1..64");
   require(std::isfinite(cfg.latency_ms) && cfg.latency_ms >= 0 && cfg.latency_ms <= 1e9,
           "--latency must be in [0, 1e9] ms");
   require(std::isfinite(cfg.checkpoint_every_s) && cfg.checkpoint_every_s >= 0,
@@ -303,7 +304,8 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
   for (auto& a : job.actors.workers)
     driver->send_exit(a, caf::exit_reason::user_shutdown);
   driver->send_exit(core.coordinator, caf::exit_reason::user_shutdown);
-  driver->send_exit(core.ps, caf::exit_reason::user_shutdown);
+  for (auto& shard : core.ps.shards)
+    driver->send_exit(shard, caf::exit_reason::user_shutdown);
   driver->send_exit(core.evaluator, caf::exit_reason::user_shutdown);
   driver->send_exit(core.tracer, caf::exit_reason::user_shutdown);
   drain();

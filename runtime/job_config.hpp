@@ -59,7 +59,8 @@ struct job_config {
   std::string straggler;       // see core/straggler.hpp
   double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = the model's reference cost
   bool measure_iter_cost = false;  // virtual clock: measure it on this machine instead (not reproducible)
-  double ps_bandwidth = 0;     // bytes/s of the PS link, shared by all transfers (0: unlimited)
+  int ps_shards = 1;           // the PS as this many shards, each a contiguous range of the model
+  double ps_bandwidth = 0;     // bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
   double latency_ms = 0;       // added to every transfer to or from the PS
   double wire_bytes = 0;       // bytes each push and pull is charged on the PS link (0: its size;
                                // `simulate` charges the simulated model's size)
@@ -100,7 +101,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.dataset, x.data_dir, x.train_limit, x.test_limit, exact(x.epochs), exact(x.max_time_s),
            exact(x.target_accuracy), x.stop_at_target, exact(x.lr), exact(x.momentum), exact(x.weight_decay),
            x.momentum_rule, x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
-           exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
+           x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.elastic);
 }

@@ -59,17 +59,57 @@ std::string data_key(const job_config& c) {
          std::to_string(c.test_limit) + "|" + std::to_string(c.seed);
 }
 
+namespace {
+
+using shard_states = std::vector<std::shared_ptr<const saved_ps>>;
+
+// Each of cfg.ps_shards shards' part of a checkpoint's PS, all taken before
+// anything starts: one these shards cannot take is refused (config_error).
+shard_states resume_parts(const job_config& cfg, const saved_ps& whole) {
+  auto k = static_cast<size_t>(std::max(1, cfg.ps_shards));
+  auto bounds = ps_group::even_bounds(whole.w.size(), k);
+  shard_states parts;
+  try {
+    for (size_t i = 0; i < k; ++i)
+      parts.push_back(std::make_shared<const saved_ps>(shard_of(whole, bounds, i)));
+  } catch (const std::invalid_argument& e) {
+    throw config_error(e.what());
+  }
+  return parts;
+}
+
+// The PS of `cfg` as cfg.ps_shards shards over `initial` (the whole model),
+// shard i resumed from parts[i] (none: a fresh start).
+ps_group spawn_ps_shards(caf::actor_system& sys, const job_config& cfg, std::vector<float> initial,
+                         tracer_actor tracer, time_point origin, const shard_states& parts) {
+  ps_group ps;
+  auto k = static_cast<size_t>(std::max(1, cfg.ps_shards));
+  ps.bounds = ps_group::even_bounds(initial.size(), k);
+  for (size_t i = 0; i < k; ++i) {
+    auto begin = static_cast<std::ptrdiff_t>(ps.begin(i)), end = static_cast<std::ptrdiff_t>(ps.end(i));
+    ps_config c{k == 1 ? std::move(initial) : std::vector<float>(initial.begin() + begin, initial.begin() + end),
+                cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, tracer, origin, cfg.ps_bandwidth,
+                cfg.latency_ms * 1e-3, cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted,
+                parts.empty() ? nullptr : parts[i], cfg.wire_bytes};
+    c.shard = static_cast<uint32_t>(i);
+    c.shards = static_cast<uint32_t>(k);
+    c.offset = ps.begin(i);
+    c.model_size = ps.model_size();
+    ps.shards.push_back(spawn_parameter_server(sys, std::move(c)));
+  }
+  return ps;
+}
+
+}  // namespace
+
 job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
                         std::shared_ptr<const dataset> test, const core_options& opts) {
   job_core core;
   auto* resume = opts.resume;
+  auto parts = resume ? resume_parts(cfg, resume->ps) : shard_states{};
   core.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{});
   auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
-  core.ps = spawn_parameter_server(
-    sys, ps_config{std::move(initial), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, core.tracer,
-                   opts.origin, cfg.ps_bandwidth, cfg.latency_ms * 1e-3,
-                   cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted,
-                   resume ? std::make_shared<const saved_ps>(resume->ps) : nullptr, cfg.wire_bytes});
+  core.ps = spawn_ps_shards(sys, cfg, std::move(initial), core.tracer, opts.origin, parts);
   auto co = std::make_shared<coordinator_config>();
   co->protocol_name = cfg.protocol;
   co->proto = make_protocol(cfg.protocol, protocol_options_for(cfg));
@@ -105,7 +145,7 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
 }
 
 worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
-                         std::shared_ptr<const dataset> train, ps_actor ps, tracer_actor tracer,
+                         std::shared_ptr<const dataset> train, ps_group ps, tracer_actor tracer,
                          time_point origin, caf::duration request_timeout, const checkpoint_state* resume) {
   worker_config w;
   w.id = id;

@@ -6,6 +6,7 @@
 #include "actors/worker.hpp"
 #include "models/dataset.hpp"
 #include "core/interfaces.hpp"
+#include "core/ps_group.hpp"
 #include "runtime/job_config.hpp"
 
 #include <memory>
@@ -30,7 +31,7 @@ protocol_options protocol_options_for(const job_config& cfg);
 /// The actors that stay with the PS.
 struct job_core {
   tracer_actor tracer;
-  ps_actor ps;
+  ps_group ps;  // cfg.ps_shards shards
   coordinator_actor coordinator;
   evaluator_actor evaluator;
 };
@@ -51,15 +52,16 @@ struct core_options {
   std::function<std::string(checkpoint_state&)> on_checkpoint;
 };
 
-/// Spawns tracer, PS (with the model's initial weights), coordinator and
-/// evaluator for `cfg` (limits already explicit). Start the run with
-/// (start_atom, workers, evaluator) to the coordinator.
+/// Spawns tracer, PS (cfg.ps_shards shards with the model's initial weights),
+/// coordinator and evaluator for `cfg` (limits already explicit). Start the run
+/// with (start_atom, workers, evaluator) to the coordinator. Throws
+/// config_error, before spawning anything, for a checkpoint the shards cannot take.
 job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
                         std::shared_ptr<const dataset> test, const core_options& opts);
 
 /// Worker `id` of `cfg`, on `train` (the full training set: it takes its own shard).
 worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
-                         std::shared_ptr<const dataset> train, ps_actor ps, tracer_actor tracer,
+                         std::shared_ptr<const dataset> train, ps_group ps, tracer_actor tracer,
                          time_point origin, caf::duration request_timeout,
                          const checkpoint_state* resume = nullptr);
 

@@ -69,5 +69,5 @@ echo "hardening: built build-tsan (log: build-tsan.log)"
 # on the calling thread, so TSan has nothing to look at there (104 s of its time, and the
 # resume sweeps minutes more); the Release run has them. Of the real-clock resumes (20 s each
 # under TSan), asp's runs here: the checkpoint's pause and collection are the same for all three.
-(cd build-tsan && ctest --output-on-failure -j2 --timeout 300 -E "^(training: (4 workers under BSP reach|two virtual-clock runs|with a 4x straggler ASP|a worker lost mid-run|elastic-bsp runs)|link model: in virtual time|timers: a release scheduled at t|resume: (every protocol resumed|only the limits may change|on the real clock.*[(](bsp|wbsp-overlap)[)]))") || status=1
+(cd build-tsan && ctest --output-on-failure -j2 --timeout 300 -E "^(training: (4 workers under BSP reach|two virtual-clock runs|with a 4x straggler ASP|a worker lost mid-run|elastic-bsp runs)|link model: in virtual time|timers: a release scheduled at t|resume: (every protocol resumed|only the limits may change|on the real clock.*[(](bsp|wbsp-overlap)[)])|shards: (without a link model|a checkpoint taken with|a checkpoint with transfers))") || status=1
 exit $status

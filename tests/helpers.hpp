@@ -1,4 +1,4 @@
-// Small helpers the test files share: a file's bytes, a shell command's
+// Small helpers the test files share: a temporary folder, a file's bytes, a shell command's
 // exit status and output, and a loopback port that refuses or ignores.
 #pragma once
 
@@ -15,6 +15,19 @@
 #include <unistd.h>
 
 namespace syncpoint::testing {
+
+/// A folder under the system's temp directory, `name` plus this process's id,
+/// empty at first and removed with everything in it at the end.
+struct temp_folder {
+  std::filesystem::path path;
+  explicit temp_folder(const std::string& name)
+    : path(std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()))) {
+    std::filesystem::remove_all(path);
+  }
+  ~temp_folder() { std::filesystem::remove_all(path); }
+  temp_folder(const temp_folder&) = delete;
+  temp_folder& operator=(const temp_folder&) = delete;
+};
 
 /// The file's bytes ("" if it cannot be read).
 inline std::string slurp(const std::filesystem::path& path) {

@@ -35,7 +35,7 @@ using old_head_actor = caf::typed_actor<
 
 // A worker that attacks the PS it was given instead of training.
 worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_spec spec) {
-  auto ps = spec.ps;
+  auto ps = spec.ps.lead();  // a sharded PS: its lead shard refuses as every shard does
   auto tracer = spec.tracer;
   auto me = spec.id;
   auto n = spec.job.workers;

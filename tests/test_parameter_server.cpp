@@ -236,7 +236,7 @@ TEST_CASE("coordinator: a push reported by anyone but the job's worker of that i
   cfg->proto = make_protocol("asp", {});
   cfg->workers = 1;
   cfg->sample_budget = 1000;
-  cfg->ps = f.ps;
+  cfg->ps = ps_group::one(f.ps);
   cfg->origin = f.sys->clock().now();
   auto coordinator = spawn_coordinator(*f.sys, cfg);
   caf::scoped_actor stranger{*f.sys};

@@ -19,13 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct folder {
-  fs::path path;
-  explicit folder(const std::string& name)
-    : path(fs::temp_directory_path() / ("syncpoint_resume_" + name + "_" + std::to_string(getpid()))) {
-    fs::remove_all(path);
-  }
-  ~folder() { fs::remove_all(path); }
+struct folder : syncpoint::testing::temp_folder {
+  explicit folder(const std::string& name) : temp_folder("syncpoint_resume_" + name) {}
 };
 
 // Small but busy: a 4x straggler, a loaded PS link (transfers in flight at

@@ -162,7 +162,7 @@ TEST_CASE("batches: the coordinator sends the PS weights b_i / sum b, summing to
   co->workers = 4;
   co->batch = 64;
   co->sample_budget = 1 << 20;
-  co->ps = caf::actor_cast<ps_actor>(ps.ptr());
+  co->ps = ps_group::one(caf::actor_cast<ps_actor>(ps.ptr()));
   co->origin = sys.clock().now();
   auto coordinator = spawn_coordinator(sys, co);
   ps->send(coordinator, start_atom::value, handles, evaluator_actor{});

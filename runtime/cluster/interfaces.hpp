@@ -19,6 +19,7 @@
 #pragma once
 
 #include "core/interfaces.hpp"
+#include "core/ps_group.hpp"
 #include "runtime/job_config.hpp"
 
 #include <string>
@@ -52,7 +53,7 @@ struct worker_spec {
   job_config job;           // with explicit limits; data_dir is the node's own
   int32_t id = 0;
   double iter_cost_ms = 0;
-  ps_actor ps;
+  ps_group ps;
   tracer_actor tracer;
   int64_t elapsed_ns = 0;   // time since the run's origin when the head sent this
   bool resumed = false;     // continue from a checkpoint, where `resume` was
@@ -173,6 +174,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 8;
+inline constexpr int wire_version = 9;
 
 }  // namespace syncpoint::cluster

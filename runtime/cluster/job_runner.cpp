@@ -55,7 +55,8 @@ void abort_job(job_ptr self, const std::string& why) {
       self->send_exit(w, caf::exit_reason::user_shutdown);
   if (st.core.coordinator) {  // spawned (phase 2)
     self->send_exit(st.core.coordinator, caf::exit_reason::user_shutdown);
-    self->send_exit(st.core.ps, caf::exit_reason::user_shutdown);
+    for (auto& shard : st.core.ps.shards)
+      self->send_exit(shard, caf::exit_reason::user_shutdown);
     self->send_exit(st.core.evaluator, caf::exit_reason::user_shutdown);
     self->send_exit(st.core.tracer, caf::exit_reason::user_shutdown);
   }

@@ -1,0 +1,206 @@
+// A worker's exchange with the PS shards (actors/worker.hpp): a gradient
+// goes out as one slice per shard, and the reply that counts is the lead
+// shard's (the coordinator's word); a pull gathers one version's slices into
+// one model. With one shard, the gradient is moved and the pulled model
+// adopted as they are.
+#include "actors/worker_state.hpp"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace syncpoint {
+
+namespace {
+
+// A worker whose gradients the PS keeps refusing (NaN from a diverged model)
+// gives up, so that the run ends instead of spinning.
+constexpr int max_rejections_in_a_row = 8;
+
+// The reply to a push `seq` (or to its resumption after a checkpoint) from
+// one shard: the lead's carries the coordinator's word (`decides`), another
+// shard's only says it has its slice, unless it refused it.
+template <class Handle>
+void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides) {
+  std::move(reply).then(
+    [=](const proceed& p) {
+      auto& st = self->state;
+      if (!decides || seq != st.push_seq || !st.pipe.pushing())
+        return;
+      answered(self);
+      st.rejected_in_a_row = 0;
+      auto t = now(self);
+      auto accepted = std::clamp(p.accepted, st.push_sent, t);
+      trace(self, "push", st.push_sent, accepted);
+      if (!st.overlap) {  // idle from acceptance to this reply
+        trace(self, "wait", accepted, t);
+      } else if (st.pipe.ready()) {  // overlapped: idle only since the next gradient was done
+        trace(self, "wait", st.ready_since, t);
+        st.ready_since = t;
+      }
+      st.pipe.push_answered();
+      st.reply = p;
+      advance(self);
+    },
+    [=](caf::error& err) {
+      auto& st = self->state;
+      if (seq != st.push_seq || !st.pipe.pushing())
+        return;  // the push is over (another shard refused it first)
+      answered(self);
+      auto t = now(self);
+      if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
+        // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
+        trace(self, "push", st.push_sent, t);
+        st.pipe.push_answered();
+        st.reply = proceed{false, true, 0, 0, t, st.local_step, st.overlap};
+        advance(self);
+        return;
+      }
+      if (err.category() == caf::atom("syncpoint"))  // it will not get better
+        err = caf::make_error(caf::sec::runtime_error,
+                              "worker " + std::to_string(st.cfg.id) + ": " +
+                                std::to_string(max_rejections_in_a_row) +
+                                " gradients in a row rejected (last: " + self->system().render(err) +
+                                "); the model has diverged, try a lower --lr");
+      self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
+    });
+}
+
+}  // namespace
+
+void push(worker_ptr self) {
+  auto& st = self->state;
+  auto t = now(self);
+  if (st.cfg.fail_at_iter > 0 && st.iter + 1 == st.cfg.fail_at_iter) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "injected failure of worker " +
+                                                          std::to_string(st.cfg.id)));
+    return;
+  }
+  ++st.iter;
+  if (st.ready_since < t)  // the gradient waited for the reply to the previous push
+    trace(self, "wait", st.ready_since, t);
+  st.pipe.push_sent();
+  st.push_sent = t;
+  asked(self, "push");
+  auto seq = ++st.push_seq;
+  auto& ps = st.cfg.ps;
+  if (ps.size() == 1) {  // the gradient itself goes, no copy
+    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch), std::move(st.grad)};
+    st.grad = {};
+    expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
+  } else {  // each shard its slice, all at once
+    for (size_t k = 0; k < ps.size(); ++k) {
+      gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch),
+                      std::vector<float>(st.grad.begin() + static_cast<std::ptrdiff_t>(ps.begin(k)),
+                                         st.grad.begin() + static_cast<std::ptrdiff_t>(ps.end(k)))};
+      expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, std::move(g)), seq, k == 0);
+    }
+  }
+  if (st.overlap)
+    advance(self);  // start the next gradient while this push is in flight
+  else
+    prefetch(st);
+}
+
+namespace {
+
+// The weights of one version are in: the model takes them.
+void pulled(worker_ptr self, uint64_t version, shared_floats::pointer values) {
+  auto& st = self->state;
+  answered(self);
+  st.version = version;
+  st.m->adopt(std::move(values));
+  trace(self, "pull", st.pull_start, now(self));
+  if (st.pipe.ready())
+    st.ready_since = now(self);  // the pull is not waiting
+  st.pipe.pull_answered();
+  advance(self);
+}
+
+// A buffer for the next pulled model that nobody else holds (the model may
+// still hold the last one).
+std::shared_ptr<std::vector<float>> pull_buffer(worker_state& st, size_t n) {
+  if (!sole_owner(st.pulled))
+    std::swap(st.pulled, st.spare);
+  if (!sole_owner(st.pulled))
+    st.pulled = std::make_shared<std::vector<float>>(n);
+  st.pulled->resize(n);
+  return st.pulled;
+}
+
+// The reply to pull `seq` from shard `k`: the whole model (one shard) or
+// shard k's slice, which lands in place; the pull is over when every slice is in.
+template <class Handle>
+void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
+  std::move(reply).then(
+    [=](weights& w) {
+      auto& st = self->state;
+      if (seq != st.pull_seq || !st.pipe.pulling())
+        return;
+      auto& ps = st.cfg.ps;
+      if (ps.size() == 1) {
+        pulled(self, w.version, w.values.shared());
+        return;
+      }
+      if (w.values.size() != ps.end(k) - ps.begin(k)) {
+        self->quit(make_error(sp_error::wrong_size, "worker " + std::to_string(st.cfg.id) + ": shard " +
+                                                      std::to_string(k) + " sent " + std::to_string(w.values.size()) +
+                                                      " weights, not " + std::to_string(ps.end(k) - ps.begin(k))));
+        return;
+      }
+      std::copy(w.values.data(), w.values.data() + w.values.size(), st.pulled->data() + ps.begin(k));
+      st.pull_version = std::min(st.pull_version, w.version);
+      if (--st.pull_left == 0)
+        pulled(self, st.pull_version, st.pulled);
+    },
+    [=](caf::error& err) {
+      if (seq != self->state.pull_seq)
+        return;
+      answered(self);
+      self->quit(std::move(err));
+    });
+}
+
+// Asks every shard for its slice of a version >= min_version (`resumed`: the
+// pull the worker waited for when the checkpoint was taken).
+void request_weights(worker_ptr self, uint64_t min_version, bool resumed) {
+  auto& st = self->state;
+  asked(self, "pull");
+  auto seq = ++st.pull_seq;
+  auto& ps = st.cfg.ps;
+  if (ps.size() > 1) {
+    pull_buffer(st, ps.model_size());
+    st.pull_left = ps.size();
+    st.pull_version = UINT64_MAX;
+  }
+  for (size_t k = 0; k < ps.size(); ++k)
+    expect_weights(self,
+                   resumed ? self->request(ps.shards[k], caf::infinite, pull_atom::value, resume_atom::value, min_version)
+                           : self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version),
+                   seq, k);
+}
+
+}  // namespace
+
+void pull(worker_ptr self, uint64_t min_version) {
+  auto& st = self->state;
+  st.pipe.pull_sent();
+  st.pull_start = now(self);
+  st.pull_min_version = min_version;
+  request_weights(self, min_version, false);
+}
+
+void ask_again(worker_ptr self) {
+  auto& st = self->state;
+  auto& ps = st.cfg.ps;
+  if (st.pipe.pushing()) {
+    asked(self, "push");
+    auto seq = ++st.push_seq;
+    for (size_t k = 0; k < ps.size(); ++k)
+      expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, resume_atom::value, st.iter),
+                     seq, k == 0);
+  }
+  if (st.pipe.pulling())
+    request_weights(self, st.pull_min_version, true);
+}
+
+}  // namespace syncpoint

@@ -1,0 +1,70 @@
+// The worker's state (actors/worker.cpp), shared with its exchange with the
+// PS shards (actors/worker_exchange.cpp). Not part of the API.
+#pragma once
+
+#include "actors/worker.hpp"
+#include "actors/worker_pipeline.hpp"
+#include "models/shard_sampler.hpp"
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace syncpoint {
+
+struct worker_state {
+  worker_config cfg;
+  std::unique_ptr<model> m;
+  std::optional<shard_sampler> sampler;  // this worker's examples, pass after pass
+  int batch = 0;
+  uint64_t iter = 0;              // gradients pushed
+  uint64_t version = 0;           // version of the loaded weights
+  uint64_t grad_version = 0;      // version the waiting gradient was computed on
+  std::vector<float> xbuf;
+  std::vector<int64_t> ybuf;
+  std::vector<float> next_x;      // the next batch, gathered while a push waits
+  std::vector<int64_t> next_y;
+  int prefetched = 0;             // ... its size (0: none); the sampler has not moved
+  std::vector<float> grad;        // the gradient being computed or waiting to be pushed
+  float loss = 0;
+  nanos compute_start = 0;
+  nanos push_sent = 0;
+  nanos ready_since = 0;          // when the waiting gradient was done
+  nanos pull_start = 0;
+  nanos compute_due = 0;          // when the charged compute time ends
+  uint64_t pull_min_version = 0;
+  int rejected_in_a_row = 0;
+  uint64_t push_seq = 0;          // pushes sent: a reply to an older one is void
+  uint64_t pull_seq = 0;          // ... and pulls
+  size_t pull_left = 0;           // shards whose slice of the pulled version has not come
+  uint64_t pull_version = 0;      // ... the lowest version among those that came
+  std::shared_ptr<std::vector<float>> pulled;  // where the slices land (a sharded PS)
+  std::shared_ptr<std::vector<float>> spare;   // ... and the other buffer, while the model holds one
+  int outstanding = 0;            // requests sent and not answered (at most one: push or pull)
+  nanos asked_at = 0;             // ... since when (the watchdog's reference)
+  const char* asked_for = "";     // ... and what: "push" or "pull"
+  worker_pipeline pipe;
+  bool started = false;           // the coordinator's start came
+  nanos born = 0;                 // spawned (a worker that joins a running job waits from then)
+  std::optional<proceed> reply;   // a reply not acted on yet
+  bool local_step = false;        // from the last proceed
+  bool overlap = false;
+  static inline const char* name = "worker";
+};
+
+using worker_ptr = worker_actor::stateful_pointer<worker_state>;
+
+// actors/worker.cpp: the trace, the run clock, the watchdog's bookkeeping and the pipeline.
+void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0);
+nanos now(worker_ptr self);
+void asked(worker_ptr self, const char* what);  // a request went out (the watchdog's clock starts)
+void answered(worker_ptr self);                 // ... and is over
+void prefetch(worker_state& st);                // gathers the next batch while a push waits
+void advance(worker_ptr self);                  // moves the pipeline on
+
+// actors/worker_exchange.cpp: requests to the PS shards and their replies.
+void push(worker_ptr self);                          // the computed gradient, a slice to each shard
+void pull(worker_ptr self, uint64_t min_version);    // one version from every shard
+void ask_again(worker_ptr self);                     // resumed: the push or pull the checkpoint held
+
+}  // namespace syncpoint
