@@ -167,12 +167,16 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
       caf::error why = is_failure(dm.reason) ? dm.reason
                                              : caf::make_error(caf::sec::runtime_error,
                                                                "a parameter server, evaluator or tracer stopped");
-      if (s != shards.end() && shards.size() > 1)  // part of the model is gone: say which
+      if (s != shards.end()) {  // (part of) the model is gone: say which
+        auto k = static_cast<size_t>(s - shards.begin());
         why = caf::make_error(caf::sec::runtime_error,
-                              "lost shard " + std::to_string(s - shards.begin()) + " of the parameter server (values " +
-                                std::to_string(st.cfg->ps.begin(static_cast<size_t>(s - shards.begin()))) + ".." +
-                                std::to_string(st.cfg->ps.end(static_cast<size_t>(s - shards.begin())) - 1) +
-                                " of the model): " + self->system().render(dm.reason));
+                              (shards.size() == 1 ? std::string("lost the parameter server")
+                                                  : "lost shard " + std::to_string(k) +
+                                                      " of the parameter server (values " +
+                                                      std::to_string(st.cfg->ps.begin(k)) + ".." +
+                                                      std::to_string(st.cfg->ps.end(k) - 1) + " of the model)") +
+                                ": " + self->system().render(dm.reason));
+      }
       shut_down_everything(self);
       self->quit(std::move(why));
     }

@@ -331,14 +331,18 @@ int run_status(const std::vector<std::string>& args) {
                       n.slots, n.used, n.slots - n.used, clock_time(n.up_since_ms).c_str(),
                       age(n.last_heartbeat_ms).c_str());
         std::printf("jobs (%zu):\n", s.jobs.size());
-        std::printf("  %-4s %-14s %7s %9s %9s  %s\n", "ID", "PROTOCOL", "WORKERS", "PROGRESS",
-                    "ACCURACY", "STATE");
+        std::printf("  %-4s %-14s %7s %9s %9s  %-8s  %s\n", "ID", "PROTOCOL", "WORKERS", "PROGRESS",
+                    "ACCURACY", "STATE", "PS SHARDS");
         for (auto& j : s.jobs) {
           char acc[16] = "-";
           if (j.accuracy >= 0)
             std::snprintf(acc, sizeof acc, "%.4f", j.accuracy);
-          std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %s\n", static_cast<unsigned long long>(j.id),
-                      j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, j.state.c_str());
+          std::string shards;  // shard k's host, in shard order
+          for (size_t k = 0; k < j.shards.size(); ++k)
+            shards += (k ? ", " : "") + std::to_string(k) + ": " + j.shards[k];
+          std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %-8s  %s\n", static_cast<unsigned long long>(j.id),
+                      j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, j.state.c_str(),
+                      shards.empty() ? "-" : shards.c_str());
         }
       },
       [&](caf::error& e) {

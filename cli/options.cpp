@@ -27,6 +27,8 @@ options::options(command c) {
       .add(tls_paths.key, "key", "the private key of --cert (PEM)")
       .add(tls_paths.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM)")
       .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)")
+      .add(cfg_.ps_placement, "ps-placement", "where the PS shards run: head (with the coordinator) or nodes "
+                                              "(one on each node hosting workers, unless --ps-shards says otherwise; default head)")
       .add(cfg_.elastic, "elastic", "start on the free slots if fewer than --workers; grow as nodes join, and "
                                     "bring a lost node's workers back on a new one");
   }
@@ -112,7 +114,8 @@ options::options(command c) {
     .add(cfg_.data_dir, "data", "Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)")
     .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
     .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
-    .add(cfg_.ps_shards, "ps-shards", "the parameter server as K shards, each a contiguous range of the model (default 1)")
+    .add(cfg_.ps_shards, "ps-shards", "the parameter server as K shards, each a contiguous range of the model (default 1; "
+                                     "submit --ps-placement nodes: one per node)")
     .add(cfg_.threads, "threads", "real clock: scheduler threads (default min(workers, cores))")
     .add(cfg_.request_timeout_s, "request-timeout", "real clock: a worker's push or pull unanswered this long ends it (s)")
     .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)");

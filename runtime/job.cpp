@@ -88,7 +88,8 @@ void validate(const job_config& cfg) {
           "before the end)");
   require(cfg.threads >= 0, "--threads must be >= 0");
   require(std::isfinite(cfg.ps_bandwidth) && cfg.ps_bandwidth >= 0, "--ps-bandwidth must be >= 0 bytes/s");
-  require(cfg.ps_shards >= 1 && cfg.ps_shards <= 64, "--ps-shards must be in 1..64");
+  require(cfg.ps_shards >= 0 && cfg.ps_shards <= 64, "--ps-shards must be in 1..64 (0: the default)");
+  require(cfg.ps_placement == "head" || cfg.ps_placement == "nodes", "--ps-placement must be head or nodes");
   require(std::isfinite(cfg.latency_ms) && cfg.latency_ms >= 0 && cfg.latency_ms <= 1e9,
           "--latency must be in [0, 1e9] ms");
   require(std::isfinite(cfg.checkpoint_every_s) && cfg.checkpoint_every_s >= 0,

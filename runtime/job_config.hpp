@@ -59,7 +59,8 @@ struct job_config {
   std::string straggler;       // see core/straggler.hpp
   double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = the model's reference cost
   bool measure_iter_cost = false;  // virtual clock: measure it on this machine instead (not reproducible)
-  int ps_shards = 1;           // the PS as this many shards, each a contiguous range of the model
+  int ps_shards = 0;           // the PS as this many shards, each a contiguous range of the model
+                               // (0: one, or with ps_placement "nodes" one per node hosting workers)
   double ps_bandwidth = 0;     // bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
   double latency_ms = 0;       // added to every transfer to or from the PS
   double wire_bytes = 0;       // bytes each push and pull is charged on the PS link (0: its size;
@@ -88,6 +89,9 @@ struct job_config {
 
   // Cluster (syncpoint submit): how workers are placed on nodes, spread or pack.
   std::string placement = "spread";
+  // Where the PS shards run: "head" (with the coordinator) or "nodes" (with
+  // the workers, shard k on the k-th node hosting workers, round robin).
+  std::string ps_placement = "head";
   // Elastic: start with the free slots if fewer than `workers`, and grow (or
   // bring lost workers back) as nodes with free slots join.
   bool elastic = false;
@@ -103,7 +107,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.momentum_rule, x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
-           x.resume_dir, x.out_dir, x.progress, x.placement, x.elastic);
+           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic);
 }
 
 }  // namespace syncpoint

@@ -78,38 +78,45 @@ shard_states resume_parts(const job_config& cfg, const saved_ps& whole) {
   return parts;
 }
 
-// The PS of `cfg` as cfg.ps_shards shards over `initial` (the whole model),
-// shard i resumed from parts[i] (none: a fresh start).
-ps_group spawn_ps_shards(caf::actor_system& sys, const job_config& cfg, std::vector<float> initial,
-                         tracer_actor tracer, time_point origin, const shard_states& parts) {
-  ps_group ps;
-  auto k = static_cast<size_t>(std::max(1, cfg.ps_shards));
-  ps.bounds = ps_group::even_bounds(initial.size(), k);
-  for (size_t i = 0; i < k; ++i) {
-    auto begin = static_cast<std::ptrdiff_t>(ps.begin(i)), end = static_cast<std::ptrdiff_t>(ps.end(i));
-    ps_config c{k == 1 ? std::move(initial) : std::vector<float>(initial.begin() + begin, initial.begin() + end),
-                cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, tracer, origin, cfg.ps_bandwidth,
-                cfg.latency_ms * 1e-3, cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted,
-                parts.empty() ? nullptr : parts[i], cfg.wire_bytes};
-    c.shard = static_cast<uint32_t>(i);
-    c.shards = static_cast<uint32_t>(k);
-    c.offset = ps.begin(i);
-    c.model_size = ps.model_size();
-    ps.shards.push_back(spawn_parameter_server(sys, std::move(c)));
-  }
-  return ps;
-}
-
 }  // namespace
 
-job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
-                        std::shared_ptr<const dataset> test, const core_options& opts) {
-  job_core core;
+ps_config shard_config(const job_config& cfg, const std::vector<uint64_t>& bounds, size_t k, std::vector<float> slice,
+                       std::shared_ptr<const saved_ps> resume, tracer_actor tracer, time_point origin) {
+  ps_config c{std::move(slice), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, std::move(tracer), origin,
+              cfg.ps_bandwidth, cfg.latency_ms * 1e-3,
+              cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted, std::move(resume),
+              cfg.wire_bytes};
+  c.shard = static_cast<uint32_t>(k);
+  c.shards = static_cast<uint32_t>(bounds.size() - 1);
+  c.offset = bounds[k];
+  c.model_size = bounds.back();
+  return c;
+}
+
+ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, const core_options& opts) {
+  ps_plan plan;
   auto* resume = opts.resume;
   auto parts = resume ? resume_parts(cfg, resume->ps) : shard_states{};
-  core.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{});
+  plan.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{});
   auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
-  core.ps = spawn_ps_shards(sys, cfg, std::move(initial), core.tracer, opts.origin, parts);
+  auto k = static_cast<size_t>(std::max(1, cfg.ps_shards));
+  plan.bounds = ps_group::even_bounds(initial.size(), k);
+  for (size_t i = 0; i < k; ++i) {
+    auto begin = static_cast<std::ptrdiff_t>(plan.bounds[i]), end = static_cast<std::ptrdiff_t>(plan.bounds[i + 1]);
+    auto slice = k == 1 ? std::move(initial) : std::vector<float>(initial.begin() + begin, initial.begin() + end);
+    plan.shards.push_back(shard_config(cfg, plan.bounds, i, std::move(slice), parts.empty() ? nullptr : parts[i],
+                                       plan.tracer, opts.origin));
+  }
+  return plan;
+}
+
+job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
+                           std::shared_ptr<const dataset> test, const core_options& opts, tracer_actor tracer,
+                           ps_group ps) {
+  job_core core;
+  auto* resume = opts.resume;
+  core.tracer = std::move(tracer);
+  core.ps = std::move(ps);
   auto co = std::make_shared<coordinator_config>();
   co->protocol_name = cfg.protocol;
   co->proto = make_protocol(cfg.protocol, protocol_options_for(cfg));
@@ -142,6 +149,16 @@ job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t t
   core.evaluator =
     spawn_evaluator(sys, {std::move(test), cfg.model, 0, core.coordinator, opts.detached_evaluator});
   return core;
+}
+
+job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
+                        std::shared_ptr<const dataset> test, const core_options& opts) {
+  auto plan = plan_job_core(sys, cfg, opts);
+  ps_group ps;
+  ps.bounds = plan.bounds;
+  for (auto& c : plan.shards)
+    ps.shards.push_back(spawn_parameter_server(sys, std::move(c)));
+  return spawn_job_control(sys, cfg, train_size, std::move(test), opts, std::move(plan.tracer), std::move(ps));
 }
 
 worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,

@@ -3,6 +3,7 @@
 // coordinator, evaluator) lives in one actor system; workers may live in any.
 #pragma once
 
+#include "actors/parameter_server.hpp"
 #include "actors/worker.hpp"
 #include "models/dataset.hpp"
 #include "core/interfaces.hpp"
@@ -53,11 +54,30 @@ struct core_options {
 };
 
 /// Spawns tracer, PS (cfg.ps_shards shards with the model's initial weights),
-/// coordinator and evaluator for `cfg` (limits already explicit). Start the run
-/// with (start_atom, workers, evaluator) to the coordinator. Throws
-/// config_error, before spawning anything, for a checkpoint the shards cannot take.
+/// coordinator and evaluator for `cfg` (limits already explicit), all in `sys`.
+/// Start the run with (start_atom, workers, evaluator) to the coordinator.
+/// Throws config_error, before spawning anything, for a checkpoint the shards
+/// cannot take. Shards elsewhere (a cluster's nodes) take the two steps below.
 job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
                         std::shared_ptr<const dataset> test, const core_options& opts);
+
+/// The first step: the tracer, spawned, and each shard's config, not yet.
+struct ps_plan {
+  tracer_actor tracer;
+  std::vector<uint64_t> bounds;  // as ps_group::bounds
+  std::vector<ps_config> shards;
+};
+ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, const core_options& opts);
+
+/// The second step, once the shards run (anywhere): coordinator and evaluator.
+job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
+                           std::shared_ptr<const dataset> test, const core_options& opts, tracer_actor tracer,
+                           ps_group ps);
+
+/// Shard k of `cfg`'s PS over `bounds`, holding `slice` (resumed from `resume`
+/// if given); a node hosting the shard builds the same config from its parts.
+ps_config shard_config(const job_config& cfg, const std::vector<uint64_t>& bounds, size_t k, std::vector<float> slice,
+                       std::shared_ptr<const saved_ps> resume, tracer_actor tracer, time_point origin);
 
 /// Worker `id` of `cfg`, on `train` (the full training set: it takes its own shard).
 worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,

@@ -106,6 +106,9 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
       [=](spawn_atom, const std::string&, worker_spec& spec) -> caf::result<worker_actor> {
         return self->spawn(hostile_worker, std::move(spec));
       },
+      [](spawn_atom, const std::string&, shard_spec&) -> caf::result<ps_actor> {
+        return caf::make_error(caf::sec::unexpected_message);  // hosts workers only
+      },
       [=](leave_atom, const std::string&, const std::string&) { self->quit(); },
       [](heartbeat_atom) {},
     };

@@ -299,6 +299,21 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     ++n.status.used;
     ++entry.held[n.handle.address()];
   }
+  if (cfg.ps_placement == "nodes") {  // BytePS: a server beside the workers on each of their nodes
+    std::vector<size_t> hosts;
+    for (auto idx : *where)
+      if (std::find(hosts.begin(), hosts.end(), idx) == hosts.end())
+        hosts.push_back(idx);
+    if (setup.cfg.ps_shards == 0)
+      setup.cfg.ps_shards = static_cast<int>(hosts.size());
+    for (size_t k = 0; k < static_cast<size_t>(setup.cfg.ps_shards); ++k) {
+      auto& n = st.nodes[hosts[k % hosts.size()]];
+      setup.shard_nodes.push_back(n.handle);
+      setup.shard_node_names.push_back(n.status.name);
+      setup.shard_node_tokens.push_back(n.token);
+    }
+  }
+  setup.cfg.ps_shards = std::max(1, setup.cfg.ps_shards);
   setup.nodes.resize(static_cast<size_t>(cfg.workers));  // vacant places: an invalid node
   setup.node_names.resize(setup.nodes.size());
   setup.node_tokens.resize(setup.nodes.size());

@@ -12,6 +12,7 @@ void register_cluster_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<job_config>("job_config");
   cfg.add_message_type<node_hello>("node_hello");
   cfg.add_message_type<worker_spec>("worker_spec");
+  cfg.add_message_type<shard_spec>("shard_spec");
   cfg.add_message_type<node_status>("node_status");
   cfg.add_message_type<job_status>("job_status");
   cfg.add_message_type<cluster_status>("cluster_status");

@@ -7,6 +7,7 @@
 //   client -> head    stop(job id, stop token, reason) -> true   (the submitter ends its job early)
 //   job    -> node    prepare(token, job) -> examples       (loads the data before the clock starts)
 //   job    -> node    spawn(token, worker_spec) -> worker   (the job runs on the head)
+//   job    -> node    spawn(token, shard_spec) -> PS shard  (--ps-placement nodes)
 //   head   -> node    leave(token, reason)                  (the head is shutting down)
 //
 // Tokens: CAF 0.17 does not authenticate senders (a peer past the handshake
@@ -60,6 +61,20 @@ struct worker_spec {
   saved_worker resume;
 };
 
+/// A PS shard's part of a job, sent to the node that hosts it
+/// (--ps-placement nodes). The node makes it a parameter_server over
+/// [bounds[shard], bounds[shard + 1]) of the model.
+struct shard_spec {
+  job_config job;
+  uint32_t shard = 0;
+  std::vector<uint64_t> bounds;   // as ps_group::bounds
+  std::vector<float> initial;     // the shard's slice of the weights
+  bool resumed = false;           // continue from a checkpoint's part, `resume`
+  saved_ps resume;
+  tracer_actor tracer;
+  int64_t elapsed_ns = 0;         // time since the run's origin when the head sent this
+};
+
 struct node_status {
   std::string name;
   std::string address;      // host:port the head sees the node at
@@ -76,6 +91,7 @@ struct job_status {
   double progress = 0;      // fraction of the sample budget
   double accuracy = -1;     // last evaluation
   std::string state;        // starting, running, done, failed, stopped
+  std::vector<std::string> shards;  // where each PS shard runs: "head" or a node's name
 };
 
 struct cluster_status {
@@ -103,6 +119,11 @@ typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
            x.elapsed_ns, x.resumed, x.resume);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
+  return f(caf::meta::type_name("shard_spec"), x.job, x.shard, x.bounds, float_block{x.initial}, x.resumed, x.resume,
+           x.tracer, x.elapsed_ns);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.name, x.address, x.slots, x.used, x.up_since_ms,
            x.last_heartbeat_ms);
@@ -110,7 +131,7 @@ typename Inspector::result_type inspect(Inspector& f, node_status& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.protocol, x.workers, exact(x.progress), exact(x.accuracy),
-           x.state);
+           x.state, x.shards);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
@@ -131,6 +152,7 @@ using client_actor = caf::typed_actor<
 using node_actor = caf::typed_actor<
   caf::replies_to<prepare_atom, std::string, job_config>::with<int64_t>,
   caf::replies_to<spawn_atom, std::string, worker_spec>::with<worker_actor>,
+  caf::replies_to<spawn_atom, std::string, shard_spec>::with<ps_actor>,
   caf::reacts_to<leave_atom, std::string, std::string>,
   caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat
 
@@ -174,6 +196,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 9;
+inline constexpr int wire_version = 10;
 
 }  // namespace syncpoint::cluster

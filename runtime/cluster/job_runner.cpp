@@ -53,12 +53,14 @@ void abort_job(job_ptr self, const std::string& why) {
   for (auto& w : st.workers)
     if (w)
       self->send_exit(w, caf::exit_reason::user_shutdown);
-  if (st.core.coordinator) {  // spawned (phase 2)
-    self->send_exit(st.core.coordinator, caf::exit_reason::user_shutdown);
-    for (auto& shard : st.core.ps.shards)
+  for (auto& shard : st.core.ps.shards)  // spawned (phase 2), here or on nodes
+    if (shard)
       self->send_exit(shard, caf::exit_reason::user_shutdown);
-    self->send_exit(st.core.evaluator, caf::exit_reason::user_shutdown);
+  if (st.core.tracer)
     self->send_exit(st.core.tracer, caf::exit_reason::user_shutdown);
+  if (st.core.coordinator) {
+    self->send_exit(st.core.coordinator, caf::exit_reason::user_shutdown);
+    self->send_exit(st.core.evaluator, caf::exit_reason::user_shutdown);
   }
   st.status.state = "failed";
   tell_head(self);
@@ -80,6 +82,16 @@ void stop_job(job_ptr self, const std::string& why) {
   }
 }
 
+// "; PS shards on a, b" when the shards run on nodes.
+std::string shard_hosts(const job_state& st) {
+  if (st.setup.shard_nodes.empty())
+    return "";
+  std::string out = "; PS shards on ";
+  for (size_t k = 0; k < st.status.shards.size(); ++k)
+    out += (k ? ", " : "") + st.status.shards[k];
+  return out;
+}
+
 void start(job_ptr self) {
   auto& st = self->state;
   st.started = true;
@@ -96,7 +108,7 @@ void start(job_ptr self) {
               (static_cast<size_t>(running) < st.workers.size()
                  ? " of " + std::to_string(st.workers.size()) + " workers started (elastic: the rest as slots free up)"
                  : std::string(" workers started")) +
-              " on " + where);
+              " on " + where + shard_hosts(st));
   st.status.state = "running";
   tell_head(self);
 }
@@ -153,17 +165,12 @@ void prepare_node(job_ptr self, const node_actor& node, const std::string& token
       [=](caf::error& err) { failed("node " + name + " could not prepare the job: " + self->system().render(err)); });
 }
 
-// Phase 2, once every node holds the data: the run's clock starts, the PS
-// side is spawned here and the workers on their nodes.
-void launch(job_ptr self) {
+// The options of this job's PS side.
+core_options core_options_for(job_ptr self) {
   auto& st = self->state;
   auto& cfg = st.setup.cfg;
-  st.origin = self->clock().now();
-  const checkpoint_state* from = st.setup.resume ? &st.setup.resume->point.state : nullptr;
-  if (from)  // the run's clock goes on from the checkpoint's time
-    st.origin -= std::chrono::nanoseconds(from->time_ns);
   core_options opts;
-  opts.resume = from;
+  opts.resume = st.setup.resume ? &st.setup.resume->point.state : nullptr;
   if (cfg.checkpoint_every_s > 0)
     opts.on_checkpoint = checkpoint_writer(cfg, run_settings(cfg, cfg.iter_cost_ms));
   opts.driver = job_actor{self};
@@ -171,7 +178,18 @@ void launch(job_ptr self) {
   opts.request_timeout = caf::duration{seconds(cfg.request_timeout_s)};
   opts.report_progress = true;
   opts.detached_evaluator = true;
-  st.core = spawn_job_core(self->system(), cfg, st.setup.train_size, st.setup.test, opts);
+  return opts;
+}
+
+// Once the PS shards run: the coordinator and evaluator here, and the workers
+// on their nodes; the run starts when every worker has answered.
+void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
+  auto& st = self->state;
+  auto& cfg = st.setup.cfg;
+  auto opts = core_options_for(self);
+  const checkpoint_state* from = opts.resume;
+  st.core = spawn_job_control(self->system(), cfg, st.setup.train_size, st.setup.test, opts, std::move(tracer),
+                              std::move(ps));
   self->monitor(st.core.coordinator);
   st.workers.resize(static_cast<size_t>(cfg.workers));
   auto needed = static_cast<size_t>(std::count(st.vacant.begin(), st.vacant.end(), false));
@@ -202,6 +220,62 @@ void launch(job_ptr self) {
                             std::to_string(idx) + ": " + self->system().render(err));
         });
   }
+}
+
+// Shard k of `plan` on its node (--ps-placement nodes); spawn_rest once all are up.
+void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_plan> plan, size_t k) {
+  auto& st = self->state;
+  auto& c = plan->shards[k];
+  auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
+  shard_spec spec{st.setup.cfg, static_cast<uint32_t>(k), plan->bounds, std::move(c.initial), c.resume != nullptr,
+                  c.resume ? *c.resume : saved_ps{}, plan->tracer, elapsed.count()};
+  auto name = st.setup.shard_node_names[k];
+  self->request(st.setup.shard_nodes[k], st.setup.spawn_timeout, spawn_atom::value, st.setup.shard_node_tokens[k],
+                std::move(spec))
+    .then(
+      [=](ps_actor& shard) {
+        auto& st = self->state;
+        st.core.ps.shards[k] = shard;
+        if (st.ended) {
+          self->send_exit(shard, caf::exit_reason::user_shutdown);
+          return;
+        }
+        if (std::all_of(st.core.ps.shards.begin(), st.core.ps.shards.end(), [](auto& s) { return bool(s); }))
+          spawn_rest(self, plan->tracer, st.core.ps);
+      },
+      [=](caf::error& err) {
+        abort_job(self, "node " + name + " could not start shard " + std::to_string(k) +
+                          " of the parameter server: " + self->system().render(err));
+      });
+}
+
+// Phase 2, once every node holds the data: the run's clock starts, and the
+// PS shards are spawned, here or on their nodes.
+void launch(job_ptr self) {
+  auto& st = self->state;
+  st.origin = self->clock().now();
+  if (st.setup.resume)  // the run's clock goes on from the checkpoint's time
+    st.origin -= std::chrono::nanoseconds(st.setup.resume->point.state.time_ns);
+  std::shared_ptr<ps_plan> plan;
+  try {
+    plan = std::make_shared<ps_plan>(plan_job_core(self->system(), st.setup.cfg, core_options_for(self)));
+  } catch (const std::exception& e) {  // a checkpoint these shards cannot take
+    abort_job(self, e.what());
+    return;
+  }
+  st.core.tracer = plan->tracer;
+  st.core.ps.bounds = plan->bounds;
+  st.core.ps.shards.assign(plan->shards.size(), ps_actor{});
+  for (size_t k = 0; k < plan->shards.size(); ++k)
+    st.status.shards.push_back(st.setup.shard_nodes.empty() ? "head" : st.setup.shard_node_names[k]);
+  if (st.setup.shard_nodes.empty()) {
+    for (size_t k = 0; k < plan->shards.size(); ++k)
+      st.core.ps.shards[k] = spawn_parameter_server(self->system(), std::move(plan->shards[k]));
+    spawn_rest(self, plan->tracer, st.core.ps);
+    return;
+  }
+  for (size_t k = 0; k < plan->shards.size(); ++k)
+    spawn_remote_shard(self, plan, k);
 }
 
 // Elastic: a node with `free` slots joined. Up to that many vacant ids get a

@@ -1,6 +1,7 @@
 // One submitted job, run on the head: once each chosen node has loaded the
-// data (its clock starts then), it spawns the PS side of the job here,
-// asks each chosen node to spawn its workers, starts the coordinator, relays
+// data (its clock starts then), it spawns the PS shards here or on their
+// nodes, then the coordinator and evaluator here, asks each chosen node to
+// spawn its workers, starts the coordinator, relays
 // progress to the submitting client and the head, and sends the client the
 // outcome. It stops the job when the head asks (stop_atom) or when the client
 // goes away.
@@ -22,6 +23,11 @@ struct job_setup {
   std::vector<node_actor> nodes;           // per worker: the node that hosts it
   std::vector<std::string> node_names;     // per worker
   std::vector<std::string> node_tokens;    // per worker: what its node accepts jobs with
+  // --ps-placement nodes: per shard (cfg.ps_shards of them), the node that
+  // hosts it; empty: the shards run here, on the head.
+  std::vector<node_actor> shard_nodes;
+  std::vector<std::string> shard_node_names;
+  std::vector<std::string> shard_node_tokens;
   std::string head_token;                  // what the head accepts job updates with
   client_actor client;
   head_actor head;

@@ -14,6 +14,7 @@ struct node_state {
   std::string token = make_token();  // the head must send it back with every job request
   bool joined = false;
   std::vector<worker_actor> workers;
+  std::vector<ps_actor> shards;  // PS shards of jobs placed here (they take no slot)
   // The last data set loaded, shared by the workers of a job on this node.
   std::string data_key;
   std::shared_ptr<const dataset> data;
@@ -28,6 +29,9 @@ void leave(node_ptr self, const std::string& why, caf::error reason = caf::none)
   for (auto& w : st.workers)
     self->send_exit(w, caf::exit_reason::user_shutdown);
   st.workers.clear();
+  for (auto& s : st.shards)
+    self->send_exit(s, caf::exit_reason::user_shutdown);
+  st.shards.clear();
   if (st.cfg.on_leave)
     st.cfg.on_leave(why);
   self->quit(reason ? std::move(reason) : caf::error{caf::exit_reason::normal});
@@ -90,6 +94,25 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
   }
 }
 
+caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard_spec& spec) {
+  auto& st = self->state;
+  if (auto err = check_head(self, token))
+    return err;
+  auto k = static_cast<size_t>(spec.shard);
+  if (k + 1 >= spec.bounds.size() || spec.bounds[k + 1] < spec.bounds[k] ||
+      spec.initial.size() != spec.bounds[k + 1] - spec.bounds[k])
+    return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) +
+                                             " does not match its bounds");
+  auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
+  auto resume = spec.resumed ? std::make_shared<const saved_ps>(std::move(spec.resume)) : nullptr;
+  auto shard = spawn_parameter_server(
+    self->system(), shard_config(spec.job, spec.bounds, k, std::move(spec.initial), std::move(resume),
+                                 spec.tracer, origin));
+  self->monitor(shard);
+  st.shards.push_back(shard);
+  return shard;
+}
+
 node_actor::behavior_type node(node_ptr self, node_config cfg) {
   self->state.cfg = std::move(cfg);
   auto& st = self->state;
@@ -104,6 +127,9 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
     st.workers.erase(std::remove_if(st.workers.begin(), st.workers.end(),
                                     [&](const worker_actor& w) { return w.address() == dm.source; }),
                      st.workers.end());
+    st.shards.erase(std::remove_if(st.shards.begin(), st.shards.end(),
+                                   [&](const ps_actor& s) { return s.address() == dm.source; }),
+                    st.shards.end());
   });
   self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
                 node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token, st.cfg.secret}, node_actor{self})
@@ -127,6 +153,9 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
     },
     [=](spawn_atom, const std::string& token, worker_spec& spec) -> caf::result<worker_actor> {
       return spawn_one(self, token, spec);
+    },
+    [=](spawn_atom, const std::string& token, shard_spec& spec) -> caf::result<ps_actor> {
+      return spawn_shard(self, token, spec);
     },
     [=](leave_atom, const std::string& token, const std::string& reason) {
       if (!check_head(self, token))

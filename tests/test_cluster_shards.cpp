@@ -1,0 +1,86 @@
+// PS shards on a cluster's nodes (--ps-placement nodes), with real processes
+// on loopback: the model they train, where status says they run, and what a
+// job does when a node hosting a shard dies.
+#include "runtime/model_file.hpp"
+#include "tests/cluster_fixture.hpp"
+#include "tests/process.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace syncpoint;
+using namespace syncpoint::testing;
+
+namespace {
+
+// The largest difference between two saved models' values (same version required).
+double model_distance(const std::string& a_path, const std::string& b_path) {
+  auto a = load_model_file(a_path);
+  auto b = load_model_file(b_path);
+  CHECK(a.version == b.version);
+  REQUIRE(a.values.size() == b.values.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < a.values.size(); ++i)
+    max_diff = std::max(max_diff, std::abs(double(a.values.data()[i]) - double(b.values.data()[i])));
+  return max_diff;
+}
+
+}  // namespace
+
+TEST_CASE("cluster shards: a 4-worker BSP job with a PS shard on each of two nodes ends with the model of the same "
+          "job in one process") {
+  cluster c;
+  c.node("a", 2);
+  c.node("b", 2);
+  auto job = small_job("bsp", 4, 2);
+  auto sub = c.submit(cat(job, {"--ps-placement", "nodes", "--out", c.dir / "cluster", "--save-model",
+                                c.dir / "cluster.model"}),
+                      "submit");
+  REQUIRE_MESSAGE(sub->wait(hang_deadline) == 0, sub->err());
+  CHECK_MESSAGE(sub->err().find("4 workers started on a (2), b (2); PS shards on a, b") != std::string::npos,
+                sub->err());
+  auto local = c.run("train", cat(job, {"--clock", "real", "--out", c.dir / "local", "--save-model",
+                                        c.dir / "local.model"}),
+                     "train");
+  REQUIRE_MESSAGE(local->wait(hang_deadline) == 0, local->err());
+  CHECK(model_distance(c.dir / "cluster.model", c.dir / "local.model") < 1e-4);  // a round's summation order
+  auto sa = slurp(c.dir / "cluster/summary.json");
+  auto sb = slurp(c.dir / "local/summary.json");
+  CHECK(json_number(sa, "samples") == json_number(sb, "samples"));
+  CHECK(json_number(sa, "final_accuracy") == doctest::Approx(json_number(sb, "final_accuracy")).epsilon(0.003));
+}
+
+TEST_CASE("cluster shards: status shows where each shard of a running job is, and --ps-shards places them round "
+          "robin") {
+  cluster c;
+  c.node("a", 2);
+  c.node("b", 2);
+  auto sub = c.submit(cat(open_job("asp", 4), {"--ps-placement", "nodes", "--ps-shards", "3"}), "submit");
+  await(*sub, "] eval ");  // every shard and worker runs: the job is training
+  auto s = c.status();
+  CHECK_MESSAGE(s.find("PS SHARDS") != std::string::npos, s);
+  CHECK_MESSAGE(s.find("0: a, 1: b, 2: a") != std::string::npos, s);
+  interrupt(*sub);
+  auto head_job = c.submit(small_job("asp", 2, 1), "on-head");  // the default: on the head
+  REQUIRE_MESSAGE(head_job->wait(hang_deadline) == 0, head_job->err());
+  CHECK(head_job->err().find("PS shards on") == std::string::npos);
+  CHECK_MESSAGE(c.status().find("0: head") != std::string::npos, c.status());
+}
+
+TEST_CASE("cluster shards: a node hosting a shard killed mid-job without checkpoints: the job fails naming the lost "
+          "shard, and the head stays up") {
+  cluster c;
+  c.node("a", 2);
+  auto& b = c.node("b", 2);
+  auto sub = c.submit(cat(open_job("bsp", 4), {"--ps-placement", "nodes"}), "submit");
+  await(*sub, "] eval ");
+  b.signal(SIGKILL);
+  CHECK(sub->wait(hang_deadline) == 1);
+  CHECK_MESSAGE(sub->err().find("lost shard 1 of the parameter server") != std::string::npos, sub->err());
+  CHECK(c.head->running());
+  auto bad = c.submit(cat(small_job("bsp", 2, 1), {"--ps-placement", "elsewhere"}), "bad");
+  CHECK(bad->wait(hang_deadline) == 2);
+  CHECK_MESSAGE(bad->err().find("--ps-placement must be head or nodes") != std::string::npos, bad->err());
+}
