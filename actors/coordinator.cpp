@@ -154,6 +154,36 @@ void shut_down_everything(coordinator_ptr self) {
     self->send_exit(w, caf::exit_reason::user_shutdown);
 }
 
+// Worker i is gone (`reason`: its exit): the protocol goes on without it.
+void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
+  auto& st = self->state;
+  auto w = static_cast<worker_id>(i);
+  busy_timer busy(st);
+  st.gone_[i] = true;
+  auto record_loss = [&] {
+    auto t = since(self, st.cfg->origin);
+    st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
+    st.losses.push_back({w, t, loss_reason(self, reason)});
+    st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " lost: " +
+                st.losses.back().reason,
+              true);
+  };
+  if (st.live_[i] && st.stopping && is_failure(reason))  // died while stopping: say so
+    record_loss();
+  if (st.live_[i] && !st.stopping) {
+    st.set_live(i, false);
+    st.set_waiting(i, false);
+    st.pending_release_[i] = 0;
+    st.promise_[i] = caf::typed_response_promise<proceed>{};
+    record_loss();
+    st.send_worker_weights();
+    st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
+  }
+  st.set_live(i, false);
+  maybe_finish(self);
+  checkpoint_if_still(self);
+}
+
 void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   auto it = std::find_if(st.worker_handles.begin(), st.worker_handles.end(),
@@ -169,7 +199,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
                                                                "a parameter server, evaluator or tracer stopped");
       if (s != shards.end()) {  // (part of) the model is gone: say which
         auto k = static_cast<size_t>(s - shards.begin());
-        why = caf::make_error(caf::sec::runtime_error,
+        why = make_error(sp_error::lost_shard,
                               (shards.size() == 1 ? std::string("lost the parameter server")
                                                   : "lost shard " + std::to_string(k) +
                                                       " of the parameter server (values " +
@@ -182,32 +212,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
     }
     return;
   }
-  auto i = static_cast<size_t>(it - st.worker_handles.begin());
-  auto w = static_cast<worker_id>(i);
-  busy_timer busy(st);
-  st.gone_[i] = true;
-  auto record_loss = [&] {
-    auto t = since(self, st.cfg->origin);
-    st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
-    st.losses.push_back({w, t, loss_reason(self, dm.reason)});
-    st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " lost: " +
-                st.losses.back().reason,
-              true);
-  };
-  if (st.live_[i] && st.stopping && is_failure(dm.reason))  // died while stopping: say so
-    record_loss();
-  if (st.live_[i] && !st.stopping) {
-    st.set_live(i, false);
-    st.set_waiting(i, false);
-    st.pending_release_[i] = 0;
-    st.promise_[i] = caf::typed_response_promise<proceed>{};
-    record_loss();
-    st.send_worker_weights();
-    st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
-  }
-  st.set_live(i, false);
-  maybe_finish(self);
-  checkpoint_if_still(self);
+  lose_worker(self, static_cast<size_t>(it - st.worker_handles.begin()), dm.reason);
 }
 
 // A vacant worker id (never started, or lost) gets a running worker: live,
@@ -338,8 +343,11 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       // The job's members: only these workers may push to and pull from the PS.
       st.to_shards(attach_atom::value, coordinator_actor{self}, st.worker_handles);
       st.evaluator = std::move(evaluator);
+      std::vector<size_t> missing;  // resumed without a worker: its node went with a shard
       for (size_t i = 0; i < st.worker_handles.size(); ++i)
-        if (!st.worker_handles[i]) {  // vacant: an elastic job short of slots
+        if (!st.worker_handles[i] && st.resumed && st.live_[i] && !st.gone_[i]) {
+          missing.push_back(i);
+        } else if (!st.worker_handles[i]) {  // vacant: an elastic job short of slots
           st.set_live(i, false);
           st.set_waiting(i, false);
           st.gone_[i] = true;
@@ -364,8 +372,10 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         if (st.cfg->checkpoint_every_s > 0)
           self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
         for (size_t i = 0; i < st.worker_handles.size(); ++i)  // after the attach: the PS knows them
-          if (!st.gone_[i])
+          if (!st.gone_[i] && st.worker_handles[i])
             self->send(st.worker_handles[i], resume_atom::value);
+        for (auto i : missing)  // they leave as a lost node's workers do
+          lose_worker(self, i, caf::exit_reason::remote_link_unreachable);
         return;
       }
       st.send_worker_weights();

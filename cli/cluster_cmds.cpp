@@ -7,10 +7,12 @@
 
 #include <caf/io/middleman.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
+#include <thread>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -254,7 +256,10 @@ int run_node(const std::vector<std::string>& args) {
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
-  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "node"));
+  // A thread per worker slot, up to the cores (a worker is busy one core).
+  auto cores = std::max(1u, std::thread::hardware_concurrency());
+  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "node"),
+                    std::min<size_t>(static_cast<size_t>(opts.slots), cores));
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "node");
   std::atomic<bool> joined{false};

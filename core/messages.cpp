@@ -19,6 +19,7 @@ std::string to_string(sp_error code) {
     case sp_error::bad_input: return "bad_input";
     case sp_error::unauthorized: return "unauthorized";
     case sp_error::not_now: return "not_now";
+    case sp_error::lost_shard: return "lost_shard";
   }
   return "unknown";
 }

@@ -84,3 +84,31 @@ TEST_CASE("cluster shards: a node hosting a shard killed mid-job without checkpo
   CHECK(bad->wait(hang_deadline) == 2);
   CHECK_MESSAGE(bad->err().find("--ps-placement must be head or nodes") != std::string::npos, bad->err());
 }
+
+TEST_CASE("cluster shards: a node hosting a shard killed mid-job with checkpoints on: the job goes on from the newest "
+          "checkpoint with the shard placed again, the node's workers lost, and says so") {
+  cluster c;
+  c.node("a", 2);
+  auto& b = c.node("b", 2);
+  auto out = c.dir / "out";
+  auto sub = c.submit(cat(open_job("bsp", 4), {"--ps-placement", "nodes", "--checkpoint-every", "0.3",
+                                               "--checkpoint-dir", c.dir / "ck", "--out", out}),
+                      "submit");
+  auto at = await(*sub, "checkpoint at");  // a checkpoint to go on from exists
+  b.signal(SIGKILL);
+  at = await(*sub, "restarting from the newest checkpoint", at);
+  // Shard 1 placed again, on a; b's workers are gone with it.
+  at = await(*sub, "2 of 4 workers started (the rest were lost with their node) on a (2); PS shards on a, a", at);
+  await(*sub, "] eval ", await(*sub, "] eval ", at));  // it trains on: two evaluations
+  interrupt(*sub);
+  auto err = sub->err();
+  CHECK_MESSAGE(err.find("lost shard 1 of the parameter server (node b): restarting from the newest checkpoint") !=
+                  std::string::npos,
+                err);
+  CHECK_MESSAGE(sub->out().find("resumed from " + c.dir / "ck") != std::string::npos, sub->out());
+  auto summary = slurp(out + "/summary.json");
+  CHECK(summary.find("\"resumed_from\": \"" + c.dir / "ck") != std::string::npos);
+  CHECK(json_number(summary, "lost_workers") == 2);  // spread put workers 1 and 3 on b
+  CHECK(summary.find("node b") != std::string::npos);
+  CHECK(json_number(summary, "final_accuracy") > 0.5);
+}

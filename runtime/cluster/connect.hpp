@@ -24,8 +24,9 @@ std::string check_tls(const tls_files& tls);
 /// the cluster's messages. Heartbeats every second and a 3 s connection
 /// timeout notice a silent peer within 4 s; the application identifier
 /// carries the schema fingerprint, so CAF's handshake refuses a peer built
-/// from another schema.
-void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls = {});
+/// from another schema. The scheduler shares one queue over `threads`
+/// threads (0: CAF's count), unless the command line says otherwise.
+void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls = {}, size_t threads = 0);
 
 /// Publishes the head at `port` on `host` (with TLS when the OpenSSL manager is loaded).
 caf::expected<uint16_t> publish_head(caf::actor_system& sys, const head_actor& head, uint16_t port,

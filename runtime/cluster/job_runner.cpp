@@ -1,8 +1,10 @@
 #include "runtime/cluster/job_runner.hpp"
 
+#include "runtime/checkpoint_file.hpp"
 #include "runtime/job_parts.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <map>
 
@@ -23,6 +25,12 @@ struct job_state {
   bool client_gone = false;
   std::string stop_reason;
   job_status status;
+  // A shard's node died and the job goes on from its newest checkpoint: the
+  // old actors whose end is awaited before it starts again, and the lost node.
+  bool restarting = false;
+  std::vector<caf::actor_addr> awaited;
+  caf::actor_addr lost_node;
+  int restarts = 0;
   static inline const char* name = "job";
 };
 
@@ -106,7 +114,9 @@ void start(job_ptr self) {
   auto running = std::count(st.vacant.begin(), st.vacant.end(), false);
   say(self, "[job " + std::to_string(st.setup.id) + "] " + std::to_string(running) +
               (static_cast<size_t>(running) < st.workers.size()
-                 ? " of " + std::to_string(st.workers.size()) + " workers started (elastic: the rest as slots free up)"
+                 ? " of " + std::to_string(st.workers.size()) + " workers started (" +
+                     (st.setup.cfg.elastic ? "elastic: the rest as slots free up" : "the rest were lost with their node") +
+                     ")"
                  : std::string(" workers started")) +
               " on " + where + shard_hosts(st));
   st.status.state = "running";
@@ -191,6 +201,8 @@ void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
   st.core = spawn_job_control(self->system(), cfg, st.setup.train_size, st.setup.test, opts, std::move(tracer),
                               std::move(ps));
   self->monitor(st.core.coordinator);
+  for (auto& shard : st.core.ps.shards)
+    self->monitor(shard);
   st.workers.resize(static_cast<size_t>(cfg.workers));
   auto needed = static_cast<size_t>(std::count(st.vacant.begin(), st.vacant.end(), false));
   for (int i = 0; i < cfg.workers; ++i) {
@@ -220,6 +232,11 @@ void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
                             std::to_string(idx) + ": " + self->system().render(err));
         });
   }
+}
+
+// Whether shard k runs here (--ps-placement head, or placed here again).
+bool on_head(const job_state& st, size_t k) {
+  return st.setup.shard_nodes.empty() || !st.setup.shard_nodes[k];
 }
 
 // Shard k of `plan` on its node (--ps-placement nodes); spawn_rest once all are up.
@@ -266,16 +283,134 @@ void launch(job_ptr self) {
   st.core.tracer = plan->tracer;
   st.core.ps.bounds = plan->bounds;
   st.core.ps.shards.assign(plan->shards.size(), ps_actor{});
-  for (size_t k = 0; k < plan->shards.size(); ++k)
-    st.status.shards.push_back(st.setup.shard_nodes.empty() ? "head" : st.setup.shard_node_names[k]);
-  if (st.setup.shard_nodes.empty()) {
-    for (size_t k = 0; k < plan->shards.size(); ++k)
+  st.status.shards.clear();
+  bool remote = false;
+  for (size_t k = 0; k < plan->shards.size(); ++k) {
+    bool here = on_head(st, k);
+    st.status.shards.push_back(here ? "head" : st.setup.shard_node_names[k]);
+    if (here)
       st.core.ps.shards[k] = spawn_parameter_server(self->system(), std::move(plan->shards[k]));
+    remote = remote || !here;
+  }
+  if (!remote) {
     spawn_rest(self, plan->tracer, st.core.ps);
     return;
   }
   for (size_t k = 0; k < plan->shards.size(); ++k)
-    spawn_remote_shard(self, plan, k);
+    if (!on_head(st, k))
+      spawn_remote_shard(self, plan, k);
+}
+
+// Whether this job's newest checkpoint can replace a lost shard: checkpoints
+// on, one taken, and few restarts so far (a node that dies again and again
+// ends the job).
+bool can_restart(job_ptr self) {
+  auto& st = self->state;
+  auto& cfg = st.setup.cfg;
+  return st.started && !st.ended && !st.restarting && cfg.checkpoint_every_s > 0 && st.restarts < 3 &&
+         !newest_checkpoint(cfg.checkpoint_dir).empty();
+}
+
+// Shard k is gone with its node: the job starts again from its newest
+// checkpoint, the node's shards placed on a surviving node that hosts
+// shards or workers (else on the head) and its workers lost, once every
+// actor of the old run has ended.
+void restart(job_ptr self, size_t k, const std::string& why) {
+  auto& st = self->state;
+  auto cfg = st.setup.cfg;
+  cfg.resume_dir = cfg.checkpoint_dir;
+  std::shared_ptr<const resume_point> from;
+  try {
+    from = std::make_shared<const resume_point>(
+      load_resume_point(cfg, make_model(cfg.model)->size(), st.setup.train_size));
+  } catch (const std::exception& e) {
+    abort_job(self, why + "; its newest checkpoint cannot be resumed: " + e.what());
+    return;
+  }
+  st.restarting = true;
+  ++st.restarts;
+  auto dead = st.setup.shard_nodes[k].address();
+  st.lost_node = dead;
+  std::string dead_name = st.setup.shard_node_names[k];
+  // Where the dead node's shards go: a surviving shard host, else a worker's node, else the head.
+  size_t to = SIZE_MAX;
+  for (size_t j = 0; j < st.setup.shard_nodes.size() && to == SIZE_MAX; ++j)
+    if (!on_head(st, j) && st.setup.shard_nodes[j].address() != dead)
+      to = j;
+  for (size_t j = 0; j < st.setup.shard_nodes.size(); ++j)
+    if (!on_head(st, j) && st.setup.shard_nodes[j].address() == dead) {
+      if (to == SIZE_MAX) {
+        st.setup.shard_nodes[j] = node_actor{};
+        st.setup.shard_node_names[j] = "head";
+      } else {
+        st.setup.shard_nodes[j] = st.setup.shard_nodes[to];
+        st.setup.shard_node_names[j] = st.setup.shard_node_names[to];
+        st.setup.shard_node_tokens[j] = st.setup.shard_node_tokens[to];
+      }
+    }
+  for (size_t i = 0; i < st.setup.nodes.size(); ++i)  // its workers leave (the coordinator says so)
+    if (st.setup.nodes[i] && st.setup.nodes[i].address() == dead) {
+      st.setup.nodes[i] = node_actor{};
+      st.vacant[i] = true;
+    }
+  // Every actor of the old run ends; its workers and shards are awaited, so
+  // that the nodes have freed their slots before new ones are asked for.
+  st.awaited.clear();
+  auto end = [&](const auto& handle, bool await) {
+    if (!handle)
+      return;
+    if (await) {
+      self->monitor(handle);
+      st.awaited.push_back(handle.address());
+    }
+    self->send_exit(handle, caf::exit_reason::user_shutdown);
+  };
+  for (auto& w : st.workers)
+    end(w, true);
+  for (auto& shard : st.core.ps.shards)
+    end(shard, true);
+  end(st.core.coordinator, false);
+  end(st.core.evaluator, false);
+  end(st.core.tracer, false);
+  st.core = job_core{};
+  st.workers.assign(st.workers.size(), worker_actor{});
+  st.spawned = 0;
+  st.started = false;
+  st.setup.resume = from;
+  char at[32];
+  std::snprintf(at, sizeof at, "%.3f", to_seconds(from->point.state.time_ns));
+  say(self, "[job " + std::to_string(st.setup.id) + "] " + why + " (node " + dead_name +
+              "): restarting from the newest checkpoint, " + from->file + " (t = " + at + " s on the run clock)");
+  if (st.awaited.empty()) {
+    st.restarting = false;
+    launch(self);
+  }
+}
+
+// The down of an actor of the old run: the new run starts after the last.
+void awaited_down(job_ptr self, const caf::actor_addr& who) {
+  auto& st = self->state;
+  auto it = std::find(st.awaited.begin(), st.awaited.end(), who);
+  if (it == st.awaited.end())
+    return;
+  st.awaited.erase(it);
+  if (st.awaited.empty() && !st.ended) {
+    st.restarting = false;
+    launch(self);
+  }
+}
+
+// Shard k of the running job is gone.
+void shard_lost(job_ptr self, size_t k, const caf::error& reason) {
+  auto& st = self->state;
+  auto why = "lost shard " + std::to_string(k) + " of the parameter server";
+  if (!on_head(st, k) && can_restart(self)) {
+    restart(self, k, why);
+    return;
+  }
+  abort_job(self, why + (on_head(st, k) ? std::string() : " (node " + st.setup.shard_node_names[k] + ")") +
+                    ": " + self->system().render(reason) +
+                    (st.setup.cfg.checkpoint_every_s > 0 ? "" : "; the job has no checkpoints (--checkpoint-every) to go on from"));
 }
 
 // Elastic: a node with `free` slots joined. Up to that many vacant ids get a
@@ -363,7 +498,22 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
   self->monitor(st.setup.client);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
-    if (dm.source == st.setup.client.address()) {
+    if (st.restarting) {
+      awaited_down(self, dm.source);
+      if (dm.source != st.setup.client.address())
+        return;
+    }
+    auto shard = std::find_if(st.core.ps.shards.begin(), st.core.ps.shards.end(),
+                              [&](const ps_actor& s) { return s && s.address() == dm.source; });
+    if (dm.source == st.lost_node) {
+      return;  // restarted without it
+    } else if (shard != st.core.ps.shards.end() && st.started && !st.ended) {
+      shard_lost(self, static_cast<size_t>(shard - st.core.ps.shards.begin()), dm.reason);
+    } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended &&
+               dm.reason.category() == caf::atom("syncpoint") &&
+               dm.reason.code() == static_cast<uint8_t>(sp_error::lost_shard) && can_restart(self)) {
+      return;  // the shard's own down restarts the job
+    } else if (dm.source == st.setup.client.address()) {
       st.client_gone = true;
       stop_job(self, "the submitting process went away");
     } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended) {

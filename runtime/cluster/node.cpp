@@ -55,6 +55,7 @@ job_config load(node_ptr self, job_config cfg) {
   if (!st.data || st.data_key != data_key(cfg)) {
     st.data.reset();  // at most one data set in memory
     st.data = std::make_shared<const dataset>(load_job_data(cfg).train);
+    set_torch_threads(1);  // parallelism comes from the workers, one core each (as in one process)
     st.data_key = data_key(cfg);
   }
   return cfg;
