@@ -112,3 +112,20 @@ TEST_CASE("cluster shards: a node hosting a shard killed mid-job with checkpoint
   CHECK(summary.find("node b") != std::string::npos);
   CHECK(json_number(summary, "final_accuracy") > 0.5);
 }
+
+TEST_CASE("cluster shards: the only node, hosting every worker and the shard, killed with checkpoints on: the restart "
+          "has no worker left and the job fails saying so") {
+  cluster c;
+  auto& a = c.node("a", 2);
+  auto sub = c.submit(cat(open_job("bsp", 2), {"--ps-placement", "nodes", "--checkpoint-every", "0.3",
+                                               "--checkpoint-dir", c.dir / "ck"}),
+                      "submit");
+  await(*sub, "checkpoint at");
+  a.signal(SIGKILL);
+  CHECK(sub->wait(hang_deadline) == 1);
+  auto err = sub->err();
+  CHECK_MESSAGE(err.find("lost shard 0 of the parameter server (node a): restarting") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("PS shards on head") != std::string::npos, err);  // placed again, on the head
+  CHECK_MESSAGE(err.find("every worker was lost; the job failed") != std::string::npos, err);
+  CHECK(c.head->running());
+}

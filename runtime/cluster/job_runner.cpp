@@ -1,40 +1,17 @@
 #include "runtime/cluster/job_runner.hpp"
 
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/cluster/job_state.hpp"
+
 #include "runtime/job_parts.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <tuple>
 
-namespace syncpoint::cluster {
+namespace syncpoint::cluster::detail {
 
-namespace {
-
-struct job_state {
-  job_setup setup;
-  time_point origin;
-  job_core core;
-  std::vector<worker_actor> workers;  // by worker id, filled as nodes answer
-  std::vector<bool> vacant;           // elastic: ids with no worker running or starting
-  std::vector<std::vector<std::string>> hosts;  // by worker id: the nodes it ran on, in order
-  size_t spawned = 0;
-  bool started = false;
-  bool ended = false;
-  bool client_gone = false;
-  std::string stop_reason;
-  job_status status;
-  // A shard's node died and the job goes on from its newest checkpoint: the
-  // old actors whose end is awaited before it starts again, and the lost node.
-  bool restarting = false;
-  std::vector<caf::actor_addr> awaited;
-  caf::actor_addr lost_node;
-  int restarts = 0;
-  static inline const char* name = "job";
-};
-
-using job_ptr = job_actor::stateful_pointer<job_state>;
 
 // Progress and the outcome come from this job's coordinator only.
 bool from_coordinator(job_ptr self) {
@@ -205,6 +182,10 @@ void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
     self->monitor(shard);
   st.workers.resize(static_cast<size_t>(cfg.workers));
   auto needed = static_cast<size_t>(std::count(st.vacant.begin(), st.vacant.end(), false));
+  if (needed == 0) {  // restarted without a node that hosted every worker: the coordinator says so
+    start(self);
+    return;
+  }
   for (int i = 0; i < cfg.workers; ++i) {
     auto idx = static_cast<size_t>(i);
     if (st.vacant[idx])
@@ -301,124 +282,12 @@ void launch(job_ptr self) {
       spawn_remote_shard(self, plan, k);
 }
 
-// Whether this job's newest checkpoint can replace a lost shard: checkpoints
-// on, one taken, and few restarts so far (a node that dies again and again
-// ends the job).
-bool can_restart(job_ptr self) {
-  auto& st = self->state;
-  auto& cfg = st.setup.cfg;
-  return st.started && !st.ended && !st.restarting && cfg.checkpoint_every_s > 0 && st.restarts < 3 &&
-         !newest_checkpoint(cfg.checkpoint_dir).empty();
-}
-
-// Shard k is gone with its node: the job starts again from its newest
-// checkpoint, the node's shards placed on a surviving node that hosts
-// shards or workers (else on the head) and its workers lost, once every
-// actor of the old run has ended.
-void restart(job_ptr self, size_t k, const std::string& why) {
-  auto& st = self->state;
-  auto cfg = st.setup.cfg;
-  cfg.resume_dir = cfg.checkpoint_dir;
-  std::shared_ptr<const resume_point> from;
-  try {
-    from = std::make_shared<const resume_point>(
-      load_resume_point(cfg, make_model(cfg.model)->size(), st.setup.train_size));
-  } catch (const std::exception& e) {
-    abort_job(self, why + "; its newest checkpoint cannot be resumed: " + e.what());
-    return;
-  }
-  st.restarting = true;
-  ++st.restarts;
-  auto dead = st.setup.shard_nodes[k].address();
-  st.lost_node = dead;
-  std::string dead_name = st.setup.shard_node_names[k];
-  // Where the dead node's shards go: a surviving shard host, else a worker's node, else the head.
-  size_t to = SIZE_MAX;
-  for (size_t j = 0; j < st.setup.shard_nodes.size() && to == SIZE_MAX; ++j)
-    if (!on_head(st, j) && st.setup.shard_nodes[j].address() != dead)
-      to = j;
-  for (size_t j = 0; j < st.setup.shard_nodes.size(); ++j)
-    if (!on_head(st, j) && st.setup.shard_nodes[j].address() == dead) {
-      if (to == SIZE_MAX) {
-        st.setup.shard_nodes[j] = node_actor{};
-        st.setup.shard_node_names[j] = "head";
-      } else {
-        st.setup.shard_nodes[j] = st.setup.shard_nodes[to];
-        st.setup.shard_node_names[j] = st.setup.shard_node_names[to];
-        st.setup.shard_node_tokens[j] = st.setup.shard_node_tokens[to];
-      }
-    }
-  for (size_t i = 0; i < st.setup.nodes.size(); ++i)  // its workers leave (the coordinator says so)
-    if (st.setup.nodes[i] && st.setup.nodes[i].address() == dead) {
-      st.setup.nodes[i] = node_actor{};
-      st.vacant[i] = true;
-    }
-  // Every actor of the old run ends; its workers and shards are awaited, so
-  // that the nodes have freed their slots before new ones are asked for.
-  st.awaited.clear();
-  auto end = [&](const auto& handle, bool await) {
-    if (!handle)
-      return;
-    if (await) {
-      self->monitor(handle);
-      st.awaited.push_back(handle.address());
-    }
-    self->send_exit(handle, caf::exit_reason::user_shutdown);
-  };
-  for (auto& w : st.workers)
-    end(w, true);
-  for (auto& shard : st.core.ps.shards)
-    end(shard, true);
-  end(st.core.coordinator, false);
-  end(st.core.evaluator, false);
-  end(st.core.tracer, false);
-  st.core = job_core{};
-  st.workers.assign(st.workers.size(), worker_actor{});
-  st.spawned = 0;
-  st.started = false;
-  st.setup.resume = from;
-  char at[32];
-  std::snprintf(at, sizeof at, "%.3f", to_seconds(from->point.state.time_ns));
-  say(self, "[job " + std::to_string(st.setup.id) + "] " + why + " (node " + dead_name +
-              "): restarting from the newest checkpoint, " + from->file + " (t = " + at + " s on the run clock)");
-  if (st.awaited.empty()) {
-    st.restarting = false;
-    launch(self);
-  }
-}
-
-// The down of an actor of the old run: the new run starts after the last.
-void awaited_down(job_ptr self, const caf::actor_addr& who) {
-  auto& st = self->state;
-  auto it = std::find(st.awaited.begin(), st.awaited.end(), who);
-  if (it == st.awaited.end())
-    return;
-  st.awaited.erase(it);
-  if (st.awaited.empty() && !st.ended) {
-    st.restarting = false;
-    launch(self);
-  }
-}
-
-// Shard k of the running job is gone.
-void shard_lost(job_ptr self, size_t k, const caf::error& reason) {
-  auto& st = self->state;
-  auto why = "lost shard " + std::to_string(k) + " of the parameter server";
-  if (!on_head(st, k) && can_restart(self)) {
-    restart(self, k, why);
-    return;
-  }
-  abort_job(self, why + (on_head(st, k) ? std::string() : " (node " + st.setup.shard_node_names[k] + ")") +
-                    ": " + self->system().render(reason) +
-                    (st.setup.cfg.checkpoint_every_s > 0 ? "" : "; the job has no checkpoints (--checkpoint-every) to go on from"));
-}
-
 // Elastic: a node with `free` slots joined. Up to that many vacant ids get a
 // worker there (once the node holds the data), which joins the running
 // job. Returns how many it takes.
 int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::string& node_token, int32_t free) {
   auto& st = self->state;
-  if (!st.setup.cfg.elastic || !st.started || st.ended || !node)
+  if (!st.setup.cfg.elastic || !st.started || st.ended || st.restarting || !node)
     return 0;
   std::vector<size_t> ids;
   for (size_t i = 0; i < st.vacant.size() && static_cast<int32_t>(ids.size()) < free; ++i)
@@ -439,12 +308,19 @@ int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::
       st.vacant[i] = true;
     say(self, "[job " + std::to_string(st.setup.id) + "] node " + name + " could not take workers: " + why);
   };
+  auto generation = st.generation;
   auto spawn_all = [=] {
+    if (self->state.generation != generation)  // restarted meanwhile: the new run placed its own
+      return;
     for (auto i : ids)
       self->request(node, self->state.setup.spawn_timeout, spawn_atom::value, node_token, spec_for(self, i))
         .then(
           [=](worker_actor& w) {
             auto& st = self->state;
+            if (st.ended || st.generation != generation) {
+              self->send_exit(w, caf::exit_reason::user_shutdown);
+              return;
+            }
             st.workers[i] = w;
             if (st.ended) {
               self->send_exit(w, caf::exit_reason::user_shutdown);
@@ -498,17 +374,28 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
   self->monitor(st.setup.client);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
-    if (st.restarting) {
+    bool a_node = std::any_of(st.setup.nodes.begin(), st.setup.nodes.end(),
+                              [&](const node_actor& n) { return n && n.address() == dm.source; }) ||
+                  std::any_of(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(),
+                              [&](const node_actor& n) { return n && n.address() == dm.source; });
+    if (st.restarting) {  // the old run ends; a node lost meanwhile is left out of the new one
+      if (a_node)
+        mark_dead(st, dm.source);
       awaited_down(self, dm.source);
       if (dm.source != st.setup.client.address())
         return;
     }
+    if (std::find(st.dead_nodes.begin(), st.dead_nodes.end(), dm.source) != st.dead_nodes.end())
+      return;  // already left out
     auto shard = std::find_if(st.core.ps.shards.begin(), st.core.ps.shards.end(),
                               [&](const ps_actor& s) { return s && s.address() == dm.source; });
-    if (dm.source == st.lost_node) {
-      return;  // restarted without it
-    } else if (shard != st.core.ps.shards.end() && st.started && !st.ended) {
-      shard_lost(self, static_cast<size_t>(shard - st.core.ps.shards.begin()), dm.reason);
+    if (shard != st.core.ps.shards.end() && !st.ended) {
+      auto k = static_cast<size_t>(shard - st.core.ps.shards.begin());
+      if (st.started)
+        shard_lost(self, k, dm.reason);
+      else
+        abort_job(self, "lost shard " + std::to_string(k) + " of the parameter server while the job was starting: " +
+                          self->system().render(dm.reason));
     } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended &&
                dm.reason.category() == caf::atom("syncpoint") &&
                dm.reason.code() == static_cast<uint8_t>(sp_error::lost_shard) && can_restart(self)) {
@@ -518,6 +405,8 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       stop_job(self, "the submitting process went away");
     } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended) {
       abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
+    } else if (st.started && a_node && !st.setup.cfg.elastic) {  // its workers are lost (the coordinator)
+      st.dead_nodes.push_back(dm.source);
     } else if (st.started && st.setup.cfg.elastic) {  // its workers' places wait for a new node
       for (size_t i = 0; i < st.setup.nodes.size(); ++i)
         if (st.setup.nodes[i].address() == dm.source) {
@@ -561,10 +450,12 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
   };
 }
 
-}  // namespace
+}  // namespace syncpoint::cluster::detail
+
+namespace syncpoint::cluster {
 
 job_actor spawn_job(caf::actor_system& sys, job_setup setup) {
-  return sys.spawn(job, std::move(setup));
+  return sys.spawn(detail::job, std::move(setup));
 }
 
 }  // namespace syncpoint::cluster

@@ -100,10 +100,12 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
   if (auto err = check_head(self, token))
     return err;
   auto k = static_cast<size_t>(spec.shard);
-  if (k + 1 >= spec.bounds.size() || spec.bounds[k + 1] < spec.bounds[k] ||
-      spec.initial.size() != spec.bounds[k + 1] - spec.bounds[k])
+  auto& b = spec.bounds;
+  bool ordered = b.size() >= 2 && b.front() == 0 && std::is_sorted(b.begin(), b.end()) && b.back() > 0;
+  if (!ordered || k + 1 >= b.size() || spec.initial.size() != b[k + 1] - b[k] || spec.job.workers < 1 ||
+      (spec.resumed && spec.resume.w.size() != spec.initial.size()))
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) +
-                                             " does not match its bounds");
+                                             " does not match its bounds, its job or its saved state");
   auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
   auto resume = spec.resumed ? std::make_shared<const saved_ps>(std::move(spec.resume)) : nullptr;
   auto shard = spawn_parameter_server(

@@ -1,0 +1,142 @@
+// A job whose shard's node died goes on from its newest checkpoint
+// (docs/architecture.md, "A lost shard"), or fails naming the shard.
+#include "runtime/cluster/job_state.hpp"
+
+#include "runtime/checkpoint_file.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
+
+namespace syncpoint::cluster::detail {
+
+// `node` is lost: its workers' ids are vacant (a resumed coordinator loses
+// them), and its shards go to a surviving node that hosts shards or workers,
+// else to the head.
+void mark_dead(job_state& st, const caf::actor_addr& node) {
+  if (std::find(st.dead_nodes.begin(), st.dead_nodes.end(), node) == st.dead_nodes.end())
+    st.dead_nodes.push_back(node);
+  auto alive = [&](const node_actor& n) {
+    return n && std::find(st.dead_nodes.begin(), st.dead_nodes.end(), n.address()) == st.dead_nodes.end();
+  };
+  for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+    if (st.setup.nodes[i] && !alive(st.setup.nodes[i])) {
+      st.setup.nodes[i] = node_actor{};
+      st.vacant[i] = true;
+    }
+  node_actor to;
+  std::string to_name, to_token;
+  for (size_t j = 0; j < st.setup.shard_nodes.size() && !to; ++j)
+    if (alive(st.setup.shard_nodes[j]))
+      std::tie(to, to_name, to_token) =
+        std::tie(st.setup.shard_nodes[j], st.setup.shard_node_names[j], st.setup.shard_node_tokens[j]);
+  for (size_t i = 0; i < st.setup.nodes.size() && !to; ++i)
+    if (alive(st.setup.nodes[i]))
+      std::tie(to, to_name, to_token) = std::tie(st.setup.nodes[i], st.setup.node_names[i], st.setup.node_tokens[i]);
+  for (size_t j = 0; j < st.setup.shard_nodes.size(); ++j)
+    if (!on_head(st, j) && !alive(st.setup.shard_nodes[j])) {
+      st.setup.shard_nodes[j] = to;
+      st.setup.shard_node_names[j] = to ? to_name : "head";
+      st.setup.shard_node_tokens[j] = to_token;
+    }
+}
+
+// Whether this job's newest checkpoint can replace a lost shard: checkpoints
+// on, one taken, and few restarts so far (a node that dies again and again
+// ends the job).
+bool can_restart(job_ptr self) {
+  auto& st = self->state;
+  auto& cfg = st.setup.cfg;
+  return st.started && !st.ended && !st.restarting && st.stop_reason.empty() && !st.client_gone &&
+         cfg.checkpoint_every_s > 0 && st.restarts < 3 && !newest_checkpoint(cfg.checkpoint_dir).empty();
+}
+
+namespace {
+
+// Shard k is gone with its node: the job starts again from its newest
+// checkpoint, the node's shards placed on a surviving node that hosts
+// shards or workers (else on the head) and its workers lost, once every
+// actor of the old run has ended.
+void restart(job_ptr self, size_t k, const std::string& why) {
+  auto& st = self->state;
+  auto cfg = st.setup.cfg;
+  cfg.resume_dir = cfg.checkpoint_dir;
+  std::shared_ptr<const resume_point> from;
+  try {
+    from = std::make_shared<const resume_point>(
+      load_resume_point(cfg, make_model(cfg.model)->size(), st.setup.train_size));
+  } catch (const std::exception& e) {
+    abort_job(self, why + "; its newest checkpoint cannot be resumed: " + e.what());
+    return;
+  }
+  st.restarting = true;
+  ++st.restarts;
+  std::string dead_name = st.setup.shard_node_names[k];
+  mark_dead(st, st.setup.shard_nodes[k].address());
+  ++st.generation;
+  for (size_t i = 0; i < st.vacant.size(); ++i)  // gone at the checkpoint: nothing to spawn
+    if (from->point.state.coordinator.gone.at(i))
+      st.vacant[i] = true;
+  // Every actor of the old run ends; its workers and shards are awaited, so
+  // that the nodes have freed their slots before new ones are asked for.
+  st.awaited.clear();
+  auto end = [&](const auto& handle, bool await) {
+    if (!handle)
+      return;
+    if (await) {
+      self->monitor(handle);
+      st.awaited.push_back(handle.address());
+    }
+    self->send_exit(handle, caf::exit_reason::user_shutdown);
+  };
+  for (auto& w : st.workers)
+    end(w, true);
+  for (auto& shard : st.core.ps.shards)
+    end(shard, true);
+  end(st.core.coordinator, false);
+  end(st.core.evaluator, false);
+  end(st.core.tracer, false);
+  st.core = job_core{};
+  st.workers.assign(st.workers.size(), worker_actor{});
+  st.spawned = 0;
+  st.started = false;
+  st.setup.resume = from;
+  char at[32];
+  std::snprintf(at, sizeof at, "%.3f", to_seconds(from->point.state.time_ns));
+  say(self, "[job " + std::to_string(st.setup.id) + "] " + why + " (node " + dead_name +
+              "): restarting from the newest checkpoint, " + from->file + " (t = " + at + " s on the run clock)");
+  if (st.awaited.empty()) {
+    st.restarting = false;
+    launch(self);
+  }
+}
+
+}  // namespace
+
+// The down of an actor of the old run: the new run starts after the last.
+void awaited_down(job_ptr self, const caf::actor_addr& who) {
+  auto& st = self->state;
+  auto it = std::find(st.awaited.begin(), st.awaited.end(), who);
+  if (it == st.awaited.end())
+    return;
+  st.awaited.erase(it);
+  if (st.awaited.empty() && !st.ended) {
+    st.restarting = false;
+    launch(self);
+  }
+}
+
+// Shard k of the running job is gone.
+void shard_lost(job_ptr self, size_t k, const caf::error& reason) {
+  auto& st = self->state;
+  auto why = "lost shard " + std::to_string(k) + " of the parameter server";
+  if (!on_head(st, k) && can_restart(self)) {
+    restart(self, k, why);
+    return;
+  }
+  abort_job(self, why + (on_head(st, k) ? std::string() : " (node " + st.setup.shard_node_names[k] + ")") +
+                    ": " + self->system().render(reason) +
+                    (st.setup.cfg.checkpoint_every_s > 0 ? "" : "; the job has no checkpoints (--checkpoint-every) to go on from"));
+}
+
+}  // namespace syncpoint::cluster::detail

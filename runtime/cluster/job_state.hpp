@@ -1,0 +1,58 @@
+// The state of one job on the head (runtime/cluster/job_runner.cpp) and the
+// steps its restart after a lost shard (job_restart.cpp) shares with it.
+// Internal to the job runner: nothing else includes it.
+#pragma once
+
+#include "runtime/cluster/job_runner.hpp"
+#include "runtime/job_parts.hpp"
+
+#include <string>
+#include <vector>
+
+namespace syncpoint::cluster::detail {
+
+struct job_state {
+  job_setup setup;
+  time_point origin;
+  job_core core;
+  std::vector<worker_actor> workers;  // by worker id, filled as nodes answer
+  std::vector<bool> vacant;           // elastic: ids with no worker running or starting
+  std::vector<std::vector<std::string>> hosts;  // by worker id: the nodes it ran on, in order
+  size_t spawned = 0;
+  bool started = false;
+  bool ended = false;
+  bool client_gone = false;
+  std::string stop_reason;
+  job_status status;
+  // A shard's node died and the job goes on from its newest checkpoint: the
+  // old actors whose end is awaited before it starts again, and the lost node.
+  bool restarting = false;
+  std::vector<caf::actor_addr> awaited;
+  std::vector<caf::actor_addr> dead_nodes;  // nodes lost since the job started
+  int restarts = 0;
+  int generation = 0;  // bumped by a restart: answers to the old run's requests are void
+  static inline const char* name = "job";
+};
+
+using job_ptr = job_actor::stateful_pointer<job_state>;
+
+// job_runner.cpp
+void say(job_ptr self, const std::string& line);   // a progress line to the submitter
+void abort_job(job_ptr self, const std::string& why);
+void launch(job_ptr self);                          // spawn the run (again, after a restart)
+bool on_head(const job_state& st, size_t k);        // shard k runs on the head
+
+// job_restart.cpp
+/// `node` is lost: its workers' ids become vacant, its shards move to a
+/// surviving node (shard host first, then worker host), else to the head.
+void mark_dead(job_state& st, const caf::actor_addr& node);
+/// Whether the newest checkpoint can replace a lost shard: checkpoints on, one
+/// taken, the job neither stopping nor restarted three times already.
+bool can_restart(job_ptr self);
+/// Shard k of the running job is gone: a restart from the newest checkpoint
+/// when there is one to go on from, else the job fails naming the shard.
+void shard_lost(job_ptr self, size_t k, const caf::error& reason);
+/// The down of an actor of a restarting job's old run: the new run starts after the last.
+void awaited_down(job_ptr self, const caf::actor_addr& who);
+
+}  // namespace syncpoint::cluster::detail
