@@ -38,15 +38,17 @@ void transfer(ps_ptr self, transit t) {
     arrive(self, t);
     return;
   }
-  double bytes = st.cfg.wire_bytes > 0
-                   ? st.cfg.wire_bytes
-                   : static_cast<double>((t.is_push ? t.push.grad.size() : t.out.values.size()) * sizeof(float));
+  auto values = static_cast<double>(t.is_push ? t.push.grad.size() : t.out.values.size());
+  // A shard carries its slice: its share of a push's or pull's charged bytes.
+  double bytes = st.cfg.wire_bytes <= 0 ? values * sizeof(float)
+                 : st.cfg.shards > 1   ? st.cfg.wire_bytes * values / static_cast<double>(st.cfg.model_size)
+                                       : st.cfg.wire_bytes;
   double now = to_seconds(since(self, st.cfg.origin));
   auto slot = st.link.reserve(now, bytes);
   double delay = slot.arrive - now;
   // The link's busy time, for its utilisation (value: bytes).
   auto ns = [](double t) { return static_cast<nanos>(std::llround(t * 1e9)); };
-  trace(self, {"link", -1, ns(slot.start), ns(slot.end), 0, st.version, bytes});
+  trace(self, {"link", -1, ns(slot.start), ns(slot.end), st.cfg.shard, st.version, bytes});  // iter: the link's shard
   auto id = st.next_transfer++;
   st.in_transit.emplace(id, std::move(t));
   self->delayed_send(self, seconds(delay), link_atom::value, id);

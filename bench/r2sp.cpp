@@ -7,6 +7,8 @@
 // times slower: bsp, asp, r2sp without and with batch tuning. For each run:
 // time per round (n gradients), PS link utilisation, samples/s, time to the
 // target accuracy and final accuracy, with ratios to BSP. MLP on Fashion-MNIST.
+// 3. The homogeneous job with the PS as 2 and 4 shards, each with a link of
+// --ps-bandwidth: bsp, asp and r2sp against one link.
 #include "bench/paper_job.hpp"
 #include "runtime/job.hpp"
 #include "core/link_model.hpp"
@@ -102,6 +104,18 @@ int main(int argc, char** argv) {
     std::vector<row> mixed{run(het, "bsp", "bsp"), run(het, "asp", "asp"),
                            run(fixed, "r2sp", "r2sp, batches fixed"), run(het, "r2sp", "r2sp, batches tuned")};
     print(("2. Workers " + het.straggler + " (two slower workers)").c_str(), mixed, het.workers, het.batch);
+
+    // The same load spread over K shards, each with a link of --ps-bandwidth: R²SP's
+    // slots on one contended link against more links (issue 24).
+    std::vector<row> spread{run(base, "bsp", "bsp, 1 shard"), run(base, "r2sp", "r2sp, 1 shard")};
+    for (int k : {2, 4}) {
+      auto sharded = base;
+      sharded.ps_shards = k;
+      for (auto p : {"bsp", "asp", "r2sp"})
+        spread.push_back(run(sharded, p, std::string(p) + ", " + std::to_string(k) + " shards"));
+    }
+    print("3. One PS link against K shards with a link each (homogeneous workers; utilisation: the links' mean)",
+          spread, base.workers, base.batch);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_r2sp: %s\n", e.what());
     return 1;

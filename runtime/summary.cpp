@@ -29,6 +29,7 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
     s.per_worker[static_cast<size_t>(i)].id = i;
   double staleness_sum = 0;
   uint64_t applied = 0;
+  uint64_t links = 0;  // one per PS shard with a link model
   for (auto& ev : trace) {
     double span = to_seconds(ev.t1 - ev.t0);
     auto* w = ev.worker >= 0 && ev.worker < cfg.workers ? &s.per_worker[static_cast<size_t>(ev.worker)]
@@ -49,8 +50,9 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       ++s.barriers;
     } else if (ev.kind == "rejected" && w) {
       ++s.rejected;
-    } else if (ev.kind == "link") {
+    } else if (ev.kind == "link") {  // iter: the shard whose link it is
       s.link_busy_s = std::max(0.0, s.link_busy_s) + span;
+      links = std::max<uint64_t>(links, ev.iter + 1);
     } else if (ev.kind == "lost") {
       ++s.lost;
     } else if (ev.kind == "joined") {
@@ -98,7 +100,7 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
     }
   }
   if (s.link_busy_s >= 0 && s.run_time_s > 0)
-    s.link_utilization = s.link_busy_s / s.run_time_s;
+    s.link_utilization = s.link_busy_s / s.run_time_s / static_cast<double>(std::max<uint64_t>(links, 1));
   s.staleness_mean = applied > 0 ? staleness_sum / static_cast<double>(applied) : 0;
   double ratio_sum = 0;
   for (auto& w : s.per_worker) {

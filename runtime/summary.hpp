@@ -73,8 +73,8 @@ struct run_summary {
   uint64_t barriers = 0;
   uint64_t rejected = 0;
   uint64_t lost = 0;
-  double link_busy_s = -1;       // time the PS link carried data (< 0: no link model)
-  double link_utilization = -1;  // link_busy_s / run_time_s
+  double link_busy_s = -1;       // time the PS links carried data, summed over shards (< 0: no link model)
+  double link_utilization = -1;  // link_busy_s / run_time_s / the number of links: their mean
   std::vector<worker_summary> per_worker;
   std::vector<eval_point> evals;
   std::vector<loss_point> losses;  // each lost worker, when and why

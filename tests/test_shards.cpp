@@ -187,3 +187,25 @@ TEST_CASE("shards: on the real clock, 3 shards train every kind of round to the 
     CHECK(sharded.failures.empty());
   }
 }
+
+TEST_CASE("shards: with a link model each shard has a link of --ps-bandwidth carrying its slice: the same bytes "
+          "cross, spread over the links") {
+  for (double wire : {0.0, 1e5}) {  // charged by size, or a fixed size per transfer (simulate's)
+    CAPTURE(wire);
+    auto cfg = straggling("bsp", 1);
+    cfg.straggler = "";
+    cfg.ps_bandwidth = 2e6;  // the links are the bottleneck: 4 x 2 transfers of ~31 KB per round
+    cfg.wire_bytes = wire;
+    auto one = train(cfg);
+    cfg.ps_shards = 2;
+    auto two = train(cfg);
+    CHECK(two.summary.samples == one.summary.samples);
+    // Each transfer's bytes split between two links: their busy times add up to one link's.
+    CHECK(two.summary.link_busy_s == doctest::Approx(one.summary.link_busy_s).epsilon(0.01));
+    CHECK(two.summary.run_time_s < 0.75 * one.summary.run_time_s);
+    CHECK(one.summary.link_utilization > 0.5);
+    CHECK(one.summary.link_utilization <= 1.0 + 1e-9);  // saturated: busy all the run
+    CHECK(two.summary.link_utilization <= 1.0 + 1e-9);  // the links' mean, not their sum
+    CHECK(two.summary.link_utilization > 0.5);
+  }
+}
