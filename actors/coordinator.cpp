@@ -199,13 +199,11 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
                                                                "a parameter server, evaluator or tracer stopped");
       if (s != shards.end()) {  // (part of) the model is gone: say which
         auto k = static_cast<size_t>(s - shards.begin());
-        why = make_error(sp_error::lost_shard,
-                              (shards.size() == 1 ? std::string("lost the parameter server")
-                                                  : "lost shard " + std::to_string(k) +
-                                                      " of the parameter server (values " +
-                                                      std::to_string(st.cfg->ps.begin(k)) + ".." +
-                                                      std::to_string(st.cfg->ps.end(k) - 1) + " of the model)") +
-                                ": " + self->system().render(dm.reason));
+        auto which = shards.size() == 1 ? std::string("lost the parameter server")
+                                        : "lost shard " + std::to_string(k) + " of the parameter server (values " +
+                                            std::to_string(st.cfg->ps.begin(k)) + ".." +
+                                            std::to_string(st.cfg->ps.end(k) - 1) + " of the model)";
+        why = make_error(sp_error::lost_shard, which + ": " + self->system().render(dm.reason));
       }
       shut_down_everything(self);
       self->quit(std::move(why));

@@ -4,15 +4,14 @@
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/head.hpp"
 #include "runtime/cluster/node.hpp"
+#include "runtime/job.hpp"
 
 #include <caf/io/middleman.hpp>
 
-#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
-#include <thread>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -257,9 +256,7 @@ int run_node(const std::vector<std::string>& args) {
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
   // A thread per worker slot, up to the cores (a worker is busy one core).
-  auto cores = std::max(1u, std::thread::hardware_concurrency());
-  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "node"),
-                    std::min<size_t>(static_cast<size_t>(opts.slots), cores));
+  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "node"), scheduler_threads(opts.slots));
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "node");
   std::atomic<bool> joined{false};

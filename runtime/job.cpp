@@ -173,6 +173,15 @@ run_start find_start(const job_config& cfg_in, const job_config& cfg, const data
   return s;
 }
 
+}  // namespace
+
+size_t scheduler_threads(int workers) {
+  auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<size_t>(std::max(1, std::min(workers, cores)));
+}
+
+namespace {
+
 void configure_system(caf::actor_system_config& sys_cfg, const job_config& cfg) {
   register_messages(sys_cfg);
   if (cfg.clock == clock_kind::virtual_time) {
@@ -186,9 +195,7 @@ void configure_system(caf::actor_system_config& sys_cfg, const job_config& cfg) 
   // One thread per worker, up to the cores: a lone worker and its PS then
   // share a cache instead of passing the model between cores.
   sys_cfg.set("scheduler.max-threads",
-              static_cast<size_t>(cfg.threads > 0 ? cfg.threads
-                                                  : std::max(1, std::min<int>(cfg.workers,
-                                                      static_cast<int>(std::thread::hardware_concurrency())))));
+              cfg.threads > 0 ? static_cast<size_t>(cfg.threads) : scheduler_threads(cfg.workers));
 }
 
 // A job's actors, spawned and started, and the run clock's origin.

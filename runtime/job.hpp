@@ -30,6 +30,9 @@ run_result train(const job_config& cfg, progress_fn on_progress = {});
 /// Checks `cfg` without running it; throws config_error.
 void validate(const job_config& cfg);
 
+/// Scheduler threads for `workers` workers on this machine: one each, up to its cores.
+size_t scheduler_threads(int workers);
+
 /// Writes `r` as DIR/trace.jsonl and DIR/summary.json (creating DIR).
 void write_run(const std::string& dir, const run_result& r);
 

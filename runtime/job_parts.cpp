@@ -63,14 +63,12 @@ namespace {
 
 using shard_states = std::vector<std::shared_ptr<const saved_ps>>;
 
-// Each of cfg.ps_shards shards' part of a checkpoint's PS, all taken before
+// Each shard's part of a checkpoint's PS (shards over `bounds`), all taken before
 // anything starts: one these shards cannot take is refused (config_error).
-shard_states resume_parts(const job_config& cfg, const saved_ps& whole) {
-  auto k = static_cast<size_t>(std::max(1, cfg.ps_shards));
-  auto bounds = ps_group::even_bounds(whole.w.size(), k);
+shard_states resume_parts(const std::vector<uint64_t>& bounds, const saved_ps& whole) {
   shard_states parts;
   try {
-    for (size_t i = 0; i < k; ++i)
+    for (size_t i = 0; i + 1 < bounds.size(); ++i)
       parts.push_back(std::make_shared<const saved_ps>(shard_of(whole, bounds, i)));
   } catch (const std::invalid_argument& e) {
     throw config_error(e.what());
@@ -96,11 +94,11 @@ ps_config shard_config(const job_config& cfg, const std::vector<uint64_t>& bound
 ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, const core_options& opts) {
   ps_plan plan;
   auto* resume = opts.resume;
-  auto parts = resume ? resume_parts(cfg, resume->ps) : shard_states{};
-  plan.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{});
   auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
   auto k = static_cast<size_t>(std::max(1, cfg.ps_shards));
   plan.bounds = ps_group::even_bounds(initial.size(), k);
+  auto parts = resume ? resume_parts(plan.bounds, resume->ps) : shard_states{};  // before anything is spawned
+  plan.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{});
   for (size_t i = 0; i < k; ++i) {
     auto begin = static_cast<std::ptrdiff_t>(plan.bounds[i]), end = static_cast<std::ptrdiff_t>(plan.bounds[i + 1]);
     auto slice = k == 1 ? std::move(initial) : std::vector<float>(initial.begin() + begin, initial.begin() + end);

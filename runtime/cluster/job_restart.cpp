@@ -53,6 +53,15 @@ bool can_restart(job_ptr self) {
 
 namespace {
 
+// The new run starts once every awaited actor of the old one has ended.
+void relaunch_when_ended(job_ptr self) {
+  auto& st = self->state;
+  if (!st.awaited.empty() || st.ended)
+    return;
+  st.restarting = false;
+  launch(self);
+}
+
 // Shard k is gone with its node: the job starts again from its newest
 // checkpoint, the node's shards placed on a surviving node that hosts
 // shards or workers (else on the head) and its workers lost, once every
@@ -105,10 +114,7 @@ void restart(job_ptr self, size_t k, const std::string& why) {
   std::snprintf(at, sizeof at, "%.3f", to_seconds(from->point.state.time_ns));
   say(self, "[job " + std::to_string(st.setup.id) + "] " + why + " (node " + dead_name +
               "): restarting from the newest checkpoint, " + from->file + " (t = " + at + " s on the run clock)");
-  if (st.awaited.empty()) {
-    st.restarting = false;
-    launch(self);
-  }
+  relaunch_when_ended(self);
 }
 
 }  // namespace
@@ -120,10 +126,7 @@ void awaited_down(job_ptr self, const caf::actor_addr& who) {
   if (it == st.awaited.end())
     return;
   st.awaited.erase(it);
-  if (st.awaited.empty() && !st.ended) {
-    st.restarting = false;
-    launch(self);
-  }
+  relaunch_when_ended(self);
 }
 
 // Shard k of the running job is gone.

@@ -5,13 +5,10 @@
 #include "runtime/job_parts.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <map>
-#include <tuple>
 
 namespace syncpoint::cluster::detail {
-
 
 // Progress and the outcome come from this job's coordinator only.
 bool from_coordinator(job_ptr self) {
@@ -322,10 +319,6 @@ int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::
               return;
             }
             st.workers[i] = w;
-            if (st.ended) {
-              self->send_exit(w, caf::exit_reason::user_shutdown);
-              return;
-            }
             st.hosts[i].push_back(name);
             self->send(st.core.coordinator, join_atom::value, static_cast<worker_id>(i), std::move(w),
                        "node " + name);

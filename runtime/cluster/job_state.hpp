@@ -16,7 +16,7 @@ struct job_state {
   time_point origin;
   job_core core;
   std::vector<worker_actor> workers;  // by worker id, filled as nodes answer
-  std::vector<bool> vacant;           // elastic: ids with no worker running or starting
+  std::vector<bool> vacant;           // ids with no worker running or starting (elastic, or after a restart)
   std::vector<std::vector<std::string>> hosts;  // by worker id: the nodes it ran on, in order
   size_t spawned = 0;
   bool started = false;
@@ -25,7 +25,7 @@ struct job_state {
   std::string stop_reason;
   job_status status;
   // A shard's node died and the job goes on from its newest checkpoint: the
-  // old actors whose end is awaited before it starts again, and the lost node.
+  // old actors whose end is awaited before it starts again.
   bool restarting = false;
   std::vector<caf::actor_addr> awaited;
   std::vector<caf::actor_addr> dead_nodes;  // nodes lost since the job started
