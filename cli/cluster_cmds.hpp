@@ -36,8 +36,8 @@ int run_node(const std::vector<std::string>& args);
 int run_submit(const std::vector<std::string>& args);
 int run_status(const std::vector<std::string>& args);
 
-/// Blocks SIGINT and SIGTERM in this thread and every thread it starts from
-/// now on (call it before creating an actor system); wait() then takes them.
+/// Catches SIGINT and SIGTERM for the whole process, whichever thread the
+/// kernel hands them to; wait() then takes them, one per signal.
 class signal_catcher {
  public:
   signal_catcher();

@@ -85,7 +85,8 @@ std::unique_ptr<model> make_timing_model();
 std::unique_ptr<model> make_softmax_model(int64_t dim = 784, int64_t classes = 10);
 
 /// Sets the number of LibTorch intra-op threads for every thread that runs a
-/// torch model from now on (the runtime uses 1: parallelism comes from workers).
+/// torch model from now on, and the BLAS's threads per call (the runtime uses
+/// 1: parallelism comes from workers).
 void set_torch_threads(int n);
 
 /// The LibTorch version built against, e.g. "1.13.0".

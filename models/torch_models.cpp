@@ -1,5 +1,7 @@
 #include "models/torch_model.hpp"
 
+#include "models/blas.hpp"
+
 #include <atomic>
 #include <mutex>
 
@@ -124,6 +126,7 @@ float torch_model::gradient(const batch_view& b, float* grad) {
   }
   auto x = torch::from_blob(const_cast<float*>(b.x), {b.count, b.dim});
   auto y = torch::from_blob(const_cast<int64_t*>(b.y), {b.count}, torch::kLong);
+  auto turn = blas_turn();
   auto loss = torch::nn::functional::cross_entropy(forward_(x), y);
   loss.backward();
   for (size_t i = 0; i < params_.size(); ++i) {
@@ -139,6 +142,7 @@ void torch_model::predict(const batch_view& b, int64_t* labels) {
   apply_thread_setting();
   torch::NoGradGuard no_grad;
   auto x = torch::from_blob(const_cast<float*>(b.x), {b.count, b.dim});
+  auto turn = blas_turn();
   auto predicted = forward_(x).argmax(1).contiguous();
   std::copy(predicted.data_ptr<int64_t>(), predicted.data_ptr<int64_t>() + b.count, labels);
 }
@@ -178,6 +182,7 @@ std::string torch_version() {
 }
 
 void set_torch_threads(int n) {
+  set_blas_threads(n);
   wanted_threads.store(n);
   threads_epoch.fetch_add(1, std::memory_order_release);
   apply_thread_setting();

@@ -1,11 +1,14 @@
 // Models over a flat parameter vector, and the data they read.
+#include "models/blas.hpp"
 #include "models/model.hpp"
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <zlib.h>
 
 using namespace syncpoint;
@@ -68,6 +71,59 @@ TEST_CASE("models: gradients match finite differences") {
   check_gradient("softmax");
   check_gradient("mlp");
   check_gradient("cnn");
+}
+
+// Two workers of one process compute at once. LibTorch hands its matrix
+// products to the system BLAS, and OpenBLAS's serial build corrupts
+// concurrent calls (models/blas.hpp): this is the check that whatever BLAS
+// the machine has, two threads get exactly the bits one thread gets.
+TEST_CASE("models: two threads computing at once get the bits one thread gets") {
+  set_torch_threads(1);
+  constexpr int64_t batch = 64, batches = 8;
+  auto data = make_synthetic(batch * batches, 500, 7);
+  auto view = [&](int64_t k) { return batch_view{data.train.row(k * batch), data.train.y.data() + k * batch, batch, 784}; };
+  auto reference = make_model("mlp");
+  auto w = reference->initial_weights(3);
+  reference->load(w.data());
+  std::vector<std::vector<float>> grads(batches, std::vector<float>(reference->size()));
+  std::vector<float> losses(batches);
+  for (int64_t k = 0; k < batches; ++k)
+    losses[static_cast<size_t>(k)] = reference->gradient(view(k), grads[static_cast<size_t>(k)].data());
+  std::vector<int64_t> labels(static_cast<size_t>(data.test.size));
+  reference->predict({data.test.row(0), data.test.y.data(), data.test.size, 784}, labels.data());
+
+  // Both threads start each step together: concurrent calls collide most as they begin.
+  std::atomic<int> arrived{0};
+  auto together = [&](int step) {
+    arrived.fetch_add(1);
+    while (arrived.load() < 2 * (step + 1)) {
+    }
+  };
+  auto run = [&](int rounds, int& wrong) {
+    auto m = make_model("mlp");
+    m->load(w.data());
+    std::vector<float> g(m->size());
+    std::vector<int64_t> predicted(labels.size());
+    int step = 0;
+    for (int r = 0; r < rounds; ++r) {
+      for (int64_t k = 0; k < batches; ++k) {
+        together(step++);
+        float loss = m->gradient(view(k), g.data());
+        wrong += loss != losses[static_cast<size_t>(k)] || g != grads[static_cast<size_t>(k)];
+      }
+      together(step++);
+      m->predict({data.test.row(0), data.test.y.data(), data.test.size, 784}, predicted.data());
+      wrong += predicted != labels;
+    }
+  };
+  int wrong_a = 0, wrong_b = 0;
+  std::thread a([&] { run(60, wrong_a); });
+  std::thread b([&] { run(60, wrong_b); });
+  a.join();
+  b.join();
+  INFO("BLAS: " << blas().name << " at " << blas().path);
+  CHECK(wrong_a == 0);
+  CHECK(wrong_b == 0);
 }
 
 TEST_CASE("models: registry, sizes and initial weights") {
