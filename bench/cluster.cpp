@@ -12,9 +12,13 @@
 //    for the run with the openssl command), from a server process of its own
 //    (CAF drops a second connection between the same two processes, so TLS
 //    and plain cannot share one). Median of R runs of K round trips each.
+//    And the bulk channel's transport (runtime/cluster/bulk.hpp): the same
+//    push+pull as frames on a connection of its own, the gradient sent from
+//    the sender's vector and the model from the server's shared buffer.
 // 2. Samples/s of a 4-worker BSP job (MLP, Fashion-MNIST) on a head and two
 //    node processes against the same job in one process.
 #include "actors/parameter_server.hpp"
+#include "runtime/cluster/bulk.hpp"
 #include "runtime/cluster/connect.hpp"
 #include "tests/process.hpp"
 
@@ -28,6 +32,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -61,7 +67,38 @@ struct ports {
   uint16_t ps[8];
   uint16_t echo;
   uint16_t raw;
+  uint16_t bulk;
 };
+
+// The bulk channel's frames in this benchmark: a push (floats in), its
+// acknowledgement, a pull, and the model (floats out).
+enum bench_frame : uint32_t { push_frame = 1, pushed_frame, pull_frame, model_frame };
+
+// The PS's side of push+pull on the bulk channel: a push is taken into a
+// vector of its own, a pull answered from the model's shared buffer. The
+// hello names the size (its index in --sizes).
+cluster::bulk_accept bulk_ps(const std::vector<double>& sizes) {
+  auto models = std::make_shared<std::vector<std::shared_ptr<const std::vector<float>>>>();
+  for (auto mb : sizes)
+    models->push_back(std::make_shared<const std::vector<float>>(floats_of(mb), 0.5f));
+  return [models](const std::vector<char>& hello, std::shared_ptr<cluster::bulk_link> link)
+           -> std::variant<cluster::bulk_handler, std::string> {
+    if (hello.size() != 1 || static_cast<size_t>(hello[0]) >= models->size())
+      return "no such size";
+    auto model = (*models)[static_cast<size_t>(hello[0])];
+    std::weak_ptr<cluster::bulk_link> weak = link;
+    return cluster::bulk_handler{[weak, model](cluster::bulk_frame&& f) {
+                                   auto l = weak.lock();
+                                   if (!l)
+                                     return;
+                                   if (f.kind == push_frame)
+                                     l->send(pushed_frame, {}, nullptr, 0, nullptr);
+                                   else if (f.kind == pull_frame)
+                                     l->send(model_frame, {}, model->data(), model->size(), model);
+                                 },
+                                 {}};
+  };
+}
 
 void raw_echo_server(tcp::acceptor& acceptor) {
   for (;;) {
@@ -109,6 +146,9 @@ void raw_echo_server(tcp::acceptor& acceptor) {
     for (;;)
       pause();  // until the parent kills this process
   }
+  cluster::bulk_io bulk_thread;
+  cluster::bulk_server bulk(bulk_thread, {}, bulk_ps(sizes), floats_of(*std::max_element(sizes.begin(), sizes.end())));
+  p.bulk = bulk.port();
   auto echo = sys.spawn([]() -> vector_echo::behavior_type {
     return {[](std::vector<float>& v) { return std::move(v); }};
   });
@@ -149,6 +189,40 @@ double vector_rounds(caf::actor_system& sys, vector_echo echo, size_t n, int rou
     self->request(echo, std::chrono::seconds(120), v)
       .receive([](std::vector<float>&) {}, [&](caf::error& e) { std::fprintf(stderr, "echo: %s\n", sys.render(e).c_str()); });
   return std::chrono::duration<double>(clk::now() - t0).count();
+}
+
+// Seconds for `rounds` push+pull round trips on the bulk channel.
+double bulk_rounds(cluster::bulk_io& io, uint16_t port, size_t size_index, size_t n, int rounds) {
+  std::mutex m;
+  std::condition_variable cv;
+  int replies = 0;
+  size_t pulled = 0;
+  cluster::bulk_handler h{[&](cluster::bulk_frame&& f) {
+                            std::lock_guard<std::mutex> g(m);
+                            ++replies;
+                            if (f.kind == model_frame)
+                              pulled = f.values.size();
+                            cv.notify_all();
+                          },
+                          {}};
+  auto c = cluster::bulk_connect(io, {}, "127.0.0.1", port, {static_cast<char>(size_index)}, h, n);
+  if (!c.link) {
+    std::fprintf(stderr, "bench_cluster: bulk channel: %s\n", c.error.c_str());
+    return std::nan("");
+  }
+  auto gradient = std::make_shared<std::vector<float>>(n, 1e-3f);
+  auto t0 = clk::now();
+  for (int r = 0; r < rounds; ++r) {
+    c.link->send(push_frame, {}, gradient->data(), n, gradient);
+    c.link->send(pull_frame, {}, nullptr, 0, nullptr);
+    std::unique_lock<std::mutex> g(m);
+    cv.wait(g, [&] { return replies == 2 * (r + 1); });
+    if (pulled != n)
+      std::fprintf(stderr, "bulk pull: wrong size\n");
+  }
+  double s = std::chrono::duration<double>(clk::now() - t0).count();
+  c.link->close();
+  return s;
 }
 
 double raw_rounds(uint16_t port, size_t n, int rounds) {
@@ -251,8 +325,9 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
     auto echo = sys.middleman().remote_actor<vector_echo>("127.0.0.1", p.echo);
     std::printf("push+pull between two processes on loopback (median of %d runs of %d round trips;\n"
                 "MB/s counts both directions)\n\n", repeat, rounds);
-    std::printf("| model | actors: PS push+pull | element-wise vector<float> | raw Boost.Asio TCP | actors / raw | element-wise / raw | actors over TLS | TLS / plain actors |\n");
-    std::printf("|---|---|---|---|---|---|---|---|\n");
+    std::printf("| model | actors: PS push+pull | bulk channel | element-wise vector<float> | raw Boost.Asio TCP | actors / raw | bulk / raw | element-wise / raw | actors over TLS | TLS / plain actors |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    cluster::bulk_io bulk_thread;
     for (size_t i = 0; i < sizes.size(); ++i) {
       auto n = floats_of(sizes[i]);
       auto ps = sys.middleman().remote_actor<ps_actor>("127.0.0.1", p.ps[i]);
@@ -261,18 +336,20 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
         break;
       }
       double bytes = 2.0 * static_cast<double>(n * sizeof(float)) * rounds;
-      std::vector<double> a, v, r;
+      std::vector<double> a, b, v, r;
       actor_rounds(sys, *ps, n, 2);  // warm-up: connections, buffers
       raw_rounds(p.raw, n, 2);
+      bulk_rounds(bulk_thread, p.bulk, i, n, 2);
       int vrounds = std::max(1, rounds / 8);  // the element-wise path is slow
       for (int k = 0; k < repeat; ++k) {
         a.push_back(bytes / actor_rounds(sys, *ps, n, rounds) / 1e6);
+        b.push_back(bytes / bulk_rounds(bulk_thread, p.bulk, i, n, rounds) / 1e6);
         v.push_back(bytes / rounds * vrounds / vector_rounds(sys, *echo, n, vrounds) / 1e6);
         r.push_back(bytes / raw_rounds(p.raw, n, rounds) / 1e6);
       }
-      double ma = median(a), mv = median(v), mr = median(r);
-      std::printf("| %g MB | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | %.3f | %.0f MB/s | %.2f |\n", sizes[i], ma,
-                  mv, mr, ma / mr, mv / mr, tls[i], tls[i] / ma);
+      double ma = median(a), mb = median(b), mv = median(v), mr = median(r);
+      std::printf("| %g MB | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | %.2f | %.3f | %.0f MB/s | %.2f |\n",
+                  sizes[i], ma, mb, mv, mr, ma / mr, mb / mr, mv / mr, tls[i], tls[i] / ma);
       std::fflush(stdout);
     }
   }

@@ -1,0 +1,192 @@
+// The bulk channel's transport (runtime/cluster/bulk.hpp): frames cross
+// whole, in order and bit for bit, over TCP and over TLS; strangers, wrong
+// tokens, refused hellos and oversized frames are turned away with reasons.
+#include "runtime/cluster/bulk.hpp"
+#include "tests/helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <boost/asio.hpp>
+
+#include <condition_variable>
+#include <mutex>
+
+using namespace syncpoint::cluster;
+
+namespace {
+
+// What one side of a connection received, waited for by the test thread.
+struct inbox {
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<bulk_frame> frames;
+  std::vector<std::string> closed;
+  std::vector<std::string> log;
+
+  bulk_handler handler() {
+    return {[this](bulk_frame&& f) {
+              std::lock_guard<std::mutex> g(m);
+              frames.push_back(std::move(f));
+              cv.notify_all();
+            },
+            [this](const std::string& why) {
+              std::lock_guard<std::mutex> g(m);
+              closed.push_back(why);
+              cv.notify_all();
+            }};
+  }
+  std::function<void(const std::string&)> logger() {
+    return [this](const std::string& line) {
+      std::lock_guard<std::mutex> g(m);
+      log.push_back(line);
+      cv.notify_all();
+    };
+  }
+  // Waits (a deadline for hangs only) until `done` holds under the lock.
+  template <class Pred>
+  bool wait(Pred done) {
+    std::unique_lock<std::mutex> g(m);
+    return cv.wait_for(g, std::chrono::seconds(60), done);
+  }
+};
+
+// A server whose every connection sends each frame back with kind + 1.
+bulk_accept echo(std::string refuse_hello = "") {
+  return [refuse_hello](const std::vector<char>& hello, std::shared_ptr<bulk_link> link)
+           -> std::variant<bulk_handler, std::string> {
+    if (!refuse_hello.empty() && std::string(hello.begin(), hello.end()) == refuse_hello)
+      return "no such shard";
+    std::weak_ptr<bulk_link> weak = link;
+    return bulk_handler{[weak](bulk_frame&& f) {
+                          auto back = std::make_shared<bulk_frame>(std::move(f));
+                          if (auto l = weak.lock())
+                            l->send(back->kind + 1, back->control, back->values.data(), back->values.size(), back);
+                        },
+                        {}};
+  };
+}
+
+std::vector<float> pattern(size_t n, float seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = seed + static_cast<float>(i) * 0.25f;
+  return v;
+}
+
+void round_trip(const bulk_security& server_side, const bulk_security& client_side) {
+  bulk_io io;
+  inbox server_log;
+  bulk_server server(io, server_side, echo(), 1 << 22, server_log.logger());
+  inbox got;
+  auto c = bulk_connect(io, client_side, "127.0.0.1", server.port(), {'h', 'i'}, got.handler(), 1 << 22);
+  REQUIRE_MESSAGE(c.link, c.error);
+  std::vector<std::vector<float>> sent{{}, pattern(1000, 1), pattern(1 << 20, -3)};
+  for (size_t i = 0; i < sent.size(); ++i) {
+    auto keep = std::make_shared<std::vector<float>>(sent[i]);
+    c.link->send(static_cast<uint32_t>(10 * i), std::vector<char>(i + 1, static_cast<char>('a' + i)), keep->data(),
+                 keep->size(), keep);
+  }
+  REQUIRE(got.wait([&] { return got.frames.size() == sent.size(); }));
+  for (size_t i = 0; i < sent.size(); ++i) {
+    CHECK(got.frames[i].kind == 10 * i + 1);
+    CHECK(got.frames[i].control == std::vector<char>(i + 1, static_cast<char>('a' + i)));
+    CHECK(got.frames[i].values == sent[i]);
+  }
+  c.link->close();
+  REQUIRE(got.wait([&] { return !got.closed.empty(); }));
+  CHECK(got.closed.front() == "");
+}
+
+}  // namespace
+
+TEST_CASE("bulk channel: frames cross both ways whole, in order and bit for bit") {
+  round_trip({"s3cret", {}}, {"s3cret", {}});
+}
+
+TEST_CASE("bulk channel: a wrong token, a refused hello and a stranger's bytes are turned away with reasons") {
+  bulk_io io;
+  inbox log;
+  bulk_server server(io, {"s3cret", {}}, echo("shard 9"), 1 << 20, log.logger());
+  inbox ignored;
+  auto wrong = bulk_connect(io, {"guess", {}}, "127.0.0.1", server.port(), {}, ignored.handler(), 16);
+  CHECK_FALSE(wrong.link);
+  CHECK(wrong.error == "refused: wrong token");
+  auto hello = bulk_connect(io, {"s3cret", {}}, "127.0.0.1", server.port(), {'s', 'h', 'a', 'r', 'd', ' ', '9'},
+                            ignored.handler(), 16);
+  CHECK_FALSE(hello.link);
+  CHECK(hello.error == "refused: no such shard");
+  {
+    boost::asio::io_context ctx;
+    boost::asio::ip::tcp::socket s(ctx);
+    s.connect({boost::asio::ip::make_address("127.0.0.1"), server.port()});
+    boost::asio::write(s, boost::asio::buffer(std::string("GET / HTTP/1.1\r\n\r\n")));
+    REQUIRE(log.wait([&] { return log.log.size() == 3; }));
+  }
+  CHECK(log.log[0] == "bulk channel: refused a connection: wrong token");
+  CHECK(log.log[1] == "bulk channel: refused a connection: no such shard");
+  CHECK(log.log[2] == "bulk channel: refused a connection that is not a syncpoint bulk channel");
+  // Nothing listens here: the error names the address.
+  auto nobody = bulk_connect(io, {}, "127.0.0.1", 1, {}, ignored.handler(), 16);
+  CHECK(nobody.error.find("cannot connect to 127.0.0.1:1") == 0);
+  // The server still serves.
+  inbox got;
+  auto fine = bulk_connect(io, {"s3cret", {}}, "127.0.0.1", server.port(), {}, got.handler(), 16);
+  REQUIRE_MESSAGE(fine.link, fine.error);
+}
+
+TEST_CASE("bulk channel: a frame longer than the connection allows closes it, saying why") {
+  bulk_io io;
+  inbox server_side;
+  std::shared_ptr<bulk_link> server_link;
+  bulk_accept accept = [&](const std::vector<char>&, std::shared_ptr<bulk_link> link)
+    -> std::variant<bulk_handler, std::string> {
+    server_link = link;
+    return server_side.handler();
+  };
+  bulk_server server(io, {}, accept, 8, {});
+  inbox client_side;
+  auto c = bulk_connect(io, {}, "127.0.0.1", server.port(), {}, client_side.handler(), 8);
+  REQUIRE_MESSAGE(c.link, c.error);
+  auto fits = std::make_shared<std::vector<float>>(8, 1.0f);
+  c.link->send(1, {}, fits->data(), fits->size(), fits);
+  auto too_long = std::make_shared<std::vector<float>>(9, 1.0f);
+  c.link->send(1, {}, too_long->data(), too_long->size(), too_long);
+  REQUIRE(server_side.wait([&] { return !server_side.closed.empty(); }));
+  CHECK(server_side.frames.size() == 1);
+  CHECK(server_side.closed.front() == "a frame of 9 floats exceeds this connection's 8");
+  REQUIRE(client_side.wait([&] { return !client_side.closed.empty(); }));
+  CHECK(client_side.frames.empty());
+}
+
+TEST_CASE("bulk channel: over TLS both sides show a certificate from the cluster's CA") {
+  if (std::system("command -v openssl > /dev/null 2>&1") != 0) {
+    MESSAGE("openssl is not installed: the TLS test is skipped");
+    return;
+  }
+  syncpoint::testing::temp_folder pki_dir("syncpoint_bulk_pki");
+  std::filesystem::create_directories(pki_dir.path);
+  auto pki = pki_dir.path.string();
+  auto sh = [&](const std::string& cmd) {
+    REQUIRE_MESSAGE(std::system(("cd " + pki + " && { " + cmd + "; } > /dev/null 2>&1").c_str()) == 0, cmd);
+  };
+  for (auto ca : {"ca1", "ca2"})
+    sh(std::string("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=") + ca + " -keyout " + ca +
+       ".key -out " + ca + ".pem");
+  for (auto [who, ca] : {std::pair{"server", "ca1"}, std::pair{"client", "ca1"}, std::pair{"stranger", "ca2"}})
+    sh(std::string("openssl req -newkey rsa:2048 -nodes -subj /CN=") + who + " -keyout " + who + ".key -out " +
+       who + ".csr && openssl x509 -req -days 2 -in " + who + ".csr -CA " + ca + ".pem -CAkey " + ca +
+       ".key -CAcreateserial -out " + who + ".pem");
+  auto files = [&](const std::string& who, const std::string& ca) {
+    return tls_files{pki + "/" + who + ".pem", pki + "/" + who + ".key", pki + "/" + ca + ".pem"};
+  };
+  round_trip({"t", files("server", "ca1")}, {"t", files("client", "ca1")});
+  bulk_io io;
+  inbox log, ignored;
+  bulk_server server(io, {"t", files("server", "ca1")}, echo(), 16, log.logger());
+  auto stranger = bulk_connect(io, {"t", files("stranger", "ca2")}, "127.0.0.1", server.port(), {},
+                               ignored.handler(), 16);
+  CHECK_FALSE(stranger.link);
+  CHECK(stranger.error.find("TLS handshake failed") == 0);
+  auto plain = bulk_connect(io, {"t", {}}, "127.0.0.1", server.port(), {}, ignored.handler(), 16, 2000);
+  CHECK_FALSE(plain.link);
+}
