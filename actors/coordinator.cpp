@@ -385,11 +385,14 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     },
     [=](pushed_atom, const push_info& info) -> caf::result<proceed> {
       // The PS delegates a worker's push request here, so the sender is that
-      // worker: nobody else may report a push, nor one in another's name.
+      // worker: nobody else may report a push, nor one in another's name;
+      // but the lead shard asks itself for a push that came on the bulk
+      // channel, whose worker it knew by its key (runtime/cluster/data_plane.hpp).
       auto& st = self->state;
+      auto from = self->current_sender();
       if (!st.started || !st.valid(info.worker)
-          || self->current_sender()
-               != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[coordinator_state::idx(info.worker)]))
+          || (from != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[coordinator_state::idx(info.worker)])
+              && from != caf::actor_cast<caf::strong_actor_ptr>(st.cfg->ps.lead())))
         return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
       auto rp = self->make_response_promise<proceed>();
       shard_reported(self, info, 0, rp);

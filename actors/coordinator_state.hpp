@@ -64,6 +64,12 @@ struct coordinator_state : coordinator_api {
   bool collecting = false;
   uint64_t evals_pending = 0;
   std::vector<std::optional<proceed>> deferred_;
+  // Shards in other processes: after a mode change, releases wait until
+  // every shard has it (sync_atom answered), because a released worker's
+  // next push reaches a shard by another connection and could overtake the
+  // mode. The start's releases (messages, not replies) wait in deferred_start_.
+  int shard_syncs_pending_ = 0;
+  std::vector<std::optional<proceed>> deferred_start_;
   std::vector<bool> held_for_resume_;   // resumed: held, until the worker asks again
   bool stopping = false;
   bool finishing = false;
@@ -110,12 +116,14 @@ struct coordinator_state : coordinator_api {
     if (promise_[i].pending() || held_for_resume_[i]) {
       if (waiting_since_[i] < event)
         barrier_in_event = true;  // someone was held across events: a barrier opened
-      if (freezing || held_for_resume_[i]) {
-        deferred_[i] = p;  // delivered once the checkpoint is taken, or the worker is back
+      if (freezing || held_for_resume_[i] || shard_syncs_pending_ > 0) {
+        deferred_[i] = p;  // delivered once the checkpoint is taken, the worker is back or the shards synced
         return;
       }
       promise_[i].deliver(p);
       promise_[i] = caf::typed_response_promise<proceed>{};
+    } else if (shard_syncs_pending_ > 0) {
+      deferred_start_[i] = p;
     } else {
       self->send(worker_handles[i], p);  // the start of the run
     }
@@ -154,12 +162,42 @@ struct coordinator_state : coordinator_api {
   // Delivers the releases held back while a checkpoint was taken.
   void thaw() {
     freezing = false;
+    deliver_deferred();
+  }
+
+  // The releases held back, once neither a checkpoint nor a shard sync holds them.
+  void deliver_deferred() {
+    if (freezing || shard_syncs_pending_ > 0)
+      return;
     for (size_t i = 0; i < deferred_.size(); ++i)
       if (deferred_[i] && promise_[i].pending() && !held_for_resume_[i]) {
         promise_[i].deliver(*deferred_[i]);
         promise_[i] = caf::typed_response_promise<proceed>{};
         deferred_[i].reset();
       }
+    for (size_t i = 0; i < deferred_start_.size(); ++i)
+      if (deferred_start_[i]) {
+        self->send(worker_handles[i], *deferred_start_[i]);
+        deferred_start_[i].reset();
+      }
+  }
+
+  // Releases wait until every shard of another process has what was sent so far.
+  void sync_remote_shards() {
+    bool remote = std::any_of(cfg->ps.shards.begin(), cfg->ps.shards.end(),
+                              [&](const ps_actor& s) { return s && s.node() != self->node(); });
+    if (!remote)
+      return;  // in this process, mailbox order already holds
+    if (deferred_start_.size() != deferred_.size())
+      deferred_start_.assign(deferred_.size(), std::nullopt);
+    for (auto& shard : cfg->ps.shards) {
+      ++shard_syncs_pending_;
+      auto done = [this] {
+        if (--shard_syncs_pending_ == 0)
+          deliver_deferred();
+      };
+      self->request(shard, caf::infinite, sync_atom::value).then([done](bool) { done(); }, [done](caf::error&) { done(); });
+    }
   }
 
   void release_at(worker_id w, double t, bool pull) override {
@@ -203,6 +241,7 @@ struct coordinator_state : coordinator_api {
     to_ps(mode_atom::value, static_cast<uint8_t>(mode));
     mode_ = mode;
     published_version_ = version_;
+    sync_remote_shards();
   }
 
   // -- helpers ----------------------------------------------------------------

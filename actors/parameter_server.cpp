@@ -22,11 +22,11 @@ void trace(ps_ptr self, trace_event ev) {
     self->send(self->state.cfg.tracer, trace_atom::value, std::move(ev));
 }
 
-void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp);
+void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp, bool via_bulk);
 
 void arrive(ps_ptr self, transit& t) {
   if (t.is_push)
-    accept_push(self, t.push, t.push_reply);
+    accept_push(self, t.push, t.push_reply, t.via_bulk);
   else
     t.pull_reply.deliver(std::move(t.out));
 }
@@ -140,7 +140,7 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
 
 // A push whose bytes have arrived: validated, applied or buffered, then
 // handed to the coordinator, whose `proceed` answers the worker.
-void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp) {
+void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp, bool via_bulk) {
   auto& st = self->state;
   if (auto err = validate(st, g)) {
     auto now = since(self, st.cfg.origin);
@@ -162,8 +162,13 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
   push_info info{g.worker, g.iter, g.samples, st.version, since(self, st.cfg.origin)};
   if (!st.coordinator) {  // no coordinator: behave as ASP
     rp.deliver(proceed{false, true, st.version, 0, info.accepted});
+  } else if (is_lead(st) && !via_bulk) {
+    rp.delegate(st.coordinator, pushed_atom::value, info);  // the coordinator sees the worker ask
   } else if (is_lead(st)) {
-    rp.delegate(st.coordinator, pushed_atom::value, info);
+    // The requester is the bulk gateway, not the worker: the lead, which
+    // checked the worker's key, asks in its name and relays the answer.
+    self->request(st.coordinator, caf::infinite, pushed_atom::value, info)
+      .then([rp](const proceed& p) mutable { rp.deliver(p); }, [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
   } else {  // the lead's reply carries the coordinator's word; this shard only says it has its slice
     self->send(st.coordinator, pushed_atom::value, info, st.cfg.shard);
     rp.deliver(proceed{});
@@ -198,6 +203,42 @@ caf::error check_member(ps_ptr self, worker_id claimed) {
                       ", which is not " +
                       (claimed >= 0 ? "worker " + std::to_string(claimed) : std::string("a worker")) +
                       " of this job");
+}
+
+// A push or pull on the bulk channel speaks for the worker whose key it
+// carries; the gateway that hands it over is of this process.
+caf::error check_bulk_key(ps_ptr self, uint64_t key, worker_id claimed) {
+  auto& keys = self->state.cfg.bulk_keys;
+  auto from = sender(self);
+  bool ok = from && from.node() == self->node() && claimed >= 0 && static_cast<size_t>(claimed) < keys.size() &&
+            keys[static_cast<size_t>(claimed)] != 0 && keys[static_cast<size_t>(claimed)] == key;
+  if (ok)
+    return caf::none;
+  return make_error(sp_error::not_a_member, "the parameter server refused a bulk-channel request for worker " +
+                                              std::to_string(claimed) + ": not that worker's key");
+}
+
+caf::result<proceed> take_push(ps_ptr self, gradient_push&& g, bool via_bulk = false) {
+  transit t;
+  t.worker = g.worker;
+  t.is_push = true;
+  t.via_bulk = via_bulk;
+  t.push = std::move(g);
+  t.push_reply = self->make_response_promise<proceed>();
+  auto rp = t.push_reply;
+  transfer(self, std::move(t));
+  return rp;
+}
+
+caf::result<weights> take_pull(ps_ptr self, worker_id worker, uint64_t min_version) {
+  auto& st = self->state;
+  pending_pull p{worker, self->make_response_promise<weights>()};
+  auto rp = p.reply;
+  if (pullable_version(st) >= min_version)
+    send_weights(self, std::move(p));
+  else
+    st.waiting_pulls.emplace(min_version, std::move(p));
+  return rp;
 }
 
 // Control messages come from the job's coordinator only (once attached);
@@ -238,26 +279,22 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     [=](push_atom, gradient_push& g) -> caf::result<proceed> {
       if (auto err = check_member(self, g.worker))
         return err;
-      transit t;
-      t.worker = g.worker;
-      t.is_push = true;
-      t.push = std::move(g);
-      t.push_reply = self->make_response_promise<proceed>();
-      auto rp = t.push_reply;
-      transfer(self, std::move(t));
-      return rp;
+      return take_push(self, std::move(g));
     },
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
       if (auto err = check_member(self, -1))
         return err;
-      auto& st = self->state;
-      pending_pull p{member_index(self), self->make_response_promise<weights>()};
-      auto rp = p.reply;
-      if (pullable_version(st) >= min_version)
-        send_weights(self, std::move(p));
-      else
-        st.waiting_pulls.emplace(min_version, std::move(p));
-      return rp;
+      return take_pull(self, member_index(self), min_version);
+    },
+    [=](push_atom, bulk_atom, uint64_t key, gradient_push& g) -> caf::result<proceed> {
+      if (auto err = check_bulk_key(self, key, g.worker))
+        return err;
+      return take_push(self, std::move(g), true);
+    },
+    [=](pull_atom, bulk_atom, uint64_t key, int32_t worker, uint64_t min_version) -> caf::result<weights> {
+      if (auto err = check_bulk_key(self, key, worker))
+        return err;
+      return take_pull(self, worker, min_version);
     },
     [=](push_atom, resume_atom, uint64_t iter) -> caf::result<proceed> {
       return resume_push(self, member_index(self), iter);
@@ -315,6 +352,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (from_coordinator(self, "publish"))
         publish(self);
     },
+    [=](sync_atom) { return true; },
     [=](commit_atom) {
       if (from_coordinator(self, "commit"))
         commit(self, true);

@@ -69,6 +69,9 @@ struct ps_config {
   uint32_t shards = 1;
   uint64_t offset = 0;
   uint64_t model_size = 0;  // 0: initial.size()
+  // Per worker, the key its pushes and pulls on the bulk channel carry
+  // (runtime/cluster/data_plane.hpp); empty: none come that way.
+  std::vector<uint64_t> bulk_keys;
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);

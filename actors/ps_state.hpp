@@ -28,6 +28,7 @@ struct pending_pull {
 struct transit {
   worker_id worker = -1;
   bool is_push = false;
+  bool via_bulk = false;  // from this process's bulk gateway: the lead asks the coordinator itself
   gradient_push push;
   caf::typed_response_promise<proceed> push_reply;
   weights out;

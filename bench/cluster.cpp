@@ -19,6 +19,7 @@
 //    node processes against the same job in one process.
 #include "actors/parameter_server.hpp"
 #include "runtime/cluster/bulk.hpp"
+#include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/connect.hpp"
 #include "tests/process.hpp"
 
@@ -68,7 +69,11 @@ struct ports {
   uint16_t echo;
   uint16_t raw;
   uint16_t bulk;
+  uint16_t plane;  // the PSs' data plane (runtime/cluster/data_plane.hpp)
 };
+
+// The benchmark's worker 0 on the data plane.
+constexpr uint64_t bench_key = 0x5eed5eed5eed5eedULL;
 
 // The bulk channel's frames in this benchmark: a push (floats in), its
 // acknowledgement, a pull, and the model (floats out).
@@ -134,8 +139,9 @@ void raw_echo_server(tcp::acceptor& acceptor) {
   ports p{};
   std::vector<ps_actor> servers;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    auto ps = spawn_parameter_server(sys, ps_config{std::vector<float>(floats_of(sizes[i]), 0.5f), 1e-6,
-                                                    0.9, 0, 1, tracer_actor{}, sys.clock().now()});
+    ps_config c{std::vector<float>(floats_of(sizes[i]), 0.5f), 1e-6, 0.9, 0, 1, tracer_actor{}, sys.clock().now()};
+    c.bulk_keys = {bench_key};
+    auto ps = spawn_parameter_server(sys, std::move(c));
     servers.push_back(ps);
     p.ps[i] = tls.enabled() ? *caf::openssl::publish(ps, 0, "127.0.0.1") : *sys.middleman().publish(ps, 0, "127.0.0.1");
   }
@@ -148,6 +154,10 @@ void raw_echo_server(tcp::acceptor& acceptor) {
   }
   cluster::bulk_io bulk_thread;
   cluster::bulk_server bulk(bulk_thread, {}, bulk_ps(sizes), floats_of(*std::max_element(sizes.begin(), sizes.end())));
+  cluster::data_plane plane(sys, {}, {});
+  for (size_t i = 0; i < sizes.size(); ++i)
+    plane.serve(servers[i], floats_of(sizes[i]));
+  p.plane = plane.port();
   p.bulk = bulk.port();
   auto echo = sys.spawn([]() -> vector_echo::behavior_type {
     return {[](std::vector<float>& v) { return std::move(v); }};
@@ -325,9 +335,10 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
     auto echo = sys.middleman().remote_actor<vector_echo>("127.0.0.1", p.echo);
     std::printf("push+pull between two processes on loopback (median of %d runs of %d round trips;\n"
                 "MB/s counts both directions)\n\n", repeat, rounds);
-    std::printf("| model | actors: PS push+pull | bulk channel | element-wise vector<float> | raw Boost.Asio TCP | actors / raw | bulk / raw | element-wise / raw | actors over TLS | TLS / plain actors |\n");
-    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
+    std::printf("| model | PS push+pull, CAF | PS push+pull, data plane | bulk transport alone | raw Boost.Asio TCP | CAF / raw | **data plane / raw** | transport / raw | element-wise vector<float> / raw | CAF over TLS | TLS / plain CAF |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
     cluster::bulk_io bulk_thread;
+    cluster::data_plane plane(sys, {}, {});
     for (size_t i = 0; i < sizes.size(); ++i) {
       auto n = floats_of(sizes[i]);
       auto ps = sys.middleman().remote_actor<ps_actor>("127.0.0.1", p.ps[i]);
@@ -336,20 +347,34 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
         break;
       }
       double bytes = 2.0 * static_cast<double>(n * sizeof(float)) * rounds;
-      std::vector<double> a, b, v, r;
+      // The worker's view of the PS on the data plane: a local proxy on the bulk channel.
+      auto group = ps_group::one(*ps, n);
+      group.bulk = {":" + std::to_string(p.plane)};
+      auto proxied = plane.proxied(group, 0, bench_key, "127.0.0.1");
+      if (proxied.on_bulk.empty()) {
+        std::fprintf(stderr, "bench_cluster: the data plane did not connect: %s\n",
+                     proxied.notes.empty() ? "?" : proxied.notes.front().c_str());
+        break;
+      }
+      auto via_plane = proxied.ps.shards[0];
+      std::vector<double> a, d, b, v, r;
       actor_rounds(sys, *ps, n, 2);  // warm-up: connections, buffers
+      actor_rounds(sys, via_plane, n, 2);
       raw_rounds(p.raw, n, 2);
       bulk_rounds(bulk_thread, p.bulk, i, n, 2);
       int vrounds = std::max(1, rounds / 8);  // the element-wise path is slow
       for (int k = 0; k < repeat; ++k) {
         a.push_back(bytes / actor_rounds(sys, *ps, n, rounds) / 1e6);
+        d.push_back(bytes / actor_rounds(sys, via_plane, n, rounds) / 1e6);
         b.push_back(bytes / bulk_rounds(bulk_thread, p.bulk, i, n, rounds) / 1e6);
         v.push_back(bytes / rounds * vrounds / vector_rounds(sys, *echo, n, vrounds) / 1e6);
         r.push_back(bytes / raw_rounds(p.raw, n, rounds) / 1e6);
       }
-      double ma = median(a), mb = median(b), mv = median(v), mr = median(r);
-      std::printf("| %g MB | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | %.2f | %.3f | %.0f MB/s | %.2f |\n",
-                  sizes[i], ma, mb, mv, mr, ma / mr, mb / mr, mv / mr, tls[i], tls[i] / ma);
+      double ma = median(a), md = median(d), mb = median(b), mv = median(v), mr = median(r);
+      std::printf("| %g MB | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.0f MB/s | %.2f | **%.2f** | %.2f | %.3f | %.0f MB/s | %.2f |\n",
+                  sizes[i], ma, md, mb, mr, ma / mr, md / mr, mb / mr, mv / mr, tls[i], tls[i] / ma);
+      for (auto& proxy : proxied.proxies)
+        caf::anon_send_exit(proxy, caf::exit_reason::user_shutdown);
       std::fflush(stdout);
     }
   }

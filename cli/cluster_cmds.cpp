@@ -3,6 +3,7 @@
 #include "cli/cli_config.hpp"
 #include "models/model.hpp"
 #include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/head.hpp"
 #include "runtime/cluster/node.hpp"
 #include "runtime/job.hpp"
@@ -74,6 +75,17 @@ int signal_catcher::wait(int ms) {
 }
 
 namespace {
+
+bool loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+// Where a process's bulk channel listens: on the interface its CAF port does.
+std::string bulk_host(const std::string& host) {
+  if (host.empty() || host == "0.0.0.0")
+    return "0.0.0.0";
+  return host == "localhost" ? "127.0.0.1" : host;
+}
 
 const std::string default_data = "/usr/share/datasets/fashion-mnist";
 
@@ -211,7 +223,11 @@ int run_head(const std::vector<std::string>& args) {
   configure_cluster(opts, tls);
   caf::actor_system sys{opts};
   set_torch_threads(1);  // the evaluator and any worker here: one core each, as on a node
+  auto plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
+                                            [](const std::string& line) { say(stderr, "[head] " + line); },
+                                            bulk_host(opts.host));
   head_config hc;
+  hc.plane = plane;
   hc.data_dir = opts.data;
   hc.secret = secret;
   hc.log = [](const std::string& line) { say(stderr, "[head] " + line); };
@@ -239,7 +255,7 @@ int run_head(const std::vector<std::string>& args) {
   node_actor local;
   if (opts.slots > 0)
     local = spawn_node(sys, {"head", opts.slots, opts.data, head, std::chrono::seconds(10),
-                             std::chrono::seconds(1), nullptr, nullptr, secret});
+                             std::chrono::seconds(1), nullptr, nullptr, secret, plane, "127.0.0.1"});
   caf::scoped_actor self{sys};
   self->monitor(head);
   bool head_died = false;
@@ -290,7 +306,8 @@ int run_node(const std::vector<std::string>& args) {
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
   // A thread per worker slot, up to the cores (a worker is busy one core).
-  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "node"), scheduler_threads(opts.slots));
+  auto tls = cluster_tls(opts.tls, opts.tls_paths, "node");
+  configure_cluster(opts, tls, scheduler_threads(opts.slots));
   caf::actor_system sys{opts};
   auto head = reach_head(sys, *at, "node");
   std::atomic<bool> joined{false};
@@ -303,6 +320,12 @@ int run_node(const std::vector<std::string>& args) {
   cfg.head = head;
   cfg.register_timeout = std::chrono::seconds(5);
   cfg.secret = secret;
+  // A head on this machine: the bulk channel on loopback too; else on every interface.
+  cfg.plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
+                                           [](const std::string& line) { say(stderr, line); },
+                                           bulk_host(loopback(at->host) ? "127.0.0.1" : "0.0.0.0"));
+  cfg.head_host = at->host;
+  cfg.on_note = [](const std::string& line) { say(stderr, "syncpoint node: " + line); };
   cfg.on_joined = [&, at](const std::string& name) {
     joined = true;
     say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +

@@ -58,12 +58,17 @@ using coordinator_actor = caf::typed_actor<
 using ps_actor = caf::typed_actor<
   caf::replies_to<push_atom, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, uint64_t>::with<weights>,
+  // A push or pull that came on the bulk channel (runtime/cluster/data_plane.hpp),
+  // from this process's gateway, with the worker's key: (key, push) and (key, worker, min_version)
+  caf::replies_to<push_atom, bulk_atom, uint64_t, gradient_push>::with<proceed>,
+  caf::replies_to<pull_atom, bulk_atom, uint64_t, int32_t, uint64_t>::with<weights>,
   caf::replies_to<push_atom, resume_atom, uint64_t>::with<proceed>,  // a resumed worker's push in flight
   caf::replies_to<pull_atom, resume_atom, uint64_t>::with<weights>,  // ... and its pull
   caf::replies_to<save_atom>::with<saved_ps>,
   caf::reacts_to<link_atom, uint64_t>,            // (to itself) a transfer crossed the link
   caf::reacts_to<attach_atom, coordinator_actor, std::vector<worker_actor>>,
   caf::reacts_to<mode_atom, uint8_t>,
+  caf::replies_to<sync_atom>::with<bool>,          // answered after what the asker sent before
   caf::reacts_to<publish_atom>,
   caf::reacts_to<commit_atom>,
   caf::reacts_to<flush_atom>,

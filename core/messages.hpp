@@ -49,6 +49,8 @@ using final_atom = caf::atom_constant<caf::atom("sp_final")>;
 using progress_atom = caf::atom_constant<caf::atom("sp_progr")>;
 using momentum_atom = caf::atom_constant<caf::atom("sp_moment")>;
 using join_atom = caf::atom_constant<caf::atom("sp_join")>;
+using bulk_atom = caf::atom_constant<caf::atom("sp_bulk")>;
+using sync_atom = caf::atom_constant<caf::atom("sp_sync")>;
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last

@@ -12,6 +12,7 @@
 #include "core/interfaces.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace syncpoint {
@@ -19,6 +20,9 @@ namespace syncpoint {
 struct ps_group {
   std::vector<ps_actor> shards;
   std::vector<uint64_t> bounds;  // shard k owns [bounds[k], bounds[k+1]); size() + 1 entries
+  // Across processes, where shard k takes bulk connections ("host:port",
+  // ":port" on the head's host, "" none: runtime/cluster/data_plane.hpp).
+  std::vector<std::string> bulk;
 
   size_t size() const { return shards.size(); }
   uint64_t begin(size_t k) const { return bounds[k]; }
@@ -52,7 +56,7 @@ struct ps_group {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ps_group& x) {
-  return f(caf::meta::type_name("ps_group"), x.shards, x.bounds);
+  return f(caf::meta::type_name("ps_group"), x.shards, x.bounds, x.bulk);
 }
 
 }  // namespace syncpoint

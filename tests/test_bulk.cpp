@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <mutex>
 
+using namespace syncpoint;
 using namespace syncpoint::cluster;
 
 namespace {
@@ -189,4 +190,102 @@ TEST_CASE("bulk channel: over TLS both sides show a certificate from the cluster
   CHECK(stranger.error.find("TLS handshake failed") == 0);
   auto plain = bulk_connect(io, {"t", {}}, "127.0.0.1", server.port(), {}, ignored.handler(), 16, 2000);
   CHECK_FALSE(plain.link);
+}
+
+// -- the data plane: a shard's pushes and pulls through the bulk channel --------------
+
+#include "actors/parameter_server.hpp"
+#include "runtime/cluster/data_plane.hpp"
+
+#include <limits>
+
+namespace {
+
+struct plane_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  std::unique_ptr<caf::scoped_actor> self;
+  ps_actor bulk_ps, plain_ps;  // the same PS twice: one reached on the bulk channel, one through CAF
+  inbox log;
+  std::unique_ptr<data_plane> plane;
+
+  plane_fixture() {
+    syncpoint::register_messages(cfg);
+    sys = std::make_unique<caf::actor_system>(cfg);
+    self = std::make_unique<caf::scoped_actor>(*sys);
+    auto config = [&] {
+      ps_config c{std::vector<float>(1000, 0.5f), 0.1, 0.5, 0.0, 2, tracer_actor{}, sys->clock().now()};
+      c.bulk_keys = {111, 222};
+      return c;
+    };
+    bulk_ps = spawn_parameter_server(*sys, config());
+    plain_ps = spawn_parameter_server(*sys, config());
+    plane = std::make_unique<data_plane>(*sys, bulk_security{"tok", {}}, log.logger());
+    plane->serve(bulk_ps, 1000);
+  }
+  ~plane_fixture() {
+    (*self)->send_exit(bulk_ps, caf::exit_reason::user_shutdown);
+    (*self)->send_exit(plain_ps, caf::exit_reason::user_shutdown);
+  }
+
+  // The shard as worker `w` with `key` sees it: a proxy on the bulk channel.
+  ps_actor proxy(int32_t w, uint64_t key) {
+    auto g = ps_group::one(bulk_ps, 1000);
+    g.bulk = {":" + std::to_string(plane->port())};
+    auto p = plane->proxied(g, w, key, "127.0.0.1", true);
+    REQUIRE_MESSAGE(p.on_bulk == std::vector<size_t>{0}, (p.notes.empty() ? std::string() : p.notes.front()));
+    return p.ps.shards[0];
+  }
+
+  caf::error push(const ps_actor& to, worker_id w, std::vector<float> g) {
+    caf::error result;
+    (*self)->request(to, std::chrono::seconds(30), push_atom::value, gradient_push{w, 1, 0, 64, std::move(g)})
+      .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
+    return result;
+  }
+
+  weights pull(const ps_actor& from) {
+    weights out;
+    (*self)->request(from, std::chrono::seconds(30), pull_atom::value, uint64_t{0})
+      .receive([&](weights& w) { out = std::move(w); }, [&](caf::error& e) { FAIL("pull: " << sys->render(e)); });
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("data plane: pushes and pulls on the bulk channel change the shard exactly as through CAF") {
+  plane_fixture f;
+  auto as0 = f.proxy(0, 111), as1 = f.proxy(1, 222);
+  for (int round = 0; round < 3; ++round) {
+    auto g0 = pattern(1000, 0.01f * static_cast<float>(round + 1)), g1 = pattern(1000, -0.02f);
+    CHECK(!f.push(as0, 0, g0));
+    CHECK(!f.push(f.plain_ps, 0, g0));
+    CHECK(!f.push(as1, 1, g1));
+    CHECK(!f.push(f.plain_ps, 1, g1));
+  }
+  auto a = f.pull(as0), b = f.pull(f.plain_ps);
+  CHECK(a.version == 6);
+  CHECK(a.version == b.version);
+  CHECK(a.values.vec() == b.values.vec());  // bit for bit
+}
+
+TEST_CASE("data plane: a wrong key, another worker's key, a wrong length and NaN are refused as the PS refuses them") {
+  plane_fixture f;
+  auto has = [&](const caf::error& e, const std::string& says) {
+    auto text = f.sys->render(e);
+    CHECK_MESSAGE(text.find(says) != std::string::npos, text);
+  };
+  has(f.push(f.proxy(0, 999), 0, pattern(1000, 1)), "not that worker's key");
+  has(f.push(f.proxy(1, 111), 1, pattern(1000, 1)), "not that worker's key");  // worker 0's key as worker 1
+  auto as0 = f.proxy(0, 111);
+  has(f.push(as0, 0, pattern(999, 1)), "has 999 values, the model has 1000");
+  auto nan = pattern(1000, 1);
+  nan[500] = std::numeric_limits<float>::quiet_NaN();
+  has(f.push(as0, 0, nan), "contains NaN or Inf");
+  // None of it reached the model, and the proxy still works.
+  auto w = f.pull(as0);
+  CHECK(w.version == 0);
+  CHECK(w.values.vec() == std::vector<float>(1000, 0.5f));
+  CHECK(!f.push(as0, 0, pattern(1000, 1)));
 }

@@ -8,6 +8,7 @@
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <optional>
@@ -59,17 +60,32 @@ std::shared_ptr<asio::ssl::context> make_tls_context(const tls_files& tls, bool 
 tcp::socket& socket_of(tcp::socket& s) { return s; }
 tcp::socket& socket_of(tls_stream& s) { return s.next_layer(); }
 
+// Whether the io_context still takes work: a link may outlive its bulk_io
+// (an actor closes it on exit), and must not post to a destroyed context.
+struct io_gate {
+  std::mutex mutex;
+  bool open = true;
+};
+
+// What bulk_io ends when it goes: every connection it still runs.
+struct link_base : bulk_link {
+  virtual void end(const std::string& why) = 0;  // on the io thread
+};
+
 // One connection; every member runs on the io thread (send and close post to it).
 template <class Stream>
-class connection : public bulk_link, public std::enable_shared_from_this<connection<Stream>> {
+class connection : public link_base, public std::enable_shared_from_this<connection<Stream>> {
  public:
-  connection(Stream stream, uint64_t max_floats)
-    : stream_(std::move(stream)), max_floats_(max_floats) {}
+  connection(Stream stream, uint64_t max_floats, std::shared_ptr<io_gate> gate)
+    : stream_(std::move(stream)), executor_(socket_of(stream_).get_executor()), max_floats_(max_floats),
+      gate_(std::move(gate)) {}
 
   Stream& stream() { return stream_; }
 
   void start(bulk_handler handler) {
     handler_ = std::move(handler);
+    if (handler_.max_floats != 0)
+      max_floats_ = std::min(max_floats_, handler_.max_floats);
     read_head();
   }
 
@@ -84,7 +100,10 @@ class connection : public bulk_link, public std::enable_shared_from_this<connect
     f.values = values;
     f.count = count;
     f.keep = std::move(keep_alive);
-    asio::post(socket_of(stream_).get_executor(), [self = this->shared_from_this(), f = std::move(f)]() mutable {
+    std::lock_guard<std::mutex> guard(gate_->mutex);
+    if (!gate_->open)
+      return;
+    asio::post(executor_, [self = this->shared_from_this(), f = std::move(f)]() mutable {
       if (self->closed_)
         return;
       self->queue_.push_back(std::move(f));
@@ -94,11 +113,13 @@ class connection : public bulk_link, public std::enable_shared_from_this<connect
   }
 
   void close() override {
-    asio::post(socket_of(stream_).get_executor(), [self = this->shared_from_this()] { self->end(""); });
+    std::lock_guard<std::mutex> guard(gate_->mutex);
+    if (gate_->open)
+      asio::post(executor_, [self = this->shared_from_this()] { self->end(""); });
   }
 
   // Ends the connection once; the handler hears why.
-  void end(const std::string& why) {
+  void end(const std::string& why) override {
     if (closed_)
       return;
     closed_ = true;
@@ -181,7 +202,9 @@ class connection : public bulk_link, public std::enable_shared_from_this<connect
   }
 
   Stream stream_;
+  asio::any_io_executor executor_;  // the io thread's, read by other threads (the socket is the io thread's)
   uint64_t max_floats_;
+  std::shared_ptr<io_gate> gate_;
   bulk_handler handler_;
   std::array<char, 16> head_{};
   bulk_frame in_;
@@ -213,24 +236,54 @@ struct bulk_io::impl {
   asio::io_context io;
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
   std::thread thread;
+  std::promise<void> ran;
+  std::shared_ptr<io_gate> gate = std::make_shared<io_gate>();
+  std::mutex mutex;
+  std::vector<std::weak_ptr<link_base>> links;
+
+  void keep(std::shared_ptr<link_base> link) {
+    std::lock_guard<std::mutex> guard(mutex);
+    links.erase(std::remove_if(links.begin(), links.end(), [](auto& w) { return w.expired(); }), links.end());
+    links.push_back(std::move(link));
+  }
 };
 
 bulk_io::bulk_io() : impl_(std::make_unique<impl>()) {
-  impl_->thread = std::thread([this] { impl_->io.run(); });
+  impl_->thread = std::thread([i = impl_.get()] {
+    i->io.run();
+    i->ran.set_value();
+  });
 }
 
 bulk_io::~bulk_io() {
+  // Every connection ends, so that its owner hears it (actors waiting on it
+  // quit); then the thread runs out of work. A handshake's timer or a peer
+  // that does not let go is cut short after a second.
+  asio::post(impl_->io, [i = impl_.get()] {
+    std::vector<std::weak_ptr<link_base>> links;
+    {
+      std::lock_guard<std::mutex> guard(i->mutex);
+      links.swap(i->links);
+    }
+    for (auto& w : links)
+      if (auto l = w.lock())
+        l->end("this process is shutting down");
+  });
   impl_->work.reset();
-  impl_->io.stop();
+  if (impl_->ran.get_future().wait_for(std::chrono::seconds(1)) != std::future_status::ready)
+    impl_->io.stop();
   impl_->thread.join();
+  std::lock_guard<std::mutex> guard(impl_->gate->mutex);
+  impl_->gate->open = false;  // what is posted later is never run, and goes with the context
 }
 
 // -- the server ----------------------------------------------------------------
 
 struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
-  impl(asio::io_context& io, bulk_security sec, bulk_accept acc, uint64_t max, std::function<void(const std::string&)> lg)
-    : io(io), acceptor(io), security(std::move(sec)), accept(std::move(acc)), max_floats(max), log(std::move(lg)) {}
+  impl(bulk_io::impl& owner, bulk_security sec, bulk_accept acc, uint64_t max, std::function<void(const std::string&)> lg)
+    : owner(owner), io(owner.io), acceptor(owner.io), security(std::move(sec)), accept(std::move(acc)), max_floats(max), log(std::move(lg)) {}
 
+  bulk_io::impl& owner;
   asio::io_context& io;
   tcp::acceptor acceptor;
   bulk_security security;
@@ -250,11 +303,16 @@ struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
         return;  // the server is gone
       if (!ec) {
         s.set_option(tcp::no_delay(true));
-        if (self->tls)
-          self->handshake(std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *self->tls),
-                                                                   self->max_floats));
-        else
-          self->handshake(std::make_shared<connection<tcp::socket>>(std::move(s), self->max_floats));
+        if (self->tls) {
+          auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *self->tls), self->max_floats,
+                                                             self->owner.gate);
+          self->owner.keep(c);
+          self->handshake(c);
+        } else {
+          auto c = std::make_shared<connection<tcp::socket>>(std::move(s), self->max_floats, self->owner.gate);
+          self->owner.keep(c);
+          self->handshake(c);
+        }
       }
       self->next();
     });
@@ -335,7 +393,7 @@ struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
 
 bulk_server::bulk_server(bulk_io& io, bulk_security security, bulk_accept accept, uint64_t max_floats,
                          std::function<void(const std::string&)> log, const std::string& host)
-  : impl_(std::make_shared<impl>(io.get().io, std::move(security), std::move(accept), max_floats, std::move(log))) {
+  : impl_(std::make_shared<impl>(io.get(), std::move(security), std::move(accept), max_floats, std::move(log))) {
   if (impl_->security.tls.enabled())
     impl_->tls = make_tls_context(impl_->security.tls, true);
   tcp::endpoint at(asio::ip::make_address(host), 0);
@@ -435,13 +493,17 @@ bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, con
   auto future = result->promise.get_future();
   auto sec = std::make_shared<bulk_security>(security);
   auto hi = std::make_shared<std::vector<char>>(hello);
+  auto* owner = &io.get();
   auto on_connected = [=, handler = std::move(handler)](tcp::socket s) mutable {
     s.set_option(tcp::no_delay(true));
     if (!tls) {
-      greet_server(std::make_shared<connection<tcp::socket>>(std::move(s), max_floats), *sec, *hi, std::move(handler), result);
+      auto c = std::make_shared<connection<tcp::socket>>(std::move(s), max_floats, owner->gate);
+      owner->keep(c);
+      greet_server(c, *sec, *hi, std::move(handler), result);
       return;
     }
-    auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *tls), max_floats);
+    auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *tls), max_floats, owner->gate);
+    owner->keep(c);
     c->stream().async_handshake(asio::ssl::stream_base::client, [=, handler = std::move(handler)](boost::system::error_code ec) mutable {
       if (ec) {
         c->end("TLS handshake failed");

@@ -61,6 +61,7 @@ class bulk_link {
 struct bulk_handler {
   std::function<void(bulk_frame&&)> on_frame;
   std::function<void(const std::string& why)> on_closed;
+  uint64_t max_floats = 0;  // a server's handler: the longest frame this connection takes (0: the server's limit)
 };
 
 /// The thread (Boost.Asio's io_context) every bulk connection of a process runs on.

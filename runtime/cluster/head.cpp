@@ -1,5 +1,6 @@
 #include "runtime/cluster/head.hpp"
 
+#include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/job_runner.hpp"
 #include "runtime/job.hpp"
 #include "runtime/job_parts.hpp"
@@ -23,6 +24,7 @@ struct node_entry {
   node_status status;
   node_actor handle;
   std::string token;  // the node accepts job requests with it
+  uint16_t bulk_port = 0;  // where its shards take bulk connections (0: none)
 };
 
 struct job_entry {
@@ -194,6 +196,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   node_entry e;
   e.handle = node;
   e.token = hello.token;
+  e.bulk_port = hello.bulk_port;
   e.status.name = hello.name;
   e.status.slots = hello.slots;
   e.status.up_since_ms = e.status.last_heartbeat_ms = unix_ms();
@@ -288,6 +291,16 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   setup.client = client;
   setup.head = head_actor{self};
   setup.head_token = st.cfg.control_token;
+  setup.plane = st.cfg.plane;
+  if (st.cfg.plane)  // each node's bulk endpoint, on the host the head sees it at
+    for (auto& n : st.nodes) {
+      bool local = n.handle.node() == self->node();
+      auto at = parse_endpoint(n.status.address);
+      if (local)
+        setup.node_bulk[n.status.name] = ":" + std::to_string(st.cfg.plane->port());
+      else if (at && n.bulk_port != 0)
+        setup.node_bulk[n.status.name] = bulk_endpoint(at->host, n.bulk_port);
+    }
   job_entry entry;
   entry.client = client;
   entry.stop_token = make_token();

@@ -7,6 +7,7 @@
 //   sys.middleman().publish(head, 4242, "0.0.0.0");
 #pragma once
 
+#include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
 #include "runtime/cluster/placement.hpp"
 
@@ -20,6 +21,7 @@ struct head_config {
   std::string secret;                          // nodes, submits and status requests must carry it ("": none)
   placement default_placement = placement::spread;
   std::function<void(const std::string&)> log; // one line per event (node joined, job ended, ...)
+  std::shared_ptr<data_plane> plane;           // the bulk channel for shards here (null: none)
 };
 
 head_actor spawn_head(caf::actor_system& sys, head_config cfg);

@@ -47,6 +47,7 @@ struct node_hello {
   std::string schema;     // schema_fingerprint() of its build
   std::string token;      // the head sends it back with every job request
   std::string secret;     // the cluster's token (--token), when the head requires one
+  uint16_t bulk_port = 0; // where its PS shards take bulk connections (0: none)
 };
 
 /// A worker's part of a job, sent to the node that hosts it.
@@ -59,6 +60,7 @@ struct worker_spec {
   int64_t elapsed_ns = 0;   // time since the run's origin when the head sent this
   bool resumed = false;     // continue from a checkpoint, where `resume` was
   saved_worker resume;
+  uint64_t bulk_key = 0;    // what its pushes and pulls on the bulk channel carry (0: none)
 };
 
 /// A PS shard's part of a job, sent to the node that hosts it
@@ -73,6 +75,7 @@ struct shard_spec {
   saved_ps resume;
   tracer_actor tracer;
   int64_t elapsed_ns = 0;         // time since the run's origin when the head sent this
+  std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
 };
 
 struct node_status {
@@ -111,17 +114,17 @@ struct job_result {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
-  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret);
+  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret, x.bulk_port);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
   return f(caf::meta::type_name("worker_spec"), x.job, x.id, exact(x.iter_cost_ms), x.ps, x.tracer,
-           x.elapsed_ns, x.resumed, x.resume);
+           x.elapsed_ns, x.resumed, x.resume, x.bulk_key);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
   return f(caf::meta::type_name("shard_spec"), x.job, x.shard, x.bounds, float_block{x.initial}, x.resumed, x.resume,
-           x.tracer, x.elapsed_ns);
+           x.tracer, x.elapsed_ns, x.bulk_keys);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
@@ -196,6 +199,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 10;
+inline constexpr int wire_version = 11;
 
 }  // namespace syncpoint::cluster

@@ -5,6 +5,7 @@
 #include "runtime/job_parts.hpp"
 
 #include <algorithm>
+#include <random>
 #include <functional>
 #include <map>
 
@@ -121,12 +122,25 @@ void finish(job_ptr self, run_outcome& outcome) {
   self->quit();
 }
 
+// A random key per worker, never 0 (0: no key).
+std::vector<uint64_t> bulk_keys(size_t workers) {
+  std::random_device rd;
+  std::vector<uint64_t> keys(workers);
+  for (auto& k : keys)
+    do
+      k = (uint64_t{rd()} << 32) ^ rd();
+    while (k == 0);
+  return keys;
+}
+
 // What node `node` needs to spawn worker `id` now: its time since the run's origin.
 worker_spec spec_for(job_ptr self, size_t id) {
   auto& st = self->state;
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
-  return {st.setup.cfg, static_cast<int32_t>(id), st.setup.cfg.iter_cost_ms, st.core.ps, st.core.tracer,
-          elapsed.count()};
+  worker_spec spec{st.setup.cfg, static_cast<int32_t>(id), st.setup.cfg.iter_cost_ms, st.core.ps, st.core.tracer,
+                   elapsed.count()};
+  spec.bulk_key = id < st.bulk_keys.size() ? st.bulk_keys[id] : 0;
+  return spec;
 }
 
 // Has `node` load the job's data; `ready` once it holds the head's training
@@ -223,7 +237,7 @@ void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_plan> plan, size_t k) {
   auto& c = plan->shards[k];
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
   shard_spec spec{st.setup.cfg, static_cast<uint32_t>(k), plan->bounds, std::move(c.initial), c.resume != nullptr,
-                  c.resume ? *c.resume : saved_ps{}, plan->tracer, elapsed.count()};
+                  c.resume ? *c.resume : saved_ps{}, plan->tracer, elapsed.count(), st.bulk_keys};
   auto name = st.setup.shard_node_names[k];
   self->request(st.setup.shard_nodes[k], st.setup.spawn_timeout, spawn_atom::value, st.setup.shard_node_tokens[k],
                 std::move(spec))
@@ -262,12 +276,24 @@ void launch(job_ptr self) {
   st.core.ps.bounds = plan->bounds;
   st.core.ps.shards.assign(plan->shards.size(), ps_actor{});
   st.status.shards.clear();
+  // The bulk channel: new keys for every run, each shard's endpoint.
+  st.bulk_keys = st.setup.plane ? bulk_keys(static_cast<size_t>(st.setup.cfg.workers)) : std::vector<uint64_t>{};
+  st.core.ps.bulk.assign(plan->shards.size(), "");
   bool remote = false;
   for (size_t k = 0; k < plan->shards.size(); ++k) {
     bool here = on_head(st, k);
     st.status.shards.push_back(here ? "head" : st.setup.shard_node_names[k]);
-    if (here)
+    if (st.setup.plane) {
+      auto at = st.setup.node_bulk.find(st.status.shards.back());
+      st.core.ps.bulk[k] = here ? ":" + std::to_string(st.setup.plane->port())
+                                : at != st.setup.node_bulk.end() ? at->second : "";
+    }
+    if (here) {
+      plan->shards[k].bulk_keys = st.bulk_keys;
       st.core.ps.shards[k] = spawn_parameter_server(self->system(), std::move(plan->shards[k]));
+      if (st.setup.plane)
+        st.setup.plane->serve(st.core.ps.shards[k], plan->bounds[k + 1] - plan->bounds[k]);
+    }
     remote = remote || !here;
   }
   if (!remote) {

@@ -9,7 +9,10 @@
 
 #include "models/dataset.hpp"
 #include "runtime/checkpointing.hpp"
+#include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
+
+#include <map>
 
 #include <memory>
 
@@ -33,6 +36,10 @@ struct job_setup {
   head_actor head;
   caf::timespan spawn_timeout = std::chrono::seconds(60);
   std::shared_ptr<const resume_point> resume;  // continue from this checkpoint (checked by the head)
+  // The data plane (runtime/cluster/data_plane.hpp): the head's, for shards
+  // here (null: no bulk channel), and each node's bulk endpoint by name.
+  std::shared_ptr<data_plane> plane;
+  std::map<std::string, std::string> node_bulk;
 };
 
 job_actor spawn_job(caf::actor_system& sys, job_setup setup);

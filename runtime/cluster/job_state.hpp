@@ -31,6 +31,7 @@ struct job_state {
   std::vector<caf::actor_addr> dead_nodes;  // nodes lost since the job started
   int restarts = 0;
   int generation = 0;  // bumped by a restart: answers to the old run's requests are void
+  std::vector<uint64_t> bulk_keys;  // this run's, by worker id (empty: no bulk channel)
   static inline const char* name = "job";
 };
 

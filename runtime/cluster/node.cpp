@@ -15,6 +15,7 @@ struct node_state {
   bool joined = false;
   std::vector<worker_actor> workers;
   std::vector<ps_actor> shards;  // PS shards of jobs placed here (they take no slot)
+  std::map<caf::actor_addr, std::vector<caf::actor>> proxies;  // by worker: its bulk-channel proxies
   // The last data set loaded, shared by the workers of a job on this node.
   std::string data_key;
   std::shared_ptr<const dataset> data;
@@ -29,6 +30,10 @@ void leave(node_ptr self, const std::string& why, caf::error reason = caf::none)
   for (auto& w : st.workers)
     self->send_exit(w, caf::exit_reason::user_shutdown);
   st.workers.clear();
+  for (auto& kv : st.proxies)
+    for (auto& proxy : kv.second)
+      self->send_exit(proxy, caf::exit_reason::user_shutdown);
+  st.proxies.clear();
   for (auto& s : st.shards)
     self->send_exit(s, caf::exit_reason::user_shutdown);
   st.shards.clear();
@@ -83,12 +88,29 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
     auto cfg = load(self, spec.job);
     auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
     auto timeout = caf::duration{seconds(cfg.request_timeout_s)};
-    auto wc = worker_for(cfg, spec.id, spec.iter_cost_ms, st.data, spec.ps, spec.tracer, origin, timeout);
+    auto ps = spec.ps;
+    std::vector<caf::actor> proxies;
+    if (st.cfg.plane && spec.bulk_key != 0) {  // shards of other processes over the bulk channel
+      auto p = st.cfg.plane->proxied(spec.ps, spec.id, spec.bulk_key, st.cfg.head_host);
+      ps = std::move(p.ps);
+      proxies = std::move(p.proxies);
+      std::string bulk;
+      for (auto k : p.on_bulk)
+        bulk += (bulk.empty() ? "" : ", ") + std::to_string(k);
+      if (!bulk.empty())
+        p.notes.push_back((p.on_bulk.size() > 1 ? "shards " : "shard ") + bulk + " on the bulk channel");
+      for (auto& note : p.notes)
+        if (st.cfg.on_note)
+          st.cfg.on_note("worker " + std::to_string(spec.id) + ": " + note);
+    }
+    auto wc = worker_for(cfg, spec.id, spec.iter_cost_ms, st.data, ps, spec.tracer, origin, timeout);
     if (spec.resumed)
       wc.resume = std::make_shared<const saved_worker>(std::move(spec.resume));
     auto w = spawn_worker(self->system(), std::move(wc));
     self->monitor(w);
     st.workers.push_back(w);
+    if (!proxies.empty())
+      st.proxies.emplace(w.address(), std::move(proxies));
     return w;
   } catch (const std::exception& e) {
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": " + e.what());
@@ -108,9 +130,11 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
                                              " does not match its bounds, its job or its saved state");
   auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
   auto resume = spec.resumed ? std::make_shared<const saved_ps>(std::move(spec.resume)) : nullptr;
-  auto shard = spawn_parameter_server(
-    self->system(), shard_config(spec.job, spec.bounds, k, std::move(spec.initial), std::move(resume),
-                                 spec.tracer, origin));
+  auto ps_cfg = shard_config(spec.job, spec.bounds, k, std::move(spec.initial), std::move(resume), spec.tracer, origin);
+  ps_cfg.bulk_keys = std::move(spec.bulk_keys);
+  auto shard = spawn_parameter_server(self->system(), std::move(ps_cfg));
+  if (st.cfg.plane)
+    st.cfg.plane->serve(shard, b[k + 1] - b[k]);
   self->monitor(shard);
   st.shards.push_back(shard);
   return shard;
@@ -130,12 +154,18 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
     st.workers.erase(std::remove_if(st.workers.begin(), st.workers.end(),
                                     [&](const worker_actor& w) { return w.address() == dm.source; }),
                      st.workers.end());
+    if (auto p = st.proxies.find(dm.source); p != st.proxies.end()) {  // a worker's proxies go with it
+      for (auto& proxy : p->second)
+        self->send_exit(proxy, caf::exit_reason::user_shutdown);
+      st.proxies.erase(p);
+    }
     st.shards.erase(std::remove_if(st.shards.begin(), st.shards.end(),
                                    [&](const ps_actor& s) { return s.address() == dm.source; }),
                     st.shards.end());
   });
   self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
-                node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token, st.cfg.secret}, node_actor{self})
+                node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token, st.cfg.secret,
+                           st.cfg.plane ? st.cfg.plane->port() : uint16_t{0}}, node_actor{self})
     .then(
       [=](const std::string& name) {
         auto& st = self->state;
