@@ -75,10 +75,9 @@ std::vector<float> pattern(size_t n, float seed) {
 }
 
 void round_trip(const bulk_security& server_side, const bulk_security& client_side) {
+  inbox server_log, got;  // before the io: its end calls their handlers
   bulk_io io;
-  inbox server_log;
   bulk_server server(io, server_side, echo(), 1 << 22, server_log.logger());
-  inbox got;
   auto c = bulk_connect(io, client_side, "127.0.0.1", server.port(), {'h', 'i'}, got.handler(), 1 << 22);
   REQUIRE_MESSAGE(c.link, c.error);
   std::vector<std::vector<float>> sent{{}, pattern(1000, 1), pattern(1 << 20, -3)};
@@ -105,10 +104,9 @@ TEST_CASE("bulk channel: frames cross both ways whole, in order and bit for bit"
 }
 
 TEST_CASE("bulk channel: a wrong token, a refused hello and a stranger's bytes are turned away with reasons") {
+  inbox log, ignored, got;  // before the io: its end calls their handlers
   bulk_io io;
-  inbox log;
   bulk_server server(io, {"s3cret", {}}, echo("shard 9"), 1 << 20, log.logger());
-  inbox ignored;
   auto wrong = bulk_connect(io, {"guess", {}}, "127.0.0.1", server.port(), {}, ignored.handler(), 16);
   CHECK_FALSE(wrong.link);
   CHECK(wrong.error == "refused: wrong token");
@@ -130,14 +128,13 @@ TEST_CASE("bulk channel: a wrong token, a refused hello and a stranger's bytes a
   auto nobody = bulk_connect(io, {}, "127.0.0.1", 1, {}, ignored.handler(), 16);
   CHECK(nobody.error.find("cannot connect to 127.0.0.1:1") == 0);
   // The server still serves.
-  inbox got;
   auto fine = bulk_connect(io, {"s3cret", {}}, "127.0.0.1", server.port(), {}, got.handler(), 16);
   REQUIRE_MESSAGE(fine.link, fine.error);
 }
 
 TEST_CASE("bulk channel: a frame longer than the connection allows closes it, saying why") {
+  inbox server_side, client_side;  // before the io: its end calls their handlers
   bulk_io io;
-  inbox server_side;
   std::shared_ptr<bulk_link> server_link;
   bulk_accept accept = [&](const std::vector<char>&, std::shared_ptr<bulk_link> link)
     -> std::variant<bulk_handler, std::string> {
@@ -145,7 +142,6 @@ TEST_CASE("bulk channel: a frame longer than the connection allows closes it, sa
     return server_side.handler();
   };
   bulk_server server(io, {}, accept, 8, {});
-  inbox client_side;
   auto c = bulk_connect(io, {}, "127.0.0.1", server.port(), {}, client_side.handler(), 8);
   REQUIRE_MESSAGE(c.link, c.error);
   auto fits = std::make_shared<std::vector<float>>(8, 1.0f);
@@ -181,8 +177,8 @@ TEST_CASE("bulk channel: over TLS both sides show a certificate from the cluster
     return tls_files{pki + "/" + who + ".pem", pki + "/" + who + ".key", pki + "/" + ca + ".pem"};
   };
   round_trip({"t", files("server", "ca1")}, {"t", files("client", "ca1")});
+  inbox log, ignored;  // before the io: its end calls their handlers
   bulk_io io;
-  inbox log, ignored;
   bulk_server server(io, {"t", files("server", "ca1")}, echo(), 16, log.logger());
   auto stranger = bulk_connect(io, {"t", files("stranger", "ca2")}, "127.0.0.1", server.port(), {},
                                ignored.handler(), 16);
