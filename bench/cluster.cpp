@@ -16,7 +16,8 @@
 //    push+pull as frames on a connection of its own, the gradient sent from
 //    the sender's vector and the model from the server's shared buffer.
 // 2. Samples/s of a 4-worker BSP job (MLP, Fashion-MNIST) on a head and two
-//    node processes against the same job in one process.
+//    node processes (the PS on the head, or a shard on each node) against the
+//    same job in one process.
 #include "actors/parameter_server.hpp"
 #include "runtime/cluster/bulk.hpp"
 #include "runtime/cluster/data_plane.hpp"
@@ -414,27 +415,32 @@ void job(double epochs, int repeat) {
   process b({bin, "node", "--join", at, "--name", "b", "--slots", "2"}, dir.path(), "b");
   if (!a.wait_for("joined", 15s) || !b.wait_for("joined", 15s))
     return;
-  std::vector<double> one, two;
+  std::vector<double> one, on_head, on_nodes;
   for (int k = 0; k < repeat; ++k) {
     auto o1 = dir / ("one" + std::to_string(k));
-    auto o2 = dir / ("two" + std::to_string(k));
     process t(with({bin, "train"}, {"--clock", "real", "--out", o1}), dir.path(), "train");
     if (t.wait(600s) != 0)
       return;
-    process s(with({bin, "submit", "--head", at}, {"--out", o2}), dir.path(), "submit");
-    if (s.wait(600s) != 0) {
-      std::fprintf(stderr, "bench_cluster: the cluster job failed: %s\n", s.err().c_str());
-      return;
-    }
     one.push_back(samples_per_s(o1 + "/summary.json"));
-    two.push_back(samples_per_s(o2 + "/summary.json"));
+    for (auto placement : {"head", "nodes"}) {
+      auto o2 = dir / (std::string(placement) + std::to_string(k));
+      process s(with({bin, "submit", "--head", at}, {"--ps-placement", placement, "--out", o2}), dir.path(),
+                "submit");
+      if (s.wait(600s) != 0) {
+        std::fprintf(stderr, "bench_cluster: the cluster job failed: %s\n", s.err().c_str());
+        return;
+      }
+      (placement == std::string("head") ? on_head : on_nodes).push_back(samples_per_s(o2 + "/summary.json"));
+    }
   }
-  double m1 = median(one), m2 = median(two);
+  double m1 = median(one), mh = median(on_head), mn = median(on_nodes);
   std::printf("\n4-worker BSP, MLP on Fashion-MNIST, %g epochs, real clock (median of %d runs)\n\n", epochs,
               repeat);
   std::printf("| configuration | samples/s | vs one process |\n|---|---|---|\n");
   std::printf("| one process (4 workers) | %.0f | 1.00 |\n", m1);
-  std::printf("| head + 2 node processes (2 workers each) | %.0f | %.2f |\n", m2, m2 / m1);
+  std::printf("| head + 2 node processes (2 workers each), PS on the head | %.0f | %.2f |\n", mh, mh / m1);
+  std::printf("| head + 2 node processes (2 workers each), a PS shard on each node | %.0f | %.2f |\n", mn,
+              mn / m1);
 }
 
 }  // namespace

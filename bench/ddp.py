@@ -1,9 +1,15 @@
 """PyTorch DDP (gloo) on the same job as bench_throughput: Fashion-MNIST, MLP
 784-256-10, batch 64 per process, SGD lr 0.05 momentum 0.9, one torch thread
-per process, 2 processes on loopback, each on its own half of the data.
-Prints one line: total samples/s over both processes.
+per process, N processes on loopback, each on its own 1/N of the data.
+Prints one line: total samples/s over all processes.
 
     /usr/bin/python3 bench/ddp.py [--epochs 1] [--procs 2]
+
+Across machines (bench/ddp.sh's veth rows), each side starts its own ranks of
+one group whose rank 0 listens at ADDR:PORT; the side with rank 0 prints:
+
+    /usr/bin/python3 bench/ddp.py --procs 4 --ranks 0,1 --master 10.77.0.1:29500
+    /usr/bin/python3 bench/ddp.py --procs 4 --ranks 2,3 --master 10.77.0.1:29500
 """
 import argparse
 import gzip
@@ -27,9 +33,9 @@ def load():
     return torch.from_numpy((x - 0.2860) / 0.3530), torch.from_numpy(y)
 
 
-def run(rank, procs, port, epochs, out):
+def run(rank, procs, master, epochs, out):
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=procs)
+    dist.init_process_group("gloo", init_method=f"tcp://{master}", rank=rank, world_size=procs)
     torch.manual_seed(1)
     x, y = load()
     x, y = x[rank::procs], y[rank::procs]
@@ -58,20 +64,26 @@ def run(rank, procs, port, epochs, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=float, default=1.0)
-    ap.add_argument("--procs", type=int, default=2)
+    ap.add_argument("--procs", type=int, default=2, help="processes in the whole group")
+    ap.add_argument("--ranks", help="the ranks to start here, e.g. 0,1 (default: all)")
+    ap.add_argument("--master", help="ADDR:PORT of rank 0 (default: a free loopback port)")
     a = ap.parse_args()
-    with socket.socket() as s:  # a free loopback port
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    ranks = [int(r) for r in a.ranks.split(",")] if a.ranks else list(range(a.procs))
+    master = a.master
+    if not master:
+        with socket.socket() as s:  # a free loopback port
+            s.bind(("127.0.0.1", 0))
+            master = f"127.0.0.1:{s.getsockname()[1]}"
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    ps = [ctx.Process(target=run, args=(r, a.procs, port, a.epochs, out)) for r in range(a.procs)]
+    ps = [ctx.Process(target=run, args=(r, a.procs, master, a.epochs, out)) for r in ranks]
     for p in ps:
         p.start()
-    rate = out.get(timeout=600)
+    rate = out.get(timeout=600) if 0 in ranks else None
     for p in ps:
-        p.join(timeout=60)
-    print(f"{rate:.0f}")
+        p.join(timeout=600)
+    if rate is not None:
+        print(f"{rate:.0f}")
 
 
 if __name__ == "__main__":
