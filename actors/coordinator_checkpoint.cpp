@@ -156,18 +156,31 @@ void checkpoint_if_still(coordinator_ptr self) {
       (*parts)[k] = std::move(s);
       one_more();
     }, fail);
-  self->request(st.cfg->tracer, timeout, save_atom::value).then([=](std::vector<trace_event>& t) {
-    cp->trace = std::move(t);
-    one_more();
-  }, fail);
+  // The tracer last. A worker's trace events travel on CAF, but its pushes
+  // may not (a remote shard's bulk channel), so a push counted here can
+  // overtake the event of the computation behind it. A worker's save reply
+  // follows its events on the same connection: once every reply is in, so is
+  // every event the checkpoint's samples stand for.
+  auto ask_tracer = [=] {
+    self->request(self->state.cfg->tracer, timeout, save_atom::value).then([=](std::vector<trace_event>& t) {
+      cp->trace = std::move(t);
+      one_more();
+    }, fail);
+  };
+  auto workers_left = std::make_shared<size_t>(0);
   for (size_t i = 0; i < st.live_.size(); ++i)
     if (!st.gone_[i]) {
       ++*pending;
+      ++*workers_left;
       self->request(st.worker_handles[i], timeout, save_atom::value).then([=](saved_worker& s) {
         cp->workers[i] = std::move(s);
         one_more();
+        if (--*workers_left == 0)
+          ask_tracer();
       }, fail);
     }
+  if (*workers_left == 0)
+    ask_tracer();
 }
 
 }  // namespace syncpoint

@@ -2,6 +2,7 @@
 
 #include "runtime/checkpointing.hpp"
 #include "runtime/job_parts.hpp"
+#include "runtime/virtual_time.hpp"
 
 #include <caf/scheduler/test_coordinator.hpp>
 
@@ -276,13 +277,13 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
   auto drain = [&] {  // virtual clock: run every message; when none is left, jump to the next timer
     if (!virtual_clock)
       return;
-    auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+    virtual_timeline timeline{dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())};
     do {
-      sched.run();
+      timeline.run();
       auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(sys.clock().now() - job.origin).count();
       if (now >= schedule.next_at)
         take_checkpoint(now);
-    } while (sched.trigger_timeout());
+    } while (timeline.fire_next());
   };
   std::string failure;
   try {
