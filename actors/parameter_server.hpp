@@ -82,7 +82,8 @@ saved_ps merge_shards(std::vector<saved_ps> parts, const std::vector<uint64_t>& 
 
 /// Shard k's part of `whole` for shards over `bounds`: any shard count takes
 /// the model and optimizer state. Transfers in flight on a link model's links
-/// resume with one shard only (saved and resumed); throws std::invalid_argument otherwise.
+/// resume only with the shards they were saved with, each on its own link;
+/// throws std::invalid_argument otherwise.
 saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, size_t k);
 
 }  // namespace syncpoint

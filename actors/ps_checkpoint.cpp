@@ -192,12 +192,17 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
   s.shard_bounds.clear();
   s.shard_links.clear();
   auto links = whole.shard_links.empty() ? std::vector<saved_shard_link>{link_of(whole)} : whole.shard_links;
-  for (auto& l : links)
-    if (!l.in_transit.empty())  // a worker may hold some slices of a pull and not others: not saved yet
-      throw std::invalid_argument(
-        "the checkpoint holds transfers in flight on a link model's PS link; with more than one parameter server "
-        "shard (saved with " + std::to_string(links.size()) + ", resumed with " + std::to_string(bounds.size() - 1) +
-        ") such a checkpoint cannot be resumed yet: take it with --ps-shards 1");
+  // Transfers in flight are on the links of the shards they were saved with
+  // (a worker keeps the slices that had come, and asks the others again):
+  // resumed with the same shards, each takes its own link back. Other shards
+  // have other links, whose transfers would end at other times.
+  if (!same_shards)
+    for (auto& l : links)
+      if (!l.in_transit.empty())
+        throw std::invalid_argument(
+          "the checkpoint holds transfers in flight on the link model's PS links, which are the links of its " +
+          std::to_string(links.size()) + " shard" + (links.size() == 1 ? "" : "s") + "; resume it with --ps-shards " +
+          std::to_string(links.size()) + " (not " + std::to_string(bounds.size() - 1) + ")");
   // A held pull waits for a version every shard reaches alike: each shard holds it.
   saved_shard_link link;
   link.waiting_pulls = links.front().waiting_pulls;

@@ -210,12 +210,41 @@ saved_worker save(worker_state& st) {
   s.pulling = st.pipe.pulling();
   s.started = st.started;
   s.pull_min_version = st.pull_min_version;
+  if (s.pulling && st.cfg.ps.size() > 1 && st.pull_left < st.cfg.ps.size()) {
+    s.slices_in = st.slice_in;
+    s.pulled = *st.pulled;
+    s.pulled_version = st.pull_version;
+  }
   s.has_reply = st.reply.has_value();
   if (st.reply)
     s.reply = *st.reply;
   s.local_step = st.local_step;
   s.overlap = st.overlap;
   return s;
+}
+
+// A pull from K > 1 shards: the slices that had come, or none. Slices are
+// only kept for the shards they were saved with; a resume with another K
+// finds no transfers in flight (runtime/checkpointing.cpp refuses those),
+// so a pull of it is either whole or not begun on every shard.
+void restore_pull(worker_state& st, const saved_worker& s) {
+  auto& ps = st.cfg.ps;
+  if (ps.size() == 1 || !s.pulling)
+    return;
+  st.pulled = std::make_shared<std::vector<float>>(ps.model_size());
+  st.slice_in.assign(ps.size(), false);
+  st.pull_left = ps.size();
+  st.pull_version = UINT64_MAX;
+  if (s.slices_in.empty())
+    return;
+  if (s.slices_in.size() != ps.size() || s.pulled.size() != ps.model_size())
+    throw std::invalid_argument("worker " + std::to_string(s.id) + ": the checkpoint holds a pull of " +
+                                std::to_string(s.slices_in.size()) + " slices, the PS has " +
+                                std::to_string(ps.size()) + " shards");
+  *st.pulled = s.pulled;
+  st.slice_in = s.slices_in;
+  st.pull_left = static_cast<size_t>(std::count(s.slices_in.begin(), s.slices_in.end(), false));
+  st.pull_version = s.pulled_version;
 }
 
 // Back to where `s` was: the same examples next, the same model, the same
@@ -247,6 +276,7 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.pipe = worker_pipeline::restored(s.computing, s.ready, s.in_flight, s.pulling, s.id);
   st.started = s.started;
   st.pull_min_version = s.pull_min_version;
+  restore_pull(st, s);
   if (s.has_reply)
     st.reply = s.reply;
   st.local_step = s.local_step;

@@ -148,6 +148,7 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
         return;
       }
       std::copy(w.values.data(), w.values.data() + w.values.size(), st.pulled->data() + ps.begin(k));
+      st.slice_in[k] = true;
       st.pull_version = std::min(st.pull_version, w.version);
       if (--st.pull_left == 0)
         pulled(self, st.pull_version, st.pulled);
@@ -161,22 +162,25 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
 }
 
 // Asks every shard for its slice of a version >= min_version (`resumed`: the
-// pull the worker waited for when the checkpoint was taken).
+// pull the worker waited for when the checkpoint was taken, of which only
+// the slices that had not come yet).
 void request_weights(worker_ptr self, uint64_t min_version, bool resumed) {
   auto& st = self->state;
   asked(self, "pull");
   auto seq = ++st.pull_seq;
   auto& ps = st.cfg.ps;
-  if (ps.size() > 1) {
+  if (ps.size() > 1 && !resumed) {
     pull_buffer(st, ps.model_size());
     st.pull_left = ps.size();
     st.pull_version = UINT64_MAX;
+    st.slice_in.assign(ps.size(), false);
   }
   for (size_t k = 0; k < ps.size(); ++k)
-    expect_weights(self,
-                   resumed ? self->request(ps.shards[k], caf::infinite, pull_atom::value, resume_atom::value, min_version)
-                           : self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version),
-                   seq, k);
+    if (ps.size() == 1 || !st.slice_in[k])
+      expect_weights(self,
+                     resumed ? self->request(ps.shards[k], caf::infinite, pull_atom::value, resume_atom::value, min_version)
+                             : self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version),
+                     seq, k);
 }
 
 }  // namespace

@@ -40,6 +40,11 @@ struct saved_worker {
   int32_t rejected_in_a_row = 0;
   bool computing = false, ready = false, in_flight = false, pulling = false, started = false;
   uint64_t pull_min_version = 0;
+  // A pull from K > 1 shards some of whose slices had come: which, what they
+  // hold (in place in a whole model), and the lowest of their versions.
+  std::vector<bool> slices_in;
+  std::vector<float> pulled;
+  uint64_t pulled_version = 0;
   bool has_reply = false;
   proceed reply;
   bool local_step = false, overlap = false;
@@ -154,7 +159,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
   return f(caf::meta::type_name("saved_worker"), x.compute_due, x.id, x.iter, x.version, x.grad_version, x.batch,
            x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, exact(x.loss), x.compute_start,
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
-           x.pulling, x.started, x.pull_min_version, x.has_reply, x.reply, x.local_step, x.overlap);
+           x.pulling, x.started, x.pull_min_version, x.slices_in, float_block{x.pulled}, x.pulled_version,
+           x.has_reply, x.reply, x.local_step, x.overlap);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {

@@ -22,7 +22,7 @@
 
 namespace syncpoint {
 
-inline constexpr uint32_t checkpoint_format = 2;  // 2: a sharded PS's state in one model
+inline constexpr uint32_t checkpoint_format = 3;  // 2: a sharded PS's state in one model; 3: a worker's partial pull
 
 /// What a checkpoint must agree with before it is read further.
 struct checkpoint_header {
