@@ -2,6 +2,7 @@
 
 #include "actors/ps_state.hpp"
 #include "actors/ps_update.hpp"
+#include "core/float_buffers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -153,6 +154,7 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
   } else {
     auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
     apply_now(st, g, tau);
+    float_buffers::give(std::move(g.grad));  // applied: its buffer can take the next frame or gradient
     auto now = since(self, st.cfg.origin);
     if (is_lead(st))
       trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});

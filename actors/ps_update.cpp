@@ -2,6 +2,8 @@
 // one pass over the model per update, in place when nobody reads the weights.
 #include "actors/ps_update.hpp"
 
+#include "core/float_buffers.hpp"
+
 #include <Eigen/Core>
 
 #include <algorithm>
@@ -86,6 +88,7 @@ void fold_held(ps_state& st) {
   for (size_t i = 0; i < st.buffer.size(); ++i)
     b[i] = round_sum(b[i], scale, h[i], weight);
   st.buffer_scale = 1;
+  float_buffers::give(std::move(st.held));
   st.held = {};
 }
 
@@ -114,6 +117,7 @@ void add_to_round(ps_state& st, gradient_push& g) {
   // many workers are live when each push arrives.
   auto weight = static_cast<float>(g.samples);
   if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
+    float_buffers::give(std::move(st.buffer));  // the last round's
     st.buffer = std::move(g.grad);
     st.buffer_scale = weight;
   } else {  // later ones are held, and summed when the next arrives or the round commits
@@ -138,6 +142,7 @@ void step_round(ps_state& st) {
     sgd_pass(st, [=](size_t i) { return round_sum(b[i], scale, h[i], held_weight); }, 1.0f / weight, 1.0f,
              momentum(st));
     st.buffer_scale = 1;
+    float_buffers::give(std::move(st.held));
     st.held = {};
   }
 }

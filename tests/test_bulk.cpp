@@ -285,3 +285,79 @@ TEST_CASE("data plane: a wrong key, another worker's key, a wrong length and NaN
   CHECK(w.values.vec() == std::vector<float>(1000, 0.5f));
   CHECK(!f.push(as0, 0, pattern(1000, 1)));
 }
+
+// -- one pull per version for the workers of a process (runtime/cluster/pull_share.hpp) --------
+
+#include "runtime/cluster/pull_share.hpp"
+
+TEST_CASE("data plane: proxies asking one share for a version fetch it once, the others get the same weights, "
+          "and a failed fetch or a fetcher gone passes the fetch on") {
+  plane_fixture f;
+  auto share = spawn_pull_share(*f.sys, f.bulk_ps);
+  caf::scoped_actor a{*f.sys}, b{*f.sys}, c{*f.sys};
+  auto ask = [&](caf::scoped_actor& who, uint64_t v) { return who->request(share, std::chrono::seconds(60), pull_atom::value, v); };
+  auto expect = [&](auto&& handle, bool fetch) {
+    share_reply out;
+    std::move(handle).receive([&](share_reply& r) { out = std::move(r); },
+                              [&](caf::error& e) { FAIL("share: " << f.sys->render(e)); });
+    CHECK(out.fetch == fetch);
+    return out;
+  };
+  // a asks first and fetches; b asks while a's fetch is on its way and gets a's weights.
+  expect(ask(a, 5), true);
+  auto waiting = ask(b, 5);
+  weights w{7, shared_floats(std::vector<float>(1000, 0.25f))};
+  a->send(share, fetched_atom::value, uint64_t{5}, w);
+  auto got = expect(std::move(waiting), false);
+  CHECK(got.w.version == 7);
+  CHECK(got.w.values.shared() == w.values.shared());  // the same buffer: read-only, shared as a local PS's
+  // That version is done: the next to ask fetches again.
+  expect(ask(c, 5), true);
+  c->send(share, fetched_atom::value, uint64_t{5}, w);
+  // A fetch that fails: the first waiter fetches instead.
+  expect(ask(a, 6), true);
+  auto b6 = ask(b, 6);
+  auto c6 = ask(c, 6);
+  a->send(share, fetch_failed_atom::value, uint64_t{6});
+  expect(std::move(b6), true);
+  b->send(share, fetched_atom::value, uint64_t{6}, w);
+  CHECK(expect(std::move(c6), false).w.version == 7);
+  // A fetcher that goes (a scoped actor ends with its scope): its waiter fetches instead.
+  auto b8 = [&] {
+    caf::scoped_actor gone{*f.sys};
+    expect(ask(gone, 8), true);
+    return ask(b, 8);
+  }();
+  expect(std::move(b8), true);
+  a->send_exit(share, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("data plane: two workers of one process pulling from a shard of another through shared proxies get "
+          "the shard's weights, version by version") {
+  plane_fixture f;
+  auto as0 = f.proxy(0, 111), as1 = f.proxy(1, 222);  // the second makes both pull through one share
+  for (int round = 1; round <= 4; ++round) {
+    CHECK(!f.push(as0, 0, pattern(1000, 0.01f * static_cast<float>(round))));
+    CHECK(!f.push(f.plain_ps, 0, pattern(1000, 0.01f * static_cast<float>(round))));
+    // Both ask for the version just made, at once; each gets it whole.
+    caf::scoped_actor x{*f.sys}, y{*f.sys};
+    auto v = static_cast<uint64_t>(round);
+    auto hx = x->request(as0, std::chrono::seconds(60), pull_atom::value, v);
+    auto hy = y->request(as1, std::chrono::seconds(60), pull_atom::value, v);
+    weights wx, wy;
+    std::move(hx).receive([&](weights& w) { wx = std::move(w); }, [&](caf::error& e) { FAIL(f.sys->render(e)); });
+    std::move(hy).receive([&](weights& w) { wy = std::move(w); }, [&](caf::error& e) { FAIL(f.sys->render(e)); });
+    auto truth = f.pull(f.plain_ps);
+    CHECK(wx.version == v);
+    CHECK(wy.version == v);
+    CHECK(wx.values.vec() == truth.values.vec());
+    CHECK(wy.values.vec() == truth.values.vec());
+  }
+  // A proxy whose key the shard never took gets nothing through the share.
+  auto stranger = f.proxy(1, 999);
+  caf::scoped_actor z{*f.sys};
+  caf::error refused;
+  z->request(stranger, std::chrono::seconds(60), pull_atom::value, uint64_t{0})
+    .receive([&](weights&) {}, [&](caf::error& e) { refused = std::move(e); });
+  CHECK(f.sys->render(refused).find("not that worker's key") != std::string::npos);
+}

@@ -3,6 +3,7 @@
 // (a TCP socket, or OpenSSL over one), so the plain path has no TLS layer.
 #include "runtime/cluster/bulk.hpp"
 
+#include "core/float_buffers.hpp"
 #include "runtime/cluster/interfaces.hpp"
 
 #include <boost/asio.hpp>
@@ -184,7 +185,7 @@ class connection : public link_base, public std::enable_shared_from_this<connect
       return;
     }
     in_.control.resize(control);
-    in_.values.resize(static_cast<size_t>(floats));
+    in_.values = float_buffers::take(static_cast<size_t>(floats));  // the socket overwrites it
     std::array<asio::mutable_buffer, 2> bufs{asio::buffer(in_.control),
                                              asio::buffer(in_.values.data(), in_.values.size() * sizeof(float))};
     asio::async_read(stream_, bufs, [self = this->shared_from_this()](boost::system::error_code ec, size_t) {

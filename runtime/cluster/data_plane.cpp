@@ -5,11 +5,14 @@
 
 #include "core/float_block.hpp"
 #include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/pull_share.hpp"
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <unordered_map>
 
 namespace syncpoint::cluster {
@@ -21,9 +24,14 @@ typename Inspector::result_type inspect(Inspector& f, bulk_frame& x) {
 
 namespace {
 
-// A proxy's connection, handed to it once open (a local message only).
+// A proxy's connection, handed to it once open, and the share it pulls
+// through once another worker of the process pulls from its shard (local
+// messages only).
 struct link_handle {
   std::shared_ptr<bulk_link> link;
+};
+struct share_handle {
+  caf::actor share;
 };
 
 }  // namespace
@@ -31,6 +39,7 @@ struct link_handle {
 }  // namespace syncpoint::cluster
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(syncpoint::cluster::link_handle)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(syncpoint::cluster::share_handle)
 
 namespace syncpoint::cluster {
 
@@ -117,8 +126,14 @@ struct proxy_state {
   ps_actor shard;  // for what does not go on the bulk channel
   std::shared_ptr<bulk_link> link;
   std::string label;  // "shard 1 at host:port", for errors
+  caf::actor share;   // with other workers of this process pulling from the shard (runtime/cluster/pull_share.hpp)
+  bool proven = false;  // the shard has taken this worker's key once: it may take a pull fetched by another
   uint64_t seq = 0;
-  std::unordered_map<uint64_t, caf::response_promise> pending;
+  struct request {
+    caf::response_promise reply;
+    std::optional<uint64_t> shared;  // a pull fetched for the share: its min_version
+  };
+  std::unordered_map<uint64_t, request> pending;
   ~proxy_state() {
     if (link)
       link->close();
@@ -126,7 +141,17 @@ struct proxy_state {
   static inline const char* name = "bulk_proxy";
 };
 
-caf::behavior proxy(caf::stateful_actor<proxy_state>* self, ps_actor shard, std::string name) {
+using proxy_ptr = caf::stateful_actor<proxy_state>*;
+
+// Sends pull `seq` on the proxy's own connection; `shared`: for the share too.
+void fetch(proxy_ptr self, uint64_t min_version, caf::response_promise rp, std::optional<uint64_t> shared) {
+  auto& st = self->state;
+  auto seq = ++st.seq;
+  st.link->send(pull_frame, control(self->system(), seq, min_version), nullptr, 0, nullptr);
+  st.pending.emplace(seq, proxy_state::request{std::move(rp), shared});
+}
+
+caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
   self->state.shard = std::move(shard);
   self->state.label = std::move(name);
   auto& sys = self->system();
@@ -134,21 +159,33 @@ caf::behavior proxy(caf::stateful_actor<proxy_state>* self, ps_actor shard, std:
     [=](link_handle& h) {  // (from data_plane::proxied) the connection, once open
       self->state.link = std::move(h.link);
     },
+    [=](share_handle& h) {  // (from data_plane::proxied) another worker here pulls from the shard too
+      self->state.share = std::move(h.share);
+    },
     [=, &sys](push_atom, gradient_push& g) -> caf::result<proceed> {
       auto& st = self->state;
       auto seq = ++st.seq;
-      auto grad = std::make_shared<std::vector<float>>(std::move(g.grad));
+      auto grad = shared_floats::handed_back(std::move(g.grad)).shared();  // once written, the next gradient's buffer
       st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples), grad->data(), grad->size(), grad);
-      auto rp = self->make_response_promise();
-      st.pending.emplace(seq, rp);
+      st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
       return caf::delegated<proceed>{};
     },
-    [=, &sys](pull_atom, uint64_t min_version) -> caf::result<weights> {
+    [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
       auto& st = self->state;
-      auto seq = ++st.seq;
-      st.link->send(pull_frame, control(sys, seq, min_version), nullptr, 0, nullptr);
       auto rp = self->make_response_promise();
-      st.pending.emplace(seq, rp);
+      if (!st.share || !st.proven) {
+        fetch(self, min_version, rp, std::nullopt);
+        return caf::delegated<weights>{};
+      }
+      self->request(st.share, caf::infinite, pull_atom::value, min_version)
+        .then(
+          [=](share_reply& r) mutable {
+            if (r.fetch)
+              fetch(self, min_version, rp, min_version);
+            else
+              rp.deliver(std::move(r.w));
+          },
+          [=](caf::error&) mutable { fetch(self, min_version, rp, std::nullopt); });  // the share went: alone
       return caf::delegated<weights>{};
     },
     // A resumed worker's exchange in flight goes on CAF (the sender stays the worker).
@@ -166,7 +203,7 @@ caf::behavior proxy(caf::stateful_actor<proxy_state>* self, ps_actor shard, std:
       } else if (f.kind == model_frame) {
         uint64_t version = 0;
         ok = read_control(sys, f, seq, version);
-        answer = caf::make_message(weights{version, shared_floats(std::move(f.values))});
+        answer = caf::make_message(weights{version, shared_floats::handed_back(std::move(f.values))});
       } else if (f.kind == refused_frame) {
         caf::error err;
         ok = read_control(sys, f, seq, err);
@@ -177,19 +214,28 @@ caf::behavior proxy(caf::stateful_actor<proxy_state>* self, ps_actor shard, std:
         self->quit(caf::make_error(caf::sec::runtime_error, "the bulk channel to " + st.label + " sent a malformed frame"));
         return;
       }
-      auto rp = std::move(i->second);
+      auto r = std::move(i->second);
       st.pending.erase(i);
-      if (answer.match_element<caf::error>(0))
-        rp.deliver(answer.get_as<caf::error>(0));
-      else
-        rp.deliver(std::move(answer));
+      if (answer.match_element<caf::error>(0)) {
+        if (r.shared)  // another worker fetches it
+          self->send(st.share, fetch_failed_atom::value, *r.shared);
+        r.reply.deliver(answer.get_as<caf::error>(0));
+        return;
+      }
+      st.proven = true;
+      if (r.shared)
+        self->send(st.share, fetched_atom::value, *r.shared, answer.get_as<weights>(0));
+      r.reply.deliver(std::move(answer));
     },
     [=](closed_atom, const std::string& why) {
       auto& st = self->state;
       auto err = caf::make_error(caf::sec::runtime_error,
                                  "the bulk channel to " + st.label + " broke" + (why.empty() ? "" : ": " + why));
-      for (auto& kv : st.pending)
-        kv.second.deliver(err);
+      for (auto& kv : st.pending) {
+        if (kv.second.shared)
+          self->send(st.share, fetch_failed_atom::value, *kv.second.shared);
+        kv.second.reply.deliver(err);
+      }
       st.pending.clear();
       self->quit(err);
     },
@@ -239,6 +285,25 @@ void data_plane::serve(const ps_actor& shard, uint64_t floats) {
   for (auto i = shards_.begin(); i != shards_.end();)  // forget those that quit
     i = caf::actor_cast<caf::strong_actor_ptr>(i->second.first) ? std::next(i) : shards_.erase(i);
   shards_[shard.id()] = {shard.address(), floats};
+}
+
+void data_plane::share_pulls(const ps_actor& shard, const caf::actor& proxy) {
+  std::lock_guard<std::mutex> guard(mutex_);
+  auto alive = [](const caf::actor_addr& a) { return static_cast<bool>(caf::actor_cast<caf::strong_actor_ptr>(a)); };
+  for (auto i = shares_.begin(); i != shares_.end();) {  // forget the proxies gone, and shards nobody pulls from
+    auto& ps = i->second.proxies;
+    ps.erase(std::remove_if(ps.begin(), ps.end(), [&](auto& a) { return !alive(a); }), ps.end());
+    i = ps.empty() ? shares_.erase(i) : std::next(i);
+  }
+  auto& s = shares_[shard.address()];
+  s.proxies.push_back(proxy.address());
+  if (s.proxies.size() < 2)
+    return;  // alone, a proxy pulls straight (no hop through a share)
+  if (!s.share)
+    s.share = spawn_pull_share(sys_, shard);
+  for (auto& a : s.proxies)
+    if (auto p = caf::actor_cast<caf::actor>(a))
+      caf::anon_send(p, share_handle{s.share});
 }
 
 std::variant<bulk_handler, std::string> data_plane::accept(const std::vector<char>& hello,
@@ -296,6 +361,7 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
       continue;
     }
     caf::anon_send(p, link_handle{c.link});
+    share_pulls(shard, p);
     out.ps.shards[k] = caf::actor_cast<ps_actor>(p);
     out.proxies.push_back(p);
     out.on_bulk.push_back(k);

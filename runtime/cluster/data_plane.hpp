@@ -10,6 +10,9 @@
 // shard takes a push or pull only with that worker's key, from the gateway
 // of its own process (PS handler `push, bulk, key, gradient_push`).
 //
+// Workers of one process that pull the same version from a shard of another
+// fetch it once between them (runtime/cluster/pull_share.hpp).
+//
 //   auto plane = std::make_shared<data_plane>(sys, bulk_security{token, tls}, log);
 //   plane->serve(shard, slice_size);                            // the shard's process
 //   auto p = plane->proxied(spec.ps, id, spec.bulk_key, head_host);  // the worker's
@@ -54,6 +57,8 @@ class data_plane {
 
  private:
   std::variant<bulk_handler, std::string> accept(const std::vector<char>& hello, std::shared_ptr<bulk_link> link);
+  // A second proxy of this process for `shard`: its proxies pull through one share.
+  void share_pulls(const ps_actor& shard, const caf::actor& proxy);
 
   caf::actor_system& sys_;
   bulk_security security_;
@@ -61,6 +66,11 @@ class data_plane {
   bulk_io io_;
   std::mutex mutex_;
   std::map<caf::actor_id, std::pair<caf::actor_addr, uint64_t>> shards_;  // by id: the shard, its size
+  struct pulls {
+    caf::actor share;                     // once two proxies pull from the shard
+    std::vector<caf::actor_addr> proxies;
+  };
+  std::map<caf::actor_addr, pulls> shares_;  // by remote shard
   std::unique_ptr<bulk_server> server_;
 };
 
