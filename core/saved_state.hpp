@@ -159,7 +159,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
   return f(caf::meta::type_name("saved_worker"), x.compute_due, x.id, x.iter, x.version, x.grad_version, x.batch,
            x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, exact(x.loss), x.compute_start,
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
-           x.pulling, x.started, x.pull_min_version, x.slices_in, float_block{x.pulled}, x.pulled_version,
+           x.pulling, x.started, x.pull_min_version, flag_block{x.slices_in}, float_block{x.pulled}, x.pulled_version,
            x.has_reply, x.reply, x.local_step, x.overlap);
 }
 template <class Inspector>
