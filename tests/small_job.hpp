@@ -4,6 +4,8 @@
 
 #include "runtime/job.hpp"
 
+#include <filesystem>
+
 namespace syncpoint::testing {
 
 inline job_config small_job(const std::string& protocol) {
@@ -18,6 +20,16 @@ inline job_config small_job(const std::string& protocol) {
   cfg.iter_cost_ms = 10;
   cfg.lr = 0.1;
   cfg.progress = false;
+  return cfg;
+}
+
+/// `cfg` resuming from the checkpoint `file` alone, copied into `dir` (which
+/// then also takes the resumed run's checkpoints).
+inline job_config resuming_from(job_config cfg, const std::filesystem::path& file, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(file, dir / file.filename());
+  cfg.checkpoint_dir = dir.string();
+  cfg.resume_dir = dir.string();
   return cfg;
 }
 

@@ -5,6 +5,7 @@
 #include "runtime/checkpoint_file.hpp"
 #include "runtime/job.hpp"
 #include "tests/helpers.hpp"
+#include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 using namespace syncpoint;
+using syncpoint::testing::resuming_from;
 using syncpoint::testing::slurp;
 namespace fs = std::filesystem;
 
@@ -60,14 +62,6 @@ void same_trace(const std::vector<trace_event>& a, const std::vector<trace_event
 }
 
 // `cfg`, resuming from `file` alone: copied into `dir`, which then holds no newer one.
-job_config resuming_from(job_config cfg, const fs::path& file, const fs::path& dir) {
-  fs::create_directories(dir);
-  fs::copy_file(file, dir / file.filename());
-  cfg.checkpoint_dir = dir.string();
-  cfg.resume_dir = dir.string();
-  return cfg;
-}
-
 std::vector<fs::path> checkpoints_in(const fs::path& dir) {
   std::vector<fs::path> out;
   for (auto& e : fs::directory_iterator(dir))

@@ -17,6 +17,7 @@
 
 using namespace syncpoint;
 using namespace std::chrono_literals;
+using syncpoint::testing::resuming_from;
 namespace fs = std::filesystem;
 
 namespace {
@@ -134,13 +135,8 @@ TEST_CASE("shards: a checkpoint taken with 3 shards resumes with 1, 2 or 3, and 
     auto file = files[files.size() / 2];
     for (int k : {1, 2, 3}) {
       CAPTURE(k);
-      auto from = dir.path / ("from_" + std::to_string(k));
-      fs::create_directories(from);
-      fs::copy_file(file, from / file.filename());
-      auto again = cfg;
+      auto again = resuming_from(cfg, file, dir.path / ("from_" + std::to_string(k)));
       again.ps_shards = k;
-      again.checkpoint_dir = from.string();
-      again.resume_dir = from.string();
       auto resumed = train(again);
       CHECK(resumed.final_model.version == whole.final_model.version);
       CHECK(resumed.final_model.values == whole.final_model.values);
@@ -195,12 +191,7 @@ TEST_CASE("shards: a checkpoint with transfers in flight on the links of 3 shard
       }
     REQUIRE_MESSAGE(partial, "no checkpoint caught a pull half in: the test does not test what it says");
     CHECK(whole.final_model.values == plain.final_model.values);
-    auto from = dir.path / "from";
-    fs::create_directories(from);
-    fs::copy_file(*partial, from / partial->filename());
-    auto again = cfg;
-    again.checkpoint_dir = from.string();
-    again.resume_dir = from.string();
+    auto again = resuming_from(cfg, *partial, dir.path / "from");
     auto resumed = train(again);
     CHECK(resumed.final_model.version == whole.final_model.version);
     CHECK(resumed.final_model.values == whole.final_model.values);
