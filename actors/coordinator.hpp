@@ -26,6 +26,7 @@
 #include "protocols/protocol.hpp"
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
+#include "core/optimizer.hpp"
 #include "core/ps_group.hpp"
 #include "core/saved_state.hpp"
 
@@ -40,6 +41,7 @@ struct coordinator_config {
   int workers = 1;
   int batch = 64;
   double momentum = 0;              // as configured (protocols may change it, e.g. at a switch)
+  lr_schedule schedule;             // the PS's rate by samples: a local step (WBSP) follows it too
   uint64_t sample_budget = 0;       // 0: none
   double max_time_s = 0;            // 0: none
   double target_accuracy = 0;       // 0: none

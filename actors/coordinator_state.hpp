@@ -112,7 +112,8 @@ struct coordinator_state : coordinator_api {
     if (weights_stale_)
       send_worker_weights();
     proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, batch_[i],
-              accepted_[i], local_step_, overlap_};
+              accepted_[i], local_step_, overlap_,
+              local_step_ && cfg->schedule.varies() ? cfg->schedule.at(samples_) : 0.0};
     if (promise_[i].pending() || held_for_resume_[i]) {
       if (waiting_since_[i] < event)
         barrier_in_event = true;  // someone was held across events: a barrier opened

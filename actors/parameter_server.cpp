@@ -86,6 +86,22 @@ void publish(ps_ptr self) {
   answer_pulls(self);
 }
 
+// The lead records the learning rate when the schedule has moved it by 1 %
+// of its base, or halved or doubled it, since the last record
+// (docs/optimizers.md): a few hundred events at most, which the report draws.
+void trace_rate(ps_ptr self) {
+  auto& st = self->state;
+  if (!is_lead(st) || !st.cfg.schedule.varies())
+    return;
+  bool moved = st.lr_traced < 0 || std::abs(st.lr - st.lr_traced) >= 0.01 * st.cfg.schedule.base ||
+               st.lr > 2 * st.lr_traced || st.lr < 0.5 * st.lr_traced;
+  if (!moved)
+    return;
+  st.lr_traced = st.lr;
+  auto now = since(self, st.cfg.origin);
+  trace(self, {"lr", -1, now, now, st.samples_applied, st.version + 1, st.lr});  // the version it makes
+}
+
 // Applies the buffered pushes as one step. A coordinator's commit always
 // makes a new version, even from an empty buffer, because the coordinator
 // counts its commits to know which version to release workers to; a flush
@@ -100,6 +116,7 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
     return;
   }
   step_round(st);
+  trace_rate(self);
   auto now = since(self, st.cfg.origin);
   for (auto& p : st.buffered)
     if (is_lead(st))
@@ -154,6 +171,7 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
   } else {
     auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
     apply_now(st, g, tau);
+    trace_rate(self);
     float_buffers::give(std::move(g.grad));  // applied: its buffer can take the next frame or gradient
     auto now = since(self, st.cfg.origin);
     if (is_lead(st))
@@ -271,6 +289,9 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   st.w = std::make_shared<std::vector<float>>(std::move(cfg.initial));
   st.link = link_model(cfg.bandwidth, cfg.latency_s);
   st.velocity.assign(st.w->size(), 0.0f);
+  if (cfg.optimizer.adaptive())
+    st.second.assign(st.w->size(), 0.0f);
+  st.lr = cfg.schedule.varies() ? cfg.schedule.at(0) : cfg.lr;
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
   if (st.cfg.model_size == 0)

@@ -35,6 +35,7 @@
 
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
+#include "core/optimizer.hpp"
 
 #include <memory>
 #include <vector>
@@ -52,9 +53,9 @@ enum class momentum_rule : uint8_t { adjusted, plain };
 
 struct ps_config {
   std::vector<float> initial;
-  double lr = 0.05;
-  double momentum = 0.9;
-  double weight_decay = 0.0;
+  double lr = 0.05;            // unless `schedule` varies
+  double momentum = 0.9;       // sgd, nesterov
+  double weight_decay = 0.0;   // L2 (sgd, nesterov, adam) or decoupled (adamw)
   int workers = 1;          // each push starts with weight 1/workers
   tracer_actor tracer;      // may be invalid: no trace
   time_point origin;
@@ -72,6 +73,8 @@ struct ps_config {
   // Per worker, the key its pushes and pulls on the bulk channel carry
   // (runtime/cluster/data_plane.hpp); empty: none come that way.
   std::vector<uint64_t> bulk_keys;
+  optimizer_config optimizer;  // docs/optimizers.md
+  lr_schedule schedule;        // by samples taken in; constant (lr) unless it varies
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);

@@ -41,6 +41,10 @@ saved_ps save(const ps_state& st) {
   saved_ps s;
   s.w = *st.w;
   s.velocity = st.velocity;
+  s.second = st.second;
+  s.steps = st.steps;
+  s.samples_applied = st.samples_applied;
+  s.lr_traced = st.lr_traced;
   s.round_step = st.round_step;
   s.buffer = st.buffer;
   if (!st.held.empty())  // saved folded, as a later push would fold it
@@ -90,6 +94,15 @@ void restore(ps_state& st, const saved_ps& s) {
                                 " workers, the job " + std::to_string(st.worker_weight.size()));
   *st.w = s.w;
   st.velocity = s.velocity;
+  if (s.second.size() != (st.cfg.optimizer.adaptive() ? n : 0))
+    throw std::invalid_argument("the checkpoint's parameter server holds " + std::to_string(s.second.size()) +
+                                " second moments for an optimizer that needs " +
+                                std::to_string(st.cfg.optimizer.adaptive() ? n : 0));
+  st.second = s.second;
+  st.steps = s.steps;
+  st.samples_applied = s.samples_applied;
+  st.lr_traced = s.lr_traced;
+  st.lr = st.cfg.schedule.varies() ? st.cfg.schedule.at(st.samples_applied) : st.cfg.lr;
   st.round_step = s.round_step;
   st.buffer = s.buffer;
   st.worker_weight = s.worker_weight;
@@ -172,7 +185,7 @@ saved_ps merge_shards(std::vector<saved_ps> parts, const std::vector<uint64_t>& 
   // round's members and the versions are shard 0's.
   saved_ps whole = parts.front();
   for (auto field : {&saved_ps::w, &saved_ps::velocity, &saved_ps::round_step, &saved_ps::buffer,
-                     &saved_ps::visible})
+                     &saved_ps::visible, &saved_ps::second})
     whole.*field = concat(parts, field, bounds);
   whole.shard_bounds = bounds;
   whole.shard_links.clear();
@@ -187,7 +200,7 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
     return whole;
   saved_ps s = whole;
   for (auto field : {&saved_ps::w, &saved_ps::velocity, &saved_ps::round_step, &saved_ps::buffer,
-                     &saved_ps::visible})
+                     &saved_ps::visible, &saved_ps::second})
     s.*field = slice(whole.*field, bounds[k], bounds[k + 1]);
   s.shard_bounds.clear();
   s.shard_links.clear();

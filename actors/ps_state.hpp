@@ -41,7 +41,12 @@ struct ps_state {
   // writes in place when nobody else holds it, else into a spare one.
   std::shared_ptr<std::vector<float>> w;
   std::vector<std::shared_ptr<std::vector<float>>> spares;
-  std::vector<float> velocity;
+  std::vector<float> velocity;    // sgd, nesterov: the velocity; adam, adamw: the first moment
+  std::vector<float> second;      // adam, adamw: the second moment
+  double steps = 0;               // adam, adamw: updates as the bias correction counts them
+  uint64_t samples_applied = 0;   // samples of every update so far: where the schedule is
+  double lr = 0;                  // the rate of the last update
+  double lr_traced = -1;          // ... and the last one the trace has (the lead's)
   uint32_t ramp_steps = 0;        // momentum rises from 0 to cfg.momentum over this many updates
   uint32_t ramp_done = 0;
   std::vector<float> round_step;  // gated, adjusted rule: the steps applied since the last publish

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 #include <optional>
@@ -121,6 +122,21 @@ void computed(worker_ptr self) {
   advance(self);
 }
 
+// Global-norm clipping of one pushed gradient (docs/optimizers.md): scaled
+// by max_norm / ||g|| when ||g|| is larger, as torch.nn.utils.clip_grad_norm_
+// does to the gradient it is given. The norm is summed in double, in order.
+void clip(std::vector<float>& g, double max_norm) {
+  double sum = 0;
+  for (float x : g)
+    sum += static_cast<double>(x) * x;
+  double norm = std::sqrt(sum);
+  if (norm <= max_norm)
+    return;
+  auto scale = static_cast<float>(max_norm / (norm + 1e-6));
+  for (auto& x : g)
+    x *= scale;
+}
+
 void compute(worker_ptr self) {
   auto& st = self->state;
   st.pipe.compute_started();
@@ -131,8 +147,10 @@ void compute(worker_ptr self) {
     st.grad = float_buffers::take(st.m->size());
   auto wall0 = std::chrono::steady_clock::now();
   st.loss = st.m->gradient(b, st.grad.data());
+  if (st.cfg.clip_norm > 0)
+    clip(st.grad, st.cfg.clip_norm);
   if (st.local_step)  // WBSP: the worker's own copy moves with its gradient
-    st.m->local_step(st.grad.data(), static_cast<float>(st.cfg.lr));
+    st.m->local_step(st.grad.data(), static_cast<float>(st.local_lr > 0 ? st.local_lr : st.cfg.lr));
   double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   double t_s = to_seconds(st.compute_start);
   double factor = st.cfg.stragglers.factor(st.cfg.id, t_s);
@@ -166,6 +184,7 @@ void advance(worker_ptr self) {
     if (p.batch > 0)
       st.batch = static_cast<int>(p.batch);
     st.local_step = p.local_step;
+    st.local_lr = p.lr;
     st.overlap = p.overlap;
     if (p.pull) {
       pull(self, p.min_version);
@@ -221,6 +240,7 @@ saved_worker save(worker_state& st) {
   if (st.reply)
     s.reply = *st.reply;
   s.local_step = st.local_step;
+  s.local_lr = st.local_lr;
   s.overlap = st.overlap;
   return s;
 }
@@ -282,6 +302,7 @@ void restore(worker_ptr self, const saved_worker& s) {
   if (s.has_reply)
     st.reply = s.reply;
   st.local_step = s.local_step;
+  st.local_lr = s.local_lr;
   st.overlap = s.overlap;
   if (st.pipe.computing() && !st.cfg.virtual_clock)  // (the virtual clock's runner restores timers itself)
     self->delayed_send(self, caf::timespan{std::max<nanos>(0, st.compute_due - now(self))}, computed_atom::value);

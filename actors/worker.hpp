@@ -25,7 +25,8 @@ struct worker_config {
   std::shared_ptr<const dataset> train;    // read-only
   std::string model;
   int batch = 64;
-  double lr = 0.05;                        // local steps (WBSP)
+  double lr = 0.05;                        // local steps (WBSP), unless a release says the schedule's
+  double clip_norm = 0;                    // each gradient scaled to at most this L2 norm (0: never)
   uint64_t seed = 1;
   bool virtual_clock = true;
   double iter_cost_s = 0;                  // virtual clock only

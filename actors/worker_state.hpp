@@ -49,6 +49,7 @@ struct worker_state {
   nanos born = 0;                 // spawned (a worker that joins a running job waits from then)
   std::optional<proceed> reply;   // a reply not acted on yet
   bool local_step = false;        // from the last proceed
+  double local_lr = 0;            // ... and its rate (0: cfg.lr)
   bool overlap = false;
   static inline const char* name = "worker";
 };

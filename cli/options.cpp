@@ -103,10 +103,22 @@ options::options(command c) {
   g.add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
     .add(cfg_.target_accuracy, "target-accuracy", "test accuracy to reach (time_to_target_s)")
     .add(cfg_.stop_at_target, "stop-at-target", "stop when the target is reached")
+    .add(cfg_.optimizer, "optimizer", "the PS's optimizer: sgd, nesterov, adam or adamw (default sgd; docs/optimizers.md)")
     .add(cfg_.lr, "lr", "learning rate (default 0.05)")
-    .add(cfg_.momentum, "momentum", "momentum (default 0.9)")
+    .add(cfg_.momentum, "momentum", "sgd, nesterov: momentum (default 0.9)")
+    .add(cfg_.beta1, "beta1", "adam, adamw: decay of the first moment (default 0.9)")
+    .add(cfg_.beta2, "beta2", "adam, adamw: decay of the second moment (default 0.999)")
+    .add(cfg_.eps, "eps", "adam, adamw: added to the second moment's root (default 1e-8)")
     .add(cfg_.momentum_rule, "momentum-rule", "adjusted (stale pushes weigh less, momentum per visible step; docs/momentum.md) or plain (default adjusted)")
-    .add(cfg_.weight_decay, "weight-decay", "weight decay (default 0)")
+    .add(cfg_.weight_decay, "weight-decay", "weight decay: L2 (sgd, nesterov, adam) or decoupled (adamw) (default 0)")
+    .add(cfg_.lr_schedule, "lr-schedule", "the learning rate by samples taken in: constant, step or cosine (default constant)")
+    .add(milestones_, "lr-milestones", "step: epochs at which the rate is multiplied by --lr-gamma (e.g. 30,60)")
+    .add(cfg_.lr_gamma, "lr-gamma", "step: the factor at each milestone (default 0.1)")
+    .add(cfg_.lr_epochs, "lr-epochs", "cosine and a warmup share: the schedule's length in epochs (default --epochs)")
+    .add(cfg_.lr_min, "lr-min", "cosine: the rate it ends at (default 0)")
+    .add(cfg_.warmup, "warmup", "rise linearly to the rate over a share of the run below 1 (0.05) or a number of samples (3000)")
+    .add(cfg_.lr_scaling, "lr-scaling", "none, or linear: --lr times workers x batch / 256 (Goyal et al.; default none)")
+    .add(cfg_.clip_norm, "clip-norm", "scale each pushed gradient to at most this global L2 norm (default 0: never)")
     .add(clock_, "clock", c == command::submit ? "real (virtual time runs in one process: use train)"
                                                 : "real or virtual (default virtual)")
     .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
@@ -181,6 +193,15 @@ std::string options::parse_args(std::vector<std::string> args) {
   while (std::getline(ss, item, ','))
     if (!item.empty())
       protocols.push_back(item);
+  cfg_.lr_milestones.clear();
+  std::stringstream marks(milestones_);
+  while (std::getline(marks, item, ',')) {
+    char* end = nullptr;
+    double epoch = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || !std::isfinite(epoch) || epoch <= 0)
+      return "--lr-milestones: '" + item + "' is not a positive number of epochs (expected a list like 30,60)";
+    cfg_.lr_milestones.push_back(epoch);
+  }
   tune_lrs.clear();
   std::stringstream lrs(tune_lr_);
   while (std::getline(lrs, item, ',')) {

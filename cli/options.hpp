@@ -56,6 +56,7 @@ class options : public cli_config {
   std::string bandwidth_;
   std::string iter_cost_;
   std::string tune_lr_;
+  std::string milestones_;
 };
 
 /// "" if every protocol option in `cfg` is one that `protocols` declare; else

@@ -147,4 +147,30 @@ inspect(Inspector& f, exact_float<T>& x) {
   return f(x.value);
 }
 
+/// A list of doubles that crosses nodes value by value as `exact` does (CAF
+/// 0.17's own std::vector<double> packs each value, and hangs on an infinity),
+/// its length checked as a float block's.
+struct exact_list {
+  std::vector<double>& values;
+};
+
+template <class Inspector>
+typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
+inspect(Inspector& f, exact_list& x) {
+  if (auto err = block_length(f, x.values, "list of numbers", sizeof(double)))
+    return err;
+  for (auto& v : x.values) {
+    auto e = exact(v);
+    if (auto err = inspect(f, e))
+      return err;
+  }
+  return caf::none;
+}
+
+template <class Inspector>
+typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::result_type>::type
+inspect(Inspector& f, exact_list& x) {
+  return f(x.values);
+}
+
 }  // namespace syncpoint

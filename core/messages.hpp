@@ -84,6 +84,7 @@ struct proceed {
   nanos accepted = 0;        // when the PS accepted the push this answers
   bool local_step = false;   // update the worker's own copy with its gradient (WBSP)
   bool overlap = false;      // compute the next gradient while this push is in flight
+  double lr = 0;             // the schedule's rate now, for a local step (0: the worker's own --lr)
 };
 
 /// PS -> worker: the model at `version`.
@@ -184,7 +185,7 @@ typename Inspector::result_type inspect(Inspector& f, push_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, proceed& x) {
   return f(caf::meta::type_name("proceed"), x.stop, x.pull, x.min_version, x.batch,
-           x.accepted, x.local_step, x.overlap);
+           x.accepted, x.local_step, x.overlap, exact(x.lr));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, weights& x) {

@@ -48,6 +48,7 @@ struct saved_worker {
   bool has_reply = false;
   proceed reply;
   bool local_step = false, overlap = false;
+  double local_lr = 0;          // the rate of its local steps (0: its --lr)
 };
 
 struct saved_buffered_push {
@@ -84,6 +85,10 @@ struct saved_shard_link {
 /// slices end to end, and each shard's link and held pulls are kept apart.
 struct saved_ps {
   std::vector<float> w, velocity, round_step, buffer, worker_weight, visible;
+  std::vector<float> second;      // adam, adamw: the second moment (velocity holds the first)
+  double steps = 0;               // adam, adamw: the bias correction's step count
+  uint64_t samples_applied = 0;   // where the learning-rate schedule is
+  double lr_traced = -1;          // the last rate the trace has
   double momentum = 0;
   uint32_t ramp_steps = 0, ramp_done = 0;
   bool round_open = false;
@@ -160,7 +165,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
            x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, exact(x.loss), x.compute_start,
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
            x.pulling, x.started, x.pull_min_version, flag_block{x.slices_in}, float_block{x.pulled}, x.pulled_version,
-           x.has_reply, x.reply, x.local_step, x.overlap);
+           x.has_reply, x.reply, x.local_step, x.overlap, exact(x.local_lr));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {
@@ -181,7 +186,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            float_block{x.round_step}, float_block{x.buffer}, float_block{x.worker_weight}, float_block{x.visible},
            exact(x.momentum), x.ramp_steps, x.ramp_done, x.round_open, exact(x.mean_staleness),
            exact(x.buffer_scale), exact(x.buffer_weight), x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
-           exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links);
+           exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links,
+           float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {

@@ -73,7 +73,8 @@ struct cereal_inspector {
   template <class T>
   void field(T&& x) {
     using type = std::decay_t<T>;
-    if constexpr (std::is_same_v<type, float_block> || std::is_same_v<type, flag_block>)
+    if constexpr (std::is_same_v<type, float_block> || std::is_same_v<type, flag_block> ||
+                  std::is_same_v<type, exact_list>)
       field(x.values);
     else if constexpr (std::is_same_v<type, exact_float<float>> || std::is_same_v<type, exact_float<double>>)
       ar(x.value);

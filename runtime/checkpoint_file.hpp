@@ -22,7 +22,8 @@
 
 namespace syncpoint {
 
-inline constexpr uint32_t checkpoint_format = 3;  // 2: a sharded PS's state in one model; 3: a worker's partial pull
+inline constexpr uint32_t checkpoint_format = 4;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
+                                                  // 4: the optimizer's second moment, steps, and the schedule's samples
 
 /// What a checkpoint must agree with before it is read further.
 struct checkpoint_header {

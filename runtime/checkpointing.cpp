@@ -65,7 +65,8 @@ caf::error take(Handle& h, T& out) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> run_settings(const job_config& cfg, double iter_cost_ms) {
+std::vector<std::pair<std::string, std::string>> run_settings(const job_config& cfg, double iter_cost_ms,
+                                                              int64_t train_size) {
   std::vector<std::pair<std::string, std::string>> s = {{"protocol", cfg.protocol}};
   for (auto& [name, value] : cfg.protocol_opts.values())
     s.emplace_back(name, value);
@@ -78,6 +79,13 @@ std::vector<std::pair<std::string, std::string>> run_settings(const job_config& 
                      {"momentum", exact(cfg.momentum)},
                      {"momentum-rule", cfg.momentum_rule},
                      {"weight-decay", exact(cfg.weight_decay)},
+                     {"optimizer", cfg.optimizer},
+                     {"beta1", exact(cfg.beta1)},
+                     {"beta2", exact(cfg.beta2)},
+                     {"eps", exact(cfg.eps)},
+                     // The schedule as it runs: its length follows --epochs unless --lr-epochs fixes it.
+                     {"lr-schedule", describe(schedule_of(with_limits(cfg), train_size))},
+                     {"clip-norm", exact(cfg.clip_norm)},
                      {"batch", std::to_string(cfg.batch)},
                      {"seed", std::to_string(cfg.seed)},
                      {"clock", to_string(cfg.clock)},
@@ -140,7 +148,7 @@ resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t
   auto refuse = [&](const std::string& what) {
     throw config_error("--resume: " + what + " (checkpoint '" + r.file + "')");
   };
-  auto now = run_settings(cfg, cfg.iter_cost_ms > 0 ? cfg.iter_cost_ms : r.iter_cost_ms);
+  auto now = run_settings(cfg, cfg.iter_cost_ms > 0 ? cfg.iter_cost_ms : r.iter_cost_ms, train_size);
   std::map<std::string, std::string> given(now.begin(), now.end());
   for (auto& [name, value] : saved)
     if (!given.count(name))

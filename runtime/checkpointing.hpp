@@ -23,8 +23,10 @@
 namespace syncpoint {
 
 /// The options of `cfg` that fix a run's course, as (flag, value), with the
-/// iteration cost in use: what a resumed run must agree with.
-std::vector<std::pair<std::string, std::string>> run_settings(const job_config& cfg, double iter_cost_ms);
+/// iteration cost in use and the learning rate's schedule over `train_size`
+/// examples: what a resumed run must agree with.
+std::vector<std::pair<std::string, std::string>> run_settings(const job_config& cfg, double iter_cost_ms,
+                                                              int64_t train_size);
 
 /// A checkpoint to resume from, and where it came from.
 struct resume_point {

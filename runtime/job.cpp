@@ -74,6 +74,20 @@ void validate(const job_config& cfg) {
   require(cfg.momentum_rule == "adjusted" || cfg.momentum_rule == "plain",
           "--momentum-rule must be adjusted or plain, not '" + cfg.momentum_rule + "'");
   require(std::isfinite(cfg.weight_decay) && cfg.weight_decay >= 0, "--weight-decay must be >= 0");
+  optimizer_kind optimizer{};
+  try {
+    optimizer = parse_optimizer(cfg.optimizer);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(e.what());
+  }
+  require(optimizer != optimizer_kind::nesterov || cfg.momentum > 0, "--optimizer nesterov needs --momentum > 0");
+  require(std::isfinite(cfg.beta1) && cfg.beta1 >= 0 && cfg.beta1 < 1, "--beta1 must be in [0, 1)");
+  require(std::isfinite(cfg.beta2) && cfg.beta2 >= 0 && cfg.beta2 < 1, "--beta2 must be in [0, 1)");
+  require(std::isfinite(cfg.eps) && cfg.eps > 0, "--eps must be a positive number");
+  require(cfg.lr_scaling == "none" || cfg.lr_scaling == "linear",
+          "--lr-scaling must be none or linear, not '" + cfg.lr_scaling + "'");
+  require(std::isfinite(cfg.lr_epochs) && cfg.lr_epochs >= 0, "--lr-epochs must be >= 0 (0: the run's --epochs)");
+  require(std::isfinite(cfg.clip_norm) && cfg.clip_norm >= 0, "--clip-norm must be >= 0 (0: no clipping)");
   require(std::isfinite(cfg.epochs) && cfg.epochs >= 0, "--epochs must be >= 0");
   require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0 && cfg.max_time_s <= 1e9,
           "--max-time must be in [0, 1e9] seconds");
@@ -341,8 +355,9 @@ run_result train(const job_config& cfg_in, progress_fn on_progress) {
   tune_allocator();
   job_config cfg = with_limits(cfg_in);
   auto data = load_data(cfg);
+  schedule_of(cfg, data.train->size);  // refuses a schedule the run's length cannot carry
   auto start = find_start(cfg_in, cfg, *data.train);
-  auto write_checkpoint = checkpoint_writer(cfg, run_settings(cfg_in, start.iter_cost_ms));
+  auto write_checkpoint = checkpoint_writer(cfg, run_settings(cfg_in, start.iter_cost_ms, data.train->size));
   caf::actor_system_config sys_cfg;
   configure_system(sys_cfg, cfg);
   caf::actor_system sys{sys_cfg};

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace syncpoint {
 
@@ -45,13 +46,32 @@ struct job_config {
   double target_accuracy = 0;   // also reported as time_to_target_s
   bool stop_at_target = false;  // stop when the target is reached even if other limits are set
 
-  // Optimizer on the PS: SGD with momentum and weight decay.
+  // The optimizer on the PS (docs/optimizers.md): sgd, nesterov, adam or adamw.
+  std::string optimizer = "sgd";
   double lr = 0.05;
-  double momentum = 0.9;
-  double weight_decay = 0.0;
+  double momentum = 0.9;       // sgd, nesterov
+  double beta1 = 0.9;          // adam, adamw
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;   // L2 (sgd, nesterov, adam); decoupled (adamw)
   // adjusted: stale pushes weigh less and momentum follows the steps workers
   // see (docs/momentum.md); plain: every update is a momentum step.
   std::string momentum_rule = "adjusted";
+  // The learning rate by samples taken in (docs/optimizers.md): constant,
+  // step (times lr_gamma at each of lr_milestones, in epochs) or cosine (to
+  // lr_min over lr_epochs, by default the run's epochs); a warmup ("": none,
+  // a share of the run below 1, or a number of samples); lr_scaling "linear"
+  // multiplies lr by workers x batch / 256 (Goyal et al.), and a warmup then
+  // starts from the unscaled rate.
+  std::string lr_schedule = "constant";
+  std::vector<double> lr_milestones;
+  double lr_gamma = 0.1;
+  std::string warmup;
+  std::string lr_scaling = "none";
+  double lr_epochs = 0;
+  double lr_min = 0;
+  // Each pushed gradient scaled to at most this global L2 norm (0: never).
+  double clip_norm = 0;
   int batch = 64;
 
   uint64_t seed = 1;
@@ -103,8 +123,9 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_config& x) {
   return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model,
            x.dataset, x.data_dir, x.train_limit, x.test_limit, exact(x.epochs), exact(x.max_time_s),
-           exact(x.target_accuracy), x.stop_at_target, exact(x.lr), exact(x.momentum), exact(x.weight_decay),
-           x.momentum_rule, x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
+           exact(x.target_accuracy), x.stop_at_target, x.optimizer, exact(x.lr), exact(x.momentum), exact(x.beta1),
+           exact(x.beta2), exact(x.eps), exact(x.weight_decay), x.momentum_rule, x.lr_schedule, exact_list{x.lr_milestones},
+           exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic);

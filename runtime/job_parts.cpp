@@ -78,12 +78,37 @@ shard_states resume_parts(const std::vector<uint64_t>& bounds, const saved_ps& w
 
 }  // namespace
 
-ps_config shard_config(const job_config& cfg, const std::vector<uint64_t>& bounds, size_t k, std::vector<float> slice,
-                       std::shared_ptr<const saved_ps> resume, tracer_actor tracer, time_point origin) {
-  ps_config c{std::move(slice), cfg.lr, cfg.momentum, cfg.weight_decay, cfg.workers, std::move(tracer), origin,
+namespace {
+
+// --lr-scaling linear (Goyal et al.): the rate grows with the total batch.
+double lr_scale(const job_config& cfg) {
+  return cfg.lr_scaling == "linear" ? static_cast<double>(cfg.workers) * cfg.batch / 256.0 : 1.0;
+}
+
+}  // namespace
+
+lr_schedule schedule_of(const job_config& cfg, int64_t train_size) {
+  auto scale = lr_scale(cfg);
+  auto epochs = cfg.lr_epochs > 0 ? cfg.lr_epochs : cfg.epochs;
+  auto horizon = static_cast<uint64_t>(std::llround(epochs * static_cast<double>(train_size)));
+  try {
+    // Goyal et al.: with the rate scaled up, a warmup starts from the unscaled one.
+    return make_lr_schedule(cfg.lr * scale, cfg.lr_schedule, cfg.lr_milestones, cfg.lr_gamma, cfg.warmup, horizon,
+                            static_cast<uint64_t>(train_size), scale > 1 ? 1 / scale : 0.0, cfg.lr_min);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(e.what());
+  }
+}
+
+ps_config shard_config(const job_config& cfg, int64_t train_size, const std::vector<uint64_t>& bounds, size_t k,
+                       std::vector<float> slice, std::shared_ptr<const saved_ps> resume, tracer_actor tracer,
+                       time_point origin) {
+  ps_config c{std::move(slice), cfg.lr * lr_scale(cfg), cfg.momentum, cfg.weight_decay, cfg.workers, std::move(tracer), origin,
               cfg.ps_bandwidth, cfg.latency_ms * 1e-3,
               cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted, std::move(resume),
               cfg.wire_bytes};
+  c.optimizer = {parse_optimizer(cfg.optimizer), cfg.beta1, cfg.beta2, cfg.eps};
+  c.schedule = schedule_of(cfg, train_size);
   c.shard = static_cast<uint32_t>(k);
   c.shards = static_cast<uint32_t>(bounds.size() - 1);
   c.offset = bounds[k];
@@ -91,7 +116,7 @@ ps_config shard_config(const job_config& cfg, const std::vector<uint64_t>& bound
   return c;
 }
 
-ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, const core_options& opts) {
+ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size, const core_options& opts) {
   ps_plan plan;
   auto* resume = opts.resume;
   auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
@@ -102,7 +127,7 @@ ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, const core_
   for (size_t i = 0; i < k; ++i) {
     auto begin = static_cast<std::ptrdiff_t>(plan.bounds[i]), end = static_cast<std::ptrdiff_t>(plan.bounds[i + 1]);
     auto slice = k == 1 ? std::move(initial) : std::vector<float>(initial.begin() + begin, initial.begin() + end);
-    plan.shards.push_back(shard_config(cfg, plan.bounds, i, std::move(slice), parts.empty() ? nullptr : parts[i],
+    plan.shards.push_back(shard_config(cfg, train_size, plan.bounds, i, std::move(slice), parts.empty() ? nullptr : parts[i],
                                        plan.tracer, opts.origin));
   }
   return plan;
@@ -121,6 +146,7 @@ job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_
   co->workers = cfg.workers;
   co->batch = cfg.batch;
   co->momentum = cfg.momentum;
+  co->schedule = schedule_of(cfg, train_size);
   auto epoch = static_cast<double>(train_size);
   co->sample_budget =  // 0: no budget (a time cap ends the run)
     cfg.epochs > 0 ? std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(cfg.epochs * epoch))) : 0;
@@ -151,7 +177,7 @@ job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_
 
 job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
                         std::shared_ptr<const dataset> test, const core_options& opts) {
-  auto plan = plan_job_core(sys, cfg, opts);
+  auto plan = plan_job_core(sys, cfg, train_size, opts);
   ps_group ps;
   ps.bounds = plan.bounds;
   for (auto& c : plan.shards)
@@ -168,7 +194,8 @@ worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
   w.train = std::move(train);
   w.model = cfg.model;
   w.batch = cfg.batch;
-  w.lr = cfg.lr;
+  w.lr = cfg.lr * lr_scale(cfg);
+  w.clip_norm = cfg.clip_norm;
   w.seed = cfg.seed;
   w.virtual_clock = cfg.clock == clock_kind::virtual_time;
   w.iter_cost_s = iter_cost_ms * 1e-3;

@@ -67,7 +67,7 @@ struct ps_plan {
   std::vector<uint64_t> bounds;  // as ps_group::bounds
   std::vector<ps_config> shards;
 };
-ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, const core_options& opts);
+ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size, const core_options& opts);
 
 /// The second step, once the shards run (anywhere): coordinator and evaluator.
 job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
@@ -76,8 +76,14 @@ job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_
 
 /// Shard k of `cfg`'s PS over `bounds`, holding `slice` (resumed from `resume`
 /// if given); a node hosting the shard builds the same config from its parts.
-ps_config shard_config(const job_config& cfg, const std::vector<uint64_t>& bounds, size_t k, std::vector<float> slice,
-                       std::shared_ptr<const saved_ps> resume, tracer_actor tracer, time_point origin);
+/// `train_size`: the training set's examples, which the schedule's epochs count.
+ps_config shard_config(const job_config& cfg, int64_t train_size, const std::vector<uint64_t>& bounds, size_t k,
+                       std::vector<float> slice, std::shared_ptr<const saved_ps> resume, tracer_actor tracer,
+                       time_point origin);
+
+/// The learning rate's schedule of `cfg` (limits explicit) over `train_size`
+/// examples, --lr-scaling applied; throws config_error naming what is wrong.
+lr_schedule schedule_of(const job_config& cfg, int64_t train_size);
 
 /// Worker `id` of `cfg`, on `train` (the full training set: it takes its own shard).
 worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,

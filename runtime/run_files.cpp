@@ -272,6 +272,28 @@ std::vector<std::string> read_run_list(const std::string& dir) {
   return names;
 }
 
+namespace {
+
+// The schedule as the options gave it: "step x0.1 at 30,60 epochs, warmup 0.05".
+std::string schedule_words(const job_config& job) {
+  std::string out = job.lr_schedule;
+  if (job.lr_schedule == "step") {
+    out += " x" + json::num(job.lr_gamma) + " at ";
+    for (size_t i = 0; i < job.lr_milestones.size(); ++i)
+      out += (i == 0 ? "" : ",") + json::num(job.lr_milestones[i]);
+    out += " epochs";
+  } else if (job.lr_schedule == "cosine") {
+    out += " to " + json::num(job.lr_min) + (job.lr_epochs > 0 ? " over " + json::num(job.lr_epochs) + " epochs" : "");
+  }
+  if (!job.warmup.empty())
+    out += ", warmup " + job.warmup;
+  if (job.lr_scaling != "none")
+    out += ", lr scaling " + job.lr_scaling;
+  return out;
+}
+
+}  // namespace
+
 run_provenance current_provenance(const std::string& command, const job_config& job) {
   run_provenance p;
   p.command = command;
@@ -284,6 +306,9 @@ run_provenance current_provenance(const std::string& command, const job_config& 
                 {"test limit", limit(job.test_limit)},
                 {"eval every (epochs)", json::num(job.eval_every)},
                 {"weight decay", json::num(job.weight_decay)},
+                {"optimizer", job.optimizer},
+                {"lr schedule", schedule_words(job)},
+                {"clip norm", limit(job.clip_norm)},
                 {"PS bandwidth B/s", limit(job.ps_bandwidth)},
                 {"latency ms", json::num(job.latency_ms)},
                 {"fail worker", job.fail_worker < 0 ? std::string("none")

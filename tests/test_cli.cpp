@@ -440,6 +440,14 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   refused("train --fail-worker 2" + fast, "invalid value in '--fail-worker=2' (expected W@K, e.g. 2@10)");
   refused("train --fail-worker x@3" + fast, "invalid value in '--fail-worker=x@3' (expected W@K, e.g. 2@10)");
   refused("train --momentum-rule odd" + fast, "--momentum-rule must be adjusted or plain, not 'odd'");
+  refused("train --optimizer lamb" + fast, "--optimizer 'lamb' is not one (sgd, nesterov, adam or adamw)");
+  refused("train --lr-schedule step" + fast, "--lr-schedule step needs --lr-milestones (epochs, e.g. 30,60)");
+  refused("train --lr-schedule step --lr-milestones 2,x" + fast,
+          "--lr-milestones: 'x' is not a positive number of epochs (expected a list like 30,60)");
+  refused("train --lr-schedule cosine --epochs 0 --max-time 5 --dataset synthetic --progress=false",
+          "--lr-schedule cosine needs the run's length: give --epochs (or --lr-epochs)");
+  refused("train --warmup soon" + fast, "--warmup 'soon' is not a share of the run below 1");
+  refused("train --clip-norm -1" + fast, "--clip-norm must be >= 0 (0: no clipping)");
   refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: fashion-mnist, synthetic, blank)");
   refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, got 'diagonal'");
   refused("tune-switch --tolerance 2" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");

@@ -109,6 +109,55 @@ TEST_CASE("resume: every protocol resumed from early, middle and late checkpoint
   }
 }
 
+TEST_CASE("resume: adamw with a cosine schedule and warmup resumes bit for bit, moments and rate included") {
+  for (auto protocol : {"bsp", "asp", "ssp", "sync-switch"}) {
+    CAPTURE(protocol);
+    folder dir(std::string("adamw_") + protocol);
+    auto cfg = busy_job(protocol);
+    cfg.optimizer = "adamw";
+    cfg.lr = 0.002;
+    cfg.weight_decay = 0.01;
+    cfg.lr_schedule = "cosine";
+    cfg.warmup = "0.2";
+    auto plain = train(cfg);
+    cfg.checkpoint_every_s = plain.summary.run_time_s / 4;
+    cfg.checkpoint_dir = (dir.path / "all").string();
+    cfg.checkpoint_keep = 0;
+    auto whole = train(cfg);
+    same_trace(plain.trace, whole.trace);
+    auto files = checkpoints_in(dir.path / "all");
+    REQUIRE(files.size() >= 2);
+    auto& file = files[files.size() / 2];
+    auto resumed = train(resuming_from(cfg, file, dir.path / "from"));
+    same_trace(whole.trace, resumed.trace);  // the lr events too
+    CHECK(resumed.final_model.values == whole.final_model.values);
+    CHECK(std::count_if(whole.trace.begin(), whole.trace.end(), [](auto& e) { return e.kind == "lr"; }) >= 20);
+  }
+}
+
+TEST_CASE("resume: a cosine schedule's length is fixed by the checkpoint: more --epochs is refused unless --lr-epochs keeps it") {
+  folder dir("cosine_length");
+  auto cfg = busy_job("bsp");
+  cfg.lr_schedule = "cosine";
+  cfg.checkpoint_every_s = 0.01;
+  cfg.checkpoint_dir = (dir.path / "all").string();
+  cfg.checkpoint_keep = 0;
+  auto first = train(cfg);
+  auto files = checkpoints_in(dir.path / "all");
+  REQUIRE(!files.empty());
+  auto longer = resuming_from(cfg, files.back(), dir.path / "from");
+  longer.epochs = 3;
+  try {
+    train(longer);
+    FAIL("a longer cosine was not refused");
+  } catch (const config_error& e) {
+    CHECK(std::string(e.what()).find("lr-schedule") != std::string::npos);
+  }
+  longer.lr_epochs = 2;  // the schedule the checkpoint ran: the run may go on past it
+  auto resumed = train(longer);
+  CHECK(resumed.summary.samples > first.summary.samples);
+}
+
 TEST_CASE("resume: only the limits may change, and not to one already passed, and an empty folder is refused") {
   folder dir("options");
   auto cfg = busy_job("asp");

@@ -64,6 +64,27 @@ TEST_CASE("shards: without a link model, 3 shards end each protocol's run with t
   }
 }
 
+TEST_CASE("shards: with adamw, a cosine schedule and clipping, 3 shards end each protocol's run as one PS, byte for byte") {
+  for (auto& protocol : protocols()) {
+    CAPTURE(protocol);
+    auto adamw = [&](int shards) {
+      auto cfg = straggling(protocol, shards);
+      cfg.optimizer = "adamw";
+      cfg.lr = 0.01;
+      cfg.weight_decay = 0.01;
+      cfg.lr_schedule = "cosine";
+      cfg.warmup = "0.1";
+      cfg.clip_norm = 1;
+      return cfg;
+    };
+    auto one = train(adamw(1));
+    auto three = train(adamw(3));
+    CHECK(three.final_model.version == one.final_model.version);
+    CHECK(three.final_model.values == one.final_model.values);
+    CHECK(three.summary.final_accuracy == one.summary.final_accuracy);
+  }
+}
+
 TEST_CASE("shards: the ranges are contiguous, cover the model, and start on 64-byte boundaries") {
   auto b = ps_group::even_bounds(203530, 3);
   REQUIRE(b.size() == 4);

@@ -249,6 +249,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     }
     train_size = st.train_size;
     test = st.test;
+    schedule_of(cfg, train_size);  // refuses a schedule the run's length cannot carry
     if (cfg.checkpoint_every_s > 0)
       check_checkpointable(cfg);
     if (!cfg.resume_dir.empty())

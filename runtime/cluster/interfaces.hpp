@@ -76,6 +76,7 @@ struct shard_spec {
   tracer_actor tracer;
   int64_t elapsed_ns = 0;         // time since the run's origin when the head sent this
   std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
+  int64_t train_size = 0;           // examples in the job's training set (its schedule's epochs)
 };
 
 struct node_status {
@@ -124,7 +125,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
   return f(caf::meta::type_name("shard_spec"), x.job, x.shard, x.bounds, float_block{x.initial}, x.resumed, x.resume,
-           x.tracer, x.elapsed_ns, x.bulk_keys);
+           x.tracer, x.elapsed_ns, x.bulk_keys, x.train_size);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
@@ -199,6 +200,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 11;
+inline constexpr int wire_version = 12;
 
 }  // namespace syncpoint::cluster

@@ -170,7 +170,7 @@ core_options core_options_for(job_ptr self) {
   core_options opts;
   opts.resume = st.setup.resume ? &st.setup.resume->point.state : nullptr;
   if (cfg.checkpoint_every_s > 0)
-    opts.on_checkpoint = checkpoint_writer(cfg, run_settings(cfg, cfg.iter_cost_ms));
+    opts.on_checkpoint = checkpoint_writer(cfg, run_settings(cfg, cfg.iter_cost_ms, st.setup.train_size));
   opts.driver = job_actor{self};
   opts.origin = st.origin;
   opts.request_timeout = caf::duration{seconds(cfg.request_timeout_s)};
@@ -237,7 +237,8 @@ void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_plan> plan, size_t k) {
   auto& c = plan->shards[k];
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
   shard_spec spec{st.setup.cfg, static_cast<uint32_t>(k), plan->bounds, std::move(c.initial), c.resume != nullptr,
-                  c.resume ? *c.resume : saved_ps{}, plan->tracer, elapsed.count(), st.bulk_keys};
+                  c.resume ? *c.resume : saved_ps{}, plan->tracer, elapsed.count(), st.bulk_keys,
+                  st.setup.train_size};
   auto name = st.setup.shard_node_names[k];
   self->request(st.setup.shard_nodes[k], st.setup.spawn_timeout, spawn_atom::value, st.setup.shard_node_tokens[k],
                 std::move(spec))
@@ -267,7 +268,7 @@ void launch(job_ptr self) {
     st.origin -= std::chrono::nanoseconds(st.setup.resume->point.state.time_ns);
   std::shared_ptr<ps_plan> plan;
   try {
-    plan = std::make_shared<ps_plan>(plan_job_core(self->system(), st.setup.cfg, core_options_for(self)));
+    plan = std::make_shared<ps_plan>(plan_job_core(self->system(), st.setup.cfg, st.setup.train_size, core_options_for(self)));
   } catch (const std::exception& e) {  // a checkpoint these shards cannot take
     abort_job(self, e.what());
     return;

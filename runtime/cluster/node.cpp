@@ -130,7 +130,15 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
                                              " does not match its bounds, its job or its saved state");
   auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
   auto resume = spec.resumed ? std::make_shared<const saved_ps>(std::move(spec.resume)) : nullptr;
-  auto ps_cfg = shard_config(spec.job, spec.bounds, k, std::move(spec.initial), std::move(resume), spec.tracer, origin);
+  ps_config ps_cfg;
+  try {
+    if (spec.train_size < 1)
+      throw config_error("no training examples");
+    ps_cfg = shard_config(spec.job, spec.train_size, spec.bounds, k, std::move(spec.initial), std::move(resume),
+                          spec.tracer, origin);
+  } catch (const std::exception& e) {
+    return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) + ": " + e.what());
+  }
   ps_cfg.bulk_keys = std::move(spec.bulk_keys);
   auto shard = spawn_parameter_server(self->system(), std::move(ps_cfg));
   if (st.cfg.plane)
