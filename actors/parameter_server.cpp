@@ -296,6 +296,11 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   st.cfg = std::move(cfg);
   if (st.cfg.model_size == 0)
     st.cfg.model_size = st.w->size();
+  {  // where this slice's buffers begin
+    auto parameters = st.cfg.model_size - std::min(st.cfg.buffers, st.cfg.model_size);
+    st.trained = static_cast<size_t>(std::clamp<uint64_t>(parameters, st.cfg.offset, st.cfg.offset + st.w->size()) -
+                                     st.cfg.offset);
+  }
   if (st.cfg.resume)
     restore(st, *st.cfg.resume);
   return {

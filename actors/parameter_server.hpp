@@ -70,6 +70,9 @@ struct ps_config {
   uint32_t shards = 1;
   uint64_t offset = 0;
   uint64_t model_size = 0;  // 0: initial.size()
+  // The model's last `buffers` values are buffers (BatchNorm's statistics):
+  // no optimizer step, the pushed values combined by the weight rule (docs/buffers.md).
+  uint64_t buffers = 0;
   // Per worker, the key its pushes and pulls on the bulk channel carry
   // (runtime/cluster/data_plane.hpp); empty: none come that way.
   std::vector<uint64_t> bulk_keys;

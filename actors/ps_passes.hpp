@@ -33,17 +33,41 @@ inline void adopt(ps_state& st, float* out) {
   std::swap(*it, st.w);  // the old weights become a spare once their readers let go
 }
 
-// The pass every update makes over the model: the new weights, next(i, w[i]),
-// go where writable_weights says and then become the current ones. `next` may
-// update the optimizer's state or the round's step at i in the same pass.
-template <class Next>
-void rewrite_weights(ps_state& st, Next next) {
-  const auto n = st.w->size();
+// The pass every update makes over the model: the new weights, next(i, w[i])
+// for the parameters and buffer(i, w[i]) for the model's buffers after them,
+// go where writable_weights says and then become the current ones. `next`
+// may update the optimizer's state or the round's step at i in the same pass.
+template <class Next, class Buffer>
+void rewrite_weights(ps_state& st, Next next, Buffer buffer) {
+  const auto n = st.w->size(), trained = st.trained;
   const float* w = st.w->data();
   float* out = writable_weights(st);
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < trained; ++i)
     out[i] = next(i, w[i]);
+  for (size_t i = trained; i < n; ++i)
+    out[i] = buffer(i, w[i]);
   adopt(st, out);
+}
+
+// An update that leaves the buffers as they are.
+inline float keep_buffer(size_t, float w) {
+  return w;
+}
+
+template <class Next>
+void rewrite_weights(ps_state& st, Next next) {
+  rewrite_weights(st, next, keep_buffer);
+}
+
+// The buffer rules (docs/buffers.md): a round takes the weighted mean of its
+// pushes' buffers, as it takes their gradients; a push applied on arrival
+// moves them its weight of the way to its own.
+template <class Pushed>
+auto buffers_to(Pushed value) {
+  return [value](size_t i, float) { return value(i); };
+}
+inline auto buffers_toward(const float* pushed, float weight) {
+  return [pushed, weight](size_t i, float w) { return w + weight * (pushed[i] - w); };
 }
 
 // Momentum SGD, heavy ball or Nesterov, in one pass:
@@ -52,8 +76,8 @@ void rewrite_weights(ps_state& st, Next next) {
 //   w <- w - lr * (d + mu * v)   (Nesterov, as torch.optim.SGD(nesterov=True))
 // where `share` is the part of a full step this update stands for (1/n for one
 // ASP push, 1 for a BSP round), so weight decay per round is protocol-independent.
-template <class Gradient>
-void sgd_pass(ps_state& st, Gradient g, float scale, float share, float mu, float lr) {
+template <class Gradient, class Buffer>
+void sgd_pass(ps_state& st, Gradient g, float scale, float share, float mu, float lr, Buffer buffer) {
   float* v = st.velocity.data();
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
   if (st.cfg.optimizer.kind == optimizer_kind::nesterov) {
@@ -61,13 +85,13 @@ void sgd_pass(ps_state& st, Gradient g, float scale, float share, float mu, floa
       float d = scale * g(i) + decay * w;
       v[i] = mu * v[i] + d;
       return w - lr * (d + mu * v[i]);
-    });
+    }, buffer);
     return;
   }
   rewrite_weights(st, [&](size_t i, float w) {
     v[i] = mu * v[i] + scale * g(i) + decay * w;
     return w - lr * v[i];
-  });
+  }, buffer);
 }
 
 // Adam or AdamW (torch.optim's formulas), one pass. `steps` counts updates
@@ -78,8 +102,8 @@ void sgd_pass(ps_state& st, Gradient g, float scale, float share, float mu, floa
 //   w  <- w * (1 - rate * wd * decayed) (adamw),
 //   w  <- w - lr / (1 - beta1^steps) * m / (sqrt(v) / sqrt(1 - beta2^steps) + eps)
 // where `rate` is the schedule's rate, lr / weigh of the step.
-template <class Gradient>
-void adam_pass(ps_state& st, Gradient g, double steps, double b1, double b2, double lr, double decayed) {
+template <class Gradient, class Buffer>
+void adam_pass(ps_state& st, Gradient g, double steps, double b1, double b2, double lr, double decayed, Buffer buffer) {
   float* m = st.velocity.data();
   float* v = st.second.data();
   const auto& o = st.cfg.optimizer;
@@ -99,7 +123,7 @@ void adam_pass(ps_state& st, Gradient g, double steps, double b1, double b2, dou
     m[i] = d1 * m[i] + c1 * gi;
     v[i] = d2 * v[i] + c2 * gi * gi;
     return w * shrink - step * (m[i] / (std::sqrt(v[i]) / root2 + eps));
-  });
+  }, buffer);
 }
 
 }  // namespace syncpoint::passes

@@ -40,6 +40,7 @@ struct ps_state {
   // The weights. Pulls and snapshots share this buffer (no copy); an update
   // writes in place when nobody else holds it, else into a spare one.
   std::shared_ptr<std::vector<float>> w;
+  size_t trained = 0;             // w[0, trained) are parameters, the rest the model's buffers
   std::vector<std::shared_ptr<std::vector<float>>> spares;
   std::vector<float> velocity;    // sgd, nesterov: the velocity; adam, adamw: the first moment
   std::vector<float> second;      // adam, adamw: the second moment

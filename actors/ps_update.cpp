@@ -34,8 +34,9 @@ float rate_after(ps_state& st, uint64_t samples) {
   return static_cast<float>(st.lr);
 }
 
+// A push applied on arrival: its buffers move the PS's `scale` of the way.
 void sgd_step(ps_state& st, const float* g, float scale, float share, float mu, float lr) {
-  sgd_pass(st, [g](size_t i) { return g[i]; }, scale, share, mu, lr);
+  sgd_pass(st, [g](size_t i) { return g[i]; }, scale, share, mu, lr, buffers_toward(g, scale));
 }
 
 // A third (or later) push of a round: the held one joins the buffer.
@@ -66,7 +67,7 @@ void round_part(ps_state& st, const float* g, float scale, float share, float lr
     float d = scale * g[i] + decay * w;
     r[i] += d;
     return w - lr * d;
-  });
+  }, buffers_toward(g, scale));
 }
 
 }  // namespace
@@ -97,18 +98,20 @@ void step_round(ps_state& st) {
   const float* h = st.held.data();
   const float scale = st.buffer_scale, held_weight = st.held_weight;
   auto held_sum = [=](size_t i) { return round_sum(b[i], scale, h[i], held_weight); };
+  const float mean = 1.0f / weight;
+  auto plain_mean = [=](size_t i) { return mean * scale * b[i]; };
+  auto held_mean = [=](size_t i) { return mean * held_sum(i); };
   if (st.cfg.optimizer.adaptive()) {  // one step of the round's mean, as torch.optim's
-    const float mean = 1.0f / weight;
     st.steps += 1;
     const auto b1 = st.cfg.optimizer.beta1, b2 = st.cfg.optimizer.beta2;
     if (st.held.empty())
-      adam_pass(st, [=](size_t i) { return mean * scale * b[i]; }, st.steps, b1, b2, st.lr, 1.0);
+      adam_pass(st, plain_mean, st.steps, b1, b2, st.lr, 1.0, buffers_to(plain_mean));
     else
-      adam_pass(st, [=](size_t i) { return mean * held_sum(i); }, st.steps, b1, b2, st.lr, 1.0);
+      adam_pass(st, held_mean, st.steps, b1, b2, st.lr, 1.0, buffers_to(held_mean));
   } else if (st.held.empty()) {
-    sgd_step(st, st.buffer.data(), st.buffer_scale / weight, 1.0f, momentum(st), lr);
+    sgd_pass(st, [b](size_t i) { return b[i]; }, scale / weight, 1.0f, momentum(st), lr, buffers_to(plain_mean));
   } else {
-    sgd_pass(st, held_sum, 1.0f / weight, 1.0f, momentum(st), lr);
+    sgd_pass(st, held_sum, 1.0f / weight, 1.0f, momentum(st), lr, buffers_to(held_mean));
   }
   if (!st.held.empty()) {
     st.buffer_scale = 1;
@@ -138,7 +141,7 @@ void apply_now(ps_state& st, const gradient_push& g, double tau) {
     double part = plain ? 1.0 : static_cast<double>(share);  // of a step, for the moments
     st.steps += part;
     adam_pass(st, [grad](size_t i) { return grad[i]; }, st.steps, std::pow(o.beta1, part), std::pow(o.beta2, part),
-              st.lr * weigh, share);
+              st.lr * weigh, share, buffers_toward(grad, static_cast<float>(weigh)));
     return;
   }
   if (plain) {

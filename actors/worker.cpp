@@ -110,7 +110,8 @@ batch_view next_batch(worker_state& st) {
     gather(st, b, st.xbuf, st.ybuf, [&](size_t) { return st.sampler->next(); });
   }
   st.prefetched = 0;
-  return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim};
+  const auto& shape = st.cfg.train->shape;
+  return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim, shape.data(), static_cast<int64_t>(shape.size())};
 }
 
 void computed(worker_ptr self) {
@@ -125,16 +126,17 @@ void computed(worker_ptr self) {
 // Global-norm clipping of one pushed gradient (docs/optimizers.md): scaled
 // by max_norm / ||g|| when ||g|| is larger, as torch.nn.utils.clip_grad_norm_
 // does to the gradient it is given. The norm is summed in double, in order.
-void clip(std::vector<float>& g, double max_norm) {
+// The model's buffers at the end of the vector are values, not gradients: left as they are.
+void clip(std::vector<float>& g, size_t parameters, double max_norm) {
   double sum = 0;
-  for (float x : g)
-    sum += static_cast<double>(x) * x;
+  for (size_t i = 0; i < parameters; ++i)
+    sum += static_cast<double>(g[i]) * g[i];
   double norm = std::sqrt(sum);
   if (norm <= max_norm)
     return;
   auto scale = static_cast<float>(max_norm / (norm + 1e-6));
-  for (auto& x : g)
-    x *= scale;
+  for (size_t i = 0; i < parameters; ++i)
+    g[i] *= scale;
 }
 
 void compute(worker_ptr self) {
@@ -148,7 +150,7 @@ void compute(worker_ptr self) {
   auto wall0 = std::chrono::steady_clock::now();
   st.loss = st.m->gradient(b, st.grad.data());
   if (st.cfg.clip_norm > 0)
-    clip(st.grad, st.cfg.clip_norm);
+    clip(st.grad, st.m->size() - st.m->buffers(), st.cfg.clip_norm);
   if (st.local_step)  // WBSP: the worker's own copy moves with its gradient
     st.m->local_step(st.grad.data(), static_cast<float>(st.local_lr > 0 ? st.local_lr : st.cfg.lr));
   double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();

@@ -26,7 +26,7 @@ namespace {
 struct wide_mlp : torch::nn::Module {
   torch::nn::Linear fc1{register_module("fc1", torch::nn::Linear(784, 4096))};
   torch::nn::Linear fc2{register_module("fc2", torch::nn::Linear(4096, 10))};
-  torch::Tensor forward(const torch::Tensor& x) { return fc2(torch::relu(fc1(x))); }
+  torch::Tensor forward(const torch::Tensor& x) { return fc2(torch::relu(fc1(x.flatten(1)))); }
 };
 
 // Peak RSS in bytes of `run` in a child process; -1 if it failed.

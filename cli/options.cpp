@@ -122,8 +122,9 @@ options::options(command c) {
     .add(clock_, "clock", c == command::submit ? "real (virtual time runs in one process: use train)"
                                                 : "real or virtual (default virtual)")
     .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
-    .add(cfg_.dataset, "dataset", "fashion-mnist or synthetic (default fashion-mnist)")
-    .add(cfg_.data_dir, "data", "Fashion-MNIST directory (default /usr/share/datasets/fashion-mnist)")
+    .add(cfg_.dataset, "dataset", "fashion-mnist, idx (MNIST-style files in --data), cifar10 (its binary version in --data), "
+                                  "synthetic, or one the program registered (default fashion-mnist)")
+    .add(cfg_.data_dir, "data", "the data set's folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist)")
     .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
     .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
     .add(cfg_.ps_shards, "ps-shards", "the parameter server as K shards, each a contiguous range of the model (default 1; "

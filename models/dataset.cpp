@@ -2,12 +2,20 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <random>
 #include <sys/stat.h>
 
 namespace syncpoint {
+
+void dataset::set_shape(std::vector<int64_t> s) {
+  shape = std::move(s);
+  dim = 1;
+  for (auto d : shape)
+    dim *= d;
+}
 
 void dataset::truncate(int64_t n) {
   if (n <= 0 || n >= size)
@@ -58,24 +66,31 @@ struct gz_file {
   }
 };
 
-// Fashion-MNIST training-set statistics, so inputs are roughly zero-mean, unit-variance.
-constexpr float pixel_mean = 0.2860f;
-constexpr float pixel_std = 0.3530f;
-
 }  // namespace
 
-dataset load_idx(const std::string& images_path, const std::string& labels_path) {
+dataset load_idx(const std::string& images_path, const std::string& labels_path, int64_t classes, float mean,
+                 float std_dev) {
   gz_file img(images_path);
   auto magic = img.read_u32("the header");
-  if (magic != 0x00000803)
+  auto dims = magic & 0xff;
+  if ((magic & 0xffffff00) != 0x00000800 || dims < 2 || dims > 5)
     throw data_error(images_path + ": not an IDX image file (magic " + std::to_string(magic) +
-                     ", expected 2051)");
+                     ", expected 2051, or 2050 to 2053: unsigned bytes in 2 to 5 dimensions)");
   auto n = img.read_u32("the header");
-  auto rows = img.read_u32("the header");
-  auto cols = img.read_u32("the header");
-  if (n == 0 || rows == 0 || cols == 0 || rows > 4096 || cols > 4096 || n > 100000000)
-    throw data_error(images_path + ": implausible dimensions " + std::to_string(n) + "x" +
-                     std::to_string(rows) + "x" + std::to_string(cols));
+  std::vector<int64_t> shape;
+  for (uint32_t k = 1; k < dims; ++k)
+    shape.push_back(img.read_u32("the header"));
+  int64_t per_example = 1;
+  for (auto d : shape)
+    per_example *= d;
+  if (n == 0 || n > 100000000 || per_example == 0 || per_example > (int64_t{1} << 24)) {
+    std::string text = std::to_string(n);
+    for (auto d : shape)
+      text += "x" + std::to_string(d);
+    throw data_error(images_path + ": implausible dimensions " + text);
+  }
+  if (shape.size() == 2)  // rows x cols: one channel
+    shape.insert(shape.begin(), 1);
   gz_file lab(labels_path);
   magic = lab.read_u32("the header");
   if (magic != 0x00000801)
@@ -87,39 +102,112 @@ dataset load_idx(const std::string& images_path, const std::string& labels_path)
                      std::to_string(n) + " images in " + images_path);
   dataset d;
   d.size = n;
-  d.dim = int64_t{rows} * cols;
-  d.classes = 10;
+  d.set_shape(shape);
   std::vector<unsigned char> pixels(static_cast<size_t>(d.size * d.dim));
   img.read(pixels.data(), pixels.size(), "the pixels");
   std::vector<unsigned char> labels(n);
   lab.read(labels.data(), labels.size(), "the labels");
   d.x.resize(pixels.size());
   for (size_t i = 0; i < pixels.size(); ++i)
-    d.x[i] = (pixels[i] / 255.0f - pixel_mean) / pixel_std;
+    d.x[i] = (pixels[i] / 255.0f - mean) / std_dev;
+  d.classes = classes > 0 ? classes : 1 + *std::max_element(labels.begin(), labels.end());
   d.y.resize(n);
   for (size_t i = 0; i < n; ++i) {
-    if (labels[i] >= 10)
-      throw data_error(labels_path + ": label " + std::to_string(labels[i]) + " at index " +
-                       std::to_string(i) + " is outside 0..9");
+    if (labels[i] >= d.classes)
+      throw data_error(labels_path + ": label " + std::to_string(labels[i]) + " at index " + std::to_string(i) +
+                       " is outside 0.." + std::to_string(d.classes - 1));
     d.y[i] = labels[i];
   }
   return d;
 }
 
-train_test load_fashion_mnist(const std::string& dir) {
-  auto path = [&](const char* base) {
-    std::string p = dir + "/" + base;
-    struct stat st;
-    if (stat((p + ".gz").c_str(), &st) == 0)
-      return p + ".gz";
-    return stat(p.c_str(), &st) == 0 ? p : p + ".gz";  // name the .gz in the error
-  };
+namespace {
+
+// dir/base.gz if it exists, else dir/base if that does, else dir/base.gz (for the error).
+std::string idx_path(const std::string& dir, const char* base) {
+  std::string p = dir + "/" + base;
+  struct stat st;
+  if (stat((p + ".gz").c_str(), &st) == 0)
+    return p + ".gz";
+  return stat(p.c_str(), &st) == 0 ? p : p + ".gz";
+}
+
+}  // namespace
+
+train_test load_idx_dir(const std::string& dir) {
   train_test out;
-  out.train = load_idx(path("train-images-idx3-ubyte"), path("train-labels-idx1-ubyte"));
-  out.test = load_idx(path("t10k-images-idx3-ubyte"), path("t10k-labels-idx1-ubyte"));
+  // Pixels / 255 first; then standardized by the training set's mean and deviation.
+  out.train = load_idx(idx_path(dir, "train-images-idx3-ubyte"), idx_path(dir, "train-labels-idx1-ubyte"), 0, 0, 1);
+  out.test = load_idx(idx_path(dir, "t10k-images-idx3-ubyte"), idx_path(dir, "t10k-labels-idx1-ubyte"),
+                      out.train.classes, 0, 1);
+  if (out.train.shape != out.test.shape)
+    throw data_error(dir + ": train and test images differ in shape");
+  double sum = 0, squares = 0;
+  for (float v : out.train.x) {
+    sum += v;
+    squares += static_cast<double>(v) * v;
+  }
+  auto count = static_cast<double>(out.train.x.size());
+  auto mean = static_cast<float>(sum / count);
+  auto dev = static_cast<float>(std::sqrt(std::max(1e-12, squares / count - (sum / count) * (sum / count))));
+  for (auto* d : {&out.train, &out.test})
+    for (auto& v : d->x)
+      v = (v - mean) / dev;
+  return out;
+}
+
+train_test load_fashion_mnist(const std::string& dir) {
+  train_test out;
+  out.train = load_idx(idx_path(dir, "train-images-idx3-ubyte"), idx_path(dir, "train-labels-idx1-ubyte"));
+  out.test = load_idx(idx_path(dir, "t10k-images-idx3-ubyte"), idx_path(dir, "t10k-labels-idx1-ubyte"));
   if (out.train.dim != out.test.dim)
     throw data_error(dir + ": train and test images differ in size");
   return out;
+}
+
+dataset load_cifar10_files(const std::vector<std::string>& paths) {
+  constexpr int64_t pixels = 3 * 32 * 32, record = 1 + pixels;
+  // CIFAR-10's per-channel statistics (its training set).
+  constexpr float mean[3] = {0.4914f, 0.4822f, 0.4465f};
+  constexpr float dev[3] = {0.2470f, 0.2435f, 0.2616f};
+  dataset d;
+  d.set_shape({3, 32, 32});
+  d.classes = 10;
+  for (auto& path : paths) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0)
+      throw data_error(path + ": no such file");
+    auto bytes = static_cast<int64_t>(st.st_size);
+    if (bytes == 0 || bytes % record != 0)
+      throw data_error(path + ": truncated record: " + std::to_string(bytes) + " bytes is not a whole number of " +
+                       std::to_string(record) + "-byte records (record " + std::to_string(bytes / record) +
+                       " has " + std::to_string(bytes % record) + " bytes)");
+    gz_file in(path);
+    std::vector<unsigned char> buf(static_cast<size_t>(bytes));
+    in.read(buf.data(), buf.size(), "the records");
+    auto n = bytes / record;
+    d.x.reserve(static_cast<size_t>((d.size + n) * pixels));
+    for (int64_t r = 0; r < n; ++r) {
+      const unsigned char* rec = buf.data() + r * record;
+      if (rec[0] >= 10)
+        throw data_error(path + ": label " + std::to_string(rec[0]) + " at record " + std::to_string(r) +
+                         " is outside 0..9");
+      d.y.push_back(rec[0]);
+      for (int64_t i = 0; i < pixels; ++i) {
+        auto c = static_cast<size_t>(i / 1024);
+        d.x.push_back((rec[1 + i] / 255.0f - mean[c]) / dev[c]);
+      }
+    }
+    d.size += n;
+  }
+  return d;
+}
+
+train_test load_cifar10(const std::string& dir) {
+  std::vector<std::string> train;
+  for (int k = 1; k <= 5; ++k)
+    train.push_back(dir + "/data_batch_" + std::to_string(k) + ".bin");
+  return {load_cifar10_files(train), load_cifar10_files({dir + "/test_batch.bin"})};
 }
 
 train_test make_synthetic(int64_t train_size, int64_t test_size, uint64_t seed) {
@@ -133,7 +221,7 @@ train_test make_synthetic(int64_t train_size, int64_t test_size, uint64_t seed) 
   auto fill = [&](int64_t n) {
     dataset d;
     d.size = n;
-    d.dim = dim;
+    d.set_shape({1, 28, 28});
     d.classes = classes;
     d.x.resize(static_cast<size_t>(n * dim));
     d.y.resize(static_cast<size_t>(n));
@@ -156,7 +244,7 @@ train_test make_blank(int64_t train_size, int64_t test_size) {
   auto blank = [](int64_t n) {
     dataset d;
     d.size = n;
-    d.dim = 1;
+    d.set_shape({1});
     d.classes = 10;
     d.x.assign(static_cast<size_t>(n), 0.0f);
     d.y.assign(static_cast<size_t>(n), 0);

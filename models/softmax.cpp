@@ -39,6 +39,10 @@ class softmax_model : public model {
   }
 
   float gradient(const batch_view& b, float* grad) override {
+    for (int64_t i = 0; i < b.count; ++i)
+      if (b.y[i] < 0 || b.y[i] >= classes_)
+        throw std::invalid_argument("softmax: label " + std::to_string(b.y[i]) + " is outside its " +
+                                    std::to_string(classes_) + " classes");
     matrix p = probabilities(b);
     float loss = 0;
     for (int64_t i = 0; i < b.count; ++i) {
@@ -65,6 +69,9 @@ class softmax_model : public model {
 
  private:
   matrix scores(const batch_view& b) const {
+    if (b.dim != dim_)
+      throw std::invalid_argument("softmax: takes examples of " + std::to_string(dim_) + " values, not " +
+                                  std::to_string(b.dim));
     cmap x(b.x, b.count, b.dim);
     cmap w(w_.data(), classes_, dim_);
     Eigen::Map<const Eigen::RowVectorXf> bias(w_.data() + classes_ * dim_, classes_);

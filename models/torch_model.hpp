@@ -4,7 +4,7 @@
 //
 //   struct net : torch::nn::Module {
 //     torch::nn::Linear fc{register_module("fc", torch::nn::Linear(784, 10))};
-//     torch::Tensor forward(const torch::Tensor& x) { return fc(x); }  // x: [B, 784]
+//     torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }  // x: [B, 1, 28, 28]
 //   };
 //   syncpoint::register_model("my-net", [] { return syncpoint::wrap_module(std::make_shared<net>()); });
 //
@@ -19,13 +19,19 @@ namespace syncpoint {
 
 class torch_model : public model {
  public:
-  /// `forward` maps a [batch, 784] float tensor to [batch, classes] logits.
+  /// `forward` maps a [batch, example shape...] float tensor to [batch,
+  /// classes] logits. It runs in training mode for gradients and in
+  /// evaluation mode (module->eval()) for predictions.
   using forward_fn = std::function<torch::Tensor(const torch::Tensor&)>;
 
   torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn forward);
 
+  /// The parameters, then the float buffers (BatchNorm's running mean and
+  /// variance; an integer buffer such as its batch count stays the worker's).
   size_t size() const override;
-  /// Torch's default init (uniform in +-1/sqrt(fan_in)), seeded.
+  size_t buffers() const override;
+  /// Torch's default init (uniform in +-1/sqrt(fan_in)), seeded; a
+  /// normalization layer's parameters and every buffer as constructed (1, 0).
   std::vector<float> initial_weights(uint64_t seed) override;
   void load(const float* w) override;
   /// Re-seats the parameters as views of `w`: no copy.
@@ -39,7 +45,14 @@ class torch_model : public model {
   std::shared_ptr<torch::nn::Module> module_;
   forward_fn forward_;
   std::vector<torch::Tensor> params_;
+  std::vector<torch::Tensor> buffers_;  // views of buffer_store_
+  std::vector<bool> keep_initial_;      // per parameter: a normalization layer's (not drawn)
+  std::vector<float> constructed_;      // every value as constructed: parameters, then buffers
   void seat_parameters();  // makes params_ views of flat_
+  void load_buffers(const float* b);
+  int64_t parameter_count() const { return flat_.numel(); }
+
+  torch::Tensor buffer_store_;  // the buffers, always the model's own (the forward pass writes them)
 
   torch::Tensor flat_;  // every parameter, contiguous; params_ are views of it
   std::shared_ptr<const std::vector<float>> adopted_;  // flat_'s storage after adopt()

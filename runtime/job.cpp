@@ -31,7 +31,7 @@ void require(bool ok, const std::string& what) {
 double measure_iter_cost_ms(model& m, const std::vector<float>& w, const dataset& train, int batch) {
   m.load(w.data());
   auto b = static_cast<int64_t>(std::min<int64_t>(batch, train.size));
-  batch_view view{train.x.data(), train.y.data(), b, train.dim};
+  batch_view view = train.view(0, b);
   std::vector<float> grad(m.size());
   m.gradient(view, grad.data());  // warm-up
   std::vector<double> times;

@@ -31,10 +31,12 @@ struct job_config {
   int workers = 4;
   std::string model = "mlp";
 
-  // Data: "fashion-mnist" (from data_dir), "synthetic", or "blank" (one zero
-  // feature per example: timing-only runs).
+  // Data: a registered data set (models/data_registry.hpp): "fashion-mnist",
+  // "idx" and "cifar10" (files in data_dir; "": the set's default folder),
+  // "synthetic", "blank" (one zero feature per example: timing-only runs), or
+  // a user's own.
   std::string dataset = "fashion-mnist";
-  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string data_dir;
   int64_t train_limit = 0;  // use only the first N training examples (0: all)
   int64_t test_limit = 0;   // evaluate on the first N test examples (0: all)
 

@@ -5,7 +5,10 @@
 #include "actors/parameter_server.hpp"
 #include "runtime/checkpoint_file.hpp"
 #include "actors/tracer.hpp"
+#include "models/data_registry.hpp"
+#include "models/model.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace syncpoint {
@@ -23,21 +26,53 @@ job_config with_limits(const job_config& in) {
   return cfg;
 }
 
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (auto d : shape)
+    out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out;
+}
+
+// One gradient on two examples, one of them of the largest label: a model
+// that cannot take the data's shape or classes is refused before anything starts.
+void check_model_fits(const job_config& cfg, const dataset& train) {
+  if (cfg.model == "timing-only" || train.size == 0)
+    return;
+  auto m = make_model(cfg.model);
+  auto top = std::max_element(train.y.begin(), train.y.end()) - train.y.begin();
+  std::vector<float> x(train.row(0), train.row(0) + train.dim);
+  x.insert(x.end(), train.row(top), train.row(top) + train.dim);
+  std::vector<int64_t> y{train.y[0], train.y[static_cast<size_t>(top)]};
+  std::vector<float> g(m->size());
+  try {
+    m->load(m->initial_weights(cfg.seed).data());
+    m->gradient({x.data(), y.data(), 2, train.dim, train.shape.data(), static_cast<int64_t>(train.shape.size())},
+                g.data());
+  } catch (const std::exception& e) {
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));
+    throw config_error("model '" + cfg.model + "' cannot train on data set '" + cfg.dataset + "' (examples of shape " +
+                       shape_text(train.shape) + ", " + std::to_string(train.classes) + " classes): " + why);
+  }
+}
+
+}  // namespace
+
 train_test load_job_data(const job_config& cfg) {
   train_test data;
+  data_request request;
+  request.dir = cfg.data_dir;
   // The generated sets' sizes: the limits, else 6000 and 1000 examples.
-  auto train_size = cfg.train_limit > 0 ? cfg.train_limit : 6000;
-  auto test_size = cfg.test_limit > 0 ? cfg.test_limit : 1000;
+  request.train_size = cfg.train_limit > 0 ? cfg.train_limit : 6000;
+  request.test_size = cfg.test_limit > 0 ? cfg.test_limit : 1000;
+  request.seed = cfg.seed;
   try {
-    if (cfg.dataset == "fashion-mnist")
-      data = load_fashion_mnist(cfg.data_dir);
-    else if (cfg.dataset == "synthetic")
-      data = make_synthetic(train_size, test_size, cfg.seed);
-    else if (cfg.dataset == "blank")
-      data = make_blank(train_size, test_size);
-    else
-      throw config_error("unknown dataset '" + cfg.dataset + "' (valid: fashion-mnist, synthetic, blank)");
+    data = make_dataset(cfg.dataset, request);
   } catch (const data_error& e) {
+    throw config_error(e.what());
+  } catch (const std::invalid_argument& e) {
     throw config_error(e.what());
   }
   data.train.truncate(cfg.train_limit);
@@ -45,6 +80,7 @@ train_test load_job_data(const job_config& cfg) {
   if (data.train.size < cfg.workers)
     throw config_error("the training set has " + std::to_string(data.train.size) + " examples for " +
                        std::to_string(cfg.workers) + " workers");
+  check_model_fits(cfg, data.train);
   return data;
 }
 
@@ -113,6 +149,7 @@ ps_config shard_config(const job_config& cfg, int64_t train_size, const std::vec
   c.shards = static_cast<uint32_t>(bounds.size() - 1);
   c.offset = bounds[k];
   c.model_size = bounds.back();
+  c.buffers = make_model(cfg.model)->buffers();
   return c;
 }
 

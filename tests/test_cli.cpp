@@ -432,7 +432,7 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   };
   refused("train --straggler 3x4" + fast, "syncpoint train: --straggler: straggler item '3x4': expected W:xF");
   refused("train --straggler '2:x1e4;2:x1e3'" + fast, "worker 2's factors multiply to 1e+07 at t=0 s");
-  refused("train --model resnet --dataset synthetic", "unknown model 'resnet' (valid: cnn, mlp, softmax, timing-only)");
+  refused("train --model vgg --dataset synthetic", "unknown model 'vgg' (valid: cnn, mlp, resnet, softmax, timing-only)");
   refused("train --momentum 1.5" + fast, "--momentum must be in [0, 1)");
   refused("train --max-time 1e300" + fast, "--max-time must be in [0, 1e9] seconds");
   refused("train -p sync-switch --schedule bsp:2,asp" + fast, "sync-switch: share in 'bsp:2' must be in (0, 1]");
@@ -448,7 +448,7 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
           "--lr-schedule cosine needs the run's length: give --epochs (or --lr-epochs)");
   refused("train --warmup soon" + fast, "--warmup 'soon' is not a share of the run below 1");
   refused("train --clip-norm -1" + fast, "--clip-norm must be >= 0 (0: no clipping)");
-  refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: fashion-mnist, synthetic, blank)");
+  refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: blank, cifar10, fashion-mnist, idx, synthetic");
   refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, got 'diagonal'");
   refused("tune-switch --tolerance 2" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
   refused("tune-switch --budget 0" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");

@@ -129,16 +129,19 @@ TEST_CASE("models: two threads computing at once get the bits one thread gets") 
 TEST_CASE("models: registry, sizes and initial weights") {
   CHECK(make_model("mlp")->size() == 784 * 256 + 256 + 256 * 10 + 10);
   CHECK(make_model("softmax")->size() == 7850);
+  CHECK(make_model("resnet")->size() == 308074 + 1344);  // docs/buffers.md
+  CHECK(make_model("resnet")->buffers() == 1344);
   auto m = make_model("mlp");
   CHECK(m->initial_weights(1) == m->initial_weights(1));
   CHECK(m->initial_weights(1) != m->initial_weights(2));
   // The built-in names, in order; a model another test registered in the same
-  // process (tiny-net, when the suite runs in one process) comes after them.
+  // process (tiny-net, test-bn-net, when the suite runs in one process) takes its place among them.
   try {
-    make_model("resnet");
+    make_model("vgg");
     FAIL("no error");
   } catch (const std::exception& e) {
-    CHECK(std::string(e.what()).rfind("unknown model 'resnet' (known: cnn, mlp, softmax, timing-only", 0) == 0);
+    CHECK(std::string(e.what()).rfind("unknown model 'vgg' (known: cnn, mlp, resnet, softmax, ", 0) == 0);
+    CHECK(std::string(e.what()).find("timing-only") != std::string::npos);
   }
 }
 
@@ -169,7 +172,7 @@ TEST_CASE("data: missing, corrupt and malformed files get errors naming the path
   CHECK_THROWS_WITH_AS(load_idx((dir / "none.gz").string(), lab),
                        ((dir / "none.gz").string() + ": no such file").c_str(), data_error);
   write_gz(img, be32({0x1234, 1, 28, 28}));
-  CHECK_THROWS_WITH_AS(load_idx(img, lab), (img + ": not an IDX image file (magic 4660, expected 2051)").c_str(),
+  CHECK_THROWS_WITH_AS(load_idx(img, lab), (img + ": not an IDX image file (magic 4660, expected 2051, or 2050 to 2053: unsigned bytes in 2 to 5 dimensions)").c_str(),
                        data_error);
   auto header = be32({0x803, 2, 28, 28});
   header.resize(header.size() + 100);  // far fewer than 2*784 pixels

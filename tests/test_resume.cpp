@@ -2,6 +2,8 @@
 // checkpoints ends with the same model and the same trace, bit for bit, as
 // the run that was never stopped; taking checkpoints changes nothing; and a
 // resume that disagrees with its checkpoint is refused, naming why.
+#include "tests/bn_net.hpp"  // first: doctest's CHECK replaces LibTorch's (glog's)
+
 #include "runtime/checkpoint_file.hpp"
 #include "runtime/job.hpp"
 #include "tests/helpers.hpp"
@@ -109,11 +111,12 @@ TEST_CASE("resume: every protocol resumed from early, middle and late checkpoint
   }
 }
 
-TEST_CASE("resume: adamw with a cosine schedule and warmup resumes bit for bit, moments and rate included") {
+TEST_CASE("resume: adamw with a cosine schedule, warmup and BatchNorm resumes bit for bit, moments, rate and statistics included") {
   for (auto protocol : {"bsp", "asp", "ssp", "sync-switch"}) {
     CAPTURE(protocol);
     folder dir(std::string("adamw_") + protocol);
     auto cfg = busy_job(protocol);
+    cfg.model = syncpoint::testing::bn_net_model();
     cfg.optimizer = "adamw";
     cfg.lr = 0.002;
     cfg.weight_decay = 0.01;

@@ -9,7 +9,7 @@ namespace {
 
 struct tiny_net : torch::nn::Module {
   torch::nn::Linear fc{register_module("fc", torch::nn::Linear(784, 10))};
-  torch::Tensor forward(const torch::Tensor& x) { return fc(x); }
+  torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }
 };
 
 }  // namespace
