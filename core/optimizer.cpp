@@ -1,5 +1,7 @@
 #include "core/optimizer.hpp"
 
+#include "core/json.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,10 +42,9 @@ std::string to_string(lr_shape s) {
 }
 
 namespace {
+// Every number of a schedule is finite (make_lr_schedule checks): 17 digits, exact.
 std::string exact_text(double x) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
+  return json::num(x, 17);
 }
 }  // namespace
 

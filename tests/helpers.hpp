@@ -3,11 +3,13 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -28,6 +30,15 @@ struct temp_folder {
   temp_folder(const temp_folder&) = delete;
   temp_folder& operator=(const temp_folder&) = delete;
 };
+
+/// Each number as 4 big-endian bytes: IDX headers.
+inline std::vector<unsigned char> be32(std::vector<uint32_t> xs) {
+  std::vector<unsigned char> out;
+  for (auto x : xs)
+    for (int s = 24; s >= 0; s -= 8)
+      out.push_back(static_cast<unsigned char>(x >> s));
+  return out;
+}
 
 /// The file's bytes ("" if it cannot be read).
 inline std::string slurp(const std::filesystem::path& path) {

@@ -5,78 +5,47 @@
 
 #include "actors/parameter_server.hpp"
 #include "runtime/job.hpp"
+#include "tests/ps_fixture.hpp"
 #include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
 
-#include <chrono>
-
 using namespace syncpoint;
-using namespace std::chrono_literals;
+using syncpoint::testing::check_close;
 
 namespace {
 
-// A PS of 3 parameters and 2 buffers, lr 0.1, no momentum, 2 workers.
-struct fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  std::unique_ptr<caf::scoped_actor> self;
-  ps_actor ps;
-
-  explicit fixture(momentum_rule rule = momentum_rule::plain) {
-    register_messages(cfg);
-    sys = std::make_unique<caf::actor_system>(cfg);
-    self = std::make_unique<caf::scoped_actor>(*sys);
-    ps_config c{{1.0f, 2.0f, 3.0f, 0.0f, 1.0f}, 0.1, 0.0, 0.0, 2, tracer_actor{}, sys->clock().now(), 0, 0, rule};
-    c.buffers = 2;
-    ps = spawn_parameter_server(*sys, std::move(c));
-  }
-  ~fixture() { (*self)->send_exit(ps, caf::exit_reason::user_shutdown); }
-
-  void push(worker_id w, std::vector<float> g, uint64_t base = 0, uint32_t samples = 8) {
-    (*self)->request(ps, 5s, push_atom::value, gradient_push{w, 1, base, samples, std::move(g)})
-      .receive([](const proceed&) {}, [&](caf::error& e) { FAIL("push refused: " << sys->render(e)); });
-  }
-  std::vector<float> pull(uint64_t min_version = 0) {
-    std::vector<float> out;
-    (*self)->request(ps, 5s, pull_atom::value, min_version)
-      .receive([&](weights& w) { out = w.values.vec(); }, [&](caf::error& e) { FAIL(sys->render(e)); });
-    return out;
-  }
-};
-
-void check_close(const std::vector<float>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
+// A PS of 3 parameters and 2 buffers, lr 0.1, no momentum or decay, 2 workers.
+testing::fixture buffered_ps(momentum_rule rule = momentum_rule::plain) {
+  return testing::fixture(2, 0.0, 0.0, rule, {1.0f, 2.0f, 3.0f, 0.0f, 1.0f}, 2);
 }
 
 }  // namespace
 
 TEST_CASE("buffers: a BSP round takes the mean of its pushes' buffers, and no optimizer step moves them") {
-  fixture f;
+  auto f = buffered_ps();
   (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
-  f.push(0, {1, 2, 3, 0.5f, 2.0f});  // gradients 1, 2, 3; buffers 0.5 and 2
-  f.push(1, {3, 2, 1, 1.5f, 4.0f});
+  REQUIRE(!f.push(0, {1, 2, 3, 0.5f, 2.0f}));  // gradients 1, 2, 3; buffers 0.5 and 2
+  REQUIRE(!f.push(1, {3, 2, 1, 1.5f, 4.0f}));
   (*f.self)->send(f.ps, commit_atom::value);
   // the parameters: w - 0.1 * mean gradient (2, 2, 2); the buffers: the mean (1, 3)
-  check_close(f.pull(1), {0.8, 1.8, 2.8, 1.0, 3.0});
+  check_close(f.pull(1).values.vec(), {0.8, 1.8, 2.8, 1.0, 3.0});
 }
 
 TEST_CASE("buffers: a push applied on arrival moves them its weight of the way to its own") {
   SUBCASE("plain rule: its share") {
-    fixture f;  // immediate mode
-    f.push(0, {0, 0, 0, 2.0f, 3.0f});
-    check_close(f.pull(1), {1, 2, 3, 1.0, 2.0});  // 0 + 1/2 (2 - 0), 1 + 1/2 (3 - 1)
-    f.push(1, {0, 0, 0, 4.0f, 2.0f});
-    check_close(f.pull(2), {1, 2, 3, 2.5, 2.0});
+    auto f = buffered_ps();  // immediate mode
+    REQUIRE(!f.push(0, {0, 0, 0, 2.0f, 3.0f}));
+    check_close(f.pull(1).values.vec(), {1, 2, 3, 1.0, 2.0});  // 0 + 1/2 (2 - 0), 1 + 1/2 (3 - 1)
+    REQUIRE(!f.push(1, {0, 0, 0, 4.0f, 2.0f}));
+    check_close(f.pull(2).values.vec(), {1, 2, 3, 2.5, 2.0});
   }
   SUBCASE("adjusted rule: a stale push weighs 1/(1 + tau/n) of its share") {
-    fixture f(momentum_rule::adjusted);
-    f.push(0, {0, 0, 0, 2.0f, 3.0f});  // fresh: weight 1/2
-    check_close(f.pull(1), {1, 2, 3, 1.0, 2.0});
-    f.push(1, {0, 0, 0, 4.0f, 2.0f}, /*base=*/0);  // tau 1: weight 1/2 / 1.5 = 1/3
-    check_close(f.pull(2), {1, 2, 3, 2.0, 2.0});
+    auto f = buffered_ps(momentum_rule::adjusted);
+    REQUIRE(!f.push(0, {0, 0, 0, 2.0f, 3.0f}));  // fresh: weight 1/2
+    check_close(f.pull(1).values.vec(), {1, 2, 3, 1.0, 2.0});
+    REQUIRE(!f.push(1, {0, 0, 0, 4.0f, 2.0f}, /*base=*/0));  // tau 1: weight 1/2 / 1.5 = 1/3
+    check_close(f.pull(2).values.vec(), {1, 2, 3, 2.0, 2.0});
   }
 }
 

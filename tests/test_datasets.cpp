@@ -18,20 +18,13 @@
 
 using namespace syncpoint;
 namespace fs = std::filesystem;
+using syncpoint::testing::be32;
 
 namespace {
 
 struct folder : testing::temp_folder {
   explicit folder(const std::string& name) : temp_folder("syncpoint_datasets_" + name) {}
 };
-
-std::vector<unsigned char> be32(std::vector<uint32_t> xs) {
-  std::vector<unsigned char> out;
-  for (auto x : xs)
-    for (int s = 24; s >= 0; s -= 8)
-      out.push_back(static_cast<unsigned char>(x >> s));
-  return out;
-}
 
 void write(const fs::path& path, const std::vector<unsigned char>& bytes) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),

@@ -2,6 +2,8 @@
 #include "models/blas.hpp"
 #include "models/model.hpp"
 
+#include "tests/helpers.hpp"
+
 #include <doctest/doctest.h>
 
 #include <atomic>
@@ -12,6 +14,7 @@
 #include <zlib.h>
 
 using namespace syncpoint;
+using syncpoint::testing::be32;
 
 namespace {
 
@@ -54,14 +57,6 @@ void write_gz(const std::string& path, const std::vector<unsigned char>& bytes) 
   gzFile f = gzopen(path.c_str(), "wb");
   gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size()));
   gzclose(f);
-}
-
-std::vector<unsigned char> be32(std::vector<uint32_t> xs) {
-  std::vector<unsigned char> out;
-  for (auto x : xs)
-    for (int s = 24; s >= 0; s -= 8)
-      out.push_back(static_cast<unsigned char>(x >> s));
-  return out;
 }
 
 }  // namespace

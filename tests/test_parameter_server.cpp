@@ -1,6 +1,7 @@
 // The parameter server as an actor: exact updates, rejected pushes, versioned pulls.
 #include "actors/coordinator.hpp"
 #include "actors/parameter_server.hpp"
+#include "tests/ps_fixture.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,50 +12,8 @@
 
 using namespace syncpoint;
 using namespace std::chrono_literals;
-
-namespace {
-
-struct fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  std::unique_ptr<caf::scoped_actor> self;
-  ps_actor ps;
-
-  // The plain rule unless a test is about the adjusted one (docs/momentum.md).
-  explicit fixture(int workers = 2, double momentum = 0.5, double wd = 0.1,
-                   momentum_rule rule = momentum_rule::plain) {
-    register_messages(cfg);
-    sys = std::make_unique<caf::actor_system>(cfg);
-    self = std::make_unique<caf::scoped_actor>(*sys);
-    ps = spawn_parameter_server(*sys, ps_config{{1.0f, 2.0f, 3.0f}, 0.1, momentum, wd, workers,
-                                                tracer_actor{}, sys->clock().now(), 0, 0, rule});
-  }
-  ~fixture() { (*self)->send_exit(ps, caf::exit_reason::user_shutdown); }
-
-  // Returns the error, or none when the push was accepted.
-  caf::error push(worker_id w, std::vector<float> g, uint64_t base = 0, uint32_t samples = 8) {
-    caf::error result;
-    (*self)->request(ps, 5s, push_atom::value, gradient_push{w, 1, base, samples, std::move(g)})
-      .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
-    return result;
-  }
-
-  weights pull(uint64_t min_version = 0) {
-    weights out;
-    (*self)->request(ps, 5s, pull_atom::value, min_version)
-      .receive([&](weights& w) { out = std::move(w); },
-               [&](caf::error& e) { FAIL("pull failed: " << sys->render(e)); });
-    return out;
-  }
-};
-
-void check_close(const std::vector<float>& got, const std::vector<double>& want) {
-  REQUIRE(got.size() == want.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-6));
-}
-
-}  // namespace
+using syncpoint::testing::check_close;
+using syncpoint::testing::fixture;
 
 TEST_CASE("ps: immediate pushes apply w -= lr * v with weight 1/n, momentum and decay") {
   fixture f;  // lr 0.1, momentum 0.5, weight decay 0.1, 2 workers (weight 1/2)
