@@ -14,6 +14,8 @@ namespace syncpoint::cli {
 
 namespace {
 
+double reference_epochs(const job_config& base) { return base.epochs > 0 ? base.epochs : 1; }
+
 // One protocol at one lr under the stop rule: no sample budget, the cap, the target.
 compared_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr,
                              const comparison& c, bool tuning, std::vector<std::string>& failures) {
@@ -23,6 +25,12 @@ compared_run run_under_rule(const comparison_plan& plan, const std::string& prot
   cfg.lr = lr;
   cfg.epochs = 0;
   cfg.max_time_s = c.cap_s;
+  // A schedule is by samples and must not depend on where the cap stops a run:
+  // every protocol meets the reference's schedule (its epochs), and one that
+  // gets further trains on at the schedule's last rate.
+  // (With --max-time and no --epochs there is no reference: --lr-epochs must say.)
+  if (cfg.lr_epochs == 0 && (plan.base.epochs > 0 || plan.base.max_time_s <= 0))
+    cfg.lr_epochs = reference_epochs(plan.base);
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
     cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "");
@@ -83,7 +91,7 @@ comparison run_comparison(const comparison_plan& plan) {
     auto cfg = base;
     cfg.protocol = plan.protocols.front();
     cfg.protocol_opts = options_of(base, cfg.protocol);
-    cfg.epochs = base.epochs > 0 ? base.epochs : 1;
+    cfg.epochs = reference_epochs(base);
     cfg.stop_at_target = false;
     cfg.out_dir.clear();
     if (plan.on_run)

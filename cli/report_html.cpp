@@ -2,6 +2,7 @@
 
 #include "cli/compare.hpp"
 #include "cli/report_parts.hpp"
+#include "core/clock.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +56,7 @@ const char* css =
   "th{background:#fafafa;border-bottom:2px solid #ccc}td:first-child,th:first-child{text-align:left}"
   "td.best{font-weight:bold;background:#e3f1df}.swatch{display:inline-block;width:11px;height:11px;"
   "margin-right:6px;vertical-align:-1px;border-radius:2px}.charts{display:flex;flex-wrap:wrap;gap:12px}"
+  ".charts svg{display:block}"
   "code,pre{background:#f6f6f6;border-radius:3px}pre{padding:8px 12px;white-space:pre-wrap;"
   "word-break:break-all;font-size:12px}.legend span{margin-right:16px;font-size:13px}"
   ".note{color:#555;font-size:13px}dl{display:grid;grid-template-columns:max-content auto;gap:2px 14px;"
@@ -79,12 +81,68 @@ std::vector<point> curve(const run_summary& s, bool by_samples) {
   return out;
 }
 
+// The rate the PS used, from the trace's lr events, as steps: each value holds
+// until the next event, the last until the run's end.
+std::vector<point> lr_steps(const run_record& r, bool by_samples) {
+  std::vector<point> out;
+  for (auto& e : r.trace)
+    if (e.kind == "lr")
+      out.push_back({by_samples ? static_cast<double>(e.iter) : to_seconds(e.t0), e.value});
+  if (!out.empty())
+    out.push_back({by_samples ? static_cast<double>(r.summary.samples) : r.summary.run_time_s, out.back().y});
+  return out;
+}
+
+// Whether some run's rate changed (a schedule, warmup): then the page draws it.
+bool scheduled(const std::vector<run_record>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](auto& r) {
+    auto s = lr_steps(r, false);
+    return std::any_of(s.begin(), s.end(), [&](auto& p) { return p.y != s.front().y; });
+  });
+}
+
+double x_extent(const std::vector<run_record>& runs, bool by_samples) {
+  double x_max = 0;
+  for (auto& r : runs) {
+    for (auto& p : curve(r.summary, by_samples))
+      x_max = std::max(x_max, p.x);
+    for (auto& p : lr_steps(r, by_samples))
+      x_max = std::max(x_max, p.x);
+  }
+  return x_max > 0 ? x_max : 1;
+}
+
+// A chart's plot box and margins (pixels).
+struct frame {
+  double W, H, L, R, T, B;
+  double x(double v, double x_max) const { return L + (W - L - R) * v / x_max; }
+};
+
+// The plot box, a grid line and label at each y tick, the x ticks and the x axis's name.
+template <class Y>
+std::string axes(const frame& f, const std::vector<double>& y_ticks, Y y, const std::string& y_format, double x_max,
+                 bool by_samples) {
+  std::string svg = "<rect x='" + fmt("%.0f", f.L) + "' y='" + fmt("%.0f", f.T) + "' width='" +
+                    fmt("%.0f", f.W - f.L - f.R) + "' height='" + fmt("%.0f", f.H - f.B - f.T) +
+                    "' fill='none' stroke='#bbb'/>";
+  for (double v : y_ticks)
+    svg += "<line x1='" + fmt("%.0f", f.L) + "' x2='" + fmt("%.0f", f.W - f.R) + "' y1='" + fmt("%.1f", y(v)) +
+           "' y2='" + fmt("%.1f", y(v)) + "' stroke='#eee'/><text x='" + fmt("%.0f", f.L - 5) + "' y='" +
+           fmt("%.1f", y(v) + 4) + "' text-anchor='end' fill='#555'>" + fmt(y_format.c_str(), v) + "</text>";
+  for (double v : nice_ticks(0, x_max, 5))
+    svg += "<line x1='" + fmt("%.1f", f.x(v, x_max)) + "' x2='" + fmt("%.1f", f.x(v, x_max)) + "' y1='" +
+           fmt("%.0f", f.H - f.B) + "' y2='" + fmt("%.0f", f.H - f.B + 4) + "' stroke='#999'/><text x='" +
+           fmt("%.1f", f.x(v, x_max)) + "' y='" + fmt("%.0f", f.H - f.B + 15) + "' text-anchor='middle' fill='#555'>" +
+           (by_samples ? with_commas(static_cast<uint64_t>(v)) : fmt("%g", v)) + "</text>";
+  return svg + "<text x='" + fmt("%.0f", (f.L + f.W - f.R) / 2) + "' y='" + fmt("%.0f", f.H - 6) +
+         "' text-anchor='middle' fill='#333'>" + (by_samples ? "samples" : "time (s, run clock)") + "</text>";
+}
+
 std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples, int width) {
   const double W = width, H = 330, L = 56, R = 28, T = 14, B = 40;
-  double x_max = 0, a_min = 1, a_max = 0;
+  double x_max = x_extent(runs, by_samples), a_min = 1, a_max = 0;
   for (auto& r : runs)
     for (auto& p : curve(r.summary, by_samples)) {
-      x_max = std::max(x_max, p.x);
       a_min = std::min(a_min, p.y);
       a_max = std::max(a_max, p.y);
     }
@@ -114,8 +172,6 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
   a_max = std::min(1.0, a_max + 0.01);
   if (a_max <= a_min)
     a_max = a_min + 0.1;
-  if (x_max <= 0)
-    x_max = 1;
   auto x = [&](double v) { return L + (W - L - R) * v / x_max; };
   auto y = [&](double a) { return H - B - (H - B - T) * (a - a_min) / (a_max - a_min); };
   std::string clip = by_samples ? "clip-samples" : "clip-time";
@@ -123,25 +179,13 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
                     fmt("%.0f", W) + "' height='" + fmt("%.0f", H) +
                     "' xmlns='http://www.w3.org/2000/svg' font-size='11'><defs><clipPath id='" + clip +
                     "'><rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T - 5) + "' width='" +
-                    fmt("%.0f", W - L - R + 5) + "' height='" + fmt("%.0f", H - B - T + 5) + "'/></clipPath></defs>" +
-                    "<rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T) + "' width='" + fmt("%.0f", W - L - R) +
-                    "' height='" + fmt("%.0f", H - B - T) + "' fill='none' stroke='#bbb'/>";
+                    fmt("%.0f", W - L - R + 5) + "' height='" + fmt("%.0f", H - B - T + 5) + "'/></clipPath></defs>";
   auto a_ticks = nice_ticks(a_min, a_max, 6);
   // As many decimals as the step needs (a step of 0.005 needs three: 0.965, not 0.97 twice).
   double a_step = a_ticks.size() > 1 ? a_ticks[1] - a_ticks[0] : 0.01;
   auto a_format = "%." + std::to_string(std::max(2, static_cast<int>(std::ceil(-std::log10(a_step) - 1e-9)))) + "f";
-  for (double a : a_ticks)
-    svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(a)) +
-           "' y2='" + fmt("%.1f", y(a)) + "' stroke='#eee'/><text x='" + fmt("%.0f", L - 5) + "' y='" +
-           fmt("%.1f", y(a) + 4) + "' text-anchor='end' fill='#555'>" + fmt(a_format.c_str(), a) + "</text>";
-  for (double v : nice_ticks(0, x_max, 5))
-    svg += "<line x1='" + fmt("%.1f", x(v)) + "' x2='" + fmt("%.1f", x(v)) + "' y1='" + fmt("%.0f", H - B) +
-           "' y2='" + fmt("%.0f", H - B + 4) + "' stroke='#999'/><text x='" + fmt("%.1f", x(v)) + "' y='" +
-           fmt("%.0f", H - B + 15) + "' text-anchor='middle' fill='#555'>" +
-           (by_samples ? with_commas(static_cast<uint64_t>(v)) : fmt("%g", v)) + "</text>";
+  svg += axes({W, H, L, R, T, B}, a_ticks, y, a_format, x_max, by_samples);
   svg += "<g clip-path='url(#" + clip + ")'>";
-  svg += "<text x='" + fmt("%.0f", (L + W - R) / 2) + "' y='" + fmt("%.0f", H - 6) +
-         "' text-anchor='middle' fill='#333'>" + (by_samples ? "samples" : "time (s, run clock)") + "</text>";
   if (target > 0)
     svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(target)) +
            "' y2='" + fmt("%.1f", y(target)) + "' stroke='#777' stroke-dasharray='5 4'/><text x='" +
@@ -160,6 +204,43 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
              "' r='3.5' fill='" + series_color(i) + "'/>";
   }
   return svg + "</g></svg>";
+}
+
+// The learning rate under the accuracy chart, on the same x axis (same width
+// and margins), from 0 to the highest rate.
+std::string lr_chart(const std::vector<run_record>& runs, bool by_samples, int width) {
+  const double W = width, H = 150, L = 56, R = 28, T = 10, B = 34;
+  double x_max = x_extent(runs, by_samples), lr_max = 0;
+  for (auto& r : runs)
+    for (auto& p : lr_steps(r, by_samples))
+      lr_max = std::max(lr_max, p.y);
+  if (lr_max <= 0)
+    lr_max = 1;
+  auto ticks = nice_ticks(0, lr_max * 1.05, 3);  // headroom: the base rate is not drawn on the frame
+  double top = std::max(lr_max * 1.05, ticks.empty() ? 0 : ticks.back());
+  auto x = [&](double v) { return L + (W - L - R) * v / x_max; };
+  auto y = [&](double v) { return H - B - (H - B - T) * v / top; };
+  std::string svg = "<svg class='chart lr' data-series='" + std::to_string(runs.size()) + "' width='" +
+                    fmt("%.0f", W) + "' height='" + fmt("%.0f", H) + "' xmlns='http://www.w3.org/2000/svg' font-size='11'>" +
+                    axes({W, H, L, R, T, B}, ticks, y, "%g", x_max, by_samples) + "<text transform='translate(14," +
+                    fmt("%.0f", (T + H - B) / 2) + ") rotate(-90)' text-anchor='middle' fill='#333'>lr</text>";
+  // Later runs are drawn thinner on top, so that equal schedules stay visible as one line.
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto steps = lr_steps(runs[i], by_samples);
+    if (steps.empty())
+      continue;
+    std::string pts;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      if (k > 0)
+        pts += fmt("%.1f", x(steps[k].x)) + "," + fmt("%.1f", y(steps[k - 1].y)) + " ";
+      pts += fmt("%.1f", x(steps[k].x)) + "," + fmt("%.1f", y(steps[k].y)) + " ";
+    }
+    double w = std::max(1.0, 3.0 - 0.5 * static_cast<double>(i));
+    svg += "<polyline class='series' fill='none' stroke='" + std::string(series_color(i)) + "' stroke-width='" +
+           fmt("%g", w) + "' points='" + pts + "'><title>" + escape_html(runs[i].provenance.label) +
+           "</title></polyline>";
+  }
+  return svg + "</svg>";
 }
 
 std::string legend(const std::vector<run_record>& runs) {
@@ -292,10 +373,18 @@ std::string report_html(const std::vector<run_record>& runs) {
           "(interpolated between evaluations); compute ratio = mean over workers of compute time / run time; "
           "wait s = waiting summed over workers; staleness = mean updates between a gradient's weights and "
           "its application.</p>";
-  page += "<h2>Test accuracy</h2>" + legend(runs) + "<div class='charts'><div><h3>against time</h3>" +
-          accuracy_chart(runs, false, page_w / 2 - 8) + "</div><div><h3>against samples</h3>" +
-          accuracy_chart(runs, true, page_w / 2 - 8) + "</div></div>" +
-          "<p class='note'>A dot marks each run's end, at its final evaluation.</p>";
+  bool lr = scheduled(runs);
+  auto column = [&](bool by_samples) {
+    return accuracy_chart(runs, by_samples, page_w / 2 - 8) + (lr ? lr_chart(runs, by_samples, page_w / 2 - 8) : "");
+  };
+  page += std::string("<h2>Test accuracy") + (lr ? " and learning rate" : "") + "</h2>" + legend(runs) +
+          "<div class='charts'><div><h3>against time</h3>" + column(false) + "</div><div><h3>against samples</h3>" +
+          column(true) + "</div></div><p class='note'>A dot marks each run's end, at its final evaluation." +
+          (lr ? " Below each chart, the learning rate the PS applied, as the trace records it (its first update, "
+                "then each move of 1% of the base rate); every protocol meets the same rate at the same sample "
+                "count: against samples the rates coincide, against time each run follows its own speed."
+              : "") +
+          "</p>";
   double t_max = 0;
   for (auto& r : runs)
     t_max = std::max(t_max, r.summary.run_time_s);

@@ -10,6 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <regex>
@@ -194,6 +195,45 @@ TEST_CASE("report: bad folders and corrupt files are refused with the file named
   fs::remove_all(dir);
 }
 
+TEST_CASE("report: under a schedule, compare gives every run the reference's schedule and the page draws the rate") {
+  auto dir = fs::temp_directory_path() / ("syncpoint_report_lr_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  // A warmup given as a share of the run needs the run's length: the capped
+  // runs (no epochs of their own) take the reference's 2 epochs.
+  auto r = run_shell(std::string(SYNCPOINT_CLI) + " compare --protocols bsp,asp --workers 4 --epochs 2 "
+                     "--straggler 3:x3 --lr 0.1 --lr-schedule cosine --warmup 0.1 --out " + dir.string() + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  auto bsp = load_run((dir / "bsp").string()), asp = load_run((dir / "asp").string());
+  const uint64_t horizon = 2 * 2000, warmup = 400;  // 2 epochs of --train-limit 2000
+  for (auto* run : {&bsp, &asp}) {
+    int events = 0;
+    double peak = 0, last = -1;
+    for (auto& e : run->trace) {
+      if (e.kind != "lr")
+        continue;
+      ++events;
+      peak = std::max(peak, e.value);
+      if (e.iter >= horizon)  // past the schedule's end: its last rate, 0
+        CHECK(e.value == 0);
+      else if (e.iter >= warmup)  // cosine from 0.1 to 0 between the warmup and the horizon
+        CHECK(e.value == doctest::Approx(0.05 * (1 + std::cos(M_PI * double(e.iter - warmup) / double(horizon - warmup))))
+                           .epsilon(0.02));
+      last = e.value;
+    }
+    CHECK(events > 10);
+    CHECK(peak <= 0.1);
+    CHECK(peak > 0.09);
+    if (run->summary.samples > horizon + 200)
+      CHECK(last == 0);
+  }
+  CHECK(asp.summary.samples > horizon);  // asp got past the schedule within bsp's time
+  auto page = slurp(dir / "index.html");
+  CHECK(count(page, "<svg class='chart lr' data-series='2'") == 2);  // under both accuracy charts
+  CHECK(count(page, "<svg class='chart lr'") == 2);
+  CHECK(page.find("Test accuracy and learning rate") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("report: a real browser draws every chart and timeline") {
   if (run_shell("command -v chromium").status != 0) {
     MESSAGE("chromium is not installed (apt-get install chromium): the browser check is skipped");
@@ -290,6 +330,55 @@ TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
   CHECK(std::regex_search(bar, std::regex("acc 0\\.8100  took [0-9]+:[0-5][0-9]\n")));
   CHECK(bar.find("[asp] eval") == std::string::npos);
   CHECK(bar.find("\r\033[K[asp] worker 1 lost: boom\n\r\033[K[2/3] asp") != std::string::npos);
+}
+
+TEST_CASE("report: the rate is drawn as steps from the trace's lr events to the run's end, only when it changes") {
+  auto run = [](const std::string& label, std::vector<std::pair<uint64_t, double>> rates) {
+    run_record r;
+    r.provenance.label = label;
+    r.summary.protocol = label;
+    r.summary.workers = 1;
+    r.summary.samples = 300;
+    r.summary.run_time_s = 3;
+    r.summary.final_accuracy = 0.8;
+    r.summary.evals = {{1, 100, 0.5}, {2, 200, 0.7}};
+    for (auto& [samples, lr] : rates)
+      r.trace.push_back({"lr", -1, static_cast<nanos>(samples) * 10'000'000, static_cast<nanos>(samples) * 10'000'000,
+                         samples, 1, lr, ""});
+    return r;
+  };
+  auto lr_polylines = [](const std::string& page) {
+    std::vector<std::string> out;
+    std::regex line("<svg class='chart lr'.*?</svg>");
+    for (std::sregex_iterator it(page.begin(), page.end(), line), end; it != end; ++it) {
+      auto svg = it->str();
+      std::regex pts("points='([^']*)'");
+      for (std::sregex_iterator p(svg.begin(), svg.end(), pts); p != end; ++p)
+        out.push_back((*p)[1]);
+    }
+    return out;
+  };
+  // A step decay: 0.1, then 0.01 from sample 150; the run ends at 300.
+  auto page = cli::report_html({run("bsp", {{0, 0.1}, {150, 0.01}})});
+  auto lines = lr_polylines(page);
+  REQUIRE(lines.size() == 2);  // against time, against samples
+  for (auto& pts : lines) {
+    std::vector<std::pair<double, double>> xy;
+    std::regex pair("([0-9.]+),([0-9.]+)");
+    for (std::sregex_iterator p(pts.begin(), pts.end(), pair), end; p != end; ++p)
+      xy.push_back({std::stod((*p)[1]), std::stod((*p)[2])});
+    // (0, 0.1) -> (150, 0.1) -> (150, 0.01) -> (300, 0.01) -> (300, 0.01): horizontal, then down, then horizontal.
+    REQUIRE(xy.size() == 5);
+    CHECK(xy[0].second == xy[1].second);
+    CHECK(xy[1].first == xy[2].first);
+    CHECK(xy[2].second > xy[1].second);  // lower rate, lower on the page (larger y)
+    CHECK(xy[3].second == xy[2].second);
+    CHECK(xy[3].first > xy[2].first);
+    CHECK(xy[1].first - xy[0].first == doctest::Approx(xy[3].first - xy[2].first).epsilon(0.01));  // 150 and 150
+  }
+  // A constant rate draws no rate chart.
+  CHECK(cli::report_html({run("bsp", {{0, 0.1}}), run("asp", {{0, 0.1}})}).find("chart lr") == std::string::npos);
+  CHECK(cli::report_html({run("bsp", {})}).find("chart lr") == std::string::npos);
 }
 
 TEST_CASE("report: when another run beats the first to the target, the page says why in numbers") {
