@@ -1,15 +1,18 @@
 // The papers' headline claims against syncpoint's figures (docs/fidelity.md).
 //
 //   build/bench_fidelity [--quick] [--out docs/fidelity.md]
+//   build/bench_fidelity --deep [--seeds 1,2,3] [--jobs N] [--cache DIR]
 //
 // --quick: one seed per cell, a lighter ZipLine sweep (under 10 minutes on
 // 2 cores); otherwise 3 seeds per cell, reported as mean (min–max). The
 // generated tables replace the part of FILE between the markers
 // <!-- quick:begin --> / <!-- quick:end --> (or full:begin / full:end), so the
-// rest of the file, and the other mode's tables, are kept. Virtual-time rows
-// are reproducible bit for bit; the timing rows (ZipLine, overheads) are
-// measured on the machine that runs it.
+// rest of the file, and the other mode's tables, are kept. --deep writes the
+// deeper-model column (bench/fidelity_deep.hpp) between deep:begin and
+// deep:end. Virtual-time rows are reproducible bit for bit; the timing rows
+// (ZipLine, overheads) are measured on the machine that runs it.
 #include "bench/fidelity_cells.hpp"
+#include "bench/fidelity_deep.hpp"
 #include "bench/null_coordinator.hpp"
 #include "bench/paper_job.hpp"
 #include "cli/compare.hpp"
@@ -399,20 +402,67 @@ void write_section(const std::string& path, const std::string& mode, const std::
   std::ofstream(path) << text;
 }
 
+std::vector<uint64_t> parse_seeds(const std::string& text) {
+  std::vector<uint64_t> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    out.push_back(std::stoull(item));
+  if (out.empty())
+    throw std::invalid_argument("no seeds");
+  return out;
+}
+
+int usage() {
+  std::fprintf(stderr, "usage: bench_fidelity [--quick] [--out FILE]\n"
+                       "       bench_fidelity --deep [--seeds 1,2,3] [--jobs N] [--cache DIR] [--out FILE]\n");
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
-  std::string out = "docs/fidelity.md";
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--quick")
-      quick = true;
-    else if (a == "--out" && i + 1 < argc)
-      out = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: bench_fidelity [--quick] [--out FILE]\n");
-      return 2;
+  bool quick = false, deep = false;
+  std::string out = "docs/fidelity.md", deep_cell;
+  bench::deep_options deep_opts;
+  deep_opts.cache = "build/fidelity-deep";
+  deep_opts.self = "/proc/self/exe";
+  try {
+    for (int i = 1; i < argc; ++i) {
+      std::string a = argv[i];
+      bool more = i + 1 < argc;
+      if (a == "--quick")
+        quick = true;
+      else if (a == "--deep")
+        deep = true;
+      else if (a == "--out" && more)
+        out = argv[++i];
+      else if (a == "--deep-run" && more)
+        deep_cell = argv[++i];
+      else if (a == "--cache" && more)
+        deep_opts.cache = argv[++i];
+      else if (a == "--jobs" && more)
+        deep_opts.jobs = std::stoi(argv[++i]);
+      else if (a == "--seeds" && more)
+        deep_opts.seeds = parse_seeds(argv[++i]);
+      else
+        return usage();
+    }
+  } catch (const std::exception&) {
+    return usage();
+  }
+  if (!deep_cell.empty())
+    return bench::deep_run_cell(deep_cell, deep_opts);
+  if (deep) {
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      auto body = bench::deep_section(deep_opts);
+      write_section(out, "deep", body);
+      std::printf("%s\nwrote the deep tables to %s in %.0f s\n", body.c_str(), out.c_str(),
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_fidelity: %s\n", e.what());
+      return 1;
     }
   }
   std::vector<uint64_t> seeds = quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
