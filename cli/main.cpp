@@ -11,6 +11,7 @@
 #include "cli/progress.hpp"
 #include "cli/report_cmd.hpp"
 #include "cli/simulate_cmd.hpp"
+#include "cli/sweep_cmd.hpp"
 #include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "runtime/job.hpp"
@@ -35,6 +36,7 @@ constexpr const char* usage =
   "  protocols  list the registered protocols\n"
   "  zipline    run the ZipLine barrier choice on a CSV matrix or a random instance\n"
   "  tune-switch  find the smallest share of BSP for Sync-Switch (writes a policy file)\n"
+  "  sweep      a grid of runs over train options, on every core: syncpoint sweep --grid protocol=bsp,asp --seeds 1,2,3\n"
   "  report     build the comparison page from run folders: syncpoint report DIR... [--out FILE]\n"
   "cluster (docs/cluster.md):\n"
   "  head       start a cluster's head: syncpoint head --port P [--host H] [--slots K]\n"
@@ -181,6 +183,8 @@ int main(int argc, char** argv) {
       return run_train(args);
     if (command == "compare")
       return run_compare(args, defaults);
+    if (command == "sweep")
+      return cli::run_sweep(args);
     if (command == "simulate")
       return cli::run_simulate(args);
     if (command == "zipline")

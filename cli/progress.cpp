@@ -9,8 +9,6 @@
 
 namespace syncpoint::cli {
 
-namespace {
-
 std::string duration(double s) {
   if (!(s >= 0) || s > 99 * 3600)
     return "--";
@@ -22,8 +20,6 @@ std::string duration(double s) {
     std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
   return buf;
 }
-
-}  // namespace
 
 progress_display::progress_display(bool enabled) : progress_display(enabled, isatty(fileno(stderr)) != 0) {}
 

@@ -20,6 +20,9 @@
 
 namespace syncpoint::cli {
 
+/// "4:05", or "1:02:03" from an hour on; "--" for no time or over 99 hours.
+std::string duration(double seconds);
+
 class progress_display {
  public:
   /// `enabled` false shows nothing; `as_bar` defaults to whether stderr is a terminal.

@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeigen3-dev
           libcereal-dev rapidjson-dev doctest-dev libboost-dev libopenblas0-pthread dataset-fashion-mnist
           libjemalloc-dev  # the command's allocator (docs/performance.md)
+          libtomlplusplus-dev  # sweep spec files (docs/sweeps.md)
           clang libclang-rt-14-dev lld)  # clang and lld: the sanitizer and fuzz builds (scripts/hardening.sh)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,165 @@
+#include "cli/sweep_cmd.hpp"
+
+#include "cli/compare.hpp"
+#include "cli/options.hpp"
+#include "cli/progress.hpp"
+#include "cli/sweep_spec.hpp"
+#include "runtime/job.hpp"
+#include "runtime/run_files.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <fcntl.h>
+#include <fstream>
+#include <iostream>
+#include <signal.h>
+#include <sstream>
+#include <sys/prctl.h>
+#include <thread>
+#include <unistd.h>
+
+namespace syncpoint::cli {
+
+namespace {
+
+// Each cell's options must make a virtual-clock train run whose files the
+// sweep places: checked for every cell before the first starts.
+void check_cell(const sweep_cell& c) {
+  options opts(false);
+  auto err = opts.parse_args(c.args);
+  auto where = "cell '" + c.name + "'";
+  if (!err.empty())
+    throw config_error(where + ": " + err);
+  const auto& job = opts.job();
+  if (job.clock != clock_kind::virtual_time)
+    throw config_error(where + ": sweep cells run on the virtual clock (drop --clock)");
+  if (!job.out_dir.empty() || !job.resume_dir.empty() || !job.checkpoint_dir.empty() || !opts.save_model.empty())
+    throw config_error(where + ": the sweep places each cell's files itself (drop --out, --resume, "
+                               "--checkpoint-dir and --save-model; the sweep's folder is sweep --out)");
+  if (auto misfit = check_options_fit(job, {job.protocol}); !misfit.empty())
+    throw config_error(where + ": " + misfit);
+  try {
+    validate(job);
+  } catch (const config_error& e) {
+    throw config_error(where + ": " + e.what());
+  }
+}
+
+// `syncpoint train CELL'S ARGS --out=DIR`, its stdout into DIR/stdout.txt and its
+// stderr (progress off: its messages, errors last) into LOG. The child
+// dies with the sweep (a sweep killed and started again finds no cell of the
+// old one still writing).
+pid_t launch_train(const sweep_cell& c, const std::string& out_dir, const std::string& log) {
+  std::vector<std::string> args{"syncpoint", "train"};
+  args.insert(args.end(), c.args.begin(), c.args.end());
+  args.push_back("--progress=false");
+  args.push_back("--out=" + out_dir);
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto stdout_path = out_dir + "/stdout.txt";  // the run's printed summary, kept with its files
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  // The child: only async-signal-safe calls until exec.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(127);
+  int in = open("/dev/null", O_RDONLY);
+  int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (in < 0 || out < 0 || err < 0)
+    _exit(127);
+  dup2(in, 0);
+  dup2(out, 1);
+  dup2(err, 2);
+  execv("/proc/self/exe", argv.data());
+  _exit(127);
+}
+
+// The table of every cell, in the grid's order: markdown, for the terminal and DIR/sweep.md.
+std::string cell_table(const std::string& dir, const sweep_grid& g, const std::vector<sweep_cell>& cells,
+                       const std::vector<cell_outcome>& outcomes) {
+  std::string out = "|";
+  for (auto& a : g.axes)
+    out += " " + a.name + " |";
+  out += " final acc | to target s | run time s | samples/s |\n|";
+  for (size_t i = 0; i < g.axes.size() + 4; ++i)
+    out += "---|";
+  out += "\n";
+  for (auto& c : cells) {
+    out += "|";
+    for (auto& v : c.values)
+      out += " " + v.second + " |";
+    auto folder = finished_cell(dir, c);
+    if (folder.empty()) {
+      std::string why = "not run";
+      for (auto& o : outcomes)
+        if (o.cell == &c && !o.ok)
+          why = "failed: " + o.error;
+      out += " " + why + " | | | |\n";
+      continue;
+    }
+    std::ifstream in(folder + "/summary.json", std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto s = summary_from_json(text.str(), folder + "/summary.json");
+    out += " " + fmt("%.4f", s.final_accuracy) + " | " +
+           (s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s) : std::string(s.target_accuracy > 0 ? "not reached" : "-")) +
+           " | " + fmt("%.2f", s.run_time_s) + " | " + fmt("%.1f", s.samples_per_s) + " |\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_sweep(const std::vector<std::string>& args) {
+  auto req = parse_sweep_args(args);
+  if (req.help) {
+    std::printf("%s", sweep_help);
+    return 0;
+  }
+  auto cells = cells_of(req.grid);
+  for (auto& a : req.grid.axes) {  // named as an axis, not as one cell's option
+    options probe(false);
+    if (probe.parse_args({"--" + a.name + "=" + a.values.front()}).rfind("unknown option", 0) == 0)
+      throw config_error("grid axis '" + a.name + "' is not an option of train (see syncpoint train --help)");
+  }
+  for (auto& c : cells)
+    check_cell(c);
+  int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  claim_sweep_dir(req.out, req.grid);
+
+  auto t0 = std::chrono::steady_clock::now();
+  auto outcomes = run_sweep_cells(req.out, cells, jobs, launch_train, [&](const sweep_progress& p, const cell_outcome* o) {
+    if (!o) {
+      if (p.done + p.failed == 0 && p.running == 0)
+        std::fprintf(stderr, "sweep: %zu cells, %zu already finished in %s, %d at once\n", p.total, p.skipped,
+                     req.out.c_str(), jobs);
+      return;
+    }
+    size_t ended = p.done + p.failed, left = p.total - p.skipped - ended;
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::string when = left == 0 ? "" : ", about " + duration(elapsed / static_cast<double>(ended) * static_cast<double>(left)) + " left";
+    std::fprintf(stderr, "sweep: [%zu/%zu] %s %s (%.1f s); %zu running, %zu failed%s\n", ended + p.skipped, p.total,
+                 o->cell->name.c_str(), o->ok ? "done" : ("FAILED: " + o->error).c_str(), o->seconds, p.running,
+                 p.failed, when.c_str());
+  });
+  auto table = cell_table(req.out, req.grid, cells, outcomes);
+  std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
+  std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\n", table.c_str(), req.out.c_str(),
+              req.out.c_str());
+  size_t failed = 0;
+  for (auto& o : outcomes)
+    failed += !o.ok;
+  if (failed > 0) {
+    std::fprintf(stderr, "syncpoint sweep: %zu of %zu cells failed; run the same command again to retry them\n",
+                 failed, cells.size());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace syncpoint::cli

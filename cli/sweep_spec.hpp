@@ -1,0 +1,43 @@
+// What `syncpoint sweep` is asked to do, from its command line and an
+// optional SPEC.toml:
+//
+//   syncpoint sweep --grid protocol=bsp,elastic-bsp --grid straggler=3:x1.5,3:x2 --seeds 1,2,3 --epochs 2
+//   syncpoint sweep spec.toml --jobs 2
+//
+// spec.toml:
+//   out = "sweeps/stragglers"       # optional, like --out
+//   seeds = [1, 2, 3]               # optional, like --seeds
+//   [train]                         # options every cell shares
+//   model = "mlp"
+//   epochs = 2
+//   [grid]                          # one axis per key, in the file's order
+//   protocol = ["bsp", "elastic-bsp"]
+//   straggler = ["3:x1.5", "3:x2"]
+//
+// A grid value that holds a comma is quoted: --grid 'lr-milestones="1,2","2,3"'.
+#pragma once
+
+#include "runtime/sweep.hpp"
+
+#include <string>
+#include <vector>
+
+namespace syncpoint::cli {
+
+struct sweep_request {
+  sweep_grid grid;     // the seeds are its last axis, "seed"
+  std::string out = "sweep";
+  int jobs = 0;        // 0: one per core
+  bool help = false;
+};
+
+/// Parses `syncpoint sweep`'s arguments (and the SPEC.toml they name).
+/// Throws config_error naming the bad argument, file, line or axis.
+sweep_request parse_sweep_args(const std::vector<std::string>& args);
+
+/// "a,b" -> {"a", "b"}; a double-quoted item may hold commas ("\"1,2\",3" -> {"1,2", "3"}).
+std::vector<std::string> split_values(const std::string& text);
+
+extern const char* sweep_help;
+
+}  // namespace syncpoint::cli

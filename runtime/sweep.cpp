@@ -1,0 +1,233 @@
+#include "runtime/sweep.hpp"
+
+#include "core/json.hpp"
+#include "core/rapidjson.hpp"
+#include "runtime/job_config.hpp"
+
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace syncpoint {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A value as a path component: letters, digits and . = - + kept, the rest '_'.
+std::string path_safe(const std::string& s) {
+  std::string out;
+  for (char c : s)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '=' || c == '-' || c == '+' ? c : '_';
+  return out;
+}
+
+std::string last_line(const std::string& path) {
+  auto text = slurp(path);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
+    text.pop_back();
+  auto at = text.rfind('\n');
+  auto line = at == std::string::npos ? text : text.substr(at + 1);
+  return line.empty() ? "no message (see " + path + ")" : line;
+}
+
+}  // namespace
+
+std::vector<sweep_cell> cells_of(const sweep_grid& g) {
+  std::set<std::string> names;
+  for (auto& a : g.axes) {
+    if (a.name.empty())
+      throw config_error("a grid axis has no name (--grid NAME=V1,V2,...)");
+    if (a.name.rfind("--", 0) == 0)
+      throw config_error("grid axis '" + a.name + "': name the option without '--'");
+    if (!names.insert(a.name).second)
+      throw config_error("grid axis '" + a.name + "' is given twice");
+    if (a.values.empty())
+      throw config_error("grid axis '" + a.name + "' has no values");
+    std::set<std::string> seen;
+    for (auto& v : a.values) {
+      if (v.empty())
+        throw config_error("grid axis '" + a.name + "' has an empty value");
+      if (!seen.insert(v).second)
+        throw config_error("grid axis '" + a.name + "' gives the value '" + v + "' twice");
+    }
+  }
+  size_t n = 1;
+  for (auto& a : g.axes)
+    n *= a.values.size();
+  std::vector<sweep_cell> out;
+  char index[24];
+  for (size_t i = 0; i < n; ++i) {
+    sweep_cell c;
+    c.index = i;
+    c.args = g.base;
+    size_t rest = i, stride = n;
+    std::string safe;
+    for (auto& a : g.axes) {
+      stride /= a.values.size();
+      auto& v = a.values[rest / stride];
+      rest %= stride;
+      c.values.push_back({a.name, v});
+      c.name += (c.name.empty() ? "" : " ") + a.name + "=" + v;
+      safe += "_" + path_safe(a.name + "=" + v);
+      c.args.push_back("--" + a.name + "=" + v);
+    }
+    std::snprintf(index, sizeof index, "%04zu", i);
+    c.folder = index + safe.substr(0, 200);  // the index keeps cut names apart
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string grid_json(const sweep_grid& g) {
+  auto strings = [](const std::vector<std::string>& xs) { return json::array(xs, json::str); };
+  return json::object()
+           .add("sweep", 1)
+           .raw("base", strings(g.base))
+           .raw("axes", json::array(g.axes, [&](const sweep_axis& a) {
+                  return json::object().add("name", a.name).raw("values", strings(a.values)).done();
+                }))
+           .done() +
+         "\n";
+}
+
+sweep_grid grid_from_json(const std::string& text, const std::string& source) {
+  rapidjson::Document d;
+  d.Parse(text.c_str(), text.size());
+  if (d.HasParseError() || !d.IsObject())
+    throw config_error(source + ": not a sweep's JSON object");
+  auto strings = [&](const rapidjson::Value& v, const char* what) {
+    if (!v.IsArray())
+      throw config_error(source + ": '" + what + "' is not a list");
+    std::vector<std::string> out;
+    for (auto& x : v.GetArray()) {
+      if (!x.IsString())
+        throw config_error(source + ": '" + what + "' holds a value that is not text");
+      out.push_back(x.GetString());
+    }
+    return out;
+  };
+  if (!d.HasMember("sweep") || !d["sweep"].IsInt() || d["sweep"].GetInt() != 1 || !d.HasMember("base") ||
+      !d.HasMember("axes") || !d["axes"].IsArray())
+    throw config_error(source + ": not a sweep file of version 1 (keys sweep, base, axes)");
+  sweep_grid g;
+  g.base = strings(d["base"], "base");
+  for (auto& a : d["axes"].GetArray()) {
+    if (!a.IsObject() || !a.HasMember("name") || !a["name"].IsString() || !a.HasMember("values"))
+      throw config_error(source + ": an axis without a name or values");
+    g.axes.push_back({a["name"].GetString(), strings(a["values"], "values")});
+  }
+  return g;
+}
+
+void claim_sweep_dir(const std::string& dir, const sweep_grid& g) {
+  auto path = dir + "/sweep.json";
+  auto mine = grid_json(g);
+  if (fs::exists(path)) {
+    auto theirs = slurp(path);
+    if (theirs == mine)
+      return;
+    auto other = grid_from_json(theirs, path);  // a folder of something else is named as such
+    std::string what = other.base != g.base ? "the options every cell shares differ" : "the axes differ";
+    throw config_error(dir + " holds a sweep of another grid (" + what +
+                       "): give another --out, or remove the folder to start over");
+  }
+  if (fs::exists(dir) && !fs::is_empty(dir))
+    throw config_error(dir + " is not empty and holds no sweep.json: give another --out");
+  fs::create_directories(dir + "/cells");
+  std::ofstream(path, std::ios::binary) << mine;
+}
+
+std::string finished_cell(const std::string& dir, const sweep_cell& c) {
+  auto path = dir + "/cells/" + c.folder;
+  return fs::exists(path + "/summary.json") ? path : std::string();
+}
+
+std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vector<sweep_cell>& cells, int jobs,
+                                          const cell_launcher& launch,
+                                          const std::function<void(const sweep_progress&, const cell_outcome*)>& on_event) {
+  using clock = std::chrono::steady_clock;
+  sweep_progress p;
+  p.total = cells.size();
+  std::vector<const sweep_cell*> todo;
+  for (auto& c : cells)
+    if (finished_cell(dir, c).empty())
+      todo.push_back(&c);
+  p.skipped = cells.size() - todo.size();
+  struct running_cell {
+    const sweep_cell* cell;
+    clock::time_point start;
+  };
+  std::map<pid_t, running_cell> running;
+  std::vector<cell_outcome> out;
+  size_t next = 0;
+  if (on_event)
+    on_event(p, nullptr);
+  while (next < todo.size() || !running.empty()) {
+    while (next < todo.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
+      auto& c = *todo[next++];
+      auto partial = dir + "/cells/" + c.folder + ".partial";
+      fs::remove_all(partial);
+      fs::create_directories(partial);
+      pid_t pid = launch(c, partial, partial + "/stderr.txt");
+      if (pid <= 0) {
+        out.push_back({&c, false, "could not start the cell's process", 0});
+        ++p.failed;
+        if (on_event)
+          on_event(p, &out.back());
+        continue;
+      }
+      running[pid] = {&c, clock::now()};
+      p.running = running.size();
+      if (on_event)
+        on_event(p, nullptr);
+    }
+    if (running.empty())
+      continue;
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR)
+        continue;
+      throw std::runtime_error("sweep: waitpid failed");
+    }
+    auto it = running.find(pid);
+    if (it == running.end())
+      continue;  // not a cell of ours
+    auto& c = *it->second.cell;
+    cell_outcome o{&c, false, "", std::chrono::duration<double>(clock::now() - it->second.start).count()};
+    running.erase(it);
+    auto partial = dir + "/cells/" + c.folder + ".partial", final_dir = dir + "/cells/" + c.folder;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(partial + "/summary.json")) {
+      fs::remove_all(final_dir);
+      fs::rename(partial, final_dir);  // finished: the folder under its own name
+      o.ok = true;
+      ++p.done;
+    } else {
+      o.error = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
+                                    : last_line(partial + "/stderr.txt");
+      ++p.failed;
+    }
+    p.running = running.size();
+    out.push_back(o);
+    if (on_event)
+      on_event(p, &out.back());
+  }
+  return out;
+}
+
+}  // namespace syncpoint

@@ -1,0 +1,82 @@
+// A sweep: a grid of runs over train options, each cell a virtual-clock run
+// with a folder of its own (as `train --out` writes it), run by a pool of
+// processes. A sweep folder holds sweep.json (the grid) and cells/NAME/ for
+// each finished cell; a cell is finished when its folder is there under its
+// own name, so a sweep stopped and started again runs only the others.
+//
+//   sweep_grid g;
+//   g.base = {"--model", "mlp", "--epochs", "2"};
+//   g.axes = {{"protocol", {"bsp", "elastic-bsp"}}, {"seed", {"1", "2", "3"}}};
+//   for (auto& c : cells_of(g))            // 6 cells, the last axis fastest
+//     std::cout << c.name << "\n";        // "protocol=bsp seed=1", ...
+#pragma once
+
+#include <functional>
+#include <string>
+#include <sys/types.h>
+#include <utility>
+#include <vector>
+
+namespace syncpoint {
+
+struct sweep_axis {
+  std::string name;                 // a train option, without "--" ("protocol", "straggler", "seed")
+  std::vector<std::string> values;  // as given on the command line
+};
+
+struct sweep_grid {
+  std::vector<std::string> base;  // train options every cell shares
+  std::vector<sweep_axis> axes;
+};
+
+struct sweep_cell {
+  size_t index = 0;
+  std::string name;                // "protocol=bsp straggler=3:x2 seed=1"
+  std::string folder;              // "0003_protocol=bsp_straggler=3_x2_seed=1": safe in a path
+  std::vector<std::pair<std::string, std::string>> values;  // axis name, value
+  std::vector<std::string> args;   // base, then "--axis=value" for each axis
+};
+
+/// Every combination of the axes' values, the last axis varying fastest.
+/// Throws config_error on an axis with no name, no values, a value given
+/// twice, or an axis named twice.
+std::vector<sweep_cell> cells_of(const sweep_grid& g);
+
+/// sweep.json's text for `g`, and back. from_json throws config_error naming `source`.
+std::string grid_json(const sweep_grid& g);
+sweep_grid grid_from_json(const std::string& text, const std::string& source);
+
+/// Makes DIR a sweep folder of `g`: writes DIR/sweep.json, or checks that the
+/// one there is `g`'s. Throws config_error naming DIR and what differs.
+void claim_sweep_dir(const std::string& dir, const sweep_grid& g);
+
+/// DIR/cells/FOLDER if `c` is finished there, else "".
+std::string finished_cell(const std::string& dir, const sweep_cell& c);
+
+/// How one cell is started: a process that writes the run's files into
+/// `out_dir` and its messages (errors last) to `log_path`, exiting 0 on success.
+using cell_launcher =
+  std::function<pid_t(const sweep_cell& c, const std::string& out_dir, const std::string& log_path)>;
+
+struct cell_outcome {
+  const sweep_cell* cell = nullptr;
+  bool ok = false;
+  std::string error;  // the last line of the cell's log when it failed
+  double seconds = 0;  // wall time
+};
+
+struct sweep_progress {
+  size_t total = 0, skipped = 0;  // cells in the grid, cells already finished
+  size_t done = 0, failed = 0, running = 0;
+};
+
+/// Runs the cells of `cells` not finished in DIR, at most `jobs` at once.
+/// A cell runs into DIR/cells/FOLDER.partial and is renamed to FOLDER when
+/// its process exits 0; one that fails keeps its stderr.txt there and the others go
+/// on. `on_event` hears each start and end. Returns the outcomes of the cells
+/// it ran, in the order they ended.
+std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vector<sweep_cell>& cells, int jobs,
+                                          const cell_launcher& launch,
+                                          const std::function<void(const sweep_progress&, const cell_outcome*)>& on_event);
+
+}  // namespace syncpoint

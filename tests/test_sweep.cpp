@@ -1,0 +1,276 @@
+// Sweeps (runtime/sweep.hpp, cli/sweep_spec.hpp, `syncpoint sweep`): the
+// grid's cells, its spec file, its folder, and real sweeps of `train`
+// processes: the same summaries whatever the number of processes, a sweep
+// killed mid-way that runs only what is missing, a failed cell reported.
+#include "cli/sweep_spec.hpp"
+#include "runtime/job_config.hpp"
+#include "runtime/sweep.hpp"
+#include "tests/helpers.hpp"
+#include "tests/process.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <thread>
+
+using namespace syncpoint;
+using syncpoint::testing::be32;
+using syncpoint::testing::run_shell;
+using syncpoint::testing::slurp;
+using syncpoint::testing::temp_folder;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> folders(const std::vector<sweep_cell>& cells) {
+  std::vector<std::string> out;
+  for (auto& c : cells)
+    out.push_back(c.folder);
+  return out;
+}
+
+const std::string fast = " --model softmax --dataset synthetic --train-limit 2000 --test-limit 300 --iter-cost 5"
+                         " --epochs 1 --workers 4";
+
+}  // namespace
+
+TEST_CASE("sweep: the cells are every combination of the axes, the last fastest, in folders safe as paths") {
+  sweep_grid g;
+  g.base = {"--epochs=1"};
+  g.axes = {{"protocol", {"bsp", "elastic-bsp"}}, {"straggler", {"3:x1.5", "1:x2;3:x3"}}, {"seed", {"1", "2"}}};
+  auto cells = cells_of(g);
+  REQUIRE(cells.size() == 8);
+  CHECK(cells[0].name == "protocol=bsp straggler=3:x1.5 seed=1");
+  CHECK(cells[1].name == "protocol=bsp straggler=3:x1.5 seed=2");
+  CHECK(cells[2].name == "protocol=bsp straggler=1:x2;3:x3 seed=1");
+  CHECK(cells[7].name == "protocol=elastic-bsp straggler=1:x2;3:x3 seed=2");
+  CHECK(cells[2].args == std::vector<std::string>{"--epochs=1", "--protocol=bsp", "--straggler=1:x2;3:x3", "--seed=1"});
+  CHECK(cells[2].folder == "0002_protocol=bsp_straggler=1_x2_3_x3_seed=1");
+  CHECK(cells[5].values == std::vector<std::pair<std::string, std::string>>{
+                             {"protocol", "elastic-bsp"}, {"straggler", "3:x1.5"}, {"seed", "2"}});
+  auto f = folders(cells);
+  CHECK(std::set<std::string>(f.begin(), f.end()).size() == 8);
+  // A value with a slash stays one path component.
+  CHECK(cells_of({{}, {{"data", {"/a/b"}}}})[0].folder == "0000_data=_a_b");
+}
+
+TEST_CASE("sweep: a grid with an axis unnamed, empty, repeated or with a value twice is refused by name") {
+  auto refused = [](sweep_grid g, const std::string& words) {
+    CHECK_THROWS_WITH_AS(cells_of(g), doctest::Contains(words.c_str()), config_error);
+  };
+  refused({{}, {{"protocol", {}}}}, "grid axis 'protocol' has no values");
+  refused({{}, {{"", {"1"}}}}, "a grid axis has no name");
+  refused({{}, {{"--lr", {"1"}}}}, "grid axis '--lr': name the option without '--'");
+  refused({{}, {{"lr", {"0.1"}}, {"lr", {"0.2"}}}}, "grid axis 'lr' is given twice");
+  refused({{}, {{"lr", {"0.1", "0.1"}}}}, "grid axis 'lr' gives the value '0.1' twice");
+  refused({{}, {{"lr", {"0.1", ""}}}}, "grid axis 'lr' has an empty value");
+}
+
+TEST_CASE("sweep: values split at commas outside double quotes") {
+  CHECK(cli::split_values("bsp,asp") == std::vector<std::string>{"bsp", "asp"});
+  CHECK(cli::split_values("\"1,2\",\"2,3\"") == std::vector<std::string>{"1,2", "2,3"});
+  CHECK(cli::split_values("3:x1.5") == std::vector<std::string>{"3:x1.5"});
+  CHECK(cli::split_values("a,,b") == std::vector<std::string>{"a", "", "b"});  // an empty value: refused by the grid
+  CHECK(cli::split_values("").empty());
+  CHECK_THROWS_WITH_AS(cli::split_values("\"1,2"), doctest::Contains("unbalanced quote"), config_error);
+}
+
+TEST_CASE("sweep: a spec file gives the shared options and the axes in its own order; the command line adds to it") {
+  temp_folder dir("syncpoint_sweep_spec");
+  fs::create_directories(dir.path);
+  auto spec = (dir.path / "spec.toml").string();
+  std::ofstream(spec) << "out = \"sweeps/one\"\nseeds = [1, 2]\njobs = 3\n"
+                         "[train]\nmodel = \"mlp\"\nepochs = 2\nlr-milestones = [0.5, 1]\nprogress = false\n"
+                         "[grid]\nstraggler = [\"3:x1.5\", \"3:x2\"]\nprotocol = [\"bsp\", \"elastic-bsp\"]\n"
+                         "lr = [0.05, 0.1]\n";
+  auto req = cli::parse_sweep_args({spec, "--grid", "workers=4,8", "--workers", "4", "--jobs", "2"});
+  CHECK(req.out == "sweeps/one");
+  CHECK(req.jobs == 2);  // the command line wins
+  CHECK(req.grid.base ==
+        std::vector<std::string>{"--model=mlp", "--epochs=2", "--lr-milestones=0.5,1", "--progress=false", "--workers", "4"});
+  REQUIRE(req.grid.axes.size() == 5);
+  CHECK(req.grid.axes[0].name == "straggler");  // the file's order, not alphabetical
+  CHECK(req.grid.axes[1].name == "protocol");
+  CHECK(req.grid.axes[2].values == std::vector<std::string>{"0.05", "0.1"});
+  CHECK(req.grid.axes[3].name == "workers");
+  CHECK(req.grid.axes[4].name == "seed");
+  CHECK(req.grid.axes[4].values == std::vector<std::string>{"1", "2"});
+  CHECK(cli::parse_sweep_args({spec}).jobs == 3);
+  CHECK(cli::parse_sweep_args({spec, "--seeds=7"}).grid.axes.back().values == std::vector<std::string>{"7"});
+}
+
+TEST_CASE("sweep: bad spec files and arguments are refused naming the file, line or option") {
+  temp_folder dir("syncpoint_sweep_bad_spec");
+  fs::create_directories(dir.path);
+  auto refused = [&](const std::string& text, const std::string& words) {
+    auto spec = (dir.path / "spec.toml").string();
+    std::ofstream(spec) << text;
+    CHECK_THROWS_WITH_AS(cli::parse_sweep_args({spec}), doctest::Contains(words.c_str()), config_error);
+  };
+  auto at = [&](int line) { return (dir.path / "spec.toml").string() + " line " + std::to_string(line); };
+  refused("[grid\nprotocol = [\"bsp\"]\n", at(1));                          // malformed
+  refused("colour = \"red\"\n[grid]\nlr = [0.1]\n", at(1) + ": unknown key 'colour'");
+  refused("[grid]\nprotocol = []\n", at(2) + ": grid axis 'protocol' has no values");
+  refused("grid = 3\n", at(1) + ": [grid] must be a table");
+  refused("jobs = 0\n[grid]\nlr = [0.1]\n", at(1) + ": jobs must be a whole number from 1 to 1024");
+  refused("[grid]\nlr = [{ a = 1 }]\n", at(2) + ": a value must be text");
+  refused("[train]\nmodel = \"mlp\"\n", "no grid");
+  CHECK_THROWS_WITH_AS(cli::parse_sweep_args({(dir.path / "missing.toml").string()}), doctest::Contains("no spec file"),
+                       config_error);
+  CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "protocol"}), doctest::Contains("give NAME=V1,V2"), config_error);
+  CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid=lr=1", "--jobs", "0"}), doctest::Contains("--jobs must be"),
+                       config_error);
+  CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "lr=1", "--jobs"}), doctest::Contains("--jobs needs a value"),
+                       config_error);
+}
+
+TEST_CASE("sweep: the folder keeps its grid; one of another grid, or a folder of something else, is refused") {
+  temp_folder dir("syncpoint_sweep_dir");
+  sweep_grid g{{"--epochs=1"}, {{"protocol", {"bsp", "asp"}}}};
+  CHECK(grid_from_json(grid_json(g), "x").axes[0].values == g.axes[0].values);
+  CHECK(grid_from_json(grid_json(g), "x").base == g.base);
+  auto d = (dir.path / "s").string();
+  claim_sweep_dir(d, g);
+  CHECK(fs::is_directory(d + "/cells"));
+  claim_sweep_dir(d, g);  // the same grid again: taken up where it was
+  sweep_grid other{{"--epochs=1"}, {{"protocol", {"bsp", "ssp"}}}};
+  CHECK_THROWS_WITH_AS(claim_sweep_dir(d, other), doctest::Contains((d + " holds a sweep of another grid (the axes differ)").c_str()),
+                       config_error);
+  sweep_grid base{{"--epochs=2"}, {{"protocol", {"bsp", "asp"}}}};
+  CHECK_THROWS_WITH_AS(claim_sweep_dir(d, base), doctest::Contains("the options every cell shares differ"), config_error);
+  fs::create_directories(dir.path / "busy");
+  std::ofstream(dir.path / "busy" / "notes.txt") << "mine";
+  CHECK_THROWS_WITH_AS(claim_sweep_dir((dir.path / "busy").string(), g), doctest::Contains("is not empty and holds no sweep.json"),
+                       config_error);
+  std::ofstream(dir.path / "busy" / "sweep.json") << "{\"not\": \"a sweep\"}";
+  CHECK_THROWS_WITH_AS(claim_sweep_dir((dir.path / "busy").string(), g), doctest::Contains("not a sweep file"), config_error);
+}
+
+TEST_SUITE_BEGIN("process");
+
+TEST_CASE("sweep: a 2x2x2 grid gives the same summaries, byte for byte, with one process or two") {
+  temp_folder dir("syncpoint_sweep_jobs");
+  std::string grid = std::string(SYNCPOINT_CLI) + " sweep --grid protocol=bsp,asp --grid straggler=3:x2,3:x4 --seeds 1,2 "
+                     "--target-accuracy 0.9" + fast;
+  auto one = run_shell(grid + " --jobs 1 --out " + (dir.path / "one").string());
+  auto two = run_shell(grid + " --jobs 2 --out " + (dir.path / "two").string());
+  REQUIRE_MESSAGE(one.status == 0, one.output);
+  REQUIRE_MESSAGE(two.status == 0, two.output);
+  CHECK(two.output.find("8 cells, 0 already finished") != std::string::npos);
+  size_t compared = 0;
+  for (auto& cell : fs::directory_iterator(dir.path / "one" / "cells")) {
+    auto name = cell.path().filename();
+    auto a = slurp(cell.path() / "summary.json"), b = slurp(dir.path / "two" / "cells" / name / "summary.json");
+    REQUIRE(!a.empty());
+    CHECK_MESSAGE(a == b, name);
+    ++compared;
+  }
+  CHECK(compared == 8);
+  // The table names every cell with its figures, and so does sweep.md.
+  auto md = slurp(dir.path / "two" / "sweep.md");
+  CHECK(md.find("| protocol | straggler | seed | final acc | to target s | run time s | samples/s |") != std::string::npos);
+  CHECK(md.find("| asp | 3:x4 | 2 | 0.") != std::string::npos);
+  // Different seeds differ: the grid is not one run eight times.
+  CHECK(slurp(dir.path / "one" / "cells" / "0000_protocol=bsp_straggler=3_x2_seed=1" / "summary.json") !=
+        slurp(dir.path / "one" / "cells" / "0001_protocol=bsp_straggler=3_x2_seed=2" / "summary.json"));
+}
+
+TEST_CASE("sweep: killed mid-way and started again, it runs only the cells that were not finished") {
+  // The third cell reads its data from named pipes that nobody writes: it
+  // cannot finish on its own, so the sweep is mid-way for as long as the test
+  // needs. Killed there, it is started again with the pipes replaced by files.
+  temp_folder dir("syncpoint_sweep_resume");
+  auto good = dir.path / "good", pipes = dir.path / "pipes";
+  fs::create_directories(good);
+  fs::create_directories(pipes);
+  auto write = [](const fs::path& p, std::vector<unsigned char> bytes, size_t body, int mod) {
+    for (size_t i = 0; i < body; ++i)
+      bytes.push_back(static_cast<unsigned char>(mod ? i % static_cast<size_t>(mod) : (i * 37) % 251));
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+  };
+  auto files = [&](const fs::path& d) {
+    write(d / "train-images-idx3-ubyte", be32({0x0803, 200, 28, 28}), 200 * 784, 0);
+    write(d / "train-labels-idx1-ubyte", be32({0x0801, 200}), 200, 3);
+    write(d / "t10k-images-idx3-ubyte", be32({0x0803, 50, 28, 28}), 50 * 784, 0);
+    write(d / "t10k-labels-idx1-ubyte", be32({0x0801, 50}), 50, 3);
+  };
+  files(good);
+  for (auto& f : fs::directory_iterator(good))
+    REQUIRE(mkfifo((pipes / f.path().filename()).c_str(), 0644) == 0);
+  auto out = (dir.path / "sweep").string();
+  std::vector<std::string> argv{testing::syncpoint_binary(), "sweep", "--grid", "data=" + good.string() + "," + pipes.string(),
+                                "--seeds", "1,2", "--dataset", "idx", "--model", "softmax", "--iter-cost", "5",
+                                "--epochs", "1", "--workers", "2", "--jobs", "1", "--out", out};
+  std::vector<std::string> finished_before;
+  {
+    testing::process sweep(argv, dir.path.string(), "first");
+    // Two cells finished and the third started: it waits on the pipes.
+    REQUIRE_MESSAGE(sweep.wait_for("sweep: [2/4] data=" + good.string() + " seed=2 done", std::chrono::seconds(120), true),
+                    sweep.err());
+    auto started = [&] {
+      for (auto& e : fs::directory_iterator(out + "/cells"))
+        if (e.path().filename().string().rfind("0002_", 0) == 0)
+          return true;
+      return false;
+    };
+    for (int i = 0; i < 600 && !started(); ++i)  // a deadline for a hang only
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    REQUIRE(started());
+    for (auto& e : fs::directory_iterator(out + "/cells"))
+      if (e.path().extension() != ".partial")
+        finished_before.push_back(e.path().filename().string());
+    sweep.signal(SIGKILL);
+    CHECK(sweep.wait(std::chrono::seconds(30)) == 128 + SIGKILL);
+  }
+  REQUIRE(finished_before.size() == 2);
+  auto stamp = [&](const std::string& name) { return fs::last_write_time(out + "/cells/" + name + "/summary.json"); };
+  auto before = stamp(finished_before[0]);
+  // The cell's own process died with the sweep: nothing holds the pipes open now.
+  for (auto& f : fs::directory_iterator(pipes))
+    fs::remove(f.path());
+  files(pipes);
+  testing::process again(argv, dir.path.string(), "again");
+  REQUIRE(again.wait(std::chrono::seconds(120)) == 0);
+  CHECK_MESSAGE(again.err().find("sweep: 4 cells, 2 already finished") != std::string::npos, again.err());
+  CHECK(again.err().find("seed=1 done") != std::string::npos);
+  CHECK(again.err().find("[3/4]") != std::string::npos);
+  CHECK(again.err().find("[1/4]") == std::string::npos);  // the finished two were not run again
+  CHECK(stamp(finished_before[0]) == before);
+  size_t finished = 0;
+  for (auto& e : fs::directory_iterator(out + "/cells"))
+    finished += e.path().extension() != ".partial" && fs::exists(e.path() / "summary.json");
+  CHECK(finished == 4);
+}
+
+TEST_CASE("sweep: a cell that fails is reported with its error and the others go on; bad grids exit 2") {
+  temp_folder dir("syncpoint_sweep_fail");
+  auto out = (dir.path / "s").string();
+  // One worker that fails leaves no worker: that cell's run fails; with two, the other goes on.
+  auto r = run_shell(std::string(SYNCPOINT_CLI) + " sweep --grid workers=1,2 --fail-worker 0@3 --jobs 1 --out " + out +
+                     " --model softmax --dataset synthetic --train-limit 2000 --test-limit 300 --iter-cost 5 --epochs 1");
+  CHECK_MESSAGE(r.status == 1, r.output);
+  CHECK(r.output.find("| 1 | failed: syncpoint train: every worker was lost; the run failed |") != std::string::npos);
+  CHECK(r.output.find("1 of 2 cells failed") != std::string::npos);
+  CHECK(fs::exists(out + "/cells/0001_workers=2/summary.json"));
+  CHECK(!fs::exists(out + "/cells/0000_workers=1"));
+  CHECK(fs::exists(out + "/cells/0000_workers=1.partial/stderr.txt"));
+
+  auto bad = [&](const std::string& args, const std::string& words) {
+    auto b = run_shell(std::string(SYNCPOINT_CLI) + " sweep " + args);
+    CHECK_MESSAGE(b.status == 2, b.output);
+    CHECK_MESSAGE(b.output.find(words) != std::string::npos, b.output);
+  };
+  bad("--grid bogus=1,2 --out " + out + "x", "grid axis 'bogus' is not an option of train");
+  bad("--grid protocol= --out " + out + "x", "grid axis 'protocol' has no values");
+  bad("--grid lr=0.1,abc --out " + out + "x", "cell 'lr=abc': invalid value in '--lr=abc'");
+  bad("--grid protocol=bsp,nope --out " + out + "x", "cell 'protocol=nope'");
+  bad("--grid workers=2,3 --out " + out + fast, out + " holds a sweep of another grid");
+  bad("--grid lr=0.1 --clock real --out " + out + "x", "sweep cells run on the virtual clock");
+  bad("--grid lr=0.1 --resume x --out " + out + "x", "the sweep places each cell's files itself");
+  CHECK(!fs::exists(out + "x"));  // nothing was made for a refused sweep
+}
+
+TEST_SUITE_END();
