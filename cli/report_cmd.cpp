@@ -2,6 +2,7 @@
 
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
+#include "cli/sweep_report.hpp"
 #include "runtime/run_files.hpp"
 
 #include <algorithm>
@@ -55,16 +56,26 @@ std::vector<std::string> runs_in(const std::string& dir) {
 }
 
 int run_report(const std::vector<std::string>& args) {
-  std::string out;
+  std::string out, figure;
   std::vector<std::string> dirs;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "-h") {
       std::printf("usage: syncpoint report RUN_DIR... [--out FILE]\n"
+                  "       syncpoint report SWEEP_DIR [--figure relative-time-to-target|time-to-target|final-accuracy|samples-per-s]\n"
                   "  builds the comparison page (HTML) of the runs in the folders given, each written by\n"
                   "  train --out or compare --out (a compare folder stands for its runs, in compare's order).\n"
                   "  --out FILE   where to write it (default: DIR/index.html for one compare folder, else\n"
-                  "               report.html)\n");
+                  "               report.html)\n"
+                  "  A sweep's folder (with sweep.json) gets the sweep's page, DIR/index.html (docs/sweeps.md).\n");
       return 0;
+    }
+    if (args[i] == "--figure" || args[i].rfind("--figure=", 0) == 0) {
+      if (args[i] == "--figure" && i + 1 == args.size()) {
+        std::cerr << "syncpoint report: --figure needs a name\n";
+        return 2;
+      }
+      figure = args[i] == "--figure" ? args[++i] : args[i].substr(9);
+      continue;
     }
     if (args[i] == "--out" || args[i].rfind("--out=", 0) == 0) {
       if (args[i] == "--out" && i + 1 == args.size()) {
@@ -82,6 +93,19 @@ int run_report(const std::vector<std::string>& args) {
   }
   if (dirs.empty()) {
     std::cerr << "syncpoint report: name at least one run folder (see syncpoint report --help)\n";
+    return 2;
+  }
+  if (dirs.size() == 1 && is_file(fs::path(dirs[0]) / "sweep.json")) {  // a sweep's folder: the sweep's page
+    auto sweep = load_sweep(dirs[0]);
+    auto f = figure.empty() ? default_figure(sweep) : parse_figure(figure);
+    if (out.empty())
+      out = join(dirs[0], "index.html");
+    write_text(out, sweep_report_html(sweep, f));
+    std::printf("report: %s (a sweep of %zu cells)\n", out.c_str(), sweep.cells.size());
+    return 0;
+  }
+  if (!figure.empty()) {
+    std::cerr << "syncpoint report: --figure is for a sweep's folder (one that holds sweep.json)\n";
     return 2;
   }
   std::vector<run_record> records;

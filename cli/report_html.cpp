@@ -46,7 +46,7 @@ namespace {
 
 constexpr int page_w = 1180;
 
-const char* css =
+const char* const css =
   "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:24px auto;max-width:1200px;"
   "color:#222;padding:0 12px}h1{font-size:24px;margin-bottom:4px}h2{font-size:18px;margin-top:28px;"
   "border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:18px 0 4px}"
@@ -347,6 +347,8 @@ std::string escape_html(const std::string& s) {
   }
   return out;
 }
+
+const char* report_css() { return css; }
 
 std::string report_html(const std::vector<run_record>& runs) {
   std::string page = "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>syncpoint: protocol comparison</title><style>";

@@ -33,6 +33,9 @@ std::vector<double> nice_ticks(double lo, double hi, int count = 5);
 /// A color per series index, distinct for the first ten.
 const char* series_color(size_t i);
 
+/// The pages' style sheet (the comparison page's; the sweep's page shares it).
+const char* report_css();
+
 /// `s` with <, >, &, ' and " escaped.
 std::string escape_html(const std::string& s);
 

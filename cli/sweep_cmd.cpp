@@ -3,6 +3,7 @@
 #include "cli/compare.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
+#include "cli/sweep_report.hpp"
 #include "cli/sweep_spec.hpp"
 #include "runtime/job.hpp"
 #include "runtime/run_files.hpp"
@@ -149,8 +150,10 @@ int run_sweep(const std::vector<std::string>& args) {
   });
   auto table = cell_table(req.out, req.grid, cells, outcomes);
   std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
-  std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\n", table.c_str(), req.out.c_str(),
-              req.out.c_str());
+  auto result = load_sweep(req.out);
+  write_text(req.out + "/index.html", sweep_report_html(result, default_figure(result)));
+  std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\nreport: %s/index.html (open it in a browser)\n",
+              table.c_str(), req.out.c_str(), req.out.c_str(), req.out.c_str());
   size_t failed = 0;
   for (auto& o : outcomes)
     failed += !o.ok;

@@ -2,7 +2,10 @@
 // grid's cells, its spec file, its folder, and real sweeps of `train`
 // processes: the same summaries whatever the number of processes, a sweep
 // killed mid-way that runs only what is missing, a failed cell reported.
+#include "cli/sweep_figures.hpp"
+#include "cli/sweep_report.hpp"
 #include "cli/sweep_spec.hpp"
+#include "cli/compare.hpp"
 #include "runtime/job_config.hpp"
 #include "runtime/sweep.hpp"
 #include "tests/helpers.hpp"
@@ -149,6 +152,51 @@ TEST_CASE("sweep: the folder keeps its grid; one of another grid, or a folder of
   CHECK_THROWS_WITH_AS(claim_sweep_dir((dir.path / "busy").string(), g), doctest::Contains("not a sweep file"), config_error);
 }
 
+TEST_CASE("sweep: figures over cells: relative to the first protocol by seed, mean and range, cells without a value counted") {
+  cli::sweep_result r;
+  r.grid = {{}, {{"protocol", {"bsp", "asp"}}, {"straggler", {"3:x2", "3:x4"}}, {"seed", {"1", "2"}}}};
+  r.cells = cells_of(r.grid);
+  // time to target by cell (-1: not reached), in the grid's order.
+  std::vector<double> ttt{2, 4, 6, 8, 1, 3, 3, -1};
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    run_summary s;
+    s.target_accuracy = 0.8;
+    s.time_to_target_s = ttt[i];
+    s.final_accuracy = 0.8 + 0.01 * static_cast<double>(i);
+    s.samples_per_s = 100 * static_cast<double>(i + 1);
+    r.summaries.push_back(s);
+  }
+  CHECK(cli::default_figure(r) == cli::sweep_figure::relative_time_to_target);
+  CHECK(cli::figure_words(r, cli::sweep_figure::relative_time_to_target) == "time to target / bsp's");
+  using F = cli::sweep_figure;
+  // asp, 3:x2: seeds 1 and 2 against bsp's: 1/2 and 3/4.
+  CHECK(*cli::figure_of(r, 4, F::relative_time_to_target) == doctest::Approx(0.5));
+  CHECK(*cli::figure_of(r, 5, F::relative_time_to_target) == doctest::Approx(0.75));
+  CHECK(!cli::figure_of(r, 7, F::relative_time_to_target));  // never reached the target
+  auto asp_x2 = cli::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x2"}});
+  CHECK(asp_x2.n == 2);
+  CHECK(asp_x2.mean == doctest::Approx(0.625));
+  CHECK(asp_x2.lo == doctest::Approx(0.5));
+  CHECK(asp_x2.hi == doctest::Approx(0.75));
+  auto asp = cli::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}});  // over straggler and seed
+  CHECK(asp.n == 3);
+  CHECK(asp.missing == 1);
+  CHECK(asp.mean == doctest::Approx((0.5 + 0.75 + 0.5) / 3));
+  auto acc = cli::aggregate(r, F::final_accuracy, {{"straggler", "3:x4"}});
+  CHECK(acc.n == 4);
+  CHECK(acc.mean == doctest::Approx(0.8 + 0.01 * (2 + 3 + 6 + 7) / 4.0));
+  r.summaries[0].reset();  // a cell not finished: no value for it, nor for asp's relative figure at its seed
+  CHECK(!cli::figure_of(r, 0, F::final_accuracy));
+  CHECK(!cli::figure_of(r, 4, F::relative_time_to_target));
+
+  CHECK(cli::numeric_values({"straggler", {"3:x1.5", "3:x2", "3:x4"}}) == std::vector<double>{1.5, 2, 4});
+  CHECK(cli::numeric_values({"lr", {"0.05", "1e-1"}}) == std::vector<double>{0.05, 0.1});
+  CHECK(cli::numeric_values({"straggler", {"3:x2", "2:x4"}}).empty());  // other workers: not one number line
+  CHECK(cli::numeric_values({"protocol", {"bsp", "asp"}}).empty());
+  CHECK(cli::parse_figure("final-accuracy") == F::final_accuracy);
+  CHECK_THROWS_WITH_AS(cli::parse_figure("speed"), doctest::Contains("unknown figure 'speed'"), config_error);
+}
+
 TEST_SUITE_BEGIN("process");
 
 TEST_CASE("sweep: a 2x2x2 grid gives the same summaries, byte for byte, with one process or two") {
@@ -173,6 +221,28 @@ TEST_CASE("sweep: a 2x2x2 grid gives the same summaries, byte for byte, with one
   auto md = slurp(dir.path / "two" / "sweep.md");
   CHECK(md.find("| protocol | straggler | seed | final acc | to target s | run time s | samples/s |") != std::string::npos);
   CHECK(md.find("| asp | 3:x4 | 2 | 0.") != std::string::npos);
+  // The sweep's page: a heatmap of protocol against straggler, a line chart
+  // against the straggler factor (a band per protocol), and every cell.
+  auto page = slurp(dir.path / "two" / "index.html");
+  CHECK(page.find("<script") == std::string::npos);
+  CHECK(page.find("<table class='heat' data-rows='protocol' data-cols='straggler'>") != std::string::npos);
+  CHECK(page.find("<svg class='chart sweep-line' data-series='2'") != std::string::npos);
+  size_t bands = 0;
+  for (auto at = page.find("<polygon class='band'"); at != std::string::npos; at = page.find("<polygon class='band'", at + 1))
+    ++bands;
+  CHECK(bands == 2);
+  auto sweep = cli::load_sweep((dir.path / "two").string());
+  auto asp_x4 = cli::aggregate(sweep, cli::sweep_figure::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x4"}});
+  REQUIRE(asp_x4.n == 2);
+  CHECK(page.find(cli::fmt("%.2f", asp_x4.mean) + "×") != std::string::npos);
+  // `syncpoint report DIR` rebuilds it byte for byte.
+  fs::rename(dir.path / "two" / "index.html", dir.path / "two" / "first.html");
+  auto rebuilt = run_shell(std::string(SYNCPOINT_CLI) + " report " + (dir.path / "two").string());
+  REQUIRE_MESSAGE(rebuilt.status == 0, rebuilt.output);
+  CHECK(slurp(dir.path / "two" / "index.html") == page);
+  auto other = run_shell(std::string(SYNCPOINT_CLI) + " report " + (dir.path / "two").string() + " --figure nope");
+  CHECK(other.status == 2);
+  CHECK(other.output.find("unknown figure 'nope'") != std::string::npos);
   // Different seeds differ: the grid is not one run eight times.
   CHECK(slurp(dir.path / "one" / "cells" / "0000_protocol=bsp_straggler=3_x2_seed=1" / "summary.json") !=
         slurp(dir.path / "one" / "cells" / "0001_protocol=bsp_straggler=3_x2_seed=2" / "summary.json"));

@@ -1,0 +1,183 @@
+#include "cli/sweep_figures.hpp"
+
+#include "runtime/job_config.hpp"
+#include "runtime/run_files.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace syncpoint::cli {
+
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw config_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const sweep_axis* axis_named(const sweep_grid& g, const std::string& name) {
+  for (auto& a : g.axes)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+// The cell with `c`'s values but `axis` = `value`.
+const sweep_cell* sibling(const sweep_result& r, const sweep_cell& c, const std::string& axis, const std::string& value) {
+  for (auto& o : r.cells) {
+    bool same = true;
+    for (size_t k = 0; k < c.values.size() && same; ++k)
+      same = o.values[k].second == (c.values[k].first == axis ? value : c.values[k].second);
+    if (same)
+      return &o;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+sweep_result load_sweep(const std::string& dir) {
+  sweep_result r;
+  r.dir = dir;
+  auto path = dir + "/sweep.json";
+  if (!std::filesystem::is_regular_file(path))
+    throw config_error(dir + " holds no sweep.json: not a sweep's folder");
+  r.grid = grid_from_json(slurp(path), path);
+  r.cells = cells_of(r.grid);
+  for (auto& c : r.cells) {
+    auto folder = finished_cell(dir, c);
+    if (folder.empty())
+      r.summaries.emplace_back();
+    else
+      r.summaries.emplace_back(summary_from_json(slurp(folder + "/summary.json"), folder + "/summary.json"));
+  }
+  return r;
+}
+
+std::string figure_name(sweep_figure f) {
+  switch (f) {
+    case sweep_figure::relative_time_to_target: return "relative-time-to-target";
+    case sweep_figure::time_to_target: return "time-to-target";
+    case sweep_figure::final_accuracy: return "final-accuracy";
+    case sweep_figure::samples_per_s: return "samples-per-s";
+  }
+  return "";
+}
+
+sweep_figure parse_figure(const std::string& name) {
+  for (auto f : {sweep_figure::relative_time_to_target, sweep_figure::time_to_target, sweep_figure::final_accuracy,
+                 sweep_figure::samples_per_s})
+    if (figure_name(f) == name)
+      return f;
+  throw config_error("unknown figure '" + name +
+                     "' (valid: relative-time-to-target, time-to-target, final-accuracy, samples-per-s)");
+}
+
+std::string figure_words(const sweep_result& r, sweep_figure f) {
+  switch (f) {
+    case sweep_figure::relative_time_to_target: {
+      auto* p = axis_named(r.grid, "protocol");
+      return "time to target / " + (p ? p->values.front() : std::string("the first protocol")) + "'s";
+    }
+    case sweep_figure::time_to_target: return "time to target (s)";
+    case sweep_figure::final_accuracy: return "final accuracy";
+    case sweep_figure::samples_per_s: return "samples/s";
+  }
+  return "";
+}
+
+bool lower_is_better(sweep_figure f) {
+  return f == sweep_figure::relative_time_to_target || f == sweep_figure::time_to_target;
+}
+
+sweep_figure default_figure(const sweep_result& r) {
+  bool target = std::any_of(r.summaries.begin(), r.summaries.end(),
+                            [](auto& s) { return s && s->target_accuracy > 0; });
+  if (target && axis_named(r.grid, "protocol") && axis_named(r.grid, "protocol")->values.size() > 1)
+    return sweep_figure::relative_time_to_target;
+  return target ? sweep_figure::time_to_target : sweep_figure::final_accuracy;
+}
+
+std::optional<double> figure_of(const sweep_result& r, size_t i, sweep_figure f) {
+  auto& s = r.summaries[i];
+  if (!s)
+    return std::nullopt;
+  auto ttt = [](const run_summary& x) {
+    return x.time_to_target_s >= 0 ? std::optional<double>(x.time_to_target_s) : std::nullopt;
+  };
+  switch (f) {
+    case sweep_figure::final_accuracy: return s->final_accuracy;
+    case sweep_figure::samples_per_s: return s->samples_per_s;
+    case sweep_figure::time_to_target: return ttt(*s);
+    case sweep_figure::relative_time_to_target: {
+      auto* p = axis_named(r.grid, "protocol");
+      if (!p)
+        return std::nullopt;
+      auto* ref = sibling(r, r.cells[i], "protocol", p->values.front());
+      if (!ref || !r.summaries[ref->index])
+        return std::nullopt;
+      auto a = ttt(*s), b = ttt(*r.summaries[ref->index]);
+      return a && b && *b > 0 ? std::optional<double>(*a / *b) : std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+figure_stats aggregate(const sweep_result& r, sweep_figure f,
+                       const std::vector<std::pair<std::string, std::string>>& fixed) {
+  figure_stats st;
+  double sum = 0;
+  for (auto& c : r.cells) {
+    bool match = std::all_of(fixed.begin(), fixed.end(), [&](auto& fv) {
+      return std::any_of(c.values.begin(), c.values.end(), [&](auto& v) { return v == fv; });
+    });
+    if (!match)
+      continue;
+    auto v = figure_of(r, c.index, f);
+    if (!v) {
+      ++st.missing;
+      continue;
+    }
+    st.lo = st.n == 0 ? *v : std::min(st.lo, *v);
+    st.hi = st.n == 0 ? *v : std::max(st.hi, *v);
+    sum += *v;
+    ++st.n;
+  }
+  st.mean = st.n ? sum / static_cast<double>(st.n) : 0;
+  return st;
+}
+
+std::vector<double> numeric_values(const sweep_axis& a) {
+  std::vector<double> out;
+  static const std::regex straggler(R"(^(\d+):x([0-9]*\.?[0-9]+)$)");
+  std::string worker;
+  for (auto& v : a.values) {
+    std::smatch m;
+    if (std::regex_match(v, m, straggler)) {
+      if ((worker.empty() && !out.empty()) || (!worker.empty() && worker != m[1].str()))
+        return {};  // mixed with plain numbers, or naming other workers
+      worker = m[1];
+      out.push_back(std::stod(m[2]));
+      continue;
+    }
+    try {
+      size_t used = 0;
+      double x = std::stod(v, &used);
+      if (used != v.size() || !worker.empty())
+        return {};
+      out.push_back(x);
+    } catch (const std::exception&) {
+      return {};
+    }
+  }
+  return out;
+}
+
+}  // namespace syncpoint::cli
