@@ -81,7 +81,7 @@ TEST_CASE("sweep: values split at commas outside double quotes") {
   CHECK_THROWS_WITH_AS(cli::split_values("\"1,2"), doctest::Contains("unbalanced quote"), config_error);
 }
 
-TEST_CASE("sweep: a spec file gives the shared options and the axes in its own order; the command line adds to it") {
+TEST_CASE("sweep: a spec file gives the shared options and the axes in its own order, and the command line adds to it") {
   temp_folder dir("syncpoint_sweep_spec");
   fs::create_directories(dir.path);
   auto spec = (dir.path / "spec.toml").string();
@@ -130,7 +130,7 @@ TEST_CASE("sweep: bad spec files and arguments are refused naming the file, line
                        config_error);
 }
 
-TEST_CASE("sweep: the folder keeps its grid; one of another grid, or a folder of something else, is refused") {
+TEST_CASE("sweep: the folder keeps its grid, and one of another grid, or a folder of something else, is refused") {
   temp_folder dir("syncpoint_sweep_dir");
   sweep_grid g{{"--epochs=1"}, {{"protocol", {"bsp", "asp"}}}};
   CHECK(grid_from_json(grid_json(g), "x").axes[0].values == g.axes[0].values);
@@ -315,7 +315,7 @@ TEST_CASE("sweep: killed mid-way and started again, it runs only the cells that 
   CHECK(finished == 4);
 }
 
-TEST_CASE("sweep: a cell that fails is reported with its error and the others go on; bad grids exit 2") {
+TEST_CASE("sweep: a cell that fails is reported with its error and the others go on, and bad grids exit 2") {
   temp_folder dir("syncpoint_sweep_fail");
   auto out = (dir.path / "s").string();
   // One worker that fails leaves no worker: that cell's run fails; with two, the other goes on.
