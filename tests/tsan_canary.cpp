@@ -7,8 +7,10 @@
 //   shared         two actors bump one counter with no message between them.
 //                  TSan must report a data race.
 // CMakeLists.txt runs all three as tests of the TSan build.
+#include <atomic>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -24,8 +26,18 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(shared_buffer)  // stays in this process
 
 namespace {
 
+// write-after: the reader reads only once the sender has written again. The
+// flag is relaxed, which orders nothing for TSan: without it, a reader that
+// ran before the second write could be ordered before it by a lock inside the
+// scheduler, and TSan rightly stayed silent (CI saw "sum 2" once).
+std::atomic<bool> written_again{true};
+
 caf::behavior reader(caf::event_based_actor*) {
-  return {[](const shared_buffer& b) { return (*b)[0] + (*b)[b->size() - 1]; }};
+  return {[](const shared_buffer& b) {
+    while (!written_again.load(std::memory_order_relaxed))
+      std::this_thread::yield();
+    return (*b)[0] + (*b)[b->size() - 1];
+  }};
 }
 
 long counter = 0;  // deliberately shared without a message
@@ -53,10 +65,13 @@ int run(caf::actor_system& sys, const std::string& mode) {
   }
   auto r = sys.spawn(reader);
   auto b = std::make_shared<buffer>(1024, 1);
+  if (mode == "write-after")
+    written_again = false;
   self->send(r, b);
   if (mode == "write-after") {
     for (auto& x : *b)
       x = 2;
+    written_again.store(true, std::memory_order_relaxed);
   } else if (mode != "ordered") {
     std::fprintf(stderr, "tsan_canary: unknown mode '%s' (ordered, write-after, shared)\n", mode.c_str());
     return 2;
