@@ -243,6 +243,26 @@ TEST_CASE("sweep: a 2x2x2 grid gives the same summaries, byte for byte, with one
   auto other = run_shell(std::string(SYNCPOINT_CLI) + " report " + (dir.path / "two").string() + " --figure nope");
   CHECK(other.status == 2);
   CHECK(other.output.find("unknown figure 'nope'") != std::string::npos);
+  // A real browser lays it out: the heatmap's 4 squares, the chart with 2 lines and 2 bands.
+  if (run_shell("command -v chromium").status == 0) {
+    auto check = dir.path / "two" / "check.html";
+    std::ofstream(check) << R"(<!doctype html><html><body><pre id='out'>pending</pre>
+<iframe id='f' src='index.html' width='1250' height='900'></iframe><script>
+document.getElementById('f').onload = function() {
+  var d = this.contentDocument, lines = 0, bands = 0, squares = 0;
+  d.querySelectorAll('svg.sweep-line polyline.series').forEach(function(p) { if (p.getTotalLength() > 100) lines++; });
+  d.querySelectorAll('svg.sweep-line polygon.band').forEach(function(p) { var b = p.getBBox(); if (b.width > 100) bands++; });
+  d.querySelectorAll('table.heat td').forEach(function(td) { if (td.getBoundingClientRect().width >= 60) squares++; });
+  document.getElementById('out').textContent = 'lines=' + lines + ' bands=' + bands + ' squares=' + squares;
+};
+</script></body></html>)";
+    auto r = run_shell("timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files "
+                       "--virtual-time-budget=5000 --dump-dom file://" + check.string());
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    CHECK_MESSAGE(r.output.find("lines=2 bands=2 squares=4") != std::string::npos, r.output);
+  } else {
+    MESSAGE("chromium is not installed (apt-get install chromium): the browser check is skipped");
+  }
   // Different seeds differ: the grid is not one run eight times.
   CHECK(slurp(dir.path / "one" / "cells" / "0000_protocol=bsp_straggler=3_x2_seed=1" / "summary.json") !=
         slurp(dir.path / "one" / "cells" / "0001_protocol=bsp_straggler=3_x2_seed=2" / "summary.json"));
