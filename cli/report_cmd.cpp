@@ -69,20 +69,16 @@ int run_report(const std::vector<std::string>& args) {
                   "  A sweep's folder (with sweep.json) gets the sweep's page, DIR/index.html (docs/sweeps.md).\n");
       return 0;
     }
-    if (args[i] == "--figure" || args[i].rfind("--figure=", 0) == 0) {
-      if (args[i] == "--figure" && i + 1 == args.size()) {
-        std::cerr << "syncpoint report: --figure needs a name\n";
+    std::string* value = args[i] == "--figure" || args[i].rfind("--figure=", 0) == 0 ? &figure
+                         : args[i] == "--out" || args[i].rfind("--out=", 0) == 0   ? &out
+                                                                                 : nullptr;
+    if (value) {  // "--NAME VALUE" or "--NAME=VALUE"
+      auto eq = args[i].find('=');
+      if (eq == std::string::npos && i + 1 == args.size()) {
+        std::cerr << "syncpoint report: " << args[i] << " needs " << (value == &out ? "a file name" : "a name") << "\n";
         return 2;
       }
-      figure = args[i] == "--figure" ? args[++i] : args[i].substr(9);
-      continue;
-    }
-    if (args[i] == "--out" || args[i].rfind("--out=", 0) == 0) {
-      if (args[i] == "--out" && i + 1 == args.size()) {
-        std::cerr << "syncpoint report: --out needs a file name\n";
-        return 2;
-      }
-      out = args[i] == "--out" ? args[++i] : args[i].substr(6);
+      *value = eq == std::string::npos ? args[++i] : args[i].substr(eq + 1);
       continue;
     }
     if (args[i].rfind("-", 0) == 0) {

@@ -6,7 +6,6 @@
 #include "cli/sweep_report.hpp"
 #include "cli/sweep_spec.hpp"
 #include "runtime/job.hpp"
-#include "runtime/run_files.hpp"
 
 #include <chrono>
 #include <cstdio>
@@ -14,7 +13,6 @@
 #include <fstream>
 #include <iostream>
 #include <signal.h>
-#include <sstream>
 #include <sys/prctl.h>
 #include <thread>
 #include <unistd.h>
@@ -81,35 +79,29 @@ pid_t launch_train(const sweep_cell& c, const std::string& out_dir, const std::s
 }
 
 // The table of every cell, in the grid's order: markdown, for the terminal and DIR/sweep.md.
-std::string cell_table(const std::string& dir, const sweep_grid& g, const std::vector<sweep_cell>& cells,
-                       const std::vector<cell_outcome>& outcomes) {
+std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& outcomes) {
   std::string out = "|";
-  for (auto& a : g.axes)
+  for (auto& a : r.grid.axes)
     out += " " + a.name + " |";
   out += " final acc | to target s | run time s | samples/s |\n|";
-  for (size_t i = 0; i < g.axes.size() + 4; ++i)
+  for (size_t i = 0; i < r.grid.axes.size() + 4; ++i)
     out += "---|";
   out += "\n";
-  for (auto& c : cells) {
+  for (auto& c : r.cells) {
     out += "|";
     for (auto& v : c.values)
       out += " " + v.second + " |";
-    auto folder = finished_cell(dir, c);
-    if (folder.empty()) {
+    auto& s = r.summaries[c.index];
+    if (!s) {
       std::string why = "not run";
       for (auto& o : outcomes)
-        if (o.cell == &c && !o.ok)
+        if (o.cell->index == c.index && !o.ok)
           why = "failed: " + o.error;
       out += " " + why + " | | | |\n";
       continue;
     }
-    std::ifstream in(folder + "/summary.json", std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    auto s = summary_from_json(text.str(), folder + "/summary.json");
-    out += " " + fmt("%.4f", s.final_accuracy) + " | " +
-           (s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s) : std::string(s.target_accuracy > 0 ? "not reached" : "-")) +
-           " | " + fmt("%.2f", s.run_time_s) + " | " + fmt("%.1f", s.samples_per_s) + " |\n";
+    out += " " + fmt("%.4f", s->final_accuracy) + " | " + time_to_target_text(*s) + " | " + fmt("%.2f", s->run_time_s) +
+           " | " + fmt("%.1f", s->samples_per_s) + " |\n";
   }
   return out;
 }
@@ -148,9 +140,9 @@ int run_sweep(const std::vector<std::string>& args) {
                  o->cell->name.c_str(), o->ok ? "done" : ("FAILED: " + o->error).c_str(), o->seconds, p.running,
                  p.failed, when.c_str());
   });
-  auto table = cell_table(req.out, req.grid, cells, outcomes);
-  std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
   auto result = load_sweep(req.out);
+  auto table = cell_table(result, outcomes);
+  std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
   write_text(req.out + "/index.html", sweep_report_html(result, default_figure(result)));
   std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\nreport: %s/index.html (open it in a browser)\n",
               table.c_str(), req.out.c_str(), req.out.c_str(), req.out.c_str());

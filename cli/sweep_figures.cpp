@@ -1,26 +1,16 @@
 #include "cli/sweep_figures.hpp"
 
+#include "cli/compare.hpp"
 #include "runtime/job_config.hpp"
 #include "runtime/run_files.hpp"
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 namespace syncpoint::cli {
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw config_error("cannot read " + path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 const sweep_axis* axis_named(const sweep_grid& g, const std::string& name) {
   for (auto& a : g.axes)
@@ -49,16 +39,20 @@ sweep_result load_sweep(const std::string& dir) {
   auto path = dir + "/sweep.json";
   if (!std::filesystem::is_regular_file(path))
     throw config_error(dir + " holds no sweep.json: not a sweep's folder");
-  r.grid = grid_from_json(slurp(path), path);
+  r.grid = grid_from_json(read_text(path), path);
   r.cells = cells_of(r.grid);
   for (auto& c : r.cells) {
     auto folder = finished_cell(dir, c);
     if (folder.empty())
       r.summaries.emplace_back();
     else
-      r.summaries.emplace_back(summary_from_json(slurp(folder + "/summary.json"), folder + "/summary.json"));
+      r.summaries.emplace_back(load_summary(folder));
   }
   return r;
+}
+
+std::string time_to_target_text(const run_summary& s) {
+  return s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s) : s.target_accuracy > 0 ? "not reached" : "-";
 }
 
 std::string figure_name(sweep_figure f) {

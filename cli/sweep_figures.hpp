@@ -23,6 +23,9 @@ struct sweep_result {
 /// Reads DIR/sweep.json and every finished cell's summary. Throws config_error naming the file.
 sweep_result load_sweep(const std::string& dir);
 
+/// "1.25" seconds, "not reached", or "-" for a run without a target: as the tables show it.
+std::string time_to_target_text(const run_summary& s);
+
 enum class sweep_figure {
   relative_time_to_target,  // a cell's time to the target / the first protocol's, same other values and seed
   time_to_target,

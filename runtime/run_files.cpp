@@ -20,11 +20,7 @@
 
 namespace syncpoint {
 
-namespace {
-
-using rapidjson::Value;
-
-std::string slurp(const std::string& path) {
+std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw config_error("cannot read '" + path + "' (missing or unreadable)");
@@ -32,6 +28,10 @@ std::string slurp(const std::string& path) {
   ss << in.rdbuf();
   return ss.str();
 }
+
+namespace {
+
+using rapidjson::Value;
 
 // Reads typed fields of one JSON object and names the file and key on error.
 class reader {
@@ -230,16 +230,20 @@ run_summary summary_from_json(const std::string& text, const std::string& source
   return s;
 }
 
+run_summary load_summary(const std::string& dir) {
+  return summary_from_json(read_text(dir + "/summary.json"), dir + "/summary.json");
+}
+
 run_record load_run(const std::string& dir) {
   run_record r;
   r.dir = std::filesystem::path(dir).lexically_normal().string();
   if (r.dir.size() > 1 && r.dir.back() == '/')
     r.dir.pop_back();
-  r.summary = summary_from_json(slurp(dir + "/summary.json"), dir + "/summary.json");
-  r.trace = trace_from_jsonl(slurp(dir + "/trace.jsonl"), dir + "/trace.jsonl");
+  r.summary = load_summary(dir);
+  r.trace = trace_from_jsonl(read_text(dir + "/trace.jsonl"), dir + "/trace.jsonl");
   auto source = dir + "/run.json";
   if (std::filesystem::exists(source)) {
-    auto d = parse_object(slurp(source), source);
+    auto d = parse_object(read_text(source), source);
     reader p(d, source);
     r.provenance = {p.text("label"), p.text("command"), p.text("stopped_by"), p.text("rule"),
                     strings(p, "build"), strings(p, "machine"), strings(p, "settings")};
@@ -260,7 +264,7 @@ void write_run_list(const std::string& dir, const std::vector<std::string>& name
 std::vector<std::string> read_run_list(const std::string& dir) {
   auto file = dir + "/runs.json";
   rapidjson::Document d;
-  d.Parse<rapidjson::kParseNoFlags>(slurp(file).c_str());
+  d.Parse<rapidjson::kParseNoFlags>(read_text(file).c_str());
   if (d.HasParseError() || !d.IsObject() || !d.HasMember("runs") || !d["runs"].IsArray())
     throw config_error(file + ": not a list of runs ({\"runs\": [\"name\", ...]})");
   std::vector<std::string> names;

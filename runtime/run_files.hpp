@@ -50,6 +50,12 @@ void write_run_list(const std::string& dir, const std::vector<std::string>& name
 /// Reads DIR/runs.json; throws config_error naming the file if it is not such a list.
 std::vector<std::string> read_run_list(const std::string& dir);
 
+/// DIR/summary.json alone (no trace): throws config_error naming the file.
+run_summary load_summary(const std::string& dir);
+
+/// A file's bytes; throws config_error naming it when it cannot be read.
+std::string read_text(const std::string& path);
+
 /// summary.json's text back into a run_summary (the inverse of to_json).
 run_summary summary_from_json(const std::string& text, const std::string& source);
 

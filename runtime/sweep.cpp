@@ -3,6 +3,7 @@
 #include "core/json.hpp"
 #include "core/rapidjson.hpp"
 #include "runtime/job_config.hpp"
+#include "runtime/run_files.hpp"
 
 
 #include <cerrno>
@@ -12,7 +13,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <sys/wait.h>
 
 namespace syncpoint {
@@ -20,13 +20,6 @@ namespace syncpoint {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A value as a path component: letters, digits and . = - + kept, the rest '_'.
 std::string path_safe(const std::string& s) {
@@ -37,7 +30,7 @@ std::string path_safe(const std::string& s) {
 }
 
 std::string last_line(const std::string& path) {
-  auto text = slurp(path);
+  auto text = fs::exists(path) ? read_text(path) : std::string();
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
     text.pop_back();
   auto at = text.rfind('\n');
@@ -138,7 +131,7 @@ void claim_sweep_dir(const std::string& dir, const sweep_grid& g) {
   auto path = dir + "/sweep.json";
   auto mine = grid_json(g);
   if (fs::exists(path)) {
-    auto theirs = slurp(path);
+    auto theirs = read_text(path);
     if (theirs == mine)
       return;
     auto other = grid_from_json(theirs, path);  // a folder of something else is named as such
