@@ -422,7 +422,7 @@ int usage() {
 
 int main(int argc, char** argv) {
   bool quick = false, deep = false;
-  std::string out = "docs/fidelity.md", deep_cell;
+  std::string out = "docs/fidelity.md", deep_cell, deep_out;
   bench::deep_options deep_opts;
   deep_opts.cache = "build/fidelity-deep";
   deep_opts.self = "/proc/self/exe";
@@ -438,6 +438,8 @@ int main(int argc, char** argv) {
         out = argv[++i];
       else if (a == "--deep-run" && more)
         deep_cell = argv[++i];
+      else if (a == "--deep-out" && more)
+        deep_out = argv[++i];
       else if (a == "--cache" && more)
         deep_opts.cache = argv[++i];
       else if (a == "--jobs" && more)
@@ -451,7 +453,7 @@ int main(int argc, char** argv) {
     return usage();
   }
   if (!deep_cell.empty())
-    return bench::deep_run_cell(deep_cell, deep_opts);
+    return bench::deep_run_cell(deep_cell, deep_out, deep_opts);
   if (deep) {
     auto t0 = std::chrono::steady_clock::now();
     try {

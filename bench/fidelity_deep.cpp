@@ -4,15 +4,16 @@
 #include "cli/compare.hpp"
 #include "runtime/job.hpp"
 #include "runtime/run_files.hpp"
+#include "runtime/sweep.hpp"
 
 #include <chrono>
+#include <fcntl.h>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <spawn.h>
 #include <stdexcept>
-#include <sys/wait.h>
 
 extern char** environ;
 
@@ -106,9 +107,17 @@ std::string describe(const job_config& c) {
          fmt("%g", c.target_accuracy) + " batch " + std::to_string(c.batch);
 }
 
+sweep_cell as_sweep_cell(const planned& c, size_t index) {
+  sweep_cell s;
+  s.index = index;
+  s.name = s.folder = c.id;
+  return s;
+}
+
+// The cell's result, if its folder (runtime/sweep.hpp's: CACHE/cells/ID) was made by this recipe.
 std::optional<run_summary> cached(const planned& c, const std::string& cache) {
-  auto dir = cache + "/" + c.id;
-  if (!fs::exists(dir + "/summary.json"))
+  auto dir = finished_cell(cache, as_sweep_cell(c, 0));
+  if (dir.empty())
     return std::nullopt;
   try {
     auto run = load_run(dir);
@@ -126,50 +135,47 @@ std::string seeds_arg(const std::vector<uint64_t>& seeds) {
   return out;
 }
 
-// Runs the cells not in the cache, `jobs` child processes at once.
+// Runs the cells not in the cache by the sweep's pool (runtime/sweep.hpp),
+// `jobs` child processes at once; a folder of another recipe is run again.
 void run_missing(const std::vector<planned>& cells, const deep_options& o) {
-  std::vector<const planned*> todo;
-  for (auto& c : cells)
-    if (!cached(c, o.cache))
-      todo.push_back(&c);
-  std::fprintf(stderr, "fidelity deep: %zu of %zu cells to run, %d at once\n", todo.size(), cells.size(), o.jobs);
-  std::map<pid_t, std::string> running;
-  std::vector<std::string> failed;
-  size_t next = 0, done = 0;
+  std::vector<sweep_cell> pool;
+  for (auto& c : cells) {
+    pool.push_back(as_sweep_cell(c, pool.size()));
+    auto dir = finished_cell(o.cache, pool.back());
+    if (!dir.empty() && !cached(c, o.cache))
+      fs::remove_all(dir);
+  }
+  auto launch = [&](const sweep_cell& c, const std::string& out_dir, const std::string& log) -> pid_t {
+    std::vector<std::string> args{o.self, "--deep-run", c.name, "--deep-out", out_dir, "--seeds", seeds_arg(o.seeds)};
+    std::vector<char*> argv;
+    for (auto& a : args)
+      argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 2, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = 0;
+    int rc = posix_spawn(&pid, o.self.c_str(), &files, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&files);
+    return rc == 0 ? pid : -1;
+  };
   auto t0 = std::chrono::steady_clock::now();
-  while (next < todo.size() || !running.empty()) {
-    while (next < todo.size() && static_cast<int>(running.size()) < std::max(1, o.jobs)) {
-      std::vector<std::string> args{o.self, "--deep-run", todo[next]->id, "--cache", o.cache, "--seeds", seeds_arg(o.seeds)};
-      std::vector<char*> argv;
-      for (auto& a : args)
-        argv.push_back(a.data());
-      argv.push_back(nullptr);
-      pid_t pid = 0;
-      if (posix_spawn(&pid, o.self.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
-        throw std::runtime_error("cannot start " + o.self);
-      running[pid] = todo[next++]->id;
+  auto outcomes = run_sweep_cells(o.cache, pool, o.jobs, launch, [&](const sweep_progress& p, const cell_outcome* e) {
+    if (!e) {
+      if (p.done + p.failed + p.running == 0)
+        std::fprintf(stderr, "fidelity deep: %zu of %zu cells to run, %d at once\n", p.total - p.skipped, p.total, o.jobs);
+      return;
     }
-    int status = 0;
-    pid_t pid = waitpid(-1, &status, 0);
-    if (pid < 0)
-      throw std::runtime_error("waitpid failed");
-    auto it = running.find(pid);
-    if (it == running.end())
-      continue;
-    ++done;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      failed.push_back(it->second);
-    std::fprintf(stderr, "fidelity deep: [%zu/%zu] %s %s (%.0f s in)\n", done, todo.size(), it->second.c_str(),
-                 failed.empty() || failed.back() != it->second ? "done" : "FAILED",
+    std::fprintf(stderr, "fidelity deep: [%zu/%zu] %s %s (%.0f s in)\n", p.done + p.failed, p.total - p.skipped,
+                 e->cell->name.c_str(), e->ok ? "done" : ("FAILED: " + e->error).c_str(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    running.erase(it);
-  }
-  if (!failed.empty()) {
-    std::string names;
-    for (auto& f : failed)
-      names += " " + f;
-    throw std::runtime_error("cells failed:" + names);
-  }
+  });
+  std::string failed;
+  for (auto& e : outcomes)
+    if (!e.ok)
+      failed += " " + e.cell->name;
+  if (!failed.empty())
+    throw std::runtime_error("cells failed (their stderr.txt is in " + o.cache + "/cells/ID.partial):" + failed);
 }
 
 // -- the figures ----------------------------------------------------------------
@@ -306,21 +312,17 @@ std::string detail_tables(const results& r, const std::vector<uint64_t>& seeds) 
 
 }  // namespace
 
-int deep_run_cell(const std::string& id, const deep_options& o) {
+int deep_run_cell(const std::string& id, const std::string& out_dir, const deep_options& o) {
   for (auto& c : plan(o.seeds)) {
     if (c.id != id)
       continue;
-    auto final_dir = o.cache + "/" + id, partial = final_dir + ".partial";
-    fs::remove_all(partial);
     auto cfg = c.cfg;
-    cfg.out_dir = partial;
+    cfg.out_dir = out_dir;
     auto t0 = std::chrono::steady_clock::now();
     auto r = train(cfg);
     auto p = current_provenance(describe(c.cfg), cfg);
     p.label = id;
-    write_provenance(partial, p);
-    fs::remove_all(final_dir);
-    fs::rename(partial, final_dir);  // a folder under its own name is complete
+    write_provenance(out_dir, p);
     std::fprintf(stderr, "fidelity deep: %s: accuracy %.4f, %.0f s\n", id.c_str(), r.summary.final_accuracy,
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     return 0;
@@ -331,7 +333,7 @@ int deep_run_cell(const std::string& id, const deep_options& o) {
 
 std::string deep_section(const deep_options& o) {
   auto cells = plan(o.seeds);
-  fs::create_directories(o.cache);
+  fs::create_directories(o.cache + "/cells");
   run_missing(cells, o);
   results r;
   for (auto& c : cells) {

@@ -6,8 +6,9 @@
 // better, the same or worse on the deeper model.
 //
 // Each run is one cell, run in a child process (`bench_fidelity --deep-run
-// ID`), up to `jobs` at once, into `cache`/ID: a cell whose folder is there
-// and was made by the same job is not run again, so a stopped run resumes.
+// ID`) by the sweep's pool (runtime/sweep.hpp), up to `jobs` at once, into
+// `cache`/cells/ID: a cell whose folder is there and was made by the same job
+// is not run again, so a stopped run resumes.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@ struct deep_options {
 /// std::runtime_error naming the cells that failed.
 std::string deep_section(const deep_options& o);
 
-/// What a child does: runs the cell `id` into o.cache/id. Returns 0 on success.
-int deep_run_cell(const std::string& id, const deep_options& o);
+/// What a child does: runs the cell `id` into `out_dir`. Returns 0 on success.
+int deep_run_cell(const std::string& id, const std::string& out_dir, const deep_options& o);
 
 }  // namespace syncpoint::bench
