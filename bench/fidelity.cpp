@@ -28,7 +28,6 @@
 
 using namespace syncpoint;
 using bench::cell;
-using bench::spread;
 
 namespace {
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "runtime/job.hpp"
+#include "runtime/spread.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -12,26 +13,6 @@
 #include <vector>
 
 namespace syncpoint::bench {
-
-/// Values over seeds: mean, and the spread as min–max.
-struct spread {
-  std::vector<double> xs;
-  void add(double x) { xs.push_back(x); }
-  bool empty() const { return xs.empty(); }
-  double mean() const { return xs.empty() ? 0 : std::accumulate(xs.begin(), xs.end(), 0.0) / xs.size(); }
-  double lo() const { return xs.empty() ? 0 : *std::min_element(xs.begin(), xs.end()); }
-  double hi() const { return xs.empty() ? 0 : *std::max_element(xs.begin(), xs.end()); }
-  /// "0.8512" for one value, "0.8512 (0.8490–0.8530)" for several.
-  std::string str(const char* f) const {
-    char a[32], b[32], c[32];
-    std::snprintf(a, sizeof a, f, mean());
-    if (xs.size() < 2)
-      return a;
-    std::snprintf(b, sizeof b, f, lo());
-    std::snprintf(c, sizeof c, f, hi());
-    return std::string(a) + " (" + b + "–" + c + ")";
-  }
-};
 
 struct cell {
   std::string label;

@@ -1,11 +1,14 @@
 #include "cli/compare.hpp"
 
 #include "cli/report_html.hpp"
+#include "runtime/spread.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <optional>
 
 namespace syncpoint::cli {
 
@@ -16,7 +19,88 @@ std::string fmt(const char* format, double x) {
 }
 
 
+namespace {
+
+// Code points, not bytes: "–" is one column wide.
+size_t text_width(const std::string& s) {
+  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+}
+
+// Runs of one label (one per seed), in the order of their first run.
+std::vector<std::vector<const compared_run*>> by_label(const std::vector<compared_run>& runs) {
+  std::vector<std::vector<const compared_run*>> out;
+  for (auto& r : runs) {
+    auto it = std::find_if(out.begin(), out.end(), [&](auto& g) { return g.front()->label == r.label; });
+    if (it == out.end())
+      out.push_back({&r});
+    else
+      it->push_back(&r);
+  }
+  return out;
+}
+
+// The table over seeds: each figure as mean (min–max) over a protocol's runs.
+std::string seeds_table(const std::vector<std::vector<const compared_run*>>& groups, uint64_t equal_samples) {
+  using figure = std::function<std::optional<double>(const compared_run&)>;
+  struct column {
+    std::string head;
+    const char* format;
+    figure value;
+  };
+  std::vector<column> cols{
+    {"to target s", "%.2f", [](auto& r) { return r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt; }},
+    {"final acc", "%.4f", [](auto& r) { return std::optional(r.summary.final_accuracy); }},
+    {"acc@" + std::to_string(equal_samples), "%.4f", [](auto& r) { return r.acc_equal >= 0 ? std::optional(r.acc_equal) : std::nullopt; }},
+    {"samples/s", "%.1f", [](auto& r) { return std::optional(r.summary.samples_per_s); }},
+    {"compute", "%.3f", [](auto& r) { return std::optional(r.summary.mean_compute_ratio); }},
+    {"stale", "%.2f", [](auto& r) { return std::optional(r.summary.staleness_mean); }},
+  };
+  if (equal_samples == 0)
+    cols.erase(cols.begin() + 2);
+  std::vector<std::vector<std::string>> rows{{"protocol", "seeds"}};
+  for (auto& c : cols)
+    rows[0].push_back(c.head);
+  for (auto& g : groups) {
+    std::string seeds;
+    for (auto* r : g)
+      seeds += (seeds.empty() ? "" : ",") + std::to_string(r->summary.seed);
+    rows.push_back({g.front()->label, seeds});
+    for (auto& c : cols) {
+      spread v;
+      for (auto* r : g)
+        v.add(failed_run(r->summary) ? std::nullopt : c.value(*r));
+      std::string text = v.empty() ? (&c == &cols.front() ? "not reached" : "-") : v.str(c.format);
+      if (!v.empty() && v.missing > 0)
+        text += ", " + std::to_string(v.n()) + " of " + std::to_string(g.size());
+      rows.back().push_back(text);
+    }
+  }
+  std::vector<size_t> width(rows[0].size(), 0);
+  for (auto& row : rows)
+    for (size_t j = 0; j < row.size(); ++j)
+      width[j] = std::max(width[j], text_width(row[j]));
+  std::string out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    for (size_t j = 0; j < rows[i].size(); ++j) {
+      std::string gap(width[j] - text_width(rows[i][j]), ' ');
+      out += "| " + (j < 2 ? rows[i][j] + gap : gap + rows[i][j]) + " ";
+    }
+    out += "|\n";
+    if (i == 0) {
+      for (size_t j = 0; j < width.size(); ++j)
+        out += "|" + std::string(width[j] + 2, '-');
+      out += "|\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string comparison_table(const std::vector<compared_run>& runs, uint64_t equal_samples) {
+  auto groups = by_label(runs);
+  if (groups.size() < runs.size())
+    return seeds_table(groups, equal_samples);
   bool show_lr = std::any_of(runs.begin(), runs.end(), [&](auto& r) { return r.lr != runs.front().lr; });
   bool show_stop = std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.stopped_by.empty(); });
   std::string eq_head = "acc@" + std::to_string(equal_samples);
@@ -73,9 +157,13 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs,
     return;
   auto& first = runs.front().summary;
   std::ofstream md(dir + "/comparison.md");
+  std::string seeds;
+  for (auto& r : runs)
+    if (r.label == runs.front().label)
+      seeds += (seeds.empty() ? "" : ", ") + std::to_string(r.summary.seed);
   md << "# Protocol comparison\n\n"
      << "model " << first.model << ", " << first.workers << " workers, " << first.clock
-     << " clock, seed " << first.seed << ", straggler '" << first.straggler << "'";
+     << " clock, seed" << (seeds.find(',') == std::string::npos ? " " : "s ") << seeds << ", straggler '" << first.straggler << "'";
   if (first.target_accuracy > 0)
     md << ", target accuracy " << first.target_accuracy;
   md << "\n\n";
@@ -84,8 +172,11 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs,
   if (!grid.empty())
     md << "Every protocol at every learning rate:\n\n" << comparison_table(grid, equal_samples)
        << "\nEach protocol at its best learning rate (soonest to the target, else most accurate):\n\n";
-  md << comparison_table(runs, equal_samples) << "\n"
-     << "stopped at = what ended the run (target or the time cap) and when; final acc = accuracy when"
+  md << comparison_table(runs, equal_samples) << "\n";
+  if (seeds.find(',') != std::string::npos)
+    md << "Each figure is the mean over the seeds and, in brackets, the lowest and highest; \"2 of 3\" = the"
+          " figure exists for 2 seeds of 3 (the others did not reach the target).\n";
+  md << "stopped at = what ended the run (target or the time cap) and when; final acc = accuracy when"
         " it stopped (at the cap for runs the cap stopped); compute = mean compute ratio (compute time /"
         " run time); wait s = waiting summed over workers; stale = mean staleness of applied gradients.\n";
 

@@ -3,6 +3,7 @@
 #include "cli/options.hpp"
 #include "runtime/job.hpp"
 #include "runtime/run_files.hpp"
+#include "runtime/spread.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -17,10 +18,11 @@ namespace {
 double reference_epochs(const job_config& base) { return base.epochs > 0 ? base.epochs : 1; }
 
 // One protocol at one lr under the stop rule: no sample budget, the cap, the target.
-compared_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr,
+compared_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr, uint64_t seed,
                              const comparison& c, bool tuning, std::vector<std::string>& failures) {
   auto cfg = plan.base;
   cfg.protocol = protocol;
+  cfg.seed = seed;
   cfg.protocol_opts = options_of(plan.base, protocol);  // each protocol gets its own options
   cfg.lr = lr;
   cfg.epochs = 0;
@@ -33,11 +35,12 @@ compared_run run_under_rule(const comparison_plan& plan, const std::string& prot
     cfg.lr_epochs = reference_epochs(plan.base);
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
-    cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "");
+    cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "") +
+                  (plan.seeds.empty() ? "" : "-seed" + std::to_string(seed));
   compared_run out;
   out.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + fmt("%g", lr) : "");
   out.lr = lr;
-  auto whose = protocol + " (lr " + fmt("%g", lr) + "): ";
+  auto whose = protocol + " (lr " + fmt("%g", lr) + (plan.seeds.empty() ? "" : ", seed " + std::to_string(seed)) + "): ";
   run_result r;
   try {
     r = train(cfg, plan.on_progress);
@@ -46,6 +49,7 @@ compared_run run_under_rule(const comparison_plan& plan, const std::string& prot
     out.stopped_by = "failed";
     out.summary.protocol = protocol;
     out.summary.workers = cfg.workers;
+    out.summary.seed = seed;
     out.summary.lost = static_cast<uint64_t>(cfg.workers);  // failed_run() from here on
     return out;  // no folder: the page shows the runs that have one
   }
@@ -77,11 +81,37 @@ bool better_run(const run_summary& a, const run_summary& b) {
   return a.final_accuracy > b.final_accuracy;
 }
 
+bool better_runs(const std::vector<compared_run>& a, const std::vector<compared_run>& b) {
+  auto failed = [](auto& g) {
+    return static_cast<size_t>(std::count_if(g.begin(), g.end(), [](auto& r) { return failed_run(r.summary); }));
+  };
+  if (failed(a) != failed(b) || failed(a) == a.size())
+    return failed(a) < failed(b);
+  if (a.size() == 1 && b.size() == 1)
+    return better_run(a[0].summary, b[0].summary);
+  spread ta, tb, fa, fb;
+  for (auto& r : a) {
+    ta.add(r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt);
+    fa.add(r.summary.final_accuracy);
+  }
+  for (auto& r : b) {
+    tb.add(r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt);
+    fb.add(r.summary.final_accuracy);
+  }
+  if (ta.n() != tb.n())
+    return ta.n() > tb.n();
+  if (ta.n() > 0 && ta.mean() != tb.mean())
+    return ta.mean() < tb.mean();
+  return fa.mean() > fb.mean();
+}
+
 comparison run_comparison(const comparison_plan& plan) {
   comparison c;
   const auto& base = plan.base;
   std::vector<double> lrs = plan.lrs.empty() ? std::vector<double>{base.lr} : plan.lrs;
+  std::vector<uint64_t> seeds = plan.seeds.empty() ? std::vector<uint64_t>{base.seed} : plan.seeds;
   bool tuning = !plan.lrs.empty();
+  auto runs_total = static_cast<int>(plan.protocols.size() * lrs.size() * seeds.size());
 
   // The cap: given, or the reference's run time for the sample budget.
   if (base.max_time_s > 0) {
@@ -92,14 +122,16 @@ comparison run_comparison(const comparison_plan& plan) {
     cfg.protocol = plan.protocols.front();
     cfg.protocol_opts = options_of(base, cfg.protocol);
     cfg.epochs = reference_epochs(base);
+    cfg.seed = seeds.front();
     cfg.stop_at_target = false;
     cfg.out_dir.clear();
     if (plan.on_run)
-      plan.on_run(cfg.protocol + " (sets the time cap)", 0, static_cast<int>(plan.protocols.size() * lrs.size()));
+      plan.on_run(cfg.protocol + " (sets the time cap)", 0, runs_total);
     auto r = train(cfg, plan.on_progress);
     c.cap_s = r.summary.run_time_s;
     c.cap_source = cfg.protocol + "'s run time for " + fmt("%g", cfg.epochs) + " epoch" +
-                   (cfg.epochs == 1 ? "" : "s") + " at lr " + fmt("%g", base.lr);
+                   (cfg.epochs == 1 ? "" : "s") + " at lr " + fmt("%g", base.lr) +
+                   (seeds.size() > 1 ? ", seed " + std::to_string(cfg.seed) + ", for every seed" : "");
     if (failed_run(r.summary) || c.cap_s <= 0)
       throw std::runtime_error("the reference run (" + cfg.protocol +
                                ") failed, so there is no time cap; give one with --max-time");
@@ -111,21 +143,28 @@ comparison run_comparison(const comparison_plan& plan) {
   c.rule += "the time cap, " + fmt("%g", c.cap_s) + " s (" + c.cap_source +
             (c.cap_source == "--max-time" ? "" : "; --max-time sets it") + ")";
 
-  int total = static_cast<int>(plan.protocols.size() * lrs.size()), done = 0;
+  int done = 0;
   for (auto& p : plan.protocols) {
-    std::optional<compared_run> best;
+    std::optional<std::vector<compared_run>> best;
     for (double lr : lrs) {
-      if (plan.on_run)
-        plan.on_run(p + (tuning ? " lr=" + fmt("%g", lr) : ""), ++done, total);
-      auto r = run_under_rule(plan, p, lr, c, tuning, c.failures);
+      std::vector<compared_run> at_lr;  // one per seed
+      for (auto seed : seeds) {
+        if (plan.on_run)
+          plan.on_run(p + (tuning ? " lr=" + fmt("%g", lr) : "") +
+                        (plan.seeds.empty() ? "" : " seed " + std::to_string(seed)),
+                      ++done, runs_total);
+        at_lr.push_back(run_under_rule(plan, p, lr, seed, c, tuning, c.failures));
+      }
       if (tuning)
-        c.grid.push_back(r);
-      if (!best || (!failed_run(r.summary) && (failed_run(best->summary) || better_run(r.summary, best->summary))))
-        best = std::move(r);
+        c.grid.insert(c.grid.end(), at_lr.begin(), at_lr.end());
+      if (!best || better_runs(at_lr, *best))
+        best = std::move(at_lr);
     }
-    if (failed_run(best->summary))
-      c.failed.push_back(p);
-    c.runs.push_back(std::move(*best));
+    for (auto& r : *best) {
+      if (failed_run(r.summary))
+        c.failed.push_back(p + (plan.seeds.empty() ? "" : " seed " + std::to_string(r.summary.seed)));
+      c.runs.push_back(std::move(r));
+    }
   }
 
   std::vector<const run_summary*> reported;

@@ -21,6 +21,7 @@ struct comparison_plan {
   std::vector<std::string> protocols;  // the first is the reference for the default cap
   std::vector<double> lrs;             // --tune-lr; empty: the shared lr only
   bool run_to_cap = false;             // the target does not stop a run (still timed)
+  std::vector<uint64_t> seeds;         // --seeds: every run once per seed (empty: base.seed alone)
   std::string command;                 // recorded in each run's run.json
   /// Called before each run: its label, its number (1-based) and how many there are.
   std::function<void(const std::string&, int, int)> on_run;
@@ -33,19 +34,25 @@ struct comparison {
   std::string cap_source;              // how the cap was chosen, for the reader
   std::string rule;                    // the stop rule in words
   uint64_t equal_samples = 0;          // the fewest samples a reported run processed
-  std::vector<compared_run> runs;      // one per protocol (at its best lr when tuning)
-  std::vector<compared_run> grid;      // tuning: every protocol at every lr
+  std::vector<compared_run> runs;      // per protocol (at its best lr when tuning), one per seed
+  std::vector<compared_run> grid;      // tuning: every protocol at every lr, one per seed
   std::vector<std::string> failures;   // lines to print (lost workers, failed runs)
-  std::vector<std::string> failed;     // protocols whose reported run lost every worker
+  std::vector<std::string> failed;     // reported runs that lost every worker ("bsp", "bsp seed 2")
 };
 
 /// Runs the plan. The cap is --max-time when given; otherwise the reference
-/// (the first protocol at the shared lr) runs for --epochs (1 if unset), not
-/// stopping at the target, and its run time is the cap.
+/// (the first protocol at the shared lr, at the first seed) runs for --epochs
+/// (1 if unset), not stopping at the target, and its run time is the cap,
+/// shared by every seed.
 comparison run_comparison(const comparison_plan& plan);
 
 /// The better of two runs of one protocol: reached the target sooner; else
 /// (neither reached it) the higher final accuracy.
 bool better_run(const run_summary& a, const run_summary& b);
+
+/// The better of two sets of runs of one protocol, one run per seed: fewer
+/// failed; then more reached the target; then the lower mean time to it;
+/// then the higher mean final accuracy. For one run each, better_run.
+bool better_runs(const std::vector<compared_run>& a, const std::vector<compared_run>& b);
 
 }  // namespace syncpoint::cli

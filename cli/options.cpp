@@ -3,6 +3,7 @@
 #include "core/link_model.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -51,7 +52,8 @@ options::options(command c) {
   if (compare)
     g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)")
       .add(tune_lr_, "tune-lr", "run each protocol at each of these learning rates (e.g. 0.02,0.05,0.1) and report it at its best")
-      .add(run_to_cap, "run-to-cap", "the target does not stop a run; every run goes on to the time cap");
+      .add(run_to_cap, "run-to-cap", "the target does not stop a run; every run goes on to the time cap")
+      .add(seeds_, "seeds", "run every protocol once per seed (e.g. 1,2,3); the tables and the page show mean and min–max");
   else if (c != command::tune)  // tune-switch's protocol is sync-switch
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
   // Every option a registered protocol declares, typed as declared.
@@ -213,6 +215,22 @@ std::string options::parse_args(std::vector<std::string> args) {
     if (std::find(tune_lrs.begin(), tune_lrs.end(), lr) == tune_lrs.end())
       tune_lrs.push_back(lr);
   }
+  seeds.clear();
+  std::stringstream seed_list(seeds_);
+  while (std::getline(seed_list, item, ',')) {
+    if (item.empty())
+      continue;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long seed = std::strtoull(item.c_str(), &end, 10);
+    if (*end != '\0' || item[0] == '-' || errno == ERANGE)
+      return "--seeds: '" + item + "' is not a seed (expected a list of whole numbers like 1,2,3)";
+    if (std::find(seeds.begin(), seeds.end(), seed) != seeds.end())
+      return "--seeds names " + item + " twice";
+    seeds.push_back(seed);
+  }
+  if (!seeds_.empty() && seeds.empty())
+    return "--seeds names no seed (expected a list like 1,2,3)";
   return {};
 }
 

@@ -32,6 +32,7 @@ class options : public cli_config {
   std::vector<std::string> protocols;  // compare only
   std::vector<double> tune_lrs;        // compare only: --tune-lr (empty: the shared --lr only)
   bool run_to_cap = false;             // compare only
+  std::vector<uint64_t> seeds;         // compare only: --seeds (empty: --seed alone)
   std::string head;                    // submit only: HOST:PORT
   std::string token, token_file;       // submit only: the cluster's token
   bool tls = false;                    // submit only: --tls --cert --key --ca
@@ -56,6 +57,7 @@ class options : public cli_config {
   std::string bandwidth_;
   std::string iter_cost_;
   std::string tune_lr_;
+  std::string seeds_;
   std::string milestones_;
 };
 

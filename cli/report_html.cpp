@@ -54,7 +54,8 @@ const char* const css =
   ".verdict li{margin:3px 0}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
   "th,td{padding:4px 9px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}"
   "th{background:#fafafa;border-bottom:2px solid #ccc}td:first-child,th:first-child{text-align:left}"
-  "td.best{font-weight:bold;background:#e3f1df}.swatch{display:inline-block;width:11px;height:11px;"
+  "td.best{font-weight:bold;background:#e3f1df}td small.range{display:block;color:#666;font-weight:normal;font-size:11px}"
+  "table.seeded{font-size:12px}table.seeded th,table.seeded td{padding:3px 6px}.swatch{display:inline-block;width:11px;height:11px;"
   "margin-right:6px;vertical-align:-1px;border-radius:2px}.charts{display:flex;flex-wrap:wrap;gap:12px}"
   ".charts svg{display:block}"
   "code,pre{background:#f6f6f6;border-radius:3px}pre{padding:8px 12px;white-space:pre-wrap;"
@@ -71,13 +72,10 @@ struct point {
   double x, y;
 };
 
-// The evaluations and the final one, as (x, accuracy).
 std::vector<point> curve(const run_summary& s, bool by_samples) {
   std::vector<point> out;
-  for (auto& e : s.evals)
-    out.push_back({by_samples ? static_cast<double>(e.samples) : e.t_s, e.accuracy});
-  if (s.samples > 0)
-    out.push_back({by_samples ? static_cast<double>(s.samples) : s.run_time_s, s.final_accuracy});
+  for (auto& [x, a] : accuracy_curve(s, by_samples))
+    out.push_back({x, a});
   return out;
 }
 
@@ -138,7 +136,8 @@ std::string axes(const frame& f, const std::vector<double>& y_ticks, Y y, const 
          "' text-anchor='middle' fill='#333'>" + (by_samples ? "samples" : "time (s, run clock)") + "</text>";
 }
 
-std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples, int width) {
+std::string accuracy_chart(const std::vector<series>& all, const std::vector<run_record>& runs, bool by_samples,
+                           int width) {
   const double W = width, H = 330, L = 56, R = 28, T = 14, B = 40;
   double x_max = x_extent(runs, by_samples), a_min = 1, a_max = 0;
   for (auto& r : runs)
@@ -175,7 +174,7 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
   auto x = [&](double v) { return L + (W - L - R) * v / x_max; };
   auto y = [&](double a) { return H - B - (H - B - T) * (a - a_min) / (a_max - a_min); };
   std::string clip = by_samples ? "clip-samples" : "clip-time";
-  std::string svg = "<svg class='chart' data-series='" + std::to_string(runs.size()) + "' width='" +
+  std::string svg = "<svg class='chart' data-series='" + std::to_string(all.size()) + "' width='" +
                     fmt("%.0f", W) + "' height='" + fmt("%.0f", H) +
                     "' xmlns='http://www.w3.org/2000/svg' font-size='11'><defs><clipPath id='" + clip +
                     "'><rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T - 5) + "' width='" +
@@ -191,24 +190,48 @@ std::string accuracy_chart(const std::vector<run_record>& runs, bool by_samples,
            "' y2='" + fmt("%.1f", y(target)) + "' stroke='#777' stroke-dasharray='5 4'/><text x='" +
            fmt("%.0f", L + 6) + "' y='" + fmt("%.1f", y(target) - 4) + "' fill='#555'>target " +
            fmt("%.3g", target) + "</text>";
-  for (size_t i = 0; i < runs.size(); ++i) {
+  auto polyline = [&](const std::vector<point>& c) {
     std::string pts;
-    auto c = curve(runs[i].summary, by_samples);
     for (auto& p : c)
       pts += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.y)) + " ";
-    svg += "<polyline class='series' fill='none' stroke='" + std::string(series_color(i)) +
-           "' stroke-width='2' stroke-linejoin='round' points='" + pts + "'><title>" +
-           escape_html(runs[i].provenance.label) + "</title></polyline>";
-    if (!c.empty())  // where the run stopped
-      svg += "<circle cx='" + fmt("%.1f", x(c.back().x)) + "' cy='" + fmt("%.1f", y(c.back().y)) +
-             "' r='3.5' fill='" + series_color(i) + "'/>";
+    return pts;
+  };
+  for (size_t i = 0; i < all.size(); ++i) {
+    std::string color = series_color(i), title = "<title>" + escape_html(all[i].label()) + "</title>";
+    if (all[i].seeded()) {  // each seed thin and pale, the mean bold over the band where every seed has data
+      for (auto* r : all[i].runs)
+        svg += "<polyline class='seed' fill='none' stroke='" + color + "' stroke-opacity='0.2' stroke-width='0.8' points='" +
+               polyline(curve(r->summary, by_samples)) + "'><title>" + escape_html(all[i].label()) + " seed " +
+               std::to_string(r->summary.seed) + "</title></polyline>";
+      auto band = accuracy_band(all[i], by_samples);
+      std::vector<point> upper, lower, mean;
+      for (auto& b : band) {
+        upper.push_back({b.x, b.hi});
+        lower.insert(lower.begin(), {b.x, b.lo});
+        mean.push_back({b.x, b.mean});
+      }
+      upper.insert(upper.end(), lower.begin(), lower.end());
+      svg += "<polygon class='band' fill='" + color + "' fill-opacity='0.12' stroke='none' points='" + polyline(upper) +
+             "'/><polyline class='series' fill='none' stroke='" + color +
+             "' stroke-width='2.5' stroke-linejoin='round' points='" + polyline(mean) + "'>" + title + "</polyline>";
+    } else {
+      svg += "<polyline class='series' fill='none' stroke='" + color +
+             "' stroke-width='2' stroke-linejoin='round' points='" + polyline(curve(all[i].first().summary, by_samples)) +
+             "'>" + title + "</polyline>";
+    }
+    for (auto* r : all[i].runs) {  // where each run stopped
+      auto c = curve(r->summary, by_samples);
+      if (!c.empty())
+        svg += "<circle cx='" + fmt("%.1f", x(c.back().x)) + "' cy='" + fmt("%.1f", y(c.back().y)) + "' r='" +
+               (all[i].seeded() ? "2.5" : "3.5") + "' fill='" + color + "'/>";
+    }
   }
   return svg + "</g></svg>";
 }
 
 // The learning rate under the accuracy chart, on the same x axis (same width
 // and margins), from 0 to the highest rate.
-std::string lr_chart(const std::vector<run_record>& runs, bool by_samples, int width) {
+std::string lr_chart(const std::vector<series>& all, const std::vector<run_record>& runs, bool by_samples, int width) {
   const double W = width, H = 150, L = 56, R = 28, T = 10, B = 34;
   double x_max = x_extent(runs, by_samples), lr_max = 0;
   for (auto& r : runs)
@@ -220,13 +243,13 @@ std::string lr_chart(const std::vector<run_record>& runs, bool by_samples, int w
   double top = std::max(lr_max * 1.05, ticks.empty() ? 0 : ticks.back());
   auto x = [&](double v) { return L + (W - L - R) * v / x_max; };
   auto y = [&](double v) { return H - B - (H - B - T) * v / top; };
-  std::string svg = "<svg class='chart lr' data-series='" + std::to_string(runs.size()) + "' width='" +
+  std::string svg = "<svg class='chart lr' data-series='" + std::to_string(all.size()) + "' width='" +
                     fmt("%.0f", W) + "' height='" + fmt("%.0f", H) + "' xmlns='http://www.w3.org/2000/svg' font-size='11'>" +
                     axes({W, H, L, R, T, B}, ticks, y, "%g", x_max, by_samples) + "<text transform='translate(14," +
                     fmt("%.0f", (T + H - B) / 2) + ") rotate(-90)' text-anchor='middle' fill='#333'>lr</text>";
   // Later runs are drawn thinner on top, so that equal schedules stay visible as one line.
-  for (size_t i = 0; i < runs.size(); ++i) {
-    auto steps = lr_steps(runs[i], by_samples);
+  for (size_t i = 0; i < all.size(); ++i) {  // a series' seeds share a schedule by samples: its first stands for it
+    auto steps = lr_steps(all[i].first(), by_samples);
     if (steps.empty())
       continue;
     std::string pts;
@@ -237,17 +260,17 @@ std::string lr_chart(const std::vector<run_record>& runs, bool by_samples, int w
     }
     double w = std::max(1.0, 3.0 - 0.5 * static_cast<double>(i));
     svg += "<polyline class='series' fill='none' stroke='" + std::string(series_color(i)) + "' stroke-width='" +
-           fmt("%g", w) + "' points='" + pts + "'><title>" + escape_html(runs[i].provenance.label) +
+           fmt("%g", w) + "' points='" + pts + "'><title>" + escape_html(all[i].label()) +
            "</title></polyline>";
   }
   return svg + "</svg>";
 }
 
-std::string legend(const std::vector<run_record>& runs) {
+std::string legend(const std::vector<series>& all) {
   std::string out = "<p class='legend'>";
-  for (size_t i = 0; i < runs.size(); ++i)
+  for (size_t i = 0; i < all.size(); ++i)
     out += "<span><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
-           escape_html(runs[i].provenance.label) + "</span>";
+           escape_html(all[i].label()) + "</span>";
   return out + "</p>";
 }
 
@@ -256,58 +279,105 @@ std::string legend(const std::vector<run_record>& runs) {
 struct column {
   std::string head;
   std::function<double(const run_record&)> value;  // NaN: no figure
-  std::function<std::string(const run_record&, double)> show;
+  const char* format;
   int best = 0;  // +1 highest is best, -1 lowest, 0 no mark
+  std::function<std::string(const run_record&, double)> show = nullptr;  // a run alone; default: format
+  std::function<std::string(const series&)> show_seeds = nullptr;       // several seeds; default: mean (min–max)
 };
 
-std::string table(const std::vector<run_record>& runs) {
+// How the runs of a series stopped: "target 2, cap 1".
+std::string stops_of(const series& s) {
+  std::vector<std::pair<std::string, int>> counts;
+  for (auto* r : s.runs) {
+    auto it = std::find_if(counts.begin(), counts.end(), [&](auto& c) { return c.first == r->provenance.stopped_by; });
+    if (it == counts.end())
+      counts.push_back({r->provenance.stopped_by, 1});
+    else
+      ++it->second;
+  }
+  std::string out;
+  for (auto& [how, n] : counts)
+    out += (out.empty() ? "" : ", ") + (how.empty() ? std::string("budget") : how) + " ×" + std::to_string(n);
+  return out;
+}
+
+std::string table(const std::vector<series>& all, const std::vector<run_record>& runs) {
   const double nan = std::nan("");
   uint64_t n_eq = equal_samples(runs);
   bool lrs_differ = std::any_of(runs.begin(), runs.end(), [&](auto& r) { return r.summary.lr != runs[0].summary.lr; });
   bool stops = std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.provenance.stopped_by.empty(); });
-  auto fixed = [](const char* f) { return [f](const run_record&, double v) { return fmt(f, v); }; };
   bool targets = std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.summary.target_accuracy > 0; });
+  bool seeded = std::any_of(all.begin(), all.end(), [](auto& s) { return s.seeded(); });
   std::vector<column> cols;
   if (lrs_differ)
-    cols.push_back({"lr", [](auto& r) { return r.summary.lr; }, fixed("%g"), 0});
+    cols.push_back({"lr", [](auto& r) { return r.summary.lr; }, "%g", 0});
   if (targets)
     cols.push_back({"to target s", [&](auto& r) { return r.summary.time_to_target_s >= 0 ? r.summary.time_to_target_s : nan; },
-                  fixed("%.2f"), -1});
+                    "%.2f", -1});
   if (stops)
-    cols.push_back({"stopped", [](auto& r) { return r.summary.run_time_s; },
-                    [](auto& r, double v) { return r.provenance.stopped_by + (r.provenance.stopped_by == "failed" ? "" : " at " + fmt("%.2f", v) + " s"); }, 0});
-  cols.push_back({"final acc", [](auto& r) { return r.summary.final_accuracy; }, fixed("%.4f"), +1});
+    cols.push_back({"stopped", [](auto& r) { return r.summary.run_time_s; }, "%.2f", 0, [](auto& r, double v) {
+                      return r.provenance.stopped_by + (r.provenance.stopped_by == "failed" ? "" : " at " + fmt("%.2f", v) + " s");
+                    }, stops_of});
+  cols.push_back({"final acc", [](auto& r) { return r.summary.final_accuracy; }, "%.4f", +1});
   cols.push_back({"acc@" + with_commas(n_eq), [&](auto& r) { double a = accuracy_at_samples(r.summary, n_eq); return a >= 0 ? a : nan; },
-                  fixed("%.4f"), +1});
-  cols.push_back({"run time s", [](auto& r) { return r.summary.run_time_s; }, fixed("%.2f"), 0});
-  cols.push_back({"samples", [](auto& r) { return static_cast<double>(r.summary.samples); },
-                  [](auto&, double v) { return with_commas(static_cast<uint64_t>(v)); }, 0});
-  cols.push_back({"samples/s", [](auto& r) { return r.summary.samples_per_s; }, fixed("%.1f"), +1});
-  cols.push_back({"compute ratio", [](auto& r) { return r.summary.mean_compute_ratio; }, fixed("%.3f"), +1});
-  cols.push_back({"wait s", [](auto& r) { return total_wait_s(r.summary); }, fixed("%.2f"), -1});
-  cols.push_back({"staleness", [](auto& r) { return r.summary.staleness_mean; }, fixed("%.2f"), -1});
-  cols.push_back({"barriers", [](auto& r) { return static_cast<double>(r.summary.barriers); }, fixed("%.0f"), -1});
+                  "%.4f", +1});
+  cols.push_back({"run time s", [](auto& r) { return r.summary.run_time_s; }, "%.2f", 0});
+  cols.push_back({"samples", [](auto& r) { return static_cast<double>(r.summary.samples); }, "%.0f", 0,
+                  [](auto&, double v) { return with_commas(static_cast<uint64_t>(v)); }});
+  cols.push_back({"samples/s", [](auto& r) { return r.summary.samples_per_s; }, "%.1f", +1});
+  cols.push_back({"compute ratio", [](auto& r) { return r.summary.mean_compute_ratio; }, "%.3f", +1});
+  cols.push_back({"wait s", [](auto& r) { return total_wait_s(r.summary); }, "%.2f", -1});
+  cols.push_back({"staleness", [](auto& r) { return r.summary.staleness_mean; }, "%.2f", -1});
+  cols.push_back({"barriers", [](auto& r) { return static_cast<double>(r.summary.barriers); }, "%.0f", -1});
 
-  std::string out = "<table class='comparison'><thead><tr><th>protocol</th>";
+  // A column's figure over a series; the mean counts for the best mark only when
+  // every run has the figure and none failed.
+  auto figure = [&](const series& s, const column& c) {
+    return s.over([&](const run_record& r) -> std::optional<double> {
+      double v = c.value(r);
+      return std::isnan(v) ? std::nullopt : std::optional(v);
+    });
+  };
+  auto rankable = [&](const series& s, const spread& v) {
+    return !v.empty() && v.missing == 0 &&
+           std::none_of(s.runs.begin(), s.runs.end(), [](auto* r) { return failed_run(r->summary); });
+  };
+  std::string out = std::string(seeded ? "<table class='comparison seeded'>" : "<table class='comparison'>") +
+                    "<thead><tr><th>protocol</th>" + (seeded ? "<th>seeds</th>" : "");
   for (auto& c : cols)
     out += "<th>" + escape_html(c.head) + "</th>";
   out += "</tr></thead><tbody>";
   std::vector<double> best(cols.size(), nan);
   for (size_t j = 0; j < cols.size(); ++j)
-    for (auto& r : runs) {
-      double v = failed_run(r.summary) ? nan : cols[j].value(r);
-      if (cols[j].best != 0 && !std::isnan(v) && (std::isnan(best[j]) || (cols[j].best > 0 ? v > best[j] : v < best[j])))
-        best[j] = v;
+    for (auto& s : all) {
+      auto v = figure(s, cols[j]);
+      if (cols[j].best != 0 && rankable(s, v) &&
+          (std::isnan(best[j]) || (cols[j].best > 0 ? v.mean() > best[j] : v.mean() < best[j])))
+        best[j] = v.mean();
     }
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    auto& s = all[i];
     out += "<tr><td><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
-           escape_html(runs[i].provenance.label) + "</td>";
+           escape_html(s.label()) + "</td>" + (seeded ? "<td>" + escape_html(s.seeds()) + "</td>" : "");
     for (size_t j = 0; j < cols.size(); ++j) {
-      double v = cols[j].value(runs[i]);
-      bool mark = cols[j].best != 0 && runs.size() > 1 && !std::isnan(v) && v == best[j] && !failed_run(runs[i].summary);
+      auto v = figure(s, cols[j]);
+      bool mark = cols[j].best != 0 && all.size() > 1 && rankable(s, v) && v.mean() == best[j];
       bool target_col = targets && j == (lrs_differ ? 1u : 0u);
-      out += std::string(mark ? "<td class='best'>" : "<td>") +
-             (std::isnan(v) ? (target_col ? "not reached" : "-") : escape_html(cols[j].show(runs[i], v))) + "</td>";
+      auto number = [&](double x) { return cols[j].show ? cols[j].show(s.first(), x) : fmt(cols[j].format, x); };
+      std::string html;  // over seeds: the mean, and under it the range (and how many seeds have the figure)
+      if (v.empty())
+        html = target_col ? "not reached" : "-";
+      else if (!s.seeded())
+        html = escape_html(number(v.mean()));
+      else if (cols[j].show_seeds)
+        html = escape_html(cols[j].show_seeds(s));
+      else
+        html = escape_html(number(v.mean())) + "<small class='range'>" +
+               escape_html(v.n() > 1 ? number(v.lo()) + "–" + number(v.hi()) : "") +
+               (v.missing > 0 ? (v.n() > 1 ? ", " : "") + std::to_string(v.n()) + " of " + std::to_string(s.runs.size())
+                              : "") +
+               "</small>";
+      out += std::string(mark ? "<td class='best'>" : "<td>") + html + "</td>";
     }
     out += "</tr>";
   }
@@ -361,27 +431,40 @@ std::string report_html(const std::vector<run_record>& runs) {
     return r.summary.model == s0.model && r.summary.workers == s0.workers && r.summary.clock == s0.clock &&
            r.summary.straggler == s0.straggler;
   });
+  auto all = by_seed(runs);
+  bool seeded = std::any_of(all.begin(), all.end(), [](auto& s) { return s.seeded(); });
   page += "<p class='sub'>" + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") +
+          (seeded ? " (" + std::to_string(all.size()) + " set" + (all.size() == 1 ? "" : "s") + " of seeds)" : "") +
           (alike ? " of " + escape_html(s0.model) + " with " + std::to_string(s0.workers) + " workers on the " +
                      escape_html(s0.clock) + " clock" +
                      (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler))
                  : std::string(" whose model, workers, clock or stragglers differ (see Settings)")) +
           "</p>";
-  page += "<h2>Who won, and why</h2>" + verdict(runs);
-  page += "<h2>Comparison</h2>" + table(runs) +
+  page += "<h2>Who won, and why</h2>" + verdict(all);
+  page += "<h2>Comparison</h2>" + table(all, runs) +
           "<p class='note'>Best figure of each column in bold on green. to target = first evaluation at or above "
           "the target; stopped = what ended the run (target or the shared time cap) and when; final acc = "
           "accuracy of the model at the stop; acc@N = accuracy after N samples, the fewest any run processed "
           "(interpolated between evaluations); compute ratio = mean over workers of compute time / run time; "
           "wait s = waiting summed over workers; staleness = mean updates between a gradient's weights and "
-          "its application.</p>";
+          "its application." +
+          (seeded ? std::string(" Over seeds, each figure is the mean and, under it, the lowest and highest; "
+                                "\"2 of 3\" = the figure exists for 2 of 3 seeds (the others did not reach the target), "
+                                "and the mean is over those; a column's best is marked among the protocols that have "
+                                "it on every seed.")
+                  : "") +
+          "</p>";
   bool lr = scheduled(runs);
   auto column = [&](bool by_samples) {
-    return accuracy_chart(runs, by_samples, page_w / 2 - 8) + (lr ? lr_chart(runs, by_samples, page_w / 2 - 8) : "");
+    return accuracy_chart(all, runs, by_samples, page_w / 2 - 8) + (lr ? lr_chart(all, runs, by_samples, page_w / 2 - 8) : "");
   };
-  page += std::string("<h2>Test accuracy") + (lr ? " and learning rate" : "") + "</h2>" + legend(runs) +
+  page += std::string("<h2>Test accuracy") + (lr ? " and learning rate" : "") + "</h2>" + legend(all) +
           "<div class='charts'><div><h3>against time</h3>" + column(false) + "</div><div><h3>against samples</h3>" +
           column(true) + "</div></div><p class='note'>A dot marks each run's end, at its final evaluation." +
+          (seeded ? " Over seeds, the bold line is the mean and the shaded band the lowest to highest accuracy, "
+                    "drawn where every seed has data (to the earliest end); each seed's own run is the pale line "
+                    "under it."
+                  : "") +
           (lr ? " Below each chart, the learning rate the PS applied, as the trace records it (its first update, "
                 "then each move of 1% of the base rate); every protocol meets the same rate at the same sample "
                 "count: against samples the rates coincide, against time each run follows its own speed."
@@ -397,10 +480,15 @@ std::string report_html(const std::vector<run_record>& runs) {
           "<i class='swatch' style='background:#7b3294'></i>protocol switch</span></p><p class='note'>One row per "
           "worker, on a shared time axis; each of the 250 columns shows the shares of its time slice. Ticks above "
           "the rows mark barriers (taller: more in that slice). The black line is the run's end.</p>";
-  for (size_t i = 0; i < runs.size(); ++i)
+  if (seeded)
+    page += "<p class='note'>Over seeds, the timeline of each protocol's first seed; the others are in their run "
+            "folders (<code>syncpoint report FOLDER</code>).</p>";
+  for (size_t i = 0; i < all.size(); ++i)
     page += "<h3><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
-            escape_html(runs[i].provenance.label) + "</h3>" + timeline_svg(runs[i], t_max, page_w);
-  page += "<h2>Settings</h2>" + settings(runs);
+            escape_html(all[i].label()) +
+            (all[i].seeded() ? " <small>seed " + std::to_string(all[i].first().summary.seed) + "</small>" : "") +
+            "</h3>" + timeline_svg(all[i].first(), t_max, page_w);
+  page += "<h2>Settings</h2>" + settings(all);
   page += "<h2>How these runs were made</h2>" + provenance(runs);
   return page + "</body></html>\n";
 }

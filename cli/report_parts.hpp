@@ -4,12 +4,42 @@
 #pragma once
 
 #include "runtime/run_files.hpp"
+#include "runtime/spread.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace syncpoint::cli::report_parts {
+
+/// Runs that differ only in their seed, shown as one: a line with a band,
+/// table cells as mean (min–max). A run with no such twins is a series of one.
+struct series {
+  std::vector<const run_record*> runs;  // one per seed, in the order given
+  const run_record& first() const { return *runs.front(); }
+  const std::string& label() const { return first().provenance.label; }
+  bool seeded() const { return runs.size() > 1; }
+  /// A figure over the runs (nullopt: the run has none, e.g. no target reached).
+  spread over(const std::function<std::optional<double>(const run_record&)>& figure) const;
+  /// "1, 2, 3".
+  std::string seeds() const;
+};
+
+/// `runs` grouped into series, in the order of each series' first run.
+std::vector<series> by_seed(const std::vector<run_record>& runs);
+
+/// A series' accuracy curve (against time or samples) as mean and min–max
+/// over its runs, where every run has data: from the latest first
+/// evaluation to the earliest end, at every run's evaluation times.
+struct band_point {
+  double x, mean, lo, hi;
+};
+std::vector<band_point> accuracy_band(const series& s, bool by_samples);
+
+/// The evaluations and the final one, as (x, accuracy).
+std::vector<std::pair<double, double>> accuracy_curve(const run_summary& s, bool by_samples);
 
 std::string with_commas(uint64_t v);
 /// The fewest samples any run that did not fail processed.
@@ -17,10 +47,12 @@ uint64_t equal_samples(const std::vector<run_record>& runs);
 /// The target every run had (0 when none had one, or they differ).
 double shared_target(const std::vector<run_record>& runs);
 
-/// Who won on each count, why, and what each run spent its time on.
-std::string verdict(const std::vector<run_record>& runs);
-/// The settings all runs share, and a table of those that differ.
-std::string settings(const std::vector<run_record>& runs);
+/// Who won on each count, why, and what each run spent its time on; over
+/// seeds, by the means, saying when a difference is within the spread.
+std::string verdict(const std::vector<series>& all);
+/// The settings all runs share, and a table of those that differ (one row
+/// per series: the seed column lists its seeds).
+std::string settings(const std::vector<series>& all);
 /// The command(s), versions, machine and run folders.
 std::string provenance(const std::vector<run_record>& runs);
 

@@ -32,92 +32,199 @@ double share_of_worker_time(const run_summary& s, double seconds) {
   return t > 0 ? seconds / t : 0.0;
 }
 
+// A figure's mean over a series.
+double mean_of(const series& s, const std::function<double(const run_summary&)>& f) {
+  return s.over([&](const run_record& r) { return std::optional(f(r.summary)); }).mean();
+}
+
+double wait_share(const run_summary& s) { return share_of_worker_time(s, total_wait_s(s)); }
+
+spread time_to_target(const series& s) {
+  return s.over([](const run_record& r) {
+    return r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt;
+  });
+}
+
+// " over 3 seeds (11.02–13.50)" for a series of several seeds, else "".
+std::string spread_words(const series& s, const spread& v, const char* format) {
+  if (!s.seeded())
+    return "";
+  return " on average over " + std::to_string(v.n()) + " seed" + (v.n() == 1 ? "" : "s") +
+         (v.n() > 1 ? " (" + fmt(format, v.lo()) + "–" + fmt(format, v.hi()) + ")" : "");
+}
+
 // Time to target = samples needed / samples per second: which of the two made
-// the winner sooner than the reference, in numbers.
-std::string why_sooner(const run_record& win, const run_record& ref, double target) {
-  auto& w = win.summary;
-  auto& r = ref.summary;
-  auto wait_share = [](const run_summary& s) { return share_of_worker_time(s, total_wait_s(s)); };
-  std::string out = "<b>Why</b> " + escape_html(win.provenance.label) + " beat " + escape_html(ref.provenance.label) +
-                    ": it processed " + fmt("%.2f", r.samples_per_s > 0 ? w.samples_per_s / r.samples_per_s : 0) +
-                    "&times; as many samples per second (its workers waited " + percent(wait_share(w)) +
-                    " of their time, " + escape_html(ref.provenance.label) + "'s " + percent(wait_share(r)) + ")";
-  auto sw = samples_at_target(w, target), sr = samples_at_target(r, target);
-  if (sw > 0 && sr > 0)
-    out += ", and needed " + fmt("%.2f", static_cast<double>(sw) / static_cast<double>(sr)) + "&times; the samples to reach " +
-           fmt("%.3g", target) + " (" + with_commas(sw) + " against " + with_commas(sr) +
-           (w.staleness_mean > r.staleness_mean + 0.5
-              ? "; its gradients were " + fmt("%.1f", w.staleness_mean) + " updates stale on average, and stale "
+// the winner sooner than the reference, in numbers (means over seeds).
+std::string why_sooner(const series& win, const series& ref, double target) {
+  double w_rate = mean_of(win, [](auto& s) { return s.samples_per_s; });
+  double r_rate = mean_of(ref, [](auto& s) { return s.samples_per_s; });
+  std::string out = "<b>Why</b> " + escape_html(win.label()) + " beat " + escape_html(ref.label()) +
+                    ": it processed " + fmt("%.2f", r_rate > 0 ? w_rate / r_rate : 0) +
+                    "&times; as many samples per second (its workers waited " + percent(mean_of(win, wait_share)) +
+                    " of their time, " + escape_html(ref.label()) + "'s " + percent(mean_of(ref, wait_share)) + ")";
+  auto at_target = [&](const series& s) {
+    return s.over([&](const run_record& r) {
+      auto n = samples_at_target(r.summary, target);
+      return n > 0 ? std::optional(static_cast<double>(n)) : std::nullopt;
+    });
+  };
+  auto sw = at_target(win), sr = at_target(ref);
+  double w_stale = mean_of(win, [](auto& s) { return s.staleness_mean; });
+  double r_stale = mean_of(ref, [](auto& s) { return s.staleness_mean; });
+  if (!sw.empty() && !sr.empty())
+    out += ", and needed " + fmt("%.2f", sw.mean() / sr.mean()) + "&times; the samples to reach " + fmt("%.3g", target) +
+           " (" + with_commas(static_cast<uint64_t>(std::llround(sw.mean()))) + " against " +
+           with_commas(static_cast<uint64_t>(std::llround(sr.mean()))) +
+           (w_stale > r_stale + 0.5
+              ? "; its gradients were " + fmt("%.1f", w_stale) + " updates stale on average, and stale "
                 "gradients are worth less per sample"
               : std::string()) +
            ")";
-  return out + ".";
+  return out + (win.seeded() || ref.seeded() ? ", on average over their seeds." : ".");
+}
+
+// On how many seeds `win` was the soonest to the target of all series (runs paired by seed).
+int seeds_won(const std::vector<series>& all, const series& win) {
+  int won = 0;
+  for (auto* r : win.runs) {
+    if (r->summary.time_to_target_s < 0)
+      continue;
+    bool soonest = std::all_of(all.begin(), all.end(), [&](auto& s) {
+      return &s == &win || std::all_of(s.runs.begin(), s.runs.end(), [&](auto* o) {
+               return o->summary.seed != r->summary.seed || o->summary.time_to_target_s < 0 ||
+                      o->summary.time_to_target_s >= r->summary.time_to_target_s;
+             });
+    });
+    won += soonest;
+  }
+  return won;
+}
+
+// "; within the spread of asp's (0.8401–0.8533): the seeds do not settle it" when the
+// runner-up's range overlaps the winner's.
+std::string within_spread(const series& win, const spread& w, const series* second, const spread& v, const char* format) {
+  if (!second || !(win.seeded() || second->seeded()) || !w.overlaps(v))
+    return "";
+  return "; within the spread of " + escape_html(second->label()) + "'s (" + v.str(format) + "): the seeds do not settle it";
 }
 
 }  // namespace
 
 // Which protocol won on each count, and what each spent its time on.
-std::string verdict(const std::vector<run_record>& runs) {
+std::string verdict(const std::vector<series>& all) {
   std::string out = "<div class='verdict'><ul>";
+  std::vector<run_record> runs;
+  for (auto& s : all)
+    for (auto* r : s.runs)
+      runs.push_back(*r);
   double target = shared_target(runs);
-  const run_record* soonest = nullptr;
-  for (auto& r : runs)
-    if (r.summary.time_to_target_s >= 0 && (!soonest || r.summary.time_to_target_s < soonest->summary.time_to_target_s))
-      soonest = &r;
+  bool seeded = std::any_of(all.begin(), all.end(), [](auto& s) { return s.seeded(); });
+  // Soonest: among the series that reached the target on every seed, the lowest mean time.
+  const series* soonest = nullptr;
+  for (auto& s : all) {
+    auto t = time_to_target(s);
+    if (!t.empty() && t.missing == 0 && (!soonest || t.mean() < time_to_target(*soonest).mean()))
+      soonest = &s;
+  }
   if (target > 0) {
     if (soonest) {
-      out += "<li><b>Soonest to accuracy " + fmt("%.3g", target) + ": " + escape_html(soonest->provenance.label) +
-             "</b>, at " + fmt("%.2f", soonest->summary.time_to_target_s) + " s";
-      std::string others;
-      for (auto& r : runs)
-        if (&r != soonest)
-          others += (others.empty() ? "" : ", ") + escape_html(r.provenance.label) + " " +
-                    (r.summary.time_to_target_s < 0 ? std::string("not reached")
-                     : soonest->summary.time_to_target_s > 0
-                       ? fmt("%.2f", r.summary.time_to_target_s / soonest->summary.time_to_target_s) + "&times; as long"
-                       : fmt("%.2f", r.summary.time_to_target_s) + " s");
+      auto ts = time_to_target(*soonest);
+      out += "<li><b>Soonest to accuracy " + fmt("%.3g", target) + ": " + escape_html(soonest->label()) + "</b>, at " +
+             fmt("%.2f", ts.mean()) + " s" + spread_words(*soonest, ts, "%.2f");
+      if (soonest->seeded())
+        out += ", the soonest of all on " + std::to_string(seeds_won(all, *soonest)) + " of " +
+               std::to_string(soonest->runs.size()) + " seeds";
+      std::string others, close;
+      for (auto& s : all) {
+        if (&s == soonest)
+          continue;
+        auto t = time_to_target(s);
+        others += (others.empty() ? "" : ", ") + escape_html(s.label()) + " " +
+                  (t.empty() ? std::string("not reached")
+                   : ts.mean() > 0 ? fmt("%.2f", t.mean() / ts.mean()) + "&times; as long"
+                                   : fmt("%.2f", t.mean()) + " s") +
+                  (!t.empty() && t.missing > 0 ? " (reached on " + std::to_string(t.n()) + " of " +
+                                                   std::to_string(s.runs.size()) + " seeds)"
+                                               : "");
+        if ((soonest->seeded() || s.seeded()) && ts.overlaps(t))
+          close += (close.empty() ? "" : ", ") + escape_html(s.label()) + " (" + t.str("%.2f") + " s)";
+      }
       out += others.empty() ? "." : " (" + others + ").";
       out += "</li>";
-      if (soonest != &runs.front())
-        out += "<li>" + why_sooner(*soonest, runs.front(), target) + "</li>";
+      if (!close.empty())
+        out += "<li><b>Within the spread:</b> the times to the target of " + close + " overlap " +
+               escape_html(soonest->label()) + "'s (" + ts.str("%.2f") + " s) over the seeds, so these seeds do " +
+               "not settle which of them is sooner.</li>";
+      if (soonest != &all.front())
+        out += "<li>" + why_sooner(*soonest, all.front(), target) + "</li>";
+    } else if (std::any_of(all.begin(), all.end(), [](auto& s) { return !time_to_target(s).empty(); })) {
+      out += "<li><b>No protocol reached accuracy " + fmt("%.3g", target) + " on every seed.</b></li>";
     } else {
       out += "<li><b>No run reached accuracy " + fmt("%.3g", target) + ".</b></li>";
     }
   }
   uint64_t n_eq = equal_samples(runs);
-  const run_record* most = nullptr;
-  double most_acc = -1;
-  for (auto& r : runs) {
-    double a = failed_run(r.summary) ? -1 : accuracy_at_samples(r.summary, n_eq);
-    if (a > most_acc) {
-      most_acc = a;
-      most = &r;
+  // The best and the runner-up of a figure (by the mean; failed runs have none).
+  auto podium = [&](const std::function<std::optional<double>(const run_record&)>& f) {
+    std::pair<const series*, const series*> top{nullptr, nullptr};
+    spread first, second;
+    for (auto& s : all) {
+      auto v = s.over([&](const run_record& r) { return failed_run(r.summary) ? std::nullopt : f(r); });
+      if (v.empty())
+        continue;
+      if (!top.first || v.mean() > first.mean()) {
+        top = {&s, top.first};
+        second = first;
+        first = v;
+      } else if (!top.second || v.mean() > second.mean()) {
+        top.second = &s;
+        second = v;
+      }
+    }
+    return std::make_tuple(top.first, first, top.second, second);
+  };
+  auto [most, most_acc, next, next_acc] = podium([&](const run_record& r) {
+    double a = accuracy_at_samples(r.summary, n_eq);
+    return a >= 0 ? std::optional(a) : std::nullopt;
+  });
+  if (most)
+    out += "<li><b>Most accurate at equal samples (" + with_commas(n_eq) + "): " + escape_html(most->label()) +
+           "</b>, " + fmt("%.4f", most_acc.mean()) + spread_words(*most, most_acc, "%.4f") +
+           within_spread(*most, most_acc, next, next_acc, "%.4f") + ".</li>";
+  auto [fastest, fast, runner, run_up] = podium([](const run_record& r) { return std::optional(r.summary.samples_per_s); });
+  double slowest_rate = 0;
+  const series* slowest = nullptr;
+  for (auto& s : all) {
+    double v = mean_of(s, [](auto& x) { return x.samples_per_s; });
+    if (!slowest || v < slowest_rate) {
+      slowest = &s;
+      slowest_rate = v;
     }
   }
-  if (most)
-    out += "<li><b>Most accurate at equal samples (" + with_commas(n_eq) + "): " + escape_html(most->provenance.label) +
-           "</b>, " + fmt("%.4f", most_acc) + ".</li>";
-  auto fastest = std::max_element(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.summary.samples_per_s < b.summary.samples_per_s; });
-  auto slowest = std::min_element(runs.begin(), runs.end(), [](auto& a, auto& b) { return a.summary.samples_per_s < b.summary.samples_per_s; });
-  if (runs.size() > 1 && slowest->summary.samples_per_s > 0)
-    out += "<li><b>Highest throughput: " + escape_html(fastest->provenance.label) + "</b>, " +
-           fmt("%.0f", fastest->summary.samples_per_s) + " samples/s, " +
-           fmt("%.2f", fastest->summary.samples_per_s / slowest->summary.samples_per_s) + "&times; " +
-           escape_html(slowest->provenance.label) + "'s.</li>";
-  out += "</ul><p class='note'>Where the workers' time went (shares of worker time over the run):</p><ul>";
-  for (auto& r : runs) {
-    auto& s = r.summary;
-    double wait = share_of_worker_time(s, total_wait_s(s)), comm = share_of_worker_time(s, total_comm_s(s));
-    out += "<li><b>" + escape_html(r.provenance.label) + "</b>: computing " + percent(s.mean_compute_ratio) +
-           ", communicating " + percent(comm) + ", waiting " + percent(wait);
-    if (s.barriers > 0)
-      out += " (" + with_commas(s.barriers) + " barriers)";
-    out += "; gradients " + fmt("%.2f", s.staleness_mean) + " updates stale on average";
+  if (all.size() > 1 && fastest && slowest_rate > 0)
+    out += "<li><b>Highest throughput: " + escape_html(fastest->label()) + "</b>, " + fmt("%.0f", fast.mean()) +
+           " samples/s" + spread_words(*fastest, fast, "%.0f") + ", " + fmt("%.2f", fast.mean() / slowest_rate) +
+           "&times; " + escape_html(slowest->label()) + "'s" + within_spread(*fastest, fast, runner, run_up, "%.0f") +
+           ".</li>";
+  out += std::string("</ul><p class='note'>Where the workers' time went (shares of worker time over the run") +
+         (seeded ? ", means over seeds" : "") + "):</p><ul>";
+  for (auto& se : all) {
+    auto& s = se.first().summary;
+    double wait = mean_of(se, wait_share);
+    double comm = mean_of(se, [](auto& x) { return share_of_worker_time(x, total_comm_s(x)); });
+    double barriers = mean_of(se, [](auto& x) { return static_cast<double>(x.barriers); });
+    out += "<li><b>" + escape_html(se.label()) + "</b>: computing " +
+           percent(mean_of(se, [](auto& x) { return x.mean_compute_ratio; })) + ", communicating " + percent(comm) +
+           ", waiting " + percent(wait);
+    if (barriers > 0)
+      out += " (" + with_commas(static_cast<uint64_t>(std::llround(barriers))) + " barriers)";
+    out += "; gradients " + fmt("%.2f", mean_of(se, [](auto& x) { return x.staleness_mean; })) +
+           " updates stale on average";
     if (!s.phases.empty()) {
       std::string ph;
       for (auto& p : s.phases)
         ph += (ph.empty() ? "" : ", then ") + p.protocol + " for " + fmt("%.2f", p.time_s) + " s";
-      out += "; " + escape_html(ph);
+      out += "; " + escape_html(ph) + (se.seeded() ? " (seed " + std::to_string(s.seed) + ")" : "");
     }
     if (s.lost > 0)
       out += "; " + std::to_string(s.lost) + " worker(s) lost";
@@ -131,25 +238,29 @@ std::string verdict(const std::vector<run_record>& runs) {
 }
 
 // The job settings: those all runs share in one list, those that differ per run.
-std::string settings(const std::vector<run_record>& runs) {
-  using getter = std::function<std::string(const run_summary&)>;
+std::string settings(const std::vector<series>& all) {
+  std::vector<run_record> runs;  // each series' first run stands for it; the seed row lists them all
+  for (auto& se : all)
+    runs.push_back(se.first());
+  auto seeds_of = [&](const run_record& r) { return all[static_cast<size_t>(&r - runs.data())].seeds(); };
+  using getter = std::function<std::string(const run_record&)>;
   std::vector<std::pair<std::string, getter>> keys{
-    {"model", [](auto& s) { return s.model; }},
-    {"workers", [](auto& s) { return std::to_string(s.workers); }},
-    {"straggler", [](auto& s) { return s.straggler.empty() ? std::string("none") : s.straggler; }},
-    {"clock", [](auto& s) { return s.clock; }},
-    {"iteration cost", [](auto& s) { return s.clock == "virtual" ? fmt("%g", s.iter_cost_ms) + " ms (" + s.iter_cost_source + ")" : std::string("measured (real clock)"); }},
-    {"seed", [](auto& s) { return std::to_string(s.seed); }},
-    {"learning rate", [](auto& s) { return fmt("%g", s.lr); }},
-    {"momentum", [](auto& s) { return fmt("%g", s.momentum) + " (" + s.momentum_rule + " rule)"; }},
-    {"target accuracy", [](auto& s) { return s.target_accuracy > 0 ? fmt("%g", s.target_accuracy) : std::string("none"); }},
+    {"model", [](auto& r) { return r.summary.model; }},
+    {"workers", [](auto& r) { return std::to_string(r.summary.workers); }},
+    {"straggler", [](auto& r) { return r.summary.straggler.empty() ? std::string("none") : r.summary.straggler; }},
+    {"clock", [](auto& r) { return r.summary.clock; }},
+    {"iteration cost", [](auto& r) { auto& s = r.summary; return s.clock == "virtual" ? fmt("%g", s.iter_cost_ms) + " ms (" + s.iter_cost_source + ")" : std::string("measured (real clock)"); }},
+    {std::any_of(all.begin(), all.end(), [](auto& se) { return se.seeded(); }) ? "seeds" : "seed", seeds_of},
+    {"learning rate", [](auto& r) { return fmt("%g", r.summary.lr); }},
+    {"momentum", [](auto& r) { return fmt("%g", r.summary.momentum) + " (" + r.summary.momentum_rule + " rule)"; }},
+    {"target accuracy", [](auto& r) { return r.summary.target_accuracy > 0 ? fmt("%g", r.summary.target_accuracy) : std::string("none"); }},
   };
   std::string shared = "<dl>";
   std::vector<size_t> differing;
   std::vector<std::pair<std::string, std::function<std::string(const run_record&)>>> extra_differ;
   for (size_t k = 0; k < keys.size(); ++k) {
-    auto v0 = keys[k].second(runs.front().summary);
-    bool same = std::all_of(runs.begin(), runs.end(), [&](auto& r) { return keys[k].second(r.summary) == v0; });
+    auto v0 = keys[k].second(runs.front());
+    bool same = std::all_of(runs.begin(), runs.end(), [&](auto& r) { return keys[k].second(r) == v0; });
     if (same)
       shared += "<dt>" + keys[k].first + "</dt><dd>" + escape_html(v0) + "</dd>";
     else
@@ -187,7 +298,7 @@ std::string settings(const std::vector<run_record>& runs) {
   for (auto& r : runs) {
     t += "<tr><td>" + escape_html(r.provenance.label) + "</td>";
     for (auto k : differing)
-      t += "<td>" + escape_html(keys[k].second(r.summary)) + "</td>";
+      t += "<td>" + escape_html(keys[k].second(r)) + "</td>";
     for (auto& e : extra_differ)
       t += "<td>" + escape_html(e.second(r)) + "</td>";
     t += "</tr>";

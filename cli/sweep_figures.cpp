@@ -124,27 +124,16 @@ std::optional<double> figure_of(const sweep_result& r, size_t i, sweep_figure f)
   return std::nullopt;
 }
 
-figure_stats aggregate(const sweep_result& r, sweep_figure f,
-                       const std::vector<std::pair<std::string, std::string>>& fixed) {
-  figure_stats st;
-  double sum = 0;
+spread aggregate(const sweep_result& r, sweep_figure f,
+                 const std::vector<std::pair<std::string, std::string>>& fixed) {
+  spread st;
   for (auto& c : r.cells) {
     bool match = std::all_of(fixed.begin(), fixed.end(), [&](auto& fv) {
       return std::any_of(c.values.begin(), c.values.end(), [&](auto& v) { return v == fv; });
     });
-    if (!match)
-      continue;
-    auto v = figure_of(r, c.index, f);
-    if (!v) {
-      ++st.missing;
-      continue;
-    }
-    st.lo = st.n == 0 ? *v : std::min(st.lo, *v);
-    st.hi = st.n == 0 ? *v : std::max(st.hi, *v);
-    sum += *v;
-    ++st.n;
+    if (match)
+      st.add(figure_of(r, c.index, f));
   }
-  st.mean = st.n ? sum / static_cast<double>(st.n) : 0;
   return st;
 }
 

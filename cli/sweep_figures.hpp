@@ -4,6 +4,7 @@
 // the tests).
 #pragma once
 
+#include "runtime/spread.hpp"
 #include "runtime/summary.hpp"
 #include "runtime/sweep.hpp"
 
@@ -49,14 +50,9 @@ sweep_figure default_figure(const sweep_result& r);
 /// target, or (relative) its first-protocol cell did not.
 std::optional<double> figure_of(const sweep_result& r, size_t i, sweep_figure f);
 
-struct figure_stats {
-  size_t n = 0, missing = 0;  // cells with a value, cells without
-  double mean = 0, lo = 0, hi = 0;
-};
-
 /// The figure over the cells whose values match `fixed` (axis, value) on those axes.
-figure_stats aggregate(const sweep_result& r, sweep_figure f,
-                       const std::vector<std::pair<std::string, std::string>>& fixed);
+spread aggregate(const sweep_result& r, sweep_figure f,
+                 const std::vector<std::pair<std::string, std::string>>& fixed);
 
 /// The axis's values as numbers, for a line chart: "0.05" -> 0.05, a
 /// straggler "3:x1.5" -> 1.5 (every value naming the same worker). Empty

@@ -32,13 +32,13 @@ std::string number(sweep_figure f, double v) {
 }
 
 // "0.85 (0.83–0.87) over 3 cells, 1 without a value".
-std::string spread_words(sweep_figure f, const figure_stats& s) {
-  if (s.n == 0)
+std::string spread_words(sweep_figure f, const spread& s) {
+  if (s.n() == 0)
     return "no value (" + std::to_string(s.missing) + " cells did not reach the target or did not finish)";
-  std::string out = number(f, s.mean);
-  if (s.n > 1)
-    out += " (" + number(f, s.lo) + "–" + number(f, s.hi) + ")";
-  out += " over " + std::to_string(s.n) + " cell" + (s.n == 1 ? "" : "s");
+  std::string out = number(f, s.mean());
+  if (s.n() > 1)
+    out += " (" + number(f, s.lo()) + "–" + number(f, s.hi()) + ")";
+  out += " over " + std::to_string(s.n()) + " cell" + (s.n() == 1 ? "" : "s");
   if (s.missing)
     out += ", " + std::to_string(s.missing) + " without a value";
   return out;
@@ -51,15 +51,15 @@ std::string heat_color(double t) {
 }
 
 std::string heatmap(const sweep_result& r, sweep_figure f, const sweep_axis& rows, const sweep_axis& cols) {
-  std::vector<std::vector<figure_stats>> grid;
+  std::vector<std::vector<spread>> grid;
   double lo = 1e300, hi = -1e300;
   for (auto& a : rows.values) {
     grid.emplace_back();
     for (auto& b : cols.values) {
       grid.back().push_back(aggregate(r, f, {{rows.name, a}, {cols.name, b}}));
-      if (grid.back().back().n) {
-        lo = std::min(lo, grid.back().back().mean);
-        hi = std::max(hi, grid.back().back().mean);
+      if (grid.back().back().n()) {
+        lo = std::min(lo, grid.back().back().mean());
+        hi = std::max(hi, grid.back().back().mean());
       }
     }
   }
@@ -71,15 +71,15 @@ std::string heatmap(const sweep_result& r, sweep_figure f, const sweep_axis& row
   for (size_t i = 0; i < rows.values.size(); ++i) {
     out += "<tr><th>" + escape_html(rows.values[i]) + "</th>";
     for (auto& s : grid[i]) {
-      if (s.n == 0) {
+      if (s.n() == 0) {
         out += "<td class='none' title='" + escape_html(spread_words(f, s)) + "'>–</td>";
         continue;
       }
-      double t = hi > lo ? (s.mean - lo) / (hi - lo) : 0.5;
+      double t = hi > lo ? (s.mean() - lo) / (hi - lo) : 0.5;
       if (!lower_is_better(f))
         t = 1 - t;
       out += "<td style='background:" + heat_color(t) + "' title='" + escape_html(spread_words(f, s)) + "'>" +
-             number(f, s.mean) + (s.hi > s.lo ? "<small>" + number(f, s.lo) + "–" + number(f, s.hi) + "</small>" : "") +
+             number(f, s.mean()) + (s.hi() > s.lo() ? "<small>" + number(f, s.lo()) + "–" + number(f, s.hi()) + "</small>" : "") +
              (s.missing ? "<small>" + std::to_string(s.missing) + " without</small>" : "") + "</td>";
     }
     out += "</tr>";
@@ -97,7 +97,7 @@ std::string line_chart(const sweep_result& r, sweep_figure f, const sweep_axis& 
   std::vector<std::string> names = series ? series->values : std::vector<std::string>{""};
   struct pt {
     double x;
-    figure_stats s;
+    spread s;
   };
   std::vector<std::vector<pt>> lines;
   double x_lo = *std::min_element(xs.begin(), xs.end()), x_hi = *std::max_element(xs.begin(), xs.end());
@@ -109,11 +109,11 @@ std::string line_chart(const sweep_result& r, sweep_figure f, const sweep_axis& 
       if (series)
         fixed.push_back({series->name, n});
       auto s = aggregate(r, f, fixed);
-      if (s.n == 0)
+      if (s.n() == 0)
         continue;
       lines.back().push_back({xs[k], s});
-      y_lo = std::min(y_lo, s.lo);
-      y_hi = std::max(y_hi, s.hi);
+      y_lo = std::min(y_lo, s.lo());
+      y_hi = std::max(y_hi, s.hi());
     }
     std::sort(lines.back().begin(), lines.back().end(), [](auto& a, auto& b) { return a.x < b.x; });
   }
@@ -146,17 +146,17 @@ std::string line_chart(const sweep_result& r, sweep_figure f, const sweep_axis& 
       continue;
     std::string band, pts;
     for (auto& p : l)
-      band += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.s.hi)) + " ";
+      band += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.s.hi())) + " ";
     for (auto it = l.rbegin(); it != l.rend(); ++it)
-      band += fmt("%.1f", x(it->x)) + "," + fmt("%.1f", y(it->s.lo)) + " ";
+      band += fmt("%.1f", x(it->x)) + "," + fmt("%.1f", y(it->s.lo())) + " ";
     for (auto& p : l)
-      pts += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.s.mean)) + " ";
+      pts += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.s.mean())) + " ";
     const char* c = series_color(i);
     svg += "<polygon class='band' fill='" + std::string(c) + "' fill-opacity='0.15' stroke='none' points='" + band + "'/>";
     svg += "<polyline class='series' fill='none' stroke='" + std::string(c) + "' stroke-width='2' points='" + pts +
            "'><title>" + escape_html(names[i]) + "</title></polyline>";
     for (auto& p : l)
-      svg += "<circle cx='" + fmt("%.1f", x(p.x)) + "' cy='" + fmt("%.1f", y(p.s.mean)) + "' r='3' fill='" + c +
+      svg += "<circle cx='" + fmt("%.1f", x(p.x)) + "' cy='" + fmt("%.1f", y(p.s.mean())) + "' r='3' fill='" + c +
              "'><title>" + escape_html((names[i].empty() ? "" : names[i] + ", ") + spread_words(f, p.s)) + "</title></circle>";
   }
   svg += "</svg>";
@@ -171,10 +171,10 @@ std::string line_chart(const sweep_result& r, sweep_figure f, const sweep_axis& 
   return legend + svg;
 }
 
-std::string stats_cell(sweep_figure f, const figure_stats& s) {
-  if (s.n == 0)
+std::string stats_cell(sweep_figure f, const spread& s) {
+  if (s.n() == 0)
     return "<td>–</td>";
-  return "<td>" + number(f, s.mean) + (s.hi > s.lo ? " <small>(" + number(f, s.lo) + "–" + number(f, s.hi) + ")</small>" : "") +
+  return "<td>" + number(f, s.mean()) + (s.hi() > s.lo() ? " <small>(" + number(f, s.lo()) + "–" + number(f, s.hi()) + ")</small>" : "") +
          (s.missing ? " <small>" + std::to_string(s.missing) + " without</small>" : "") + "</td>";
 }
 

@@ -173,17 +173,17 @@ TEST_CASE("sweep: figures over cells: relative to the first protocol by seed, me
   CHECK(*cli::figure_of(r, 5, F::relative_time_to_target) == doctest::Approx(0.75));
   CHECK(!cli::figure_of(r, 7, F::relative_time_to_target));  // never reached the target
   auto asp_x2 = cli::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x2"}});
-  CHECK(asp_x2.n == 2);
-  CHECK(asp_x2.mean == doctest::Approx(0.625));
-  CHECK(asp_x2.lo == doctest::Approx(0.5));
-  CHECK(asp_x2.hi == doctest::Approx(0.75));
+  CHECK(asp_x2.n() == 2);
+  CHECK(asp_x2.mean() == doctest::Approx(0.625));
+  CHECK(asp_x2.lo() == doctest::Approx(0.5));
+  CHECK(asp_x2.hi() == doctest::Approx(0.75));
   auto asp = cli::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}});  // over straggler and seed
-  CHECK(asp.n == 3);
+  CHECK(asp.n() == 3);
   CHECK(asp.missing == 1);
-  CHECK(asp.mean == doctest::Approx((0.5 + 0.75 + 0.5) / 3));
+  CHECK(asp.mean() == doctest::Approx((0.5 + 0.75 + 0.5) / 3));
   auto acc = cli::aggregate(r, F::final_accuracy, {{"straggler", "3:x4"}});
-  CHECK(acc.n == 4);
-  CHECK(acc.mean == doctest::Approx(0.8 + 0.01 * (2 + 3 + 6 + 7) / 4.0));
+  CHECK(acc.n() == 4);
+  CHECK(acc.mean() == doctest::Approx(0.8 + 0.01 * (2 + 3 + 6 + 7) / 4.0));
   r.summaries[0].reset();  // a cell not finished: no value for it, nor for asp's relative figure at its seed
   CHECK(!cli::figure_of(r, 0, F::final_accuracy));
   CHECK(!cli::figure_of(r, 4, F::relative_time_to_target));
@@ -232,8 +232,8 @@ TEST_CASE("sweep: a 2x2x2 grid gives the same summaries, byte for byte, with one
   CHECK(bands == 2);
   auto sweep = cli::load_sweep((dir.path / "two").string());
   auto asp_x4 = cli::aggregate(sweep, cli::sweep_figure::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x4"}});
-  REQUIRE(asp_x4.n == 2);
-  CHECK(page.find(cli::fmt("%.2f", asp_x4.mean) + "×") != std::string::npos);
+  REQUIRE(asp_x4.n() == 2);
+  CHECK(page.find(cli::fmt("%.2f", asp_x4.mean()) + "×") != std::string::npos);
   // `syncpoint report DIR` rebuilds it byte for byte.
   fs::rename(dir.path / "two" / "index.html", dir.path / "two" / "first.html");
   auto rebuilt = run_shell(std::string(SYNCPOINT_CLI) + " report " + (dir.path / "two").string());
