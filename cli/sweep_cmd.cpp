@@ -9,13 +9,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fcntl.h>
 #include <fstream>
 #include <iostream>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <thread>
-#include <unistd.h>
 
 namespace syncpoint::cli {
 
@@ -42,40 +38,6 @@ void check_cell(const sweep_cell& c) {
   } catch (const config_error& e) {
     throw config_error(where + ": " + e.what());
   }
-}
-
-// `syncpoint train CELL'S ARGS --out=DIR`, its stdout into DIR/stdout.txt and its
-// stderr (progress off: its messages, errors last) into LOG. The child
-// dies with the sweep (a sweep killed and started again finds no cell of the
-// old one still writing).
-pid_t launch_train(const sweep_cell& c, const std::string& out_dir, const std::string& log) {
-  std::vector<std::string> args{"syncpoint", "train"};
-  args.insert(args.end(), c.args.begin(), c.args.end());
-  args.push_back("--progress=false");
-  args.push_back("--out=" + out_dir);
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-  auto stdout_path = out_dir + "/stdout.txt";  // the run's printed summary, kept with its files
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid != 0)
-    return pid;
-  // The child: only async-signal-safe calls until exec.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent)
-    _exit(127);
-  int in = open("/dev/null", O_RDONLY);
-  int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  int err = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (in < 0 || out < 0 || err < 0)
-    _exit(127);
-  dup2(in, 0);
-  dup2(out, 1);
-  dup2(err, 2);
-  execv("/proc/self/exe", argv.data());
-  _exit(127);
 }
 
 // The table of every cell, in the grid's order: markdown, for the terminal and DIR/sweep.md.
@@ -126,7 +88,10 @@ int run_sweep(const std::vector<std::string>& args) {
   claim_sweep_dir(req.out, req.grid);
 
   auto t0 = std::chrono::steady_clock::now();
-  auto outcomes = run_sweep_cells(req.out, cells, jobs, launch_train, [&](const sweep_progress& p, const cell_outcome* o) {
+  auto launch = [](const sweep_cell& c, const std::string& out_dir, const std::string& log) {
+    return launch_train_process(c.args, out_dir, log);
+  };
+  auto outcomes = run_sweep_cells(req.out, cells, jobs, launch, [&](const sweep_progress& p, const cell_outcome* o) {
     if (!o) {
       if (p.done + p.failed == 0 && p.running == 0)
         std::fprintf(stderr, "sweep: %zu cells, %zu already finished in %s, %d at once\n", p.total, p.skipped,

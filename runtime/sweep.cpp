@@ -13,7 +13,11 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace syncpoint {
 
@@ -150,6 +154,52 @@ std::string finished_cell(const std::string& dir, const sweep_cell& c) {
   return fs::exists(path + "/summary.json") ? path : std::string();
 }
 
+pid_t launch_train_process(const std::vector<std::string>& args, const std::string& out_dir,
+                           const std::string& log_path, const std::string& exe) {
+  std::vector<std::string> argv_text{"syncpoint", "train"};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  argv_text.push_back("--progress=false");
+  argv_text.push_back("--out=" + out_dir);
+  std::vector<char*> argv;
+  for (auto& a : argv_text)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  auto stdout_path = out_dir + "/stdout.txt";
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid != 0)
+    return pid;
+  // The child: only async-signal-safe calls until exec.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent)
+    _exit(127);
+  int in = open("/dev/null", O_RDONLY);
+  int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int err = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (in < 0 || out < 0 || err < 0)
+    _exit(127);
+  dup2(in, 0);
+  dup2(out, 1);
+  dup2(err, 2);
+  execv(exe.c_str(), argv.data());
+  _exit(127);
+}
+
+bool finish_cell(const std::string& dir, const sweep_cell& c, int wait_status) {
+  auto partial = dir + "/cells/" + c.folder + ".partial", final_dir = dir + "/cells/" + c.folder;
+  if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0 || !fs::exists(partial + "/summary.json"))
+    return false;
+  fs::remove_all(final_dir);
+  fs::rename(partial, final_dir);  // finished: the folder under its own name
+  return true;
+}
+
+std::string cell_error(const std::string& dir, const sweep_cell& c, int wait_status) {
+  if (WIFSIGNALED(wait_status))
+    return "killed by signal " + std::to_string(WTERMSIG(wait_status));
+  return last_line(dir + "/cells/" + c.folder + ".partial/stderr.txt");
+}
+
 std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vector<sweep_cell>& cells, int jobs,
                                           const cell_launcher& launch,
                                           const std::function<void(const sweep_progress&, const cell_outcome*)>& on_event) {
@@ -204,15 +254,11 @@ std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vec
     auto& c = *it->second.cell;
     cell_outcome o{&c, false, "", std::chrono::duration<double>(clock::now() - it->second.start).count()};
     running.erase(it);
-    auto partial = dir + "/cells/" + c.folder + ".partial", final_dir = dir + "/cells/" + c.folder;
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(partial + "/summary.json")) {
-      fs::remove_all(final_dir);
-      fs::rename(partial, final_dir);  // finished: the folder under its own name
+    if (finish_cell(dir, c, status)) {
       o.ok = true;
       ++p.done;
     } else {
-      o.error = WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status))
-                                    : last_line(partial + "/stderr.txt");
+      o.error = cell_error(dir, c, status);
       ++p.failed;
     }
     p.running = running.size();

@@ -70,6 +70,22 @@ struct sweep_progress {
   size_t done = 0, failed = 0, running = 0;
 };
 
+/// `EXE train ARGS --progress=false --out=OUT_DIR` as a child process: its
+/// stdin /dev/null, its stdout into OUT_DIR/stdout.txt (the run's printed
+/// summary, kept with its files), its stderr (messages, errors last) into
+/// `log_path`. The child dies with the calling thread's process (a sweep
+/// killed and started again finds no cell of the old one still writing).
+/// Returns its pid, or -1.
+pid_t launch_train_process(const std::vector<std::string>& args, const std::string& out_dir,
+                           const std::string& log_path, const std::string& exe = "/proc/self/exe");
+
+/// A cell whose process exited with `wait_status`, its files in DIR/cells/FOLDER.partial:
+/// renamed to FOLDER when the process exited 0 and wrote summary.json (true), else kept.
+bool finish_cell(const std::string& dir, const sweep_cell& c, int wait_status);
+
+/// Why a cell failed: the signal that killed it, else the last line of its stderr.txt.
+std::string cell_error(const std::string& dir, const sweep_cell& c, int wait_status);
+
 /// Runs the cells of `cells` not finished in DIR, at most `jobs` at once.
 /// A cell runs into DIR/cells/FOLDER.partial and is renamed to FOLDER when
 /// its process exits 0; one that fails keeps its stderr.txt there and the others go
