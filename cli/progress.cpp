@@ -115,4 +115,65 @@ void progress_display::draw(bool finished) {
   std::fflush(stderr);
 }
 
+namespace {
+
+// "about 0:33 left" from the pace so far ("" when nothing is left, "--" before any cell ended).
+std::string time_left(const sweep_progress& p, double elapsed_s) {
+  size_t ended = p.done + p.failed, left = p.total - p.skipped - ended;
+  if (left == 0)
+    return "";
+  return ended == 0 ? "estimating time left"
+                    : "about " + duration(elapsed_s / static_cast<double>(ended) * static_cast<double>(left)) + " left";
+}
+
+}  // namespace
+
+sweep_display::sweep_display(int jobs) : sweep_display(jobs, isatty(fileno(stderr)) != 0) {}
+
+sweep_display::sweep_display(int jobs, bool as_bar) : jobs_(jobs), bar_(as_bar) {}
+
+std::string sweep_display::bar_line(const sweep_progress& p, double elapsed_s) {
+  constexpr int width = 28;
+  size_t finished = p.done + p.failed + p.skipped;
+  double fraction = p.total ? static_cast<double>(finished) / static_cast<double>(p.total) : 1;
+  auto filled = static_cast<int>(std::lround(fraction * width));
+  std::string line = "sweep [" + std::string(static_cast<size_t>(filled), '#') +
+                     std::string(static_cast<size_t>(width - filled), '-') + "] " + std::to_string(p.done + p.skipped) +
+                     "/" + std::to_string(p.total) + " done, " + std::to_string(p.running) + " running, " +
+                     std::to_string(p.failed) + " failed";
+  auto left = time_left(p, elapsed_s);
+  return line + (left.empty() ? "  took " + duration(elapsed_s) : ", " + left);
+}
+
+void sweep_display::event(const sweep_progress& p, const cell_outcome* ended) {
+  auto now = std::chrono::steady_clock::now();
+  if (!started_) {
+    started_ = true;
+    start_ = now;
+    std::fprintf(stderr, "sweep: %zu cells, %zu already finished, %d at once\n", p.total, p.skipped, jobs_);
+  }
+  last_ = p;
+  double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (!bar_) {
+    if (ended)
+      std::fprintf(stderr, "sweep: [%zu/%zu] %s %s (%.1f s); %zu running, %zu failed%s\n",
+                   p.done + p.failed + p.skipped, p.total, ended->cell->name.c_str(),
+                   ended->ok ? "done" : ("FAILED: " + ended->error).c_str(), ended->seconds, p.running, p.failed,
+                   time_left(p, elapsed).empty() ? "" : (", " + time_left(p, elapsed)).c_str());
+    return;
+  }
+  if (ended && !ended->ok)  // above the bar, which is redrawn below it
+    std::fprintf(stderr, "\r\033[Ksweep: %s FAILED: %s\n", ended->cell->name.c_str(), ended->error.c_str());
+  std::fprintf(stderr, "\r\033[K%s", bar_line(p, elapsed).c_str());
+  std::fflush(stderr);
+  open_ = true;
+}
+
+void sweep_display::end() {
+  if (!open_)
+    return;
+  open_ = false;
+  std::fputc('\n', stderr);
+}
+
 }  // namespace syncpoint::cli

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "core/messages.hpp"
+#include "runtime/sweep.hpp"
 
 #include <chrono>
 #include <string>
@@ -51,6 +52,36 @@ class progress_display {
   uint64_t samples_ = 0;
   std::chrono::steady_clock::time_point start_, last_draw_;
   void draw(bool finished);
+};
+
+/// A sweep's progress on stderr. On a terminal: one bar for the whole sweep,
+/// redrawn in place as cells start and end (done, running, failed, time
+/// left), with each failed cell's error printed above it. Otherwise (a log,
+/// CI): one line per cell that ends.
+///
+///   cli::sweep_display shown(jobs);
+///   run_sweep_cells(dir, cells, jobs, launch, [&](auto& p, auto* ended) { shown.event(p, ended); });
+///   shown.end();
+class sweep_display {
+ public:
+  /// `as_bar` defaults to whether stderr is a terminal.
+  explicit sweep_display(int jobs);
+  sweep_display(int jobs, bool as_bar);
+  ~sweep_display() { end(); }
+
+  void event(const sweep_progress& p, const cell_outcome* ended);
+  /// Ends the bar (its line stays, at its final state).
+  void end();
+
+  /// "sweep [#######---------------------]  7/18 done, 2 running, 1 failed, about 0:33 left":
+  /// `elapsed_s` since the first cell started; the time left from the pace of the cells that ended.
+  static std::string bar_line(const sweep_progress& p, double elapsed_s);
+
+ private:
+  int jobs_;
+  bool bar_, open_ = false, started_ = false;
+  sweep_progress last_;
+  std::chrono::steady_clock::time_point start_;
 };
 
 }  // namespace syncpoint::cli

@@ -7,7 +7,6 @@
 #include "cli/sweep_spec.hpp"
 #include "runtime/job.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -87,24 +86,13 @@ int run_sweep(const std::vector<std::string>& args) {
   int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   claim_sweep_dir(req.out, req.grid);
 
-  auto t0 = std::chrono::steady_clock::now();
   auto launch = [](const sweep_cell& c, const std::string& out_dir, const std::string& log) {
     return launch_train_process(c.args, out_dir, log);
   };
-  auto outcomes = run_sweep_cells(req.out, cells, jobs, launch, [&](const sweep_progress& p, const cell_outcome* o) {
-    if (!o) {
-      if (p.done + p.failed == 0 && p.running == 0)
-        std::fprintf(stderr, "sweep: %zu cells, %zu already finished in %s, %d at once\n", p.total, p.skipped,
-                     req.out.c_str(), jobs);
-      return;
-    }
-    size_t ended = p.done + p.failed, left = p.total - p.skipped - ended;
-    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string when = left == 0 ? "" : ", about " + duration(elapsed / static_cast<double>(ended) * static_cast<double>(left)) + " left";
-    std::fprintf(stderr, "sweep: [%zu/%zu] %s %s (%.1f s); %zu running, %zu failed%s\n", ended + p.skipped, p.total,
-                 o->cell->name.c_str(), o->ok ? "done" : ("FAILED: " + o->error).c_str(), o->seconds, p.running,
-                 p.failed, when.c_str());
-  });
+  sweep_display shown(jobs);
+  auto outcomes = run_sweep_cells(req.out, cells, jobs, launch,
+                                  [&](const sweep_progress& p, const cell_outcome* o) { shown.event(p, o); });
+  shown.end();
   auto result = load_sweep(req.out);
   auto table = cell_table(result, outcomes);
   std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;

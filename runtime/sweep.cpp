@@ -217,10 +217,11 @@ std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vec
   };
   std::map<pid_t, running_cell> running;
   std::vector<cell_outcome> out;
+  std::vector<size_t> untold;  // ends told once the next cells have started, so that `running` counts them
   size_t next = 0;
   if (on_event)
     on_event(p, nullptr);
-  while (next < todo.size() || !running.empty()) {
+  while (next < todo.size() || !running.empty() || !untold.empty()) {
     while (next < todo.size() && static_cast<int>(running.size()) < std::max(1, jobs)) {
       auto& c = *todo[next++];
       auto partial = dir + "/cells/" + c.folder + ".partial";
@@ -236,9 +237,13 @@ std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vec
       }
       running[pid] = {&c, clock::now()};
       p.running = running.size();
-      if (on_event)
+      if (on_event && untold.empty())
         on_event(p, nullptr);
     }
+    for (auto i : untold)
+      if (on_event)
+        on_event(p, &out[i]);
+    untold.clear();
     if (running.empty())
       continue;
     int status = 0;
@@ -263,8 +268,7 @@ std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vec
     }
     p.running = running.size();
     out.push_back(o);
-    if (on_event)
-      on_event(p, &out.back());
+    untold.push_back(out.size() - 1);
   }
   return out;
 }

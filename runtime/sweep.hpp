@@ -89,7 +89,8 @@ std::string cell_error(const std::string& dir, const sweep_cell& c, int wait_sta
 /// Runs the cells of `cells` not finished in DIR, at most `jobs` at once.
 /// A cell runs into DIR/cells/FOLDER.partial and is renamed to FOLDER when
 /// its process exits 0; one that fails keeps its stderr.txt there and the others go
-/// on. `on_event` hears each start and end. Returns the outcomes of the cells
+/// on. `on_event` hears each start and end (an end once the cells it made room for have started, so
+/// its `running` counts them). Returns the outcomes of the cells
 /// it ran, in the order they ended.
 std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vector<sweep_cell>& cells, int jobs,
                                           const cell_launcher& launch,

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <regex>
 #include <fstream>
 #include <sstream>
@@ -46,6 +47,24 @@ std::vector<std::string> table_row(const std::string& page, const std::string& l
   for (std::sregex_iterator it(row.begin(), row.end(), cell), end; it != end; ++it)
     cells.push_back((*it)[1]);
   return cells;
+}
+
+// What `body` writes to stderr.
+std::string stderr_of(const std::function<void()>& body) {
+  std::fflush(stderr);
+  FILE* tmp = std::tmpfile();
+  int saved = dup(fileno(stderr));
+  dup2(fileno(tmp), fileno(stderr));
+  body();
+  std::fflush(stderr);
+  dup2(saved, fileno(stderr));
+  close(saved);
+  std::rewind(tmp);
+  std::string out;
+  for (int c; (c = std::fgetc(tmp)) != EOF;)
+    out += static_cast<char>(c);
+  std::fclose(tmp);
+  return out;
 }
 
 const std::string fast = " --model softmax --dataset synthetic --train-limit 2000 --test-limit 300"
@@ -300,11 +319,7 @@ TEST_CASE("progress: the bar shows the share done, the accuracy and the time lef
 TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
   using cli::progress_display;
   auto capture = [](bool as_bar) {
-    std::fflush(stderr);
-    FILE* tmp = std::tmpfile();
-    int saved = dup(fileno(stderr));
-    dup2(fileno(tmp), fileno(stderr));
-    {
+    return stderr_of([&] {
       progress_display shown(true, as_bar);
       shown.begin("asp", 2, 3);
       auto report = shown.callback();
@@ -312,16 +327,7 @@ TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
       report(progress_report{"", 700, 0.55, 0.81, false});  // a tick: moves a bar, prints no line
       report(progress_report{"[asp] worker 1 lost: boom", 700, 0.55, 0.81, true});  // shown either way
       shown.end();
-    }
-    std::fflush(stderr);
-    dup2(saved, fileno(stderr));
-    close(saved);
-    std::rewind(tmp);
-    std::string out;
-    for (int c; (c = std::fgetc(tmp)) != EOF;)
-      out += static_cast<char>(c);
-    std::fclose(tmp);
-    return out;
+    });
   };
   CHECK(capture(false) == "run 2/3: asp\n[asp] eval   t=1.00s\n[asp] worker 1 lost: boom\n");
   auto bar = capture(true);
@@ -330,6 +336,39 @@ TEST_CASE("progress: plain lines off a terminal, one bar per run on one") {
   CHECK(std::regex_search(bar, std::regex("acc 0\\.8100  took [0-9]+:[0-5][0-9]\n")));
   CHECK(bar.find("[asp] eval") == std::string::npos);
   CHECK(bar.find("\r\033[K[asp] worker 1 lost: boom\n\r\033[K[2/3] asp") != std::string::npos);
+}
+
+TEST_CASE("progress: a sweep shows one bar with cells done, running and failed and the time left, or one line per cell") {
+  using cli::sweep_display;
+  sweep_progress p{18, 2, 5, 1, 2};  // 18 cells, 2 finished before, 5 done and 1 failed now, 2 running
+  CHECK(sweep_display::bar_line(p, 30) ==
+        "sweep [############----------------] 7/18 done, 2 running, 1 failed, about 0:50 left");
+  CHECK(sweep_display::bar_line({4, 0, 0, 0, 2}, 3).find("0/4 done, 2 running, 0 failed, estimating time left") !=
+        std::string::npos);
+  CHECK(sweep_display::bar_line({4, 1, 3, 0, 0}, 65) ==
+        "sweep [############################] 4/4 done, 0 running, 0 failed  took 1:05");
+  sweep_cell a{0, "a", "0000_a", {}, {}}, b{1, "b", "0001_b", {}, {}};
+  cell_outcome ok{&a, true, "", 1.5}, bad{&b, false, "boom", 0.5};
+  auto events = [&](bool as_bar) {
+    return stderr_of([&] {
+      sweep_display shown(2, as_bar);
+      shown.event({2, 0, 0, 0, 0}, nullptr);
+      shown.event({2, 0, 0, 0, 2}, nullptr);
+      shown.event({2, 0, 1, 0, 1}, &ok);
+      shown.event({2, 0, 1, 1, 0}, &bad);
+      shown.end();
+    });
+  };
+  auto lines = events(false);
+  CHECK(lines.find("sweep: 2 cells, 0 already finished, 2 at once\n") == 0);
+  CHECK(lines.find("sweep: [1/2] a done (1.5 s); 1 running, 0 failed, about") != std::string::npos);
+  CHECK(lines.find("sweep: [2/2] b FAILED: boom (0.5 s); 0 running, 1 failed\n") != std::string::npos);
+  auto bar = events(true);
+  CHECK(bar.find("\r\033[Ksweep [##############--------------] 1/2 done, 1 running, 0 failed, about") !=
+        std::string::npos);
+  CHECK(bar.find("\r\033[Ksweep: b FAILED: boom\n\r\033[Ksweep [############################] 1/2 done, 0 running, "
+                 "1 failed  took") != std::string::npos);
+  CHECK(bar.back() == '\n');
 }
 
 TEST_CASE("report: the rate is drawn as steps from the trace's lr events to the run's end, only when it changes") {
