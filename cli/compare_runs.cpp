@@ -7,26 +7,52 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <optional>
 #include <stdexcept>
+#include <unistd.h>
 
 namespace syncpoint::cli {
 
+namespace fs = std::filesystem;
+
 namespace {
+
+// A child's stderr line that carries a failure of its run (a lost worker), not its end.
+constexpr const char* child_failure = "compare run: ";
 
 double reference_epochs(const job_config& base) { return base.epochs > 0 ? base.epochs : 1; }
 
+// One run of the plan: a protocol at an lr and a seed.
+struct planned_run {
+  std::string protocol;
+  double lr;
+  uint64_t seed;
+};
+
+// The runs in the order they are reported: protocol, then lr, then seed.
+std::vector<planned_run> planned_runs(const comparison_plan& plan) {
+  std::vector<planned_run> out;
+  std::vector<double> lrs = plan.lrs.empty() ? std::vector<double>{plan.base.lr} : plan.lrs;
+  std::vector<uint64_t> seeds = plan.seeds.empty() ? std::vector<uint64_t>{plan.base.seed} : plan.seeds;
+  for (auto& p : plan.protocols)
+    for (double lr : lrs)
+      for (auto seed : seeds)
+        out.push_back({p, lr, seed});
+  return out;
+}
+
 // One protocol at one lr under the stop rule: no sample budget, the cap, the target.
-compared_run run_under_rule(const comparison_plan& plan, const std::string& protocol, double lr, uint64_t seed,
-                             const comparison& c, bool tuning, std::vector<std::string>& failures) {
+job_config run_config(const comparison_plan& plan, const planned_run& run, double cap_s) {
   auto cfg = plan.base;
-  cfg.protocol = protocol;
-  cfg.seed = seed;
-  cfg.protocol_opts = options_of(plan.base, protocol);  // each protocol gets its own options
-  cfg.lr = lr;
+  cfg.protocol = run.protocol;
+  cfg.seed = run.seed;
+  cfg.protocol_opts = options_of(plan.base, run.protocol);  // each protocol gets its own options
+  cfg.lr = run.lr;
   cfg.epochs = 0;
-  cfg.max_time_s = c.cap_s;
+  cfg.max_time_s = cap_s;
   // A schedule is by samples and must not depend on where the cap stops a run:
   // every protocol meets the reference's schedule (its epochs), and one that
   // gets further trains on at the schedule's last rate.
@@ -35,29 +61,34 @@ compared_run run_under_rule(const comparison_plan& plan, const std::string& prot
     cfg.lr_epochs = reference_epochs(plan.base);
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
-    cfg.out_dir = plan.base.out_dir + "/" + protocol + (tuning ? "-lr" + fmt("%g", lr) : "") +
-                  (plan.seeds.empty() ? "" : "-seed" + std::to_string(seed));
+    cfg.out_dir = plan.base.out_dir + "/" + run.protocol + (plan.lrs.empty() ? "" : "-lr" + fmt("%g", run.lr)) +
+                  (plan.seeds.empty() ? "" : "-seed" + std::to_string(run.seed));
+  return cfg;
+}
+
+// What compare reports of a run that ended with `summary` (nullptr: it failed with `error`).
+compared_run reported(const comparison_plan& plan, const planned_run& run, const job_config& cfg,
+                      const comparison& c, const run_summary* summary, const std::string& error,
+                      const std::vector<std::string>& run_failures, std::vector<std::string>& failures) {
   compared_run out;
-  out.label = protocol_label(protocol, cfg.protocol_opts) + (tuning ? " lr=" + fmt("%g", lr) : "");
-  out.lr = lr;
-  auto whose = protocol + " (lr " + fmt("%g", lr) + (plan.seeds.empty() ? "" : ", seed " + std::to_string(seed)) + "): ";
-  run_result r;
-  try {
-    r = train(cfg, plan.on_progress);
-  } catch (const std::runtime_error& e) {  // e.g. no result in time: the other runs still count
-    failures.push_back(whose + "the run failed: " + e.what());
+  out.label = protocol_label(run.protocol, cfg.protocol_opts) + (plan.lrs.empty() ? "" : " lr=" + fmt("%g", run.lr));
+  out.lr = run.lr;
+  auto whose = run.protocol + " (lr " + fmt("%g", run.lr) +
+               (plan.seeds.empty() ? "" : ", seed " + std::to_string(run.seed)) + "): ";
+  if (!summary) {  // e.g. no result in time: the other runs still count
+    failures.push_back(whose + "the run failed: " + error);
     out.stopped_by = "failed";
-    out.summary.protocol = protocol;
+    out.summary.protocol = run.protocol;
     out.summary.workers = cfg.workers;
-    out.summary.seed = seed;
+    out.summary.seed = run.seed;
     out.summary.lost = static_cast<uint64_t>(cfg.workers);  // failed_run() from here on
     return out;  // no folder: the page shows the runs that have one
   }
-  for (auto& f : r.failures)
+  for (auto& f : run_failures)
     failures.push_back(whose + f);
-  out.stopped_by = failed_run(r.summary)                                        ? "failed"
-                   : cfg.stop_at_target && r.summary.time_to_target_s >= 0 ? "target"
-                                                                             : "cap";
+  out.stopped_by = failed_run(*summary)                                        ? "failed"
+                   : cfg.stop_at_target && summary->time_to_target_s >= 0 ? "target"
+                                                                            : "cap";
   out.dir = cfg.out_dir;
   if (!cfg.out_dir.empty()) {
     auto p = current_provenance(plan.command, cfg);
@@ -66,8 +97,86 @@ compared_run run_under_rule(const comparison_plan& plan, const std::string& prot
     p.rule = c.rule;
     write_provenance(cfg.out_dir, p);
   }
-  out.summary = std::move(r.summary);
+  // As summary.json holds it (10 digits), however the run was made: the tables then show
+  // what the page shows, whether the run was in this process or in a child.
+  out.summary = summary_from_json(to_json(*summary), "summary of " + out.label);
   return out;
+}
+
+// The runs one after the other in this process.
+std::vector<compared_run> run_here(const comparison_plan& plan, const std::vector<planned_run>& runs,
+                                   comparison& c) {
+  std::vector<compared_run> out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto& run = runs[i];
+    if (plan.on_run)
+      plan.on_run(run.protocol + (plan.lrs.empty() ? "" : " lr=" + fmt("%g", run.lr)) +
+                    (plan.seeds.empty() ? "" : " seed " + std::to_string(run.seed)),
+                  static_cast<int>(i + 1), static_cast<int>(runs.size()));
+    auto cfg = run_config(plan, run, c.cap_s);
+    try {
+      auto r = train(cfg, plan.on_progress);
+      out.push_back(reported(plan, run, cfg, c, &r.summary, "", r.failures, c.failures));
+    } catch (const std::runtime_error& e) {
+      out.push_back(reported(plan, run, cfg, c, nullptr, e.what(), {}, c.failures));
+    }
+  }
+  return out;
+}
+
+// The runs `plan.jobs` at once, each in a child process (plan.spawn) by the
+// sweep's pool, into a scratch folder; each finished folder then moves to its place.
+std::vector<compared_run> run_in_children(const comparison_plan& plan, const std::vector<planned_run>& runs,
+                                          comparison& c) {
+  auto scratch = plan.base.out_dir.empty()
+                   ? (fs::temp_directory_path() / ("syncpoint-compare-" + std::to_string(getpid()))).string()
+                   : plan.base.out_dir + "/.runs";
+  fs::remove_all(scratch);
+  fs::create_directories(scratch + "/cells");
+  std::vector<sweep_cell> cells;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto cfg = run_config(plan, runs[i], c.cap_s);
+    auto folder = cfg.out_dir.empty() ? "run-" + std::to_string(i) : fs::path(cfg.out_dir).filename().string();
+    cells.push_back({i, runs[i].protocol + (plan.lrs.empty() ? "" : " lr=" + fmt("%g", runs[i].lr)) +
+                          (plan.seeds.empty() ? "" : " seed " + std::to_string(runs[i].seed)),
+                     folder, {}, {}});
+  }
+  auto log_of = [&](const sweep_cell& cell) { return scratch + "/" + cell.folder + ".log"; };
+  auto launch = [&](const sweep_cell& cell, const std::string& out_dir, const std::string&) {
+    return plan.spawn(cell.index, c.cap_s, out_dir, log_of(cell));
+  };
+  auto outcomes = run_sweep_cells(scratch, cells, plan.jobs, launch, plan.on_cells);
+  std::vector<const cell_outcome*> by_index(runs.size());  // the plan's order: failures listed as run_here lists them
+  for (auto& o : outcomes)
+    by_index[o.cell->index] = &o;
+  std::vector<compared_run> list;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto& o = *by_index[i];
+    auto cfg = run_config(plan, runs[i], c.cap_s);
+    std::vector<std::string> run_failures;
+    std::string error = o.error, line;
+    std::ifstream log(log_of(*o.cell));
+    while (std::getline(log, line)) {
+      if (line.rfind(child_failure, 0) == 0)
+        run_failures.push_back(line.substr(std::string(child_failure).size()));
+      else if (!line.empty())
+        error = line;
+    }
+    if (!o.ok) {
+      list.push_back(reported(plan, runs[i], cfg, c, nullptr, error.empty() ? "its process failed" : error, {}, c.failures));
+      continue;
+    }
+    auto dir = scratch + "/cells/" + o.cell->folder;
+    if (!cfg.out_dir.empty()) {
+      fs::remove_all(cfg.out_dir);
+      fs::rename(dir, cfg.out_dir);
+      dir = cfg.out_dir;
+    }
+    auto summary = load_summary(dir);
+    list.push_back(reported(plan, runs[i], cfg, c, &summary, "", run_failures, c.failures));
+  }
+  fs::remove_all(scratch);
+  return list;
 }
 
 }  // namespace
@@ -103,6 +212,19 @@ bool better_runs(const std::vector<compared_run>& a, const std::vector<compared_
   if (ta.n() > 0 && ta.mean() != tb.mean())
     return ta.mean() < tb.mean();
   return fa.mean() > fb.mean();
+}
+
+int run_one(const comparison_plan& plan, size_t index, double cap_s, const std::string& out_dir) {
+  auto runs = planned_runs(plan);
+  if (index >= runs.size())
+    throw config_error("run " + std::to_string(index) + " is not in the plan (" + std::to_string(runs.size()) + " runs)");
+  auto cfg = run_config(plan, runs[index], cap_s);
+  cfg.out_dir = out_dir;
+  cfg.progress = false;
+  auto r = train(cfg);
+  for (auto& f : r.failures)
+    std::fprintf(stderr, "%s%s\n", child_failure, f.c_str());
+  return 0;
 }
 
 comparison run_comparison(const comparison_plan& plan) {
@@ -143,18 +265,17 @@ comparison run_comparison(const comparison_plan& plan) {
   c.rule += "the time cap, " + fmt("%g", c.cap_s) + " s (" + c.cap_source +
             (c.cap_source == "--max-time" ? "" : "; --max-time sets it") + ")";
 
-  int done = 0;
-  for (auto& p : plan.protocols) {
+  auto runs = planned_runs(plan);
+  auto results = plan.jobs > 1 && runs.size() > 1 && plan.spawn && base.clock == clock_kind::virtual_time
+                   ? run_in_children(plan, runs, c)
+                   : run_here(plan, runs, c);
+  for (size_t i = 0; i < results.size();) {  // each protocol at its best lr: the runs of one lr are adjacent
     std::optional<std::vector<compared_run>> best;
-    for (double lr : lrs) {
+    auto& p = runs[i].protocol;
+    while (i < results.size() && runs[i].protocol == p) {
       std::vector<compared_run> at_lr;  // one per seed
-      for (auto seed : seeds) {
-        if (plan.on_run)
-          plan.on_run(p + (tuning ? " lr=" + fmt("%g", lr) : "") +
-                        (plan.seeds.empty() ? "" : " seed " + std::to_string(seed)),
-                      ++done, runs_total);
-        at_lr.push_back(run_under_rule(plan, p, lr, seed, c, tuning, c.failures));
-      }
+      for (double lr = runs[i].lr; i < results.size() && runs[i].protocol == p && runs[i].lr == lr; ++i)
+        at_lr.push_back(results[i]);
       if (tuning)
         c.grid.insert(c.grid.end(), at_lr.begin(), at_lr.end());
       if (!best || better_runs(at_lr, *best))
@@ -167,10 +288,10 @@ comparison run_comparison(const comparison_plan& plan) {
     }
   }
 
-  std::vector<const run_summary*> reported;
+  std::vector<const run_summary*> summaries;
   for (auto& r : c.runs)
-    reported.push_back(&r.summary);
-  c.equal_samples = equal_samples(reported);
+    summaries.push_back(&r.summary);
+  c.equal_samples = equal_samples(summaries);
   for (auto* list : {&c.runs, &c.grid})
     for (auto& r : *list)
       r.acc_equal = accuracy_at_samples(r.summary, c.equal_samples);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "cli/compare.hpp"
+#include "runtime/sweep.hpp"
 
 #include <functional>
 #include <string>
@@ -27,6 +28,14 @@ struct comparison_plan {
   std::function<void(const std::string&, int, int)> on_run;
   /// Passed to train() for each run (none: the job's own progress lines).
   progress_fn on_progress;
+  /// After the reference, this many runs at once, each in a child process
+  /// that `spawn` starts (virtual clock only: real-clock runs would share the
+  /// cores they time). The child calls run_one(plan, index, cap_s, out_dir)
+  /// with this same plan, its stderr into `log`; returns its pid.
+  int jobs = 1;
+  std::function<pid_t(size_t index, double cap_s, const std::string& out_dir, const std::string& log)> spawn;
+  /// With jobs > 1: each run's start and end, as the sweep's pool reports them.
+  std::function<void(const sweep_progress&, const cell_outcome*)> on_cells;
 };
 
 struct comparison {
@@ -45,6 +54,11 @@ struct comparison {
 /// (1 if unset), not stopping at the target, and its run time is the cap,
 /// shared by every seed.
 comparison run_comparison(const comparison_plan& plan);
+
+/// In a child of `compare --jobs`: run number `index` of the plan (protocol,
+/// then lr, then seed) under the time cap `cap_s`, its files into `out_dir`;
+/// the failures it lists (lost workers) on stderr. Returns the exit status.
+int run_one(const comparison_plan& plan, size_t index, double cap_s, const std::string& out_dir);
 
 /// The better of two runs of one protocol: reached the target sooner; else
 /// (neither reached it) the higher final accuracy.

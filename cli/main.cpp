@@ -17,10 +17,13 @@
 #include "runtime/job.hpp"
 #include "runtime/model_file.hpp"
 #include "runtime/run_files.hpp"
+#include "runtime/sweep.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <thread>
 
 using namespace syncpoint;
 using syncpoint::cli::print_summary;
@@ -101,6 +104,35 @@ int run_train(const std::vector<std::string>& args) {
   return 0;
 }
 
+// `compare --jobs`'s children: "--internal-run=I --internal-cap=S --internal-out=DIR" after the
+// parent's own arguments (not options a user gives: taken out before parsing).
+struct child_run {
+  long index = -1;
+  double cap_s = 0;
+  std::string out;
+};
+
+child_run take_child_run(std::vector<std::string>& args) {
+  child_run c;
+  for (auto it = args.begin(); it != args.end();) {
+    auto take = [&](const std::string& key) {
+      return it->rfind(key, 0) == 0 ? std::optional<std::string>(it->substr(key.size())) : std::nullopt;
+    };
+    if (auto v = take("--internal-run="))
+      c.index = std::stol(*v);
+    else if (auto v = take("--internal-cap="))
+      c.cap_s = std::stod(*v);
+    else if (auto v = take("--internal-out="))
+      c.out = *v;
+    else {
+      ++it;
+      continue;
+    }
+    it = args.erase(it);
+  }
+  return c;
+}
+
 int run_compare(std::vector<std::string> args, bool defaults) {
   cli::options opts(true);
   // The embedded default job (README, "The two commands"): Fashion-MNIST, 4 workers, one 4x
@@ -111,6 +143,8 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     args.insert(args.begin(), {"--protocols=bsp,asp,ssp,elastic-bsp,wbsp,wbsp-overlap,r2sp,sync-switch", "--workers=4",
                                "--model=mlp", "--straggler=3:x4", "--ps-bandwidth=400MB/s", "--epochs=3",
                                "--target-accuracy=0.86", "--iter-cost=10", "--seeds=1,2,3", "--out=results"});
+  auto parent_args = args;
+  auto child = take_child_run(args);
   if (int rc = cli::parse_command(opts, args, "compare"); rc >= 0)
     return rc;
   auto base = opts.job();
@@ -142,10 +176,32 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   plan.run_to_cap = opts.run_to_cap;
   plan.seeds = opts.seeds;
   plan.command = cli::command_line("compare", args);
+  if (child.index >= 0)
+    return cli::run_one(plan, static_cast<size_t>(child.index), child.cap_s, child.out);
   plan.on_run = [&](const std::string& label, int i, int n) { shown.begin(label, i, n); };
   plan.on_progress = shown.callback();
+  plan.jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  plan.spawn = [&](size_t index, double cap_s, const std::string& out_dir, const std::string& log) {
+    std::vector<std::string> child_args{"compare"};
+    child_args.insert(child_args.end(), parent_args.begin(), parent_args.end());
+    child_args.insert(child_args.end(), {"--progress=false", "--internal-run=" + std::to_string(index),
+                                         "--internal-cap=" + cli::fmt("%.17g", cap_s), "--internal-out=" + out_dir});
+    return launch_process(child_args, "/dev/null", log);
+  };
+  std::optional<cli::sweep_display> runs_shown;
+  plan.on_cells = [&](const sweep_progress& p, const cell_outcome* ended) {
+    if (!base.progress)
+      return;
+    if (!runs_shown) {
+      shown.end();
+      runs_shown.emplace(plan.jobs, std::string("compare"), std::string("runs"));
+    }
+    runs_shown->event(p, ended);
+  };
   auto c = cli::run_comparison(plan);
   shown.end();
+  if (runs_shown)
+    runs_shown->end();
   for (auto& f : c.failures)
     std::fprintf(stderr, "syncpoint compare: %s\n", f.c_str());
   const auto& rule = c.rule;

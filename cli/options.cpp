@@ -53,7 +53,8 @@ options::options(command c) {
     g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)")
       .add(tune_lr_, "tune-lr", "run each protocol at each of these learning rates (e.g. 0.02,0.05,0.1) and report it at its best")
       .add(run_to_cap, "run-to-cap", "the target does not stop a run; every run goes on to the time cap")
-      .add(seeds_, "seeds", "run every protocol once per seed (e.g. 1,2,3); the tables and the page show mean and min–max");
+      .add(seeds_, "seeds", "run every protocol once per seed (e.g. 1,2,3); the tables and the page show mean and min–max")
+      .add(jobs, "jobs", "virtual clock: runs at once after the reference, each in its own process (default: the number of cores)");
   else if (c != command::tune)  // tune-switch's protocol is sync-switch
     g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
   // Every option a registered protocol declares, typed as declared.
@@ -231,6 +232,8 @@ std::string options::parse_args(std::vector<std::string> args) {
   }
   if (!seeds_.empty() && seeds.empty())
     return "--seeds names no seed (expected a list like 1,2,3)";
+  if (jobs < 0)
+    return "--jobs: " + std::to_string(jobs) + " is not a number of processes (expected 1 or more; 0: the cores)";
   return {};
 }
 

@@ -33,6 +33,7 @@ class options : public cli_config {
   std::vector<double> tune_lrs;        // compare only: --tune-lr (empty: the shared --lr only)
   bool run_to_cap = false;             // compare only
   std::vector<uint64_t> seeds;         // compare only: --seeds (empty: --seed alone)
+  int jobs = 0;                        // compare only: runs at once after the reference (0: the cores)
   std::string head;                    // submit only: HOST:PORT
   std::string token, token_file;       // submit only: the cluster's token
   bool tls = false;                    // submit only: --tls --cert --key --ca

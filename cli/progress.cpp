@@ -128,16 +128,18 @@ std::string time_left(const sweep_progress& p, double elapsed_s) {
 
 }  // namespace
 
-sweep_display::sweep_display(int jobs) : sweep_display(jobs, isatty(fileno(stderr)) != 0) {}
+sweep_display::sweep_display(int jobs, const std::string& name, const std::string& unit)
+  : sweep_display(jobs, isatty(fileno(stderr)) != 0, name, unit) {}
 
-sweep_display::sweep_display(int jobs, bool as_bar) : jobs_(jobs), bar_(as_bar) {}
+sweep_display::sweep_display(int jobs, bool as_bar, const std::string& name, const std::string& unit)
+  : jobs_(jobs), name_(name), unit_(unit), bar_(as_bar) {}
 
-std::string sweep_display::bar_line(const sweep_progress& p, double elapsed_s) {
+std::string sweep_display::bar_line(const sweep_progress& p, double elapsed_s, const std::string& name) {
   constexpr int width = 28;
   size_t finished = p.done + p.failed + p.skipped;
   double fraction = p.total ? static_cast<double>(finished) / static_cast<double>(p.total) : 1;
   auto filled = static_cast<int>(std::lround(fraction * width));
-  std::string line = "sweep [" + std::string(static_cast<size_t>(filled), '#') +
+  std::string line = name + " [" + std::string(static_cast<size_t>(filled), '#') +
                      std::string(static_cast<size_t>(width - filled), '-') + "] " + std::to_string(p.done + p.skipped) +
                      "/" + std::to_string(p.total) + " done, " + std::to_string(p.running) + " running, " +
                      std::to_string(p.failed) + " failed";
@@ -150,21 +152,22 @@ void sweep_display::event(const sweep_progress& p, const cell_outcome* ended) {
   if (!started_) {
     started_ = true;
     start_ = now;
-    std::fprintf(stderr, "sweep: %zu cells, %zu already finished, %d at once\n", p.total, p.skipped, jobs_);
+    std::fprintf(stderr, "%s: %zu %s%s, %d at once\n", name_.c_str(), p.total, unit_.c_str(),
+                 p.skipped ? (", " + std::to_string(p.skipped) + " already finished").c_str() : "", jobs_);
   }
   last_ = p;
   double elapsed = std::chrono::duration<double>(now - start_).count();
   if (!bar_) {
     if (ended)
-      std::fprintf(stderr, "sweep: [%zu/%zu] %s %s (%.1f s); %zu running, %zu failed%s\n",
+      std::fprintf(stderr, "%s: [%zu/%zu] %s %s (%.1f s); %zu running, %zu failed%s\n", name_.c_str(),
                    p.done + p.failed + p.skipped, p.total, ended->cell->name.c_str(),
                    ended->ok ? "done" : ("FAILED: " + ended->error).c_str(), ended->seconds, p.running, p.failed,
                    time_left(p, elapsed).empty() ? "" : (", " + time_left(p, elapsed)).c_str());
     return;
   }
   if (ended && !ended->ok)  // above the bar, which is redrawn below it
-    std::fprintf(stderr, "\r\033[Ksweep: %s FAILED: %s\n", ended->cell->name.c_str(), ended->error.c_str());
-  std::fprintf(stderr, "\r\033[K%s", bar_line(p, elapsed).c_str());
+    std::fprintf(stderr, "\r\033[K%s: %s FAILED: %s\n", name_.c_str(), ended->cell->name.c_str(), ended->error.c_str());
+  std::fprintf(stderr, "\r\033[K%s", bar_line(p, elapsed, name_).c_str());
   std::fflush(stderr);
   open_ = true;
 }

@@ -64,9 +64,10 @@ class progress_display {
 ///   shown.end();
 class sweep_display {
  public:
-  /// `as_bar` defaults to whether stderr is a terminal.
-  explicit sweep_display(int jobs);
-  sweep_display(int jobs, bool as_bar);
+  /// `as_bar` defaults to whether stderr is a terminal; `name` and `unit`
+  /// word the lines ("sweep", "cells"; compare --jobs: "compare", "runs").
+  explicit sweep_display(int jobs, const std::string& name = "sweep", const std::string& unit = "cells");
+  sweep_display(int jobs, bool as_bar, const std::string& name = "sweep", const std::string& unit = "cells");
   ~sweep_display() { end(); }
 
   void event(const sweep_progress& p, const cell_outcome* ended);
@@ -75,10 +76,11 @@ class sweep_display {
 
   /// "sweep [#######---------------------]  7/18 done, 2 running, 1 failed, about 0:33 left":
   /// `elapsed_s` since the first cell started; the time left from the pace of the cells that ended.
-  static std::string bar_line(const sweep_progress& p, double elapsed_s);
+  static std::string bar_line(const sweep_progress& p, double elapsed_s, const std::string& name = "sweep");
 
  private:
   int jobs_;
+  std::string name_, unit_;
   bool bar_, open_ = false, started_ = false;
   sweep_progress last_;
   std::chrono::steady_clock::time_point start_;

@@ -154,17 +154,14 @@ std::string finished_cell(const std::string& dir, const sweep_cell& c) {
   return fs::exists(path + "/summary.json") ? path : std::string();
 }
 
-pid_t launch_train_process(const std::vector<std::string>& args, const std::string& out_dir,
-                           const std::string& log_path, const std::string& exe) {
-  std::vector<std::string> argv_text{"syncpoint", "train"};
+pid_t launch_process(const std::vector<std::string>& args, const std::string& stdout_path,
+                     const std::string& stderr_path, const std::string& exe) {
+  std::vector<std::string> argv_text{"syncpoint"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
-  argv_text.push_back("--progress=false");
-  argv_text.push_back("--out=" + out_dir);
   std::vector<char*> argv;
   for (auto& a : argv_text)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  auto stdout_path = out_dir + "/stdout.txt";
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid != 0)
@@ -175,7 +172,7 @@ pid_t launch_train_process(const std::vector<std::string>& args, const std::stri
     _exit(127);
   int in = open("/dev/null", O_RDONLY);
   int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  int err = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (in < 0 || out < 0 || err < 0)
     _exit(127);
   dup2(in, 0);
@@ -183,6 +180,15 @@ pid_t launch_train_process(const std::vector<std::string>& args, const std::stri
   dup2(err, 2);
   execv(exe.c_str(), argv.data());
   _exit(127);
+}
+
+pid_t launch_train_process(const std::vector<std::string>& args, const std::string& out_dir,
+                           const std::string& log_path, const std::string& exe) {
+  std::vector<std::string> train{"train"};
+  train.insert(train.end(), args.begin(), args.end());
+  train.push_back("--progress=false");
+  train.push_back("--out=" + out_dir);
+  return launch_process(train, out_dir + "/stdout.txt", log_path, exe);
 }
 
 bool finish_cell(const std::string& dir, const sweep_cell& c, int wait_status) {

@@ -70,6 +70,12 @@ struct sweep_progress {
   size_t done = 0, failed = 0, running = 0;
 };
 
+/// `EXE ARGS...` as a child process: stdin /dev/null, stdout into `stdout_path`,
+/// stderr into `stderr_path`; it dies with the calling thread's process.
+/// Returns its pid, or -1.
+pid_t launch_process(const std::vector<std::string>& args, const std::string& stdout_path,
+                     const std::string& stderr_path, const std::string& exe = "/proc/self/exe");
+
 /// `EXE train ARGS --progress=false --out=OUT_DIR` as a child process: its
 /// stdin /dev/null, its stdout into OUT_DIR/stdout.txt (the run's printed
 /// summary, kept with its files), its stderr (messages, errors last) into

@@ -186,6 +186,40 @@ TEST_CASE("compare --seeds: the verdict says when a difference is within the spr
   CHECK(count(apart, "<polyline class='series'") == 4);
 }
 
+TEST_CASE("compare --jobs: runs in child processes give the same tables, page and run files as one after the other") {
+  temp_folder dir("syncpoint_compare_jobs");
+  // Two seeds, and worker 0 lost at its 3rd push: the failures the children report are printed too.
+  auto args = " compare --protocols bsp,asp,ssp --seeds 1,2 --workers 2 --fail-worker 0@3 --epochs 2"
+              " --target-accuracy 0.93 --straggler 1:x2 --model softmax --dataset synthetic --train-limit 2000"
+              " --test-limit 300 --iter-cost 5 --progress=false";
+  std::map<int, std::string> output;
+  for (int jobs : {1, 2}) {
+    auto out = dir.path / ("jobs" + std::to_string(jobs));
+    auto r = run_shell(std::string(SYNCPOINT_CLI) + args + " --jobs " + std::to_string(jobs) + " --out " + out.string());
+    REQUIRE_MESSAGE(r.status == 0, r.output);
+    output[jobs] = std::regex_replace(r.output, std::regex("jobs ?[12]"), "jobsN");
+  }
+  CHECK(output[1] == output[2]);
+  CHECK(output[2].find("bsp (lr 0.05, seed 2): worker 0 lost") != std::string::npos);
+  auto one = dir.path / "jobs1", two = dir.path / "jobs2";
+  auto same = [](const std::string& a, const std::string& b) {
+    return std::regex_replace(a, std::regex("jobs ?[12]"), "jobsN") == std::regex_replace(b, std::regex("jobs ?[12]"), "jobsN");
+  };
+  CHECK(same(slurp(one / "comparison.md"), slurp(two / "comparison.md")));
+  CHECK(same(slurp(one / "index.html"), slurp(two / "index.html")));
+  size_t runs = 0;
+  for (auto& entry : fs::directory_iterator(one)) {
+    if (!entry.is_directory())
+      continue;
+    ++runs;
+    auto name = entry.path().filename();
+    for (auto file : {"summary.json", "trace.jsonl"})
+      CHECK_MESSAGE(slurp(entry.path() / file) == slurp(two / name / file), (name / file).string());
+  }
+  CHECK(runs == 6);
+  CHECK(!fs::exists(two / ".runs"));  // the children's scratch folder is gone
+}
+
 TEST_CASE("compare --seeds: a seed list that is not one is refused by name, with exit 2") {
   for (auto [seeds, words] : std::vector<std::pair<std::string, std::string>>{
          {"1,1", "--seeds names 1 twice"}, {"1,x", "--seeds: 'x' is not a seed"}, {"-1", "'-1' is not a seed"},

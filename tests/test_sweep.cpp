@@ -206,7 +206,7 @@ TEST_CASE("sweep: a 2x2x2 grid gives the same summaries, byte for byte, with one
   auto two = run_shell(grid + " --jobs 2 --out " + (dir.path / "two").string());
   REQUIRE_MESSAGE(one.status == 0, one.output);
   REQUIRE_MESSAGE(two.status == 0, two.output);
-  CHECK(two.output.find("8 cells, 0 already finished") != std::string::npos);
+  CHECK(two.output.find("sweep: 8 cells, 2 at once") != std::string::npos);
   size_t compared = 0;
   for (auto& cell : fs::directory_iterator(dir.path / "one" / "cells")) {
     auto name = cell.path().filename();
