@@ -57,6 +57,9 @@ std::string seeds_table(const std::vector<std::vector<const compared_run*>>& gro
   };
   if (equal_samples == 0)
     cols.erase(cols.begin() + 2);
+  bool targets = std::any_of(groups.begin(), groups.end(), [](auto& g) { return g.front()->summary.target_accuracy > 0; });
+  if (!targets)
+    cols.erase(cols.begin());
   std::vector<std::vector<std::string>> rows{{"protocol", "seeds"}};
   for (auto& c : cols)
     rows[0].push_back(c.head);
@@ -69,7 +72,7 @@ std::string seeds_table(const std::vector<std::vector<const compared_run*>>& gro
       spread v;
       for (auto* r : g)
         v.add(failed_run(r->summary) ? std::nullopt : c.value(*r));
-      std::string text = v.empty() ? (&c == &cols.front() ? "not reached" : "-") : v.str(c.format);
+      std::string text = v.empty() ? (targets && &c == &cols.front() ? "not reached" : "-") : v.str(c.format);
       if (!v.empty() && v.missing > 0)
         text += ", " + std::to_string(v.n()) + " of " + std::to_string(g.size());
       rows.back().push_back(text);
