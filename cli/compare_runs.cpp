@@ -221,10 +221,15 @@ int run_one(const comparison_plan& plan, size_t index, double cap_s, const std::
   auto cfg = run_config(plan, runs[index], cap_s);
   cfg.out_dir = out_dir;
   cfg.progress = false;
-  auto r = train(cfg);
-  for (auto& f : r.failures)
-    std::fprintf(stderr, "%s%s\n", child_failure, f.c_str());
-  return 0;
+  try {
+    auto r = train(cfg);
+    for (auto& f : r.failures)
+      std::fprintf(stderr, "%s%s\n", child_failure, f.c_str());
+    return 0;
+  } catch (const std::runtime_error& e) {  // its last line is the parent's words for the failure
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
+  }
 }
 
 comparison run_comparison(const comparison_plan& plan) {
