@@ -44,6 +44,12 @@ std::vector<planned_run> planned_runs(const comparison_plan& plan) {
   return out;
 }
 
+// "bsp lr=0.05 seed 2": the lr when tuning, the seed with --seeds (progress, the children's cells).
+std::string run_name(const comparison_plan& plan, const planned_run& run) {
+  return run.protocol + (plan.lrs.empty() ? "" : " lr=" + fmt("%g", run.lr)) +
+         (plan.seeds.empty() ? "" : " seed " + std::to_string(run.seed));
+}
+
 // One protocol at one lr under the stop rule: no sample budget, the cap, the target.
 job_config run_config(const comparison_plan& plan, const planned_run& run, double cap_s) {
   auto cfg = plan.base;
@@ -110,9 +116,7 @@ std::vector<compared_run> run_here(const comparison_plan& plan, const std::vecto
   for (size_t i = 0; i < runs.size(); ++i) {
     auto& run = runs[i];
     if (plan.on_run)
-      plan.on_run(run.protocol + (plan.lrs.empty() ? "" : " lr=" + fmt("%g", run.lr)) +
-                    (plan.seeds.empty() ? "" : " seed " + std::to_string(run.seed)),
-                  static_cast<int>(i + 1), static_cast<int>(runs.size()));
+      plan.on_run(run_name(plan, run), static_cast<int>(i + 1), static_cast<int>(runs.size()));
     auto cfg = run_config(plan, run, c.cap_s);
     try {
       auto r = train(cfg, plan.on_progress);
@@ -133,13 +137,12 @@ std::vector<compared_run> run_in_children(const comparison_plan& plan, const std
                    : plan.base.out_dir + "/.runs";
   fs::remove_all(scratch);
   fs::create_directories(scratch + "/cells");
+  std::vector<job_config> cfgs;
   std::vector<sweep_cell> cells;
   for (size_t i = 0; i < runs.size(); ++i) {
-    auto cfg = run_config(plan, runs[i], c.cap_s);
+    auto& cfg = cfgs.emplace_back(run_config(plan, runs[i], c.cap_s));
     auto folder = cfg.out_dir.empty() ? "run-" + std::to_string(i) : fs::path(cfg.out_dir).filename().string();
-    cells.push_back({i, runs[i].protocol + (plan.lrs.empty() ? "" : " lr=" + fmt("%g", runs[i].lr)) +
-                          (plan.seeds.empty() ? "" : " seed " + std::to_string(runs[i].seed)),
-                     folder, {}, {}});
+    cells.push_back({i, run_name(plan, runs[i]), folder, {}, {}});
   }
   auto log_of = [&](const sweep_cell& cell) { return scratch + "/" + cell.folder + ".log"; };
   auto launch = [&](const sweep_cell& cell, const std::string& out_dir, const std::string&) {
@@ -152,7 +155,7 @@ std::vector<compared_run> run_in_children(const comparison_plan& plan, const std
   std::vector<compared_run> list;
   for (size_t i = 0; i < runs.size(); ++i) {
     auto& o = *by_index[i];
-    auto cfg = run_config(plan, runs[i], c.cap_s);
+    auto& cfg = cfgs[i];
     std::vector<std::string> run_failures;
     std::string error = o.error, line;
     std::ifstream log(log_of(*o.cell));
@@ -198,20 +201,24 @@ bool better_runs(const std::vector<compared_run>& a, const std::vector<compared_
     return failed(a) < failed(b);
   if (a.size() == 1 && b.size() == 1)
     return better_run(a[0].summary, b[0].summary);
-  spread ta, tb, fa, fb;
-  for (auto& r : a) {
-    ta.add(r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt);
-    fa.add(r.summary.final_accuracy);
-  }
-  for (auto& r : b) {
-    tb.add(r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt);
-    fb.add(r.summary.final_accuracy);
-  }
+  auto to_target = [](auto& g) {
+    spread t;
+    for (auto& r : g)
+      t.add(r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt);
+    return t;
+  };
+  auto final_accuracy = [](auto& g) {
+    spread f;
+    for (auto& r : g)
+      f.add(r.summary.final_accuracy);
+    return f;
+  };
+  auto ta = to_target(a), tb = to_target(b);
   if (ta.n() != tb.n())
     return ta.n() > tb.n();
   if (ta.n() > 0 && ta.mean() != tb.mean())
     return ta.mean() < tb.mean();
-  return fa.mean() > fb.mean();
+  return final_accuracy(a).mean() > final_accuracy(b).mean();
 }
 
 int run_one(const comparison_plan& plan, size_t index, double cap_s, const std::string& out_dir) {

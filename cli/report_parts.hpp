@@ -49,7 +49,8 @@ double shared_target(const std::vector<run_record>& runs);
 
 /// Who won on each count, why, and what each run spent its time on; over
 /// seeds, by the means, saying when a difference is within the spread.
-std::string verdict(const std::vector<series>& all);
+/// `all` is by_seed(runs).
+std::string verdict(const std::vector<series>& all, const std::vector<run_record>& runs);
 /// The comparison table: a row per series, each column's best marked.
 std::string table(const std::vector<series>& all, const std::vector<run_record>& runs);
 /// The settings all runs share, and a table of those that differ (one row

@@ -111,12 +111,8 @@ std::string within_spread(const series& win, const spread& w, const series* seco
 }  // namespace
 
 // Which protocol won on each count, and what each spent its time on.
-std::string verdict(const std::vector<series>& all) {
+std::string verdict(const std::vector<series>& all, const std::vector<run_record>& runs) {
   std::string out = "<div class='verdict'><ul>";
-  std::vector<run_record> runs;
-  for (auto& s : all)
-    for (auto* r : s.runs)
-      runs.push_back(*r);
   double target = shared_target(runs);
   bool seeded = std::any_of(all.begin(), all.end(), [](auto& s) { return s.seeded(); });
   // Soonest: among the series that reached the target on every seed, the lowest mean time.
@@ -239,28 +235,25 @@ std::string verdict(const std::vector<series>& all) {
 
 // The job settings: those all runs share in one list, those that differ per run.
 std::string settings(const std::vector<series>& all) {
-  std::vector<run_record> runs;  // each series' first run stands for it; the seed row lists them all
-  for (auto& se : all)
-    runs.push_back(se.first());
-  auto seeds_of = [&](const run_record& r) { return all[static_cast<size_t>(&r - runs.data())].seeds(); };
-  using getter = std::function<std::string(const run_record&)>;
+  // A series' first run stands for it; the seed row lists all its seeds.
+  using getter = std::function<std::string(const series&)>;
   std::vector<std::pair<std::string, getter>> keys{
-    {"model", [](auto& r) { return r.summary.model; }},
-    {"workers", [](auto& r) { return std::to_string(r.summary.workers); }},
-    {"straggler", [](auto& r) { return r.summary.straggler.empty() ? std::string("none") : r.summary.straggler; }},
-    {"clock", [](auto& r) { return r.summary.clock; }},
-    {"iteration cost", [](auto& r) { auto& s = r.summary; return s.clock == "virtual" ? fmt("%g", s.iter_cost_ms) + " ms (" + s.iter_cost_source + ")" : std::string("measured (real clock)"); }},
-    {std::any_of(all.begin(), all.end(), [](auto& se) { return se.seeded(); }) ? "seeds" : "seed", seeds_of},
-    {"learning rate", [](auto& r) { return fmt("%g", r.summary.lr); }},
-    {"momentum", [](auto& r) { return fmt("%g", r.summary.momentum) + " (" + r.summary.momentum_rule + " rule)"; }},
-    {"target accuracy", [](auto& r) { return r.summary.target_accuracy > 0 ? fmt("%g", r.summary.target_accuracy) : std::string("none"); }},
+    {"model", [](auto& r) { return r.first().summary.model; }},
+    {"workers", [](auto& r) { return std::to_string(r.first().summary.workers); }},
+    {"straggler", [](auto& r) { return r.first().summary.straggler.empty() ? std::string("none") : r.first().summary.straggler; }},
+    {"clock", [](auto& r) { return r.first().summary.clock; }},
+    {"iteration cost", [](auto& r) { auto& s = r.first().summary; return s.clock == "virtual" ? fmt("%g", s.iter_cost_ms) + " ms (" + s.iter_cost_source + ")" : std::string("measured (real clock)"); }},
+    {std::any_of(all.begin(), all.end(), [](auto& se) { return se.seeded(); }) ? "seeds" : "seed", [](auto& r) { return r.seeds(); }},
+    {"learning rate", [](auto& r) { return fmt("%g", r.first().summary.lr); }},
+    {"momentum", [](auto& r) { return fmt("%g", r.first().summary.momentum) + " (" + r.first().summary.momentum_rule + " rule)"; }},
+    {"target accuracy", [](auto& r) { return r.first().summary.target_accuracy > 0 ? fmt("%g", r.first().summary.target_accuracy) : std::string("none"); }},
   };
   std::string shared = "<dl>";
   std::vector<size_t> differing;
-  std::vector<std::pair<std::string, std::function<std::string(const run_record&)>>> extra_differ;
+  std::vector<std::pair<std::string, getter>> extra_differ;
   for (size_t k = 0; k < keys.size(); ++k) {
-    auto v0 = keys[k].second(runs.front());
-    bool same = std::all_of(runs.begin(), runs.end(), [&](auto& r) { return keys[k].second(r) == v0; });
+    auto v0 = keys[k].second(all.front());
+    bool same = std::all_of(all.begin(), all.end(), [&](auto& r) { return keys[k].second(r) == v0; });
     if (same)
       shared += "<dt>" + keys[k].first + "</dt><dd>" + escape_html(v0) + "</dd>";
     else
@@ -268,22 +261,22 @@ std::string settings(const std::vector<series>& all) {
   }
   // The job options summary.json lacks, from run.json ("-" for a run without one).
   std::set<std::string> extra;
-  for (auto& r : runs)
-    for (auto& kv : r.provenance.settings)
+  for (auto& r : all)
+    for (auto& kv : r.first().provenance.settings)
       extra.insert(kv.first);
   for (auto& key : extra) {
-    auto value = [key](const run_record& r) {
-      auto it = r.provenance.settings.find(key);
-      return it == r.provenance.settings.end() ? std::string("-") : it->second;
+    auto value = [key](const series& r) {
+      auto it = r.first().provenance.settings.find(key);
+      return it == r.first().provenance.settings.end() ? std::string("-") : it->second;
     };
-    auto v0 = value(runs.front());
-    if (std::all_of(runs.begin(), runs.end(), [&](auto& r) { return value(r) == v0; }))
+    auto v0 = value(all.front());
+    if (std::all_of(all.begin(), all.end(), [&](auto& r) { return value(r) == v0; }))
       shared += "<dt>" + escape_html(key) + "</dt><dd>" + escape_html(v0) + "</dd>";
     else
       extra_differ.push_back({key, value});
   }
-  auto rule = runs.front().provenance.rule;
-  if (!rule.empty() && std::all_of(runs.begin(), runs.end(), [&](auto& r) { return r.provenance.rule == rule; }))
+  auto rule = all.front().first().provenance.rule;
+  if (!rule.empty() && std::all_of(all.begin(), all.end(), [&](auto& r) { return r.first().provenance.rule == rule; }))
     shared += "<dt>stop rule</dt><dd>" + escape_html(rule) + "</dd>";
   shared += "</dl>";
   if (differing.empty() && extra_differ.empty())
@@ -295,8 +288,8 @@ std::string settings(const std::vector<series>& all) {
   for (auto& e : extra_differ)
     t += "<th>" + escape_html(e.first) + "</th>";
   t += "</tr>";
-  for (auto& r : runs) {
-    t += "<tr><td>" + escape_html(r.provenance.label) + "</td>";
+  for (auto& r : all) {
+    t += "<tr><td>" + escape_html(r.first().provenance.label) + "</td>";
     for (auto k : differing)
       t += "<td>" + escape_html(keys[k].second(r)) + "</td>";
     for (auto& e : extra_differ)

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -46,6 +47,33 @@ inline std::string slurp(const std::filesystem::path& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+/// How many times `what` occurs in `s`.
+inline size_t occurrences(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1))
+    ++n;
+  return n;
+}
+
+/// The cells after the label cell of the comparison page's table row for
+/// `label`, as HTML ("0.8512", or over seeds "0.8512<small ...>...</small>");
+/// empty when the page has no such row.
+inline std::vector<std::string> comparison_row(const std::string& page, const std::string& label) {
+  auto start = page.find("<table class='comparison");
+  if (start == std::string::npos)
+    return {};
+  auto table = page.substr(start, page.find("</table>", start) - start);
+  auto at = table.find("</i>" + label + "</td>");
+  if (at == std::string::npos)
+    return {};
+  auto row = table.substr(at, table.find("</tr>", at) - at);
+  std::vector<std::string> cells;
+  std::regex cell("<td[^>]*>(.*?)</td>");
+  for (std::sregex_iterator it(row.begin(), row.end(), cell), end; it != end; ++it)
+    cells.push_back((*it)[1]);
+  return cells;
 }
 
 struct command_result {

@@ -12,6 +12,8 @@
 #include <regex>
 
 using namespace syncpoint;
+using syncpoint::testing::comparison_row;
+using syncpoint::testing::occurrences;
 using syncpoint::testing::run_shell;
 using syncpoint::testing::slurp;
 using syncpoint::testing::temp_folder;
@@ -19,13 +21,6 @@ using syncpoint::testing::temp_folder;
 namespace fs = std::filesystem;
 
 namespace {
-
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1))
-    ++n;
-  return n;
-}
 
 // "mean (lo–hi)" by hand, with printf's format.
 std::string by_hand(const std::vector<double>& xs, const char* f) {
@@ -38,7 +33,7 @@ std::string by_hand(const std::vector<double>& xs, const char* f) {
   return cli::fmt(f, sum / static_cast<double>(xs.size())) + " (" + cli::fmt(f, lo) + "–" + cli::fmt(f, hi) + ")";
 }
 
-// The cells of a table row, text or HTML, for `label`.
+// The cells of the text table's row for `label` (stdout, comparison.md).
 std::vector<std::string> text_row(const std::string& table, const std::string& label) {
   auto at = table.find("| " + label + " ");
   REQUIRE_MESSAGE(at != std::string::npos, label);
@@ -55,19 +50,6 @@ std::string in_html(const std::vector<double>& xs, const char* f) {
   auto text = by_hand(xs, f);
   auto open = text.find(" (");
   return text.substr(0, open) + "<small class='range'>" + text.substr(open + 2, text.size() - open - 3) + "</small>";
-}
-
-std::vector<std::string> html_row(const std::string& page, const std::string& label) {
-  auto table = page.substr(page.find("<table class='comparison seeded'>"));
-  table = table.substr(0, table.find("</table>"));
-  auto at = table.find("</i>" + label + "</td>");
-  REQUIRE_MESSAGE(at != std::string::npos, label);
-  auto row = table.substr(at, table.find("</tr>", at) - at);
-  std::vector<std::string> cells;
-  std::regex cell("<td[^>]*>(.*?)</td>");
-  for (std::sregex_iterator it(row.begin(), row.end(), cell), end; it != end; ++it)
-    cells.push_back((*it)[1]);
-  return cells;
 }
 
 }  // namespace
@@ -123,7 +105,7 @@ TEST_CASE("compare --seeds: the mean and min–max of each figure equal a hand c
     CHECK(r.output.find(md.substr(md.find("| protocol"), md.find("\n\n", md.find("| protocol")) - md.find("| protocol"))) !=
           std::string::npos);  // stdout shows the same table
     // The page: protocol's swatch cell, seeds, to target, stopped, final acc, acc@N, run time, samples, samples/s, ...
-    auto cells = html_row(page, p);
+    auto cells = comparison_row(page, p);
     REQUIRE(cells.size() == 12);
     CHECK(cells[0] == "3, 1, 2");
     if (!to_target.empty())
@@ -133,11 +115,11 @@ TEST_CASE("compare --seeds: the mean and min–max of each figure equal a hand c
     CHECK(cells[7] == in_html(rate, "%.1f"));
   }
   // One line per protocol with a band, each seed's own run pale beneath it, in both charts.
-  CHECK(count(page, "<svg class='chart' data-series='2'") == 2);
-  CHECK(count(page, "<polyline class='series'") == 4);
-  CHECK(count(page, "<polygon class='band'") == 4);
-  CHECK(count(page, "<polyline class='seed'") == 12);
-  CHECK(count(page, "<svg class='timeline'") == 2);  // each protocol's first seed
+  CHECK(occurrences(page, "<svg class='chart' data-series='2'") == 2);
+  CHECK(occurrences(page, "<polyline class='series'") == 4);
+  CHECK(occurrences(page, "<polygon class='band'") == 4);
+  CHECK(occurrences(page, "<polyline class='seed'") == 12);
+  CHECK(occurrences(page, "<svg class='timeline'") == 2);  // each protocol's first seed
   CHECK(page.find("<dt>seeds</dt><dd>3, 1, 2</dd>") != std::string::npos);
   // `report` rebuilds the same page from the folders.
   auto again = dir.path / "again.html";
@@ -182,8 +164,8 @@ TEST_CASE("compare --seeds: the verdict says when a difference is within the spr
   auto other = run("bsp", 2, 12);
   other.summary.lr = 0.5;
   auto apart = cli::report_html({run("bsp", 1, 10), other});
-  CHECK(count(apart, "<polygon class='band'") == 0);
-  CHECK(count(apart, "<polyline class='series'") == 4);
+  CHECK(occurrences(apart, "<polygon class='band'") == 0);
+  CHECK(occurrences(apart, "<polyline class='series'") == 4);
 }
 
 TEST_CASE("compare --jobs: runs in child processes give the same tables, page and run files as one after the other") {

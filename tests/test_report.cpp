@@ -21,33 +21,14 @@
 #include <unistd.h>
 
 using namespace syncpoint;
+using syncpoint::testing::comparison_row;
+using syncpoint::testing::occurrences;
 using syncpoint::testing::run_shell;
 using syncpoint::testing::slurp;
 
 namespace fs = std::filesystem;
 
 namespace {
-
-size_t count(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (auto pos = s.find(what); pos != std::string::npos; pos = s.find(what, pos + 1))
-    ++n;
-  return n;
-}
-
-// The cells of the comparison table's row for `label`, tags stripped.
-std::vector<std::string> table_row(const std::string& page, const std::string& label) {
-  auto table = page.substr(page.find("<table class='comparison'>"));
-  table = table.substr(0, table.find("</table>"));
-  auto at = table.find("</i>" + label + "</td>");
-  REQUIRE_MESSAGE(at != std::string::npos, label);
-  auto row = table.substr(at, table.find("</tr>", at) - at);
-  std::vector<std::string> cells;
-  std::regex cell("<td[^>]*>([^<]*)</td>");
-  for (std::sregex_iterator it(row.begin(), row.end(), cell), end; it != end; ++it)
-    cells.push_back((*it)[1]);
-  return cells;
-}
 
 // What `body` writes to stderr.
 std::string stderr_of(const std::function<void()>& body) {
@@ -101,13 +82,13 @@ TEST_CASE("report: compare's page has both curves, both timelines and the runs' 
   auto page = slurp(compared() / "index.html");
   REQUIRE(!page.empty());
   // Nothing is loaded from anywhere: the only URLs are SVG's namespace.
-  CHECK(count(page, "http") == count(page, "http://www.w3.org/2000/svg"));
-  CHECK(count(page, "src=") + count(page, "<link") + count(page, "@import") == 0);
+  CHECK(occurrences(page, "http") == occurrences(page, "http://www.w3.org/2000/svg"));
+  CHECK(occurrences(page, "src=") + occurrences(page, "<link") + occurrences(page, "@import") == 0);
   CHECK(page.find("<script") == std::string::npos);
-  CHECK(count(page, "<svg class='chart' data-series='2'") == 2);  // against time and against samples
-  CHECK(count(page, "<polyline class='series'") == 4);
-  CHECK(count(page, "<svg class='timeline' data-workers='4'") == 2);
-  CHECK(count(page, "<g class='worker-row'>") == 8);
+  CHECK(occurrences(page, "<svg class='chart' data-series='2'") == 2);  // against time and against samples
+  CHECK(occurrences(page, "<polyline class='series'") == 4);
+  CHECK(occurrences(page, "<svg class='timeline' data-workers='4'") == 2);
+  CHECK(occurrences(page, "<g class='worker-row'>") == 8);
   CHECK(page.find("syncpoint compare --protocols ssp,bsp") != std::string::npos);  // the exact command
   CHECK(page.find("<dt>seed</dt><dd>1</dd>") != std::string::npos);
   CHECK(page.find("<dt>caf</dt><dd>0.17.6</dd>") != std::string::npos);
@@ -119,7 +100,7 @@ TEST_CASE("report: compare's page has both curves, both timelines and the runs' 
   CHECK(page.find("<th>acc@" + std::string(n >= 1000 ? std::to_string(n / 1000) + "," : "")) != std::string::npos);
   for (auto* run : {&ssp, &bsp}) {
     auto& s = run->summary;
-    auto cells = table_row(page, run->provenance.label);
+    auto cells = comparison_row(page, run->provenance.label);
     // to target, stopped, final acc, acc@N, run time, samples, samples/s, compute, wait, staleness, barriers
     REQUIRE(cells.size() == 11);
     REQUIRE(s.time_to_target_s >= 0);  // both reach 0.9 and stop there
@@ -247,8 +228,8 @@ TEST_CASE("report: under a schedule, compare gives every run the reference's sch
   }
   CHECK(asp.summary.samples > horizon);  // asp got past the schedule within bsp's time
   auto page = slurp(dir / "index.html");
-  CHECK(count(page, "<svg class='chart lr' data-series='2'") == 2);  // under both accuracy charts
-  CHECK(count(page, "<svg class='chart lr'") == 2);
+  CHECK(occurrences(page, "<svg class='chart lr' data-series='2'") == 2);  // under both accuracy charts
+  CHECK(occurrences(page, "<svg class='chart lr'") == 2);
   CHECK(page.find("Test accuracy and learning rate") != std::string::npos);
   fs::remove_all(dir);
 }
