@@ -200,6 +200,47 @@ cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const
   return *head;
 }
 
+awaited_result await_finished(caf::scoped_actor& self, caf::actor_system& sys, const cluster::head_actor& head,
+                              uint64_t id, const std::string& stop_token, signal_catcher& signals,
+                              std::chrono::seconds limit, const std::string& command, const std::string& what) {
+  awaited_result out;
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!out.got && !out.lost) {
+    if (int sig = signals.wait(0)) {
+      if (out.interrupted) {
+        std::fprintf(stderr, "syncpoint %s: interrupted again: leaving without %s's outcome\n", command.c_str(),
+                     what.c_str());
+        std::fflush(stderr);
+        std::_Exit(128 + sig);
+      }
+      out.interrupted = sig;
+      std::fprintf(stderr, "syncpoint %s: stopping %s (its outcome and files follow; interrupt again to leave at once)\n",
+                   command.c_str(), what.c_str());
+      auto why = std::string("its submitter was interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
+      self->request(head, std::chrono::seconds(10), stop_atom::value, id, stop_token, why)
+        .receive([](bool) {}, [&](caf::error& e) {
+          std::fprintf(stderr, "syncpoint %s: the head did not stop %s: %s\n", command.c_str(), what.c_str(),
+                       error_words(sys, e).c_str());
+        });
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "syncpoint %s: no result within the time limit\n", command.c_str());
+      break;
+    }
+    self->receive(
+      [&](cluster::job_result& r) {
+        out.result = std::move(r);
+        out.got = true;
+      },
+      [&](caf::down_msg&) {
+        std::fprintf(stderr, "syncpoint %s: lost the connection to the head\n", command.c_str());
+        out.lost = true;
+      },
+      caf::after(std::chrono::milliseconds(100)) >> [] {});
+  }
+  return out;
+}
+
 int run_head(const std::vector<std::string>& args) {
   signal_catcher signals;
   cluster_options opts;

@@ -152,8 +152,9 @@ void sweep_display::event(const sweep_progress& p, const cell_outcome* ended) {
   if (!started_) {
     started_ = true;
     start_ = now;
-    std::fprintf(stderr, "%s: %zu %s%s, %d at once\n", name_.c_str(), p.total, unit_.c_str(),
-                 p.skipped ? (", " + std::to_string(p.skipped) + " already finished").c_str() : "", jobs_);
+    auto at_once = jobs_ > 0 ? std::to_string(jobs_) + " at once" : std::string("one per free slot of the cluster");
+    std::fprintf(stderr, "%s: %zu %s%s, %s\n", name_.c_str(), p.total, unit_.c_str(),
+                 p.skipped ? (", " + std::to_string(p.skipped) + " already finished").c_str() : "", at_once.c_str());
   }
   last_ = p;
   double elapsed = std::chrono::duration<double>(now - start_).count();
@@ -170,6 +171,15 @@ void sweep_display::event(const sweep_progress& p, const cell_outcome* ended) {
   std::fprintf(stderr, "\r\033[K%s", bar_line(p, elapsed, name_).c_str());
   std::fflush(stderr);
   open_ = true;
+}
+
+void sweep_display::note(const std::string& line) {
+  std::fprintf(stderr, "%s%s: %s\n", open_ ? "\r\033[K" : "", name_.c_str(), line.c_str());
+  if (open_) {
+    double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    std::fprintf(stderr, "%s", bar_line(last_, elapsed, name_).c_str());
+  }
+  std::fflush(stderr);
 }
 
 void sweep_display::end() {

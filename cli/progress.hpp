@@ -66,11 +66,14 @@ class sweep_display {
  public:
   /// `as_bar` defaults to whether stderr is a terminal; `name` and `unit`
   /// word the lines ("sweep", "cells"; compare --jobs: "compare", "runs").
+  /// `jobs` 0: as many at once as a cluster has free slots.
   explicit sweep_display(int jobs, const std::string& name = "sweep", const std::string& unit = "cells");
   sweep_display(int jobs, bool as_bar, const std::string& name = "sweep", const std::string& unit = "cells");
   ~sweep_display() { end(); }
 
   void event(const sweep_progress& p, const cell_outcome* ended);
+  /// A line about one cell ("NAME started on node 'a'"), above the bar on a terminal.
+  void note(const std::string& line);
   /// Ends the bar (its line stays, at its final state).
   void end();
 

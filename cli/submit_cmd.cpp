@@ -98,44 +98,13 @@ int run_submit(const std::vector<std::string>& args) {
   }
   std::fprintf(stderr, "syncpoint submit: job %llu accepted by the head at %s\n",
                static_cast<unsigned long long>(id), opts.head.c_str());
-  job_result result;
-  bool got = false, lost = false;
-  int interrupted = 0;  // the signal that stopped the job
   auto limit = std::chrono::seconds(cfg.max_time_s > 0 ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
                                                        : 30 * 24 * 3600);
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!got && !lost) {
-    if (int sig = signals.wait(0)) {
-      if (interrupted) {
-        std::fprintf(stderr, "syncpoint submit: interrupted again: leaving without job %llu's outcome\n",
-                     static_cast<unsigned long long>(id));
-        std::fflush(stderr);
-        std::_Exit(128 + sig);
-      }
-      interrupted = sig;
-      std::fprintf(stderr, "syncpoint submit: stopping job %llu (its outcome and files follow; interrupt "
-                           "again to leave at once)\n", static_cast<unsigned long long>(id));
-      auto why = std::string("its submitter was interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
-      self->request(head, std::chrono::seconds(10), stop_atom::value, id, stop_token, why)
-        .receive([](bool) {}, [&](caf::error& e) {
-          std::fprintf(stderr, "syncpoint submit: the head did not stop the job: %s\n", error_words(sys, e).c_str());
-        });
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "syncpoint submit: no result within the time limit\n");
-      break;
-    }
-    self->receive(
-      [&](job_result& r) {
-        result = std::move(r);
-        got = true;
-      },
-      [&](caf::down_msg&) {
-        std::fprintf(stderr, "syncpoint submit: lost the connection to the head\n");
-        lost = true;
-      },
-      caf::after(std::chrono::milliseconds(100)) >> [] {});
-  }
+  auto waited = await_finished(self, sys, head, id, stop_token, signals, limit, "submit",
+                               "job " + std::to_string(id));
+  auto& result = waited.result;
+  bool got = waited.got;
+  int interrupted = waited.interrupted;
   if (!got) {
     self->send_exit(follower, caf::exit_reason::user_shutdown);
     return 1;

@@ -69,6 +69,25 @@ std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& o
 
 }  // namespace
 
+int finish_sweep(const sweep_request& req, const std::vector<sweep_cell>& cells,
+                 const std::vector<cell_outcome>& outcomes) {
+  auto result = load_sweep(req.out);
+  auto table = cell_table(result, outcomes);
+  std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
+  write_text(req.out + "/index.html", sweep_report_html(result, default_figure(result)));
+  std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\nreport: %s/index.html (open it in a browser)\n",
+              table.c_str(), req.out.c_str(), req.out.c_str(), req.out.c_str());
+  size_t failed = 0;
+  for (auto& o : outcomes)
+    failed += !o.ok;
+  if (failed > 0) {
+    std::fprintf(stderr, "syncpoint sweep: %zu of %zu cells failed; run the same command again to retry them\n",
+                 failed, cells.size());
+    return 1;
+  }
+  return 0;
+}
+
 int run_sweep(const std::vector<std::string>& args) {
   auto req = parse_sweep_args(args);
   if (req.help) {
@@ -85,6 +104,8 @@ int run_sweep(const std::vector<std::string>& args) {
     check_cell(c);
   int jobs = req.jobs > 0 ? req.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   claim_sweep_dir(req.out, req.grid);
+  if (!req.head.empty())
+    return run_cluster_sweep(req, cells);
 
   auto launch = [](const sweep_cell& c, const std::string& out_dir, const std::string& log) {
     return launch_train_process(c.args, out_dir, log);
@@ -93,21 +114,7 @@ int run_sweep(const std::vector<std::string>& args) {
   auto outcomes = run_sweep_cells(req.out, cells, jobs, launch,
                                   [&](const sweep_progress& p, const cell_outcome* o) { shown.event(p, o); });
   shown.end();
-  auto result = load_sweep(req.out);
-  auto table = cell_table(result, outcomes);
-  std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
-  write_text(req.out + "/index.html", sweep_report_html(result, default_figure(result)));
-  std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\nreport: %s/index.html (open it in a browser)\n",
-              table.c_str(), req.out.c_str(), req.out.c_str(), req.out.c_str());
-  size_t failed = 0;
-  for (auto& o : outcomes)
-    failed += !o.ok;
-  if (failed > 0) {
-    std::fprintf(stderr, "syncpoint sweep: %zu of %zu cells failed; run the same command again to retry them\n",
-                 failed, cells.size());
-    return 1;
-  }
-  return 0;
+  return finish_sweep(req, cells, outcomes);
 }
 
 }  // namespace syncpoint::cli

@@ -19,6 +19,8 @@ const char* sweep_help =
   "  --seeds 1,2,3      an axis over --seed, the last one\n"
   "  --jobs N           cells at once, each a process (default: the number of cores)\n"
   "  --out DIR          the sweep's folder (default: sweep)\n"
+  "  --head HOST:P      run the cells on a cluster's nodes, one per free slot; their files come back\n"
+  "                     here (--token T | --token-file F, --tls --cert --key --ca as for submit)\n"
   "  SPEC.toml          the same in a file: out, seeds, a [train] table and a [grid] table\n";
 
 namespace {
@@ -184,6 +186,20 @@ sweep_request parse_sweep_args(const std::vector<std::string>& args) {
     } else if (own("out", value)) {
       out_arg = value;
       out_given = true;
+    } else if (own("head", value)) {
+      req.head = value;
+    } else if (own("token", value)) {
+      req.token = value;
+    } else if (own("token-file", value)) {
+      req.token_file = value;
+    } else if (own("cert", value)) {
+      req.tls_paths.cert = value;
+    } else if (own("key", value)) {
+      req.tls_paths.key = value;
+    } else if (own("ca", value) || own("ca-cert", value)) {
+      req.tls_paths.ca = value;
+    } else if (a == "--tls" || a == "--tls=true") {
+      req.tls = true;
     } else if (i == 0 && a.rfind("--", 0) != 0) {
       read_spec(a, req, seeds);
     } else {
@@ -198,6 +214,11 @@ sweep_request parse_sweep_args(const std::vector<std::string>& args) {
     req.out = out_arg;
   if (jobs_given)
     req.jobs = jobs_arg;
+  if (jobs_given && !req.head.empty())
+    throw config_error("--jobs is for a sweep on this machine: with --head, each free slot of the cluster runs a cell");
+  bool cluster_only = !req.token.empty() || !req.token_file.empty() || req.tls || req.tls_paths.enabled();
+  if (cluster_only && req.head.empty())
+    throw config_error("--token, --token-file and --tls are for a sweep on a cluster: give --head HOST:PORT");
   if (!req.help && req.grid.axes.empty())
     throw config_error("no grid: give --grid NAME=V1,V2,..., --seeds, or a SPEC.toml with a [grid] table");
   return req;

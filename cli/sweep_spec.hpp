@@ -3,6 +3,7 @@
 //
 //   syncpoint sweep --grid protocol=bsp,elastic-bsp --grid straggler=3:x1.5,3:x2 --seeds 1,2,3 --epochs 2
 //   syncpoint sweep spec.toml --jobs 2
+//   syncpoint sweep spec.toml --head 10.0.0.1:4242 --token-file cluster.token   (cells on the nodes' free slots)
 //
 // spec.toml:
 //   out = "sweeps/stragglers"       # optional, like --out
@@ -17,6 +18,7 @@
 // A grid value that holds a comma is quoted: --grid 'lr-milestones="1,2","2,3"'.
 #pragma once
 
+#include "runtime/cluster/tls_files.hpp"
 #include "runtime/sweep.hpp"
 
 #include <string>
@@ -29,6 +31,10 @@ struct sweep_request {
   std::string out = "sweep";
   int jobs = 0;        // 0: one per core
   bool help = false;
+  // On a cluster (--head HOST:P): its token and TLS files, as for submit. Never a cell's options.
+  std::string head, token, token_file;
+  bool tls = false;
+  cluster::tls_files tls_paths;
 };
 
 /// Parses `syncpoint sweep`'s arguments (and the SPEC.toml they name).

@@ -201,9 +201,33 @@ bool finish_cell(const std::string& dir, const sweep_cell& c, int wait_status) {
 }
 
 std::string cell_error(const std::string& dir, const sweep_cell& c, int wait_status) {
+  return process_error(dir + "/cells/" + c.folder + ".partial/stderr.txt", wait_status);
+}
+
+std::string process_error(const std::string& stderr_path, int wait_status) {
   if (WIFSIGNALED(wait_status))
     return "killed by signal " + std::to_string(WTERMSIG(wait_status));
-  return last_line(dir + "/cells/" + c.folder + ".partial/stderr.txt");
+  return last_line(stderr_path);
+}
+
+bool is_cell_file(const std::string& name) {
+  for (auto* f : cell_files)
+    if (name == f)
+      return true;
+  return false;
+}
+
+std::string cell_args_refusal(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto& a = args[i];
+    if (a == "--clock=virtual" || (a == "--clock" && i + 1 < args.size() && args[i + 1] == "virtual"))
+      continue;
+    for (auto* option : {"--out", "--resume", "--checkpoint-dir", "--save-model", "--policy-out", "--clock"})
+      if (a == option || a.rfind(std::string(option) + "=", 0) == 0)
+        return std::string("a sweep's cell may not give ") + option +
+               " (the sweep places its files, and runs it on the virtual clock)";
+  }
+  return "";
 }
 
 std::vector<cell_outcome> run_sweep_cells(const std::string& dir, const std::vector<sweep_cell>& cells, int jobs,

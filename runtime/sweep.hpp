@@ -92,6 +92,19 @@ bool finish_cell(const std::string& dir, const sweep_cell& c, int wait_status);
 /// Why a cell failed: the signal that killed it, else the last line of its stderr.txt.
 std::string cell_error(const std::string& dir, const sweep_cell& c, int wait_status);
 
+/// Why a process exited with `wait_status`: the signal that killed it, else the last line of `stderr_path`.
+std::string process_error(const std::string& stderr_path, int wait_status);
+
+/// The files a cell's folder holds (those a cluster sweep sends back).
+inline constexpr const char* cell_files[] = {"summary.json", "trace.jsonl", "run.json", "stdout.txt", "stderr.txt"};
+bool is_cell_file(const std::string& name);
+
+/// "" if `args` may be a cell's train options as a node runs them, else why
+/// not: the options that write files elsewhere or leave the virtual clock
+/// (--out, --resume, --checkpoint-dir, --save-model, --policy-out, --clock)
+/// are refused. A string-level check: the node does not parse train options.
+std::string cell_args_refusal(const std::vector<std::string>& args);
+
 /// Runs the cells of `cells` not finished in DIR, at most `jobs` at once.
 /// A cell runs into DIR/cells/FOLDER.partial and is renamed to FOLDER when
 /// its process exits 0; one that fails keeps its stderr.txt there and the others go

@@ -9,11 +9,13 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +41,29 @@ inline std::vector<unsigned char> be32(std::vector<uint32_t> xs) {
     for (int s = 24; s >= 0; s -= 8)
       out.push_back(static_cast<unsigned char>(x >> s));
   return out;
+}
+
+/// A small IDX data set in `dir` (200 training and 50 test images of 28x28,
+/// 3 classes), as --dataset idx --data DIR reads it.
+inline void write_idx_files(const std::filesystem::path& dir) {
+  auto write = [](const std::filesystem::path& p, std::vector<unsigned char> bytes, size_t body, int mod) {
+    for (size_t i = 0; i < body; ++i)
+      bytes.push_back(static_cast<unsigned char>(mod ? i % static_cast<size_t>(mod) : (i * 37) % 251));
+    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
+  };
+  write(dir / "train-images-idx3-ubyte", be32({0x0803, 200, 28, 28}), 200 * 784, 0);
+  write(dir / "train-labels-idx1-ubyte", be32({0x0801, 200}), 200, 3);
+  write(dir / "t10k-images-idx3-ubyte", be32({0x0803, 50, 28, 28}), 50 * 784, 0);
+  write(dir / "t10k-labels-idx1-ubyte", be32({0x0801, 50}), 50, 3);
+}
+
+/// The same four files in `dir` as named pipes that nobody writes: a run that
+/// reads them waits there until the test lets it go.
+inline void make_idx_pipes(const std::filesystem::path& dir) {
+  for (auto* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                     "t10k-labels-idx1-ubyte"})
+    if (mkfifo((dir / name).c_str(), 0644) != 0)
+      throw std::runtime_error("mkfifo failed in " + dir.string());
 }
 
 /// The file's bytes ("" if it cannot be read).

@@ -109,6 +109,10 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
       [](spawn_atom, const std::string&, shard_spec&) -> caf::result<ps_actor> {
         return caf::make_error(caf::sec::unexpected_message);  // hosts workers only
       },
+      [](cell_atom, const std::string&, const cell_order&, const cell_sink_actor&) -> caf::result<int32_t> {
+        return caf::make_error(caf::sec::unexpected_message);  // runs no sweep cells
+      },
+      [](stop_atom, const std::string&, uint64_t) {},
       [=](leave_atom, const std::string&, const std::string&) { self->quit(); },
       [](heartbeat_atom) {},
     };

@@ -27,6 +27,8 @@ TEST_CASE("cluster: with a token the head refuses nodes, jobs and status request
   refused(c.run("node", {"--join", c.address(), "--name", "bad", "--token", "guess"}, "n-bad"), "wrong token");
   refused(c.run("status", {"--head", c.address()}, "s-none"), "no token given");
   refused(c.submit(cat(small_job("asp", 1, 1), {"--token", "guess"}), "sub-bad"), "wrong token");
+  refused(c.run("sweep", {"--head", c.address(), "--grid", "protocol=bsp,asp", "--dataset", "synthetic", "--model",
+                          "softmax", "--epochs", "1", "--out", files / "sweep"}, "sw-none"), "no token given");
   refused(c.run("node", {"--join", c.address(), "--token", "a", "--token-file", token_file}, "n-both"),
           "not both");
   // The right token, given either way, is accepted.

@@ -18,7 +18,8 @@
 #include <sys/stat.h>
 
 using namespace syncpoint;
-using syncpoint::testing::be32;
+using syncpoint::testing::make_idx_pipes;
+using syncpoint::testing::write_idx_files;
 using syncpoint::testing::run_shell;
 using syncpoint::testing::slurp;
 using syncpoint::testing::temp_folder;
@@ -127,6 +128,31 @@ TEST_CASE("sweep: bad spec files and arguments are refused naming the file, line
                        config_error);
   CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "lr=1", "--jobs"}), doctest::Contains("--jobs needs a value"),
                        config_error);
+}
+
+TEST_CASE("sweep: on a cluster, the head and token are the sweep's own options, and a node refuses cell options that write files") {
+  auto req = cli::parse_sweep_args({"--grid", "protocol=bsp,asp", "--head", "127.0.0.1:4242", "--token-file", "t",
+                                    "--tls", "--cert", "c.pem", "--key", "k.pem", "--ca", "ca.pem", "--epochs", "1"});
+  CHECK(req.head == "127.0.0.1:4242");
+  CHECK(req.token_file == "t");
+  CHECK(req.tls);
+  CHECK(req.tls_paths.ca == "ca.pem");
+  CHECK(req.grid.base == std::vector<std::string>{"--epochs", "1"});  // never passed to the cells
+  CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "protocol=bsp", "--head", "h:1", "--jobs", "2"}),
+                       doctest::Contains("--jobs is for a sweep on this machine"), config_error);
+  CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "protocol=bsp", "--token", "x"}),
+                       doctest::Contains("give --head HOST:PORT"), config_error);
+  CHECK(cell_args_refusal({"--epochs", "1", "--clock=virtual", "--seed=3"}).empty());
+  CHECK(cell_args_refusal({"--clock", "virtual"}).empty());
+  for (auto args : std::vector<std::vector<std::string>>{{"--out", "x"}, {"--out=x"}, {"--resume=d"},
+                                                         {"--checkpoint-dir", "d"}, {"--save-model=m"},
+                                                         {"--policy-out", "p"}, {"--clock=real"}, {"--clock", "real"}}) {
+    CAPTURE(args.front());
+    auto why = cell_args_refusal(args);
+    CHECK(why.find("may not give " + args.front().substr(0, args.front().find('='))) != std::string::npos);
+  }
+  CHECK(is_cell_file("trace.jsonl"));
+  CHECK(!is_cell_file("../trace.jsonl"));
 }
 
 TEST_CASE("sweep: the folder keeps its grid, and one of another grid, or a folder of something else, is refused") {
@@ -275,20 +301,8 @@ TEST_CASE("sweep: killed mid-way and started again, it runs only the cells that 
   auto good = dir.path / "good", pipes = dir.path / "pipes";
   fs::create_directories(good);
   fs::create_directories(pipes);
-  auto write = [](const fs::path& p, std::vector<unsigned char> bytes, size_t body, int mod) {
-    for (size_t i = 0; i < body; ++i)
-      bytes.push_back(static_cast<unsigned char>(mod ? i % static_cast<size_t>(mod) : (i * 37) % 251));
-    std::ofstream(p, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<long>(bytes.size()));
-  };
-  auto files = [&](const fs::path& d) {
-    write(d / "train-images-idx3-ubyte", be32({0x0803, 200, 28, 28}), 200 * 784, 0);
-    write(d / "train-labels-idx1-ubyte", be32({0x0801, 200}), 200, 3);
-    write(d / "t10k-images-idx3-ubyte", be32({0x0803, 50, 28, 28}), 50 * 784, 0);
-    write(d / "t10k-labels-idx1-ubyte", be32({0x0801, 50}), 50, 3);
-  };
-  files(good);
-  for (auto& f : fs::directory_iterator(good))
-    REQUIRE(mkfifo((pipes / f.path().filename()).c_str(), 0644) == 0);
+  write_idx_files(good);
+  make_idx_pipes(pipes);
   auto out = (dir.path / "sweep").string();
   std::vector<std::string> argv{testing::syncpoint_binary(), "sweep", "--grid", "data=" + good.string() + "," + pipes.string(),
                                 "--seeds", "1,2", "--dataset", "idx", "--model", "softmax", "--iter-cost", "5",
@@ -313,7 +327,7 @@ TEST_CASE("sweep: killed mid-way and started again, it runs only the cells that 
   // The cell's own process died with the sweep: nothing holds the pipes open now.
   for (auto& f : fs::directory_iterator(pipes))
     fs::remove(f.path());
-  files(pipes);
+  write_idx_files(pipes);
   testing::process again(argv, dir.path.string(), "again");
   REQUIRE(again.wait(std::chrono::seconds(120)) == 0);
   CHECK_MESSAGE(again.err().find("sweep: 4 cells, 2 already finished") != std::string::npos, again.err());

@@ -1,6 +1,7 @@
 #include "runtime/cluster/head.hpp"
 
 #include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/head_state.hpp"
 #include "runtime/cluster/job_runner.hpp"
 #include "runtime/job.hpp"
 #include "runtime/job_parts.hpp"
@@ -18,45 +19,8 @@ int64_t unix_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
-namespace {
+namespace head_detail {
 
-struct node_entry {
-  node_status status;
-  node_actor handle;
-  std::string token;  // the node accepts job requests with it
-  uint16_t bulk_port = 0;  // where its shards take bulk connections (0: none)
-};
-
-struct job_entry {
-  job_status status;
-  job_actor handle;
-  client_actor client;
-  std::string stop_token;  // the submitter stops its job with it
-  // Slots held on each node (by its actor, not its name: a node that died and
-  // joined again under the same name starts afresh), until the job ends.
-  std::map<caf::actor_addr, int> held;
-  bool elastic = false;
-};
-
-struct head_state {
-  head_config cfg;
-  std::vector<node_entry> nodes;    // in the order they joined
-  std::map<uint64_t, job_entry> jobs;
-  uint64_t next_job = 1;
-  bool shutting_down = false;
-  // The last data set loaded for a job (a recurring job does not reload it).
-  std::string data_key;
-  int64_t train_size = 0;
-  std::shared_ptr<const dataset> test;
-  std::vector<caf::typed_response_promise<bool>> shutdown_waiters;
-  static inline const char* name = "head";
-};
-
-using head_ptr = head_actor::stateful_pointer<head_state>;
-
-void log(head_ptr self, const std::string& line);
-
-// A peer's words for a log line: printable ASCII only, at most 64 characters.
 std::string printable(const std::string& s) {
   std::string out;
   for (char c : s.substr(0, 64))
@@ -64,7 +28,6 @@ std::string printable(const std::string& s) {
   return s.size() > 64 ? out + "..." : out;
 }
 
-// Without the cluster's token a request is refused, and the head logs who tried.
 caf::error check_secret(head_ptr self, const std::string& given, const std::string& what) {
   auto& secret = self->state.cfg.secret;
   if (secret.empty() || same_secret(given, secret))
@@ -95,80 +58,11 @@ bool is_final(const std::string& state) {
   return state == "done" || state == "failed" || state == "stopped";
 }
 
-void release_slots(head_ptr self, job_entry& job) {
-  for (auto& kv : job.held)
-    for (auto& n : self->state.nodes)
-      if (n.handle.address() == kv.first)
-        n.status.used = std::max(0, n.status.used - kv.second);
-  job.held.clear();
-}
+}  // namespace head_detail
 
-// Shutting down: once no job runs, tell the nodes and answer the waiters.
-void maybe_done_shutting_down(head_ptr self) {
-  auto& st = self->state;
-  if (!st.shutting_down)
-    return;
-  for (auto& kv : st.jobs)
-    if (!is_final(kv.second.status.state))
-      return;
-  for (auto& n : st.nodes)
-    self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"));
-  for (auto& rp : st.shutdown_waiters)
-    rp.deliver(true);
-  st.shutdown_waiters.clear();
-}
+namespace {
 
-// A node's free slots go to the running elastic jobs short of workers, one
-// job after the other (each answers how many it took).
-void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64_t> jobs) {
-  auto& st = self->state;
-  auto* n = find_node(self, node_name);
-  if (!n || jobs.empty())
-    return;
-  int32_t free = n->status.slots - n->status.used;
-  auto id = jobs.front();
-  jobs.erase(jobs.begin());
-  auto j = st.jobs.find(id);
-  if (free <= 0 || j == st.jobs.end() || is_final(j->second.status.state)) {
-    offer_slots(self, node_name, std::move(jobs));
-    return;
-  }
-  self->request(j->second.handle, std::chrono::seconds(10), grow_atom::value, st.cfg.control_token, n->handle,
-                node_name, n->token, free)
-    .then(
-      [=](int32_t taken) {
-        auto& st = self->state;
-        auto* n = find_node(self, node_name);
-        auto j = st.jobs.find(id);
-        if (n && j != st.jobs.end() && taken > 0) {
-          n->status.used += taken;
-          j->second.held[n->handle.address()] += taken;
-          log(self, "job " + std::to_string(id) + " took " + std::to_string(taken) + " slots of node '" +
-                      node_name + "'");
-        }
-        offer_slots(self, node_name, jobs);
-      },
-      [=](caf::error&) { offer_slots(self, node_name, jobs); });
-}
-
-// The running elastic jobs, in the order they were submitted.
-std::vector<uint64_t> elastic_jobs(head_ptr self) {
-  std::vector<uint64_t> out;
-  for (auto& [id, job] : self->state.jobs)
-    if (job.elastic && !is_final(job.status.state))
-      out.push_back(id);
-  return out;
-}
-
-// A job ended: the slots it freed go to the elastic jobs short of workers.
-void offer_freed_slots(head_ptr self) {
-  auto jobs = elastic_jobs(self);
-  if (jobs.empty() || self->state.shutting_down)
-    return;
-  for (auto& n : self->state.nodes)
-    if (n.status.slots > n.status.used)
-      offer_slots(self, n.status.name, jobs);
-}
+using namespace head_detail;
 
 caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_actor& node) {
   auto& st = self->state;
@@ -353,7 +247,7 @@ caf::result<bool> on_stop(head_ptr self, uint64_t id, const std::string& token, 
   }
   if (is_final(i->second.status.state))
     return false;
-  log(self, "job " + std::to_string(id) + " stopping: " + printable(reason));
+  log(self, job_name(id, i->second) + " stopping: " + printable(reason));
   self->send(i->second.handle, stop_atom::value, st.cfg.control_token, printable(reason));
   return true;
 }
@@ -422,10 +316,17 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       i->second.status = std::move(status);
       if (!was_final && is_final(i->second.status.state)) {
         release_slots(self, i->second);
-        log(self, "job " + std::to_string(id) + " " + i->second.status.state);
+        log(self, job_name(id, i->second) + " " + i->second.status.state);
         maybe_done_shutting_down(self);
         offer_freed_slots(self);
       }
+    },
+    [=](sweep_atom, std::vector<sweep_cell_order>& cells, sweep_client_actor& client,
+        const std::string& secret) -> caf::result<uint64_t, std::string> {
+      return on_sweep(self, cells, client, secret);
+    },
+    [=](slots_atom, const std::string& token, uint64_t id, node_actor& node, int32_t n) {
+      on_slots(self, token, id, node, n);
     },
     [=](shutdown_atom, const std::string& token) -> caf::result<bool> {
       auto& st = self->state;

@@ -21,6 +21,15 @@ void register_cluster_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<node_actor>("node_actor");
   cfg.add_message_type<job_actor>("job_actor");
   cfg.add_message_type<head_actor>("head_actor");
+  cfg.add_message_type<sweep_cell_order>("sweep_cell_order");
+  cfg.add_message_type<std::vector<sweep_cell_order>>("std::vector<sweep_cell_order>");
+  cfg.add_message_type<cell_order>("cell_order");
+  cfg.add_message_type<cell_chunk>("cell_chunk");
+  cfg.add_message_type<cell_event>("cell_event");
+  cfg.add_message_type<cell_sink_actor>("cell_sink_actor");
+  cfg.add_message_type<sweep_client_actor>("sweep_client_actor");
+  cfg.add_message_type<sweep_actor>("sweep_actor");
+  cfg.add_message_type<managed_actor>("managed_actor");
 }
 
 std::string make_token() {
@@ -39,7 +48,8 @@ const std::string& schema_fingerprint() {
                              typeid(client_actor).name(), typeid(job_actor).name(),
                              typeid(ps_actor).name(), typeid(worker_actor).name(),
                              typeid(coordinator_actor).name(), typeid(evaluator_actor).name(),
-                             typeid(tracer_actor).name(), typeid(driver_actor).name()})
+                             typeid(tracer_actor).name(), typeid(driver_actor).name(),
+                             typeid(sweep_actor).name(), typeid(sweep_client_actor).name()})
       text += name;
     uint64_t h = 1469598103934665603ull;  // FNV-1a
     for (unsigned char c : text) {

@@ -9,6 +9,10 @@
 //   job    -> node    spawn(token, worker_spec) -> worker   (the job runs on the head)
 //   job    -> node    spawn(token, shard_spec) -> PS shard  (--ps-placement nodes)
 //   head   -> node    leave(token, reason)                  (the head is shutting down)
+//   sweep  -> node    cell(token, order, sink) -> pid        stop(token, sweep)
+//   node   -> sweep   cell(key, chunk) -> ack                cell(key, event)
+//   sweep  -> client  cell(chunk) -> ack, cell(event)        (relayed: the submitter reaches the head only)
+//   anyone -> head    sweep(cells, client, secret) -> (sweep id, stop token)
 //
 // Tokens: CAF 0.17 does not authenticate senders (a peer past the handshake
 // can name any actor as the source of a message it routes), so what only the
@@ -39,6 +43,9 @@ using finished_atom = caf::atom_constant<caf::atom("cl_fin")>;
 using job_atom = caf::atom_constant<caf::atom("cl_job")>;
 using shutdown_atom = caf::atom_constant<caf::atom("cl_shutdn")>;
 using grow_atom = caf::atom_constant<caf::atom("cl_grow")>;
+using sweep_atom = caf::atom_constant<caf::atom("cl_sweep")>;
+using cell_atom = caf::atom_constant<caf::atom("cl_cell")>;
+using slots_atom = caf::atom_constant<caf::atom("cl_slots")>;
 
 /// What a node says when it joins.
 struct node_hello {
@@ -113,6 +120,57 @@ struct job_result {
   double resumed_at_s = -1;
 };
 
+/// One cell of a sweep (`syncpoint sweep --head`): its `train` options.
+struct sweep_cell_order {
+  uint32_t index = 0;
+  std::string name;
+  std::vector<std::string> args;
+};
+
+/// A cell placed on a node; `key` is what the node's reports on it carry.
+struct cell_order {
+  uint64_t sweep = 0;
+  uint32_t index = 0, attempt = 0;
+  std::vector<std::string> args;
+  std::string key;
+};
+
+/// A piece (at most max_cell_chunk bytes) of one of a cell's files, on its way to the submitter.
+struct cell_chunk {
+  uint32_t index = 0, attempt = 0;
+  std::string file;   // one of cell_files (runtime/sweep.hpp)
+  uint64_t offset = 0;
+  std::string bytes;
+};
+inline constexpr size_t max_cell_chunk = size_t{1} << 20;
+
+/// What became of a cell: started, lost (its node died; placed again), done or failed.
+struct cell_event {
+  std::string kind;
+  uint32_t index = 0, attempt = 0;
+  std::string node, message;
+  double seconds = 0;              // the attempt's wall time, when it ended
+  int32_t running = 0, waiting = 0;  // the sweep's cells after the event
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, sweep_cell_order& x) {
+  return f(caf::meta::type_name("sweep_cell_order"), x.index, x.name, x.args);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cell_order& x) {
+  return f(caf::meta::type_name("cell_order"), x.sweep, x.index, x.attempt, x.args, x.key);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cell_chunk& x) {
+  return f(caf::meta::type_name("cell_chunk"), x.index, x.attempt, x.file, x.offset, x.bytes);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cell_event& x) {
+  return f(caf::meta::type_name("cell_event"), x.kind, x.index, x.attempt, x.node, x.message, exact(x.seconds),
+           x.running, x.waiting);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
   return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret, x.bulk_port);
@@ -152,21 +210,41 @@ using client_actor = caf::typed_actor<
   caf::reacts_to<progress_atom, std::string>,
   caf::reacts_to<finished_atom, job_result>>;
 
+/// Where a node sends a cell's files (each chunk acknowledged once the
+/// submitter wrote it) and its end (done or failed), with the order's key.
+using cell_sink_actor = caf::typed_actor<
+  caf::replies_to<cell_atom, std::string, cell_chunk>::with<bool>,
+  caf::reacts_to<cell_atom, std::string, cell_event>>;
+
+/// Follows one sweep (lives in the `syncpoint sweep --head` process): the
+/// cells' events and files, then finished(job_result).
+using sweep_client_actor = client_actor::extend<
+  caf::reacts_to<cell_atom, cell_event>,
+  caf::replies_to<cell_atom, cell_chunk>::with<bool>>;
+
 /// Hosts workers (one per `syncpoint node` process; the head may host one too).
 using node_actor = caf::typed_actor<
+  // (token, order, sink) runs `syncpoint train` for a sweep's cell in a slot -> its pid
+  caf::replies_to<cell_atom, std::string, cell_order, cell_sink_actor>::with<int32_t>,
+  caf::reacts_to<stop_atom, std::string, uint64_t>,  // (token, sweep) kills the sweep's cells here
   caf::replies_to<prepare_atom, std::string, job_config>::with<int64_t>,
   caf::replies_to<spawn_atom, std::string, worker_spec>::with<worker_actor>,
   caf::replies_to<spawn_atom, std::string, shard_spec>::with<ps_actor>,
   caf::reacts_to<leave_atom, std::string, std::string>,
   caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat
 
-/// Runs one job on the head: the driver of its coordinator. The head stops it
-/// with (stop, its secret, reason).
-using job_actor = driver_actor::extend<
+/// What the head tells any job it runs (a training job or a sweep): stop
+/// (its secret, reason), and grow: (its secret, node, name, node token, free
+/// slots) a node has free slots; a job short of them takes some, the reply is how many.
+using managed_actor = caf::typed_actor<
   caf::reacts_to<stop_atom, std::string, std::string>,
-  // (head, with its secret) a node with free slots joined: an elastic job
-  // short of workers takes some; the reply is how many
   caf::replies_to<grow_atom, std::string, node_actor, std::string, std::string, int32_t>::with<int32_t>>;
+
+/// Runs one job on the head: the driver of its coordinator.
+using job_actor = driver_actor::extend_with<managed_actor>;
+
+/// Runs one sweep on the head: places its cells on free slots and relays their files.
+using sweep_actor = managed_actor::extend_with<cell_sink_actor>;
 
 /// The cluster manager that `syncpoint head` publishes.
 using head_actor = caf::typed_actor<
@@ -178,6 +256,12 @@ using head_actor = caf::typed_actor<
   // (job id, its stop token, reason): end the job early; its outcome still goes to the client
   caf::replies_to<stop_atom, uint64_t, std::string, std::string>::with<bool>,
   caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
+  // (the cluster's token) a sweep's cells -> its id and stop token, as submit
+  caf::replies_to<sweep_atom, std::vector<sweep_cell_order>, sweep_client_actor, std::string>::with<uint64_t,
+                                                                                                     std::string>,
+  // (own sweep actors, with the secret, sweep id, node, n): give back n slots of the node
+  // (n = 0: offer the free slots again)
+  caf::reacts_to<slots_atom, std::string, uint64_t, node_actor, int32_t>,
   caf::replies_to<shutdown_atom, std::string>::with<bool>>;     // (own process, with the secret)
 
 /// Registers the types above (and the job's, core/interfaces.hpp).
@@ -200,6 +284,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 12;
+inline constexpr int wire_version = 13;
 
 }  // namespace syncpoint::cluster

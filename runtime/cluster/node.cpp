@@ -1,5 +1,6 @@
 #include "runtime/cluster/node.hpp"
 
+#include "runtime/cluster/cell_host.hpp"
 #include "runtime/job_parts.hpp"
 
 #include <algorithm>
@@ -15,6 +16,7 @@ struct node_state {
   bool joined = false;
   std::vector<worker_actor> workers;
   std::vector<ps_actor> shards;  // PS shards of jobs placed here (they take no slot)
+  std::vector<hosted_cell> cells;  // sweeps' cells running here, a slot each
   std::map<caf::actor_addr, std::vector<caf::actor>> proxies;  // by worker: its bulk-channel proxies
   // The last data set loaded, shared by the workers of a job on this node.
   std::string data_key;
@@ -23,6 +25,10 @@ struct node_state {
 };
 
 using node_ptr = node_actor::stateful_pointer<node_state>;
+
+int used_slots(const node_state& st) {
+  return static_cast<int>(st.workers.size() + std::count_if(st.cells.begin(), st.cells.end(), takes_slot));
+}
 
 // Leaves with the node's workers.
 void leave(node_ptr self, const std::string& why, caf::error reason = caf::none) {
@@ -37,6 +43,9 @@ void leave(node_ptr self, const std::string& why, caf::error reason = caf::none)
   for (auto& s : st.shards)
     self->send_exit(s, caf::exit_reason::user_shutdown);
   st.shards.clear();
+  for (auto& c : st.cells)
+    kill_cell(c);
+  st.cells.clear();
   if (st.cfg.on_leave)
     st.cfg.on_leave(why);
   self->quit(reason ? std::move(reason) : caf::error{caf::exit_reason::normal});
@@ -81,7 +90,7 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
   auto& st = self->state;
   if (auto err = check_head(self, token))
     return err;
-  if (static_cast<int>(st.workers.size()) >= st.cfg.slots)
+  if (used_slots(st) >= st.cfg.slots)
     return make_error(sp_error::bad_input, "node " + st.cfg.name + " has no free slot (" +
                                              std::to_string(st.cfg.slots) + " in use)");
   try {
@@ -148,6 +157,23 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
   return shard;
 }
 
+caf::result<int32_t> run_cell(node_ptr self, const std::string& token, const cell_order& order,
+                              const cell_sink_actor& sink) {
+  auto& st = self->state;
+  if (auto err = check_head(self, token))
+    return err;
+  if (used_slots(st) >= st.cfg.slots)
+    return make_error(sp_error::bad_input, "node " + st.cfg.name + " has no free slot (" +
+                                             std::to_string(st.cfg.slots) + " in use)");
+  auto cell = start_cell(self->system(), order, sink, st.cfg.train_exe, st.cfg.name);
+  if (!cell.error.empty())
+    return make_error(sp_error::bad_input, cell.error);
+  self->monitor(cell.watch);
+  auto pid = cell.pid;
+  st.cells.push_back(std::move(cell));
+  return static_cast<int32_t>(pid);
+}
+
 node_actor::behavior_type node(node_ptr self, node_config cfg) {
   self->state.cfg = std::move(cfg);
   auto& st = self->state;
@@ -170,6 +196,9 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
     st.shards.erase(std::remove_if(st.shards.begin(), st.shards.end(),
                                    [&](const ps_actor& s) { return s.address() == dm.source; }),
                     st.shards.end());
+    st.cells.erase(std::remove_if(st.cells.begin(), st.cells.end(),
+                                  [&](const hosted_cell& c) { return c.watch.address() == dm.source; }),
+                   st.cells.end());
   });
   self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
                 node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token, st.cfg.secret,
@@ -197,6 +226,16 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
     },
     [=](spawn_atom, const std::string& token, shard_spec& spec) -> caf::result<ps_actor> {
       return spawn_shard(self, token, spec);
+    },
+    [=](cell_atom, const std::string& token, const cell_order& order,
+        const cell_sink_actor& sink) -> caf::result<int32_t> {
+      return run_cell(self, token, order, sink);
+    },
+    [=](stop_atom, const std::string& token, uint64_t sweep) {
+      if (!check_head(self, token))
+        for (auto& c : self->state.cells)
+          if (c.sweep == sweep)
+            kill_cell(c);
     },
     [=](leave_atom, const std::string& token, const std::string& reason) {
       if (!check_head(self, token))

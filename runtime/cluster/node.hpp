@@ -1,6 +1,7 @@
 // A node: joins the head, beats every second, and hosts up to `slots`
-// workers, each spawned on request of a job running on the head. A worker
-// reads its shard from this node's data folder.
+// workers, each spawned on request of a job running on the head, or sweep
+// cells, each a `syncpoint train` process (runtime/cluster/cell_host.hpp). A
+// worker reads its shard from this node's data folder.
 //
 //   auto node = spawn_node(sys, {"gpu-box-1", 8, "/data/fashion-mnist", head});
 //
@@ -31,6 +32,8 @@ struct node_config {
   // and the host this process reaches the head at (for the head's shards).
   std::shared_ptr<data_plane> plane;
   std::string head_host;
+  /// The syncpoint binary that runs a sweep's cells (`EXE train ...`).
+  std::string train_exe = "/proc/self/exe";
   /// Told what the node decided on its own (a worker's shard left on CAF, and why).
   std::function<void(const std::string&)> on_note;
 };

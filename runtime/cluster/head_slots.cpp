@@ -1,0 +1,79 @@
+// Who holds which slots: a job's come back when it ends, a sweep's one at a
+// time; free slots are offered to the elastic jobs and sweeps short of them.
+#include "runtime/cluster/head_state.hpp"
+
+#include <algorithm>
+
+namespace syncpoint::cluster::head_detail {
+
+void release_slots(head_ptr self, job_entry& job) {
+  for (auto& kv : job.held)
+    for (auto& n : self->state.nodes)
+      if (n.handle.address() == kv.first)
+        n.status.used = std::max(0, n.status.used - kv.second);
+  job.held.clear();
+}
+
+void maybe_done_shutting_down(head_ptr self) {
+  auto& st = self->state;
+  if (!st.shutting_down)
+    return;
+  for (auto& kv : st.jobs)
+    if (!is_final(kv.second.status.state))
+      return;
+  for (auto& n : st.nodes)
+    self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"));
+  for (auto& rp : st.shutdown_waiters)
+    rp.deliver(true);
+  st.shutdown_waiters.clear();
+}
+
+void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64_t> jobs) {
+  auto& st = self->state;
+  auto* n = find_node(self, node_name);
+  if (!n || jobs.empty())
+    return;
+  int32_t free = n->status.slots - n->status.used;
+  auto id = jobs.front();
+  jobs.erase(jobs.begin());
+  auto j = st.jobs.find(id);
+  if (free <= 0 || j == st.jobs.end() || is_final(j->second.status.state)) {
+    offer_slots(self, node_name, std::move(jobs));
+    return;
+  }
+  self->request(j->second.handle, std::chrono::seconds(10), grow_atom::value, st.cfg.control_token, n->handle,
+                node_name, n->token, free)
+    .then(
+      [=](int32_t taken) {
+        auto& st = self->state;
+        auto* n = find_node(self, node_name);
+        auto j = st.jobs.find(id);
+        if (n && j != st.jobs.end() && taken > 0) {
+          n->status.used += taken;
+          j->second.held[n->handle.address()] += taken;
+          log(self, job_name(id, j->second) + " took " + std::to_string(taken) + " slots of node '" +
+                      node_name + "'");
+        }
+        offer_slots(self, node_name, jobs);
+      },
+      [=](caf::error&) { offer_slots(self, node_name, jobs); });
+}
+
+std::vector<uint64_t> elastic_jobs(head_ptr self) {
+  std::vector<uint64_t> out;
+  for (auto& [id, job] : self->state.jobs)
+    if (job.elastic && !is_final(job.status.state))
+      out.push_back(id);
+  return out;
+}
+
+void offer_freed_slots(head_ptr self) {
+  auto jobs = elastic_jobs(self);
+  if (jobs.empty() || self->state.shutting_down)
+    return;
+  for (auto& n : self->state.nodes)
+    if (n.status.slots > n.status.used)
+      offer_slots(self, n.status.name, jobs);
+}
+
+}  // namespace syncpoint::cluster::head_detail

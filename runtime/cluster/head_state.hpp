@@ -1,0 +1,87 @@
+// The head's state and the helpers its parts share (head.cpp: nodes and
+// jobs; head_slots.cpp: who holds which slots; head_sweep.cpp: sweeps).
+// Internal to runtime/cluster.
+#pragma once
+
+#include "models/dataset.hpp"
+#include "runtime/cluster/head.hpp"
+
+#include <map>
+#include <memory>
+
+namespace syncpoint::cluster::head_detail {
+
+struct node_entry {
+  node_status status;
+  node_actor handle;
+  std::string token;  // the node accepts job requests with it
+  uint16_t bulk_port = 0;  // where its shards take bulk connections (0: none)
+};
+
+struct job_entry {
+  job_status status;
+  managed_actor handle;  // a training job (job_runner) or a sweep (sweep_runner)
+  client_actor client;
+  std::string stop_token;  // the submitter stops its job with it
+  // Slots held on each node (by its actor, not its name: a node that died and
+  // joined again under the same name starts afresh), until the job ends.
+  std::map<caf::actor_addr, int> held;
+  bool elastic = false;
+};
+
+struct head_state {
+  head_config cfg;
+  std::vector<node_entry> nodes;    // in the order they joined
+  std::map<uint64_t, job_entry> jobs;
+  uint64_t next_job = 1;
+  bool shutting_down = false;
+  // The last data set loaded for a job (a recurring job does not reload it).
+  std::string data_key;
+  int64_t train_size = 0;
+  std::shared_ptr<const dataset> test;
+  std::vector<caf::typed_response_promise<bool>> shutdown_waiters;
+  static inline const char* name = "head";
+};
+
+using head_ptr = head_actor::stateful_pointer<head_state>;
+
+void log(head_ptr self, const std::string& line);
+
+/// A peer's words for a log line: printable ASCII only, at most 64 characters.
+std::string printable(const std::string& s);
+
+/// Without the cluster's token a request is refused, and the head logs who tried.
+caf::error check_secret(head_ptr self, const std::string& given, const std::string& what);
+
+node_entry* find_node(head_ptr self, const std::string& name);
+
+/// "job 3" or "sweep 4", for log lines.
+inline std::string job_name(uint64_t id, const job_entry& job) {
+  return (job.status.protocol == "sweep" ? "sweep " : "job ") + std::to_string(id);
+}
+bool is_final(const std::string& state);
+
+/// The job's slots go back to their nodes.
+void release_slots(head_ptr self, job_entry& job);
+
+/// Shutting down: once no job runs, tell the nodes and answer the waiters.
+void maybe_done_shutting_down(head_ptr self);
+
+/// A node's free slots go to the running elastic jobs (and sweeps) short of
+/// them, one after the other (each answers how many it took).
+void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64_t> jobs);
+
+/// The running elastic jobs and sweeps, in the order they were submitted.
+std::vector<uint64_t> elastic_jobs(head_ptr self);
+
+/// Slots freed: they go to the elastic jobs and sweeps short of them.
+void offer_freed_slots(head_ptr self);
+
+/// `syncpoint sweep --head`: runs the cells on free slots (head_sweep.cpp).
+caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,
+                                            sweep_client_actor& client, const std::string& secret);
+
+/// A sweep gives back `n` slots of `node` (n = 0: only offers the free slots again).
+void on_slots(head_ptr self, const std::string& token, uint64_t id, const node_actor& node, int32_t n);
+
+}  // namespace syncpoint::cluster::head_detail

@@ -1,0 +1,108 @@
+// `syncpoint sweep --head`: the cells of a sweep on a head and two nodes,
+// one per free slot, their files sent back to the submitting process; a node
+// killed mid-cell has its cell placed again on the other, with the result a
+// local sweep gives.
+#include "tests/cluster_fixture.hpp"
+#include "tests/helpers.hpp"
+#include "tests/process.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+using namespace syncpoint;
+using namespace syncpoint::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Waits until a process has one of the named pipes in `dir` open for reading
+// (opening it for writing without blocking fails with ENXIO until then), and
+// returns the writing end: the reader stays blocked in its read while the
+// test holds it and writes nothing.
+int await_fifo_reader(const fs::path& dir) {
+  auto deadline = std::chrono::steady_clock::now() + hang_deadline;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto& f : fs::directory_iterator(dir)) {
+      int fd = open(f.path().c_str(), O_WRONLY | O_NONBLOCK);
+      if (fd >= 0)
+        return fd;
+      REQUIRE_MESSAGE(errno == ENXIO, "opening " << f.path() << ": " << std::strerror(errno));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polls for the event, as wait_for_line does
+  }
+  FAIL("no process opened the pipes in " << dir << " within " << hang_deadline.count() << " s");
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("cluster: a sweep on a head and two nodes collects every cell, and a node killed mid-cell has its "
+          "cell rerun elsewhere with the local result") {
+  cluster c;
+  c.node("a", 1);
+  c.node("b", 1);
+  auto root = fs::path(c.dir.path());
+  auto good = root / "good", good2 = root / "good2", pipes = root / "pipes";
+  for (auto& d : {good, good2, pipes})
+    fs::create_directories(d);
+  write_idx_files(good);
+  write_idx_files(good2);
+  make_idx_pipes(pipes);  // its cell cannot finish while the test holds it
+  auto grid = std::vector<std::string>{"--grid", "data=" + good.string() + "," + good2.string() + "," + pipes.string(),
+                                       "--seeds", "1", "--dataset", "idx", "--model", "softmax", "--iter-cost", "5",
+                                       "--epochs", "1", "--workers", "2"};
+  auto sw = c.run("sweep", cat(grid, {"--head", c.address(), "--out", (root / "cs").string()}), "sweep");
+  // The third cell starts once one of the first two freed its slot.
+  std::string started;
+  auto at = await_line(*sw, [&](const std::string& line) {
+    bool match = line.find("data=" + pipes.string() + " seed=1 started on node '") != std::string::npos;
+    if (match)
+      started = line;
+    return match;
+  }, "the blocking cell's start", 0);
+  auto x = started.substr(started.find("node '") + 6, 1);
+  REQUIRE((x == "a" || x == "b"));
+  auto y = x == "a" ? std::string("b") : std::string("a");
+  int fd = await_fifo_reader(pipes);  // x's train process is reading the cell's data: x runs the cell
+  // Later readers of the folder find files: the rerun cannot block.
+  fs::rename(pipes, root / "pipes.old");
+  fs::create_directories(pipes);
+  write_idx_files(pipes);
+  c.nodes[x]->signal(SIGKILL);
+  CHECK(c.nodes[x]->wait(hang_deadline) == 128 + SIGKILL);
+  close(fd);
+  at = await(*sw, "seed=1 lost with node '" + x + "'", at);
+  await(*sw, "data=" + pipes.string() + " seed=1 started on node '" + y + "'", at);
+  REQUIRE_MESSAGE(sw->wait(hang_deadline) == 0, sw->err());
+  CHECK_MESSAGE(sw->err().find("[3/3]") != std::string::npos, sw->err());
+  CHECK(sw->err().find("FAILED") == std::string::npos);
+  size_t cells = 0;
+  for (auto& e : fs::directory_iterator(root / "cs" / "cells")) {
+    CHECK_MESSAGE(e.path().extension() != ".partial", e.path());
+    ++cells;
+  }
+  CHECK(cells == 3);
+  CHECK(fs::exists(root / "cs" / "index.html"));
+  auto s = c.status();
+  CHECK_MESSAGE(s.find("sweep") != std::string::npos, s);
+
+  // The same grid on this machine gives the same runs, byte for byte (virtual clock).
+  auto local = c.run("sweep", cat(grid, {"--jobs", "2", "--out", (root / "local").string()}), "local");
+  REQUIRE_MESSAGE(local->wait(hang_deadline) == 0, local->err());
+  for (auto& e : fs::directory_iterator(root / "local" / "cells")) {
+    auto name = e.path().filename();
+    for (auto* f : {"summary.json", "trace.jsonl"}) {
+      CAPTURE(name);
+      CAPTURE(f);
+      auto mine = slurp(e.path() / f);
+      CHECK(!mine.empty());
+      CHECK(mine == slurp(root / "cs" / "cells" / name / f));
+    }
+  }
+}
