@@ -56,7 +56,7 @@ std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& o
     if (!s) {
       std::string why = "not run";
       for (auto& o : outcomes)
-        if (o.cell->index == c.index && !o.ok)
+        if (o.cell->folder == c.folder && !o.ok)
           why = "failed: " + o.error;
       out += " " + why + " | | | |\n";
       continue;
@@ -72,7 +72,12 @@ std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& o
 int finish_sweep(const sweep_request& req, const std::vector<sweep_cell>& cells,
                  const std::vector<cell_outcome>& outcomes) {
   auto result = load_sweep(req.out);
-  auto table = cell_table(result, outcomes);
+  std::string table;
+  if (result.grid.parts.empty())
+    table = cell_table(result, outcomes);
+  auto parts = parts_of(result);
+  for (size_t p = 0; p < result.grid.parts.size(); ++p)
+    table += (p ? "\n" : "") + std::string("## ") + result.grid.parts[p].name + "\n\n" + cell_table(parts[p], outcomes);
   std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
   write_text(req.out + "/index.html", sweep_report_html(result, default_figure(result)));
   std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\nreport: %s/index.html (open it in a browser)\n",
@@ -95,7 +100,10 @@ int run_sweep(const std::vector<std::string>& args) {
     return 0;
   }
   auto cells = cells_of(req.grid);
-  for (auto& a : req.grid.axes) {  // named as an axis, not as one cell's option
+  auto all_axes = req.grid.axes;
+  for (auto& part : req.grid.parts)
+    all_axes.insert(all_axes.end(), part.axes.begin(), part.axes.end());
+  for (auto& a : all_axes) {  // named as an axis, not as one cell's option
     options probe(false);
     if (probe.parse_args({"--" + a.name + "=" + a.values.front()}).rfind("unknown option", 0) == 0)
       throw config_error("grid axis '" + a.name + "' is not an option of train (see syncpoint train --help)");

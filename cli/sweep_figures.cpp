@@ -1,6 +1,7 @@
 #include "cli/sweep_figures.hpp"
 
 #include "cli/compare.hpp"
+#include "core/link_model.hpp"
 #include "runtime/job_config.hpp"
 #include "runtime/run_files.hpp"
 
@@ -51,6 +52,25 @@ sweep_result load_sweep(const std::string& dir) {
   return r;
 }
 
+std::vector<sweep_result> parts_of(const sweep_result& r) {
+  if (r.grid.parts.empty())
+    return {r};
+  std::vector<sweep_result> out;
+  for (size_t p = 0; p < r.grid.parts.size(); ++p) {
+    sweep_result part;
+    part.dir = r.dir;
+    part.grid = part_grid(r.grid, p);
+    for (auto& c : r.cells)
+      if (c.part == r.grid.parts[p].name) {
+        part.cells.push_back(c);
+        part.cells.back().index = part.summaries.size();
+        part.summaries.push_back(r.summaries[c.index]);
+      }
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
 std::string time_to_target_text(const run_summary& s) {
   return s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s) : s.target_accuracy > 0 ? "not reached" : "-";
 }
@@ -94,7 +114,11 @@ bool lower_is_better(sweep_figure f) {
 sweep_figure default_figure(const sweep_result& r) {
   bool target = std::any_of(r.summaries.begin(), r.summaries.end(),
                             [](auto& s) { return s && s->target_accuracy > 0; });
-  if (target && axis_named(r.grid, "protocol") && axis_named(r.grid, "protocol")->values.size() > 1)
+  bool protocols = false;  // in some part (or the one grid), more than one protocol
+  for (auto& part : parts_of(r))
+    if (auto* a = axis_named(part.grid, "protocol"))
+      protocols = protocols || a->values.size() > 1;
+  if (target && protocols)
     return sweep_figure::relative_time_to_target;
   return target ? sweep_figure::time_to_target : sweep_figure::final_accuracy;
 }
@@ -142,6 +166,13 @@ std::vector<double> numeric_values(const sweep_axis& a) {
   static const std::regex straggler(R"(^(\d+):x([0-9]*\.?[0-9]+)$)");
   std::string worker;
   for (auto& v : a.values) {
+    if (a.name == "ps-bandwidth") {  // "400MB/s", "1Gbit/s": placed by bytes/s
+      auto rate = parse_bandwidth(v);
+      if (!rate)
+        return {};
+      out.push_back(*rate);
+      continue;
+    }
     std::smatch m;
     if (std::regex_match(v, m, straggler)) {
       if ((worker.empty() && !out.empty()) || (!worker.empty() && worker != m[1].str()))

@@ -24,6 +24,10 @@ struct sweep_result {
 /// Reads DIR/sweep.json and every finished cell's summary. Throws config_error naming the file.
 sweep_result load_sweep(const std::string& dir);
 
+/// A sweep of several parts as one result per part, each a grid of its own
+/// (part_grid) with its cells numbered from 0; a sweep of one grid as itself.
+std::vector<sweep_result> parts_of(const sweep_result& r);
+
 /// "1.25" seconds, "not reached", or "-" for a run without a target: as the tables show it.
 std::string time_to_target_text(const run_summary& s);
 
@@ -55,8 +59,8 @@ spread aggregate(const sweep_result& r, sweep_figure f,
                  const std::vector<std::pair<std::string, std::string>>& fixed);
 
 /// The axis's values as numbers, for a line chart: "0.05" -> 0.05, a
-/// straggler "3:x1.5" -> 1.5 (every value naming the same worker). Empty
-/// when some value is not such a number.
+/// straggler "3:x1.5" -> 1.5 (every value naming the same worker), a
+/// ps-bandwidth "400MB/s" -> 4e8. Empty when some value is not such a number.
 std::vector<double> numeric_values(const sweep_axis& a);
 
 }  // namespace syncpoint::cli

@@ -235,7 +235,55 @@ std::string cell_table(const sweep_result& r) {
 const char* sweep_css =
   "table.heat td{text-align:center;min-width:70px;font-weight:600}table.heat td small{display:block;font-weight:"
   "normal;color:#444;font-size:11px}table.heat td.none{color:#999}table.heat th{text-align:center}"
-  "table.groups td small,table.cells td small{color:#555}";
+  "table.groups td small,table.cells td small{color:#555}"
+  "table.cells td:last-child{white-space:normal;word-break:break-all;font-size:12px;min-width:180px}";  // long folder names wrap on a narrow window
+
+}  // namespace
+
+namespace {
+
+std::string heading(int level, const std::string& text) {
+  auto h = std::to_string(level);
+  return "<h" + h + ">" + text + "</h" + h + ">";
+}
+
+// The figures of one grid: heatmaps, line charts and tables, under headings of `level`.
+std::string grid_sections(const sweep_result& r, sweep_figure f, int level) {
+  std::string page;
+  auto axes = swept(r);
+  if (axes.size() >= 2) {
+    page += heading(level, "Heatmaps");
+    for (size_t i = 0; i < axes.size(); ++i)
+      for (size_t j = i + 1; j < axes.size(); ++j)
+        page += heading(level + 1, escape_html(axes[i]->name) + " against " + escape_html(axes[j]->name)) +
+                heatmap(r, f, *axes[i], *axes[j]);
+  }
+  std::string charts;
+  for (auto* a : axes) {
+    auto xs = numeric_values(*a);
+    if (xs.size() > 1)
+      charts += "<div>" + heading(level + 1, "against " + escape_html(a->name)) + line_chart(r, f, *a, xs) + "</div>";
+  }
+  if (!charts.empty())
+    page += heading(level, escape_html(figure_words(r, f)) + " against each numeric axis") +
+            "<p class='note'>The line is the mean, the band the range (min–max) over the seeds and the other "
+            "axes.</p><div class='charts'>" + charts + "</div>";
+  return page + heading(level, "Per combination") + group_table(r, f) + heading(level, "Every cell") + cell_table(r);
+}
+
+std::string options_text(const std::vector<std::string>& base) {
+  std::string out;
+  for (auto& b : base)
+    out += (out.empty() ? "" : " ") + b;
+  return escape_html(out.empty() ? "(none)" : out);
+}
+
+std::string dims_text(const sweep_grid& g) {
+  std::string dims;
+  for (auto& a : g.axes)
+    dims += (dims.empty() ? "" : " × ") + escape_html(a.name) + " (" + std::to_string(a.values.size()) + ")";
+  return dims;
+}
 
 }  // namespace
 
@@ -245,39 +293,24 @@ std::string sweep_report_html(const sweep_result& r, sweep_figure f) {
     finished += s.has_value();
   std::string page = "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>syncpoint: sweep " +
                      escape_html(r.dir) + "</title><style>" + report_css() + sweep_css + "</style></head><body>";
-  std::string dims;
-  for (auto& a : r.grid.axes)
-    dims += (dims.empty() ? "" : " × ") + escape_html(a.name) + " (" + std::to_string(a.values.size()) + ")";
-  std::string base;
-  for (auto& b : r.grid.base)
-    base += (base.empty() ? "" : " ") + b;
-  page += "<h1>Sweep</h1><p class='sub'>" + escape_html(r.dir) + ": " + dims + " = " + std::to_string(r.cells.size()) +
-          " cells, " + std::to_string(finished) + " finished. Shared options: <code>" +
-          escape_html(base.empty() ? "(none)" : base) + "</code></p>";
+  auto parts = parts_of(r);
+  auto shape = r.grid.parts.empty() ? dims_text(r.grid) : std::to_string(r.grid.parts.size()) + " parts";
+  page += "<h1>Sweep</h1><p class='sub'>" + escape_html(r.dir) + ": " + shape + " = " + std::to_string(r.cells.size()) +
+          " cells, " + std::to_string(finished) + " finished. Shared options: <code>" + options_text(r.grid.base) +
+          "</code></p>";
   page += "<p>Figure: <b>" + escape_html(figure_words(r, f)) + "</b> (" + (lower_is_better(f) ? "lower" : "higher") +
           " is better), mean over the seeds and the axes not shown, with the range (min–max) below each value and in "
           "its tooltip. A cell has no value when its run did not reach the target or did not finish" +
           (f == sweep_figure::relative_time_to_target ? ", or its first protocol's did not" : std::string()) +
           ". <code>syncpoint report " + escape_html(r.dir) + " --figure " + figure_name(f == sweep_figure::final_accuracy ? sweep_figure::samples_per_s : sweep_figure::final_accuracy) +
           "</code> draws another figure.</p>";
-  auto axes = swept(r);
-  if (axes.size() >= 2) {
-    page += "<h2>Heatmaps</h2>";
-    for (size_t i = 0; i < axes.size(); ++i)
-      for (size_t j = i + 1; j < axes.size(); ++j)
-        page += "<h3>" + escape_html(axes[i]->name) + " against " + escape_html(axes[j]->name) + "</h3>" +
-                heatmap(r, f, *axes[i], *axes[j]);
+  if (r.grid.parts.empty())
+    return page + grid_sections(r, f, 2) + "</body></html>\n";
+  for (size_t p = 0; p < parts.size(); ++p) {
+    auto& part = r.grid.parts[p];
+    page += heading(2, "Part " + escape_html(part.name)) + "<p class='sub'>" + dims_text(parts[p].grid) +
+            ". Its own options: <code>" + options_text(part.base) + "</code></p>" + grid_sections(parts[p], f, 3);
   }
-  std::string charts;
-  for (auto* a : axes) {
-    auto xs = numeric_values(*a);
-    if (xs.size() > 1)
-      charts += "<div><h3>against " + escape_html(a->name) + "</h3>" + line_chart(r, f, *a, xs) + "</div>";
-  }
-  if (!charts.empty())
-    page += "<h2>" + escape_html(figure_words(r, f)) + " against each numeric axis</h2><p class='note'>The line is the "
-            "mean, the band the range (min–max) over the seeds and the other axes.</p><div class='charts'>" + charts + "</div>";
-  page += "<h2>Per combination</h2>" + group_table(r, f) + "<h2>Every cell</h2>" + cell_table(r);
   return page + "</body></html>\n";
 }
 

@@ -3,7 +3,8 @@
 // the time to target relative to the first protocol):
 // - for each pair of swept axes, a heatmap of the figure's mean over the
 //   other axes and the seeds, the spread in each cell's tooltip;
-// - for each numeric axis (a number, or a straggler factor "3:x1.5"), a line
+// - for each numeric axis (a number, a straggler factor "3:x1.5", a
+//   bandwidth "400MB/s"), a line
 //   chart of the figure, one line per protocol, with a band from min to max;
 // - a table per combination of the swept axes (mean and min–max over
 //   seeds), and a table of every cell.

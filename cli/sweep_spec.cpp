@@ -66,6 +66,53 @@ std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml:
   return out;
 }
 
+// A [train] table into `base`, or a [grid] table into `axes`.
+void read_table(const std::string& file, const std::string& key, const toml::node& node,
+                std::vector<std::string>& base, std::vector<sweep_axis>& axes) {
+  auto* table = node.as_table();
+  if (!table)
+    throw config_error(at_line(file, node) + ": [" + key + "] must be a table");
+  for (auto& [name, value] : in_file_order(*table)) {
+    auto vwhere = at_line(file, *value);
+    if (key.size() >= 5 && key.compare(key.size() - 5, 5, "train") == 0) {
+      base.push_back("--" + name + "=" + text_of(*value, vwhere));
+      continue;
+    }
+    sweep_axis axis{name, {}};
+    if (auto* list = value->as_array()) {
+      for (auto& v : *list)
+        axis.values.push_back(text_of(v, vwhere));
+      if (axis.values.empty())
+        throw config_error(vwhere + ": grid axis '" + name + "' has no values");
+    } else {
+      axis.values.push_back(text_of(*value, vwhere));
+    }
+    axes.push_back(std::move(axis));
+  }
+}
+
+// [[part]] tables: name, and its own [part.train] and [part.grid].
+void read_parts(const std::string& file, const toml::node& node, sweep_grid& grid) {
+  auto* list = node.as_array();
+  if (!list || !list->is_array_of_tables())
+    throw config_error(at_line(file, node) + ": parts are [[part]] tables");
+  for (auto& item : *list) {
+    sweep_part part;
+    for (auto& [key, value] : in_file_order(*item.as_table())) {
+      auto where = at_line(file, *value);
+      if (key == "name")
+        part.name = text_of(*value, where);
+      else if (key == "train" || key == "grid")
+        read_table(file, "part." + key, *value, part.base, part.axes);
+      else
+        throw config_error(where + ": unknown key '" + key + "' in a [[part]] (known: name, [part.train], [part.grid])");
+    }
+    if (part.name.empty())
+      throw config_error(at_line(file, item) + ": a [[part]] needs a name");
+    grid.parts.push_back(std::move(part));
+  }
+}
+
 void read_spec(const std::string& file, sweep_request& req, std::vector<std::string>& seeds) {
   if (!std::filesystem::is_regular_file(file))
     throw config_error("sweep: no spec file " + file);
@@ -87,28 +134,11 @@ void read_spec(const std::string& file, sweep_request& req, std::vector<std::str
     } else if (key == "seeds") {
       seeds = split_values(text_of(*node, where));
     } else if (key == "train" || key == "grid") {
-      auto* table = node->as_table();
-      if (!table)
-        throw config_error(where + ": [" + key + "] must be a table");
-      for (auto& [name, value] : in_file_order(*table)) {
-        auto vwhere = at_line(file, *value);
-        if (key == "train") {
-          req.grid.base.push_back("--" + name + "=" + text_of(*value, vwhere));
-          continue;
-        }
-        sweep_axis axis{name, {}};
-        if (auto* list = value->as_array()) {
-          for (auto& v : *list)
-            axis.values.push_back(text_of(v, vwhere));
-          if (axis.values.empty())
-            throw config_error(vwhere + ": grid axis '" + name + "' has no values");
-        } else {
-          axis.values.push_back(text_of(*value, vwhere));
-        }
-        req.grid.axes.push_back(std::move(axis));
-      }
+      read_table(file, key, *node, req.grid.base, req.grid.axes);
+    } else if (key == "part") {
+      read_parts(file, *node, req.grid);
     } else {
-      throw config_error(where + ": unknown key '" + key + "' (known: out, jobs, seeds, [train], [grid])");
+      throw config_error(where + ": unknown key '" + key + "' (known: out, jobs, seeds, [train], [grid], [[part]])");
     }
   }
 }
@@ -219,7 +249,7 @@ sweep_request parse_sweep_args(const std::vector<std::string>& args) {
   bool cluster_only = !req.token.empty() || !req.token_file.empty() || req.tls || req.tls_paths.enabled();
   if (cluster_only && req.head.empty())
     throw config_error("--token, --token-file and --tls are for a sweep on a cluster: give --head HOST:PORT");
-  if (!req.help && req.grid.axes.empty())
+  if (!req.help && req.grid.axes.empty() && req.grid.parts.empty())
     throw config_error("no grid: give --grid NAME=V1,V2,..., --seeds, or a SPEC.toml with a [grid] table");
   return req;
 }

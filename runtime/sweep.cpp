@@ -44,7 +44,42 @@ std::string last_line(const std::string& path) {
 
 }  // namespace
 
+sweep_grid part_grid(const sweep_grid& g, size_t p) {
+  auto& part = g.parts.at(p);
+  sweep_grid out;
+  out.base = g.base;
+  out.base.insert(out.base.end(), part.base.begin(), part.base.end());
+  out.axes = part.axes;
+  out.axes.insert(out.axes.end(), g.axes.begin(), g.axes.end());
+  return out;
+}
+
 std::vector<sweep_cell> cells_of(const sweep_grid& g) {
+  if (!g.parts.empty()) {
+    std::vector<sweep_cell> out;
+    std::set<std::string> parts;
+    char index[24];
+    for (size_t p = 0; p < g.parts.size(); ++p) {
+      auto& name = g.parts[p].name;
+      if (name.empty())
+        throw config_error("a part of the sweep has no name");
+      if (!parts.insert(name).second)
+        throw config_error("the sweep has two parts named '" + name + "'");
+      try {
+        for (auto& c : cells_of(part_grid(g, p))) {
+          c.index = out.size();
+          c.part = name;
+          c.name = name + ": " + c.name;
+          std::snprintf(index, sizeof index, "%04zu", c.index);
+          c.folder = (index + ("_" + path_safe(name)) + c.folder.substr(4)).substr(0, 220);
+          out.push_back(std::move(c));
+        }
+      } catch (const config_error& e) {
+        throw config_error("part '" + name + "': " + e.what());
+      }
+    }
+    return out;
+  }
   std::set<std::string> names;
   for (auto& a : g.axes) {
     if (a.name.empty())
@@ -92,14 +127,18 @@ std::vector<sweep_cell> cells_of(const sweep_grid& g) {
 
 std::string grid_json(const sweep_grid& g) {
   auto strings = [](const std::vector<std::string>& xs) { return json::array(xs, json::str); };
-  return json::object()
-           .add("sweep", 1)
-           .raw("base", strings(g.base))
-           .raw("axes", json::array(g.axes, [&](const sweep_axis& a) {
-                  return json::object().add("name", a.name).raw("values", strings(a.values)).done();
-                }))
-           .done() +
-         "\n";
+  auto axes = [&](const std::vector<sweep_axis>& xs) {
+    return json::array(xs, [&](const sweep_axis& a) {
+      return json::object().add("name", a.name).raw("values", strings(a.values)).done();
+    });
+  };
+  auto o = json::object();
+  o.add("sweep", 1).raw("base", strings(g.base)).raw("axes", axes(g.axes));
+  if (!g.parts.empty())  // a sweep of one grid keeps the file it always had
+    o.raw("parts", json::array(g.parts, [&](const sweep_part& p) {
+      return json::object().add("name", p.name).raw("base", strings(p.base)).raw("axes", axes(p.axes)).done();
+    }));
+  return o.done() + "\n";
 }
 
 sweep_grid grid_from_json(const std::string& text, const std::string& source) {
@@ -121,12 +160,29 @@ sweep_grid grid_from_json(const std::string& text, const std::string& source) {
   if (!d.HasMember("sweep") || !d["sweep"].IsInt() || d["sweep"].GetInt() != 1 || !d.HasMember("base") ||
       !d.HasMember("axes") || !d["axes"].IsArray())
     throw config_error(source + ": not a sweep file of version 1 (keys sweep, base, axes)");
+  auto axes = [&](const rapidjson::Value& v) {
+    if (!v.IsArray())
+      throw config_error(source + ": 'axes' is not a list");
+    std::vector<sweep_axis> out;
+    for (auto& a : v.GetArray()) {
+      if (!a.IsObject() || !a.HasMember("name") || !a["name"].IsString() || !a.HasMember("values"))
+        throw config_error(source + ": an axis without a name or values");
+      out.push_back({a["name"].GetString(), strings(a["values"], "values")});
+    }
+    return out;
+  };
   sweep_grid g;
   g.base = strings(d["base"], "base");
-  for (auto& a : d["axes"].GetArray()) {
-    if (!a.IsObject() || !a.HasMember("name") || !a["name"].IsString() || !a.HasMember("values"))
-      throw config_error(source + ": an axis without a name or values");
-    g.axes.push_back({a["name"].GetString(), strings(a["values"], "values")});
+  g.axes = axes(d["axes"]);
+  if (d.HasMember("parts")) {
+    if (!d["parts"].IsArray())
+      throw config_error(source + ": 'parts' is not a list");
+    for (auto& p : d["parts"].GetArray()) {
+      if (!p.IsObject() || !p.HasMember("name") || !p["name"].IsString() || !p.HasMember("base") ||
+          !p.HasMember("axes"))
+        throw config_error(source + ": a part without a name, base or axes");
+      g.parts.push_back({p["name"].GetString(), strings(p["base"], "base"), axes(p["axes"])});
+    }
   }
   return g;
 }
@@ -139,7 +195,9 @@ void claim_sweep_dir(const std::string& dir, const sweep_grid& g) {
     if (theirs == mine)
       return;
     auto other = grid_from_json(theirs, path);  // a folder of something else is named as such
-    std::string what = other.base != g.base ? "the options every cell shares differ" : "the axes differ";
+    std::string what = other.base != g.base ? "the options every cell shares differ"
+                       : other.axes != g.axes ? "the axes differ"
+                                              : "the parts differ";
     throw config_error(dir + " holds a sweep of another grid (" + what +
                        "): give another --out, or remove the folder to start over");
   }

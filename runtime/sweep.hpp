@@ -23,11 +23,26 @@ struct sweep_axis {
   std::string name;                 // a train option, without "--" ("protocol", "straggler", "seed")
   std::vector<std::string> values;  // as given on the command line
 };
+inline bool operator==(const sweep_axis& a, const sweep_axis& b) { return a.name == b.name && a.values == b.values; }
+inline bool operator!=(const sweep_axis& a, const sweep_axis& b) { return !(a == b); }
+
+/// One of several grids in a sweep (scenarios that differ in more than one
+/// option, each with its own axes): its cells are named "NAME: a=1 b=2".
+struct sweep_part {
+  std::string name;
+  std::vector<std::string> base;  // train options of this part's cells, after the sweep's
+  std::vector<sweep_axis> axes;   // before the sweep's own axes
+};
 
 struct sweep_grid {
   std::vector<std::string> base;  // train options every cell shares
-  std::vector<sweep_axis> axes;
+  std::vector<sweep_axis> axes;   // with parts: the axes every part has, last (the seeds)
+  std::vector<sweep_part> parts;  // empty: the sweep is one grid, base × axes
 };
+
+/// Part `p` of `g` as a grid of its own: the shared options then the part's,
+/// the part's axes then the shared ones.
+sweep_grid part_grid(const sweep_grid& g, size_t p);
 
 struct sweep_cell {
   size_t index = 0;
@@ -35,11 +50,13 @@ struct sweep_cell {
   std::string folder;              // "0003_protocol=bsp_straggler=3_x2_seed=1": safe in a path
   std::vector<std::pair<std::string, std::string>> values;  // axis name, value
   std::vector<std::string> args;   // base, then "--axis=value" for each axis
+  std::string part;                // its part's name ("" in a sweep of one grid)
 };
 
-/// Every combination of the axes' values, the last axis varying fastest.
-/// Throws config_error on an axis with no name, no values, a value given
-/// twice, or an axis named twice.
+/// Every combination of the axes' values, the last axis varying fastest;
+/// with parts, each part's cells in turn. Throws config_error on an axis
+/// with no name, no values, a value given twice, or an axis named twice,
+/// and on a part without a name or with the name of another.
 std::vector<sweep_cell> cells_of(const sweep_grid& g);
 
 /// sweep.json's text for `g`, and back. from_json throws config_error naming `source`.

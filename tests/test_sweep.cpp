@@ -105,6 +105,59 @@ TEST_CASE("sweep: a spec file gives the shared options and the axes in its own o
   CHECK(cli::parse_sweep_args({spec, "--seeds=7"}).grid.axes.back().values == std::vector<std::string>{"7"});
 }
 
+TEST_CASE("sweep: a spec file of several parts runs each part's grid, names cells by part, and reports each part") {
+  temp_folder dir("syncpoint_sweep_parts");
+  fs::create_directories(dir.path);
+  auto spec = (dir.path / "parts.toml").string();
+  std::ofstream(spec) << "seeds = [1, 2]\n"
+                         "[train]\ndataset = \"synthetic\"\nmodel = \"softmax\"\nepochs = 1\n"
+                         "[[part]]\nname = \"two\"\n[part.train]\nworkers = 2\n[part.grid]\nprotocol = [\"bsp\", \"asp\"]\n"
+                         "[[part]]\nname = \"link\"\n[part.train]\nworkers = 3\nps-bandwidth = \"50MB/s\"\n"
+                         "[part.grid]\nprotocol = [\"bsp\", \"r2sp\", \"asp\"]\n";
+  auto req = cli::parse_sweep_args({spec, "--out", (dir.path / "sw").string()});
+  REQUIRE(req.grid.parts.size() == 2);
+  CHECK(req.grid.parts[1].base == std::vector<std::string>{"--workers=3", "--ps-bandwidth=50MB/s"});
+  auto cells = cells_of(req.grid);
+  REQUIRE(cells.size() == 10);  // 2 x 2 seeds, then 3 x 2 seeds
+  CHECK(cells[0].name == "two: protocol=bsp seed=1");
+  CHECK(cells[0].folder == "0000_two_protocol=bsp_seed=1");
+  CHECK(cells[4].name == "link: protocol=bsp seed=1");
+  CHECK(cells[9].folder == "0009_link_protocol=asp_seed=2");
+  CHECK(cells[9].args == std::vector<std::string>{"--dataset=synthetic", "--model=softmax", "--epochs=1", "--workers=3",
+                                                  "--ps-bandwidth=50MB/s", "--protocol=asp", "--seed=2"});
+  CHECK(grid_from_json(grid_json(req.grid), "x").parts.size() == 2);
+  CHECK(grid_json(grid_from_json(grid_json(req.grid), "x")) == grid_json(req.grid));
+  // A one-grid sweep keeps the file it always had (no "parts" key).
+  CHECK(grid_json(sweep_grid{{"--epochs=1"}, {{"protocol", {"bsp"}}}, {}}).find("parts") == std::string::npos);
+  auto twice = req.grid;
+  twice.parts[1].name = "two";
+  CHECK_THROWS_WITH_AS(cells_of(twice), doctest::Contains("two parts named 'two'"), config_error);
+  auto empty_axis = req.grid;
+  empty_axis.parts[0].axes[0].values.clear();
+  CHECK_THROWS_WITH_AS(cells_of(empty_axis), doctest::Contains("part 'two': grid axis 'protocol' has no values"),
+                       config_error);
+
+  testing::process run({testing::syncpoint_binary(), "sweep", spec, "--out", (dir.path / "sw").string(), "--jobs", "2"},
+                       dir.path.string(), "parts");
+  REQUIRE_MESSAGE(run.wait(std::chrono::seconds(120)) == 0, run.err());
+  auto md = slurp(dir.path / "sw" / "sweep.md");
+  CHECK(md.find("## two\n") != std::string::npos);
+  CHECK(md.find("## link\n") != std::string::npos);
+  auto page = slurp(dir.path / "sw" / "index.html");
+  CHECK(page.find("<h2>Part two</h2>") != std::string::npos);
+  CHECK(page.find("<h2>Part link</h2>") != std::string::npos);
+  CHECK(page.find("time to target / bsp") == std::string::npos);  // no target: final accuracy
+  CHECK(fs::exists(dir.path / "sw" / "cells" / "0009_link_protocol=asp_seed=2" / "summary.json"));
+  // Another set of parts in the same folder is refused.
+  std::ofstream(spec, std::ios::app) << "[[part]]\nname = \"more\"\n[part.grid]\nprotocol = [\"ssp\"]\n";
+  CHECK_THROWS_WITH_AS(claim_sweep_dir((dir.path / "sw").string(), cli::parse_sweep_args({spec}).grid),
+                       doctest::Contains("the parts differ"), config_error);
+  // The report rebuilds the page from the folder.
+  auto again = run_shell(testing::syncpoint_binary() + " report " + (dir.path / "sw").string() + " 2>&1");
+  CHECK_MESSAGE(again.status == 0, again.output);
+  CHECK(slurp(dir.path / "sw" / "index.html") == page);
+}
+
 TEST_CASE("sweep: bad spec files and arguments are refused naming the file, line or option") {
   temp_folder dir("syncpoint_sweep_bad_spec");
   fs::create_directories(dir.path);
@@ -217,6 +270,8 @@ TEST_CASE("sweep: figures over cells: relative to the first protocol by seed, me
   CHECK(cli::numeric_values({"straggler", {"3:x1.5", "3:x2", "3:x4"}}) == std::vector<double>{1.5, 2, 4});
   CHECK(cli::numeric_values({"lr", {"0.05", "1e-1"}}) == std::vector<double>{0.05, 0.1});
   CHECK(cli::numeric_values({"straggler", {"3:x2", "2:x4"}}).empty());  // other workers: not one number line
+  CHECK(cli::numeric_values({"ps-bandwidth", {"20MB/s", "1Gbit/s"}}) == std::vector<double>{20e6, 125e6});
+  CHECK(cli::numeric_values({"ps-bandwidth", {"20MB/s", "fast"}}).empty());
   CHECK(cli::numeric_values({"protocol", {"bsp", "asp"}}).empty());
   CHECK(cli::parse_figure("final-accuracy") == F::final_accuracy);
   CHECK_THROWS_WITH_AS(cli::parse_figure("speed"), doctest::Contains("unknown figure 'speed'"), config_error);

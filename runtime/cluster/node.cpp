@@ -162,9 +162,9 @@ caf::result<int32_t> run_cell(node_ptr self, const std::string& token, const cel
   auto& st = self->state;
   if (auto err = check_head(self, token))
     return err;
-  if (used_slots(st) >= st.cfg.slots)
-    return make_error(sp_error::bad_input, "node " + st.cfg.name + " has no free slot (" +
-                                             std::to_string(st.cfg.slots) + " in use)");
+  if (used_slots(st) >= st.cfg.slots)  // not_now: the sweep places it again without counting a try
+    return make_error(sp_error::not_now, "node " + st.cfg.name + " has no free slot (" +
+                                           std::to_string(st.cfg.slots) + " in use)");
   auto cell = start_cell(self->system(), order, sink, st.cfg.train_exe, st.cfg.name);
   if (!cell.error.empty())
     return make_error(sp_error::bad_input, cell.error);

@@ -123,7 +123,12 @@ void place_next(sweep_ptr self, caf::actor_addr where) {
         auto node = st.nodes.count(where) ? st.nodes.at(where).name : std::string("?");
         auto why = err.context().match_element<std::string>(0) ? err.context().get_as<std::string>(0)
                                                                : self->system().render(err);
-        if (st.attempts[index] < static_cast<uint32_t>(st.setup.max_attempts)) {
+        // Two offers of one free slot can cross (the head counts a slot once
+        // the grow that took it answered): a node with no free slot is no try.
+        bool busy = err.category() == caf::atom("syncpoint") && err.code() == static_cast<uint8_t>(sp_error::not_now);
+        if (busy)
+          --st.attempts[index];
+        if (busy || st.attempts[index] < static_cast<uint32_t>(st.setup.max_attempts)) {
           st.waiting.push_back(index);  // elsewhere, or here once a slot frees
           tell_client(self, {"lost", index, attempt, node, "not started: " + why, 0, 0, 0});
           if (auto n = st.nodes.find(where); n != st.nodes.end())
