@@ -51,8 +51,9 @@ std::string partial_of(client_ptr self, uint32_t index) {
 // A new attempt of the cell: its .partial starts empty.
 void restart_files(client_ptr self, uint32_t index, uint32_t attempt) {
   auto partial = partial_of(self, index);
-  fs::remove_all(partial);
-  fs::create_directories(partial);
+  std::error_code ignored;  // a folder that cannot be made refuses the chunks, and the cell fails
+  fs::remove_all(partial, ignored);
+  fs::create_directories(partial, ignored);
   self->state.files[index] = {attempt, {}, 0};
 }
 
@@ -96,9 +97,13 @@ void on_event(client_ptr self, const cell_event& ev) {
   } else if (ev.kind == "done" || ev.kind == "failed") {
     cell_outcome o{&cell, false, ev.message, ev.seconds};
     if (ev.kind == "done") {
-      o.ok = st.files[ev.index].attempt == ev.attempt && finish_cell(st.dir, cell, 0);
-      if (!o.ok)
-        o.error = "its files did not all arrive";
+      try {
+        o.ok = st.files[ev.index].attempt == ev.attempt && finish_cell(st.dir, cell, 0);
+        if (!o.ok)
+          o.error = "its files did not all arrive";
+      } catch (const std::exception& e) {
+        o.error = std::string("its folder could not be put in place: ") + e.what();
+      }
     }
     if (!o.ok && !ev.node.empty())
       o.error += " (node '" + ev.node + "')";
@@ -184,9 +189,10 @@ int run_cluster_sweep(const sweep_request& req, const std::vector<sweep_cell>& c
     return 1;
   }
   int status = finish_sweep(req, cells, *outcomes);
-  if (waited.result.state == "stopped") {
-    std::fprintf(stderr, "syncpoint sweep: sweep %llu stopped early: %s; run the same command again to go on\n",
-                 static_cast<unsigned long long>(id), waited.result.message.c_str());
+  if (waited.result.state != "done") {  // stopped, or its runner on the head failed
+    std::fprintf(stderr, "syncpoint sweep: sweep %llu %s: %s; run the same command again to go on\n",
+                 static_cast<unsigned long long>(id),
+                 waited.result.state == "stopped" ? "stopped early" : "failed", waited.result.message.c_str());
     return waited.interrupted ? 128 + waited.interrupted : 1;
   }
   return status;

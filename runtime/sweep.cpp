@@ -213,7 +213,7 @@ std::string finished_cell(const std::string& dir, const sweep_cell& c) {
 }
 
 pid_t launch_process(const std::vector<std::string>& args, const std::string& stdout_path,
-                     const std::string& stderr_path, const std::string& exe) {
+                     const std::string& stderr_path, const std::string& exe, bool own_group) {
   std::vector<std::string> argv_text{"syncpoint"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -228,6 +228,8 @@ pid_t launch_process(const std::vector<std::string>& args, const std::string& st
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent)
     _exit(127);
+  if (own_group)
+    setpgid(0, 0);
   int in = open("/dev/null", O_RDONLY);
   int out = open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -241,12 +243,12 @@ pid_t launch_process(const std::vector<std::string>& args, const std::string& st
 }
 
 pid_t launch_train_process(const std::vector<std::string>& args, const std::string& out_dir,
-                           const std::string& log_path, const std::string& exe) {
+                           const std::string& log_path, const std::string& exe, bool own_group) {
   std::vector<std::string> train{"train"};
   train.insert(train.end(), args.begin(), args.end());
   train.push_back("--progress=false");
   train.push_back("--out=" + out_dir);
-  return launch_process(train, out_dir + "/stdout.txt", log_path, exe);
+  return launch_process(train, out_dir + "/stdout.txt", log_path, exe, own_group);
 }
 
 bool finish_cell(const std::string& dir, const sweep_cell& c, int wait_status) {
@@ -280,7 +282,9 @@ std::string cell_args_refusal(const std::vector<std::string>& args) {
     auto& a = args[i];
     if (a == "--clock=virtual" || (a == "--clock" && i + 1 < args.size() && args[i + 1] == "virtual"))
       continue;
-    for (auto* option : {"--out", "--resume", "--checkpoint-dir", "--save-model", "--policy-out", "--clock"})
+    // --config-file: a file on the node could set any of these.
+    for (auto* option : {"--out", "--resume", "--checkpoint-dir", "--save-model", "--policy-out", "--clock",
+                         "--config-file"})
       if (a == option || a.rfind(std::string(option) + "=", 0) == 0)
         return std::string("a sweep's cell may not give ") + option +
                " (the sweep places its files, and runs it on the virtual clock)";

@@ -88,10 +88,12 @@ struct sweep_progress {
 };
 
 /// `EXE ARGS...` as a child process: stdin /dev/null, stdout into `stdout_path`,
-/// stderr into `stderr_path`; it dies with the calling thread's process.
+/// stderr into `stderr_path`; it dies with the calling thread's process. With
+/// `own_group`, it leads a process group of its own, so that a terminal's
+/// Ctrl-C reaches only its parent (a node, which stops it itself).
 /// Returns its pid, or -1.
 pid_t launch_process(const std::vector<std::string>& args, const std::string& stdout_path,
-                     const std::string& stderr_path, const std::string& exe = "/proc/self/exe");
+                     const std::string& stderr_path, const std::string& exe = "/proc/self/exe", bool own_group = false);
 
 /// `EXE train ARGS --progress=false --out=OUT_DIR` as a child process: its
 /// stdin /dev/null, its stdout into OUT_DIR/stdout.txt (the run's printed
@@ -100,7 +102,8 @@ pid_t launch_process(const std::vector<std::string>& args, const std::string& st
 /// killed and started again finds no cell of the old one still writing).
 /// Returns its pid, or -1.
 pid_t launch_train_process(const std::vector<std::string>& args, const std::string& out_dir,
-                           const std::string& log_path, const std::string& exe = "/proc/self/exe");
+                           const std::string& log_path, const std::string& exe = "/proc/self/exe",
+                           bool own_group = false);
 
 /// A cell whose process exited with `wait_status`, its files in DIR/cells/FOLDER.partial:
 /// renamed to FOLDER when the process exited 0 and wrote summary.json (true), else kept.
@@ -118,8 +121,9 @@ bool is_cell_file(const std::string& name);
 
 /// "" if `args` may be a cell's train options as a node runs them, else why
 /// not: the options that write files elsewhere or leave the virtual clock
-/// (--out, --resume, --checkpoint-dir, --save-model, --policy-out, --clock)
-/// are refused. A string-level check: the node does not parse train options.
+/// (--out, --resume, --checkpoint-dir, --save-model, --policy-out, --clock),
+/// and --config-file, which could set them, are refused. A string-level
+/// check: the node does not parse train options.
 std::string cell_args_refusal(const std::vector<std::string>& args);
 
 /// Runs the cells of `cells` not finished in DIR, at most `jobs` at once.

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
@@ -45,6 +46,9 @@ int await_fifo_reader(const fs::path& dir) {
 TEST_CASE("cluster: a sweep on a head and two nodes collects every cell, and a node killed mid-cell has its "
           "cell rerun elsewhere with the local result") {
   cluster c;
+  // The nodes' cell folders go inside the test's folder: a node killed by
+  // SIGKILL leaves its own behind, and the test's is removed at the end.
+  setenv("TMPDIR", c.dir.path().c_str(), 1);
   c.node("a", 1);
   c.node("b", 1);
   auto root = fs::path(c.dir.path());

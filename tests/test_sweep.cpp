@@ -128,7 +128,8 @@ TEST_CASE("sweep: a spec file of several parts runs each part's grid, names cell
   CHECK(grid_from_json(grid_json(req.grid), "x").parts.size() == 2);
   CHECK(grid_json(grid_from_json(grid_json(req.grid), "x")) == grid_json(req.grid));
   // A one-grid sweep keeps the file it always had (no "parts" key).
-  CHECK(grid_json(sweep_grid{{"--epochs=1"}, {{"protocol", {"bsp"}}}, {}}).find("parts") == std::string::npos);
+  CHECK(grid_json(sweep_grid{{"--epochs=1"}, {{"protocol", {"bsp", "asp"}}}, {}}) ==
+        "{\"sweep\": 1, \"base\": [\"--epochs=1\"], \"axes\": [{\"name\": \"protocol\", \"values\": [\"bsp\", \"asp\"]}]}\n");
   auto twice = req.grid;
   twice.parts[1].name = "two";
   CHECK_THROWS_WITH_AS(cells_of(twice), doctest::Contains("two parts named 'two'"), config_error);
@@ -199,7 +200,8 @@ TEST_CASE("sweep: on a cluster, the head and token are the sweep's own options, 
   CHECK(cell_args_refusal({"--clock", "virtual"}).empty());
   for (auto args : std::vector<std::vector<std::string>>{{"--out", "x"}, {"--out=x"}, {"--resume=d"},
                                                          {"--checkpoint-dir", "d"}, {"--save-model=m"},
-                                                         {"--policy-out", "p"}, {"--clock=real"}, {"--clock", "real"}}) {
+                                                         {"--policy-out", "p"}, {"--clock=real"}, {"--clock", "real"},
+                                                         {"--config-file=/etc/x.conf"}}) {
     CAPTURE(args.front());
     auto why = cell_args_refusal(args);
     CHECK(why.find("may not give " + args.front().substr(0, args.front().find('='))) != std::string::npos);

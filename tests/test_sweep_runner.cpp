@@ -164,7 +164,10 @@ TEST_CASE("sweep runner: a busy node's refusal is no try, a node lost mid-cell h
                          [&](auto& o) { return o.node == node && o.order.index == index && !o.refused; });
   };
   auto cell2 = on("a", 2);
-  // b dies with cell 1: it goes back to the front of the queue.
+  // b dies with cell 1, once it said it started it: the cell goes back to the front of the queue.
+  s.until([&] {
+    return std::any_of(s.events.begin(), s.events.end(), [](auto& e) { return e.kind == "started" && e.index == 1; });
+  });
   caf::anon_send_exit(s.nodes["b"], caf::exit_reason::kill);
   s.until([&] {
     return std::any_of(s.events.begin(), s.events.end(), [](auto& e) { return e.kind == "lost" && e.index == 1; });
@@ -202,7 +205,9 @@ TEST_CASE("sweep runner: a cell whose node dies three times fails, and reports f
   for (uint32_t attempt = 1; attempt <= 3; ++attempt) {
     auto name = "n" + std::to_string(attempt);
     s.node(name, 0);  // joining offers its slot: it takes the cell
-    s.until([&] { return s.taken() == attempt; });
+    s.until([&] {  // it took the cell, and said so: a try
+      return std::count_if(s.events.begin(), s.events.end(), [](auto& e) { return e.kind == "started"; }) == attempt;
+    });
     CHECK(s.orders.back().order.attempt == attempt);
     if (attempt == 2) {  // the first attempt's node is gone: its reports must not count
       auto& stale = s.orders[0];

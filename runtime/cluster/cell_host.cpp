@@ -24,7 +24,7 @@ struct watch_setup {
   std::string dir;
   cell_order order;
   cell_sink_actor sink;
-  std::shared_ptr<std::atomic<bool>> killed, exited;
+  std::shared_ptr<cell_process> process;
   std::chrono::steady_clock::time_point start;
 };
 
@@ -49,12 +49,19 @@ bool send_file(caf::blocking_actor* self, const watch_setup& w, const char* name
   return ok;
 }
 
-void watch(caf::blocking_actor* self, watch_setup w) {
-  int status = 0;
-  while (waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+// Waits for the process to end without reaping it: until it is reaped its
+// pid names no other process, so the node may still kill() it.
+int wait_for_end(pid_t pid) {
+  siginfo_t info{};
+  while (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
   }
-  w.exited->store(true);
-  if (!w.killed->load()) {
+  return info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status & 0x7f;  // as waitpid's status
+}
+
+void watch(caf::blocking_actor* self, watch_setup w) {
+  int status = wait_for_end(w.pid);
+  w.process->exited.store(true);
+  if (!w.process->killed.load()) {
     bool ran = WIFEXITED(status) && WEXITSTATUS(status) == 0 && fs::exists(w.dir + "/summary.json");
     bool sent = true;
     for (auto* name : cell_files)
@@ -64,6 +71,12 @@ void watch(caf::blocking_actor* self, watch_setup w) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - w.start).count();
     self->send(w.sink, cell_atom::value, w.order.key,
                cell_event{ran && sent ? "done" : "failed", w.order.index, w.order.attempt, "", message, seconds, 0, 0});
+  }
+  {
+    std::lock_guard<std::mutex> guard{w.process->reaping};
+    while (waitpid(w.pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    w.process->reaped = true;
   }
   std::error_code ignored;
   fs::remove_all(w.dir, ignored);
@@ -85,20 +98,21 @@ hosted_cell start_cell(caf::actor_system& sys, const cell_order& order, const ce
     cell.error = "node " + node_name + ": no temporary folder for the cell (" + std::strerror(errno) + ")";
     return cell;
   }
-  cell.pid = launch_train_process(order.args, dir, dir + "/stderr.txt", train_exe);
+  cell.pid = launch_train_process(order.args, dir, dir + "/stderr.txt", train_exe, true);
   if (cell.pid <= 0) {
     fs::remove_all(dir);
     cell.error = "node " + node_name + ": could not start the cell's process";
     return cell;
   }
-  cell.watch = sys.spawn<caf::detached>(watch, watch_setup{cell.pid, dir, order, sink, cell.killed, cell.exited,
+  cell.watch = sys.spawn<caf::detached>(watch, watch_setup{cell.pid, dir, order, sink, cell.process,
                                                            std::chrono::steady_clock::now()});
   return cell;
 }
 
 void kill_cell(hosted_cell& cell) {
-  cell.killed->store(true);
-  if (cell.pid > 0)
+  cell.process->killed.store(true);
+  std::lock_guard<std::mutex> guard{cell.process->reaping};
+  if (cell.pid > 0 && !cell.process->reaped)
     kill(cell.pid, SIGKILL);
 }
 

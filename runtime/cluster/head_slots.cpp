@@ -41,22 +41,34 @@ void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64
     offer_slots(self, node_name, std::move(jobs));
     return;
   }
+  // The offered slots count as used until the job answers, so that two
+  // offers of one slot cannot cross (a node joining while a job ends).
+  n->status.used += free;
+  auto where = n->handle.address();
+  auto settle = [=](int32_t taken) {
+    auto& st = self->state;
+    auto* n = find_node(self, node_name);
+    if (!n || n->handle.address() != where)
+      return;  // the node left meanwhile, and its slots with it
+    taken = std::clamp(taken, 0, free);
+    n->status.used -= free - taken;
+    auto j = st.jobs.find(id);
+    if (j != st.jobs.end() && taken > 0) {
+      j->second.held[where] += taken;
+      log(self, job_name(id, j->second) + " took " + std::to_string(taken) + " slots of node '" + node_name + "'");
+    }
+  };
   self->request(j->second.handle, std::chrono::seconds(10), grow_atom::value, st.cfg.control_token, n->handle,
                 node_name, n->token, free)
     .then(
       [=](int32_t taken) {
-        auto& st = self->state;
-        auto* n = find_node(self, node_name);
-        auto j = st.jobs.find(id);
-        if (n && j != st.jobs.end() && taken > 0) {
-          n->status.used += taken;
-          j->second.held[n->handle.address()] += taken;
-          log(self, job_name(id, j->second) + " took " + std::to_string(taken) + " slots of node '" +
-                      node_name + "'");
-        }
+        settle(taken);
         offer_slots(self, node_name, jobs);
       },
-      [=](caf::error&) { offer_slots(self, node_name, jobs); });
+      [=](caf::error&) {
+        settle(0);
+        offer_slots(self, node_name, jobs);
+      });
 }
 
 std::vector<uint64_t> elastic_jobs(head_ptr self) {

@@ -178,6 +178,9 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
   self->state.cfg = std::move(cfg);
   auto& st = self->state;
   self->monitor(st.cfg.head);
+  // Stopped (Ctrl-C on `syncpoint node`): leave as when the head says so,
+  // the node's cells killed (their watches would wait for them otherwise).
+  self->set_exit_handler([=](caf::exit_msg& em) { leave(self, "stopped", std::move(em.reason)); });
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source == st.cfg.head.address()) {

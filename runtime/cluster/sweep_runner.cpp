@@ -17,11 +17,12 @@ struct sweep_node {
 struct placed_cell {
   caf::actor_addr node;
   uint32_t attempt = 0;
+  std::string key;       // what the node's reports on this placement carry (no other node knows it)
+  bool started = false;  // the node said it started the cell
 };
 
 struct sweep_state {
   sweep_setup setup;
-  std::string key = make_token();           // the nodes' reports carry it
   std::deque<uint32_t> waiting;             // cells to place, the next first
   std::map<uint32_t, placed_cell> running;  // placed cells, by index
   std::vector<uint32_t> attempts;           // by cell
@@ -54,11 +55,10 @@ void end_sweep(sweep_ptr self, const std::string& state, const std::string& mess
   if (st.ended)
     return;
   st.ended = true;
-  for (auto& [addr, n] : st.nodes)
-    if (!st.running.empty())
-      self->send(n.handle, stop_atom::value, n.token, st.setup.id);
+  for (auto& [addr, n] : st.nodes)  // a cell placed but not yet confirmed is stopped too
+    self->send(n.handle, stop_atom::value, n.token, st.setup.id);
+  tell_head(self, state);  // first: once the client hears the end, `status` says it too
   self->send(st.setup.client, finished_atom::value, job_result{state, message, 0, {}, "", -1});
-  tell_head(self, state);
   self->quit();
 }
 
@@ -71,10 +71,15 @@ void maybe_end(sweep_ptr self) {
                       : std::string());
 }
 
-void give_back(sweep_ptr self, sweep_node& n, int count) {
+void give_back(sweep_ptr self, sweep_node& n, int count, caf::timespan after = caf::timespan{0}) {
   n.held -= count;
-  self->send(self->state.setup.head, slots_atom::value, self->state.setup.head_token, self->state.setup.id,
-             n.handle, static_cast<int32_t>(count));
+  auto& st = self->state;
+  if (after.count() > 0)
+    self->delayed_send(st.setup.head, after, slots_atom::value, st.setup.head_token, st.setup.id, n.handle,
+                       static_cast<int32_t>(count));
+  else
+    self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, n.handle,
+               static_cast<int32_t>(count));
 }
 
 void fail_cell(sweep_ptr self, uint32_t index, const std::string& node, const std::string& why) {
@@ -102,17 +107,22 @@ void place_next(sweep_ptr self, caf::actor_addr where) {
   auto index = st.waiting.front();
   st.waiting.pop_front();
   auto attempt = ++st.attempts[index];
-  st.running[index] = {where, attempt};
+  auto key = make_token();
+  st.running[index] = {where, attempt, key, false};
   auto& cell = st.setup.cells[index];
+  // No time limit: the node answers once its actor gets to it (it may be
+  // loading a job's data), and its death is the runner's monitor's to see.
   self
-    ->request(n.handle, st.setup.place_timeout, cell_atom::value, n.token,
-              cell_order{st.setup.id, index, attempt, cell.args, st.key}, cell_sink_actor{self})
+    ->request(n.handle, caf::infinite, cell_atom::value, n.token,
+              cell_order{st.setup.id, index, attempt, cell.args, key}, cell_sink_actor{self})
     .then(
       [=](int32_t) {
         auto& st = self->state;
         auto r = st.running.find(index);
-        if (r != st.running.end() && r->second.attempt == attempt && !st.ended)
+        if (r != st.running.end() && r->second.attempt == attempt && !st.ended) {
+          r->second.started = true;
           tell_client(self, {"started", index, attempt, st.nodes.at(where).name, "", 0, 0, 0});
+        }
       },
       [=](caf::error& err) {
         auto& st = self->state;
@@ -131,8 +141,8 @@ void place_next(sweep_ptr self, caf::actor_addr where) {
         if (busy || st.attempts[index] < static_cast<uint32_t>(st.setup.max_attempts)) {
           st.waiting.push_back(index);  // elsewhere, or here once a slot frees
           tell_client(self, {"lost", index, attempt, node, "not started: " + why, 0, 0, 0});
-          if (auto n = st.nodes.find(where); n != st.nodes.end())
-            give_back(self, n->second, 1);
+          if (auto n = st.nodes.find(where); n != st.nodes.end())  // busy: offered again after a pause
+            give_back(self, n->second, 1, busy ? caf::timespan{std::chrono::milliseconds(200)} : caf::timespan{0});
         } else {
           fail_cell(self, index, node, "not started on " + std::to_string(attempt) + " tries, last: " + why);
           slot_freed(self, where);
@@ -166,7 +176,7 @@ const placed_cell* reporter(sweep_ptr self, const std::string& key, uint32_t ind
   auto& st = self->state;
   auto r = st.running.find(index);
   auto sender = self->current_sender();
-  if (st.ended || !same_secret(key, st.key) || r == st.running.end() || r->second.attempt != attempt || !sender ||
+  if (st.ended || r == st.running.end() || !same_secret(key, r->second.key) || r->second.attempt != attempt || !sender ||
       sender->node() != r->second.node.node())
     return nullptr;
   return &r->second;
@@ -179,7 +189,8 @@ void on_node_down(sweep_ptr self, const caf::actor_addr& where, const caf::error
     return;
   auto name = n->second.name;
   st.nodes.erase(n);
-  auto why = reason ? self->system().render(reason) : std::string("it left");
+  bool left = !reason || reason == caf::exit_reason::normal || reason == caf::exit_reason::user_shutdown;
+  auto why = left ? std::string("it left") : self->system().render(reason);
   for (auto r = st.running.begin(); r != st.running.end();) {
     if (r->second.node != where) {
       ++r;
@@ -187,8 +198,10 @@ void on_node_down(sweep_ptr self, const caf::actor_addr& where, const caf::error
     }
     auto index = r->first;
     auto attempt = r->second.attempt;
+    if (!r->second.started)
+      --st.attempts[index];  // the node died before it started the cell: no try
     r = st.running.erase(r);
-    if (attempt < static_cast<uint32_t>(st.setup.max_attempts)) {
+    if (st.attempts[index] < static_cast<uint32_t>(st.setup.max_attempts)) {
       st.waiting.push_front(index);
       tell_client(self, {"lost", index, attempt, name, why, 0, 0, 0});
     } else {

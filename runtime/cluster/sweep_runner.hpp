@@ -20,7 +20,6 @@ struct sweep_setup {
   head_actor head;
   std::string head_token;                 // what the head accepts updates with, and sends grow/stop with
   int max_attempts = 3;
-  caf::timespan place_timeout = std::chrono::seconds(30);   // a node starting a cell
   caf::timespan relay_timeout = std::chrono::seconds(60);   // the client writing a chunk
 };
 
