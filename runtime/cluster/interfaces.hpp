@@ -244,7 +244,8 @@ using managed_actor = caf::typed_actor<
 using job_actor = driver_actor::extend_with<managed_actor>;
 
 /// Runs one sweep on the head: places its cells on free slots and relays their files.
-using sweep_actor = managed_actor::extend_with<cell_sink_actor>;
+using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
+  caf::reacts_to<slots_atom, node_actor>>;  // (to itself) a busy node's slot goes back after a pause
 
 /// The cluster manager that `syncpoint head` publishes.
 using head_actor = caf::typed_actor<

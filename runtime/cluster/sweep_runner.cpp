@@ -71,15 +71,10 @@ void maybe_end(sweep_ptr self) {
                       : std::string());
 }
 
-void give_back(sweep_ptr self, sweep_node& n, int count, caf::timespan after = caf::timespan{0}) {
+void give_back(sweep_ptr self, sweep_node& n, int count) {
   n.held -= count;
   auto& st = self->state;
-  if (after.count() > 0)
-    self->delayed_send(st.setup.head, after, slots_atom::value, st.setup.head_token, st.setup.id, n.handle,
-                       static_cast<int32_t>(count));
-  else
-    self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, n.handle,
-               static_cast<int32_t>(count));
+  self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, n.handle, static_cast<int32_t>(count));
 }
 
 void fail_cell(sweep_ptr self, uint32_t index, const std::string& node, const std::string& why) {
@@ -133,16 +128,23 @@ void place_next(sweep_ptr self, caf::actor_addr where) {
         auto node = st.nodes.count(where) ? st.nodes.at(where).name : std::string("?");
         auto why = err.context().match_element<std::string>(0) ? err.context().get_as<std::string>(0)
                                                                : self->system().render(err);
-        // Two offers of one free slot can cross (the head counts a slot once
-        // the grow that took it answered): a node with no free slot is no try.
+        // A node busier than the head knows (the workers of a job that
+        // ended are still leaving it) refuses with not_now: no try, and its
+        // slot goes back after a pause rather than at once in a loop. The
+        // pause is a delayed send to the runner itself: one to the head
+        // would pass CAF's clock thread, a hand-off TSan cannot see.
         bool busy = err.category() == caf::atom("syncpoint") && err.code() == static_cast<uint8_t>(sp_error::not_now);
-        if (busy)
+        auto n = st.nodes.find(where);
+        if (busy) {
           --st.attempts[index];
-        if (busy || st.attempts[index] < static_cast<uint32_t>(st.setup.max_attempts)) {
+          st.waiting.push_back(index);
+          if (n != st.nodes.end())
+            self->delayed_send(self, std::chrono::milliseconds(200), slots_atom::value, n->second.handle);
+        } else if (st.attempts[index] < static_cast<uint32_t>(st.setup.max_attempts)) {
           st.waiting.push_back(index);  // elsewhere, or here once a slot frees
           tell_client(self, {"lost", index, attempt, node, "not started: " + why, 0, 0, 0});
-          if (auto n = st.nodes.find(where); n != st.nodes.end())  // busy: offered again after a pause
-            give_back(self, n->second, 1, busy ? caf::timespan{std::chrono::milliseconds(200)} : caf::timespan{0});
+          if (n != st.nodes.end())
+            give_back(self, n->second, 1);
         } else {
           fail_cell(self, index, node, "not started on " + std::to_string(attempt) + " tries, last: " + why);
           slot_freed(self, where);
@@ -239,6 +241,12 @@ sweep_actor::behavior_type sweep(sweep_ptr self, sweep_setup setup) {
     [=](stop_atom, const std::string& token, const std::string& reason) {
       if (same_secret(token, self->state.setup.head_token))
         end_sweep(self, "stopped", reason);
+    },
+    [=](slots_atom, const node_actor& node) {
+      auto& st = self->state;
+      auto n = st.nodes.find(node.address());
+      if (self->current_sender() == self->ctrl() && n != st.nodes.end())
+        give_back(self, n->second, 1);
     },
     [=](cell_atom, const std::string& key, cell_chunk& chunk) -> caf::result<bool> {
       if (!reporter(self, key, chunk.index, chunk.attempt))
