@@ -59,7 +59,7 @@ node_actor::behavior_type scripted_node(node_actor::pointer self, std::string na
 // The submitter's side: events and the outcome to the test, every chunk accepted.
 sweep_client_actor::behavior_type forwarding_client(sweep_client_actor::pointer, caf::actor observer) {
   return {
-    [=](progress_atom, const std::string&) {},
+    [=](progress_atom, const std::string& line) { caf::anon_send(observer, line); },
     [=](finished_atom, const job_result& r) { caf::anon_send(observer, r); },
     [=](cell_atom, const cell_event& ev) { caf::anon_send(observer, ev); },
     [=](cell_atom, const cell_chunk&) { return true; },
@@ -75,6 +75,7 @@ struct sweep_script {
   std::vector<seen_order> orders;   // in the order the nodes saw them
   std::vector<cell_event> events;   // as the client got them
   std::optional<job_result> result;
+  std::vector<std::string> lines;   // progress lines the client got
 
   sweep_script() {
     register_cluster_messages(cfg);
@@ -120,6 +121,7 @@ struct sweep_script {
       (*self)->receive([&](seen_order& o) { orders.push_back(std::move(o)); got = true; },
                        [&](cell_event& ev) { events.push_back(std::move(ev)); got = true; },
                        [&](job_result& r) { result = std::move(r); got = true; },
+                       [&](std::string& line) { lines.push_back(std::move(line)); got = true; },
                        caf::after(60s) >> [] {});
       REQUIRE_MESSAGE(got, "nothing came within 60 s");
     }
@@ -201,7 +203,9 @@ TEST_CASE("sweep runner: a busy node's refusal is no try, a node lost mid-cell h
 
 TEST_CASE("sweep runner: a cell whose node dies three times fails, and reports from a stale attempt are dropped") {
   sweep_script s;
-  s.submit(1);
+  s.submit(1);  // before any node: the submitter is told why nothing runs
+  s.until([&] { return !s.lines.empty(); });
+  CHECK(s.lines.front() == "no node has joined the cluster yet: the cells start as slots free up (a node joins, a job ends)");
   for (uint32_t attempt = 1; attempt <= 3; ++attempt) {
     auto name = "n" + std::to_string(attempt);
     s.node(name, 0);  // joining offers its slot: it takes the cell

@@ -55,7 +55,7 @@ void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64
     auto j = st.jobs.find(id);
     if (j != st.jobs.end() && taken > 0) {
       j->second.held[where] += taken;
-      log(self, job_name(id, j->second) + " took " + std::to_string(taken) + " slots of node '" + node_name + "'");
+      log(self, job_name(id, j->second) + " took " + std::to_string(taken) + (taken == 1 ? " slot" : " slots") + " of node '" + node_name + "'");
     }
   };
   self->request(j->second.handle, std::chrono::seconds(10), grow_atom::value, st.cfg.control_token, n->handle,

@@ -47,6 +47,14 @@ caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cel
   auto stop_token = entry.stop_token;
   st.jobs.emplace(id, std::move(entry));
   log(self, "sweep " + std::to_string(id) + " submitted: " + std::to_string(n) + " cells");
+  int free = 0;
+  for (auto& node : st.nodes)
+    free += std::max(0, node.status.slots - node.status.used);
+  if (free == 0)  // the submitter would see "0 running" and nothing else
+    self->send(client, progress_atom::value,
+               std::string(st.nodes.empty() ? "no node has joined the cluster yet"
+                                            : "every slot of the cluster is taken now") +
+                 ": the cells start as slots free up (a node joins, a job ends)");
   offer_freed_slots(self);
   return {id, std::move(stop_token)};
 }
