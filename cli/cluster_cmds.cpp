@@ -200,6 +200,11 @@ cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const
   return *head;
 }
 
+int head_refusal(caf::actor_system& sys, const caf::error& e, const std::string& command) {
+  std::fprintf(stderr, "syncpoint %s: %s\n", command.c_str(), error_words(sys, e).c_str());
+  return e.category() == caf::atom("syncpoint") ? 2 : 1;
+}
+
 awaited_result await_finished(caf::scoped_actor& self, caf::actor_system& sys, const cluster::head_actor& head,
                               uint64_t id, const std::string& stop_token, signal_catcher& signals,
                               std::chrono::seconds limit, const std::string& command, const std::string& what) {

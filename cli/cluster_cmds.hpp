@@ -36,6 +36,11 @@ cluster::tls_files cluster_tls(bool tls, const cluster::tls_files& files, const 
 
 class signal_catcher;
 
+/// A head's refusal (of a job, a sweep): prints "syncpoint COMMAND: why"
+/// and returns the exit status, 2 for what the head refused by its rules
+/// (bad input, no token), 1 for anything else (a lost connection).
+int head_refusal(caf::actor_system& sys, const caf::error& e, const std::string& command);
+
 /// What await_finished saw: the job's (or sweep's) result, a lost head, or neither in time.
 struct awaited_result {
   bool got = false, lost = false;

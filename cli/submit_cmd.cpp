@@ -88,10 +88,7 @@ int run_submit(const std::vector<std::string>& args) {
   int rc = -1;
   self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, follower, secret)
     .receive([&](uint64_t job, std::string& token) { id = job; stop_token = std::move(token); },
-             [&](caf::error& e) {
-               std::fprintf(stderr, "syncpoint submit: %s\n", error_words(sys, e).c_str());
-               rc = e.category() == caf::atom("syncpoint") ? 2 : 1;
-             });
+             [&](caf::error& e) { rc = head_refusal(sys, e, "submit"); });
   if (rc >= 0) {
     self->send_exit(follower, caf::exit_reason::user_shutdown);
     return rc;

@@ -172,10 +172,7 @@ int run_cluster_sweep(const sweep_request& req, const std::vector<sweep_cell>& c
   int rc = -1;
   self->request(head, std::chrono::seconds(60), sweep_atom::value, orders, client, secret)
     .receive([&](uint64_t sweep, std::string& token) { id = sweep; stop_token = std::move(token); },
-             [&](caf::error& e) {
-               std::fprintf(stderr, "syncpoint sweep: %s\n", error_words(sys, e).c_str());
-               rc = e.category() == caf::atom("syncpoint") ? 2 : 1;
-             });
+             [&](caf::error& e) { rc = head_refusal(sys, e, "sweep"); });
   if (rc >= 0) {
     self->send_exit(client, caf::exit_reason::user_shutdown);
     return rc;

@@ -13,6 +13,8 @@
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
+#include <atomic>
+#include <future>
 #include <thread>
 #include <unistd.h>
 
@@ -22,23 +24,38 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Waits until a process has one of the named pipes in `dir` open for reading
-// (opening it for writing without blocking fails with ENXIO until then), and
-// returns the writing end: the reader stays blocked in its read while the
-// test holds it and writes nothing.
+// Waits until a process opens one of the named pipes in `dir` for reading,
+// and returns the writing end: the reader stays blocked in its read while the
+// test holds it and writes nothing. Each pipe's opener blocks in open() until
+// a reader comes (the event); the others are then let go by opening their
+// reading ends here.
 int await_fifo_reader(const fs::path& dir) {
-  auto deadline = std::chrono::steady_clock::now() + hang_deadline;
-  while (std::chrono::steady_clock::now() < deadline) {
-    for (auto& f : fs::directory_iterator(dir)) {
-      int fd = open(f.path().c_str(), O_WRONLY | O_NONBLOCK);
-      if (fd >= 0)
-        return fd;
-      REQUIRE_MESSAGE(errno == ENXIO, "opening " << f.path() << ": " << std::strerror(errno));
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polls for the event, as wait_for_line does
-  }
-  FAIL("no process opened the pipes in " << dir << " within " << hang_deadline.count() << " s");
-  return -1;
+  std::vector<fs::path> fifos;
+  for (auto& f : fs::directory_iterator(dir))
+    fifos.push_back(f.path());
+  std::promise<int> first;
+  std::atomic<bool> taken{false};
+  std::vector<std::thread> openers;
+  for (auto& f : fifos)
+    openers.emplace_back([&, f] {
+      int fd = open(f.c_str(), O_WRONLY);  // blocks until a reader opens it
+      if (fd >= 0 && !taken.exchange(true))
+        first.set_value(fd);
+      else if (fd >= 0)
+        close(fd);
+    });
+  auto got = first.get_future();
+  bool came = got.wait_for(hang_deadline) == std::future_status::ready;  // a deadline for hangs only
+  std::vector<int> readers;
+  for (auto& f : fifos)  // lets the openers still blocked go
+    readers.push_back(open(f.c_str(), O_RDONLY | O_NONBLOCK));
+  for (auto& t : openers)
+    t.join();
+  for (int r : readers)
+    if (r >= 0)
+      close(r);
+  REQUIRE_MESSAGE(came, "no process opened the pipes in " << dir << " within " << hang_deadline.count() << " s");
+  return got.get();
 }
 
 }  // namespace

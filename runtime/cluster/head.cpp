@@ -47,6 +47,16 @@ void log(head_ptr self, const std::string& line) {
     self->state.cfg.log(line);
 }
 
+caf::error check_submission(head_ptr self, const std::string& secret, const std::string& kind, bool has_client) {
+  if (auto err = check_secret(self, secret, "a " + kind + " submitted"))
+    return err;
+  if (self->state.shutting_down)
+    return make_error(sp_error::bad_input, "the head is shutting down");
+  if (!has_client)
+    return make_error(sp_error::bad_input, "a " + kind + " needs a client to report to");
+  return caf::none;
+}
+
 node_entry* find_node(head_ptr self, const std::string& name) {
   for (auto& n : self->state.nodes)
     if (n.status.name == name)
@@ -115,12 +125,8 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
 
 caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, client_actor& client, const std::string& secret) {
   auto& st = self->state;
-  if (auto err = check_secret(self, secret, "a job submitted"))
+  if (auto err = check_submission(self, secret, "job", static_cast<bool>(client)))
     return err;
-  if (st.shutting_down)
-    return make_error(sp_error::bad_input, "the head is shutting down");
-  if (!client)
-    return make_error(sp_error::bad_input, "a job needs a client to report to");
   if (cfg.clock != clock_kind::real)
     return make_error(sp_error::bad_input,
                       "virtual time runs in one process: use 'syncpoint train --clock virtual'");

@@ -53,6 +53,10 @@ std::string printable(const std::string& s);
 /// Without the cluster's token a request is refused, and the head logs who tried.
 caf::error check_secret(head_ptr self, const std::string& given, const std::string& what);
 
+/// What a job or a sweep ("job", "sweep") needs before the head takes it:
+/// the cluster's token, a head not shutting down, a client to report to.
+caf::error check_submission(head_ptr self, const std::string& secret, const std::string& kind, bool has_client);
+
 node_entry* find_node(head_ptr self, const std::string& name);
 
 /// "job 3" or "sweep 4", for log lines.

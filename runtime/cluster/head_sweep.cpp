@@ -18,12 +18,8 @@ constexpr size_t max_cells = 100000, max_args = 1024, max_arg_bytes = 4096;
 caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,
                                             sweep_client_actor& client, const std::string& secret) {
   auto& st = self->state;
-  if (auto err = check_secret(self, secret, "a sweep submitted"))
+  if (auto err = check_submission(self, secret, "sweep", static_cast<bool>(client)))
     return err;
-  if (st.shutting_down)
-    return make_error(sp_error::bad_input, "the head is shutting down");
-  if (!client)
-    return make_error(sp_error::bad_input, "a sweep needs a client to report to");
   if (cells.empty() || cells.size() > max_cells)
     return make_error(sp_error::bad_input, "a sweep has 1 to " + std::to_string(max_cells) + " cells, not " +
                                              std::to_string(cells.size()));
