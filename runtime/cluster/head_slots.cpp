@@ -79,8 +79,9 @@ std::vector<uint64_t> elastic_jobs(head_ptr self) {
   return out;
 }
 
-void offer_freed_slots(head_ptr self) {
+void offer_freed_slots(head_ptr self, uint64_t except) {
   auto jobs = elastic_jobs(self);
+  jobs.erase(std::remove(jobs.begin(), jobs.end(), except), jobs.end());
   if (jobs.empty() || self->state.shutting_down)
     return;
   for (auto& n : self->state.nodes)

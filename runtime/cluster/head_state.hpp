@@ -78,14 +78,16 @@ void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64
 /// The running elastic jobs and sweeps, in the order they were submitted.
 std::vector<uint64_t> elastic_jobs(head_ptr self);
 
-/// Slots freed: they go to the elastic jobs and sweeps short of them.
-void offer_freed_slots(head_ptr self);
+/// Slots freed: they go to the elastic jobs and sweeps short of them (but
+/// `except`, a sweep that gave them back because none of its cells waits).
+void offer_freed_slots(head_ptr self, uint64_t except = 0);
 
 /// `syncpoint sweep --head`: runs the cells on free slots (head_sweep.cpp).
 caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,
                                             sweep_client_actor& client, const std::string& secret);
 
-/// A sweep gives back `n` slots of `node` (n = 0: only offers the free slots again).
+/// A sweep gives back `n` slots of `node`, offered to the other jobs (n = 0:
+/// offers the free slots again, to the sweep too).
 void on_slots(head_ptr self, const std::string& token, uint64_t id, const node_actor& node, int32_t n);
 
 }  // namespace syncpoint::cluster::head_detail

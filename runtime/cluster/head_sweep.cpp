@@ -71,7 +71,7 @@ void on_slots(head_ptr self, const std::string& token, uint64_t id, const node_a
           entry.status.used = std::max(0, entry.status.used - back);
     }
   }
-  offer_freed_slots(self);
+  offer_freed_slots(self, n > 0 ? id : 0);  // the sweep gave them back: it has no cell for them
 }
 
 }  // namespace syncpoint::cluster::head_detail

@@ -71,10 +71,14 @@ void maybe_end(sweep_ptr self) {
                       : std::string());
 }
 
+// The head offers a slot given back to the other jobs only: with a cell
+// still waiting, the sweep asks for the free slots again (`slots` of 0).
 void give_back(sweep_ptr self, sweep_node& n, int count) {
   n.held -= count;
   auto& st = self->state;
   self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, n.handle, static_cast<int32_t>(count));
+  if (!st.waiting.empty() && !st.ended)
+    self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, node_actor{}, int32_t{0});
 }
 
 void fail_cell(sweep_ptr self, uint32_t index, const std::string& node, const std::string& why) {
