@@ -1,10 +1,15 @@
 // The papers' headline claims against syncpoint's figures (docs/fidelity.md).
 //
-//   build/bench_fidelity [--quick] [--out docs/fidelity.md]
+//   build/bench_fidelity [--quick] --plan DIR     the next stage's sweep file, if any
+//   build/bench_fidelity [--quick] --from DIR [--out docs/fidelity.md]
 //   build/bench_fidelity --deep [--seeds 1,2,3] [--jobs N] [--cache DIR]
 //
-// --quick: one seed per cell, a lighter ZipLine sweep (under 10 minutes on
-// 2 cores); otherwise 3 seeds per cell, reported as mean (min–max). The
+// The runs behind the claims are sweeps in stages (bench/fidelity_runs.hpp):
+// bench/fidelity.sh asks --plan for the next stage's file, runs it with
+// `syncpoint sweep` (every core, or a cluster), and asks again until --plan
+// prints nothing; --from then computes the claims from DIR's runs.
+// --quick: one seed per cell, a lighter ZipLine sweep and tuning budget;
+// otherwise 3 seeds per cell, reported as mean (min–max). The
 // generated tables replace the part of FILE between the markers
 // <!-- quick:begin --> / <!-- quick:end --> (or full:begin / full:end), so the
 // rest of the file, and the other mode's tables, are kept. --deep writes the
@@ -12,14 +17,11 @@
 // deep:end. Virtual-time rows are reproducible bit for bit; the timing rows
 // (ZipLine, overheads) are measured on the machine that runs it.
 #include "bench/fidelity_cells.hpp"
+#include "bench/fidelity_claims.hpp"
 #include "bench/fidelity_deep.hpp"
-#include "bench/null_coordinator.hpp"
-#include "bench/paper_job.hpp"
 #include "cli/compare.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "protocols/elastic_bsp/zipline.hpp"
-#include "protocols/protocol.hpp"
-#include "runtime/tune_switch.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -28,17 +30,13 @@
 
 using namespace syncpoint;
 using bench::cell;
+using bench::claim;
+using bench::fidelity_mode;
+using bench::fidelity_runs;
+using bench::report;
+using bench::train_args;
 
 namespace {
-
-struct claim {
-  std::string paper, claim, scenario, ours, verdict, why;
-};
-
-struct report {
-  std::vector<claim> claims;
-  std::string details;  // the tables behind the claims
-};
 
 std::string table(const std::vector<cell>& cells, const std::string& target) {
   std::string out = "| protocol | time to " + target + " (s) | accuracy at the cap | samples/s | compute ratio |\n"
@@ -63,38 +61,54 @@ double mean_ttt(const cell& c) {
   return (c.to_target.mean() * c.reached + never * (c.runs - c.reached)) / std::max(1, c.runs);
 }
 
-job_config four_workers(const std::string& model) {
-  job_config j;
-  j.workers = 4;
-  j.model = model;
-  j.epochs = 2;
-  j.iter_cost_ms = 10;
-  j.straggler = "1:x2;3:x3";
-  j.target_accuracy = 0.85;
-  j.eval_every = model == "cnn" ? 0.1 : 0.05;  // time to target is read at evaluations
-  j.progress = false;
-  return j;
+train_args four_workers(const std::string& model) {
+  train_args a;
+  a.set("workers", "4").set("model", model).set("epochs", "2").set("iter-cost", "10").set("straggler", "1:x2;3:x3");
+  a.set("target-accuracy", "0.85").set("eval-every", model == "cnn" ? "0.1" : "0.05");  // time to target is read at evaluations
+  return a;
+}
+
+// Runs `f` on each item; an item whose runs are missing does not keep the
+// others from asking for theirs. Throws pending after them if one was.
+template <class T, class F>
+void each(const std::vector<T>& items, F f) {
+  bool waiting = false;
+  for (auto& item : items) {
+    try {
+      f(item);
+    } catch (const bench::pending&) {
+      waiting = true;
+    }
+  }
+  if (waiting)
+    throw bench::pending{};
 }
 
 // ElasticBSP: faster and more accurate than BSP (MLP and CNN).
-void elastic(report& rep, const std::vector<uint64_t>& seeds) {
+void elastic(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
   std::string ours, why;
   int faster = 0, better = 0;
-  for (auto model : {"mlp", "cnn"}) {
-    auto job = four_workers(model);
-    auto cells = bench::compare_cells(job, {"bsp", "elastic-bsp"}, seeds, std::string("elastic ") + model);
+  std::vector<std::string> models{"mlp", "cnn"};
+  std::vector<std::vector<cell>> by_model;
+  each(models, [&](const std::string& model) {
+    by_model.push_back(
+      bench::compare_cells(runs, "elastic " + model, four_workers(model), {"bsp", "elastic-bsp"}, seeds));
+  });
+  for (size_t m = 0; m < models.size(); ++m) {
+    auto& model = models[m];
+    auto& cells = by_model[m];
     auto& b = cells[0];
     auto& e = cells[1];
     bool f1 = e.reached == e.runs && mean_ttt(e) < mean_ttt(b);
     bool b1 = e.accuracy.mean() > b.accuracy.mean();
     faster += f1;
     better += b1;
-    why += std::string(model) + ": " + (f1 ? "faster" : "not faster") + ", " + (b1 ? "more" : "less") +
+    why += model + ": " + (f1 ? "faster" : "not faster") + ", " + (b1 ? "more" : "less") +
            " accurate at the cap, with " + cli::fmt("%.1f", e.samples_per_s.mean() / b.samples_per_s.mean()) +
            "× BSP's samples/s. ";
-    ours += std::string(model) + ": to 0.85 in " + e.to_target_str() + " s vs BSP " + b.to_target_str() +
+    ours += model + ": to 0.85 in " + e.to_target_str() + " s vs BSP " + b.to_target_str() +
             " s; at the cap " + e.accuracy.str("%.4f") + " vs " + b.accuracy.str("%.4f") + ". ";
-    rep.details += "### ElasticBSP vs BSP, " + std::string(model) +
+    rep.details += "### ElasticBSP vs BSP, " + model +
                    " (4 workers, `1:x2;3:x3`, 10 ms/iteration, cap = BSP's time for 2 epochs)\n\n" +
                    table(cells, "0.85") + "\n";
   }
@@ -175,19 +189,23 @@ void zipline_scaling(report& rep, bool quick) {
 
 // WBSP: up to 60% less time to the target than the fastest other method;
 // computation share from 55–72% to 91%.
-void wbsp(report& rep, const std::vector<uint64_t>& seeds) {
+void wbsp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
   std::vector<std::string> others{"bsp", "asp", "ssp", "elastic-bsp"};
   auto protocols = others;
   protocols.insert(protocols.end(), {"wbsp", "wbsp-overlap"});
   std::string ours_ttt, ours_cr;
   std::string verdict_ttt = "not", verdict_cr = "not";
   std::string why_ttt;
-  for (double link : {400e6, 200e6}) {
-    auto job = four_workers("mlp");
-    job.ps_bandwidth = link;
-    job.eval_every = 0.05;
-    auto name = "wbsp " + cli::fmt("%.0f", link / 1e6) + "MB/s";
-    auto cells = bench::compare_cells(job, protocols, seeds, name);
+  std::vector<double> links{400e6, 200e6};
+  std::vector<std::vector<cell>> by_link;
+  each(links, [&](double link) {
+    auto job = four_workers("mlp").set("ps-bandwidth", cli::fmt("%.0f", link));
+    by_link.push_back(
+      bench::compare_cells(runs, "wbsp " + cli::fmt("%.0f", link / 1e6) + "MBps", job, protocols, seeds));
+  });
+  for (size_t l = 0; l < links.size(); ++l) {
+    double link = links[l];
+    auto& cells = by_link[l];
     double best_other = 1e18;
     std::string best_name;
     spread other_cr;
@@ -232,11 +250,9 @@ void wbsp(report& rep, const std::vector<uint64_t>& seeds) {
 }
 
 // R²SP: up to 25% faster when the PS link is the bottleneck.
-void r2sp(report& rep, const std::vector<uint64_t>& seeds) {
-  auto job = bench::paper_job();  // 8 workers, MLP, 2 epochs, 10 ms per iteration
-  job.ps_bandwidth = 1.3e9;
-  job.target_accuracy = 0.8;
-  auto cells = bench::compare_cells(job, {"bsp", "asp", "r2sp"}, seeds, "r2sp");
+void r2sp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
+  auto job = bench::paper_job_args().set("ps-bandwidth", "1.3e9").set("target-accuracy", "0.8");
+  auto cells = bench::compare_cells(runs, "r2sp", job, {"bsp", "asp", "r2sp"}, seeds);
   auto& b = find(cells, "bsp");
   auto& r = find(cells, "r2sp");
   auto& a = find(cells, "asp");
@@ -256,117 +272,6 @@ void r2sp(report& rep, const std::vector<uint64_t>& seeds) {
                    : "Time to the target not: with 8 workers each push is about 7 updates stale, so a sample "
                      "is worth less than in BSP and R²SP reaches 0.8 later, as ASP does. The paper's jobs "
                      "ran longer, where the throughput gain adds up.")});
-}
-
-// Sync-Switch: throughput at similar accuracy, against ASP, transient stragglers, overhead.
-void sync_switch(report& rep, const std::vector<uint64_t>& seeds, bool quick) {
-  auto base = bench::paper_job();
-  base.straggler = "6:x2;7:x3";
-  spread thr, acc_vs_bsp, acc_vs_asp, time_vs_asp, transient_thr, transient_acc;
-  std::string schedules;
-  for (auto seed : seeds) {
-    auto het = base;
-    het.seed = seed;
-    std::fprintf(stderr, "fidelity: sync-switch: tuning, seed %llu ...\n", static_cast<unsigned long long>(seed));
-    auto tuned = tune_switch(het, 0.005, quick ? 3 : 4);
-    schedules += (schedules.empty() ? "" : ", ") + tuned.policy.schedule;
-    auto run = [&](job_config cfg, const std::string& p) {
-      cfg.protocol = p;
-      return train(cfg).summary;
-    };
-    auto sw = het;
-    sw.protocol_opts.set("schedule", tuned.policy.schedule);
-    auto b = run(het, "bsp"), a = run(het, "asp"), s = run(sw, "sync-switch");
-    thr.add(s.samples_per_s / b.samples_per_s);
-    acc_vs_bsp.add(100 * (s.final_accuracy - b.final_accuracy));
-    acc_vs_asp.add(100 * (s.final_accuracy - a.final_accuracy));
-    time_vs_asp.add(s.run_time_s / a.run_time_s);
-    // Transient stragglers: each worker 4x slower for its own 0.6 s window.
-    auto tr = base;
-    tr.seed = seed;
-    tr.straggler.clear();
-    for (int i = 0; i < tr.workers; ++i)
-      tr.straggler += (i ? ";" : "") + std::to_string(i) + ":x4@" + cli::fmt("%.2f", 0.3 + i * 0.6) + "-" +
-                      cli::fmt("%.2f", 0.3 + (i + 1) * 0.6);
-    auto online = tr;
-    online.protocol_opts.set("online", "on");
-    auto tb = run(tr, "bsp"), to = run(online, "sync-switch");
-    transient_thr.add(to.samples_per_s / tb.samples_per_s);
-    transient_acc.add(100 * (to.final_accuracy - tb.final_accuracy));
-  }
-  // What the 5.13x needs: BSP far slower than ASP. Tried with workers 6 and 7
-  // four and eight times slower (one seed).
-  auto heavy = base;
-  heavy.seed = seeds.front();
-  heavy.straggler = "6:x4;7:x8";
-  std::fprintf(stderr, "fidelity: sync-switch: heavier stragglers, tuning ...\n");
-  auto heavy_tuned = tune_switch(heavy, 0.005, quick ? 3 : 4);
-  auto heavy_sw = heavy;
-  heavy_sw.protocol = "sync-switch";
-  heavy_sw.protocol_opts.set("schedule", heavy_tuned.policy.schedule);
-  auto heavy_bsp = heavy;
-  heavy_bsp.protocol = "bsp";
-  auto hb = train(heavy_bsp).summary, hs = train(heavy_sw).summary;
-  double heavy_thr = hs.samples_per_s / hb.samples_per_s;
-  double heavy_acc = 100 * (hs.final_accuracy - hb.final_accuracy);
-
-  // Overhead: the online policy's decision per push against BSP's, per 10 ms iteration.
-  protocol_options on;
-  on.set("online", "on");
-  auto plain = make_protocol("bsp", {});
-  auto policy = make_protocol("sync-switch", on);
-  double extra_ns =
-    std::max(0.0, bench::ns_per_push(*policy, 8, 200000) - bench::ns_per_push(*plain, 8, 200000));
-  double overhead = extra_ns / (base.iter_cost_ms * 1e6) * 100;
-  rep.details += "### Sync-Switch, 8 workers, `6:x2;7:x3` (MLP, 2 epochs, 10 ms/iteration)\n\n"
-                 "Tuned schedules (tolerance 0.005): " + schedules + ".\n\n"
-                 "| figure | value |\n|---|---|\n"
-                 "| throughput, sync-switch / bsp | " + thr.str("%.2f") + "× |\n"
-                 "| accuracy, sync-switch − bsp | " + acc_vs_bsp.str("%+.2f") + " points |\n"
-                 "| accuracy, sync-switch − asp | " + acc_vs_asp.str("%+.2f") + " points |\n"
-                 "| time, sync-switch / asp (same samples) | " + time_vs_asp.str("%.2f") + "× |\n"
-                 "| transient stragglers: throughput, online / bsp | " + transient_thr.str("%.2f") + "× |\n"
-                 "| transient stragglers: accuracy, online − bsp | " + transient_acc.str("%+.2f") + " points |\n"
-                 "| online policy per push, beyond bsp's decision | " + cli::fmt("%.0f", extra_ns) + " ns |\n"
-                 "| tried: workers 6 and 7 4× and 8× slower (seed " + std::to_string(heavy.seed) + ", schedule " +
-                 heavy_tuned.policy.schedule + "): throughput / bsp | " + cli::fmt("%.2f", heavy_thr) + "× |\n"
-                 "| tried: the same, accuracy − bsp | " + cli::fmt("%+.2f", heavy_acc) + " points |\n\n";
-  std::string scen = "MLP, 8 workers, workers 6 and 7 two and three times slower, 2 epochs, share tuned by "
-                     "`tune-switch` (tolerance 0.005)";
-  rep.claims.push_back(
-    {"Sync-Switch", "up to 5.13× BSP's throughput at similar accuracy", scen,
-     thr.str("%.2f") + "× BSP, accuracy " + acc_vs_bsp.str("%+.2f") + " points; tried with workers 6 and 7 "
-       "4× and 8× slower: " + cli::fmt("%.2f", heavy_thr) + "×, " + cli::fmt("%+.2f", heavy_acc) + " points",
-     std::max(thr.mean(), heavy_thr) >= 4 && acc_vs_bsp.mean() > -1 ? "reproduced"
-       : thr.mean() > 1.1 ? "partly" : "not",
-     "The speed-up is bounded by what BSP loses to its slowest worker: with workers 2–3× slower and free "
-     "communication, ASP is about 2.3× BSP, and the tuned share keeps part of the run in BSP. With "
-     "stragglers 4× and 8× slower, BSP loses more and the speed-up grows. The paper's 5.13× comes from "
-     "clusters where BSP also waits on a congested network."});
-  rep.claims.push_back(
-    {"Sync-Switch", "3.8 points more than ASP at 1.23× its time", scen,
-     acc_vs_asp.str("%+.2f") + " points over ASP at " + time_vs_asp.str("%.2f") + "× its time",
-     acc_vs_asp.mean() >= 3 && time_vs_asp.mean() <= 1.5 ? "reproduced"
-                                                          : acc_vs_asp.mean() > 0 ? "partly" : "not",
-     std::string(acc_vs_asp.mean() >= 3 ? "The accuracy gain is the paper's order. "
-                                        : "Since the adjusted momentum rule (docs/momentum.md) ASP itself trains "
-                                          "well, which leaves less for the BSP phase to add. ") +
-       (time_vs_asp.mean() <= 1.5 ? "The time ratio too."
-                                  : "The time is higher: the tuned BSP share runs at BSP's speed, 2–3× slower "
-                                    "than ASP with these stragglers.")});
-  rep.claims.push_back(
-    {"Sync-Switch", "about 1.1× under transient stragglers",
-     "8 workers, each 4× slower for its own 0.6 s window in turn, online policy",
-     transient_thr.str("%.2f") + "× BSP, accuracy " + transient_acc.str("%+.2f") + " points",
-     transient_thr.mean() >= 1.0 && transient_thr.mean() <= 1.3 ? "reproduced" : "partly",
-     "Here some worker is always slow, so the online policy spends most of the run in ASP, and the "
-     "speed-up exceeds the paper's. The paper's stragglers are rarer."});
-  rep.claims.push_back(
-    {"Sync-Switch", "framework overhead as low as 1.7%", "the online policy's work per push, per 10 ms iteration",
-     cli::fmt("%.4f", overhead) + "% of an iteration",
-     overhead <= 1.7 ? "reproduced" : "not",
-     "A switch here is a behaviour change in one actor (measured at tens of µs by bench_sync_switch). The "
-     "paper's overhead includes restarting TensorFlow sessions."});
 }
 
 std::string render(const report& rep, const std::string& mode, const std::vector<uint64_t>& seeds) {
@@ -411,8 +316,27 @@ std::vector<uint64_t> parse_seeds(const std::string& text) {
   return out;
 }
 
+// Every claim whose runs are all there; the missing runs of the others are noted in `runs`.
+report claims(fidelity_runs& runs, const fidelity_mode& mode) {
+  report rep;
+  auto claim = [&](auto f) {
+    try {
+      f();
+    } catch (const bench::pending&) {
+    }
+  };
+  claim([&] { elastic(rep, runs, mode.seeds); });
+  if (mode.timing)
+    zipline_scaling(rep, mode.quick);
+  claim([&] { wbsp(rep, runs, mode.seeds); });
+  claim([&] { r2sp(rep, runs, mode.seeds); });
+  claim([&] { bench::sync_switch_claims(rep, runs, mode); });
+  return rep;
+}
+
 int usage() {
-  std::fprintf(stderr, "usage: bench_fidelity [--quick] [--out FILE]\n"
+  std::fprintf(stderr, "usage: bench_fidelity [--quick] --plan DIR\n"
+                       "       bench_fidelity [--quick] --from DIR [--out FILE]\n"
                        "       bench_fidelity --deep [--seeds 1,2,3] [--jobs N] [--cache DIR] [--out FILE]\n");
   return 2;
 }
@@ -421,7 +345,7 @@ int usage() {
 
 int main(int argc, char** argv) {
   bool quick = false, deep = false;
-  std::string out = "docs/fidelity.md", deep_cell, deep_out;
+  std::string out = "docs/fidelity.md", deep_cell, deep_out, plan_dir, from_dir;
   bench::deep_options deep_opts;
   deep_opts.cache = "build/fidelity-deep";
   deep_opts.self = "/proc/self/exe";
@@ -433,6 +357,10 @@ int main(int argc, char** argv) {
         quick = true;
       else if (a == "--deep")
         deep = true;
+      else if (a == "--plan" && more)
+        plan_dir = argv[++i];
+      else if (a == "--from" && more)
+        from_dir = argv[++i];
       else if (a == "--out" && more)
         out = argv[++i];
       else if (a == "--deep-run" && more)
@@ -466,24 +394,46 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::vector<uint64_t> seeds = quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
-  report rep;
-  auto t0 = std::chrono::steady_clock::now();
+  fidelity_mode mode;
+  mode.quick = quick;
+  mode.seeds = quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
+  auto name = quick ? std::string("quick") : std::string("full");
   try {
-    elastic(rep, seeds);
-    zipline_scaling(rep, quick);
-    wbsp(rep, seeds);
-    r2sp(rep, seeds);
-    sync_switch(rep, seeds, quick);
+    if (!plan_dir.empty()) {
+      fidelity_runs runs(plan_dir);
+      if (!runs.unfinished_stage().empty()) {
+        std::printf("%s\n", runs.unfinished_stage().c_str());
+        return 0;
+      }
+      mode.timing = false;
+      claims(runs, mode);
+      if (runs.missing().empty())
+        return 0;
+      auto path = runs.write_next_stage("A stage of `bench/fidelity.sh" + std::string(quick ? " --quick" : "") +
+                                        "`: written by `bench_fidelity --plan` from the runs of the stages\n"
+                                        "before it, and run by `syncpoint sweep` into the folder of its name.");
+      std::fprintf(stderr, "fidelity: %s: %zu runs\n", path.c_str(), runs.missing().size());
+      std::printf("%s\n", path.c_str());
+      return 0;
+    }
+    if (from_dir.empty())
+      return usage();
+    auto t0 = std::chrono::steady_clock::now();
+    fidelity_runs runs(from_dir);
+    auto rep = claims(runs, mode);
+    if (!runs.missing().empty()) {
+      std::fprintf(stderr, "bench_fidelity: %zu runs are not in %s (the first: '%s'): run bench/fidelity.sh%s\n",
+                   runs.missing().size(), from_dir.c_str(), runs.missing().front().part.c_str(), quick ? " --quick" : "");
+      return 1;
+    }
+    auto body = render(rep, name, mode.seeds);
+    write_section(out, name, body);
+    std::printf("%s", body.c_str());
+    std::printf("\nwrote the %s tables to %s (the claims in %.0f s)\n", name.c_str(), out.c_str(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_fidelity: %s\n", e.what());
     return 1;
   }
-  auto mode = quick ? std::string("quick") : std::string("full");
-  auto body = render(rep, mode, seeds);
-  write_section(out, mode, body);
-  std::printf("%s", body.c_str());
-  std::printf("\nwrote the %s tables to %s in %.0f s\n", mode.c_str(), out.c_str(),
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  return 0;
 }

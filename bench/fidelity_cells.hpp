@@ -1,9 +1,11 @@
 // Cells of the fidelity report (bench/fidelity.cpp): a protocol on a job,
 // over several seeds, stopped as `syncpoint compare --run-to-cap` stops it
-// (a shared time cap: the reference's time for the job's epochs).
+// (a shared time cap: the reference's time for the job's epochs), its runs
+// read from the sweeps of bench/fidelity.sh (bench/fidelity_runs.hpp).
 #pragma once
 
-#include "runtime/job.hpp"
+#include "bench/fidelity_runs.hpp"
+#include "runtime/summary.hpp"
 #include "runtime/spread.hpp"
 
 #include <algorithm>
@@ -40,32 +42,35 @@ struct cell {
   }
 };
 
-/// Every protocol of `protocols` on `job` (its target set), for each seed:
-/// the first runs for job.epochs and its run time caps the others, which do
-/// not stop at the target. Returns one cell per protocol, in order.
-inline std::vector<cell> compare_cells(const job_config& job, const std::vector<std::string>& protocols,
-                                       const std::vector<uint64_t>& seeds, const std::string& what) {
+/// Every protocol of `protocols` on the job `job` (its target set), for
+/// each seed: the first runs for the job's epochs and its run time caps the
+/// others, which do not stop at the target. `part` names the runs' folders.
+/// Returns one cell per protocol, in order; throws pending while runs are
+/// missing (the references first, then the capped runs).
+inline std::vector<cell> compare_cells(fidelity_runs& runs, const std::string& part, const train_args& job,
+                                       const std::vector<std::string>& protocols, const std::vector<uint64_t>& seeds) {
+  auto with = [&](train_args a, const std::string& protocol, uint64_t seed) {
+    return a.set("protocol", protocol).set("seed", std::to_string(seed)).set("stop-at-target", "false");
+  };
+  std::vector<run_request> refs, capped;
+  for (auto seed : seeds)
+    refs.push_back({part + " s" + std::to_string(seed), with(job, protocols[0], seed)});
+  auto ref = runs.need(refs);
+  for (size_t s = 0; s < seeds.size(); ++s)
+    for (size_t i = 1; i < protocols.size(); ++i) {
+      char cap[32];
+      std::snprintf(cap, sizeof cap, "%.17g", ref[s].run_time_s);
+      capped.push_back({part + " s" + std::to_string(seeds[s]) + " capped",
+                        with(job, protocols[i], seeds[s]).set("epochs", "0").set("max-time", cap)});
+    }
+  auto rest = runs.need(capped);
   std::vector<cell> cells(protocols.size());
   for (size_t i = 0; i < protocols.size(); ++i)
     cells[i].label = protocols[i];
-  for (auto seed : seeds) {
-    double cap = 0;
-    for (size_t i = 0; i < protocols.size(); ++i) {
-      auto cfg = job;
-      cfg.seed = seed;
-      cfg.protocol = protocols[i];
-      cfg.stop_at_target = false;
-      if (i > 0) {
-        cfg.epochs = 0;
-        cfg.max_time_s = cap;
-      }
-      std::fprintf(stderr, "fidelity: %s: %s, seed %llu ...\n", what.c_str(), protocols[i].c_str(),
-                   static_cast<unsigned long long>(seed));
-      auto s = train(cfg).summary;
-      if (i == 0)
-        cap = s.run_time_s;
-      cells[i].add(s);
-    }
+  for (size_t s = 0; s < seeds.size(); ++s) {
+    cells[0].add(ref[s]);
+    for (size_t i = 1; i < protocols.size(); ++i)
+      cells[i].add(rest[s * (protocols.size() - 1) + i - 1]);
   }
   return cells;
 }

@@ -375,7 +375,7 @@ int run_node(const std::vector<std::string>& args) {
   cfg.on_joined = [&, at](const std::string& name) {
     joined = true;
     say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
-                  std::to_string(opts.slots) + " slots");
+                  std::to_string(opts.slots) + (opts.slots == 1 ? " slot" : " slots"));
   };
   cfg.on_leave = [why, why_mutex](const std::string& reason) {
     std::lock_guard<std::mutex> guard{*why_mutex};

@@ -118,7 +118,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
         log(self, "node '" + name + "' is at " + host + ":" + std::to_string(port));
       }, [](caf::error&) {});
   }
-  log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + " slots");
+  log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + (hello.slots == 1 ? " slot" : " slots"));
   offer_slots(self, hello.name, elastic_jobs(self));
   return hello.name;
 }

@@ -1,0 +1,36 @@
+// The papers' claims of docs/fidelity.md, each computed from the runs of
+// bench/fidelity.sh's sweeps (bench/fidelity_runs.hpp). A claim whose runs
+// are not all there throws pending; its missing runs are noted in `runs`.
+// With `timing` false (planning a stage), the figures that time code on this
+// machine are left out.
+#pragma once
+
+#include "bench/fidelity_runs.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace syncpoint::bench {
+
+struct claim {
+  std::string paper, claim, scenario, ours, verdict, why;
+};
+
+struct report {
+  std::vector<claim> claims;
+  std::string details;  // the tables behind the claims
+};
+
+struct fidelity_mode {
+  bool quick = false;
+  bool timing = true;
+  std::vector<uint64_t> seeds;
+};
+
+/// 8 workers, MLP on Fashion-MNIST, 2 epochs, 10 ms per iteration (bench/paper_job.hpp's job).
+train_args paper_job_args();
+
+void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& mode);
+
+}  // namespace syncpoint::bench

@@ -1,0 +1,149 @@
+#include "bench/fidelity_runs.hpp"
+
+#include "cli/sweep_figures.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace syncpoint::bench {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A run's identity: its options in any order.
+std::string key_of(std::vector<std::string> args) {
+  std::sort(args.begin(), args.end());
+  std::string out;
+  for (auto& a : args)
+    out += a + '\n';
+  return out;
+}
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s)
+    out += c == '"' || c == '\\' ? std::string{'\\', c} : std::string{c};
+  return out + '"';
+}
+
+std::string stage_file(const std::string& dir, int n) { return dir + "/stage-" + std::to_string(n) + ".toml"; }
+
+}  // namespace
+
+train_args& train_args::set(const std::string& name, const std::string& value) {
+  for (auto& [n, v] : items)
+    if (n == name) {
+      v = value;
+      return *this;
+    }
+  items.emplace_back(name, value);
+  return *this;
+}
+
+std::vector<std::string> train_args::text() const {
+  std::vector<std::string> out;
+  for (auto& [n, v] : items)
+    out.push_back("--" + n + "=" + v);
+  return out;
+}
+
+fidelity_runs::fidelity_runs(std::string dir) : dir_(std::move(dir)) {
+  for (int n = 1; fs::exists(stage_file(dir_, n)); ++n) {
+    stages_ = n;
+    auto folder = dir_ + "/stage-" + std::to_string(n);
+    if (!fs::exists(folder + "/sweep.json")) {
+      if (unfinished_.empty())
+        unfinished_ = stage_file(dir_, n);
+      continue;
+    }
+    auto sweep = cli::load_sweep(folder);
+    for (size_t i = 0; i < sweep.cells.size(); ++i) {
+      if (sweep.summaries[i])
+        done_.emplace(key_of(sweep.cells[i].args), *sweep.summaries[i]);
+      else if (unfinished_.empty())
+        unfinished_ = stage_file(dir_, n);
+    }
+  }
+}
+
+void fidelity_runs::want(const std::vector<run_request>& rs) {
+  for (auto& r : rs) {
+    auto key = key_of(r.args.text());
+    if (!done_.count(key) && missing_keys_.insert(key).second)
+      missing_.push_back(r);
+  }
+}
+
+std::vector<run_summary> fidelity_runs::need(const std::vector<run_request>& rs) {
+  want(rs);
+  std::vector<run_summary> out;
+  for (auto& r : rs) {
+    auto at = done_.find(key_of(r.args.text()));
+    if (at == done_.end())
+      throw pending{};
+    out.push_back(at->second);
+  }
+  return out;
+}
+
+std::string fidelity_runs::write_next_stage(const std::string& header) const {
+  // Runs that differ only in the protocol share a part, the protocols its axis.
+  struct group {
+    std::string name;
+    train_args args;  // without the protocol
+    std::vector<std::string> protocols;
+    bool cnn = false;
+  };
+  std::vector<group> groups;
+  for (auto& r : missing_) {
+    train_args rest;
+    std::string protocol;
+    for (auto& [n, v] : r.args.items)
+      if (n == "protocol")
+        protocol = v;
+      else
+        rest.items.emplace_back(n, v);
+    auto same = [&](const group& g) { return g.name == r.part && g.args.items == rest.items; };
+    auto at = std::find_if(groups.begin(), groups.end(), same);
+    if (at == groups.end()) {
+      groups.push_back({r.part, rest, {}, false});
+      for (auto& [n, v] : rest.items)
+        groups.back().cnn |= n == "model" && v == "cnn";
+      at = groups.end() - 1;
+    }
+    at->protocols.push_back(protocol);
+  }
+  // The CNN's runs take 4–8 times the MLP's: first, so that no core idles
+  // through the end of a stage while one runs alone.
+  std::stable_sort(groups.begin(), groups.end(), [](const group& a, const group& b) { return a.cnn > b.cnn; });
+  std::map<std::string, int> uses;
+  std::ostringstream out;
+  std::istringstream lines(header);
+  for (std::string line; std::getline(lines, line);)
+    out << "# " << line << "\n";
+  for (auto& g : groups) {
+    auto name = g.name;
+    if (int n = ++uses[g.name]; n > 1)
+      name += " (" + std::to_string(n) + ")";
+    out << "\n[[part]]\nname = " << toml_string(name) << "\n[part.train]\n";
+    for (auto& [n, v] : g.args.items)
+      out << n << " = " << toml_string(v) << "\n";
+    out << "[part.grid]\nprotocol = [";
+    for (size_t i = 0; i < g.protocols.size(); ++i)
+      out << (i ? ", " : "") << toml_string(g.protocols[i]);
+    out << "]\n";
+  }
+  fs::create_directories(dir_);
+  auto path = stage_file(dir_, stages_ + 1);
+  std::ofstream file(path);
+  file << out.str();
+  if (!file.flush())
+    throw std::runtime_error("cannot write " + path);
+  return path;
+}
+
+}  // namespace syncpoint::bench
