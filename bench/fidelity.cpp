@@ -23,6 +23,7 @@
 #include "cli/zipline_cmd.hpp"
 #include "protocols/elastic_bsp/zipline.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -61,6 +62,19 @@ double mean_ttt(const cell& c) {
   return (c.to_target.mean() * c.reached + never * (c.runs - c.reached)) / std::max(1, c.runs);
 }
 
+}  // namespace
+
+namespace syncpoint::bench {
+train_args paper_job_args() {
+  train_args a;
+  a.set("workers", std::to_string(paper_workers)).set("model", "mlp").set("epochs", "2");
+  a.set("iter-cost", cli::fmt("%g", paper_iter_cost_ms));
+  return a;
+}
+}  // namespace syncpoint::bench
+
+namespace {
+
 train_args four_workers(const std::string& model) {
   train_args a;
   a.set("workers", "4").set("model", model).set("epochs", "2").set("iter-cost", "10").set("straggler", "1:x2;3:x3");
@@ -72,15 +86,10 @@ train_args four_workers(const std::string& model) {
 // others from asking for theirs. Throws pending after them if one was.
 template <class T, class F>
 void each(const std::vector<T>& items, F f) {
-  bool waiting = false;
-  for (auto& item : items) {
-    try {
-      f(item);
-    } catch (const bench::pending&) {
-      waiting = true;
-    }
-  }
-  if (waiting)
+  bool ready = true;
+  for (auto& item : items)
+    ready &= bench::attempt([&] { f(item); });
+  if (!ready)
     throw bench::pending{};
 }
 
@@ -319,18 +328,12 @@ std::vector<uint64_t> parse_seeds(const std::string& text) {
 // Every claim whose runs are all there; the missing runs of the others are noted in `runs`.
 report claims(fidelity_runs& runs, const fidelity_mode& mode) {
   report rep;
-  auto claim = [&](auto f) {
-    try {
-      f();
-    } catch (const bench::pending&) {
-    }
-  };
-  claim([&] { elastic(rep, runs, mode.seeds); });
+  bench::attempt([&] { elastic(rep, runs, mode.seeds); });
   if (mode.timing)
     zipline_scaling(rep, mode.quick);
-  claim([&] { wbsp(rep, runs, mode.seeds); });
-  claim([&] { r2sp(rep, runs, mode.seeds); });
-  claim([&] { bench::sync_switch_claims(rep, runs, mode); });
+  bench::attempt([&] { wbsp(rep, runs, mode.seeds); });
+  bench::attempt([&] { r2sp(rep, runs, mode.seeds); });
+  bench::attempt([&] { bench::sync_switch_claims(rep, runs, mode); });
   return rep;
 }
 
@@ -399,7 +402,12 @@ int main(int argc, char** argv) {
   mode.seeds = quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
   auto name = quick ? std::string("quick") : std::string("full");
   try {
+    if (!plan_dir.empty() && !from_dir.empty())
+      return usage();
     if (!plan_dir.empty()) {
+      // Runs of another build may differ: start over rather than publish them.
+      if (bench::keep_runs_of(plan_dir, bench::build_fingerprint()))
+        std::fprintf(stderr, "fidelity: %s held runs of another build of syncpoint: starting over\n", plan_dir.c_str());
       fidelity_runs runs(plan_dir);
       if (!runs.unfinished_stage().empty()) {
         std::printf("%s\n", runs.unfinished_stage().c_str());
@@ -419,6 +427,11 @@ int main(int argc, char** argv) {
     if (from_dir.empty())
       return usage();
     auto t0 = std::chrono::steady_clock::now();
+    if (bench::runs_build(from_dir) != bench::build_fingerprint()) {
+      std::fprintf(stderr, "bench_fidelity: the runs in %s were not made by this build of syncpoint: run bench/fidelity.sh%s\n",
+                   from_dir.c_str(), quick ? " --quick" : "");
+      return 1;
+    }
     fidelity_runs runs(from_dir);
     auto rep = claims(runs, mode);
     if (!runs.missing().empty()) {

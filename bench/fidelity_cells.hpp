@@ -8,9 +8,7 @@
 #include "runtime/summary.hpp"
 #include "runtime/spread.hpp"
 
-#include <algorithm>
 #include <cstdio>
-#include <numeric>
 #include <string>
 #include <vector>
 

@@ -28,7 +28,10 @@ struct fidelity_mode {
   std::vector<uint64_t> seeds;
 };
 
-/// 8 workers, MLP on Fashion-MNIST, 2 epochs, 10 ms per iteration (bench/paper_job.hpp's job).
+/// bench/paper_job.hpp's job as train options: `paper_workers` workers, the
+/// MLP on Fashion-MNIST, 2 epochs, `paper_iter_cost_ms` per iteration.
+inline constexpr int paper_workers = 8;
+inline constexpr double paper_iter_cost_ms = 10;
 train_args paper_job_args();
 
 void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& mode);

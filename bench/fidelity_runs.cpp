@@ -1,8 +1,12 @@
 #include "bench/fidelity_runs.hpp"
 
 #include "cli/sweep_figures.hpp"
+#include "cli/sweep_spec.hpp"
+#include "runtime/sweep.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -25,8 +29,11 @@ std::string key_of(std::vector<std::string> args) {
 
 std::string toml_string(const std::string& s) {
   std::string out = "\"";
-  for (char c : s)
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw std::runtime_error("a train option's value holds a control character: " + s);
     out += c == '"' || c == '\\' ? std::string{'\\', c} : std::string{c};
+  }
   return out + '"';
 }
 
@@ -54,6 +61,8 @@ std::vector<std::string> train_args::text() const {
 fidelity_runs::fidelity_runs(std::string dir) : dir_(std::move(dir)) {
   for (int n = 1; fs::exists(stage_file(dir_, n)); ++n) {
     stages_ = n;
+    for (auto& c : cells_of(cli::parse_sweep_args({stage_file(dir_, n)}).grid))
+      planned_.insert(key_of(c.args));
     auto folder = dir_ + "/stage-" + std::to_string(n);
     if (!fs::exists(folder + "/sweep.json")) {
       if (unfinished_.empty())
@@ -91,6 +100,10 @@ std::vector<run_summary> fidelity_runs::need(const std::vector<run_request>& rs)
 }
 
 std::string fidelity_runs::write_next_stage(const std::string& header) const {
+  for (auto& r : missing_)
+    if (planned_.count(key_of(r.args.text())))
+      throw std::runtime_error("the run '" + r.part + "' was planned in a stage of " + dir_ +
+                               " that finished without it: were options added to its sweep?");
   // Runs that differ only in the protocol share a part, the protocols its axis.
   struct group {
     std::string name;
@@ -139,11 +152,53 @@ std::string fidelity_runs::write_next_stage(const std::string& header) const {
   }
   fs::create_directories(dir_);
   auto path = stage_file(dir_, stages_ + 1);
-  std::ofstream file(path);
-  file << out.str();
-  if (!file.flush())
-    throw std::runtime_error("cannot write " + path);
+  // Written whole or not at all: a stage file is offered again until its sweep finishes.
+  {
+    std::ofstream file(path + ".tmp");
+    file << out.str();
+    if (!file.flush())
+      throw std::runtime_error("cannot write " + path + ".tmp");
+  }
+  fs::rename(path + ".tmp", path);
   return path;
+}
+
+std::string build_fingerprint() {
+  auto here = fs::read_symlink("/proc/self/exe").parent_path();
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (auto name : {"syncpoint", "libsyncpoint.so"}) {
+    std::ifstream in(here / name, std::ios::binary);
+    if (!in)
+      continue;
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0)
+      for (std::streamsize i = 0; i < in.gcount(); ++i)
+        h = (h ^ static_cast<unsigned char>(buf[i])) * 1099511628211ull;
+  }
+  char text[20];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+std::string runs_build(const std::string& dir) {
+  std::ifstream in(dir + "/build.txt");
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+bool keep_runs_of(const std::string& dir, const std::string& build) {
+  bool removed = false;
+  if (fs::exists(dir) && runs_build(dir) != build) {
+    for (auto& e : fs::directory_iterator(dir))
+      if (e.path().filename().string().rfind("stage-", 0) == 0) {
+        fs::remove_all(e.path());
+        removed = true;
+      }
+  }
+  fs::create_directories(dir);
+  std::ofstream(dir + "/build.txt") << build << "\n";
+  return removed;
 }
 
 }  // namespace syncpoint::bench

@@ -8,12 +8,14 @@
 // a run not there yet is noted for the next stage, and the claim waits.
 //
 //   fidelity_runs runs("build/fidelity-quick");
-//   try {
-//     auto ref = runs.need({"mlp s1", {"--protocol=bsp", "--seed=1", ...}});
-//     ...                                       // runs that depend on ref
-//   } catch (const pending&) {}                // noted in runs.missing()
-//   if (!runs.missing().empty())
-//     std::puts(runs.write_next_stage().c_str());   // bench/fidelity.sh sweeps it
+//   train_args job;
+//   job.set("workers", "4").set("protocol", "bsp").set("seed", "1");
+//   bool ready = attempt([&] {
+//     auto ref = runs.need({"mlp s1", job});   // throws pending when not there
+//     ...                                      // runs that depend on ref
+//   });
+//   if (!ready)                                // its missing runs are noted
+//     std::puts(runs.write_next_stage("stage of ...").c_str());   // bench/fidelity.sh sweeps it
 #pragma once
 
 #include "runtime/summary.hpp"
@@ -43,6 +45,18 @@ struct run_request {
 /// Thrown when a claim needs a run that is not there yet.
 struct pending {};
 
+/// Runs `f`; false when it threw pending (its missing runs are noted), so
+/// that the claims after it still ask for theirs.
+template <class F>
+bool attempt(F&& f) {
+  try {
+    f();
+    return true;
+  } catch (const pending&) {
+    return false;
+  }
+}
+
 class fidelity_runs {
  public:
   /// Reads every finished cell of DIR/stage-N/ (sweep folders, runtime/sweep.hpp).
@@ -62,15 +76,30 @@ class fidelity_runs {
   const std::string& unfinished_stage() const { return unfinished_; }
   /// Writes the missing runs as DIR/stage-N.toml (the next N): a part per
   /// part name and options, the protocols as its axis. Returns the path.
+  /// Throws std::runtime_error when a missing run was planned in a stage
+  /// that finished without it (its cell stored other options: planning it
+  /// again would never end).
   std::string write_next_stage(const std::string& header) const;
 
  private:
   std::string dir_;
   std::map<std::string, run_summary> done_;  // by the run's options, sorted
+  std::set<std::string> planned_;            // the runs of every stage file, the same way
   std::vector<run_request> missing_;
   std::set<std::string> missing_keys_;
   int stages_ = 0;
   std::string unfinished_;
 };
+
+/// What makes the runs on this machine: a hash of the `syncpoint` command
+/// and its library, beside this program. Runs of another build may differ.
+std::string build_fingerprint();
+
+/// The build DIR's runs were made by (DIR/build.txt), "" if none is noted.
+std::string runs_build(const std::string& dir);
+
+/// Notes `build` as DIR's; when DIR's runs were made by another build,
+/// first removes its stages. Returns whether it removed any.
+bool keep_runs_of(const std::string& dir, const std::string& build);
 
 }  // namespace syncpoint::bench

@@ -3,16 +3,35 @@
 #   bench/fidelity_runs.sh DIR [--quick] [SWEEP OPTIONS...]
 # asks `bench_fidelity --plan DIR` for the next stage's sweep file, runs it with
 # `syncpoint sweep` into the folder of its name, and again, until every run
-# the claims need is in DIR. SWEEP OPTIONS go to every sweep (--jobs N, or
-# --head HOST:P with --token-file, --tls ...). Finished runs stay, so a stopped
-# run resumes. Needs the build (scripts/setup.sh); prints the wall time.
+# the claims need is in DIR. SWEEP OPTIONS say where the runs go and go to
+# every sweep (--jobs N, or --head HOST:P with --token-file, --tls ...); any
+# other option is refused, since it would change the runs. Finished runs stay,
+# so a stopped run resumes; runs of another build are removed first. Needs the
+# build (scripts/setup.sh); prints the wall time.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-dir=$1
+if [[ $# -lt 1 || $1 == -* ]]; then
+  echo "usage: bench/fidelity_runs.sh DIR [--quick] [--jobs N | --head HOST:P [--token-file F] [--tls --cert C --key K --ca A]]" >&2
+  exit 2
+fi
+dir=$(realpath -m "$1")
 shift
+cd "$(dirname "$0")/.."
+# Only where the runs go: an option that reached the runs would change them.
 mode=() sweep=()
-for a in "$@"; do
-  if [[ $a == --quick ]]; then mode=(--quick); else sweep+=("$a"); fi
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --quick) mode=(--quick) ;;
+    --tls) sweep+=("$1") ;;
+    --jobs | --head | --token | --token-file | --cert | --key | --ca)
+      [[ $# -ge 2 ]] || { echo "fidelity: $1 needs a value" >&2; exit 2; }
+      sweep+=("$1" "$2")
+      shift ;;
+    --jobs=* | --head=* | --token=* | --token-file=* | --cert=* | --key=* | --ca=*) sweep+=("$1") ;;
+    *)
+      echo "fidelity: unknown option '$1' (known: --quick, --jobs, --head, --token, --token-file, --tls, --cert, --key, --ca)" >&2
+      exit 2 ;;
+  esac
+  shift
 done
 start=$SECONDS last=
 while true; do

@@ -33,7 +33,9 @@ timed() {
   shift
   local t0 t1
   t0=$(date +%s.%N)
-  bench/fidelity_runs.sh "$dir" --quick "$@" > "$dir.log" 2>&1 || { cat "$dir.log" >&2; exit 1; }
+  # 30 minutes: a deadline for a hang (each way takes 2 to 4 minutes on 2 cores).
+  timeout --kill-after=30 1800 bench/fidelity_runs.sh "$dir" --quick "$@" > "$dir.log" 2>&1 ||
+    { cat "$dir.log" >&2; exit 1; }
   t1=$(date +%s.%N)
   awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
 }
@@ -68,6 +70,11 @@ for f in "$work"/jobs1/stage-*/cells/*/summary.json; do
     echo "fidelity_sweep: $rel differs" >&2
   fi
 done
+count() { find "$1" -path '*/cells/*' -name summary.json | wc -l; }
+if [[ $(count "$work/jobs1") != $(count "$work/jobs2") || $(count "$work/jobs1") != $(count "$work/cluster") ]]; then
+  echo "fidelity_sweep: the three ways made $(count "$work/jobs1"), $(count "$work/jobs2") and $(count "$work/cluster") runs" >&2
+  differ=$((differ + 1))
+fi
 stages=$(ls -d "$work"/jobs1/stage-*/ | wc -l)
 echo
 echo "The fidelity quick sweep: $((same + differ)) runs in $stages stages, wall time on this machine ($(nproc) cores)"

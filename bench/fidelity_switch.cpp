@@ -9,12 +9,6 @@
 
 namespace syncpoint::bench {
 
-train_args paper_job_args() {
-  train_args a;
-  a.set("workers", "8").set("model", "mlp").set("epochs", "2").set("iter-cost", "10");
-  return a;
-}
-
 // Sync-Switch: throughput at similar accuracy, against ASP, transient stragglers, overhead.
 void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& mode) {
   auto& seeds = mode.seeds;
@@ -25,7 +19,7 @@ void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& m
   uint64_t heavy_seed = seeds.front();
   // Transient stragglers: each worker 4x slower for its own 0.6 s window.
   std::string windows;
-  for (int i = 0; i < 8; ++i)
+  for (int i = 0; i < paper_workers; ++i)
     windows += (i ? ";" : "") + std::to_string(i) + ":x4@" + cli::fmt("%.2f", 0.3 + i * 0.6) + "-" +
                cli::fmt("%.2f", 0.3 + (i + 1) * 0.6);
   auto transient = paper_job_args().set("straggler", windows);
@@ -48,23 +42,22 @@ void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& m
   runs.want({run("heavy", heavy, "bsp", heavy_seed)});
   // The searches, one per seed and the heavier case, side by side: each stage
   // holds the next run of each (a search's next share depends on its last run).
-  bool waiting = false;
+  bool ready = true;
   auto search = [&](const std::string& part, const train_args& a, uint64_t seed) {
-    try {
-      return tune_switch(0.005, mode.quick ? 3 : 4, [&](double f) {
+    tune_result r;
+    ready &= attempt([&] {
+      r = tune_switch(0.005, mode.quick ? 3 : 4, [&](double f) {
         auto s = runs.need(share_run(part, a, seed, f));
         return std::make_pair(s.final_accuracy, s.run_time_s);
       });
-    } catch (const pending&) {
-      waiting = true;
-      return tune_result{};
-    }
+    });
+    return r;
   };
   std::vector<tune_result> tuned;
   for (auto seed : seeds)
     tuned.push_back(search("switch", het, seed));
   auto heavy_tuned = search("heavy", heavy, heavy_seed);
-  if (waiting)
+  if (!ready)
     throw pending{};
 
   spread thr, acc_vs_bsp, acc_vs_asp, time_vs_asp, transient_thr, transient_acc;
@@ -96,7 +89,7 @@ void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& m
   double extra_ns = mode.timing ? std::max(0.0, bench::ns_per_push(*policy, 8, 200000) -
                                                   bench::ns_per_push(*plain, 8, 200000))
                                 : 0;
-  double overhead = extra_ns / (10 * 1e6) * 100;
+  double overhead = extra_ns / (paper_iter_cost_ms * 1e6) * 100;
 
   rep.details += "### Sync-Switch, 8 workers, `6:x2;7:x3` (MLP, 2 epochs, 10 ms/iteration)\n\n"
                  "Tuned schedules (tolerance 0.005): " + schedules + ".\n\n"

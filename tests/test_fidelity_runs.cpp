@@ -1,7 +1,9 @@
 // The stages of bench/fidelity.sh (bench/fidelity_runs.hpp): the runs a claim
 // asks for become a sweep file that `syncpoint sweep` reads back as exactly
 // those runs; a finished run is found by its options in any order; a stage
-// with a cell not finished is offered again before any new stage.
+// with a cell not finished is offered again before any new stage; a run a
+// finished stage did not store is refused, not planned forever; runs of
+// another build are removed.
 #include "bench/fidelity_runs.hpp"
 #include "cli/sweep_spec.hpp"
 #include "runtime/sweep.hpp"
@@ -94,7 +96,42 @@ TEST_CASE("fidelity runs: the runs a claim misses become the next stage's sweep,
   CHECK(got[1].run_time_s == 0.75);
   CHECK(got[2].run_time_s == 2.5);
   CHECK(runs.missing().empty());
-  // A run whose cap changed is a new run, for stage 2.
+  // A run whose cap changed is a new run, and stage 2 holds it alone.
   CHECK_THROWS_AS(runs.need(request("wbsp s1 capped", "ssp", "2.75")), pending);
   CHECK(runs.write_next_stage("") == root + "/stage-2.toml");
+  auto next = cells_of(cli::parse_sweep_args({root + "/stage-2.toml"}).grid);
+  REQUIRE(next.size() == 1);
+  CHECK(sorted(next[0].args) == sorted(request("wbsp s1 capped", "ssp", "2.75").args.text()));
+}
+
+TEST_CASE("fidelity runs: a stage that finished without its runs is not planned again, and runs of another build are removed") {
+  temp_folder dir("syncpoint_fidelity_loop");
+  auto root = dir.path.string();
+  auto run = request("r2sp s1", "bsp");
+  {
+    fidelity_runs runs(root);
+    runs.want({run});
+    runs.write_next_stage("");
+  }
+  // Its sweep ran with an option added to every cell: the cell is not the run asked for.
+  auto grid = cli::parse_sweep_args({root + "/stage-1.toml"}).grid;
+  grid.base.push_back("--threads=2");
+  claim_sweep_dir(root + "/stage-1", grid);
+  finish(root + "/stage-1", cells_of(grid)[0], 1);
+  fidelity_runs runs(root);
+  CHECK(runs.unfinished_stage().empty());
+  CHECK_THROWS_AS(runs.need(run), pending);
+  CHECK_THROWS_WITH_AS(runs.write_next_stage(""), doctest::Contains("'r2sp s1' was planned in a stage"), std::runtime_error);
+  CHECK_FALSE(fs::exists(root + "/stage-2.toml"));
+
+  CHECK(bench::keep_runs_of(root, "build a"));  // no build noted: the stages go
+  CHECK_FALSE(fs::exists(root + "/stage-1.toml"));
+  CHECK_FALSE(fs::exists(root + "/stage-1"));
+  CHECK(bench::runs_build(root) == "build a");
+  std::ofstream(root + "/stage-1.toml") << "";
+  CHECK_FALSE(bench::keep_runs_of(root, "build a"));
+  CHECK(fs::exists(root + "/stage-1.toml"));
+  CHECK(bench::keep_runs_of(root, "build b"));
+  CHECK_FALSE(fs::exists(root + "/stage-1.toml"));
+  CHECK(bench::build_fingerprint().size() == 16);
 }
