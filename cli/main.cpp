@@ -14,6 +14,7 @@
 #include "cli/sweep_cmd.hpp"
 #include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
+#include "core/build_info.hpp"
 #include "runtime/job.hpp"
 #include "runtime/model_file.hpp"
 #include "runtime/run_files.hpp"
@@ -46,7 +47,7 @@ constexpr const char* usage =
   "  node       join a head with this machine's slots: syncpoint node --join HOST:P\n"
   "  submit     run a job on a cluster: syncpoint submit --head HOST:P [train options]\n"
   "  status     list a cluster's nodes and jobs: syncpoint status --head HOST:P\n"
-  "Run 'syncpoint <command> --help' for the options of a command.\n";
+  "Run 'syncpoint <command> --help' for the options of a command, 'syncpoint --version' for the version.\n";
 
 void print_protocols() {
   for (auto& kv : protocol_catalog()) {
@@ -265,6 +266,10 @@ int main(int argc, char** argv) {
       return cli::run_status(args);
     if (command == "protocols") {
       print_protocols();
+      return 0;
+    }
+    if (command == "version" || command == "--version") {
+      std::printf("syncpoint %s\n", build_text());
       return 0;
     }
     if (command == "help" || command == "--help" || command == "-h") {

@@ -2,6 +2,7 @@
 
 #include "models/model.hpp"
 #include "runtime/job_config.hpp"
+#include "core/build_info.hpp"
 #include "core/json.hpp"
 #include "core/rapidjson.hpp"
 
@@ -14,9 +15,6 @@
 #include <thread>
 #include <unistd.h>
 
-#ifndef SYNCPOINT_VERSION
-#define SYNCPOINT_VERSION "unknown"
-#endif
 
 namespace syncpoint {
 
@@ -318,7 +316,7 @@ run_provenance current_provenance(const std::string& command, const job_config& 
                 {"fail worker", job.fail_worker < 0 ? std::string("none")
                                                     : std::to_string(job.fail_worker) + "@" +
                                                         std::to_string(job.fail_at_iter)}};
-  p.build = {{"syncpoint", SYNCPOINT_VERSION},
+  p.build = {{"syncpoint", build_text()},
              {"caf", std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100) +
                        "." + std::to_string(CAF_VERSION % 100)},
              {"libtorch", torch_version()},
