@@ -15,7 +15,6 @@
 #include <thread>
 #include <unistd.h>
 
-
 namespace syncpoint {
 
 std::string read_text(const std::string& path) {

@@ -33,7 +33,7 @@ void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64
   auto* n = find_node(self, node_name);
   if (!n || jobs.empty())
     return;
-  int32_t free = n->status.slots - n->status.used;
+  int32_t free = free_slots(*n);
   auto id = jobs.front();
   jobs.erase(jobs.begin());
   auto j = st.jobs.find(id);
@@ -85,7 +85,7 @@ void offer_freed_slots(head_ptr self, uint64_t except) {
   if (jobs.empty() || self->state.shutting_down)
     return;
   for (auto& n : self->state.nodes)
-    if (n.status.slots > n.status.used)
+    if (free_slots(n) > 0)
       offer_slots(self, n.status.name, jobs);
 }
 

@@ -6,6 +6,7 @@
 #include "models/dataset.hpp"
 #include "runtime/cluster/head.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 
@@ -17,6 +18,9 @@ struct node_entry {
   std::string token;  // the node accepts job requests with it
   uint16_t bulk_port = 0;  // where its shards take bulk connections (0: none)
 };
+
+/// The node's slots neither used nor offered to a job.
+inline int32_t free_slots(const node_entry& n) { return std::max(0, n.status.slots - n.status.used); }
 
 struct job_entry {
   job_status status;

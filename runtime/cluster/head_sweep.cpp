@@ -45,7 +45,7 @@ caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cel
   log(self, "sweep " + std::to_string(id) + " submitted: " + std::to_string(n) + " cells");
   int free = 0;
   for (auto& node : st.nodes)
-    free += std::max(0, node.status.slots - node.status.used);
+    free += free_slots(node);
   if (free == 0)  // the submitter would see "0 running" and nothing else
     self->send(client, progress_atom::value,
                std::string(st.nodes.empty() ? "no node has joined the cluster yet"
