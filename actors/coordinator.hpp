@@ -23,7 +23,7 @@
 // tracer and workers.
 #pragma once
 
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
 #include "core/optimizer.hpp"

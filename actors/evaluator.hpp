@@ -4,7 +4,7 @@
 // (interface: evaluator_actor in core/interfaces.hpp)
 #pragma once
 
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 #include "core/interfaces.hpp"
 
 #include <memory>

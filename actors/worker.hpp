@@ -9,7 +9,7 @@
 // straggler's extra time ((slowdown-1) x measured + extra) is a delayed_send.
 #pragma once
 
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
 #include "core/ps_group.hpp"

@@ -4,9 +4,9 @@
 // same run. The trace part is held at 10,000 events.
 //
 //   build/bench_checkpoint [--repeat R] [--dir DIR]   (DIR: where to write; default a temp folder)
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 #include "runtime/checkpoint_file.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>

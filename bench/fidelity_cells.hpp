@@ -5,7 +5,7 @@
 #pragma once
 
 #include "bench/fidelity_runs.hpp"
-#include "runtime/summary.hpp"
+#include <syncpoint/summary.hpp>
 #include "runtime/spread.hpp"
 
 #include <cstdio>

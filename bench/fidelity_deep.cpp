@@ -2,7 +2,7 @@
 
 #include "bench/fidelity_cells.hpp"
 #include "cli/compare.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/run_files.hpp"
 #include "runtime/sweep.hpp"
 

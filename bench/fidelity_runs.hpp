@@ -18,7 +18,7 @@
 //     std::puts(runs.write_next_stage("stage of ...").c_str());   // bench/fidelity.sh sweeps it
 #pragma once
 
-#include "runtime/summary.hpp"
+#include <syncpoint/summary.hpp>
 
 #include <map>
 #include <set>

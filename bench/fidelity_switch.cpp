@@ -1,7 +1,7 @@
 #include "bench/fidelity_claims.hpp"
 #include "bench/null_coordinator.hpp"
 #include "cli/compare.hpp"
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 #include "runtime/spread.hpp"
 #include "runtime/tune_switch.hpp"
 

@@ -6,8 +6,8 @@
 // each added worker, and of the PS side, in copies of the model.
 //
 //   build/bench_memory
-#include "models/torch_model.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/torch_model.hpp>
+#include <syncpoint/train.hpp>
 #include "runtime/simulate.hpp"
 
 #include <sys/resource.h>

@@ -2,7 +2,7 @@
 // work per push (bench_sync_switch, bench_fidelity).
 #pragma once
 
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 
 #include <chrono>
 #include <vector>

@@ -2,7 +2,7 @@
 // 2 epochs, 10 ms per iteration on the virtual clock, quiet.
 #pragma once
 
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 namespace syncpoint::bench {
 

@@ -2,7 +2,7 @@
 // training loop (same MLP, same batch, torch::optim::SGD), no actors.
 #pragma once
 
-#include "models/dataset.hpp"
+#include <syncpoint/dataset.hpp>
 
 namespace syncpoint::bench {
 

@@ -10,7 +10,7 @@
 // 3. The homogeneous job with the PS as 2 and 4 shards, each with a link of
 // --ps-bandwidth: bsp, asp and r2sp against one link.
 #include "bench/paper_job.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "core/link_model.hpp"
 
 #include <cstdio>

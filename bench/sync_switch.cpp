@@ -10,10 +10,10 @@
 //    run: the online policy against plain bsp.
 // 3. The cost of a switch (real clock: from the decision to the next phase's
 //    first release) and of the online policy per push (against bsp's own).
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 #include "bench/null_coordinator.hpp"
 #include "bench/paper_job.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/tune_switch.hpp"
 
 #include <algorithm>

@@ -10,8 +10,8 @@
 // with 2 workers at 0.85 of the two plain loops at the default shard count.
 // Each figure is the median of K runs. Every run uses one LibTorch thread per worker.
 #include "bench/plain_loop.hpp"
-#include "models/model.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/model.hpp>
+#include <syncpoint/train.hpp>
 
 #include <algorithm>
 #include <chrono>

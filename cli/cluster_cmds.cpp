@@ -1,12 +1,12 @@
 #include "cli/cluster_cmds.hpp"
 
 #include "cli/cli_config.hpp"
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/head.hpp"
 #include "runtime/cluster/node.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include <caf/io/middleman.hpp>
 

@@ -1,7 +1,7 @@
 // `syncpoint compare`: the same job under several protocols, side by side.
 #pragma once
 
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include <string>
 #include <vector>

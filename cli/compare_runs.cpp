@@ -1,7 +1,7 @@
 #include "cli/compare_runs.hpp"
 
 #include "cli/options.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/run_files.hpp"
 #include "runtime/spread.hpp"
 

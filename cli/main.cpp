@@ -15,7 +15,7 @@
 #include "cli/tune_cmd.hpp"
 #include "cli/zipline_cmd.hpp"
 #include "core/build_info.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/model_file.hpp"
 #include "runtime/run_files.hpp"
 #include "runtime/sweep.hpp"

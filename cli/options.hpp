@@ -4,7 +4,7 @@
 #pragma once
 
 #include "runtime/cluster/tls_files.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 #include "cli/cli_config.hpp"
 

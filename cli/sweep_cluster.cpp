@@ -7,7 +7,7 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_cmd.hpp"
 #include "cli/cli_config.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 #include <cstdio>
 #include <filesystem>

@@ -5,7 +5,7 @@
 #include "cli/progress.hpp"
 #include "cli/sweep_report.hpp"
 #include "cli/sweep_spec.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include <cstdio>
 #include <fstream>

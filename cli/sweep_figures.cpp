@@ -2,7 +2,7 @@
 
 #include "cli/compare.hpp"
 #include "core/link_model.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "runtime/run_files.hpp"
 
 #include <algorithm>

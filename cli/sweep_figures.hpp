@@ -5,7 +5,7 @@
 #pragma once
 
 #include "runtime/spread.hpp"
-#include "runtime/summary.hpp"
+#include <syncpoint/summary.hpp>
 #include "runtime/sweep.hpp"
 
 #include <optional>

@@ -1,6 +1,6 @@
 #include "cli/sweep_spec.hpp"
 
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 #include <toml++/toml.h>
 

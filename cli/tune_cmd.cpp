@@ -2,7 +2,7 @@
 
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/tune_switch.hpp"
 
 #include <cstdio>

@@ -6,7 +6,7 @@
 //   double lr = s.at(12800);   // the rate of the update that brings the run to 12,800 samples
 #pragma once
 
-#include "core/float_block.hpp"
+#include <syncpoint/float_block.hpp>
 
 #include <caf/meta/type_name.hpp>
 

@@ -20,10 +20,6 @@
 
 namespace syncpoint {
 
-using save_atom = caf::atom_constant<caf::atom("sp_save")>;
-using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;
-using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;
-
 struct saved_worker {
   nanos compute_due = 0;        // real clock: when its compute in progress ends
   worker_id id = 0;

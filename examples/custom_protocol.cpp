@@ -2,8 +2,8 @@
 // as soon as any K workers have pushed in the round; those K are released
 // to pull the new version, the others' pushes count towards the next round.
 // Nothing in the PS, the workers or the CLI changes to add it.
-#include "protocols/protocol.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/protocol.hpp>
+#include <syncpoint/train.hpp>
 
 #include <cstdio>
 #include <cstdlib>

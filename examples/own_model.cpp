@@ -4,9 +4,9 @@
 //
 //   build/example_own_model            # wbsp, 4 workers, one 3x straggler
 //   build/example_own_model asp 8      # protocol and worker count
-#include "models/data_registry.hpp"
-#include "models/torch_model.hpp"  // brings in LibTorch: only for files that define a module
-#include "runtime/job.hpp"
+#include <syncpoint/data_registry.hpp>
+#include <syncpoint/torch_model.hpp>  // brings in LibTorch: only for files that define a module
+#include <syncpoint/train.hpp>
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,5 +1,5 @@
 // A training program in a dozen lines: 4 workers, SSP, one straggler, virtual time.
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include <cstdio>
 

@@ -1,10 +1,10 @@
 #include "fuzz/fuzz_targets.hpp"
 
 #include "cli/zipline_cmd.hpp"
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 #include "runtime/checkpoint_file.hpp"
 #include "runtime/cluster/interfaces.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "core/straggler.hpp"
 
 #include <caf/all.hpp>
@@ -250,7 +250,7 @@ void run_messages(const uint8_t* data, size_t size) {
   if (decode(reinterpret_cast<const char*>(data), size, m))
     return;  // refused: what the middleman does with it too
   if (carries_bare_nonfinite(m))
-    return;  // CAF would hang encoding it; no node sends one (core/float_block.hpp: exact)
+    return;  // CAF would hang encoding it; no node sends one (include/syncpoint/float_block.hpp: exact)
   // What decodes must encode, and decode again to the same thing.
   auto once = encode(m);
   caf::message again;

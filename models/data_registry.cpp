@@ -1,4 +1,4 @@
-#include "models/data_registry.hpp"
+#include <syncpoint/data_registry.hpp>
 
 #include <map>
 #include <mutex>

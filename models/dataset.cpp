@@ -1,4 +1,4 @@
-#include "models/dataset.hpp"
+#include <syncpoint/dataset.hpp>
 
 #include <zlib.h>
 

@@ -1,4 +1,4 @@
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 
 #include <map>
 #include <mutex>

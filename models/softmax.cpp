@@ -1,5 +1,5 @@
 // Softmax regression on Eigen alone: builds in a second, trains in milliseconds.
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 
 #include <Eigen/Dense>
 

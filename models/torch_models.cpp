@@ -1,4 +1,4 @@
-#include "models/torch_model.hpp"
+#include <syncpoint/torch_model.hpp>
 
 #include "models/blas.hpp"
 

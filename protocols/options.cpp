@@ -1,5 +1,5 @@
 // protocol_options: values by name, read through the type a protocol declared.
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 
 #include <cerrno>
 #include <cmath>

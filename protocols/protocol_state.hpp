@@ -8,7 +8,7 @@
 //   }
 #pragma once
 
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 
 #include <cereal/archives/portable_binary.hpp>
 #include <cereal/types/deque.hpp>

@@ -1,4 +1,4 @@
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -12,7 +12,7 @@
 // archive type, with no room for it (its UserDataAdapter is experimental).
 #pragma once
 
-#include "core/float_block.hpp"
+#include <syncpoint/float_block.hpp>
 
 #include <caf/meta/annotation.hpp>
 #include <cereal/cereal.hpp>

@@ -1,7 +1,7 @@
 #include "runtime/checkpoint_file.hpp"
 
 #include "runtime/cereal_inspect.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 #include <cereal/archives/portable_binary.hpp>
 #include <cereal/types/string.hpp>

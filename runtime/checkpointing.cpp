@@ -1,7 +1,7 @@
 #include "runtime/checkpointing.hpp"
 
 #include "actors/parameter_server.hpp"
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 #include "protocols/protocol_state.hpp"
 
 #include <caf/detail/test_actor_clock.hpp>

@@ -1,4 +1,4 @@
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include "runtime/checkpointing.hpp"
 #include "runtime/job_parts.hpp"

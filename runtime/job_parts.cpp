@@ -5,8 +5,8 @@
 #include "actors/parameter_server.hpp"
 #include "runtime/checkpoint_file.hpp"
 #include "actors/tracer.hpp"
-#include "models/data_registry.hpp"
-#include "models/model.hpp"
+#include <syncpoint/data_registry.hpp>
+#include <syncpoint/model.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,10 +5,10 @@
 
 #include "actors/parameter_server.hpp"
 #include "actors/worker.hpp"
-#include "models/dataset.hpp"
+#include <syncpoint/dataset.hpp>
 #include "core/interfaces.hpp"
 #include "core/ps_group.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 #include <memory>
 

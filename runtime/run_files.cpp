@@ -1,7 +1,7 @@
 #include "runtime/run_files.hpp"
 
-#include "models/model.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/model.hpp>
+#include <syncpoint/job_config.hpp>
 #include "core/build_info.hpp"
 #include "core/json.hpp"
 #include "core/rapidjson.hpp"

@@ -7,7 +7,7 @@
 //   std::cout << run.summary.final_accuracy << " " << run.trace.size() << "\n";
 #pragma once
 
-#include "runtime/summary.hpp"
+#include <syncpoint/summary.hpp>
 
 #include <map>
 #include <string>

@@ -1,6 +1,6 @@
 #include "runtime/simulate.hpp"
 
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 
 #include <chrono>
 

@@ -12,7 +12,7 @@
 //   std::printf("%.1f s simulated in %.2f s\n", s.run.summary.run_time_s, s.wall_s);
 #pragma once
 
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 namespace syncpoint {
 

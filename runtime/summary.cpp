@@ -1,4 +1,4 @@
-#include "runtime/summary.hpp"
+#include <syncpoint/summary.hpp>
 
 #include "core/clock.hpp"
 #include "core/json.hpp"

@@ -2,7 +2,7 @@
 
 #include "core/json.hpp"
 #include "core/rapidjson.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "runtime/run_files.hpp"
 
 

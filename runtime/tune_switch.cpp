@@ -1,6 +1,6 @@
 #include "runtime/tune_switch.hpp"
 
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -9,7 +9,7 @@
 #pragma once
 
 #include "protocols/switch_policy.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 #include <functional>
 #include <string>

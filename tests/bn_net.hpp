@@ -3,7 +3,7 @@
 // and 64 running statistics).
 #pragma once
 
-#include "models/torch_model.hpp"
+#include <syncpoint/torch_model.hpp>
 
 namespace syncpoint::testing {
 

@@ -2,7 +2,7 @@
 // sequences: push(w) and lose(w) play the coordinator's part.
 #pragma once
 
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 
 #include <doctest/doctest.h>
 

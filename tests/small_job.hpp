@@ -2,7 +2,7 @@
 // 4000 synthetic examples, 2 epochs, 10 ms per iteration on the virtual clock.
 #pragma once
 
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 
 #include <filesystem>
 

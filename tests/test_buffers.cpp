@@ -4,7 +4,7 @@
 #include "tests/bn_net.hpp"  // first: doctest's CHECK replaces LibTorch's (glog's)
 
 #include "actors/parameter_server.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "tests/ps_fixture.hpp"
 #include "tests/small_job.hpp"
 

@@ -1,6 +1,6 @@
 // The checkpoint file: a round trip, and every way a file can be wrong.
 #include "runtime/checkpoint_file.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "tests/helpers.hpp"
 
 #include <doctest/doctest.h>

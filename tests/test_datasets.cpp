@@ -3,10 +3,10 @@
 // bad files and of a model that cannot take the data.
 #include <torch/torch.h>  // first: doctest's CHECK replaces LibTorch's (glog's)
 
-#include "models/data_registry.hpp"
-#include "models/torch_data.hpp"
-#include "models/torch_model.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/data_registry.hpp>
+#include <syncpoint/torch_data.hpp>
+#include <syncpoint/torch_model.hpp>
+#include <syncpoint/train.hpp>
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
 

@@ -35,7 +35,7 @@ TEST_CASE("float buffers: weights read off the wire go back when their last read
   auto v = float_buffers::take(n);
   const float* where = v.data();
   {
-    auto w = shared_floats::handed_back(std::move(v));
+    auto w = handed_back_floats(std::move(v));
     auto reader = w;  // a second holder
     CHECK(w.data() == where);
   }

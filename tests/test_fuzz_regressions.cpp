@@ -3,7 +3,7 @@
 // with its documented error. A finding aborts this test as it did the fuzzer.
 #include "fuzz/fuzz_targets.hpp"
 #include "runtime/checkpoint_file.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "tests/helpers.hpp"
 
 #include <caf/all.hpp>

@@ -1,7 +1,7 @@
 // A worker joining a running job (protocol::on_joined): each protocol takes
 // the newcomer in at a clean point, on scripted event sequences; and no
 // protocol leaves a newcomer, or anyone else, waiting forever.
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 #include "tests/protocol_recorder.hpp"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // Models over a flat parameter vector, and the data they read.
 #include "models/blas.hpp"
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 
 #include "tests/helpers.hpp"
 

@@ -4,10 +4,10 @@
 #include <torch/torch.h>  // first: doctest's CHECK replaces LibTorch's (glog's)
 
 #include "core/optimizer.hpp"
-#include "models/dataset.hpp"
-#include "models/model.hpp"
+#include <syncpoint/dataset.hpp>
+#include <syncpoint/model.hpp>
 #include "models/shard_sampler.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/job_parts.hpp"
 #include "tests/small_job.hpp"
 

@@ -1,6 +1,6 @@
 // R²SP on scripted timelines: a worker released at r pushes at r + its cycle
 // time (which may depend on its batch); the protocol's releases are checked.
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "tests/protocol_recorder.hpp"
 #include "tests/small_job.hpp"
 

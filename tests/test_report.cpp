@@ -3,7 +3,7 @@
 #include "cli/compare.hpp"
 #include "cli/progress.hpp"
 #include "cli/report_html.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "runtime/run_files.hpp"
 #include "tests/helpers.hpp"
 

@@ -5,7 +5,7 @@
 #include "tests/bn_net.hpp"  // first: doctest's CHECK replaces LibTorch's (glog's)
 
 #include "runtime/checkpoint_file.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
 

@@ -3,7 +3,7 @@
 #include "actors/parameter_server.hpp"
 #include "core/ps_group.hpp"
 #include "runtime/checkpoint_file.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
 

@@ -6,7 +6,7 @@
 #include "cli/sweep_report.hpp"
 #include "cli/sweep_spec.hpp"
 #include "cli/compare.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "runtime/sweep.hpp"
 #include "tests/helpers.hpp"
 #include "tests/process.hpp"

@@ -1,6 +1,6 @@
 // Sync-Switch on scripted sequences: where switches happen, what a switch
 // does to held workers and the PS mode, and the online straggler policy.
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "tests/protocol_recorder.hpp"
 #include "tests/small_job.hpp"
 

@@ -1,6 +1,6 @@
 // The protocol API's clock: releases and timers at exact times (virtual
 // clock), and batch sizes with their gradient weights.
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "core/link_model.hpp"
 #include "tests/protocol_recorder.hpp"
 #include "tests/small_job.hpp"

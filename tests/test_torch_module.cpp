@@ -1,6 +1,6 @@
 // A user brings their own torch::nn::Module: wrapped, registered, trained.
-#include "models/torch_model.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/torch_model.hpp>
+#include <syncpoint/train.hpp>
 #include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
 // Real jobs: Fashion-MNIST accuracy, virtual-clock determinism, stragglers,
 // lost workers, and a real-clock run.
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "core/link_model.hpp"
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"

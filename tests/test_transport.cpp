@@ -1,6 +1,6 @@
 // What crosses nodes: float arrays as one block of bytes, every message type
 // round-trips through CAF's binary serialization, a corrupt length is refused.
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 #include "core/messages.hpp"
 
 #include <caf/binary_deserializer.hpp>

@@ -1,5 +1,5 @@
 // WBSP and wbsp-overlap: scripted decisions, and compute ratios in virtual time.
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "tests/protocol_recorder.hpp"
 #include "tests/small_job.hpp"
 

@@ -15,7 +15,7 @@
 //   });
 //   cfg.dataset = "blobs";   // or --dataset blobs in a program that registered it
 //
-// From a torch::data dataset: models/torch_data.hpp.
+// From a torch::data dataset: <syncpoint/torch_data.hpp>.
 #pragma once
 
 #include <syncpoint/dataset.hpp>

@@ -61,7 +61,7 @@ using model_factory = std::function<std::unique_ptr<model>()>;
 std::unique_ptr<model> make_model(const std::string& name);
 
 /// Adds a model under `name`, e.g. one wrapping any torch::nn::Module (see
-/// models/torch_model.hpp). Returns false if the name is taken.
+/// <syncpoint/torch_model.hpp>). Returns false if the name is taken.
 bool register_model(const std::string& name, model_factory factory);
 
 std::vector<std::string> model_names();

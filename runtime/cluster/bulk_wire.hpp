@@ -35,7 +35,7 @@ constexpr uint32_t max_token = 1 << 12;
 constexpr auto handshake_deadline = std::chrono::seconds(5);
 
 // Fixed-size fields in the machine's byte order, as float blocks are
-// (core/float_block.hpp: nodes share byte order and float format).
+// (include/syncpoint/float_block.hpp: nodes share byte order and float format).
 template <class T>
 void put(std::vector<char>& out, T x) {
   char b[sizeof(T)];

@@ -3,7 +3,7 @@
 // is CAF's binary serialization of the typed message without its floats.
 #include "runtime/cluster/data_plane.hpp"
 
-#include "core/float_block.hpp"
+#include <syncpoint/float_block.hpp>
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/pull_share.hpp"
 
@@ -165,7 +165,7 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
     [=, &sys](push_atom, gradient_push& g) -> caf::result<proceed> {
       auto& st = self->state;
       auto seq = ++st.seq;
-      auto grad = shared_floats::handed_back(std::move(g.grad)).shared();  // once written, the next gradient's buffer
+      auto grad = handed_back_floats(std::move(g.grad)).shared();  // once written, the next gradient's buffer
       st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples), grad->data(), grad->size(), grad);
       st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
       return caf::delegated<proceed>{};
@@ -203,7 +203,7 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
       } else if (f.kind == model_frame) {
         uint64_t version = 0;
         ok = read_control(sys, f, seq, version);
-        answer = caf::make_message(weights{version, shared_floats::handed_back(std::move(f.values))});
+        answer = caf::make_message(weights{version, handed_back_floats(std::move(f.values))});
       } else if (f.kind == refused_frame) {
         caf::error err;
         ok = read_control(sys, f, seq, err);

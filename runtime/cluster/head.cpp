@@ -3,7 +3,7 @@
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/head_state.hpp"
 #include "runtime/cluster/job_runner.hpp"
-#include "runtime/job.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/job_parts.hpp"
 
 #include <caf/io/middleman.hpp>

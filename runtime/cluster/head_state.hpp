@@ -3,7 +3,7 @@
 // Internal to runtime/cluster.
 #pragma once
 
-#include "models/dataset.hpp"
+#include <syncpoint/dataset.hpp>
 #include "runtime/cluster/head.hpp"
 
 #include <algorithm>

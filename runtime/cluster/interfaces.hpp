@@ -25,7 +25,7 @@
 
 #include "core/interfaces.hpp"
 #include "core/ps_group.hpp"
-#include "runtime/job_config.hpp"
+#include <syncpoint/job_config.hpp>
 
 #include <string>
 #include <vector>

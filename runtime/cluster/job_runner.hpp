@@ -7,7 +7,7 @@
 // goes away.
 #pragma once
 
-#include "models/dataset.hpp"
+#include <syncpoint/dataset.hpp>
 #include "runtime/checkpointing.hpp"
 #include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"

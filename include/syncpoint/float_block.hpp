@@ -13,6 +13,7 @@
 #include <caf/deserializer.hpp>
 #include <caf/serializer.hpp>
 #include <caf/error.hpp>
+#include <caf/sec.hpp>
 #include <caf/meta/type_name.hpp>
 
 #include <cstdint>

@@ -14,7 +14,7 @@
 // Only files that define such a dataset include this header (it pulls in LibTorch).
 #pragma once
 
-#include "models/data_registry.hpp"
+#include <syncpoint/data_registry.hpp>
 
 #include <torch/torch.h>
 

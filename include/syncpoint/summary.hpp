@@ -2,8 +2,8 @@
 // The trace is the single source of truth: every figure here is derived from it.
 #pragma once
 
-#include "runtime/job_config.hpp"
-#include "core/messages.hpp"
+#include <syncpoint/job_config.hpp>
+#include <syncpoint/messages.hpp>
 
 #include <string>
 #include <vector>

@@ -11,7 +11,7 @@
 // Only files that wrap their own module include this header (it pulls in LibTorch).
 #pragma once
 
-#include "models/model.hpp"
+#include <syncpoint/model.hpp>
 
 #include <torch/torch.h>
 

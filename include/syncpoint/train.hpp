@@ -8,8 +8,8 @@
 //   std::cout << r.summary.final_accuracy << "\n";
 #pragma once
 
-#include "runtime/job_config.hpp"
-#include "runtime/summary.hpp"
+#include <syncpoint/job_config.hpp>
+#include <syncpoint/summary.hpp>
 
 namespace syncpoint {
 

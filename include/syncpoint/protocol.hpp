@@ -10,7 +10,7 @@
 //   SYNCPOINT_REGISTER_PROTOCOL("mine", "releases every worker at once", my_protocol);
 #pragma once
 
-#include "core/messages.hpp"
+#include <syncpoint/messages.hpp>
 
 #include <functional>
 #include <map>

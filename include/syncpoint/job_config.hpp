@@ -2,7 +2,7 @@
 // fills it directly and calls `syncpoint::train`.
 #pragma once
 
-#include "protocols/protocol.hpp"
+#include <syncpoint/protocol.hpp>
 
 #include <cstdint>
 #include <stdexcept>
@@ -31,7 +31,7 @@ struct job_config {
   int workers = 4;
   std::string model = "mlp";
 
-  // Data: a registered data set (models/data_registry.hpp): "fashion-mnist",
+  // Data: a registered data set (<syncpoint/data_registry.hpp>): "fashion-mnist",
   // "idx" and "cifar10" (files in data_dir; "": the set's default folder),
   // "synthetic", "blank" (one zero feature per example: timing-only runs), or
   // a user's own.

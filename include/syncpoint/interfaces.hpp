@@ -1,0 +1,104 @@
+// The typed interfaces of the actors of one job. The compiler checks every
+// message sent to them, and CAF checks them again when a handle is looked up
+// across nodes (remote_actor<T>), so a peer built from another message schema
+// is refused. A program holds these handles and may send what its messages
+// (<syncpoint/messages.hpp>) let it build: the messages only the job's own
+// actors exchange are declared here but defined in the library, so sending
+// one does not compile.
+//
+//   syncpoint::ps_actor ps = ...;                  // a job's parameter server
+//   caf::scoped_actor self{system};
+//   self->request(ps, caf::infinite, syncpoint::final_atom::value)
+//     .receive([](const syncpoint::weights& w) { /* the model at w.version */ },
+//              [](caf::error&) {});
+//
+// Checkpoints: the runner asks each actor for its saved state with save_atom;
+// a resumed worker asks the PS again for the reply it was waiting for with
+// resume_atom.
+//
+// Who talks to whom:
+//   worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
+//                               pull -> weights
+//   PS          -> coordinator  pushed -> proceed (shard 0, the lead); pushed (the other shards)
+//   coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final
+//   coordinator -> worker       proceed (the start of the run)
+//   PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
+//   everyone    -> tracer       trace;     coordinator -> tracer     collect
+//   coordinator -> driver       progress, done (the driver is whoever runs the job)
+#pragma once
+
+#include <syncpoint/messages.hpp>
+
+#include <caf/typed_actor.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace syncpoint {
+
+// Defined by the library (core/messages.hpp, core/saved_state.hpp).
+struct gradient_push;
+struct push_info;
+struct proceed;
+struct snapshot;
+struct saved_worker;
+struct saved_ps;
+struct saved_coordinator;
+
+using tracer_actor = caf::typed_actor<
+  caf::reacts_to<trace_atom, trace_event>,
+  caf::replies_to<collect_atom>::with<std::vector<trace_event>>,
+  caf::replies_to<save_atom>::with<std::vector<trace_event>>>;  // a copy, in arrival order
+
+using worker_actor = caf::typed_actor<
+  caf::reacts_to<proceed>,          // the start of the run
+  caf::reacts_to<computed_atom>,    // (to itself) the charged compute time is over
+  caf::reacts_to<timeout_atom>,     // (to itself) the request watchdog's period
+  caf::replies_to<save_atom>::with<saved_worker>,
+  caf::reacts_to<resume_atom>>;     // resumed: ask again for the reply it waited for
+
+using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
+
+/// Receives the coordinator's progress reports and the run's outcome.
+using driver_actor = caf::typed_actor<
+  caf::reacts_to<progress_atom, progress_report>,
+  caf::reacts_to<done_atom, run_outcome>>;
+
+using coordinator_actor = caf::typed_actor<
+  caf::reacts_to<start_atom, std::vector<worker_actor>, evaluator_actor>,
+  caf::replies_to<pushed_atom, push_info>::with<proceed>,       // from the lead shard, for the worker
+  caf::reacts_to<pushed_atom, push_info, uint32_t>,             // another shard k accepted its slice
+  caf::replies_to<pushed_atom, resume_atom, worker_id>::with<proceed>,  // a resumed worker's held push
+  caf::replies_to<save_atom>::with<saved_coordinator>,
+  caf::reacts_to<checkpoint_atom>,                 // (to itself) real clock: time for a checkpoint
+  caf::reacts_to<eval_atom, eval_result>,
+  caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
+  caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
+  caf::reacts_to<stop_atom, std::string>,         // end the run early, with a reason
+  caf::reacts_to<join_atom, worker_id, worker_actor, std::string>>;  // (driver) an elastic job grows: id, worker, where
+
+using ps_actor = caf::typed_actor<
+  caf::replies_to<push_atom, gradient_push>::with<proceed>,
+  caf::replies_to<pull_atom, uint64_t>::with<weights>,
+  // A push or pull that came on the bulk channel (runtime/cluster/data_plane.hpp),
+  // from this process's gateway, with the worker's key: (key, push) and (key, worker, min_version)
+  caf::replies_to<push_atom, bulk_atom, uint64_t, gradient_push>::with<proceed>,
+  caf::replies_to<pull_atom, bulk_atom, uint64_t, int32_t, uint64_t>::with<weights>,
+  caf::replies_to<push_atom, resume_atom, uint64_t>::with<proceed>,  // a resumed worker's push in flight
+  caf::replies_to<pull_atom, resume_atom, uint64_t>::with<weights>,  // ... and its pull
+  caf::replies_to<save_atom>::with<saved_ps>,
+  caf::reacts_to<link_atom, uint64_t>,            // (to itself) a transfer crossed the link
+  caf::reacts_to<attach_atom, coordinator_actor, std::vector<worker_actor>>,
+  caf::reacts_to<mode_atom, uint8_t>,
+  caf::replies_to<sync_atom>::with<bool>,          // answered after what the asker sent before
+  caf::reacts_to<publish_atom>,
+  caf::reacts_to<commit_atom>,
+  caf::reacts_to<flush_atom>,
+  caf::reacts_to<stop_atom>,
+  caf::reacts_to<weights_atom, std::vector<float>>,
+  caf::reacts_to<momentum_atom, double, bool, uint32_t>,  // mu, clear velocity, ramp steps
+  caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool>,
+  caf::replies_to<final_atom>::with<weights>>;
+
+}  // namespace syncpoint

@@ -1,0 +1,26 @@
+// Every public header of syncpoint but the two that bring in LibTorch
+// (<syncpoint/torch_model.hpp>, <syncpoint/torch_data.hpp>).
+//
+//   #include <syncpoint/syncpoint.hpp>
+//
+//   int main() {
+//     syncpoint::job_config cfg;
+//     cfg.protocol = "bsp"; cfg.workers = 2; cfg.model = "softmax"; cfg.epochs = 1;
+//     auto r = syncpoint::train(cfg);
+//     return r.summary.final_accuracy > 0.5 ? 0 : 1;
+//   }
+#pragma once
+
+#include <syncpoint/version.hpp>
+
+#include <syncpoint/data_registry.hpp>
+#include <syncpoint/dataset.hpp>
+#include <syncpoint/float_block.hpp>
+#include <syncpoint/interfaces.hpp>
+#include <syncpoint/job_config.hpp>
+#include <syncpoint/messages.hpp>
+#include <syncpoint/model.hpp>
+#include <syncpoint/protocol.hpp>
+#include <syncpoint/shared_floats.hpp>
+#include <syncpoint/summary.hpp>
+#include <syncpoint/train.hpp>
