@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# scripts/test-downstream.sh BUILD: installs BUILD into an empty prefix and builds and runs
+# examples/downstream against that prefix alone, as a project outside this tree would
+# (issue 27; docs/api.md). Fails, naming what is wrong, when:
+#   - the prefix holds headers other than include/syncpoint/, or a public header includes a
+#     path of the tree or does not compile alone against the prefix;
+#   - the CMake package or the .pc file names a path of the source or build tree;
+#   - the downstream project does not configure, build or run (a missing usage requirement
+#     fails its link: it uses CAF through syncpoint::syncpoint alone);
+#   - the installed command or a program built with `pkg-config --cflags --libs syncpoint` fails.
+# The prefix and the downstream build are BUILD/downstream/{prefix,build}: fixed paths, so that
+# ccache finds the downstream's objects again.
+#
+# `--plant header` or `--plant config` spoils the installed prefix first (a public header that
+# includes an internal one; a package config without CAF), in BUILD/downstream-KIND: the
+# checks must then fail, naming it. The test suite runs both.
+set -euo pipefail
+plant=
+if [ "${1:-}" = --plant ]; then
+  plant=${2:-}; shift 2 || true
+  case $plant in header|config) ;; *) echo "test-downstream: --plant header|config" >&2; exit 2;; esac
+fi
+if [ $# -ne 1 ] || [ ! -f "$1/CMakeCache.txt" ]; then
+  echo "usage: scripts/test-downstream.sh [--plant header|config] BUILD   (a configured and built build folder)" >&2
+  exit 2
+fi
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(cd "$1" && pwd)
+WORK=$BUILD/downstream${plant:+-$plant}
+PREFIX=$WORK/prefix
+fail() { echo "test-downstream: $*" >&2; exit 1; }
+
+rm -rf "$PREFIX" "$WORK/pc"
+mkdir -p "$WORK/pc"
+cmake --install "$BUILD" --prefix "$PREFIX" > "$WORK/install.log"
+case $plant in
+  header) sed -i '0,/^#include </s||#include "core/saved_state.hpp"\n#include <|' "$PREFIX/include/syncpoint/train.hpp" ;;
+  config) sed -i 's/caf_io;caf_core;//' "$PREFIX/lib/cmake/syncpoint/syncpointTargets.cmake"
+          grep -q 'INTERFACE_LINK_LIBRARIES "Threads::Threads"' "$PREFIX/lib/cmake/syncpoint/syncpointTargets.cmake" ||
+            fail "--plant config: the exported link libraries are not as expected" ;;
+esac
+
+# Only the public headers, and nothing in them that reaches back into the tree.
+others=$(cd "$PREFIX/include" && find . -mindepth 1 -maxdepth 1 ! -name syncpoint)
+[ -z "$others" ] || fail "the prefix's include/ holds more than syncpoint/: $others"
+if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*("|<(core|models|protocols|actors|runtime|cli|bench|tests|fuzz)/)' \
+     "$PREFIX"/include/syncpoint/*.hpp; then
+  fail "a public header includes a path of the tree (above)"
+fi
+# Each header alone, against the prefix and CAF only (LibTorch's two: in the downstream build).
+ls "$PREFIX"/include/syncpoint/*.hpp | grep -v '/torch_' | xargs -P 2 -I{} sh -c \
+  'echo "#include <syncpoint/$(basename {})>" | c++ -std=c++17 -fsyntax-only -I"$0/include" -x c++ - ||
+   { echo "test-downstream: <syncpoint/$(basename {})> does not compile alone against the prefix" >&2; exit 255; }' "$PREFIX"
+if grep -rlF -e "$SRC" -e "$BUILD" "$PREFIX/lib/cmake/syncpoint" "$PREFIX"/lib*/pkgconfig 2>/dev/null; then
+  fail "the installed package files above name the source or build tree"
+fi
+
+"$PREFIX/bin/syncpoint" --version | grep -q "^syncpoint " || fail "the installed command does not run"
+
+# The downstream project, with nothing of this tree on its paths.
+rm -rf "$WORK/build"
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+CCACHE_BASEDIR=$WORK cmake -S "$SRC/examples/downstream" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${launcher[@]}" > "$WORK/configure.log" ||
+  { cat "$WORK/configure.log" >&2; fail "the downstream project does not configure against the prefix"; }
+CCACHE_BASEDIR=$WORK cmake --build "$WORK/build" -j 2 > "$WORK/build.log" 2>&1 ||
+  { cat "$WORK/build.log" >&2; fail "the downstream project does not build against the prefix"; }
+"$WORK/build/downstream" || fail "the downstream program failed (exit $?)"
+
+# pkg-config: a program that names no library but syncpoint.
+export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+# shellcheck disable=SC2046
+c++ -std=c++17 -O1 "$SRC/examples/train.cpp" -o "$WORK/pc/train" $(pkg-config --cflags --libs syncpoint) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir syncpoint)" || fail "examples/train.cpp does not build with pkg-config's flags"
+(cd "$WORK/pc" && ./train > train.log 2>&1) || { cat "$WORK/pc/train.log" >&2; fail "the pkg-config build of examples/train.cpp failed"; }
+echo "test-downstream: the installed package works: headers, CMake package, pkg-config, command"
