@@ -184,8 +184,38 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   checkpoint_if_still(self);
 }
 
+// An observer gone: one that failed ends the run (the driver reports why), one
+// that quit is dropped.
+bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  auto o = std::find_if(st.observers.begin(), st.observers.end(),
+                        [&](const job_observer_actor& a) { return a.address() == dm.source; });
+  if (o == st.observers.end())
+    return false;
+  auto which = static_cast<size_t>(o - st.observers.begin());
+  st.observers.erase(o);
+  if (is_failure(dm.reason) && !st.finishing) {
+    // CAF ends an actor that throws with a bare runtime_error (its text goes to stdout).
+    auto hint = dm.reason == caf::sec::runtime_error && dm.reason.context().empty()
+                  ? " (an exception it did not catch, if CAF printed one above)"
+                  : "";
+    shut_down_everything(self);
+    self->quit(make_error(sp_error::user_actor_failed, "observer " + std::to_string(which) + " of the job failed: " +
+                                                         self->system().render(dm.reason) + hint));
+  }
+  return true;
+}
+
+bool from_observer(coordinator_ptr self) {
+  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  auto& obs = self->state.observers;
+  return from && std::any_of(obs.begin(), obs.end(), [&](const job_observer_actor& a) { return a.address() == from; });
+}
+
 void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
+  if (observer_down(self, dm))
+    return;
   auto it = std::find_if(st.worker_handles.begin(), st.worker_handles.end(),
                          [&](const worker_actor& a) { return a.address() == dm.source; });
   if (it == st.worker_handles.end()) {
@@ -253,6 +283,7 @@ void begin_stop(coordinator_ptr self, const std::string& reason) {
   if (st.stopping)
     return;
   st.stopping = true;
+  st.end_reason = reason;
   st.thaw();  // a checkpoint in the making is given up
   st.print_progress(reason);
   st.to_shards(stop_atom::value);  // no worker stays parked in a pull
@@ -276,6 +307,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
     --st.evals_pending;
   st.last_accuracy = r.accuracy;
   st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
+  st.tell_observers(eval_atom::value, r);
   if (!r.final) {
     st.print_progress("eval");
     checkpoint_if_still(self);
@@ -296,6 +328,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
     .then([=](std::vector<trace_event>& events) {
       gather_model(self, [=](weights& model) mutable {
           auto& st = self->state;
+          st.tell_observers(done_atom::value, st.end_reason);
           self->send(st.cfg->driver, done_atom::value,
                      run_outcome{std::move(events), st.losses, std::move(model),
                                  std::chrono::duration<double>(st.busy).count(), st.pushes_handled});
@@ -358,6 +391,11 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         self->monitor(st.evaluator);
       if (st.cfg->tracer)
         self->monitor(st.cfg->tracer);
+      st.observers = st.cfg->observers;
+      for (auto& o : st.observers) {
+        self->monitor(o);
+        self->send(o, start_atom::value, job_control_actor{self});
+      }
       st.started = true;
       if (st.resumed) {
         // The PS has its weights, the protocol its state, pending timers
@@ -472,8 +510,18 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         begin_checkpoint(self);
     },
     [=](stop_atom, const std::string& reason) {
-      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver))
+      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver)
+          || from_observer(self))
         begin_stop(self, reason);
+    },
+    [=](eval_atom) {
+      auto& st = self->state;
+      if (from_observer(self) && st.started && !st.stopping && !st.finishing)
+        st.request_snapshot(false);
+    },
+    [=](mark_atom, const std::string& note, double value) {
+      if (from_observer(self))
+        self->state.mark("mark", note, value);
     },
   };
 }

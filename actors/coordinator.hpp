@@ -8,7 +8,9 @@
 //   (pushed_atom, push_info, shard)           another shard has the push's slice: the
 //                                             coordinator acts on a push once every shard has it
 //   (eval_atom, eval_result)                  from the evaluator
-//   (stop_atom, reason)                       ends the run early (as a limit would)
+//   (stop_atom, reason)                       ends the run early (as a limit would), from
+//                                             the driver or an observer
+//   (eval_atom), (mark_atom, note, value)     from an observer: evaluate now; a "mark" event
 //   (save_atom) -> saved_coordinator          its state and its protocol's, for a
 //                                             checkpoint (an error while the run ends)
 //   (pushed_atom, resume_atom, worker) -> proceed   a resumed worker's held push
@@ -20,7 +22,9 @@
 // without starting the protocol again.
 // It sends progress reports to `driver` (with report_progress) and, when the
 // run ends, (done_atom, run_outcome); then it shuts down the PS, evaluator,
-// tracer and workers.
+// tracer and workers. Observers (job_observer_actor) get the control handle
+// at the start, then every evaluation, progress line and phase change, and
+// (done_atom, reason); one that fails ends the run (user_actor_failed).
 #pragma once
 
 #include <syncpoint/protocol.hpp>
@@ -53,6 +57,7 @@ struct coordinator_config {
   ps_group ps;                      // its shards; control messages go to every one
   tracer_actor tracer;
   driver_actor driver;
+  std::vector<job_observer_actor> observers;  // told of the run from its start (job_observer_actor)
   time_point origin;
   caf::duration request_timeout = caf::infinite;
   std::shared_ptr<const saved_coordinator> resume;  // continue from a checkpoint

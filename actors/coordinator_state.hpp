@@ -21,6 +21,8 @@ struct coordinator_state : coordinator_api {
   std::shared_ptr<coordinator_config> cfg;
   evaluator_actor evaluator;
   std::vector<worker_actor> worker_handles;
+  std::vector<job_observer_actor> observers;  // a program's own actors that follow the run
+  std::string end_reason = "end";             // why the run ended: the first stop's reason
   std::vector<bool> live_;
   std::vector<bool> gone_;                 // quit (finished or lost)
   std::vector<uint64_t> clock_;
@@ -233,7 +235,16 @@ struct coordinator_state : coordinator_api {
 
   void mark(const std::string& kind, const std::string& note, double value) override {
     auto t = since(self, cfg->origin);
-    trace({kind, -1, t, t, samples_, version_, value, note});
+    trace_event ev{kind, -1, t, t, samples_, version_, value, note};
+    if (kind == "phase")
+      tell_observers(phase_atom::value, phase_of(ev));
+    trace(std::move(ev));
+  }
+
+  template <class... Ts>
+  void tell_observers(const Ts&... xs) {
+    for (auto& o : observers)
+      self->send(o, xs...);
   }
 
   void evaluate() override { request_snapshot(false); }
@@ -364,6 +375,7 @@ struct coordinator_state : coordinator_api {
   // One line on stderr and/or to the driver.
   void report(std::string line, bool event = false) {
     progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy, event};
+    tell_observers(progress_atom::value, r);
     if (cfg->on_progress)
       cfg->on_progress(r);
     else if (cfg->progress)
@@ -373,7 +385,7 @@ struct coordinator_state : coordinator_api {
   }
 
   void print_progress(const std::string& what) {
-    if (!cfg->progress && !cfg->report_progress && !cfg->on_progress)
+    if (!cfg->progress && !cfg->report_progress && !cfg->on_progress && observers.empty())
       return;
     double pct = 100.0 * run_fraction();
     char line[256];

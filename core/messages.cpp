@@ -20,6 +20,7 @@ std::string to_string(sp_error code) {
     case sp_error::unauthorized: return "unauthorized";
     case sp_error::not_now: return "not_now";
     case sp_error::lost_shard: return "lost_shard";
+    case sp_error::user_actor_failed: return "user_actor_failed";
   }
   return "unknown";
 }
@@ -40,6 +41,7 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<worker_loss>("worker_loss");
   cfg.add_message_type<std::vector<worker_loss>>("std::vector<worker_loss>");
   cfg.add_message_type<progress_report>("progress_report");
+  cfg.add_message_type<phase_change>("phase_change");
   cfg.add_message_type<run_outcome>("run_outcome");
   cfg.add_message_type<std::vector<float>>("std::vector<float>");
   cfg.add_message_type<std::vector<std::string>>("std::vector<std::string>");
@@ -62,6 +64,9 @@ void register_interfaces(caf::actor_system_config& cfg) {
   cfg.add_message_type<evaluator_actor>("evaluator_actor");
   cfg.add_message_type<driver_actor>("driver_actor");
   cfg.add_message_type<coordinator_actor>("coordinator_actor");
+  cfg.add_message_type<job_control_actor>("job_control_actor");
+  cfg.add_message_type<job_observer_actor>("job_observer_actor");
+  cfg.add_message_type<std::vector<job_observer_actor>>("std::vector<job_observer_actor>");
   cfg.add_message_type<ps_actor>("ps_actor");
   cfg.add_message_type<std::vector<ps_actor>>("std::vector<ps_actor>");
   cfg.add_message_type<ps_group>("ps_group");

@@ -197,6 +197,7 @@ job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_
   co->ps = core.ps;
   co->tracer = core.tracer;
   co->driver = opts.driver;
+  co->observers = opts.observers;
   co->origin = opts.origin;
   co->request_timeout = opts.request_timeout;
   if (resume)

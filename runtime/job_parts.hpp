@@ -41,6 +41,7 @@ struct checkpoint_state;  // core/saved_state.hpp
 
 struct core_options {
   driver_actor driver;              // receives progress (if reported) and the outcome
+  std::vector<job_observer_actor> observers;  // a program's own actors that follow the run
   time_point origin;                // time 0 of the run
   caf::duration request_timeout = caf::infinite;
   bool progress = false;            // coordinator prints progress on stderr

@@ -74,12 +74,12 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
   // Phases: each "phase" mark ("from>to reason") starts one; it ends at the next.
   for (auto& ev : trace)
     if (ev.kind == "phase") {
-      auto gt = ev.note.find('>'), sp = ev.note.rfind(' ');
+      auto change = phase_of(ev);
       phase_summary ph;
-      ph.protocol = gt == std::string::npos ? ev.note : ev.note.substr(gt + 1, sp - gt - 1);
-      ph.reason = sp == std::string::npos ? "" : ev.note.substr(sp + 1);
-      ph.start_s = to_seconds(ev.t0);
-      ph.samples = ev.iter;  // samples at its start, for now
+      ph.protocol = change.to;
+      ph.reason = change.reason;
+      ph.start_s = to_seconds(change.t);
+      ph.samples = change.samples;  // samples at its start, for now
       s.phases.push_back(ph);
     }
   for (size_t i = 0; i < s.phases.size(); ++i) {

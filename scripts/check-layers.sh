@@ -10,8 +10,9 @@
 #   3 runtime/                   what runs jobs in one process
 #   4 runtime/cluster/           what runs jobs across processes
 #   5 cli/ bench/ examples/ tests/ fuzz/   on anything
-# A file may include its own folder's files; a file or an include in no layer
-# is an error too, so a new folder gets a layer here first.
+# A file may include its own folder's files (by a root-relative path, or by its
+# bare name); a file or an include in no layer is an error too, so a new folder
+# gets a layer here first.
 # `--self-test` checks that a planted upward include is caught.
 set -euo pipefail
 
@@ -38,7 +39,9 @@ check() {
     bad = 1; next
   }
   /^[ \t]*#[ \t]*include[ \t]*"/ {
-    inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc); to = layer(inc)
+    inc = $0; sub(/^[^"]*"/, "", inc); sub(/".*/, "", inc)
+    if (inc !~ /\//) { dir = file; sub(/\/[^\/]*$/, "", dir); inc = dir "/" inc }  # beside the file
+    to = layer(inc)
     if (to < -1) { printf "%s:%d: #include \"%s\" names no project folder\n", file, FNR, inc; bad = 1; next }
     if (to < from || folder(inc) == folder(file) || (from == 5 && to == 5)) next
     printf "%s:%d: #include \"%s\" runs up (layer %d includes layer %d)\n", file, FNR, inc, from, to; bad = 1

@@ -14,11 +14,15 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+# The package lists: for what is missing, and for the Debian package's check, which asks apt to
+# resolve its Depends on an empty system (scripts/test-package.sh).
+if [ ${#missing[@]} -gt 0 ] || ! ls /var/lib/apt/lists/*_Packages* > /dev/null 2>&1; then
+  $SUDO apt-get update -qq
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 

@@ -1,6 +1,6 @@
 // A training program outside syncpoint's tree (examples/downstream/CMakeLists.txt): its own
-// network, its own data and an actor of its own that follows the run's progress, trained by
-// syncpoint's library on the virtual clock. It includes only <syncpoint/...> (and CAF, which
+// network, its own data and an actor of its own in the job (an observer), trained by syncpoint's
+// library on the virtual clock. It includes only <syncpoint/...> (and CAF, which
 // they bring) and exits non-zero if anything is not as the package promised.
 #include <syncpoint/syncpoint.hpp>
 #include <syncpoint/torch_model.hpp>
@@ -28,25 +28,31 @@ syncpoint::train_test corners(const syncpoint::data_request& r) {
   return {make(r.train_size, r.seed), make(r.test_size, r.seed + 1)};
 }
 
-// An actor of the program's own: it keeps the last progress report it was sent and hands it
-// over when asked. (CAF from the package's usage requirements: nothing here names a CAF library.)
-using last_atom = caf::atom_constant<caf::atom("last")>;
-using follower_actor = caf::typed_actor<caf::reacts_to<syncpoint::progress_atom, syncpoint::progress_report>,
-                                        caf::replies_to<last_atom>::with<uint64_t, double>>;
-
-struct follower_state {
-  uint64_t reports = 0;
+// An actor of the program's own in the job: it counts the evaluations it is told of, keeps the
+// last one's accuracy, and at the end hands both to `out`, which the program reads once wait()
+// has returned. (On the virtual clock only wait() runs the system's actors, so a request to the
+// actor after it would wait forever.) CAF comes from the package's usage requirements: nothing
+// here names a CAF library.
+struct follower_report {
+  uint64_t evals = 0;
   double accuracy = -1;
+  std::string ended;
 };
 
-follower_actor::behavior_type follower(follower_actor::stateful_pointer<follower_state> self) {
+syncpoint::job_observer_actor::behavior_type follower(
+  syncpoint::job_observer_actor::stateful_pointer<follower_report> self, follower_report* out) {
   return {
-    [=](syncpoint::progress_atom, const syncpoint::progress_report& r) {
-      ++self->state.reports;
-      if (r.accuracy >= 0)
-        self->state.accuracy = r.accuracy;
+    [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
+    [=](syncpoint::eval_atom, const syncpoint::eval_result& e) {
+      ++self->state.evals;
+      self->state.accuracy = e.accuracy;
     },
-    [=](last_atom) { return caf::make_result(self->state.reports, self->state.accuracy); },
+    [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
+    [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
+    [=](syncpoint::done_atom, const std::string& why) {
+      self->state.ended = why;
+      *out = self->state;
+    },
   };
 }
 
@@ -86,30 +92,25 @@ int main() {
   cfg.lr = 0.1;
   cfg.straggler = "1:x2";
   cfg.iter_cost_ms = 5;
-  cfg.progress = true;  // to the follower, not the terminal
-
-  caf::actor_system_config actor_cfg;
-  caf::actor_system system{actor_cfg};
-  auto watcher = system.spawn(follower);
+  cfg.eval_every = 0.5;
+  cfg.progress = false;
   try {
-    auto r = syncpoint::train(cfg, [&](const syncpoint::progress_report& p) {
-      caf::anon_send(watcher, syncpoint::progress_atom::value, p);
-    });
+    caf::actor_system_config sys_cfg;
+    syncpoint::configure(sys_cfg, cfg);
+    caf::actor_system sys{sys_cfg};
+    follower_report seen;
+    auto job = syncpoint::job::spawn(sys, cfg, {{sys.spawn(follower, &seen)}});
+    job.start();
+    auto r = job.wait();
     std::printf("downstream (syncpoint %s): %s, %d workers, final accuracy %.4f after %llu samples\n",
                 syncpoint::version(), r.summary.protocol.c_str(), r.summary.workers, r.summary.final_accuracy,
                 static_cast<unsigned long long>(r.summary.samples));
     if (r.summary.final_accuracy < 0.8)
       return fail("final accuracy " + std::to_string(r.summary.final_accuracy) + " < 0.8");
-    caf::scoped_actor self{system};
-    uint64_t reports = 0;
-    double last_accuracy = -1;
-    self->request(watcher, caf::infinite, last_atom::value)
-      .receive([&](uint64_t n, double a) { reports = n, last_accuracy = a; },
-               [&](caf::error&) {});
-    std::printf("the follower had %llu progress reports, the last evaluation at %.4f\n",
-                static_cast<unsigned long long>(reports), last_accuracy);
-    if (reports == 0 || last_accuracy < 0)
-      return fail("the follower actor heard no progress with an evaluation");
+    std::printf("its own actor was told of %llu evaluations, the last at %.4f; the run ended: %s\n",
+                static_cast<unsigned long long>(seen.evals), seen.accuracy, seen.ended.c_str());
+    if (seen.evals != r.summary.evals.size() + 1 || seen.accuracy != r.summary.final_accuracy || seen.ended != "budget")
+      return fail("the actor's evaluations differ from the run's");
   } catch (const std::exception& e) {
     return fail(e.what());
   }

@@ -65,7 +65,45 @@ using driver_actor = caf::typed_actor<
   caf::reacts_to<progress_atom, progress_report>,
   caf::reacts_to<done_atom, run_outcome>>;
 
-using coordinator_actor = caf::typed_actor<
+/// What an actor of a program's own may send to a running job (its
+/// coordinator): end the run early, with a reason (the summary's stop
+/// reason); evaluate the model as it is now (an "eval" event and an
+/// evaluation to every observer follow); write a "mark" event into the trace
+/// (note, value). A job hands it to each observer at the start.
+///
+///   self->send(control, syncpoint::stop_atom::value, std::string("no progress"));
+using job_control_actor = caf::typed_actor<
+  caf::reacts_to<stop_atom, std::string>,
+  caf::reacts_to<eval_atom>,
+  caf::reacts_to<mark_atom, std::string, double>>;
+
+/// An actor of a program's own that follows a job (job_options::observers):
+/// it gets the job's control handle at the start, every evaluation (periodic
+/// and final, as the trace records them), every progress line, every phase
+/// change, and at the end why the run ended ("budget", "time", "target", or
+/// the reason a stop gave). A job monitors its observers: one that fails ends
+/// the run with the error `syncpoint.user_actor_failed`; one that quits
+/// normally is just dropped. On the virtual clock an observer runs in virtual
+/// time with the job: it must not block.
+///
+///   syncpoint::job_observer_actor::behavior_type printer() {
+///     return {
+///       [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
+///       [](syncpoint::eval_atom, const syncpoint::eval_result& e) { std::cout << e.accuracy << "\n"; },
+///       [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
+///       [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
+///       [](syncpoint::done_atom, const std::string&) {},
+///     };
+///   }
+using job_observer_actor = caf::typed_actor<
+  caf::reacts_to<start_atom, job_control_actor>,
+  caf::reacts_to<eval_atom, eval_result>,
+  caf::reacts_to<progress_atom, progress_report>,
+  caf::reacts_to<phase_atom, phase_change>,
+  caf::reacts_to<done_atom, std::string>>;
+
+/// The coordinator: the job's control interface and what the job's own actors send it.
+using coordinator_actor = job_control_actor::extend<
   caf::reacts_to<start_atom, std::vector<worker_actor>, evaluator_actor>,
   caf::replies_to<pushed_atom, push_info>::with<proceed>,       // from the lead shard, for the worker
   caf::reacts_to<pushed_atom, push_info, uint32_t>,             // another shard k accepted its slice
@@ -75,7 +113,6 @@ using coordinator_actor = caf::typed_actor<
   caf::reacts_to<eval_atom, eval_result>,
   caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
   caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
-  caf::reacts_to<stop_atom, std::string>,         // end the run early, with a reason
   caf::reacts_to<join_atom, worker_id, worker_actor, std::string>>;  // (driver) an elastic job grows: id, worker, where
 
 using ps_actor = caf::typed_actor<

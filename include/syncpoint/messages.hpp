@@ -56,6 +56,8 @@ using sync_atom = caf::atom_constant<caf::atom("sp_sync")>;
 using save_atom = caf::atom_constant<caf::atom("sp_save")>;
 using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;
 using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;
+using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;
+using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last
@@ -108,6 +110,30 @@ struct progress_report {
   bool event = false;     // something happened (a worker lost): shown even under a progress bar
 };
 
+/// Coordinator -> observers: the protocol changed its phase (Sync-Switch: from
+/// one protocol to another), as the trace's "phase" event says it.
+struct phase_change {
+  std::string from;      // "bsp"
+  std::string to;        // "asp"
+  std::string reason;    // what made it switch ("share", "policy", ...)
+  nanos t = 0;           // when, on the run clock
+  uint64_t samples = 0;  // samples taken in by then
+};
+
+/// The phase change a trace's "phase" event records (its note: "from>to reason").
+inline phase_change phase_of(const trace_event& ev) {
+  auto gt = ev.note.find('>'), sp = ev.note.rfind(' ');
+  if (sp == std::string::npos || sp < gt)
+    sp = ev.note.size();
+  phase_change p;
+  p.from = gt == std::string::npos ? std::string() : ev.note.substr(0, gt);
+  p.to = gt == std::string::npos ? ev.note.substr(0, sp) : ev.note.substr(gt + 1, sp - gt - 1);
+  p.reason = sp < ev.note.size() ? ev.note.substr(sp + 1) : std::string();
+  p.t = ev.t0;
+  p.samples = ev.iter;
+  return p;
+}
+
 /// Receives a run's progress reports (the `line` is what would be printed).
 using progress_fn = std::function<void(const progress_report&)>;
 
@@ -135,6 +161,10 @@ typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, weights& x) {
   return f(caf::meta::type_name("weights"), x.version, x.values);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, phase_change& x) {
+  return f(caf::meta::type_name("phase_change"), x.from, x.to, x.reason, x.t, x.samples);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, trace_event& x) {

@@ -17,6 +17,7 @@
 #include <syncpoint/dataset.hpp>
 #include <syncpoint/float_block.hpp>
 #include <syncpoint/interfaces.hpp>
+#include <syncpoint/job.hpp>
 #include <syncpoint/job_config.hpp>
 #include <syncpoint/messages.hpp>
 #include <syncpoint/model.hpp>

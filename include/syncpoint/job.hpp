@@ -1,0 +1,88 @@
+// A job's actors in a program's own actor system: spawn them from a
+// job_config, hold their typed handles, add actors of your own that follow the
+// run (job_observer_actor), start it, and wait for its result. train() is this
+// with a system of its own and no observers.
+//
+//   caf::actor_system_config sys_cfg;
+//   syncpoint::configure(sys_cfg, cfg);              // messages, and the clock's scheduler
+//   caf::actor_system sys{sys_cfg};
+//   auto watcher = sys.spawn(my_observer);           // a job_observer_actor
+//   auto j = syncpoint::job::spawn(sys, cfg, {{watcher}});
+//   j.start();
+//   syncpoint::run_result r = j.wait();              // virtual clock: runs the whole system to the end
+#pragma once
+
+#include <syncpoint/interfaces.hpp>
+#include <syncpoint/train.hpp>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace syncpoint {
+
+/// Sets up `sys_cfg` for jobs like `cfg`: registers syncpoint's messages and
+/// picks the scheduler its clock needs (the virtual clock: CAF's testing
+/// scheduler, which only a job's wait() drives; the real clock: a shared
+/// queue with one thread per worker, up to the cores, or cfg.threads).
+void configure(caf::actor_system_config& sys_cfg, const job_config& cfg);
+
+/// The typed handles of a job's actors.
+struct job_handles {
+  tracer_actor tracer;
+  std::vector<ps_actor> ps_shards;  // the parameter server, in cfg.ps_shards slices
+  std::vector<uint64_t> ps_bounds;  // shard k holds model values [ps_bounds[k], ps_bounds[k + 1])
+  coordinator_actor coordinator;    // converts to job_control_actor
+  evaluator_actor evaluator;
+  std::vector<worker_actor> workers;
+};
+
+struct job_options {
+  /// Told of the run from its start (see job_observer_actor). The job
+  /// monitors them: one that fails ends the run with user_actor_failed.
+  std::vector<job_observer_actor> observers;
+  /// Progress reports, when cfg.progress (called on the coordinator's thread):
+  /// instead of stderr.
+  progress_fn on_progress;
+};
+
+/// One job's actors in `sys`. Not copyable; movable. The system must outlive it.
+class job {
+ public:
+  /// Checks `cfg` (throws config_error naming what is wrong), loads its data
+  /// and spawns its actors, not yet started. Throws config_error when `sys`
+  /// was not configured for cfg's clock, or when a virtual-clock job already
+  /// runs in it (one timeline drives the whole system). Like train(), it
+  /// tunes the process's allocator and sets LibTorch to one thread per worker
+  /// (docs/api.md, "Process-wide settings").
+  static job spawn(caf::actor_system& sys, const job_config& cfg, job_options opts = {});
+
+  job(job&&) noexcept;
+  job& operator=(job&&) noexcept;
+  ~job();  // a job started but not waited for is stopped and waited for
+
+  const job_handles& handles() const;
+
+  /// Starts the run (once). On the real clock it runs from here on; on the
+  /// virtual clock nothing happens until wait().
+  void start();
+
+  /// Ends the run early, as a limit would: the workers stop, the final
+  /// evaluation follows, and wait() returns the result with this reason.
+  void stop(const std::string& why);
+
+  /// The run's result, once it has ended (written to cfg.out_dir when set).
+  /// Throws std::runtime_error when the run failed (a lost parameter server,
+  /// a failed observer), after stopping its actors.
+  run_result wait();
+
+ private:
+  struct impl;
+  explicit job(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace syncpoint

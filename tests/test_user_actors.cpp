@@ -1,0 +1,285 @@
+// The job API with actors of a program's own (include/syncpoint/job.hpp): an
+// early-stopping actor ends a virtual run at exactly the evaluation its rule
+// picks, a metrics sink's CSV holds exactly the trace's evaluations, a passive
+// observer changes nothing, and a failing one ends the run with a clear error.
+#include "examples/early_stopping.hpp"
+#include "examples/metrics_sink.hpp"
+#include "tests/small_job.hpp"
+
+#include <syncpoint/job.hpp>
+
+#include "core/json.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <stdexcept>
+
+using namespace syncpoint;
+
+namespace {
+
+job_config long_job() {
+  auto cfg = testing::small_job("ssp");
+  cfg.epochs = 12;
+  cfg.eval_every = 0.25;
+  cfg.straggler = "3:x4";
+  return cfg;
+}
+
+// Runs `cfg` in a system of its own, with the observers `make` spawns in it.
+template <class Make>
+run_result run_observed(const job_config& cfg, Make make) {
+  caf::actor_system_config sys_cfg;
+  configure(sys_cfg, cfg);
+  caf::actor_system sys{sys_cfg};
+  job_options opts;
+  opts.observers = make(sys);
+  auto j = job::spawn(sys, cfg, opts);
+  j.start();
+  return j.wait();
+}
+
+std::vector<trace_event> evals_of(const std::vector<trace_event>& trace) {
+  std::vector<trace_event> out;
+  for (auto& e : trace)
+    if (e.kind == "eval" || e.kind == "final_eval")
+      out.push_back(e);
+  return out;
+}
+
+std::string lines(const std::vector<trace_event>& trace) {
+  std::string out;
+  for (auto& e : trace)
+    out += to_json(e) + "\n";
+  return out;
+}
+
+// The evaluation at which `patience` evaluations in a row have not beaten the best (by hand: the rule
+// of examples/early_stopping.hpp, applied to the periodic evaluations of a run nobody stopped).
+size_t stop_index(const std::vector<trace_event>& evals, int patience) {
+  double best = -1;
+  int since = 0;
+  for (size_t i = 0; i < evals.size(); ++i) {
+    if (evals[i].kind != "eval")
+      continue;
+    if (evals[i].value > best) {
+      best = evals[i].value;
+      since = 0;
+    } else if (++since >= patience) {
+      return i;
+    }
+  }
+  return evals.size();
+}
+
+}  // namespace
+
+TEST_CASE("user actors: early stopping ends a virtual run at the evaluation its rule picks, and nothing after") {
+  auto cfg = long_job();
+  auto plain = train(cfg);
+  auto all = evals_of(plain.trace);
+  int patience = 2;
+  auto k = stop_index(all, patience);
+  REQUIRE(k + 1 < all.size());  // the rule fires before the run's end: the test has something to show
+  auto stopped = run_observed(cfg, [&](caf::actor_system& sys) {
+    return std::vector<job_observer_actor>{sys.spawn(early_stopping, patience, 0.0)};
+  });
+  auto got = evals_of(stopped.trace);
+  REQUIRE(got.size() == k + 2);  // evaluations 0..k, then the final one
+  for (size_t i = 0; i <= k; ++i) {
+    CHECK(got[i].kind == "eval");
+    CHECK(got[i].iter == all[i].iter);
+    CHECK(got[i].value == all[i].value);
+  }
+  CHECK(got.back().kind == "final_eval");
+  CHECK(stopped.summary.samples < plain.summary.samples);
+  CHECK(stopped.summary.samples >= all[k].iter);
+}
+
+TEST_CASE("user actors: a metrics sink's CSV holds exactly the trace's evaluations, and watching changes no byte of the run") {
+  auto cfg = testing::small_job("sync-switch");
+  cfg.eval_every = 0.25;
+  cfg.progress = true;
+  cfg.out_dir.clear();
+  auto plain = train(cfg, [](const progress_report&) {});
+  std::ostringstream csv;
+  std::vector<progress_report> seen;
+  caf::actor_system_config sys_cfg;
+  configure(sys_cfg, cfg);
+  caf::actor_system sys{sys_cfg};
+  job_options opts;
+  opts.observers = {sys.spawn(metrics_sink, static_cast<std::ostream*>(&csv))};
+  opts.on_progress = [&](const progress_report& r) { seen.push_back(r); };
+  auto j = job::spawn(sys, cfg, opts);
+  j.start();
+  auto watched = j.wait();
+  CHECK(lines(watched.trace) == lines(plain.trace));
+  CHECK(to_json(watched.summary) == to_json(plain.summary));
+
+  std::string want = "kind,t_s,samples,version,accuracy,fraction,note\n";
+  for (auto& e : evals_of(plain.trace))
+    want += e.kind + "," + csv_number(static_cast<double>(e.t0) * 1e-9) + "," + std::to_string(e.iter) + "," +
+            std::to_string(e.version) + "," + csv_number(e.value) + ",,\n";
+  std::string evals, progress, phases, done;
+  std::istringstream rows(csv.str());
+  std::string row;
+  std::getline(rows, row);
+  evals = row + "\n";
+  int progress_rows = 0;
+  while (std::getline(rows, row)) {
+    if (row.rfind("eval,", 0) == 0 || row.rfind("final_eval,", 0) == 0)
+      evals += row + "\n";
+    else if (row.rfind("progress,", 0) == 0)
+      ++progress_rows;
+    else if (row.rfind("phase,", 0) == 0)
+      phases += row + "\n";
+    else if (row.rfind("done,", 0) == 0)
+      done += row + "\n";
+  }
+  CHECK(evals == want);
+  auto lines_seen = std::count_if(seen.begin(), seen.end(), [](const progress_report& r) { return !r.line.empty(); });
+  CHECK(progress_rows == lines_seen);  // every line the program was handed (not the bars' silent ticks)
+  CHECK(progress_rows > 0);
+  CHECK(phases.find("\"bsp>asp ") != std::string::npos);  // Sync-Switch's switch, as the trace has it
+  CHECK(done == "done,,,,,,\"budget\"\n");
+}
+
+TEST_CASE("user actors: an observer that quits is dropped and the run goes on unchanged") {
+  auto cfg = testing::small_job("bsp");
+  cfg.eval_every = 0.5;
+  auto plain = train(cfg);
+  auto watched = run_observed(cfg, [](caf::actor_system& sys) {
+    return std::vector<job_observer_actor>{sys.spawn([](job_observer_actor::pointer self) -> job_observer_actor::behavior_type {
+      return {
+        [](start_atom, const job_control_actor&) {},
+        [=](eval_atom, const eval_result&) { self->quit(); },
+        [](progress_atom, const progress_report&) {},
+        [](phase_atom, const phase_change&) {},
+        [](done_atom, const std::string&) {},
+      };
+    })};
+  });
+  CHECK(lines(watched.trace) == lines(plain.trace));
+}
+
+namespace {
+
+job_observer_actor::behavior_type thrower(job_observer_actor::pointer) {
+  return {
+    [](start_atom, const job_control_actor&) {},
+    [](eval_atom, const eval_result&) { throw std::runtime_error("the sink's disk is full"); },
+    [](progress_atom, const progress_report&) {},
+    [](phase_atom, const phase_change&) {},
+    [](done_atom, const std::string&) {},
+  };
+}
+
+// Fails as an actor should: quits with an error that says why.
+job_observer_actor::behavior_type failing(job_observer_actor::pointer self) {
+  return {
+    [](start_atom, const job_control_actor&) {},
+    [=](eval_atom, const eval_result&) {
+      self->quit(caf::make_error(caf::sec::runtime_error, std::string("the sink's disk is full")));
+    },
+    [](progress_atom, const progress_report&) {},
+    [](phase_atom, const phase_change&) {},
+    [](done_atom, const std::string&) {},
+  };
+}
+
+template <class Behavior>
+std::string failure_of(const job_config& cfg, Behavior b) {
+  try {
+    run_observed(cfg, [&](caf::actor_system& sys) { return std::vector<job_observer_actor>{sys.spawn(b)}; });
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "no failure";
+}
+
+}  // namespace
+
+TEST_CASE("user actors: an observer that fails ends the run with user_actor_failed and why, on both clocks") {
+  auto cfg = testing::small_job("ssp");
+  cfg.eval_every = 0.5;
+  for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
+    CAPTURE(to_string(clock));
+    cfg.clock = clock;
+    if (clock == clock_kind::real) {  // no limit the run could reach before its observer fails: only a deadline
+      cfg.epochs = 0;
+      cfg.max_time_s = 600;
+    }
+    auto quit = failure_of(cfg, failing);
+    CHECK(quit.find("the run failed: the coordinator stopped: syncpoint.user_actor_failed: observer 0 of the job "
+                    "failed: ") != std::string::npos);
+    CHECK(quit.find("the sink's disk is full") != std::string::npos);
+    auto thrown = failure_of(cfg, thrower);  // CAF prints the exception's text; the error says what it was
+    CHECK(thrown.find("syncpoint.user_actor_failed: observer 0 of the job failed: system_error(runtime_error) (an "
+                      "exception it did not catch") != std::string::npos);
+  }
+}
+
+TEST_CASE("user actors: an observer may request an evaluation and mark the trace") {
+  auto cfg = testing::small_job("asp");
+  cfg.eval_every = 0;
+  auto run = run_observed(cfg, [](caf::actor_system& sys) {
+    return std::vector<job_observer_actor>{sys.spawn([](job_observer_actor::pointer self) -> job_observer_actor::behavior_type {
+      return {
+        [=](start_atom, const job_control_actor& control) {
+          self->send(control, mark_atom::value, std::string("watching"), 1.5);
+          self->send(control, eval_atom::value);
+        },
+        [](eval_atom, const eval_result&) {},
+        [](progress_atom, const progress_report&) {},
+        [](phase_atom, const phase_change&) {},
+        [](done_atom, const std::string&) {},
+      };
+    })};
+  });
+  auto evals = evals_of(run.trace);
+  REQUIRE(evals.size() == 2);  // the one asked for (none periodic), and the final one
+  CHECK(evals[0].kind == "eval");
+  CHECK(evals[1].kind == "final_eval");
+  auto mark = std::find_if(run.trace.begin(), run.trace.end(), [](const trace_event& e) { return e.kind == "mark"; });
+  REQUIRE(mark != run.trace.end());
+  CHECK(mark->note == "watching");
+  CHECK(mark->value == 1.5);
+}
+
+namespace {
+
+template <class F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "not refused";
+}
+
+}  // namespace
+
+TEST_CASE("user actors: a job refuses a system not set up for its clock, and a second virtual job in one system") {
+  auto cfg = testing::small_job("bsp");
+  {
+    caf::actor_system_config sys_cfg;
+    auto real = cfg;
+    real.clock = clock_kind::real;
+    configure(sys_cfg, real);
+    caf::actor_system sys{sys_cfg};
+    CHECK(refusal([&] { job::spawn(sys, cfg); }).find("needs an actor system set up for it") != std::string::npos);
+  }
+  caf::actor_system_config sys_cfg;
+  configure(sys_cfg, cfg);
+  caf::actor_system sys{sys_cfg};
+  auto first = job::spawn(sys, cfg);
+  CHECK(first.handles().workers.size() == 4);
+  CHECK(first.handles().ps_shards.size() == first.handles().ps_bounds.size() - 1);
+  CHECK(refusal([&] { job::spawn(sys, cfg); }).find("already runs in this actor system") != std::string::npos);
+  first.start();
+  auto r = first.wait();
+  CHECK(r.summary.samples > 0);
+  CHECK_THROWS_AS(first.wait(), std::logic_error);
+}
