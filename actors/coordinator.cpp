@@ -154,6 +154,16 @@ void shut_down_everything(coordinator_ptr self) {
     self->send_exit(w, caf::exit_reason::user_shutdown);
 }
 
+// The run cannot go on: observers hear why, everyone stops, and the driver,
+// which monitors us, reports `why`.
+void fail_run(coordinator_ptr self, caf::error why) {
+  auto& st = self->state;
+  st.tell_observers(done_atom::value, "failed: " + self->system().render(why));
+  st.observers.clear();
+  shut_down_everything(self);
+  self->quit(std::move(why));
+}
+
 // Worker i is gone (`reason`: its exit): the protocol goes on without it.
 void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   auto& st = self->state;
@@ -199,9 +209,8 @@ bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
     auto hint = dm.reason == caf::sec::runtime_error && dm.reason.context().empty()
                   ? " (an exception it did not catch, if CAF printed one above)"
                   : "";
-    shut_down_everything(self);
-    self->quit(make_error(sp_error::user_actor_failed, "observer " + std::to_string(which) + " of the job failed: " +
-                                                         self->system().render(dm.reason) + hint));
+    fail_run(self, make_error(sp_error::user_actor_failed, "observer " + std::to_string(which) + " of the job failed: " +
+                                                             self->system().render(dm.reason) + hint));
   }
   return true;
 }
@@ -235,8 +244,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
                                             std::to_string(st.cfg->ps.end(k) - 1) + " of the model)";
         why = make_error(sp_error::lost_shard, which + ": " + self->system().render(dm.reason));
       }
-      shut_down_everything(self);
-      self->quit(std::move(why));
+      fail_run(self, std::move(why));
     }
     return;
   }
@@ -320,10 +328,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
   }
   st.trace({"end", -1, st.run_time, st.run_time, st.samples_, r.version, 0});
   st.print_progress("done");
-  auto fail = [=](caf::error& err) {  // the driver sees us go and reports why
-    shut_down_everything(self);
-    self->quit(std::move(err));
-  };
+  auto fail = [=](caf::error& err) { fail_run(self, std::move(err)); };
   self->request(st.cfg->tracer, st.cfg->request_timeout, collect_atom::value)
     .then([=](std::vector<trace_event>& events) {
       gather_model(self, [=](weights& model) mutable {
@@ -510,14 +515,21 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         begin_checkpoint(self);
     },
     [=](stop_atom, const std::string& reason) {
-      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver)
-          || from_observer(self))
+      auto& st = self->state;  // once the run ends on its own, a stop changes nothing
+      if (!st.finishing
+          && (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(st.cfg->driver) || from_observer(self)))
         begin_stop(self, reason);
     },
     [=](eval_atom) {
+      // Not while a checkpoint is cut (no evaluation may be in flight then), and
+      // once per sample count: an observer that asks at every evaluation it hears
+      // of would otherwise loop at one virtual instant forever.
       auto& st = self->state;
-      if (from_observer(self) && st.started && !st.stopping && !st.finishing)
+      if (from_observer(self) && st.started && !st.stopping && !st.finishing && !st.freezing && !st.collecting
+          && st.samples_ != st.observer_eval_at) {
+        st.observer_eval_at = st.samples_;
         st.request_snapshot(false);
+      }
     },
     [=](mark_atom, const std::string& note, double value) {
       if (from_observer(self))

@@ -65,6 +65,7 @@ struct coordinator_state : coordinator_api {
   bool freezing = false;
   bool collecting = false;
   uint64_t evals_pending = 0;
+  uint64_t observer_eval_at = UINT64_MAX;  // samples at the last evaluation an observer asked for
   std::vector<std::optional<proceed>> deferred_;
   // Shards in other processes: after a mode change, releases wait until
   // every shard has it (sync_atom answered), because a released worker's

@@ -1,7 +1,7 @@
 # `cpack -G DEB` in the build folder makes syncpoint_<version>_amd64.deb: everything
 # `cmake --install` puts in a prefix (cmake/install.cmake), under /usr. Its Depends come from
 # dpkg-shlibdeps over the command and the library (the Debian packages of every library they
-# load); tests/test_package.sh checks them on an empty package database (docs/api.md, "The
+# load); scripts/test-package.sh checks them on an empty package database (docs/api.md, "The
 # Debian package").
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME syncpoint)

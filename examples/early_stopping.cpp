@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
                 r.summary.run_time_s, r.summary.final_accuracy);
     for (auto& e : r.summary.evals)
       std::printf("  at %6.2f s: %.4f\n", e.t_s, e.accuracy);
-    return 0;
+    return r.summary.samples < static_cast<uint64_t>(cfg.epochs * 4000) ? 0 : 1;  // it ran to its budget: no early stop
   } catch (const syncpoint::config_error& e) {
     std::fprintf(stderr, "example_early_stopping: %s\n", e.what());
     return 2;

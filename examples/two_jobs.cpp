@@ -50,8 +50,8 @@ int main() {
     syncpoint::configure(sys_cfg, bsp);
     caf::actor_system sys{sys_cfg};
     auto a = syncpoint::job::spawn(sys, bsp, {{sys.spawn(printer, "bsp")}});
+    a.start();  // a job's real clock starts at its spawn: start it right away
     auto b = syncpoint::job::spawn(sys, asp, {{sys.spawn(printer, "asp")}});
-    a.start();
     b.start();
     auto ra = a.wait(), rb = b.wait();
     std::printf("bsp: %.4f after %llu samples; asp: %.4f after %llu samples\n", ra.summary.final_accuracy,

@@ -275,6 +275,7 @@ bool is_virtual(caf::actor_system& sys) {
 }  // namespace
 
 void configure(caf::actor_system_config& sys_cfg, const job_config& cfg) {
+  tune_allocator();  // before the system's threads start: they would take arenas of their own
   register_messages(sys_cfg);
   configure_scheduler(sys_cfg, cfg);
 }
@@ -292,10 +293,12 @@ struct job::impl {
   bool started = false, waited = false, holds_timeline = false;
 
   impl(caf::actor_system& s, const job_config& c) : sys(s), cfg_in(c) {}
-  ~impl() {
+  ~impl() { release_timeline(); }
+  void release_timeline() {
     if (holds_timeline) {
       std::lock_guard<std::mutex> lock(virtual_systems_mutex);
       virtual_systems.erase(&sys);
+      holds_timeline = false;
     }
   }
 };
@@ -330,11 +333,28 @@ job job::spawn(caf::actor_system& sys, const job_config& cfg_in, job_options opt
 
 job::job(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 job::job(job&&) noexcept = default;
-job& job::operator=(job&&) noexcept = default;
 
-job::~job() {
-  if (!impl_ || impl_->waited)
+job& job::operator=(job&& other) noexcept {
+  if (this != &other) {
+    release();
+    impl_ = std::move(other.impl_);
+  }
+  return *this;
+}
+
+job::~job() { release(); }
+
+job::impl& job::self() const {
+  if (!impl_)
+    throw std::logic_error("syncpoint::job: this job was moved from");
+  return *impl_;
+}
+
+void job::release() noexcept {
+  if (!impl_ || impl_->waited) {
+    impl_.reset();
     return;
+  }
   if (!impl_->started) {  // never ran: its actors go
     auto& core = impl_->actors.actors.core;
     auto& d = *impl_->driver;
@@ -347,6 +367,7 @@ job::~job() {
     d->send_exit(core.tracer, caf::exit_reason::user_shutdown);
     if (impl_->holds_timeline)
       virtual_timeline{dynamic_cast<caf::scheduler::test_coordinator&>(impl_->sys.scheduler())}.run();
+    impl_.reset();
     return;
   }
   try {
@@ -354,31 +375,35 @@ job::~job() {
     wait();
   } catch (const std::exception&) {  // a destructor does not throw: the run's failure goes unread
   }
+  impl_.reset();
 }
 
-const job_handles& job::handles() const { return impl_->handles; }
+const job_handles& job::handles() const { return self().handles; }
 
 void job::start() {
-  if (impl_->started)
+  auto& p = self();
+  if (p.started)
     return;
-  impl_->started = true;
-  start_actors(impl_->sys, *impl_->driver, impl_->actors, impl_->cfg, impl_->start);
+  p.started = true;
+  start_actors(p.sys, *p.driver, p.actors, p.cfg, p.start);
 }
 
 void job::stop(const std::string& why) {
-  if (impl_->started && !impl_->waited)
-    (*impl_->driver)->send(impl_->actors.actors.core.coordinator, stop_atom::value, why);
+  auto& p = self();
+  if (p.started && !p.waited)
+    (*p.driver)->send(p.actors.actors.core.coordinator, stop_atom::value, why);
 }
 
 run_result job::wait() {
-  if (!impl_->started)
+  auto& p = self();
+  if (!p.started)
     throw std::logic_error("syncpoint::job::wait: the job was not started");
-  if (impl_->waited)
+  if (p.waited)
     throw std::logic_error("syncpoint::job::wait: the job's result was taken already");
-  impl_->waited = true;
-  auto outcome = run_to_end(impl_->sys, *impl_->driver, impl_->actors, impl_->cfg, impl_->start,
-                            impl_->write_checkpoint, impl_->on_progress);
-  return finish(impl_->cfg, impl_->start, std::move(outcome));
+  p.waited = true;
+  auto outcome = run_to_end(p.sys, *p.driver, p.actors, p.cfg, p.start, p.write_checkpoint, p.on_progress);
+  p.release_timeline();  // its actors are gone: the system may take another virtual-clock job
+  return finish(p.cfg, p.start, std::move(outcome));
 }
 
 }  // namespace syncpoint

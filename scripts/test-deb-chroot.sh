@@ -16,8 +16,10 @@ DEB=$(realpath "$1")
 KEEP=${2:-}
 ROOT=${2:-$(mktemp -d /tmp/syncpoint-chroot.XXXXXX)}
 cleanup() {
-  umount "$ROOT/proc" 2> /dev/null || true
-  [ -n "$KEEP" ] || rm -rf "$ROOT"
+  umount -R "$ROOT/proc" 2> /dev/null || true
+  if [ -z "$KEEP" ]; then
+    rm -rf --one-file-system "$ROOT" "$ROOT.debootstrap.log" "$ROOT.install.log"
+  fi
 }
 trap cleanup EXIT
 t0=$(date +%s)

@@ -48,9 +48,11 @@ if grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*("|<(core|models|proto
   fail "a public header includes a path of the tree (above)"
 fi
 # Each header alone, against the prefix and CAF only (LibTorch's two: in the downstream build).
-ls "$PREFIX"/include/syncpoint/*.hpp | grep -v '/torch_' | xargs -P 2 -I{} sh -c \
-  'echo "#include <syncpoint/$(basename {})>" | c++ -std=c++17 -fsyntax-only -I"$0/include" -x c++ - ||
-   { echo "test-downstream: <syncpoint/$(basename {})> does not compile alone against the prefix" >&2; exit 255; }' "$PREFIX"
+for h in "$PREFIX"/include/syncpoint/*.hpp; do
+  case $h in */torch_*) ;; *) printf '%s\0' "$(basename "$h")" ;; esac
+done | xargs -0 -P 2 -n 1 sh -c \
+  'echo "#include <syncpoint/$1>" | c++ -std=c++17 -fsyntax-only -I"$0/include" -x c++ - ||
+   { echo "test-downstream: <syncpoint/$1> does not compile alone against the prefix" >&2; exit 255; }' "$PREFIX"
 if grep -rlF -e "$SRC" -e "$BUILD" "$PREFIX/lib/cmake/syncpoint" "$PREFIX"/lib*/pkgconfig 2>/dev/null; then
   fail "the installed package files above name the source or build tree"
 fi

@@ -39,7 +39,7 @@ for f in usr/bin/syncpoint usr/include/syncpoint/syncpoint.hpp usr/include/syncp
          usr/lib/cmake/syncpoint/syncpointConfig.cmake usr/lib/pkgconfig/syncpoint.pc; do
   [ -e "$root/$f" ] || fail "the package lacks /$f"
 done
-lib=$(ls "$root"/usr/lib/libsyncpoint.so.* 2>/dev/null | head -1)
+lib=$(ls "$root"/usr/lib/libsyncpoint.so.* 2> /dev/null | head -1 || true)
 [ -n "$lib" ] || fail "the package lacks /usr/lib/libsyncpoint.so.*"
 
 depends=$(dpkg-deb -f "$deb" Depends)

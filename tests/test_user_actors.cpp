@@ -200,6 +200,52 @@ std::string failure_of(const job_config& cfg, Behavior b) {
 
 }  // namespace
 
+TEST_CASE("user actors: when an observer fails, the others hear that the run failed and why") {
+  auto cfg = testing::small_job("ssp");
+  cfg.eval_every = 0.5;
+  std::string heard;
+  CHECK_THROWS_AS(run_observed(cfg, [&](caf::actor_system& sys) {
+                    return std::vector<job_observer_actor>{
+                      sys.spawn([&heard](job_observer_actor::pointer) -> job_observer_actor::behavior_type {
+                        return {
+                          [](start_atom, const job_control_actor&) {},
+                          [](eval_atom, const eval_result&) {},
+                          [](progress_atom, const progress_report&) {},
+                          [](phase_atom, const phase_change&) {},
+                          [&heard](done_atom, const std::string& why) { heard = why; },  // the virtual clock: before wait() returns
+                        };
+                      }),
+                      sys.spawn(failing)};
+                  }),
+                  std::runtime_error);
+  CHECK(heard.rfind("failed: syncpoint.user_actor_failed: observer 1 of the job failed: ", 0) == 0);
+}
+
+TEST_CASE("user actors: an observer that asks for an evaluation at every evaluation does not stall a virtual run") {
+  auto cfg = testing::small_job("bsp");
+  cfg.eval_every = 0.5;
+  auto plain = train(cfg);
+  auto run = run_observed(cfg, [](caf::actor_system& sys) {
+    return std::vector<job_observer_actor>{sys.spawn([](job_observer_actor::pointer self) -> job_observer_actor::behavior_type {
+      auto control = std::make_shared<job_control_actor>();
+      return {
+        [=](start_atom, const job_control_actor& c) { *control = c; },
+        [=](eval_atom, const eval_result& e) {
+          if (!e.final)
+            self->send(*control, eval_atom::value);
+        },
+        [](progress_atom, const progress_report&) {},
+        [](phase_atom, const phase_change&) {},
+        [](done_atom, const std::string&) {},
+      };
+    })};
+  });
+  CHECK(run.summary.samples == plain.summary.samples);  // it ran to its budget
+  auto asked = evals_of(run.trace).size(), periodic = evals_of(plain.trace).size();
+  CHECK(asked > periodic);
+  CHECK(asked <= 2 * periodic);  // one extra at most per periodic one (the same samples: not again)
+}
+
 TEST_CASE("user actors: an observer that fails ends the run with user_actor_failed and why, on both clocks") {
   auto cfg = testing::small_job("ssp");
   cfg.eval_every = 0.5;

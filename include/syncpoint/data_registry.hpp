@@ -1,21 +1,24 @@
-// Data sets by name, as models are: the built-in ones and a user's own.
-//
-//   syncpoint::register_dataset("blobs", [](const syncpoint::data_request& r) {
-//     auto make = [&](int64_t n, uint64_t seed) {
-//       std::mt19937_64 rng(seed);
-//       std::normal_distribution<float> noise;
-//       std::uniform_int_distribution<int64_t> pick(0, 2);  // not i % 3: workers shard by i % workers
-//       return syncpoint::dataset_from(n, {20}, 3, [&](int64_t, float* x) {
-//         int64_t label = pick(rng);
-//         for (int k = 0; k < 20; ++k) x[k] = (k % 3 == label ? 1.5f : 0.0f) + noise(rng);
-//         return label;
-//       });
-//     };
-//     return syncpoint::train_test{make(r.train_size, r.seed), make(r.test_size, r.seed + 1)};
-//   });
-//   cfg.dataset = "blobs";   // or --dataset blobs in a program that registered it
-//
-// From a torch::data dataset: <syncpoint/torch_data.hpp>.
+/// \file
+/// Data sets by name, as models are: the built-in ones and a user's own.
+///
+/// ```cpp
+/// syncpoint::register_dataset("blobs", [](const syncpoint::data_request& r) {
+///   auto make = [&](int64_t n, uint64_t seed) {
+///     std::mt19937_64 rng(seed);
+///     std::normal_distribution<float> noise;
+///     std::uniform_int_distribution<int64_t> pick(0, 2);  // not i % 3: workers shard by i % workers
+///     return syncpoint::dataset_from(n, {20}, 3, [&](int64_t, float* x) {
+///       int64_t label = pick(rng);
+///       for (int k = 0; k < 20; ++k) x[k] = (k % 3 == label ? 1.5f : 0.0f) + noise(rng);
+///       return label;
+///     });
+///   };
+///   return syncpoint::train_test{make(r.train_size, r.seed), make(r.test_size, r.seed + 1)};
+/// });
+/// cfg.dataset = "blobs";   // or --dataset blobs in a program that registered it
+/// ```
+///
+/// From a torch::data dataset: <syncpoint/torch_data.hpp>.
 #pragma once
 
 #include <syncpoint/dataset.hpp>
@@ -29,12 +32,13 @@ namespace syncpoint {
 /// What a job asks of a data set: where its files are (--data; empty: the
 /// set's own default), and, for a generated set, how many examples.
 struct data_request {
-  std::string dir;
-  int64_t train_size = 6000;  // --train-limit, else 6000
-  int64_t test_size = 1000;   // --test-limit, else 1000
-  uint64_t seed = 1;
+  std::string dir;  ///< where the files are ("": the set's default)
+  int64_t train_size = 6000;  ///< --train-limit, else 6000
+  int64_t test_size = 1000;   ///< --test-limit, else 1000
+  uint64_t seed = 1;  ///< the job's seed, for a generated set
 };
 
+/// Makes a data set's two parts for a job's request.
 using dataset_factory = std::function<train_test(const data_request&)>;
 
 /// Adds a data set under `name`. Returns false if the name is taken.
@@ -49,6 +53,7 @@ bool register_dataset(const std::string& name, dataset_factory factory);
 /// "synthetic", "blank".
 train_test make_dataset(const std::string& name, const data_request& request);
 
+/// Every registered data set's name, sorted.
 std::vector<std::string> dataset_names();
 
 /// `count` examples of `shape` and `classes` classes; fill(i, x) writes example

@@ -1,5 +1,6 @@
-// In-memory image classification data: row-major float features, int64 labels.
-// Fashion-MNIST is read from gzip IDX files; a synthetic set serves fast tests.
+/// \file
+/// In-memory image classification data: row-major float features, int64 labels.
+/// Fashion-MNIST is read from gzip IDX files; a synthetic set serves fast tests.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +13,12 @@ namespace syncpoint {
 /// A view of `count` examples, contiguous, `dim` floats each, each of the
 /// shape shape[0..rank) (rank 0: a vector of `dim`).
 struct batch_view {
-  const float* x = nullptr;
-  const int64_t* y = nullptr;
-  int64_t count = 0;
-  int64_t dim = 0;
-  const int64_t* shape = nullptr;
-  int64_t rank = 0;
+  const float* x = nullptr;  ///< count * dim floats
+  const int64_t* y = nullptr;  ///< count labels
+  int64_t count = 0;  ///< examples
+  int64_t dim = 0;  ///< floats per example
+  const int64_t* shape = nullptr;  ///< one example's shape
+  int64_t rank = 0;  ///< entries of shape
 
   /// {count, shape...}: the batch's tensor sizes.
   std::vector<int64_t> sizes() const {
@@ -30,14 +31,16 @@ struct batch_view {
   }
 };
 
+/// A data set in memory: its examples as rows of floats, and their labels.
 struct dataset {
-  int64_t size = 0;     // number of examples
-  std::vector<int64_t> shape;  // one example's, e.g. {1, 28, 28} or {3, 32, 32} or {20}
-  int64_t dim = 0;      // floats per example: the product of shape
-  int64_t classes = 0;  // labels are 0 .. classes - 1
-  std::vector<float> x;     // size * dim, normalized
-  std::vector<int64_t> y;   // size
+  int64_t size = 0;     ///< number of examples
+  std::vector<int64_t> shape;  ///< one example's, e.g. {1, 28, 28} or {3, 32, 32} or {20}
+  int64_t dim = 0;      ///< floats per example: the product of shape
+  int64_t classes = 0;  ///< labels are 0 .. classes - 1
+  std::vector<float> x;     ///< size * dim, normalized
+  std::vector<int64_t> y;   ///< size
 
+  /// Example i's floats.
   const float* row(int64_t i) const { return x.data() + i * dim; }
   /// Sets shape and dim.
   void set_shape(std::vector<int64_t> s);
@@ -57,9 +60,10 @@ struct data_error : std::runtime_error {
 /// Directory holding train-images-idx3-ubyte.gz and friends (Debian's dataset-fashion-mnist).
 inline const char* default_fashion_mnist_dir = "/usr/share/datasets/fashion-mnist";
 
+/// A data set's two parts.
 struct train_test {
-  dataset train;
-  dataset test;
+  dataset train;  ///< what the workers learn from
+  dataset test;  ///< what the evaluator measures accuracy on
 };
 
 /// Reads the four Fashion-MNIST files (gzip or plain IDX) from `dir`.
@@ -67,8 +71,8 @@ struct train_test {
 train_test load_fashion_mnist(const std::string& dir);
 
 /// Fashion-MNIST's pixel statistics: what load_idx standardizes by unless told otherwise.
-inline constexpr float fashion_mnist_mean = 0.2860f;
-inline constexpr float fashion_mnist_std = 0.3530f;
+inline constexpr float fashion_mnist_mean = 0.2860f;  ///< the pixels' mean
+inline constexpr float fashion_mnist_std = 0.3530f;  ///< ... and their standard deviation
 
 /// Reads one IDX pair: images of unsigned bytes in any shape (n x rows x cols
 /// gives examples of shape {1, rows, cols}; n x c x h x w gives {c, h, w}) and

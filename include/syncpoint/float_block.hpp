@@ -1,12 +1,15 @@
-// Float arrays that cross nodes as one block of bytes. CAF 0.17 serializes a
-// std::vector<float> element by element (84 MB/s between two processes here);
-// as a block it is one memcpy on each side. Nodes must share the byte order
-// and float format (every x86-64 and AArch64 machine does).
-//
-//   template <class Inspector>
-//   typename Inspector::result_type inspect(Inspector& f, my_msg& x) {
-//     return f(caf::meta::type_name("my_msg"), x.id, float_block{x.values});
-//   }
+/// \file
+/// Float arrays that cross nodes as one block of bytes. CAF 0.17 serializes a
+/// std::vector<float> element by element (84 MB/s between two processes here);
+/// as a block it is one memcpy on each side. Nodes must share the byte order
+/// and float format (every x86-64 and AArch64 machine does).
+///
+/// ```cpp
+/// template <class Inspector>
+/// typename Inspector::result_type inspect(Inspector& f, my_msg& x) {
+///   return f(caf::meta::type_name("my_msg"), x.id, float_block{x.values});
+/// }
+/// ```
 #pragma once
 
 #include <caf/binary_deserializer.hpp>
@@ -26,7 +29,7 @@ namespace syncpoint {
 
 /// A reference to a vector that an inspector reads or fills as raw bytes.
 struct float_block {
-  std::vector<float>& values;
+  std::vector<float>& values;  ///< read or filled whole
 };
 
 /// The largest float array accepted from the network (1 Gi floats, 4 GiB): a
@@ -83,7 +86,7 @@ inspect(Inspector& f, float_block& x) {
 /// checked as a float block's (CAF 0.17's own vector<bool> trusts the length:
 /// a few bytes could make a node allocate gigabytes; fuzz/ found it).
 struct flag_block {
-  std::vector<bool>& values;
+  std::vector<bool>& values;  ///< read or filled whole
 };
 
 template <class Inspector>
@@ -116,13 +119,16 @@ inspect(Inspector& f, flag_block& x) {
 /// bits are also exact where its packing is not (subnormals). Every float in
 /// a message that crosses nodes goes through `exact` (or float_block).
 ///
-///   return f(caf::meta::type_name("eval_result"), x.version, exact(x.accuracy));
+/// ```cpp
+/// return f(caf::meta::type_name("eval_result"), x.version, exact(x.accuracy));
+/// ```
 template <class T>
 struct exact_float {
   static_assert(std::is_floating_point<T>::value && (sizeof(T) == 4 || sizeof(T) == 8));
-  T& value;
+  T& value;  ///< read or written as its bits
 };
 
+/// `x` as an exact_float, for an inspect() field list.
 template <class T>
 exact_float<T> exact(T& x) {
   return {x};
@@ -152,7 +158,7 @@ inspect(Inspector& f, exact_float<T>& x) {
 /// 0.17's own std::vector<double> packs each value, and hangs on an infinity),
 /// its length checked as a float block's.
 struct exact_list {
-  std::vector<double>& values;
+  std::vector<double>& values;  ///< read or filled whole
 };
 
 template <class Inspector>

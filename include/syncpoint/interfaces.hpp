@@ -1,30 +1,36 @@
-// The typed interfaces of the actors of one job. The compiler checks every
-// message sent to them, and CAF checks them again when a handle is looked up
-// across nodes (remote_actor<T>), so a peer built from another message schema
-// is refused. A program holds these handles and may send what its messages
-// (<syncpoint/messages.hpp>) let it build: the messages only the job's own
-// actors exchange are declared here but defined in the library, so sending
-// one does not compile.
-//
-//   syncpoint::ps_actor ps = ...;                  // a job's parameter server
-//   caf::scoped_actor self{system};
-//   self->request(ps, caf::infinite, syncpoint::final_atom::value)
-//     .receive([](const syncpoint::weights& w) { /* the model at w.version */ },
-//              [](caf::error&) {});
-//
-// Checkpoints: the runner asks each actor for its saved state with save_atom;
-// a resumed worker asks the PS again for the reply it was waiting for with
-// resume_atom.
-//
-// Who talks to whom:
-//   worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
-//                               pull -> weights
-//   PS          -> coordinator  pushed -> proceed (shard 0, the lead); pushed (the other shards)
-//   coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final
-//   coordinator -> worker       proceed (the start of the run)
-//   PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
-//   everyone    -> tracer       trace;     coordinator -> tracer     collect
-//   coordinator -> driver       progress, done (the driver is whoever runs the job)
+/// \file
+/// The typed interfaces of the actors of one job. The compiler checks every
+/// message sent to them, and CAF checks them again when a handle is looked up
+/// across nodes (remote_actor<T>), so a peer built from another message schema
+/// is refused. A program holds these handles and may send what its messages
+/// (<syncpoint/messages.hpp>) let it build: the messages only the job's own
+/// actors exchange are declared here but defined in the library, so sending
+/// one does not compile.
+///
+/// ```cpp
+/// syncpoint::ps_actor ps = ...;                  // a job's parameter server
+/// caf::scoped_actor self{system};
+/// self->request(ps, caf::infinite, syncpoint::final_atom::value)
+///   .receive([](const syncpoint::weights& w) { /* the model at w.version */ },
+///            [](caf::error&) {});
+/// ```
+///
+/// Checkpoints: the runner asks each actor for its saved state with save_atom;
+/// a resumed worker asks the PS again for the reply it was waiting for with
+/// resume_atom.
+///
+/// Who talks to whom:
+///
+/// ```cpp
+/// worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
+///                             pull -> weights
+/// PS          -> coordinator  pushed -> proceed (shard 0, the lead); pushed (the other shards)
+/// coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final
+/// coordinator -> worker       proceed (the start of the run)
+/// PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
+/// everyone    -> tracer       trace;     coordinator -> tracer     collect
+/// coordinator -> driver       progress, done (the driver is whoever runs the job)
+/// ```
 #pragma once
 
 #include <syncpoint/messages.hpp>
@@ -46,11 +52,13 @@ struct saved_worker;
 struct saved_ps;
 struct saved_coordinator;
 
+/// Collects every trace event of the job, in arrival order.
 using tracer_actor = caf::typed_actor<
   caf::reacts_to<trace_atom, trace_event>,
   caf::replies_to<collect_atom>::with<std::vector<trace_event>>,
   caf::replies_to<save_atom>::with<std::vector<trace_event>>>;  // a copy, in arrival order
 
+/// One worker: computes gradients on its shard of the data, pushes them, pulls the model.
 using worker_actor = caf::typed_actor<
   caf::reacts_to<proceed>,          // the start of the run
   caf::reacts_to<computed_atom>,    // (to itself) the charged compute time is over
@@ -58,6 +66,7 @@ using worker_actor = caf::typed_actor<
   caf::replies_to<save_atom>::with<saved_worker>,
   caf::reacts_to<resume_atom>>;     // resumed: ask again for the reply it waited for
 
+/// Measures the test accuracy of the PS's snapshots and tells the coordinator.
 using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
 
 /// Receives the coordinator's progress reports and the run's outcome.
@@ -66,12 +75,14 @@ using driver_actor = caf::typed_actor<
   caf::reacts_to<done_atom, run_outcome>>;
 
 /// What an actor of a program's own may send to a running job (its
-/// coordinator): end the run early, with a reason (the summary's stop
-/// reason); evaluate the model as it is now (an "eval" event and an
+/// coordinator): end the run early, with a reason (which the observers'
+/// `done` then carries); evaluate the model as it is now (an "eval" event and an
 /// evaluation to every observer follow); write a "mark" event into the trace
 /// (note, value). A job hands it to each observer at the start.
 ///
-///   self->send(control, syncpoint::stop_atom::value, std::string("no progress"));
+/// ```cpp
+/// self->send(control, syncpoint::stop_atom::value, std::string("no progress"));
+/// ```
 using job_control_actor = caf::typed_actor<
   caf::reacts_to<stop_atom, std::string>,
   caf::reacts_to<eval_atom>,
@@ -80,21 +91,24 @@ using job_control_actor = caf::typed_actor<
 /// An actor of a program's own that follows a job (job_options::observers):
 /// it gets the job's control handle at the start, every evaluation (periodic
 /// and final, as the trace records them), every progress line, every phase
-/// change, and at the end why the run ended ("budget", "time", "target", or
-/// the reason a stop gave). A job monitors its observers: one that fails ends
-/// the run with the error `syncpoint.user_actor_failed`; one that quits
+/// change, and at the end why the run ended ("budget", "time", "target", the
+/// reason a stop gave, "end" when every worker was lost, or "failed: " and the
+/// error). A job monitors its observers: one that fails while the run goes on
+/// ends it with the error `syncpoint.user_actor_failed`; one that quits
 /// normally is just dropped. On the virtual clock an observer runs in virtual
 /// time with the job: it must not block.
 ///
-///   syncpoint::job_observer_actor::behavior_type printer() {
-///     return {
-///       [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
-///       [](syncpoint::eval_atom, const syncpoint::eval_result& e) { std::cout << e.accuracy << "\n"; },
-///       [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
-///       [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
-///       [](syncpoint::done_atom, const std::string&) {},
-///     };
-///   }
+/// ```cpp
+/// syncpoint::job_observer_actor::behavior_type printer() {
+///   return {
+///     [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
+///     [](syncpoint::eval_atom, const syncpoint::eval_result& e) { std::cout << e.accuracy << "\n"; },
+///     [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
+///     [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
+///     [](syncpoint::done_atom, const std::string&) {},
+///   };
+/// }
+/// ```
 using job_observer_actor = caf::typed_actor<
   caf::reacts_to<start_atom, job_control_actor>,
   caf::reacts_to<eval_atom, eval_result>,
@@ -115,6 +129,7 @@ using coordinator_actor = job_control_actor::extend<
   caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
   caf::reacts_to<join_atom, worker_id, worker_actor, std::string>>;  // (driver) an elastic job grows: id, worker, where
 
+/// The parameter server (or one shard of it): takes pushes, answers pulls, holds the model.
 using ps_actor = caf::typed_actor<
   caf::replies_to<push_atom, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, uint64_t>::with<weights>,

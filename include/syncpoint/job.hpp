@@ -1,15 +1,18 @@
-// A job's actors in a program's own actor system: spawn them from a
-// job_config, hold their typed handles, add actors of your own that follow the
-// run (job_observer_actor), start it, and wait for its result. train() is this
-// with a system of its own and no observers.
-//
-//   caf::actor_system_config sys_cfg;
-//   syncpoint::configure(sys_cfg, cfg);              // messages, and the clock's scheduler
-//   caf::actor_system sys{sys_cfg};
-//   auto watcher = sys.spawn(my_observer);           // a job_observer_actor
-//   auto j = syncpoint::job::spawn(sys, cfg, {{watcher}});
-//   j.start();
-//   syncpoint::run_result r = j.wait();              // virtual clock: runs the whole system to the end
+/// \file
+/// A job's actors in a program's own actor system: spawn them from a
+/// job_config, hold their typed handles, add actors of your own that follow the
+/// run (job_observer_actor), start it, and wait for its result. train() is this
+/// with a system of its own and no observers.
+///
+/// ```cpp
+/// caf::actor_system_config sys_cfg;
+/// syncpoint::configure(sys_cfg, cfg);              // messages, and the clock's scheduler
+/// caf::actor_system sys{sys_cfg};
+/// auto watcher = sys.spawn(my_observer);           // a job_observer_actor
+/// auto j = syncpoint::job::spawn(sys, cfg, {{watcher}});
+/// j.start();
+/// syncpoint::run_result r = j.wait();              // virtual clock: runs the whole system to the end
+/// ```
 #pragma once
 
 #include <syncpoint/interfaces.hpp>
@@ -32,14 +35,15 @@ void configure(caf::actor_system_config& sys_cfg, const job_config& cfg);
 
 /// The typed handles of a job's actors.
 struct job_handles {
-  tracer_actor tracer;
-  std::vector<ps_actor> ps_shards;  // the parameter server, in cfg.ps_shards slices
-  std::vector<uint64_t> ps_bounds;  // shard k holds model values [ps_bounds[k], ps_bounds[k + 1])
-  coordinator_actor coordinator;    // converts to job_control_actor
-  evaluator_actor evaluator;
-  std::vector<worker_actor> workers;
+  tracer_actor tracer;  ///< collects the trace
+  std::vector<ps_actor> ps_shards;  ///< the parameter server, in cfg.ps_shards slices
+  std::vector<uint64_t> ps_bounds;  ///< shard k holds model values [ps_bounds[k], ps_bounds[k + 1])
+  coordinator_actor coordinator;    ///< takes stop, eval and mark from the job's own driver and observers only
+  evaluator_actor evaluator;  ///< evaluates the PS's snapshots
+  std::vector<worker_actor> workers;  ///< worker i computes worker i's gradients
 };
 
+/// What job::spawn takes besides the config.
 struct job_options {
   /// Told of the run from its start (see job_observer_actor). The job
   /// monitors them: one that fails ends the run with user_actor_failed.
@@ -60,18 +64,20 @@ class job {
   /// (docs/api.md, "Process-wide settings").
   static job spawn(caf::actor_system& sys, const job_config& cfg, job_options opts = {});
 
-  job(job&&) noexcept;
-  job& operator=(job&&) noexcept;
-  ~job();  // a job started but not waited for is stopped and waited for
+  job(job&&) noexcept;  ///< moves the job; the moved-from one is empty (its calls throw std::logic_error)
+  job& operator=(job&&) noexcept;  ///< ends this job as the destructor does, then takes the other's
+  ~job();  ///< a job started but not waited for is stopped and waited for; one never started, stopped
 
-  const job_handles& handles() const;
+  const job_handles& handles() const;  ///< its actors' typed handles
 
-  /// Starts the run (once). On the real clock it runs from here on; on the
-  /// virtual clock nothing happens until wait().
+  /// Starts the run (once). On the real clock it runs from here on (its clock
+  /// started at spawn: start soon after); on the virtual clock nothing
+  /// happens until wait().
   void start();
 
   /// Ends the run early, as a limit would: the workers stop, the final
-  /// evaluation follows, and wait() returns the result with this reason.
+  /// evaluation follows, wait() returns the result, and observers hear `why`
+  /// as the reason the run ended. (Ignored once the run ends on its own.)
   void stop(const std::string& why);
 
   /// The run's result, once it has ended (written to cfg.out_dir when set).
@@ -82,6 +88,8 @@ class job {
  private:
   struct impl;
   explicit job(std::unique_ptr<impl> p);
+  impl& self() const;
+  void release() noexcept;
   std::unique_ptr<impl> impl_;
 };
 

@@ -1,5 +1,6 @@
-// Everything one training run needs. The CLI fills it from flags; a program
-// fills it directly and calls `syncpoint::train`.
+/// \file
+/// Everything one training run needs. The CLI fills it from flags; a program
+/// fills it directly and calls `syncpoint::train`.
 #pragma once
 
 #include <syncpoint/protocol.hpp>
@@ -17,105 +18,111 @@ struct config_error : std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+/// The run's clock: wall time, or virtual time (deterministic: every run of a config is the same bytes).
 enum class clock_kind : uint8_t { real, virtual_time };
 
+/// "real" or "virtual".
 inline std::string to_string(clock_kind c) {
   return c == clock_kind::real ? "real" : "virtual";
 }
 
+/// The epochs a run with only a target accuracy stops after if it never reaches it.
 inline constexpr double target_only_epoch_cap = 100;
 
+/// Everything a job is made of: the protocol and its options, model, data, workers, limits,
+/// optimizer, clock, stragglers, checkpoints, output and (for `syncpoint submit`) placement.
+/// The defaults are the command's (`syncpoint train --help`).
 struct job_config {
-  std::string protocol = "bsp";
-  protocol_options protocol_opts;
-  int workers = 4;
-  std::string model = "mlp";
+  std::string protocol = "bsp";  ///< a registered protocol (`syncpoint protocols`)
+  protocol_options protocol_opts;  ///< its options by name (e.g. "staleness")
+  int workers = 4;  ///< 1..4096
+  std::string model = "mlp";  ///< a registered model: "softmax", "mlp", "cnn", or your own
 
-  // Data: a registered data set (<syncpoint/data_registry.hpp>): "fashion-mnist",
-  // "idx" and "cifar10" (files in data_dir; "": the set's default folder),
-  // "synthetic", "blank" (one zero feature per example: timing-only runs), or
-  // a user's own.
+  /// Data: a registered data set (<syncpoint/data_registry.hpp>): "fashion-mnist",
+  /// "idx" and "cifar10" (files in data_dir; "": the set's default folder),
+  /// "synthetic", "blank" (one zero feature per example: timing-only runs), or
+  /// a user's own.
   std::string dataset = "fashion-mnist";
-  std::string data_dir;
-  int64_t train_limit = 0;  // use only the first N training examples (0: all)
-  int64_t test_limit = 0;   // evaluate on the first N test examples (0: all)
+  std::string data_dir;  ///< the data set's folder ("": its default)
+  int64_t train_limit = 0;  ///< use only the first N training examples (0: all)
+  int64_t test_limit = 0;   ///< evaluate on the first N test examples (0: all)
 
-  // Stop at the first limit reached among those set (> 0). With none set,
-  // the run stops at `target_accuracy` (or after target_only_epoch_cap epochs
-  // if it is never reached), or after 1 epoch if that is unset too.
-  double epochs = 0;            // samples processed / training-set size
-  double max_time_s = 0;        // on the run's clock
-  double target_accuracy = 0;   // also reported as time_to_target_s
-  bool stop_at_target = false;  // stop when the target is reached even if other limits are set
+  /// Stop at the first limit reached among those set (> 0). With none set,
+  /// the run stops at `target_accuracy` (or after target_only_epoch_cap epochs
+  /// if it is never reached), or after 1 epoch if that is unset too.
+  double epochs = 0;            ///< samples processed / training-set size
+  double max_time_s = 0;        ///< on the run's clock
+  double target_accuracy = 0;   ///< also reported as time_to_target_s
+  bool stop_at_target = false;  ///< stop when the target is reached even if other limits are set
 
-  // The optimizer on the PS (docs/optimizers.md): sgd, nesterov, adam or adamw.
+  /// The optimizer on the PS (docs/optimizers.md): sgd, nesterov, adam or adamw.
   std::string optimizer = "sgd";
-  double lr = 0.05;
-  double momentum = 0.9;       // sgd, nesterov
-  double beta1 = 0.9;          // adam, adamw
-  double beta2 = 0.999;
-  double eps = 1e-8;
-  double weight_decay = 0.0;   // L2 (sgd, nesterov, adam); decoupled (adamw)
-  // adjusted: stale pushes weigh less and momentum follows the steps workers
-  // see (docs/momentum.md); plain: every update is a momentum step.
+  double lr = 0.05;  ///< the learning rate
+  double momentum = 0.9;       ///< sgd, nesterov
+  double beta1 = 0.9;          ///< adam, adamw
+  double beta2 = 0.999;  ///< adam, adamw
+  double eps = 1e-8;  ///< adam, adamw
+  double weight_decay = 0.0;   ///< L2 (sgd, nesterov, adam); decoupled (adamw)
+  /// adjusted: stale pushes weigh less and momentum follows the steps workers
+  /// see (docs/momentum.md); plain: every update is a momentum step.
   std::string momentum_rule = "adjusted";
-  // The learning rate by samples taken in (docs/optimizers.md): constant,
-  // step (times lr_gamma at each of lr_milestones, in epochs) or cosine (to
-  // lr_min over lr_epochs, by default the run's epochs); a warmup ("": none,
-  // a share of the run below 1, or a number of samples); lr_scaling "linear"
-  // multiplies lr by workers x batch / 256 (Goyal et al.), and a warmup then
-  // starts from the unscaled rate.
+  /// The learning rate by samples taken in (docs/optimizers.md): constant,
+  /// step (times lr_gamma at each of lr_milestones, in epochs) or cosine (to
+  /// lr_min over lr_epochs, by default the run's epochs); a warmup ("": none,
+  /// a share of the run below 1, or a number of samples); lr_scaling "linear"
+  /// multiplies lr by workers x batch / 256 (Goyal et al.), and a warmup then
+  /// starts from the unscaled rate.
   std::string lr_schedule = "constant";
-  std::vector<double> lr_milestones;
-  double lr_gamma = 0.1;
-  std::string warmup;
-  std::string lr_scaling = "none";
-  double lr_epochs = 0;
-  double lr_min = 0;
-  // Each pushed gradient scaled to at most this global L2 norm (0: never).
+  std::vector<double> lr_milestones;  ///< step: epochs at which lr is multiplied by lr_gamma
+  double lr_gamma = 0.1;  ///< step: the factor
+  std::string warmup;  ///< "": none; below 1: a share of the run; else samples
+  std::string lr_scaling = "none";  ///< "none" or "linear"
+  double lr_epochs = 0;  ///< cosine: its length in epochs (0: the run's)
+  double lr_min = 0;  ///< cosine: the rate it ends at
+  /// Each pushed gradient scaled to at most this global L2 norm (0: never).
   double clip_norm = 0;
-  int batch = 64;
+  int batch = 64;  ///< examples per gradient
 
-  uint64_t seed = 1;
-  clock_kind clock = clock_kind::virtual_time;
-  std::string straggler;       // see core/straggler.hpp
-  double iter_cost_ms = 0;     // virtual clock: cost of one iteration; 0 = the model's reference cost
-  bool measure_iter_cost = false;  // virtual clock: measure it on this machine instead (not reproducible)
-  int ps_shards = 0;           // the PS as this many shards, each a contiguous range of the model
-                               // (0: one, or with ps_placement "nodes" one per node hosting workers)
-  double ps_bandwidth = 0;     // bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
-  double latency_ms = 0;       // added to every transfer to or from the PS
-  double wire_bytes = 0;       // bytes each push and pull is charged on the PS link (0: its size;
-                               // `simulate` charges the simulated model's size)
-  double eval_every = 0.25;    // evaluate every this many epochs of samples (0: only at the end)
-  double request_timeout_s = 600;  // real clock: a push or pull unanswered this long ends its worker
-  int threads = 0;                 // real clock: scheduler threads (0: min(workers, cores))
+  uint64_t seed = 1;  ///< every random choice of the run follows it
+  clock_kind clock = clock_kind::virtual_time;  ///< virtual: reproducible bit for bit; real: wall time
+  std::string straggler;       ///< slow workers, e.g. "3:x4" (worker 3 four times slower): `syncpoint train --help`
+  double iter_cost_ms = 0;     ///< virtual clock: cost of one iteration; 0 = the model's reference cost
+  bool measure_iter_cost = false;  ///< virtual clock: measure it on this machine instead (not reproducible)
+  int ps_shards = 0;           ///< the PS as this many shards, each a contiguous range of the model
+                               ///< (0: one, or with ps_placement "nodes" one per node hosting workers)
+  double ps_bandwidth = 0;     ///< bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
+  double latency_ms = 0;       ///< added to every transfer to or from the PS
+  double wire_bytes = 0;       ///< bytes each push and pull is charged on the PS link (0: its size;
+                               ///< `simulate` charges the simulated model's size)
+  double eval_every = 0.25;    ///< evaluate every this many epochs of samples (0: only at the end)
+  double request_timeout_s = 600;  ///< real clock: a push or pull unanswered this long ends its worker
+  int threads = 0;                 ///< real clock: scheduler threads (0: min(workers, cores))
 
-  // Fault injection: worker `fail_worker` dies instead of pushing iteration
-  // `fail_at_iter` (CLI: --fail-worker W@K). -1: nobody fails.
+  /// Fault injection: worker `fail_worker` dies instead of pushing iteration
+  /// `fail_at_iter` (CLI: `--fail-worker W@K`). -1: nobody fails.
   int fail_worker = -1;
-  uint64_t fail_at_iter = 0;
+  uint64_t fail_at_iter = 0;  ///< the iteration it dies at (1-based)
 
-  // Checkpoints (docs/cluster.md, "Checkpoints"): every `checkpoint_every_s`
-  // on the run's clock into `checkpoint_dir`, keeping the newest
-  // `checkpoint_keep` (0: all). `resume_dir`: continue from the newest
-  // checkpoint there (or from that file); only the limits may differ from
-  // the checkpointed run.
+  /// Checkpoints (docs/cluster.md, "Checkpoints"): every `checkpoint_every_s`
+  /// on the run's clock into `checkpoint_dir`, keeping the newest
+  /// `checkpoint_keep` (0: all). `resume_dir`: continue from the newest
+  /// checkpoint there (or from that file); only the limits may differ from
+  /// the checkpointed run.
   double checkpoint_every_s = 0;
-  std::string checkpoint_dir;
-  int checkpoint_keep = 3;
-  std::string resume_dir;
+  std::string checkpoint_dir;  ///< where checkpoints go
+  int checkpoint_keep = 3;  ///< the newest kept (0: all)
+  std::string resume_dir;  ///< continue from its newest checkpoint ("": start afresh)
 
-  std::string out_dir;  // empty: write nothing
-  bool progress = true; // progress lines on stderr
+  std::string out_dir;  ///< empty: write nothing
+  bool progress = true; ///< progress lines on stderr
 
-  // Cluster (syncpoint submit): how workers are placed on nodes, spread or pack.
+  /// Cluster (syncpoint submit): how workers are placed on nodes, spread or pack.
   std::string placement = "spread";
-  // Where the PS shards run: "head" (with the coordinator) or "nodes" (with
-  // the workers, shard k on the k-th node hosting workers, round robin).
+  /// Where the PS shards run: "head" (with the coordinator) or "nodes" (with
+  /// the workers, shard k on the k-th node hosting workers, round robin).
   std::string ps_placement = "head";
-  // Elastic: start with the free slots if fewer than `workers`, and grow (or
-  // bring lost workers back) as nodes with free slots join.
+  /// Elastic: start with the free slots if fewer than `workers`, and grow (or
+  /// bring lost workers back) as nodes with free slots join.
   bool elastic = false;
 };
 

@@ -1,14 +1,17 @@
-// The messages a program sees: the atoms of every interface, the model's
-// weights, trace events, evaluations, progress reports and a run's outcome.
-// Each type has an `inspect` overload and is registered with CAF by the
-// library, so any of them may cross nodes. (The messages only the job's own
-// actors exchange, such as a worker's gradient push, are the library's.)
-//
-//   caf::behavior watcher() {
-//     return {[](syncpoint::eval_atom, const syncpoint::eval_result& e) {
-//       std::cout << e.samples << " samples: accuracy " << e.accuracy << "\n";
-//     }};
-//   }
+/// \file
+/// The messages a program sees: the atoms of every interface, the model's
+/// weights, trace events, evaluations, progress reports and a run's outcome.
+/// Each type has an `inspect` overload and is registered with CAF by the
+/// library, so any of them may cross nodes. (The messages only the job's own
+/// actors exchange, such as a worker's gradient push, are the library's.)
+///
+/// ```cpp
+/// caf::behavior watcher() {
+///   return {[](syncpoint::eval_atom, const syncpoint::eval_result& e) {
+///     std::cout << e.samples << " samples: accuracy " << e.accuracy << "\n";
+///   }};
+/// }
+/// ```
 #pragma once
 
 #include <caf/all.hpp>
@@ -22,42 +25,43 @@
 
 namespace syncpoint {
 
+/// A worker's id in its job: 0 .. workers - 1.
 using worker_id = int32_t;
 
-// Times in messages are nanoseconds since the run's origin on the run clock.
+/// Times in messages: nanoseconds since the run's origin, on the run clock.
 using nanos = int64_t;
 
 // -- atoms --------------------------------------------------------------------
-using push_atom = caf::atom_constant<caf::atom("sp_push")>;
-using pull_atom = caf::atom_constant<caf::atom("sp_pull")>;
-using pushed_atom = caf::atom_constant<caf::atom("sp_pushed")>;
-using commit_atom = caf::atom_constant<caf::atom("sp_commit")>;
-using mode_atom = caf::atom_constant<caf::atom("sp_mode")>;
-using weights_atom = caf::atom_constant<caf::atom("sp_weights")>;
-using snapshot_atom = caf::atom_constant<caf::atom("sp_snap")>;
-using attach_atom = caf::atom_constant<caf::atom("sp_attach")>;
-using start_atom = caf::atom_constant<caf::atom("sp_start")>;
-using computed_atom = caf::atom_constant<caf::atom("sp_comp")>;
-using eval_atom = caf::atom_constant<caf::atom("sp_eval")>;
-using trace_atom = caf::atom_constant<caf::atom("sp_trace")>;
-using collect_atom = caf::atom_constant<caf::atom("sp_collect")>;
-using timeout_atom = caf::atom_constant<caf::atom("sp_timeout")>;
-using done_atom = caf::atom_constant<caf::atom("sp_done")>;
-using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;
-using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;
-using link_atom = caf::atom_constant<caf::atom("sp_link")>;
-using publish_atom = caf::atom_constant<caf::atom("sp_publish")>;
-using final_atom = caf::atom_constant<caf::atom("sp_final")>;
-using progress_atom = caf::atom_constant<caf::atom("sp_progr")>;
-using momentum_atom = caf::atom_constant<caf::atom("sp_moment")>;
-using join_atom = caf::atom_constant<caf::atom("sp_join")>;
-using bulk_atom = caf::atom_constant<caf::atom("sp_bulk")>;
-using sync_atom = caf::atom_constant<caf::atom("sp_sync")>;
-using save_atom = caf::atom_constant<caf::atom("sp_save")>;
-using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;
-using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;
-using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;
-using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;
+using push_atom = caf::atom_constant<caf::atom("sp_push")>;  ///< a worker's gradient to the PS
+using pull_atom = caf::atom_constant<caf::atom("sp_pull")>;  ///< a worker asks the PS for the model
+using pushed_atom = caf::atom_constant<caf::atom("sp_pushed")>;  ///< the PS tells the coordinator a push was accepted
+using commit_atom = caf::atom_constant<caf::atom("sp_commit")>;  ///< the PS applies its buffered pushes
+using mode_atom = caf::atom_constant<caf::atom("sp_mode")>;  ///< the PS's mode (ps_mode)
+using weights_atom = caf::atom_constant<caf::atom("sp_weights")>;  ///< new weights for the PS (a batch change)
+using snapshot_atom = caf::atom_constant<caf::atom("sp_snap")>;  ///< the PS sends a copy of the model to the evaluator
+using attach_atom = caf::atom_constant<caf::atom("sp_attach")>;  ///< the coordinator attaches to the PS
+using start_atom = caf::atom_constant<caf::atom("sp_start")>;  ///< the start of a run (to the coordinator; to an observer, with its control handle)
+using computed_atom = caf::atom_constant<caf::atom("sp_comp")>;  ///< a worker's charged compute time is over
+using eval_atom = caf::atom_constant<caf::atom("sp_eval")>;  ///< an evaluation (evaluator -> coordinator -> observers), or a request for one
+using trace_atom = caf::atom_constant<caf::atom("sp_trace")>;  ///< a trace event to the tracer
+using collect_atom = caf::atom_constant<caf::atom("sp_collect")>;  ///< the tracer's events, asked for at the end
+using timeout_atom = caf::atom_constant<caf::atom("sp_timeout")>;  ///< a timer is due
+using done_atom = caf::atom_constant<caf::atom("sp_done")>;  ///< the run is over (its outcome; to observers, why)
+using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;  ///< the PS applies what it buffered before the end
+using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;  ///< end the run early (with a reason), or stop the PS's pulls
+using link_atom = caf::atom_constant<caf::atom("sp_link")>;  ///< a transfer crossed the PS's link (link model)
+using publish_atom = caf::atom_constant<caf::atom("sp_publish")>;  ///< gated mode: pulls see the current weights
+using final_atom = caf::atom_constant<caf::atom("sp_final")>;  ///< the PS's model at the end
+using progress_atom = caf::atom_constant<caf::atom("sp_progr")>;  ///< a progress report
+using momentum_atom = caf::atom_constant<caf::atom("sp_moment")>;  ///< the PS's momentum changes
+using join_atom = caf::atom_constant<caf::atom("sp_join")>;  ///< a worker joins a running (elastic) job
+using bulk_atom = caf::atom_constant<caf::atom("sp_bulk")>;  ///< a push or pull that came on the bulk channel
+using sync_atom = caf::atom_constant<caf::atom("sp_sync")>;  ///< answered after what the asker sent before
+using save_atom = caf::atom_constant<caf::atom("sp_save")>;  ///< a checkpoint asks for an actor's state
+using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;  ///< a resumed worker asks again for what it waited for
+using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;  ///< time for a checkpoint (real clock)
+using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;  ///< a "mark" event for the trace, from an observer
+using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;  ///< the protocol changed phase (to observers)
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last
@@ -66,58 +70,58 @@ enum class ps_mode : uint8_t { immediate, buffered, gated };
 
 /// PS -> worker: the model at `version`.
 struct weights {
-  uint64_t version = 0;
-  shared_floats values;
+  uint64_t version = 0;  ///< PS updates applied to it
+  shared_floats values;  ///< the model's flat vector
 };
 
 /// One line of trace.jsonl: a span (t0..t1) or an instant (t0 == t1).
 /// Kinds: compute, push, pull, wait (worker spans); apply (value = staleness);
 /// barrier; eval (value = accuracy); rejected; lost.
 struct trace_event {
-  std::string kind;
-  worker_id worker = -1;
-  nanos t0 = 0;
-  nanos t1 = 0;
-  uint64_t iter = 0;
-  uint64_t version = 0;
-  double value = 0;
-  std::string note;  // words for events that need them (a protocol switch: "bsp>asp share")
+  std::string kind;  ///< what happened (above)
+  worker_id worker = -1;  ///< whose event (-1: no worker's)
+  nanos t0 = 0;  ///< start, on the run clock
+  nanos t1 = 0;  ///< end (t0 for an instant)
+  uint64_t iter = 0;  ///< the worker's iteration, or samples for run events (eval, end)
+  uint64_t version = 0;  ///< the model's version then
+  double value = 0;  ///< the kind's number (staleness, accuracy, ...)
+  std::string note;  ///< words for events that need them (a protocol switch: "bsp>asp share")
 };
 
 /// Evaluator -> coordinator: accuracy of one snapshot.
 struct eval_result {
-  uint64_t version = 0;
-  nanos taken = 0;
-  uint64_t samples = 0;
-  bool final = false;
-  double accuracy = 0;
+  uint64_t version = 0;  ///< the evaluated model's version
+  nanos taken = 0;  ///< when the model was taken, on the run clock
+  uint64_t samples = 0;  ///< samples applied by then
+  bool final = false;  ///< the run's last evaluation
+  double accuracy = 0;  ///< test accuracy, 0..1
 };
 
 /// A worker that left the run before its end, and why.
 struct worker_loss {
-  worker_id worker = 0;
-  nanos t = 0;
-  std::string reason;
+  worker_id worker = 0;  ///< the worker's id
+  nanos t = 0;  ///< when, on the run clock
+  std::string reason;  ///< why
 };
 
 /// Coordinator -> whoever follows the run: one progress line (as printed on
 /// a terminal) with the figures behind it.
 struct progress_report {
-  std::string line;        // empty for a tick that moves a bar but prints nothing
-  uint64_t samples = 0;
-  double fraction = 0;    // of the run: its sample budget, else its time cap
-  double accuracy = -1;   // last evaluation (< 0: none yet)
-  bool event = false;     // something happened (a worker lost): shown even under a progress bar
+  std::string line;        ///< empty for a tick that moves a bar but prints nothing
+  uint64_t samples = 0;  ///< samples applied so far
+  double fraction = 0;    ///< of the run: its sample budget, else its time cap
+  double accuracy = -1;   ///< last evaluation (< 0: none yet)
+  bool event = false;     ///< something happened (a worker lost): shown even under a progress bar
 };
 
 /// Coordinator -> observers: the protocol changed its phase (Sync-Switch: from
 /// one protocol to another), as the trace's "phase" event says it.
 struct phase_change {
-  std::string from;      // "bsp"
-  std::string to;        // "asp"
-  std::string reason;    // what made it switch ("share", "policy", ...)
-  nanos t = 0;           // when, on the run clock
-  uint64_t samples = 0;  // samples taken in by then
+  std::string from;      ///< "bsp"
+  std::string to;        ///< "asp"
+  std::string reason;    ///< what made it switch ("share", "policy", ...)
+  nanos t = 0;           ///< when, on the run clock
+  uint64_t samples = 0;  ///< samples taken in by then
 };
 
 /// The phase change a trace's "phase" event records (its note: "from>to reason").
@@ -139,13 +143,12 @@ using progress_fn = std::function<void(const progress_report&)>;
 
 /// Coordinator -> driver at the end of a run.
 struct run_outcome {
-  std::vector<trace_event> trace;
-  std::vector<worker_loss> losses;
-  weights final_model;
-  // Wall time the coordinator spent deciding (pushes, timers, losses, joins),
-  // and how many pushes it took: its cost per push (`syncpoint simulate`).
-  double coordinator_busy_s = 0;
-  uint64_t coordinator_pushes = 0;
+  std::vector<trace_event> trace;  ///< every event, in order
+  std::vector<worker_loss> losses;  ///< the workers lost before the end
+  weights final_model;  ///< the PS's model at the end
+  // Its cost per push (`syncpoint simulate`): busy time (pushes, timers, losses, joins) over pushes.
+  double coordinator_busy_s = 0;  ///< wall seconds the coordinator spent deciding
+  uint64_t coordinator_pushes = 0;  ///< pushes it handled
 };
 
 template <class Inspector>

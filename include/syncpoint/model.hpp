@@ -1,13 +1,16 @@
-// A model seen through one flat float parameter vector: the PS stores and
-// updates that vector, workers load it and return gradients of the same length.
-// A model takes examples of the shape its data set gives (Fashion-MNIST:
-// 1x28x28), as a [batch, shape...] tensor.
-//
-//   auto m = make_model("mlp");
-//   std::vector<float> w = m->initial_weights(/*seed=*/1);
-//   std::vector<float> g(m->size());
-//   m->load(w.data());
-//   float loss = m->gradient(batch, g.data());
+/// \file
+/// A model seen through one flat float parameter vector: the PS stores and
+/// updates that vector, workers load it and return gradients of the same length.
+/// A model takes examples of the shape its data set gives (Fashion-MNIST:
+/// 1x28x28), as a [batch, shape...] tensor.
+///
+/// ```cpp
+/// auto m = make_model("mlp");
+/// std::vector<float> w = m->initial_weights(/*seed=*/1);
+/// std::vector<float> g(m->size());
+/// m->load(w.data());
+/// float loss = m->gradient(batch, g.data());
+/// ```
 #pragma once
 
 #include <syncpoint/dataset.hpp>
@@ -19,6 +22,9 @@
 
 namespace syncpoint {
 
+/// A model over one flat vector of floats: its weights (parameters, then buffers), the
+/// gradient of a batch's loss at given weights, and predictions. Workers and the evaluator
+/// use it; register your own with register_model (a torch::nn::Module: <syncpoint/torch_model.hpp>).
 class model {
  public:
   virtual ~model() = default;
@@ -51,6 +57,7 @@ class model {
   virtual void predict(const batch_view& b, int64_t* labels) = 0;
 };
 
+/// Makes a fresh model.
 using model_factory = std::function<std::unique_ptr<model>()>;
 
 /// Builds the model registered as `name`; throws std::invalid_argument listing
@@ -64,6 +71,7 @@ std::unique_ptr<model> make_model(const std::string& name);
 /// <syncpoint/torch_model.hpp>). Returns false if the name is taken.
 bool register_model(const std::string& name, model_factory factory);
 
+/// Every registered model's name, sorted.
 std::vector<std::string> model_names();
 
 /// Fraction of `data` (first `limit` examples if limit > 0) that `m` with

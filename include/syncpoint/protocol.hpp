@@ -1,13 +1,16 @@
-// The protocol API. A synchronization protocol decides, for each push the
-// parameter server accepted, which workers may go on and when the PS commits.
-// It is hosted by the coordinator actor and sees the run only through
-// `coordinator_api`; it never touches the PS, workers or gradients.
-//
-//   class my_protocol : public syncpoint::protocol {
-//    public:
-//     void on_push(coordinator_api& c, worker_id w) override { c.release(w); }  // ASP
-//   };
-//   SYNCPOINT_REGISTER_PROTOCOL("mine", "releases every worker at once", my_protocol);
+/// \file
+/// The protocol API. A synchronization protocol decides, for each push the
+/// parameter server accepted, which workers may go on and when the PS commits.
+/// It is hosted by the coordinator actor and sees the run only through
+/// `coordinator_api`; it never touches the PS, workers or gradients.
+///
+/// ```cpp
+/// class my_protocol : public syncpoint::protocol {
+///  public:
+///   void on_push(coordinator_api& c, worker_id w) override { c.release(w); }  // ASP
+/// };
+/// SYNCPOINT_REGISTER_PROTOCOL("mine", "releases every worker at once", my_protocol);
+/// ```
 #pragma once
 
 #include <syncpoint/messages.hpp>
@@ -26,15 +29,16 @@ namespace syncpoint {
 /// `--NAME`, the config-file key `NAME`, and a line of `syncpoint protocols`.
 /// Protocols that declare the same name must declare the same type.
 struct option_spec {
+  /// The value's type.
   enum class kind { integer, real, text };
-  std::string name;
-  kind type = kind::integer;
-  std::string default_value;
-  std::string help;
-  double min = -1e300;               // integer, real: inclusive bounds
-  double max = 1e300;
-  std::vector<std::string> choices;  // text: the allowed values (empty: any)
-  std::string short_name;            // "s": also -s, and ssp(s=3) in labels
+  std::string name;  ///< the option's name: `--NAME`, config key NAME
+  kind type = kind::integer;  ///< its type
+  std::string default_value;  ///< as text ("": none)
+  std::string help;  ///< one line for `syncpoint protocols`
+  double min = -1e300;               ///< integer, real: inclusive bounds
+  double max = 1e300;  ///< integer, real: inclusive bounds
+  std::vector<std::string> choices;  ///< text: the allowed values (empty: any)
+  std::string short_name;            ///< "s": also -s, and ssp(s=3) in labels
 };
 
 /// Values of protocol options by name. Whoever runs a job sets the ones it
@@ -42,22 +46,26 @@ struct option_spec {
 /// the declared defaults, so a protocol reads every option it declared. The
 /// runner adds the job's context as "job.model", "job.dataset", "job.workers".
 ///
-///   protocol_options o;
-///   o.set("staleness", 2);
-///   auto p = make_protocol("ssp", o);   // inside: o.integer("staleness") == 2
+/// ```cpp
+/// protocol_options o;
+/// o.set("staleness", 2);
+/// auto p = make_protocol("ssp", o);   // inside: o.integer("staleness") == 2
+/// ```
 class protocol_options {
  public:
+  /// Sets option `name` to `value` (checked later, against its declaration).
   protocol_options& set(const std::string& name, const std::string& value);
-  protocol_options& set(const std::string& name, const char* value) { return set(name, std::string(value)); }
-  protocol_options& set(const std::string& name, long long value);
-  protocol_options& set(const std::string& name, int value) { return set(name, static_cast<long long>(value)); }
-  protocol_options& set(const std::string& name, double value);
+  protocol_options& set(const std::string& name, const char* value) { return set(name, std::string(value)); }  ///< as text
+  protocol_options& set(const std::string& name, long long value);  ///< an integer
+  protocol_options& set(const std::string& name, int value) { return set(name, static_cast<long long>(value)); }  ///< an integer
+  protocol_options& set(const std::string& name, double value);  ///< a real
 
-  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  bool has(const std::string& name) const { return values_.count(name) > 0; }  ///< whether `name` is set
   /// The value of a declared option; throws std::invalid_argument if it is unset.
   long long integer(const std::string& name) const;
-  double real(const std::string& name) const;
-  const std::string& text(const std::string& name) const;
+  double real(const std::string& name) const;  ///< as integer(), for a real
+  const std::string& text(const std::string& name) const;  ///< as integer(), for text
+  /// Every value set, as text, by name.
   const std::map<std::string, std::string>& values() const { return values_; }
 
   template <class Inspector>
@@ -75,15 +83,15 @@ class coordinator_api {
   virtual ~coordinator_api() = default;
   /// Worker ids are 0..workers()-1; some may have been lost.
   virtual int workers() const = 0;
-  virtual bool live(worker_id w) const = 0;
-  virtual std::vector<worker_id> live_workers() const = 0;  // O(n): once per round, not per push
+  virtual bool live(worker_id w) const = 0;  ///< whether `w` is still in the run
+  virtual std::vector<worker_id> live_workers() const = 0;  ///< O(n): once per round, not per push
   /// How many workers are live, and how many of those wait; the clock of the
   /// slowest live worker (0 with none). The coordinator answers in O(1), so a
   /// protocol that decides per push with these stays O(log n) at 4096 workers
   /// (docs/performance.md). The defaults count through live_workers().
   virtual int live_count() const;
-  virtual int waiting_count() const;
-  virtual uint64_t min_clock() const;
+  virtual int waiting_count() const;  ///< live workers waiting for a release
+  virtual uint64_t min_clock() const;  ///< the slowest live worker's clock
   /// c_w: gradients worker `w` has pushed (including the push being handled).
   virtual uint64_t clock(worker_id w) const = 0;
   /// Seconds since the start of the run, on the run's clock.
@@ -118,12 +126,12 @@ class coordinator_api {
   /// release on. Gradient weights follow the weight rule: b_w / sum of the
   /// live workers' batches (1/n when all are equal).
   virtual void set_batch(worker_id w, uint32_t batch) = 0;
-  virtual uint32_t batch(worker_id w) const = 0;
+  virtual uint32_t batch(worker_id w) const = 0;  ///< worker `w`'s batch size
 
   // -- the run ------------------------------------------------------------------------
   /// Samples pushed so far, and the run's sample budget (0: none).
   virtual uint64_t samples() const { return 0; }
-  virtual uint64_t sample_budget() const { return 0; }
+  virtual uint64_t sample_budget() const { return 0; }  ///< the run's sample budget (0: none)
   /// The run's time cap in seconds on its clock (0: none).
   virtual double time_budget() const { return 0; }
   /// How far the run is, 0..1 (may pass 1 while it stops): by its sample
@@ -147,6 +155,9 @@ class coordinator_api {
 
 class protocol_archive;  // protocols/protocol_state.hpp
 
+/// A synchronization protocol: the coordinator calls it at the start, on every push, loss,
+/// join and timer; it decides through the coordinator_api it is given. Register one with
+/// SYNCPOINT_REGISTER_PROTOCOL (docs/writing-a-protocol.md).
 class protocol {
  public:
   virtual ~protocol() = default;
@@ -173,7 +184,9 @@ class protocol {
   /// state lives in the coordinator only writes an empty body. The default
   /// refuses: a run of a protocol without it cannot be checkpointed.
   ///
-  ///   void checkpoint(protocol_archive& ar) override { ar(pushed_, round_); }
+  /// ```cpp
+  /// void checkpoint(protocol_archive& ar) override { ar(pushed_, round_); }
+  /// ```
   virtual void checkpoint(protocol_archive& ar);
 };
 
@@ -181,6 +194,7 @@ class protocol {
 /// moment a barrier can open.
 bool everyone_waiting(const coordinator_api& c);
 
+/// Makes a protocol from its (checked) options.
 using protocol_factory = std::function<std::unique_ptr<protocol>(const protocol_options&)>;
 
 /// Adds a protocol with the options it reads; returns false (and says why on
@@ -198,6 +212,7 @@ std::unique_ptr<protocol> make_protocol(const std::string& name, const protocol_
 /// protocol declared it; throws std::invalid_argument naming the problem.
 void check_protocol_options(const protocol_options& opts);
 
+/// Whether a protocol is registered as `name`.
 bool has_protocol(const std::string& name);
 
 /// Name -> one-line summary, sorted by name.

@@ -1,11 +1,14 @@
-// A read-only float buffer (model weights) that actors of one process share
-// instead of copying: the PS hands out its current weights to every pull and
-// snapshot, and writes its next update into a fresh buffer only while one is
-// still held elsewhere. Across nodes it is serialized as a plain float array.
-//
-//   syncpoint::shared_floats w(std::vector<float>{0.5f, -1.0f});
-//   auto copy = w;              // shares the buffer, copies nothing
-//   float first = copy.data()[0];
+/// \file
+/// A read-only float buffer (model weights) that actors of one process share
+/// instead of copying: the PS hands out its current weights to every pull and
+/// snapshot, and writes its next update into a fresh buffer only while one is
+/// still held elsewhere. Across nodes it is serialized as a plain float array.
+///
+/// ```cpp
+/// syncpoint::shared_floats w(std::vector<float>{0.5f, -1.0f});
+/// auto copy = w;              // shares the buffer, copies nothing
+/// float first = copy.data()[0];
+/// ```
 #pragma once
 
 #include <syncpoint/float_block.hpp>
@@ -20,20 +23,23 @@
 
 namespace syncpoint {
 
+/// A read-only float buffer shared by every message that carries it (above).
 class shared_floats {
  public:
-  using pointer = std::shared_ptr<const std::vector<float>>;
+  using pointer = std::shared_ptr<const std::vector<float>>;  ///< the buffer, shared
 
-  shared_floats() : p_(std::make_shared<const std::vector<float>>()) {}
-  explicit shared_floats(pointer p) : p_(std::move(p)) {}
+  shared_floats() : p_(std::make_shared<const std::vector<float>>()) {}  ///< empty
+  explicit shared_floats(pointer p) : p_(std::move(p)) {}  ///< shares `p`
+  /// Takes `v` over.
   explicit shared_floats(std::vector<float> v)
     : p_(std::make_shared<const std::vector<float>>(std::move(v))) {}
 
-  const float* data() const { return p_->data(); }
-  size_t size() const { return p_->size(); }
-  const std::vector<float>& vec() const { return *p_; }
-  const pointer& shared() const { return p_; }
+  const float* data() const { return p_->data(); }  ///< the values
+  size_t size() const { return p_->size(); }  ///< how many
+  const std::vector<float>& vec() const { return *p_; }  ///< the values as a vector
+  const pointer& shared() const { return p_; }  ///< the buffer itself
 
+  /// Equal values (not the same buffer).
   friend bool operator==(const shared_floats& a, const shared_floats& b) { return *a.p_ == *b.p_; }
 
  private:

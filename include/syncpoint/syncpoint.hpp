@@ -1,14 +1,19 @@
-// Every public header of syncpoint but the two that bring in LibTorch
-// (<syncpoint/torch_model.hpp>, <syncpoint/torch_data.hpp>).
-//
-//   #include <syncpoint/syncpoint.hpp>
-//
-//   int main() {
-//     syncpoint::job_config cfg;
-//     cfg.protocol = "bsp"; cfg.workers = 2; cfg.model = "softmax"; cfg.epochs = 1;
-//     auto r = syncpoint::train(cfg);
-//     return r.summary.final_accuracy > 0.5 ? 0 : 1;
-//   }
+/// \file
+/// Every public header of syncpoint but the two that bring in LibTorch
+/// (<syncpoint/torch_model.hpp>, <syncpoint/torch_data.hpp>).
+///
+/// ```cpp
+/// #include <syncpoint/syncpoint.hpp>
+/// ```
+///
+/// ```cpp
+/// int main() {
+///   syncpoint::job_config cfg;
+///   cfg.protocol = "bsp"; cfg.workers = 2; cfg.model = "softmax"; cfg.epochs = 1;
+///   auto r = syncpoint::train(cfg);
+///   return r.summary.final_accuracy > 0.5 ? 0 : 1;
+/// }
+/// ```
 #pragma once
 
 #include <syncpoint/version.hpp>

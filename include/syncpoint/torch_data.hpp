@@ -1,17 +1,20 @@
-// A torch::data dataset as a syncpoint data set: every example read once,
-// its data tensor's shape the example shape, its target the label.
-//
-//   struct rows : torch::data::datasets::Dataset<rows> {
-//     torch::data::Example<> get(size_t i) override { ... }
-//     torch::optional<size_t> size() const override { return 1000; }
-//   };
-//   rows train_rows, test_rows;
-//   syncpoint::register_dataset("rows", [&](const syncpoint::data_request&) {
-//     return syncpoint::train_test{syncpoint::dataset_from_torch(train_rows, 5),
-//                                  syncpoint::dataset_from_torch(test_rows, 5)};
-//   });
-//
-// Only files that define such a dataset include this header (it pulls in LibTorch).
+/// \file
+/// A torch::data dataset as a syncpoint data set: every example read once,
+/// its data tensor's shape the example shape, its target the label.
+///
+/// ```cpp
+/// struct rows : torch::data::datasets::Dataset<rows> {
+///   torch::data::Example<> get(size_t i) override { ... }
+///   torch::optional<size_t> size() const override { return 1000; }
+/// };
+/// rows train_rows, test_rows;
+/// syncpoint::register_dataset("rows", [&](const syncpoint::data_request&) {
+///   return syncpoint::train_test{syncpoint::dataset_from_torch(train_rows, 5),
+///                                syncpoint::dataset_from_torch(test_rows, 5)};
+/// });
+/// ```
+///
+/// Only files that define such a dataset include this header (it pulls in LibTorch).
 #pragma once
 
 #include <syncpoint/data_registry.hpp>

@@ -1,11 +1,14 @@
-// The library's front door: run one training job and get its summary.
-//
-//   syncpoint::job_config cfg;
-//   cfg.protocol = "ssp"; cfg.protocol_opts.set("staleness", 2);
-//   cfg.workers = 4; cfg.model = "mlp"; cfg.epochs = 1;
-//   cfg.straggler = "3:x4"; cfg.out_dir = "runs/ssp";
-//   syncpoint::run_result r = syncpoint::train(cfg);
-//   std::cout << r.summary.final_accuracy << "\n";
+/// \file
+/// The library's front door: run one training job and get its summary.
+///
+/// ```cpp
+/// syncpoint::job_config cfg;
+/// cfg.protocol = "ssp"; cfg.protocol_opts.set("staleness", 2);
+/// cfg.workers = 4; cfg.model = "mlp"; cfg.epochs = 1;
+/// cfg.straggler = "3:x4"; cfg.out_dir = "runs/ssp";
+/// syncpoint::run_result r = syncpoint::train(cfg);
+/// std::cout << r.summary.final_accuracy << "\n";
+/// ```
 #pragma once
 
 #include <syncpoint/job_config.hpp>
@@ -13,13 +16,15 @@
 
 namespace syncpoint {
 
+/// A finished run: its summary, trace and final model.
 struct run_result {
-  run_summary summary;
-  std::vector<trace_event> trace;
-  std::vector<std::string> failures;  // one line per lost worker, with the reason
-  weights final_model;                // the PS's model at the end
-  double coordinator_busy_s = 0;      // wall time the coordinator spent deciding (not in the summary:
-  uint64_t coordinator_pushes = 0;    // it is no part of a reproducible run)
+  run_summary summary;  ///< what summary.json holds
+  std::vector<trace_event> trace;  ///< what trace.jsonl holds
+  std::vector<std::string> failures;  ///< one line per lost worker, with the reason
+  weights final_model;                ///< the PS's model at the end
+  double coordinator_busy_s = 0;      ///< wall time the coordinator spent deciding (not in the summary:
+                                      ///< it is no part of a reproducible run)
+  uint64_t coordinator_pushes = 0;    ///< pushes it handled
 };
 
 /// Runs the job to completion on the configured clock. Writes trace.jsonl and
