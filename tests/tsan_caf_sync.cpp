@@ -11,8 +11,9 @@
 //    the actor ends), which acquire on the receiver and release when they
 //    return, so that the next message, perhaps on another scheduler thread,
 //    sees the state the last one left
-//  - the control block's reference drops, acq_rel as CAF's own, so that the
-//    thread that frees an actor sees what the others did with it.
+//  - the reference drops of an actor's control block and of a message's data
+//    (ref_counted), acq_rel as CAF's own, so that the thread that frees either
+//    sees what the others did with it.
 // These are the edges CAF guarantees, no more: a race between two actors that
 // share memory without a message, or a sender that writes what it has sent, is
 // still reported (tests/tsan_canary.cpp proves both in every TSan run).
@@ -31,6 +32,7 @@
 
 #include <caf/actor_control_block.hpp>
 #include <caf/blocking_actor.hpp>
+#include <caf/ref_counted.hpp>
 #include <caf/scheduled_actor.hpp>
 
 namespace {
@@ -151,6 +153,21 @@ SYNCPOINT_INTERPOSE void intrusive_ptr_release_weak(actor_control_block* x) {
   __tsan_release(x);
   __tsan_acquire(x);
   caf_release_weak(x);
+}
+
+// A message's data (and an error's context, a message too) is shared between
+// copies and freed by whichever thread drops the last reference, with CAF's
+// acq_rel decrement inside the library: as for the control block, each
+// decrement is a release and an acquire on the object. Without it, a reply
+// read by the asker and freed later by the replier's copy on another thread
+// looked like a race (a data plane test, once in a fresh-clone CI run).
+SYNCPOINT_INTERPOSE void ref_counted::deref() const noexcept {
+  using fn = void (*)(const ref_counted*);
+  static const fn caf_deref = next_definition<fn>("_ZNK3caf11ref_counted5derefEv");
+  auto* self = const_cast<ref_counted*>(this);
+  __tsan_release(self);
+  __tsan_acquire(self);
+  caf_deref(this);
 }
 
 }  // namespace caf
