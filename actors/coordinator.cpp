@@ -129,10 +129,6 @@ void gather_model(coordinator_ptr self, Then then, Fail fail) {
   }
 }
 
-bool is_failure(const caf::error& reason) {
-  return reason && reason != caf::exit_reason::normal && reason != caf::exit_reason::user_shutdown;
-}
-
 // Why a worker went, in words (CAF renders exit reasons as codes).
 std::string loss_reason(coordinator_ptr self, const caf::error& reason) {
   if (reason == caf::exit_reason::remote_link_unreachable)
@@ -154,8 +150,12 @@ void shut_down_everything(coordinator_ptr self) {
     self->send_exit(w, caf::exit_reason::user_shutdown);
 }
 
-// The run cannot go on: observers hear why, everyone stops, and the driver,
-// which monitors us, reports `why`.
+}  // namespace
+
+bool is_failure(const caf::error& reason) {
+  return reason && reason != caf::exit_reason::normal && reason != caf::exit_reason::user_shutdown;
+}
+
 void fail_run(coordinator_ptr self, caf::error why) {
   auto& st = self->state;
   st.tell_observers(done_atom::value, "failed: " + self->system().render(why));
@@ -163,6 +163,8 @@ void fail_run(coordinator_ptr self, caf::error why) {
   shut_down_everything(self);
   self->quit(std::move(why));
 }
+
+namespace {
 
 // Worker i is gone (`reason`: its exit): the protocol goes on without it.
 void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
@@ -192,33 +194,6 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   st.set_live(i, false);
   maybe_finish(self);
   checkpoint_if_still(self);
-}
-
-// An observer gone: one that failed ends the run (the driver reports why), one
-// that quit is dropped.
-bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
-  auto& st = self->state;
-  auto o = std::find_if(st.observers.begin(), st.observers.end(),
-                        [&](const job_observer_actor& a) { return a.address() == dm.source; });
-  if (o == st.observers.end())
-    return false;
-  auto which = static_cast<size_t>(o - st.observers.begin());
-  st.observers.erase(o);
-  if (is_failure(dm.reason) && !st.finishing) {
-    // CAF ends an actor that throws with a bare runtime_error (its text goes to stdout).
-    auto hint = dm.reason == caf::sec::runtime_error && dm.reason.context().empty()
-                  ? " (an exception it did not catch, if CAF printed one above)"
-                  : "";
-    fail_run(self, make_error(sp_error::user_actor_failed, "observer " + std::to_string(which) + " of the job failed: " +
-                                                             self->system().render(dm.reason) + hint));
-  }
-  return true;
-}
-
-bool from_observer(coordinator_ptr self) {
-  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-  auto& obs = self->state.observers;
-  return from && std::any_of(obs.begin(), obs.end(), [&](const job_observer_actor& a) { return a.address() == from; });
 }
 
 void on_down(coordinator_ptr self, const caf::down_msg& dm) {
@@ -396,11 +371,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         self->monitor(st.evaluator);
       if (st.cfg->tracer)
         self->monitor(st.cfg->tracer);
-      st.observers = st.cfg->observers;
-      for (auto& o : st.observers) {
-        self->monitor(o);
-        self->send(o, start_atom::value, job_control_actor{self});
-      }
+      greet_observers(self);
       st.started = true;
       if (st.resumed) {
         // The PS has its weights, the protocol its state, pending timers
@@ -520,21 +491,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
           && (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(st.cfg->driver) || from_observer(self)))
         begin_stop(self, reason);
     },
-    [=](eval_atom) {
-      // Not while a checkpoint is cut (no evaluation may be in flight then), and
-      // once per sample count: an observer that asks at every evaluation it hears
-      // of would otherwise loop at one virtual instant forever.
-      auto& st = self->state;
-      if (from_observer(self) && st.started && !st.stopping && !st.finishing && !st.freezing && !st.collecting
-          && st.samples_ != st.observer_eval_at) {
-        st.observer_eval_at = st.samples_;
-        st.request_snapshot(false);
-      }
-    },
-    [=](mark_atom, const std::string& note, double value) {
-      if (from_observer(self))
-        self->state.mark("mark", note, value);
-    },
+    [=](eval_atom) { observer_asks_eval(self); },
+    [=](mark_atom, const std::string& note, double value) { observer_marks(self, note, value); },
   };
 }
 

@@ -411,6 +411,30 @@ class busy_timer {
   std::chrono::steady_clock::time_point t0_;
 };
 
+/// Whether an actor's exit reason is a failure (not a normal or shutdown exit).
+bool is_failure(const caf::error& reason);
+
+/// The run cannot go on: observers hear why, everyone stops, and the driver,
+/// which monitors the coordinator, reports `why`.
+void fail_run(coordinator_ptr self, caf::error why);
+
+// -- observers (coordinator_observers.cpp): a program's own actors that follow the run
+
+/// At the start: monitors each observer and hands it the job's control handle.
+void greet_observers(coordinator_ptr self);
+
+/// Whether the current message comes from one of the observers.
+bool from_observer(coordinator_ptr self);
+
+/// A down message from an observer: one that failed while the run goes on
+/// ends it (user_actor_failed), one that quit is dropped. False when `dm` is
+/// not an observer's.
+bool observer_down(coordinator_ptr self, const caf::down_msg& dm);
+
+/// An observer asks for an evaluation now, or writes a "mark" into the trace.
+void observer_asks_eval(coordinator_ptr self);
+void observer_marks(coordinator_ptr self, const std::string& note, double value);
+
 /// Real clock: the checkpoint tick. Holds releases back until every live
 /// worker waits, then gathers every actor's state, hands it to
 /// cfg.on_checkpoint, and lets everyone go.

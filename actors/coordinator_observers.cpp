@@ -1,0 +1,61 @@
+// The coordinator's side of observers (job_observer_actor): a program's own
+// actors that follow the run, hear its evaluations, progress, phases and end,
+// and may stop it, ask for an evaluation or mark the trace.
+#include "actors/coordinator_state.hpp"
+
+#include <algorithm>
+
+namespace syncpoint {
+
+void greet_observers(coordinator_ptr self) {
+  auto& st = self->state;
+  st.observers = st.cfg->observers;
+  for (auto& o : st.observers) {
+    self->monitor(o);
+    self->send(o, start_atom::value, job_control_actor{self});
+  }
+}
+
+bool from_observer(coordinator_ptr self) {
+  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  auto& obs = self->state.observers;
+  return from && std::any_of(obs.begin(), obs.end(), [&](const job_observer_actor& a) { return a.address() == from; });
+}
+
+bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  auto o = std::find_if(st.observers.begin(), st.observers.end(),
+                        [&](const job_observer_actor& a) { return a.address() == dm.source; });
+  if (o == st.observers.end())
+    return false;
+  auto which = static_cast<size_t>(o - st.observers.begin());
+  st.observers.erase(o);
+  if (is_failure(dm.reason) && !st.finishing) {
+    // CAF ends an actor that throws with a bare runtime_error (its text goes to stdout).
+    auto hint = dm.reason == caf::sec::runtime_error && dm.reason.context().empty()
+                  ? " (an exception it did not catch, if CAF printed one above)"
+                  : "";
+    fail_run(self, make_error(sp_error::user_actor_failed, "observer " + std::to_string(which) + " of the job failed: " +
+                                                             self->system().render(dm.reason) + hint));
+  }
+  return true;
+}
+
+void observer_asks_eval(coordinator_ptr self) {
+  // Not while a checkpoint is cut (no evaluation may be in flight then), and
+  // once per sample count: an observer that asks at every evaluation it hears
+  // of would otherwise loop at one virtual instant forever.
+  auto& st = self->state;
+  if (from_observer(self) && st.started && !st.stopping && !st.finishing && !st.freezing && !st.collecting
+      && st.samples_ != st.observer_eval_at) {
+    st.observer_eval_at = st.samples_;
+    st.request_snapshot(false);
+  }
+}
+
+void observer_marks(coordinator_ptr self, const std::string& note, double value) {
+  if (from_observer(self))
+    self->state.mark("mark", note, value);
+}
+
+}  // namespace syncpoint
