@@ -102,7 +102,6 @@ size_t scheduler_threads(int workers) {
 }
 
 run_result train(const job_config& cfg, progress_fn on_progress) {
-  validate(cfg);  // before making a system for it
   caf::actor_system_config sys_cfg;
   configure(sys_cfg, cfg);
   caf::actor_system sys{sys_cfg};

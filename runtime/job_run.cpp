@@ -181,6 +181,18 @@ struct checkpoint_schedule {
   int64_t after(int64_t now) const { return every_ns > 0 ? (now / every_ns + 1) * every_ns : INT64_MAX; }
 };
 
+// Stops every actor of the job, before the actor system (whose destructor
+// waits for them) goes.
+void stop_every_actor(caf::scoped_actor& driver, const job_actors& actors) {
+  for (auto& a : actors.workers)
+    driver->send_exit(a, caf::exit_reason::user_shutdown);
+  driver->send_exit(actors.core.coordinator, caf::exit_reason::user_shutdown);
+  for (auto& shard : actors.core.ps.shards)
+    driver->send_exit(shard, caf::exit_reason::user_shutdown);
+  driver->send_exit(actors.core.evaluator, caf::exit_reason::user_shutdown);
+  driver->send_exit(actors.core.tracer, caf::exit_reason::user_shutdown);
+}
+
 // Runs the job to its outcome: on the virtual clock, every message and timer
 // (and its checkpoints) first. Throws when the run fails, after stopping its actors.
 run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const started_job& job,
@@ -237,15 +249,7 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
       caf::after(limit) >> [&] { failure = "no result within the time limit"; });
   if (finished)
     return outcome;
-  // Stop every actor before the actor system (whose destructor waits for them) goes.
-  auto& core = job.actors.core;
-  for (auto& a : job.actors.workers)
-    driver->send_exit(a, caf::exit_reason::user_shutdown);
-  driver->send_exit(core.coordinator, caf::exit_reason::user_shutdown);
-  for (auto& shard : core.ps.shards)
-    driver->send_exit(shard, caf::exit_reason::user_shutdown);
-  driver->send_exit(core.evaluator, caf::exit_reason::user_shutdown);
-  driver->send_exit(core.tracer, caf::exit_reason::user_shutdown);
+  stop_every_actor(driver, job.actors);
   drain();
   throw std::runtime_error("the run failed: " +
                            (failure.empty() ? std::string("it ended without a result") : failure));
@@ -356,15 +360,7 @@ void job::release() noexcept {
     return;
   }
   if (!impl_->started) {  // never ran: its actors go
-    auto& core = impl_->actors.actors.core;
-    auto& d = *impl_->driver;
-    for (auto& w : impl_->actors.actors.workers)
-      d->send_exit(w, caf::exit_reason::user_shutdown);
-    for (auto& shard : core.ps.shards)
-      d->send_exit(shard, caf::exit_reason::user_shutdown);
-    d->send_exit(core.coordinator, caf::exit_reason::user_shutdown);
-    d->send_exit(core.evaluator, caf::exit_reason::user_shutdown);
-    d->send_exit(core.tracer, caf::exit_reason::user_shutdown);
+    stop_every_actor(*impl_->driver, impl_->actors.actors);
     if (impl_->holds_timeline)
       virtual_timeline{dynamic_cast<caf::scheduler::test_coordinator&>(impl_->sys.scheduler())}.run();
     impl_.reset();
