@@ -290,7 +290,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
     --st.evals_pending;
   st.last_accuracy = r.accuracy;
   st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
-  st.tell_observers(eval_atom::value, r);
+  st.tell_followers(eval_atom::value, r);
   if (!r.final) {
     st.print_progress("eval");
     checkpoint_if_still(self);
@@ -311,7 +311,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
           st.tell_observers(done_atom::value, st.end_reason);
           self->send(st.cfg->driver, done_atom::value,
                      run_outcome{std::move(events), st.losses, std::move(model),
-                                 std::chrono::duration<double>(st.busy).count(), st.pushes_handled});
+                                 std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.end_reason});
           shut_down_everything(self);
           self->quit();
         }, fail);
@@ -488,7 +488,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](stop_atom, const std::string& reason) {
       auto& st = self->state;  // once the run ends on its own, a stop changes nothing
       if (!st.finishing
-          && (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(st.cfg->driver) || from_observer(self)))
+          && from_driver_or_observer(self))
         begin_stop(self, reason);
     },
     [=](eval_atom) { observer_asks_eval(self); },

@@ -10,7 +10,7 @@
 //   (eval_atom, eval_result)                  from the evaluator
 //   (stop_atom, reason)                       ends the run early (as a limit would), from
 //                                             the driver or an observer
-//   (eval_atom), (mark_atom, note, value)     from an observer: evaluate now; a "mark" event
+//   (eval_atom), (mark_atom, note, value)     from the driver or an observer: evaluate now; a "mark" event
 //   (save_atom) -> saved_coordinator          its state and its protocol's, for a
 //                                             checkpoint (an error while the run ends)
 //   (pushed_atom, resume_atom, worker) -> proceed   a resumed worker's held push
@@ -20,8 +20,9 @@
 // job that started with fewer slots than workers).
 // Resumed (cfg.resume), it starts on (start_atom, ...) where it was saved,
 // without starting the protocol again.
-// It sends progress reports to `driver` (with report_progress) and, when the
-// run ends, (done_atom, run_outcome); then it shuts down the PS, evaluator,
+// It sends progress reports to `driver` (with report_progress), every
+// evaluation and phase change (with report_events) and, when the run ends,
+// (done_atom, run_outcome); then it shuts down the PS, evaluator,
 // tracer and workers. Observers (job_observer_actor) get the control handle
 // at the start, then every evaluation, progress line and phase change, and
 // (done_atom, reason); one that fails ends the run (user_actor_failed).
@@ -53,6 +54,7 @@ struct coordinator_config {
   uint64_t eval_every_samples = 0;  // 0: only the final evaluation
   bool progress = false;            // print progress lines on stderr
   bool report_progress = false;     // send them to the driver
+  bool report_events = false;       // send the driver every evaluation and phase change too
   progress_fn on_progress;          // or hand them to this (called on the coordinator's thread)
   ps_group ps;                      // its shards; control messages go to every one
   tracer_actor tracer;

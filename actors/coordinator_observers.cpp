@@ -16,10 +16,11 @@ void greet_observers(coordinator_ptr self) {
   }
 }
 
-bool from_observer(coordinator_ptr self) {
+bool from_driver_or_observer(coordinator_ptr self) {
   auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
   auto& obs = self->state.observers;
-  return from && std::any_of(obs.begin(), obs.end(), [&](const job_observer_actor& a) { return a.address() == from; });
+  return from && (from == self->state.cfg->driver.address()
+                  || std::any_of(obs.begin(), obs.end(), [&](const job_observer_actor& a) { return a.address() == from; }));
 }
 
 bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
@@ -30,14 +31,8 @@ bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
     return false;
   auto which = static_cast<size_t>(o - st.observers.begin());
   st.observers.erase(o);
-  if (is_failure(dm.reason) && !st.finishing) {
-    // CAF ends an actor that throws with a bare runtime_error (its text goes to stdout).
-    auto hint = dm.reason == caf::sec::runtime_error && dm.reason.context().empty()
-                  ? " (an exception it did not catch, if CAF printed one above)"
-                  : "";
-    fail_run(self, make_error(sp_error::user_actor_failed, "observer " + std::to_string(which) + " of the job failed: " +
-                                                             self->system().render(dm.reason) + hint));
-  }
+  if (is_failure(dm.reason) && !st.finishing)
+    fail_run(self, observer_failed(self->system(), which, dm.reason));
   return true;
 }
 
@@ -46,7 +41,7 @@ void observer_asks_eval(coordinator_ptr self) {
   // once per sample count: an observer that asks at every evaluation it hears
   // of would otherwise loop at one virtual instant forever.
   auto& st = self->state;
-  if (from_observer(self) && st.started && !st.stopping && !st.finishing && !st.freezing && !st.collecting
+  if (from_driver_or_observer(self) && st.started && !st.stopping && !st.finishing && !st.freezing && !st.collecting
       && st.samples_ != st.observer_eval_at) {
     st.observer_eval_at = st.samples_;
     st.request_snapshot(false);
@@ -54,7 +49,7 @@ void observer_asks_eval(coordinator_ptr self) {
 }
 
 void observer_marks(coordinator_ptr self, const std::string& note, double value) {
-  if (from_observer(self))
+  if (from_driver_or_observer(self))
     self->state.mark("mark", note, value);
 }
 

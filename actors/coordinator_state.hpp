@@ -238,7 +238,7 @@ struct coordinator_state : coordinator_api {
     auto t = since(self, cfg->origin);
     trace_event ev{kind, -1, t, t, samples_, version_, value, note};
     if (kind == "phase")
-      tell_observers(phase_atom::value, phase_of(ev));
+      tell_followers(phase_atom::value, phase_of(ev));
     trace(std::move(ev));
   }
 
@@ -246,6 +246,15 @@ struct coordinator_state : coordinator_api {
   void tell_observers(const Ts&... xs) {
     for (auto& o : observers)
       self->send(o, xs...);
+  }
+
+  // Evaluations and phase changes: to the observers, and to a driver that
+  // relays them (a cluster's job runner, to the submitter's observers).
+  template <class... Ts>
+  void tell_followers(const Ts&... xs) {
+    tell_observers(xs...);
+    if (cfg->report_events && cfg->driver)
+      self->send(cfg->driver, xs...);
   }
 
   void evaluate() override { request_snapshot(false); }
@@ -423,8 +432,9 @@ void fail_run(coordinator_ptr self, caf::error why);
 /// At the start: monitors each observer and hands it the job's control handle.
 void greet_observers(coordinator_ptr self);
 
-/// Whether the current message comes from one of the observers.
-bool from_observer(coordinator_ptr self);
+/// Whether the current message comes from the driver or one of the
+/// observers: who may stop the run, ask for an evaluation or mark the trace.
+bool from_driver_or_observer(coordinator_ptr self);
 
 /// A down message from an observer: one that failed while the run goes on
 /// ends it (user_actor_failed), one that quit is dropped. False when `dm` is

@@ -198,10 +198,4 @@ std::string cli_config::check_content() {
   return check_all(content, true);
 }
 
-std::string error_words(caf::actor_system& sys, const caf::error& err) {
-  if (err.context().match_element<std::string>(0))
-    return err.context().get_as<std::string>(0);
-  return sys.render(err);
-}
-
 }  // namespace syncpoint::cli

@@ -51,7 +51,4 @@ int parse_command(Options& opts, const std::vector<std::string>& args, const std
   return opts.help_printed() ? 0 : -1;
 }
 
-/// The words of an error: the message it carries, else CAF's rendering.
-std::string error_words(caf::actor_system& sys, const caf::error& err);
-
 }  // namespace syncpoint::cli

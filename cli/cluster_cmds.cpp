@@ -97,13 +97,6 @@ void say(FILE* to, const std::string& line) {
   std::fflush(to);
 }
 
-// Ends the process at once: a connect that timed out may still block
-// CAF's middleman, whose orderly shutdown would then wait for it.
-[[noreturn]] void leave_now(int code) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-  std::_Exit(code);
-}
 
 std::string hostname() {
   char buf[256] = {};
@@ -153,6 +146,12 @@ std::string clock_time(int64_t ms) {
 }
 
 }  // namespace
+
+void leave_now(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::_Exit(code);
+}
 
 std::string cluster_secret(const std::string& token, const std::string& token_file, const std::string& command) {
   if (!token.empty() && !token_file.empty()) {
@@ -205,44 +204,38 @@ int head_refusal(caf::actor_system& sys, const caf::error& e, const std::string&
   return e.category() == caf::atom("syncpoint") ? 2 : 1;
 }
 
-awaited_result await_finished(caf::scoped_actor& self, caf::actor_system& sys, const cluster::head_actor& head,
-                              uint64_t id, const std::string& stop_token, signal_catcher& signals,
-                              std::chrono::seconds limit, const std::string& command, const std::string& what) {
-  awaited_result out;
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!out.got && !out.lost) {
-    if (int sig = signals.wait(0)) {
-      if (out.interrupted) {
-        std::fprintf(stderr, "syncpoint %s: interrupted again: leaving without %s's outcome\n", command.c_str(),
-                     what.c_str());
-        std::fflush(stderr);
-        std::_Exit(128 + sig);
-      }
-      out.interrupted = sig;
-      std::fprintf(stderr, "syncpoint %s: stopping %s (its outcome and files follow; interrupt again to leave at once)\n",
-                   command.c_str(), what.c_str());
-      auto why = std::string("its submitter was interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
-      self->request(head, std::chrono::seconds(10), stop_atom::value, id, stop_token, why)
-        .receive([](bool) {}, [&](caf::error& e) {
-          std::fprintf(stderr, "syncpoint %s: the head did not stop %s: %s\n", command.c_str(), what.c_str(),
-                       error_words(sys, e).c_str());
-        });
+std::function<std::string()> stop_on_signal(signal_catcher& signals, int& interrupted, const std::string& command,
+                                            const std::string& what) {
+  return [&signals, &interrupted, command, &what]() -> std::string {
+    int sig = signals.wait(0);
+    if (!sig)
+      return "";
+    if (interrupted) {
+      std::fprintf(stderr, "syncpoint %s: interrupted again: leaving without %s's outcome\n", command.c_str(),
+                   what.c_str());
+      leave_now(128 + sig);
     }
-    if (std::chrono::steady_clock::now() > deadline) {
-      std::fprintf(stderr, "syncpoint %s: no result within the time limit\n", command.c_str());
-      break;
-    }
-    self->receive(
-      [&](cluster::job_result& r) {
-        out.result = std::move(r);
-        out.got = true;
-      },
-      [&](caf::down_msg&) {
-        std::fprintf(stderr, "syncpoint %s: lost the connection to the head\n", command.c_str());
-        out.lost = true;
-      },
-      caf::after(std::chrono::milliseconds(100)) >> [] {});
-  }
+    interrupted = sig;
+    std::fprintf(stderr, "syncpoint %s: stopping %s (its outcome and files follow; interrupt again to leave at once)\n",
+                 command.c_str(), what.c_str());
+    return std::string("its submitter was interrupted (") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + ")";
+  };
+}
+
+awaited_end await_finished(caf::scoped_actor& self, const cluster::head_actor& head, uint64_t id,
+                           const std::string& stop_token, signal_catcher& signals,
+                           std::chrono::seconds limit, const std::string& command, const std::string& what) {
+  awaited_end out;
+  static_cast<cluster::awaited_result&>(out) =
+    await_result(self, head, id, stop_token, stop_on_signal(signals, out.interrupted, command, what), limit,
+                 [&](const std::string& why) {
+                   std::fprintf(stderr, "syncpoint %s: the head did not stop %s: %s\n", command.c_str(), what.c_str(),
+                                why.c_str());
+                 });
+  if (out.lost)
+    std::fprintf(stderr, "syncpoint %s: lost the connection to the head\n", command.c_str());
+  else if (!out.got)
+    std::fprintf(stderr, "syncpoint %s: no result within the time limit\n", command.c_str());
   return out;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/submit.hpp"
 
 #include <caf/scoped_actor.hpp>
 
@@ -23,6 +24,10 @@ namespace syncpoint::cli {
 /// CAF's shutdown, which a timed-out connect may block).
 cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& at,
                                const std::string& command);
+
+/// Ends the process at once with `code`: a connect that timed out may still
+/// block CAF's middleman, whose orderly shutdown would then wait for it.
+[[noreturn]] void leave_now(int code);
 
 /// The cluster's token from --token or --token-file ("" when neither). Prints
 /// "syncpoint COMMAND: why" and ends with status 2 when both are given or the
@@ -41,20 +46,23 @@ class signal_catcher;
 /// (bad input, no token), 1 for anything else (a lost connection).
 int head_refusal(caf::actor_system& sys, const caf::error& e, const std::string& command);
 
-/// What await_finished saw: the job's (or sweep's) result, a lost head, or neither in time.
-struct awaited_result {
-  bool got = false, lost = false;
-  int interrupted = 0;  // the signal that stopped it (0: none)
-  cluster::job_result result;
+/// What await_finished saw: as cluster::await_result, and the signal that stopped it (0: none).
+struct awaited_end : cluster::awaited_result {
+  int interrupted = 0;
 };
 
-/// Waits until `self` receives the job_result its client hands on, the head
-/// goes away (`self` monitors it) or `limit` passes. SIGINT or SIGTERM asks
-/// the head to stop `what` ("job 3", "sweep 3") with its stop token, and its
-/// outcome still comes; a second signal leaves at once (exit 128+N).
-awaited_result await_finished(caf::scoped_actor& self, caf::actor_system& sys, const cluster::head_actor& head,
-                              uint64_t id, const std::string& stop_token, signal_catcher& signals,
-                              std::chrono::seconds limit, const std::string& command, const std::string& what);
+/// A stop_when (cluster::await_result, submit()) for the terminal: SIGINT or
+/// SIGTERM asks the head to stop `what` ("job 3", "sweep 3"; read when the
+/// signal comes), and its outcome still comes; a second signal leaves at once
+/// (exit 128+N). `interrupted` takes the first signal.
+std::function<std::string()> stop_on_signal(signal_catcher& signals, int& interrupted, const std::string& command,
+                                            const std::string& what);
+
+/// cluster::await_result with stop_on_signal, saying on stderr what went wrong
+/// (the head lost, no result within `limit`, a stop the head refused).
+awaited_end await_finished(caf::scoped_actor& self, const cluster::head_actor& head, uint64_t id,
+                           const std::string& stop_token, signal_catcher& signals,
+                           std::chrono::seconds limit, const std::string& command, const std::string& what);
 
 int run_head(const std::vector<std::string>& args);
 int run_node(const std::vector<std::string>& args);

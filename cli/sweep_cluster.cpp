@@ -179,7 +179,7 @@ int run_cluster_sweep(const sweep_request& req, const std::vector<sweep_cell>& c
   }
   // Through the client, which owns the terminal's bar from now on.
   caf::anon_send(client, progress_atom::value, "sweep " + std::to_string(id) + " accepted by the head at " + req.head);
-  auto waited = await_finished(self, sys, head, id, stop_token, signals, std::chrono::hours(24 * 30), "sweep",
+  auto waited = await_finished(self, head, id, stop_token, signals, std::chrono::hours(24 * 30), "sweep",
                                "sweep " + std::to_string(id));
   if (!waited.got) {
     self->send_exit(client, caf::exit_reason::user_shutdown);

@@ -29,6 +29,15 @@ caf::error make_error(sp_error code, std::string what) {
   return caf::error{static_cast<uint8_t>(code), category, caf::make_message(std::move(what))};
 }
 
+caf::error observer_failed(caf::actor_system& sys, size_t which, const caf::error& reason) {
+  // CAF ends an actor that throws with a bare runtime_error (its text goes to stdout).
+  auto hint = reason == caf::sec::runtime_error && reason.context().empty()
+                ? " (an exception it did not catch, if CAF printed one above)"
+                : "";
+  return make_error(sp_error::user_actor_failed,
+                    "observer " + std::to_string(which) + " of the job failed: " + sys.render(reason) + hint);
+}
+
 void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<gradient_push>("gradient_push");
   cfg.add_message_type<push_info>("push_info");

@@ -106,6 +106,10 @@ enum class sp_error : uint8_t {
 caf::error make_error(sp_error code, std::string what);
 std::string to_string(sp_error code);
 
+/// user_actor_failed for observer `which` (its place in the job's list) that
+/// ended with `reason`, in words.
+caf::error observer_failed(caf::actor_system& sys, size_t which, const caf::error& reason);
+
 /// Registers every type above and those of <syncpoint/messages.hpp> (and the
 /// containers that travel) with `cfg`,
 /// the actor handles of core/interfaces.hpp, and the renderer of the

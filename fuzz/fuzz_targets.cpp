@@ -279,7 +279,7 @@ std::vector<std::string> message_seeds() {
   eval_result eval{9, 1000, 640, true, 0.85};
   worker_loss loss{3, 5000, "node b lost"};
   progress_report progress{"[bsp] 50%", 640, 0.5, 0.8, true};
-  run_outcome outcome{{ev}, {loss}, w};
+  run_outcome outcome{{ev}, {loss}, w, 0.5, 7, "target"};
   job_config job;
   job.protocol = "ssp";
   job.workers = 4;
@@ -327,7 +327,8 @@ std::vector<std::string> message_seeds() {
           encoded(js),
           encoded(std::vector<worker_actor>{local_handle<worker_actor>(), worker_actor{}}),
           encoded(local_handle<worker_actor>()),
-          encoded(submit_atom::value, job, local_handle<client_actor>(), std::string("secret")),
+          encoded(submit_atom::value, job, local_handle<client_actor>(), std::string("secret"), follower_actor{}),
+          encoded(mark_atom::value, uint64_t{3}, std::string("stop token"), std::string("note"), 0.5),
           encoded(uint64_t{3}, std::string("stop token")),
           encoded(stop_atom::value, uint64_t{3}, std::string("stop token"), std::string("interrupted")),
           encoded(local_handle<evaluator_actor>(), local_handle<driver_actor>(), local_handle<coordinator_actor>(),

@@ -193,6 +193,7 @@ job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_
   co->eval_every_samples = static_cast<uint64_t>(std::llround(cfg.eval_every * epoch));
   co->progress = opts.progress;
   co->report_progress = opts.report_progress;
+  co->report_events = opts.report_events;
   co->on_progress = opts.on_progress;
   co->ps = core.ps;
   co->tracer = core.tracer;

@@ -46,6 +46,7 @@ struct core_options {
   caf::duration request_timeout = caf::infinite;
   bool progress = false;            // coordinator prints progress on stderr
   bool report_progress = false;     // ... or sends it to the driver
+  bool report_events = false;       // the driver gets every evaluation and phase change too
   progress_fn on_progress;          // ... or calls this instead of printing
   bool detached_evaluator = false;  // real clock: evaluate on a thread of its own
   const checkpoint_state* resume = nullptr;  // continue from a checkpoint (the workers' parts: worker_for)

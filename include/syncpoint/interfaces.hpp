@@ -29,7 +29,7 @@
 /// coordinator -> worker       proceed (the start of the run)
 /// PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
 /// everyone    -> tracer       trace;     coordinator -> tracer     collect
-/// coordinator -> driver       progress, done (the driver is whoever runs the job)
+/// coordinator -> driver       progress, done (the driver is whoever runs the job); eval, phase if asked
 /// ```
 #pragma once
 
@@ -69,9 +69,13 @@ using worker_actor = caf::typed_actor<
 /// Measures the test accuracy of the PS's snapshots and tells the coordinator.
 using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
 
-/// Receives the coordinator's progress reports and the run's outcome.
+/// Receives the coordinator's progress reports, the run's outcome, and (when
+/// its runner asks: a cluster's head relays them to the submitter) every
+/// evaluation and phase change.
 using driver_actor = caf::typed_actor<
   caf::reacts_to<progress_atom, progress_report>,
+  caf::reacts_to<eval_atom, eval_result>,
+  caf::reacts_to<phase_atom, phase_change>,
   caf::reacts_to<done_atom, run_outcome>>;
 
 /// What an actor of a program's own may send to a running job (its

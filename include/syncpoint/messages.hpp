@@ -149,6 +149,9 @@ struct run_outcome {
   // Its cost per push (`syncpoint simulate`): busy time (pushes, timers, losses, joins) over pushes.
   double coordinator_busy_s = 0;  ///< wall seconds the coordinator spent deciding
   uint64_t coordinator_pushes = 0;  ///< pushes it handled
+  /// Why it ended, as observers hear it in `done`: "budget", "time", "target",
+  /// a stop's reason, or "end" when every worker was lost.
+  std::string end_reason;
 };
 
 template <class Inspector>
@@ -183,7 +186,7 @@ typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_outcome& x) {
   return f(caf::meta::type_name("run_outcome"), x.trace, x.losses, x.final_model,
-           exact(x.coordinator_busy_s), x.coordinator_pushes);
+           exact(x.coordinator_busy_s), x.coordinator_pushes, x.end_reason);
 }
 
 }  // namespace syncpoint

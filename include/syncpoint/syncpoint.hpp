@@ -18,6 +18,7 @@
 
 #include <syncpoint/version.hpp>
 
+#include <syncpoint/cluster.hpp>
 #include <syncpoint/data_registry.hpp>
 #include <syncpoint/dataset.hpp>
 #include <syncpoint/float_block.hpp>

@@ -14,6 +14,12 @@
 
 namespace syncpoint::cluster {
 
+std::string error_words(caf::actor_system& sys, const caf::error& err) {
+  if (err.context().match_element<std::string>(0))
+    return err.context().get_as<std::string>(0);
+  return sys.render(err);
+}
+
 std::optional<endpoint> parse_endpoint(const std::string& s) {
   auto colon = s.rfind(':');
   if (colon == std::string::npos || colon == 0 || colon + 1 == s.size())

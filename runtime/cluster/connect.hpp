@@ -14,6 +14,9 @@ struct endpoint {
   uint16_t port = 0;
 };
 
+/// The words of an error: the message it carries, else CAF's rendering.
+std::string error_words(caf::actor_system& sys, const caf::error& err);
+
 /// Parses "HOST:PORT" (an IPv6 host in brackets: "[::1]:4242").
 std::optional<endpoint> parse_endpoint(const std::string& s);
 

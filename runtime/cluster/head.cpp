@@ -123,7 +123,8 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   return hello.name;
 }
 
-caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, client_actor& client, const std::string& secret) {
+caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, client_actor& client, const std::string& secret,
+                                             follower_actor& follower) {
   auto& st = self->state;
   if (auto err = check_submission(self, secret, "job", static_cast<bool>(client)))
     return err;
@@ -190,6 +191,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   setup.test = std::move(test);
   setup.resume = std::move(resume);
   setup.client = client;
+  setup.follower = std::move(follower);
   setup.head = head_actor{self};
   setup.head_token = st.cfg.control_token;
   setup.plane = st.cfg.plane;
@@ -233,7 +235,8 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   setup.node_tokens.resize(setup.nodes.size());
   entry.elastic = cfg.elastic;
   entry.status = {id, cfg.protocol, cfg.workers, 0, -1, "starting"};
-  entry.handle = spawn_job(self->system(), std::move(setup));
+  entry.runner = spawn_job(self->system(), std::move(setup));
+  entry.handle = entry.runner;
   self->monitor(entry.handle);
   auto stop_token = entry.stop_token;
   st.jobs.emplace(id, std::move(entry));
@@ -255,6 +258,20 @@ caf::result<bool> on_stop(head_ptr self, uint64_t id, const std::string& token, 
     return false;
   log(self, job_name(id, i->second) + " stopping: " + printable(reason));
   self->send(i->second.handle, stop_atom::value, st.cfg.control_token, printable(reason));
+  return true;
+}
+
+// The submitter's observers ask job `id` for an evaluation or a mark (`ts`):
+// relayed to its runner with the head's secret, as a stop is.
+template <class Atom, class... Ts>
+caf::result<bool> relay_to_job(head_ptr self, Atom what, uint64_t id, const std::string& token, const Ts&... xs) {
+  auto& st = self->state;
+  auto i = st.jobs.find(id);
+  if (i == st.jobs.end() || !i->second.runner || !same_secret(token, i->second.stop_token))
+    return make_error(sp_error::not_a_member, "only the job's submitter asks it for an evaluation or a mark");
+  if (is_final(i->second.status.state))
+    return false;
+  self->send(i->second.runner, what, st.cfg.control_token, xs...);
   return true;
 }
 
@@ -305,12 +322,19 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         out.jobs.push_back(kv.second.status);
       return out;
     },
-    [=](submit_atom, job_config& cfg, client_actor& client,
-        const std::string& secret) -> caf::result<uint64_t, std::string> {
-      return on_submit(self, cfg, client, secret);
+    [=](submit_atom, job_config& cfg, client_actor& client, const std::string& secret,
+        follower_actor& follower) -> caf::result<uint64_t, std::string> {
+      return on_submit(self, cfg, client, secret, follower);
     },
     [=](stop_atom, uint64_t id, const std::string& token, const std::string& reason) -> caf::result<bool> {
       return on_stop(self, id, token, reason);
+    },
+    [=](eval_atom, uint64_t id, const std::string& token) -> caf::result<bool> {
+      return relay_to_job(self, eval_atom::value, id, token);
+    },
+    [=](mark_atom, uint64_t id, const std::string& token, const std::string& note, double value)
+      -> caf::result<bool> {
+      return relay_to_job(self, mark_atom::value, id, token, note, value);
     },
     [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
       auto& st = self->state;

@@ -25,6 +25,7 @@ inline int32_t free_slots(const node_entry& n) { return std::max(0, n.status.slo
 struct job_entry {
   job_status status;
   managed_actor handle;  // a training job (job_runner) or a sweep (sweep_runner)
+  job_actor runner;      // the same, when a training job
   client_actor client;
   std::string stop_token;  // the submitter stops its job with it
   // Slots held on each node (by its actor, not its name: a node that died and

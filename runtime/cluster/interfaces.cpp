@@ -18,6 +18,7 @@ void register_cluster_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<cluster_status>("cluster_status");
   cfg.add_message_type<job_result>("job_result");
   cfg.add_message_type<client_actor>("client_actor");
+  cfg.add_message_type<follower_actor>("follower_actor");
   cfg.add_message_type<node_actor>("node_actor");
   cfg.add_message_type<job_actor>("job_actor");
   cfg.add_message_type<head_actor>("head_actor");
@@ -49,7 +50,8 @@ const std::string& schema_fingerprint() {
                              typeid(ps_actor).name(), typeid(worker_actor).name(),
                              typeid(coordinator_actor).name(), typeid(evaluator_actor).name(),
                              typeid(tracer_actor).name(), typeid(driver_actor).name(),
-                             typeid(sweep_actor).name(), typeid(sweep_client_actor).name()})
+                             typeid(sweep_actor).name(), typeid(sweep_client_actor).name(),
+                             typeid(follower_actor).name()})
       text += name;
     uint64_t h = 1469598103934665603ull;  // FNV-1a
     for (unsigned char c : text) {

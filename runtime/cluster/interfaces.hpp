@@ -3,8 +3,10 @@
 // a submitted job. Everything here crosses processes through CAF's middleman.
 //
 //   node   -> head    register(hello, node) -> name        heartbeat(name)
-//   anyone -> head    status(secret) -> cluster_status     submit(job, client, secret) -> (job id, stop token)
+//   anyone -> head    status(secret) -> cluster_status     submit(job, client, secret, follower) -> (job id, stop token)
 //   client -> head    stop(job id, stop token, reason) -> true   (the submitter ends its job early)
+//   client -> head    eval(job id, stop token) -> true, mark(job id, stop token, note, value) -> true
+//                     (the submitter's observers: evaluate now, mark the trace; relayed to the job)
 //   job    -> node    prepare(token, job) -> examples       (loads the data before the clock starts)
 //   job    -> node    spawn(token, worker_spec) -> worker   (the job runs on the head)
 //   job    -> node    spawn(token, shard_spec) -> PS shard  (--ps-placement nodes)
@@ -21,6 +23,8 @@
 // that never leaves that process. A head given the cluster's token (--token)
 // takes registrations (hello.secret), status and submit only with it.
 //   job    -> client  progress(line), finished(job_result)
+//   job    -> follower  start, progress(report), eval(result), phase(change) as the coordinator
+//                     tells its driver, in its order (when the submission named a follower)
 #pragma once
 
 #include "core/interfaces.hpp"
@@ -205,10 +209,20 @@ typename Inspector::result_type inspect(Inspector& f, job_result& x) {
            exact(x.resumed_at_s));
 }
 
-/// Follows one submitted job (lives in the `syncpoint submit` process).
+/// Follows one submitted job (lives in the submitting process).
 using client_actor = caf::typed_actor<
   caf::reacts_to<progress_atom, std::string>,
   caf::reacts_to<finished_atom, job_result>>;
+
+/// Hears a followed job's run as its coordinator tells its driver, in that
+/// order: start (the run began), each progress report whole, every
+/// evaluation and phase change (the submitting process hands them to the
+/// program's observers). A job's client may be its follower too.
+using follower_actor = caf::typed_actor<
+  caf::reacts_to<start_atom>,
+  caf::reacts_to<progress_atom, progress_report>,
+  caf::reacts_to<eval_atom, eval_result>,
+  caf::reacts_to<phase_atom, phase_change>>;
 
 /// Where a node sends a cell's files (each chunk acknowledged once the
 /// submitter wrote it) and its end (done or failed), with the order's key.
@@ -240,8 +254,12 @@ using managed_actor = caf::typed_actor<
   caf::reacts_to<stop_atom, std::string, std::string>,
   caf::replies_to<grow_atom, std::string, node_actor, std::string, std::string, int32_t>::with<int32_t>>;
 
-/// Runs one job on the head: the driver of its coordinator.
-using job_actor = driver_actor::extend_with<managed_actor>;
+/// Runs one job on the head: the driver of its coordinator. From the head,
+/// with its secret: evaluate now, mark the trace (note, value): what the
+/// submitter's observers ask for.
+using job_actor = driver_actor::extend_with<managed_actor>::extend<
+  caf::reacts_to<eval_atom, std::string>,
+  caf::reacts_to<mark_atom, std::string, std::string, double>>;
 
 /// Runs one sweep on the head: places its cells on free slots and relays their files.
 using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
@@ -252,10 +270,15 @@ using head_actor = caf::typed_actor<
   caf::replies_to<register_atom, node_hello, node_actor>::with<std::string>,
   caf::reacts_to<heartbeat_atom, std::string>,
   caf::replies_to<status_atom, std::string>::with<cluster_status>,                  // (the cluster's token)
-  // (the cluster's token) -> the job's id and the token that stops it, known to the submitter only
-  caf::replies_to<submit_atom, job_config, client_actor, std::string>::with<uint64_t, std::string>,
+  // (the cluster's token, who hears every event: invalid for none) -> the job's id and the
+  // token that stops it, known to the submitter only
+  caf::replies_to<submit_atom, job_config, client_actor, std::string, follower_actor>::with<uint64_t,
+                                                                                            std::string>,
   // (job id, its stop token, reason): end the job early; its outcome still goes to the client
   caf::replies_to<stop_atom, uint64_t, std::string, std::string>::with<bool>,
+  // (job id, its stop token[, note, value]): evaluate now, mark the trace; false once it ended
+  caf::replies_to<eval_atom, uint64_t, std::string>::with<bool>,
+  caf::replies_to<mark_atom, uint64_t, std::string, std::string, double>::with<bool>,
   caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
   // (the cluster's token) a sweep's cells -> its id and stop token, as submit
   caf::replies_to<sweep_atom, std::vector<sweep_cell_order>, sweep_client_actor, std::string>::with<uint64_t,
@@ -285,6 +308,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 13;
+inline constexpr int wire_version = 14;
 
 }  // namespace syncpoint::cluster

@@ -27,6 +27,25 @@ void say(job_ptr self, const std::string& line) {
     self->send(st.setup.client, progress_atom::value, line);
 }
 
+// What the coordinator tells its driver, to the job's follower: one sender,
+// so it hears it in the coordinator's order (and, as the follower is the
+// client, before the result).
+template <class... Ts>
+void relay(job_ptr self, const Ts&... xs) {
+  auto& st = self->state;
+  if (from_coordinator(self) && st.setup.follower && !st.client_gone)
+    self->send(st.setup.follower, xs...);
+}
+
+// The submitter's observers ask the running coordinator (not one being
+// replaced after a lost shard) through the head, with its secret.
+template <class... Ts>
+void ask_coordinator(job_ptr self, const std::string& token, const Ts&... xs) {
+  auto& st = self->state;
+  if (same_secret(token, st.setup.head_token) && st.started && !st.ended && !st.restarting)
+    self->send(st.core.coordinator, xs...);
+}
+
 // Ends a job that never ran to its outcome: stops everything it spawned.
 void abort_job(job_ptr self, const std::string& why) {
   auto& st = self->state;
@@ -79,6 +98,8 @@ void start(job_ptr self) {
   auto& st = self->state;
   st.started = true;
   self->send(st.core.coordinator, start_atom::value, st.workers, st.core.evaluator);
+  if (st.setup.follower && !st.client_gone)
+    self->send(st.setup.follower, start_atom::value);
   std::map<std::string, int> per_node;
   for (size_t i = 0; i < st.setup.node_names.size(); ++i)
     if (!st.vacant[i])
@@ -175,6 +196,7 @@ core_options core_options_for(job_ptr self) {
   opts.origin = st.origin;
   opts.request_timeout = caf::duration{seconds(cfg.request_timeout_s)};
   opts.report_progress = true;
+  opts.report_events = static_cast<bool>(st.setup.follower);
   opts.detached_evaluator = true;
   return opts;
 }
@@ -449,9 +471,14 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       auto& st = self->state;
       st.status.progress = r.fraction;
       st.status.accuracy = r.accuracy;
-      say(self, r.line);
+      if (st.setup.follower)
+        relay(self, progress_atom::value, r);
+      else
+        say(self, r.line);
       tell_head(self);
     },
+    [=](eval_atom, const eval_result& r) { relay(self, eval_atom::value, r); },
+    [=](phase_atom, const phase_change& p) { relay(self, phase_atom::value, p); },
     [=](done_atom, run_outcome& outcome) {
       if (from_coordinator(self))
         finish(self, outcome);
@@ -466,6 +493,10 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       // The head's secret, not the sender's node: CAF 0.17 lets a peer forge that.
       if (same_secret(token, self->state.setup.head_token))
         stop_job(self, reason);
+    },
+    [=](eval_atom, const std::string& token) { ask_coordinator(self, token, eval_atom::value); },
+    [=](mark_atom, const std::string& token, const std::string& note, double value) {
+      ask_coordinator(self, token, mark_atom::value, note, value);
     },
   };
 }

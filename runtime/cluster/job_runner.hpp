@@ -33,6 +33,7 @@ struct job_setup {
   std::vector<std::string> shard_node_tokens;
   std::string head_token;                  // what the head accepts job updates with
   client_actor client;
+  follower_actor follower;                 // hears every progress report, evaluation and phase (or none)
   head_actor head;
   caf::timespan spawn_timeout = std::chrono::seconds(60);
   std::shared_ptr<const resume_point> resume;  // continue from this checkpoint (checked by the head)
