@@ -6,6 +6,7 @@
 #include "examples/early_stopping.hpp"
 #include "examples/metrics_sink.hpp"
 #include "tests/cluster_fixture.hpp"
+#include "tests/failing_observer.hpp"
 
 #include <syncpoint/cluster.hpp>
 
@@ -138,17 +139,6 @@ job_observer_actor::behavior_type asker(job_observer_actor::stateful_pointer<ask
   };
 }
 
-// Fails at the first evaluation it hears.
-job_observer_actor::behavior_type failing(job_observer_actor::pointer self) {
-  return {
-    [](start_atom, const job_control_actor&) {},
-    [=](eval_atom, const eval_result&) { self->quit(caf::make_error(caf::sec::invalid_argument, "a bad metric")); },
-    [](progress_atom, const progress_report&) {},
-    [](phase_atom, const phase_change&) {},
-    [](done_atom, const std::string&) {},
-  };
-}
-
 }  // namespace
 
 TEST_CASE("cluster observers: the examples' metrics sink and early stopping follow a cluster job from the submitting process") {
@@ -217,7 +207,7 @@ TEST_CASE("cluster observers: one that fails stops the cluster job, which then s
   CHECK(f.run.state == "failed");
   CHECK_MESSAGE(f.run.message.find("user_actor_failed") != std::string::npos, f.run.message);
   CHECK_MESSAGE(f.run.message.find("observer 1 of the job failed") != std::string::npos, f.run.message);
-  CHECK_MESSAGE(f.run.message.find("a bad metric") != std::string::npos, f.run.message);
+  CHECK_MESSAGE(f.run.message.find("the sink's disk is full") != std::string::npos, f.run.message);
   CHECK(f.run.ran);  // stopped on the head: its trace and model came back
   auto done = rows(f.csv, "done");
   REQUIRE(done.size() == 1);

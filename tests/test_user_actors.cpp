@@ -4,6 +4,7 @@
 // observer changes nothing, and a failing one ends the run with a clear error.
 #include "examples/early_stopping.hpp"
 #include "examples/metrics_sink.hpp"
+#include "tests/failing_observer.hpp"
 #include "tests/small_job.hpp"
 
 #include <syncpoint/job.hpp>
@@ -175,19 +176,6 @@ job_observer_actor::behavior_type thrower(job_observer_actor::pointer) {
   };
 }
 
-// Fails as an actor should: quits with an error that says why.
-job_observer_actor::behavior_type failing(job_observer_actor::pointer self) {
-  return {
-    [](start_atom, const job_control_actor&) {},
-    [=](eval_atom, const eval_result&) {
-      self->quit(caf::make_error(caf::sec::runtime_error, std::string("the sink's disk is full")));
-    },
-    [](progress_atom, const progress_report&) {},
-    [](phase_atom, const phase_change&) {},
-    [](done_atom, const std::string&) {},
-  };
-}
-
 template <class Behavior>
 std::string failure_of(const job_config& cfg, Behavior b) {
   try {
@@ -215,7 +203,7 @@ TEST_CASE("user actors: when an observer fails, the others hear that the run fai
                           [&heard](done_atom, const std::string& why) { heard = why; },  // the virtual clock: before wait() returns
                         };
                       }),
-                      sys.spawn(failing)};
+                      sys.spawn(testing::failing)};
                   }),
                   std::runtime_error);
   CHECK(heard.rfind("failed: syncpoint.user_actor_failed: observer 1 of the job failed: ", 0) == 0);
@@ -256,7 +244,7 @@ TEST_CASE("user actors: an observer that fails ends the run with user_actor_fail
       cfg.epochs = 0;
       cfg.max_time_s = 600;
     }
-    auto quit = failure_of(cfg, failing);
+    auto quit = failure_of(cfg, testing::failing);
     CHECK(quit.find("the run failed: the coordinator stopped: syncpoint.user_actor_failed: observer 0 of the job "
                     "failed: ") != std::string::npos);
     CHECK(quit.find("the sink's disk is full") != std::string::npos);
