@@ -24,6 +24,7 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
   auto i = coordinator_state::idx(info.worker);
   st.set_clock(i, st.clock_[i] + 1);
   st.samples_ += info.samples;
+  st.worker_samples_[i] += info.samples;
   st.version_ = std::max(st.version_, info.version);
   st.set_waiting(i, true);
   st.promise_[i] = std::move(rp);
@@ -311,7 +312,8 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
           st.tell_observers(done_atom::value, st.end_reason);
           self->send(st.cfg->driver, done_atom::value,
                      run_outcome{std::move(events), st.losses, std::move(model),
-                                 std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.end_reason});
+                                 std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.end_reason,
+                                 st.worker_samples_});
           shut_down_everything(self);
           self->quit();
         }, fail);
@@ -326,6 +328,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   st.live_.assign(n, true);
   st.gone_.assign(n, false);
   st.clock_.assign(n, 0);
+  st.worker_samples_.assign(n, 0);
   st.waiting_.assign(n, true);  // every worker waits for its start
   st.promise_.assign(n, caf::typed_response_promise<proceed>{});
   st.waiting_since_.assign(n, 0);
@@ -493,6 +496,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     },
     [=](eval_atom) { observer_asks_eval(self); },
     [=](mark_atom, const std::string& note, double value) { observer_marks(self, note, value); },
+    [=](counts_atom) { return counts_of(self); },
   };
 }
 

@@ -1,6 +1,7 @@
-// The coordinator's side of observers (job_observer_actor): a program's own
-// actors that follow the run, hear its evaluations, progress, phases and end,
-// and may stop it, ask for an evaluation or mark the trace.
+// The coordinator's side of those who follow the run: observers
+// (job_observer_actor), a program's own actors that hear its evaluations,
+// progress, phases and end, and may stop it, ask for an evaluation or mark the
+// trace; and a dashboard that asks for its counts.
 #include "actors/coordinator_state.hpp"
 
 #include <algorithm>
@@ -14,6 +15,11 @@ void greet_observers(coordinator_ptr self) {
     self->monitor(o);
     self->send(o, start_atom::value, job_control_actor{self});
   }
+}
+
+job_counts counts_of(coordinator_ptr self) {
+  auto& st = self->state;
+  return {st.samples_, st.version_, st.worker_samples_, st.live_count(), since(self, st.cfg->origin)};
 }
 
 bool from_driver_or_observer(coordinator_ptr self) {

@@ -55,6 +55,7 @@ struct coordinator_state : coordinator_api {
   bool local_step_ = false;
   bool overlap_ = false;
   uint64_t samples_ = 0;
+  std::vector<uint64_t> worker_samples_;  // per worker, since this coordinator started
   uint64_t next_eval = 0;
   uint64_t event = 0;                      // pushes and losses handled so far
   bool barrier_in_event = false;
@@ -431,6 +432,9 @@ void fail_run(coordinator_ptr self, caf::error why);
 
 /// At the start: monitors each observer and hands it the job's control handle.
 void greet_observers(coordinator_ptr self);
+
+/// The run's counts so far, for whoever asks (a dashboard).
+job_counts counts_of(coordinator_ptr self);
 
 /// Whether the current message comes from the driver or one of the
 /// observers: who may stop the run, ask for an evaluation or mark the trace.

@@ -425,6 +425,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
         return make_error(sp_error::not_a_member, "only the job's coordinator reads the final model");
       return weights{self->state.version, published(self->state)};
     },
+    [=](counts_atom) { return self->state.version; },  // a dashboard's: reading it changes nothing
   };
 }
 

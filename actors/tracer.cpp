@@ -42,6 +42,14 @@ tracer_actor::behavior_type tracer(tracer_ptr self, std::vector<trace_event> so_
         return err;
       return self->state.events;
     },
+    [=](collect_atom, uint64_t from) -> caf::result<uint64_t, std::vector<trace_event>> {
+      if (auto err = may_read(self))
+        return err;
+      auto& evs = self->state.events;  // after the final collect: empty, and nothing new
+      auto first = std::min<uint64_t>(from, evs.size());
+      return {static_cast<uint64_t>(evs.size()),
+              std::vector<trace_event>(evs.begin() + static_cast<std::ptrdiff_t>(first), evs.end())};
+    },
   };
 }
 

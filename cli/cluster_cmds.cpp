@@ -1,6 +1,7 @@
 #include "cli/cluster_cmds.hpp"
 
 #include "cli/cli_config.hpp"
+#include "cli/head_dashboard.hpp"
 #include <syncpoint/model.hpp>
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/data_plane.hpp"
@@ -16,6 +17,7 @@
 #include <ctime>
 #include <fcntl.h>
 #include <poll.h>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -118,6 +120,8 @@ struct cluster_options : cli_config {
   std::string name;
   std::string head;
   std::string data = default_data;
+  std::string dashboard;  // head: "" is the default port
+  std::string runs;       // head: where finished jobs' files go ("" a new folder under the temp dir)
 
   caf::config_option_adder global() { return {custom_options_, "global"}; }
   // --token and --token-file, and --tls --cert --key --ca, on every cluster command.
@@ -246,9 +250,18 @@ int run_head(const std::vector<std::string>& args) {
     .add(opts.host, "host", "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
     .add(opts.port, "port", "port to listen on (required; 0 picks a free one)")
     .add(opts.slots, "slots", "workers the head itself may host (default 0)")
-    .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")");
+    .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")")
+    .add(opts.dashboard, "dashboard", std::string("the live dashboard and /metrics on this port of --host (default ") +
+                                        default_dashboard_port + "; 'any': a free port; 'off' or 0: none)")
+    .add(opts.runs, "runs", "where the dashboard keeps finished jobs' files (default: a new folder under the temp dir)");
   if (int rc = parse_command(opts, args, "head"); rc >= 0)
     return rc;
+  try {
+    dashboard_port(opts.dashboard.empty() ? default_dashboard_port : opts.dashboard);
+  } catch (const config_error& e) {
+    std::cerr << "syncpoint head: " << e.what() << "\n";
+    return 2;
+  }
   if (opts.port < 0 || opts.port > 65535) {
     std::cerr << "syncpoint head: --port P is required (0..65535; 0 picks a free port)\n";
     return 2;
@@ -265,7 +278,12 @@ int run_head(const std::vector<std::string>& args) {
   auto plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
                                             [](const std::string& line) { say(stderr, "[head] " + line); },
                                             bulk_host(opts.host));
+  if (opts.runs.empty())
+    opts.runs = (std::filesystem::temp_directory_path() / ("syncpoint-head-" + std::to_string(getpid()))).string();
+  head_dashboard dashboard(sys, opts.dashboard.empty() ? default_dashboard_port : opts.dashboard,
+                           !opts.dashboard.empty(), std::filesystem::absolute(opts.runs).string(), secret);
   head_config hc;
+  hc.dashboard = dashboard.link();
   hc.plane = plane;
   hc.data_dir = opts.data;
   hc.secret = secret;
@@ -280,6 +298,16 @@ int run_head(const std::vector<std::string>& args) {
     return 2;
   }
   auto shown = opts.host == "0.0.0.0" || opts.host.empty() ? hostname() : opts.host;
+  dashboard.attach(head);
+  std::string url;
+  try {
+    url = dashboard.listen(opts.host.empty() ? "0.0.0.0" : opts.host, shown, tls,
+                           [](const std::string& line) { say(stderr, "[head] dashboard: " + line); });
+  } catch (const std::exception& e) {
+    std::cerr << "syncpoint head: " << e.what() << "\n";
+    caf::anon_send_exit(head, caf::exit_reason::user_shutdown);
+    return 2;
+  }
   bool loopback = opts.host == "127.0.0.1" || opts.host == "localhost" || opts.host == "::1";
   say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port) +
                 (loopback ? " (this machine only; --host 0.0.0.0 to accept nodes from other machines)" : "") +
@@ -291,6 +319,9 @@ int run_head(const std::vector<std::string>& args) {
   say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port) +
                 (secret.empty() ? "" : " --token-file FILE") +
                 (tls.enabled() ? " --tls --cert NODE.pem --key NODE.key --ca " + tls.ca : ""));
+  if (!url.empty())
+    say(stdout, "dashboard: " + url + (secret.empty() ? "" : " (the token logs in)") + "; metrics: " + url +
+                  "metrics; finished jobs' files: " + opts.runs);
   node_actor local;
   if (opts.slots > 0)
     local = spawn_node(sys, {"head", opts.slots, opts.data, head, std::chrono::seconds(10),

@@ -52,6 +52,7 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<progress_report>("progress_report");
   cfg.add_message_type<phase_change>("phase_change");
   cfg.add_message_type<run_outcome>("run_outcome");
+  cfg.add_message_type<job_counts>("job_counts");
   cfg.add_message_type<std::vector<float>>("std::vector<float>");
   cfg.add_message_type<std::vector<std::string>>("std::vector<std::string>");
   cfg.add_message_type<saved_worker>("saved_worker");

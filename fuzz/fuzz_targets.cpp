@@ -279,7 +279,7 @@ std::vector<std::string> message_seeds() {
   eval_result eval{9, 1000, 640, true, 0.85};
   worker_loss loss{3, 5000, "node b lost"};
   progress_report progress{"[bsp] 50%", 640, 0.5, 0.8, true};
-  run_outcome outcome{{ev}, {loss}, w, 0.5, 7, "target"};
+  run_outcome outcome{{ev}, {loss}, w, 0.5, 7, "target", {64, 0, 128}};
   job_config job;
   job.protocol = "ssp";
   job.workers = 4;
@@ -309,6 +309,7 @@ std::vector<std::string> message_seeds() {
           encoded(std::vector<worker_loss>{loss}),
           encoded(progress),
           encoded(outcome),
+          encoded(job_counts{192, 12, {128, 64}, 2, 3000}),
           encoded(job),
           encoded(register_atom::value, hello, local_handle<node_actor>()),
           encoded(register_atom::value, hello, node_actor{}),  // a null handle

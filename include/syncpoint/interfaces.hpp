@@ -56,7 +56,9 @@ struct saved_coordinator;
 using tracer_actor = caf::typed_actor<
   caf::reacts_to<trace_atom, trace_event>,
   caf::replies_to<collect_atom>::with<std::vector<trace_event>>,
-  caf::replies_to<save_atom>::with<std::vector<trace_event>>>;  // a copy, in arrival order
+  caf::replies_to<save_atom>::with<std::vector<trace_event>>,  // a copy, in arrival order
+  // (from) the events from the from-th on, in arrival order, and where the next read starts
+  caf::replies_to<collect_atom, uint64_t>::with<uint64_t, std::vector<trace_event>>>;
 
 /// One worker: computes gradients on its shard of the data, pushes them, pulls the model.
 using worker_actor = caf::typed_actor<
@@ -131,7 +133,8 @@ using coordinator_actor = job_control_actor::extend<
   caf::reacts_to<eval_atom, eval_result>,
   caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
   caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
-  caf::reacts_to<join_atom, worker_id, worker_actor, std::string>>;  // (driver) an elastic job grows: id, worker, where
+  caf::reacts_to<join_atom, worker_id, worker_actor, std::string>,  // (driver) an elastic job grows: id, worker, where
+  caf::replies_to<counts_atom>::with<job_counts>>;   // the run's counts so far
 
 /// The parameter server (or one shard of it): takes pushes, answers pulls, holds the model.
 using ps_actor = caf::typed_actor<
@@ -155,6 +158,7 @@ using ps_actor = caf::typed_actor<
   caf::reacts_to<weights_atom, std::vector<float>>,
   caf::reacts_to<momentum_atom, double, bool, uint32_t>,  // mu, clear velocity, ramp steps
   caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool>,
-  caf::replies_to<final_atom>::with<weights>>;
+  caf::replies_to<final_atom>::with<weights>,
+  caf::replies_to<counts_atom>::with<uint64_t>>;   // the version this shard holds
 
 }  // namespace syncpoint

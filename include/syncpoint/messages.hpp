@@ -62,6 +62,7 @@ using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;  ///< a resumed 
 using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;  ///< time for a checkpoint (real clock)
 using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;  ///< a "mark" event for the trace, from an observer
 using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;  ///< the protocol changed phase (to observers)
+using counts_atom = caf::atom_constant<caf::atom("sp_counts")>;  ///< asks the coordinator for its job_counts, a PS shard for its version
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last
@@ -141,6 +142,18 @@ inline phase_change phase_of(const trace_event& ev) {
 /// Receives a run's progress reports (the `line` is what would be printed).
 using progress_fn = std::function<void(const progress_report&)>;
 
+/// Coordinator -> whoever asks `(counts_atom)`: the run's counts so far (a
+/// live dashboard's figures; reading them changes nothing).
+struct job_counts {
+  uint64_t samples = 0;  ///< samples of the pushes accepted so far (the run's budget counts these)
+  uint64_t version = 0;  ///< the newest model version the coordinator knows of
+  /// The same per worker. A resumed run counts from its checkpoint's total,
+  /// but each worker's from 0.
+  std::vector<uint64_t> worker_samples;
+  int32_t live = 0;  ///< workers still in the run
+  nanos at = 0;      ///< when, on the run clock
+};
+
 /// Coordinator -> driver at the end of a run.
 struct run_outcome {
   std::vector<trace_event> trace;  ///< every event, in order
@@ -152,6 +165,8 @@ struct run_outcome {
   /// Why it ended, as observers hear it in `done`: "budget", "time", "target",
   /// a stop's reason, or "end" when every worker was lost.
   std::string end_reason;
+  /// Samples of each worker's accepted pushes (job_counts::worker_samples at the end).
+  std::vector<uint64_t> worker_samples;
 };
 
 template <class Inspector>
@@ -186,7 +201,11 @@ typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, run_outcome& x) {
   return f(caf::meta::type_name("run_outcome"), x.trace, x.losses, x.final_model,
-           exact(x.coordinator_busy_s), x.coordinator_pushes, x.end_reason);
+           exact(x.coordinator_busy_s), x.coordinator_pushes, x.end_reason, x.worker_samples);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_counts& x) {
+  return f(caf::meta::type_name("job_counts"), x.samples, x.version, x.worker_samples, x.live, x.at);
 }
 
 }  // namespace syncpoint

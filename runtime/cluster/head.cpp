@@ -195,6 +195,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   setup.head = head_actor{self};
   setup.head_token = st.cfg.control_token;
   setup.plane = st.cfg.plane;
+  setup.dashboard = st.cfg.dashboard;
   if (st.cfg.plane)  // each node's bulk endpoint, on the host the head sees it at
     for (auto& n : st.nodes) {
       bool local = n.handle.node() == self->node();

@@ -7,6 +7,7 @@
 //   sys.middleman().publish(head, 4242, "0.0.0.0");
 #pragma once
 
+#include "runtime/cluster/dashboard.hpp"
 #include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
 #include "runtime/cluster/placement.hpp"
@@ -22,6 +23,7 @@ struct head_config {
   placement default_placement = placement::spread;
   std::function<void(const std::string&)> log; // one line per event (node joined, job ended, ...)
   std::shared_ptr<data_plane> plane;           // the bulk channel for shards here (null: none)
+  dashboard_link dashboard;                    // the dashboard's hub and where finished jobs' files go (none: no hub)
 };
 
 head_actor spawn_head(caf::actor_system& sys, head_config cfg);

@@ -308,6 +308,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 14;
+inline constexpr int wire_version = 15;
 
 }  // namespace syncpoint::cluster

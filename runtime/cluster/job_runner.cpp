@@ -66,6 +66,8 @@ void abort_job(job_ptr self, const std::string& why) {
   }
   st.status.state = "failed";
   tell_head(self);
+  if (st.watch)
+    self->send_exit(st.watch, caf::exit_reason::user_shutdown);  // its last figures stay on the page
   if (!st.client_gone)
     self->send(st.setup.client, finished_atom::value, job_result{"failed", why, 0, {}});
   self->quit();
@@ -98,6 +100,11 @@ void start(job_ptr self) {
   auto& st = self->state;
   st.started = true;
   self->send(st.core.coordinator, start_atom::value, st.workers, st.core.evaluator);
+  if (st.setup.dashboard.hub) {  // the run (again, after a restart) for the dashboard
+    if (!st.watch)
+      st.watch = spawn_watch(self->system(), {st.setup.id, st.setup.cfg, st.setup.dashboard});
+    self->send(st.watch, start_atom::value, st.core.tracer, st.core.coordinator, st.core.ps, st.status.shards);
+  }
   if (st.setup.follower && !st.client_gone)
     self->send(st.setup.follower, start_atom::value);
   std::map<std::string, int> per_node;
@@ -138,6 +145,8 @@ void finish(job_ptr self, run_outcome& outcome) {
     result.resumed_from = r->file;
     result.resumed_at_s = to_seconds(r->point.state.time_ns);
   }
+  if (st.watch)
+    self->send(st.watch, done_atom::value, result);  // a copy: the trace for the head's files
   if (!st.client_gone)
     self->send(st.setup.client, finished_atom::value, std::move(result));
   self->quit();
@@ -326,56 +335,6 @@ void launch(job_ptr self) {
   for (size_t k = 0; k < plan->shards.size(); ++k)
     if (!on_head(st, k))
       spawn_remote_shard(self, plan, k);
-}
-
-// Elastic: a node with `free` slots joined. Up to that many vacant ids get a
-// worker there (once the node holds the data), which joins the running
-// job. Returns how many it takes.
-int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::string& node_token, int32_t free) {
-  auto& st = self->state;
-  if (!st.setup.cfg.elastic || !st.started || st.ended || st.restarting || !node)
-    return 0;
-  std::vector<size_t> ids;
-  for (size_t i = 0; i < st.vacant.size() && static_cast<int32_t>(ids.size()) < free; ++i)
-    if (st.vacant[i])
-      ids.push_back(i);
-  if (ids.empty())
-    return 0;
-  for (auto i : ids) {
-    st.vacant[i] = false;
-    st.setup.nodes[i] = node;
-    st.setup.node_names[i] = name;
-    st.setup.node_tokens[i] = node_token;
-  }
-  self->monitor(node);
-  auto give_back = [=](const std::vector<size_t>& which, const std::string& why) {
-    auto& st = self->state;
-    for (auto i : which)
-      st.vacant[i] = true;
-    say(self, "[job " + std::to_string(st.setup.id) + "] node " + name + " could not take workers: " + why);
-  };
-  auto generation = st.generation;
-  auto spawn_all = [=] {
-    if (self->state.generation != generation)  // restarted meanwhile: the new run placed its own
-      return;
-    for (auto i : ids)
-      self->request(node, self->state.setup.spawn_timeout, spawn_atom::value, node_token, spec_for(self, i))
-        .then(
-          [=](worker_actor& w) {
-            auto& st = self->state;
-            if (st.ended || st.generation != generation) {
-              self->send_exit(w, caf::exit_reason::user_shutdown);
-              return;
-            }
-            st.workers[i] = w;
-            st.hosts[i].push_back(name);
-            self->send(st.core.coordinator, join_atom::value, static_cast<worker_id>(i), std::move(w),
-                       "node " + name);
-          },
-          [=](caf::error& err) { give_back({i}, self->system().render(err)); });
-  };
-  prepare_node(self, node, node_token, name, spawn_all, [=](const std::string& why) { give_back(ids, why); });
-  return static_cast<int32_t>(ids.size());
 }
 
 // Phase 1: every node loads the data set (so loading is not charged to the

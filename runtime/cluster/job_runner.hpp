@@ -4,11 +4,12 @@
 // spawn its workers, starts the coordinator, relays
 // progress to the submitting client and the head, and sends the client the
 // outcome. It stops the job when the head asks (stop_atom) or when the client
-// goes away.
+// goes away. With a dashboard, a watcher (job_watch.hpp) follows each run.
 #pragma once
 
 #include <syncpoint/dataset.hpp>
 #include "runtime/checkpointing.hpp"
+#include "runtime/cluster/dashboard.hpp"
 #include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
 
@@ -41,6 +42,7 @@ struct job_setup {
   // here (null: no bulk channel), and each node's bulk endpoint by name.
   std::shared_ptr<data_plane> plane;
   std::map<std::string, std::string> node_bulk;
+  dashboard_link dashboard;  // with a hub: a watcher follows the job for the head's dashboard
 };
 
 job_actor spawn_job(caf::actor_system& sys, job_setup setup);

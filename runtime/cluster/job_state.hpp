@@ -4,8 +4,10 @@
 #pragma once
 
 #include "runtime/cluster/job_runner.hpp"
+#include "runtime/cluster/job_watch.hpp"
 #include "runtime/job_parts.hpp"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,7 @@ struct job_state {
   int restarts = 0;
   int generation = 0;  // bumped by a restart: answers to the old run's requests are void
   std::vector<uint64_t> bulk_keys;  // this run's, by worker id (empty: no bulk channel)
+  watch_actor watch;                // the dashboard's watcher (none without a dashboard)
   static inline const char* name = "job";
 };
 
@@ -42,6 +45,19 @@ void say(job_ptr self, const std::string& line);   // a progress line to the sub
 void abort_job(job_ptr self, const std::string& why);
 void launch(job_ptr self);                          // spawn the run (again, after a restart)
 bool on_head(const job_state& st, size_t k);        // shard k runs on the head
+
+/// What node `node` needs to spawn worker `id` now: its time since the run's origin.
+worker_spec spec_for(job_ptr self, size_t id);
+/// Has `node` load the job's data; `ready` once it holds the head's training
+/// set, else `failed` with why (another data set, or no answer).
+void prepare_node(job_ptr self, const node_actor& node, const std::string& token, const std::string& name,
+                  std::function<void()> ready, std::function<void(const std::string&)> failed);
+
+// job_grow.cpp
+/// Elastic: a node with `free` slots joined. Up to that many vacant ids get a
+/// worker there (once the node holds the data), which joins the running job.
+/// Returns how many it takes.
+int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::string& node_token, int32_t free);
 
 // job_restart.cpp
 /// `node` is lost: its workers' ids become vacant, its shards move to a

@@ -74,7 +74,10 @@ std::vector<point> thinned_series::points() const {
 
 // -- live_job ------------------------------------------------------------------
 
-live_job::live_job(job_facts facts) { set_facts(std::move(facts)); }
+live_job::live_job(job_facts facts) {
+  set_facts(std::move(facts));
+  live_ = facts_.workers;  // until the coordinator's counts say otherwise
+}
 
 void live_job::set_facts(job_facts facts) {
   facts_ = std::move(facts);
@@ -86,8 +89,8 @@ void live_job::set_facts(job_facts facts) {
   }
   if (shard_versions_.size() < facts_.shards.size())
     shard_versions_.resize(facts_.shards.size(), 0);
-  if (live_ == 0 && facts_.state == "starting")
-    live_ = facts_.workers;
+  if (lr_points_.empty())
+    lr_ = facts_.lr;
 }
 
 worker_live* live_job::worker(int32_t id) {

@@ -95,6 +95,7 @@ struct job_facts {
   std::string state = "starting";  ///< starting, running, done, failed, stopped
   double progress = 0;             ///< fraction of the run
   std::vector<std::string> shards;  ///< where each PS shard runs: "head" or a node's name
+  double lr = -1;                   ///< the learning rate it starts with (-1: unknown); `lr` events change it
 };
 
 class live_job {
@@ -115,7 +116,7 @@ class live_job {
   uint64_t samples() const { return samples_; }
   int32_t workers_live() const { return live_; }
   double accuracy() const { return accuracy_; }  ///< last evaluation (-1: none yet)
-  double lr() const { return lr_; }              ///< the last traced learning rate (-1: none traced)
+  double lr() const { return lr_; }              ///< the learning rate now: the last traced, else the starting one (-1: unknown)
   double samples_per_s() const;                  ///< over the last 10 s of the run
   double run_time_s() const { return to_s(now_); }
   uint64_t barriers() const { return barriers_; }

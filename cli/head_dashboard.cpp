@@ -1,0 +1,66 @@
+#include "cli/head_dashboard.hpp"
+
+#include "cli/compare.hpp"
+#include "cli/report_html.hpp"
+#include "runtime/cluster/dashboard_site.hpp"
+#include "runtime/run_files.hpp"
+
+#include <syncpoint/job_config.hpp>
+
+#include <cstdlib>
+
+namespace syncpoint::cli {
+
+std::optional<uint16_t> dashboard_port(const std::string& value) {
+  if (value == "off" || value == "0")
+    return std::nullopt;
+  if (value == "any")
+    return uint16_t{0};
+  char* end = nullptr;
+  long port = std::strtol(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || port < 1 || port > 65535)
+    throw config_error("--dashboard takes a port (1..65535), 'any' (a free one) or 'off' (0), not '" + value + "'");
+  return static_cast<uint16_t>(port);
+}
+
+head_dashboard::head_dashboard(caf::actor_system& sys, const std::string& value, bool given, std::string runs_dir,
+                               std::string secret)
+    : port_(dashboard_port(value)), given_(given), secret_(std::move(secret)) {
+  if (!port_)
+    return;
+  board_ = std::make_shared<cluster::view_board>();
+  link_.hub = cluster::spawn_hub(sys, {board_, secret_});
+  link_.runs_dir = std::move(runs_dir);
+  link_.write_report = [](const std::string& dir) { write_text(dir + "/report.html", report_html({load_run(dir)})); };
+}
+
+head_dashboard::~head_dashboard() = default;
+
+void head_dashboard::attach(const cluster::head_actor& head) {
+  if (link_.hub)
+    caf::anon_send(link_.hub, attach_atom::value, head);
+}
+
+std::string head_dashboard::listen(const std::string& host, const std::string& shown, const cluster::tls_files& tls,
+                                   const std::function<void(const std::string&)>& warn) {
+  if (!port_)
+    return "";
+  auto site = std::make_shared<cluster::dashboard_site>(board_, secret_, link_.runs_dir);
+  cluster::http_options opts;
+  opts.host = host;
+  opts.port = *port_;
+  opts.tls = tls;
+  opts.log = warn;
+  try {
+    server_ = std::make_unique<cluster::http_server>(site, opts);
+  } catch (const std::exception& e) {
+    if (given_)
+      throw;
+    warn(std::string(e.what()) + ": no dashboard (give --dashboard PORT, or 'off')");
+    return "";
+  }
+  auto name = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;  // an IPv6 address
+  return std::string(tls.enabled() ? "https" : "http") + "://" + name + ":" + std::to_string(server_->port()) + "/";
+}
+
+}  // namespace syncpoint::cli

@@ -1,0 +1,55 @@
+// `syncpoint head --dashboard PORT [--runs DIR]`: the head's live dashboard
+// and Prometheus /metrics (docs/dashboard.md). The actors' side (hub, one
+// watcher per job) and the HTTP side (runtime/cluster/http_server.hpp) are
+// put together here, with the comparison report of each finished job, which
+// only the command's side can draw (cli/report_html.hpp).
+//
+//   head_dashboard d(sys, "8265", runs_dir, secret);  // before the head: its link goes in head_config
+//   hc.dashboard = d.link();
+//   ... spawn the head ...
+//   d.attach(head);
+//   std::string url = d.listen(host, tls);             // "" when off
+#pragma once
+
+#include "runtime/cluster/dashboard.hpp"
+#include "runtime/cluster/http_server.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace syncpoint::cli {
+
+/// --dashboard's value: a port (1..65535), "any" (a free one: 0 here), or
+/// "off"/"0" (nullopt). Throws config_error naming what is wrong.
+std::optional<uint16_t> dashboard_port(const std::string& value);
+
+/// The dashboard's port when --dashboard is not given.
+inline constexpr const char* default_dashboard_port = "8265";
+
+class head_dashboard {
+ public:
+  /// `value`: --dashboard's; `given`: whether it was on the command line (a
+  /// default port that is taken is a warning, a given one an error).
+  head_dashboard(caf::actor_system& sys, const std::string& value, bool given, std::string runs_dir, std::string secret);
+  ~head_dashboard();
+
+  bool on() const { return port_.has_value(); }
+  cluster::dashboard_link link() const { return link_; }
+  void attach(const cluster::head_actor& head);
+  /// Starts serving on `host`; the page's URL (naming the head `shown`), or
+  /// "" when off or (a default port) taken, which `warn` is told. Throws
+  /// std::runtime_error when a given port cannot be had.
+  std::string listen(const std::string& host, const std::string& shown, const cluster::tls_files& tls,
+                     const std::function<void(const std::string&)>& warn);
+
+ private:
+  std::optional<uint16_t> port_;
+  bool given_;
+  std::string secret_;
+  std::shared_ptr<cluster::view_board> board_;
+  cluster::dashboard_link link_;
+  std::unique_ptr<cluster::http_server> server_;
+};
+
+}  // namespace syncpoint::cli

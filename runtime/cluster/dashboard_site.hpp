@@ -1,0 +1,70 @@
+// What the head's dashboard answers, request by request: the routes, the
+// token check and the login sessions, over the latest view on the board. No
+// sockets here (http_server.hpp carries the bytes), so every answer can be
+// tested as a function call.
+//
+//   GET  /                       the cluster page        GET /api/cluster       its data (JSON)
+//   GET  /jobs/ID                one job's page          GET /api/jobs/ID       its data (JSON)
+//   GET  /metrics                Prometheus text         GET /jobs/ID/files/F   a finished job's file
+//   GET  /login, POST /login     the token form, and the session cookie it sets
+//
+//   dashboard_site site(board, token, runs_dir);
+//   http_response r = site.handle({"GET", "/api/cluster", "Bearer " + token});
+#pragma once
+
+#include "runtime/cluster/dashboard.hpp"
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace syncpoint::cluster {
+
+struct http_request {
+  std::string method;         ///< GET, HEAD, POST, ...
+  std::string target;         ///< path and query, as sent
+  std::string authorization;  ///< the Authorization header ("" when none)
+  std::string cookie;         ///< the Cookie header
+  std::string content_type;
+  std::string body;
+};
+
+struct http_response {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::string file;  ///< when set: send this file's bytes instead of `body`
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+class dashboard_site {
+ public:
+  /// `token` "": no login. `runs_dir`: where finished jobs' files are.
+  dashboard_site(std::shared_ptr<view_board> board, std::string token, std::string runs_dir);
+
+  /// The answer to `r` (one thread at a time).
+  http_response handle(const http_request& r);
+
+  static constexpr size_t max_sessions = 1000;
+  static constexpr std::chrono::hours session_life{12};
+
+ private:
+  bool authorized(const http_request& r);
+  http_response login(const http_request& r);
+  http_response route(const std::string& method, const std::string& path);
+
+  std::shared_ptr<view_board> board_;
+  std::string token_;
+  std::string runs_dir_;
+  std::map<std::string, std::chrono::steady_clock::time_point> sessions_;  // id -> expiry
+};
+
+/// The pages, each one self-contained HTML document (dashboard_pages/).
+const std::string& cluster_page();
+const std::string& job_page();
+/// The token form; `failed`: the token given was wrong; `next`: where to go after.
+std::string login_page(bool failed, const std::string& next);
+
+}  // namespace syncpoint::cluster

@@ -1,0 +1,251 @@
+#include "runtime/cluster/http_server.hpp"
+
+#include "runtime/cluster/dashboard_site.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+namespace syncpoint::cluster {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+struct http_server::impl {
+  std::shared_ptr<dashboard_site> site;
+  http_options opts;
+  std::shared_ptr<asio::ssl::context> tls;
+  size_t open = 0;  // connections now (the io thread's only); before `io`: sessions that end with it count down
+  asio::io_context io{1};
+  tcp::acceptor acceptor{io};
+  std::thread thread;
+
+  void log(const std::string& line) const {
+    if (opts.log)
+      opts.log(line);
+  }
+  void accept();
+};
+
+namespace {
+
+const char* canned_503 =
+  "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 45\r\nConnection: close\r\n\r\n"
+  "too many connections to the dashboard: later\n";
+
+// Headers every answer carries: nothing is sniffed, framed or sent elsewhere.
+template <class Message>
+void harden(Message& m, bool page) {
+  m.set("X-Content-Type-Options", "nosniff");
+  m.set("Referrer-Policy", "no-referrer");
+  if (page)
+    m.set("Content-Security-Policy",
+          "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; "
+          "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'");
+}
+
+// One connection: read a request within the deadline, answer it, again while
+// the client keeps it alive (up to 100 requests).
+template <class Stream>
+class session : public std::enable_shared_from_this<session<Stream>> {
+ public:
+  template <class... Args>
+  session(http_server::impl& server, Args&&... args)
+      : server_(server), stream_(std::forward<Args>(args)...), buffer_(server.opts.header_limit + server.opts.body_limit) {
+    ++server_.open;
+  }
+  ~session() { --server_.open; }
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+      read();
+    } else {
+      beast::get_lowest_layer(stream_).expires_after(server_.opts.read_timeout);
+      stream_.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
+        if (!ec)
+          self->read();
+      });
+    }
+  }
+
+ private:
+  void read() {
+    parser_.emplace();
+    parser_->header_limit(static_cast<uint32_t>(server_.opts.header_limit));
+    parser_->body_limit(server_.opts.body_limit);
+    beast::get_lowest_layer(stream_).expires_after(server_.opts.read_timeout);
+    http::async_read(stream_, buffer_, *parser_,
+                     [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec == http::error::header_limit)
+      return refuse(431, "the request's header is over " + std::to_string(server_.opts.header_limit) + " bytes");
+    if (ec == http::error::body_limit)
+      return refuse(413, "the request's body is over " + std::to_string(server_.opts.body_limit) + " bytes");
+    if (ec == beast::error::timeout || ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || ec == asio::error::operation_aborted)
+      return close();
+    if (ec)
+      return refuse(400, "a malformed request (" + ec.message() + ")");
+    auto& req = parser_->get();
+    http_request r{std::string(req.method_string()), std::string(req.target()),
+                   std::string(req[http::field::authorization]), std::string(req[http::field::cookie]),
+                   std::string(req[http::field::content_type]), req.body()};
+    auto answer = server_.site->handle(r);
+    bool keep = req.keep_alive() && ++served_ < 100;
+    respond(answer, req.version(), keep, req.method() == http::verb::head);
+  }
+
+  // An answer to a request that could not be read whole; then the connection ends.
+  void refuse(int status, const std::string& why) {
+    http_response r;
+    r.status = status;
+    r.body = why + "\n";
+    respond(r, 11, false, false);
+  }
+
+  template <class Body>
+  void fill(http::response<Body>& res, const http_response& answer, bool keep) {
+    res.result(static_cast<unsigned>(answer.status));
+    res.set(http::field::content_type, answer.content_type);
+    for (auto& [k, v] : answer.headers)
+      res.insert(k, v);
+    harden(res, answer.content_type.rfind("text/html", 0) == 0);
+    res.keep_alive(keep);
+  }
+
+  void respond(const http_response& answer, unsigned version, bool keep, bool head) {
+    if (!answer.file.empty()) {
+      http::file_body::value_type file;
+      beast::error_code ec;
+      file.open(answer.file.c_str(), beast::file_mode::scan, ec);
+      if (ec) {
+        http_response missing;
+        missing.status = 404;
+        missing.body = "the file is gone from the head's runs folder\n";
+        return respond(missing, version, keep, head);
+      }
+      auto res = std::make_shared<http::response<http::file_body>>(http::status::ok, version);
+      fill(*res, answer, keep);
+      if (head) {
+        res->content_length(file.size());
+        auto empty = std::make_shared<http::response<http::empty_body>>(res->base());
+        return send(empty, keep, server_.opts.write_timeout);
+      }
+      res->body() = std::move(file);
+      res->prepare_payload();
+      return send(res, keep, std::max<std::chrono::milliseconds>(server_.opts.write_timeout, std::chrono::minutes(5)));
+    }
+    auto res = std::make_shared<http::response<http::string_body>>(http::status::ok, version);
+    fill(*res, answer, keep);
+    res->body() = answer.body;
+    res->prepare_payload();
+    if (head) {
+      auto empty = std::make_shared<http::response<http::empty_body>>(res->base());
+      empty->content_length(answer.body.size());
+      return send(empty, keep, server_.opts.write_timeout);
+    }
+    send(res, keep, server_.opts.write_timeout);
+  }
+
+  template <class Response>
+  void send(std::shared_ptr<Response> res, bool keep, std::chrono::milliseconds timeout) {
+    beast::get_lowest_layer(stream_).expires_after(timeout);
+    http::async_write(stream_, *res, [self = this->shared_from_this(), res, keep](beast::error_code ec, size_t) {
+      if (!ec && keep)
+        self->read();
+      else
+        self->close();
+    });
+  }
+
+  void close() {
+    beast::error_code ec;
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_both, ec);
+    beast::get_lowest_layer(stream_).close();
+  }
+
+  http_server::impl& server_;
+  Stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  int served_ = 0;
+};
+
+}  // namespace
+
+void http_server::impl::accept() {
+  acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted)
+      return;
+    if (!ec) {
+      if (open >= opts.max_connections) {  // told so and closed; the others go on
+        auto s = std::make_shared<tcp::socket>(std::move(socket));
+        if (tls) {
+          beast::error_code ignored;
+          s->close(ignored);
+        } else {
+          asio::async_write(*s, asio::buffer(canned_503, std::strlen(canned_503)), [s](beast::error_code, size_t) {
+            beast::error_code ignored;
+            s->shutdown(tcp::socket::shutdown_both, ignored);
+            s->close(ignored);
+          });
+        }
+      } else if (tls) {
+        std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *tls)->start();
+      } else {
+        std::make_shared<session<beast::tcp_stream>>(*this, std::move(socket))->start();
+      }
+    }
+    accept();
+  });
+}
+
+http_server::http_server(std::shared_ptr<dashboard_site> site, http_options opts) : impl_(std::make_shared<impl>()) {
+  auto& m = *impl_;
+  m.site = std::move(site);
+  m.opts = std::move(opts);
+  if (m.opts.tls.enabled()) {
+    m.tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
+    m.tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                       asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    m.tls->use_certificate_chain_file(m.opts.tls.cert);
+    m.tls->use_private_key_file(m.opts.tls.key, asio::ssl::context::pem);
+  }
+  beast::error_code ec;
+  auto address = asio::ip::make_address(m.opts.host == "localhost" ? "127.0.0.1" : m.opts.host, ec);
+  if (ec)
+    throw std::runtime_error("the dashboard cannot listen on '" + m.opts.host + "': not an IP address");
+  tcp::endpoint at{address, m.opts.port};
+  m.acceptor.open(at.protocol(), ec);
+  if (!ec)
+    m.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec)
+    m.acceptor.bind(at, ec);
+  if (!ec)
+    m.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec)
+    throw std::runtime_error("the dashboard cannot listen on " + m.opts.host + ":" + std::to_string(m.opts.port) + ": " +
+                             ec.message());
+  m.accept();
+  m.thread = std::thread([this] { impl_->io.run(); });
+}
+
+http_server::~http_server() {
+  impl_->io.stop();
+  if (impl_->thread.joinable())
+    impl_->thread.join();
+}
+
+uint16_t http_server::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+}  // namespace syncpoint::cluster

@@ -1,0 +1,164 @@
+#include "runtime/cluster/job_watch.hpp"
+
+#include "runtime/job_parts.hpp"
+
+#include <syncpoint/train.hpp>
+
+#include <algorithm>
+
+namespace syncpoint::cluster {
+
+namespace {
+
+struct watch_state {
+  watch_config cfg;
+  live_job live{job_facts{}};
+  tracer_actor tracer;
+  coordinator_actor coordinator;
+  ps_group ps;
+  uint64_t next_event = 0;  // the tracer's index of the next unread event
+  int generation = 0;       // a restart's new run: answers about the old one are void
+  int pending = 0;          // answers still out this round
+  bool ended = false;
+  static inline const char* name = "job_watch";
+};
+
+using watch_ptr = watch_actor::stateful_pointer<watch_state>;
+
+job_facts facts_of(const watch_config& cfg, std::vector<std::string> shards) {
+  return {cfg.id, cfg.cfg.protocol, cfg.cfg.workers, "running", 0, std::move(shards), cfg.cfg.lr};
+}
+
+void publish(watch_ptr self) {
+  auto& st = self->state;
+  self->send(st.cfg.link.hub, live_atom::value, st.cfg.id, std::make_shared<const live_job>(st.live));
+}
+
+// One answer of this round is in (or failed): the last one publishes.
+void answered(watch_ptr self, int generation) {
+  auto& st = self->state;
+  if (generation != st.generation || st.ended)
+    return;
+  if (--st.pending == 0)
+    publish(self);
+}
+
+// A round: the new trace events, the coordinator's counts, each shard's version.
+void read(watch_ptr self) {
+  auto& st = self->state;
+  if (!st.tracer || st.pending > 0 || st.ended)
+    return;  // not started, or the last round is still out (a slow round is skipped, not queued)
+  auto gen = st.generation;
+  auto timeout = std::chrono::seconds(5);
+  st.pending = 2 + static_cast<int>(st.ps.size());
+  auto failed = [=](caf::error&) { answered(self, gen); };  // the run is ending: its result follows
+  self->request(st.tracer, timeout, collect_atom::value, st.next_event)
+    .then(
+      [=](uint64_t next, std::vector<trace_event>& events) {
+        auto& st = self->state;
+        if (gen == st.generation && !st.ended) {
+          st.next_event = next;
+          for (auto& ev : events)
+            st.live.add(ev);
+        }
+        answered(self, gen);
+      },
+      failed);
+  self->request(st.coordinator, timeout, counts_atom::value)
+    .then(
+      [=](job_counts& c) {
+        auto& st = self->state;
+        if (gen == st.generation && !st.ended)
+          st.live.set_counts(c.samples, c.worker_samples, c.live, c.at);
+        answered(self, gen);
+      },
+      failed);
+  for (size_t k = 0; k < st.ps.size(); ++k)
+    self->request(st.ps.shards[k], timeout, counts_atom::value)
+      .then(
+        [=](uint64_t version) {
+          auto& st = self->state;
+          if (gen == st.generation && !st.ended)
+            st.live.set_shard_version(k, version);
+          answered(self, gen);
+        },
+        failed);
+}
+
+// The job's end: its files, and figures rebuilt from the whole trace.
+void finish(watch_ptr self, job_result& r) {
+  auto& st = self->state;
+  st.ended = true;
+  auto facts = st.live.facts();
+  facts.state = r.state;
+  facts.progress = 1;
+  live_job last(facts);
+  for (auto& ev : r.outcome.trace)
+    last.add(ev);
+  uint64_t samples = 0;
+  for (auto& ev : r.outcome.trace)
+    if (ev.kind == "end")
+      samples = ev.iter;
+  nanos end = r.outcome.trace.empty() ? 0 : r.outcome.trace.back().t1;
+  for (auto& ev : r.outcome.trace)
+    end = std::max(end, ev.t1);
+  if (!r.outcome.trace.empty())
+    last.set_counts(samples, r.outcome.worker_samples, st.live.workers_live(), end);
+  for (size_t k = 0; k < st.live.shard_versions().size(); ++k)
+    last.set_shard_version(k, std::max(st.live.shard_versions()[k], r.outcome.final_model.version));
+  if (!r.outcome.trace.empty() && !st.cfg.link.runs_dir.empty()) {
+    auto dir = st.cfg.link.runs_dir + "/job-" + std::to_string(st.cfg.id);
+    try {
+      auto result = make_result(with_limits(st.cfg.cfg), r.iter_cost_ms, std::move(r.outcome));
+      result.summary.resumed_from = r.resumed_from;
+      result.summary.resumed_at_s = r.resumed_at_s;
+      write_run(dir, result);
+      std::vector<std::string> files{"summary.json", "trace.jsonl"};
+      if (st.cfg.link.write_report) {
+        st.cfg.link.write_report(dir);
+        files.push_back("report.html");
+      }
+      last.set_files(std::move(files));
+    } catch (const std::exception&) {
+      // A folder it cannot write: the page shows no files, the head goes on.
+    }
+  }
+  st.live = std::move(last);
+  publish(self);
+  self->quit();
+}
+
+watch_actor::behavior_type watch(watch_ptr self, watch_config cfg) {
+  self->state.cfg = std::move(cfg);
+  self->state.live = live_job(facts_of(self->state.cfg, {}));
+  return {
+    [=](start_atom, tracer_actor& tracer, coordinator_actor& coordinator, ps_group& ps,
+        std::vector<std::string>& shard_hosts) {
+      auto& st = self->state;
+      bool first = !st.tracer;
+      ++st.generation;
+      st.pending = 0;
+      st.tracer = std::move(tracer);
+      st.coordinator = std::move(coordinator);
+      st.ps = std::move(ps);
+      st.next_event = 0;  // a restarted run's tracer holds the checkpoint's events, from the start
+      st.live = live_job(facts_of(st.cfg, std::move(shard_hosts)));
+      read(self);
+      if (first)
+        self->delayed_send(self, st.cfg.period, timeout_atom::value);
+    },
+    [=](timeout_atom) {
+      read(self);
+      self->delayed_send(self, self->state.cfg.period, timeout_atom::value);
+    },
+    [=](done_atom, job_result& r) { finish(self, r); },
+  };
+}
+
+}  // namespace
+
+watch_actor spawn_watch(caf::actor_system& sys, watch_config cfg) {
+  return sys.spawn<caf::detached>(watch, std::move(cfg));
+}
+
+}  // namespace syncpoint::cluster
