@@ -410,7 +410,7 @@ void job(double epochs, int repeat) {
     head.insert(head.end(), tail.begin(), tail.end());
     return head;
   };
-  process h({bin, "head", "--host", "127.0.0.1", "--port", "0"}, dir.path(), "head");
+  process h({bin, "head", "--host", "127.0.0.1", "--port", "0", "--dashboard", "any"}, dir.path(), "head");
   if (!h.wait_for("listening on", 15s))
     return;
   auto at = "127.0.0.1:" + std::to_string(head_port(h));

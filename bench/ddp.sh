@@ -50,7 +50,7 @@ await_line() {  # file, text: wait up to 60 s for a line containing text
 }
 start_cluster() {  # slots [host ns_a ns_b]
   local host=${2:-127.0.0.1} ns_a=${3:--} ns_b=${4:--}
-  in_ns "$ns_a" build/syncpoint head --host "$host" --port 0 > "$tmp/head.out" 2> "$tmp/head.err" & pids+=($!)
+  in_ns "$ns_a" build/syncpoint head --host "$host" --port 0 --dashboard any > "$tmp/head.out" 2> "$tmp/head.err" & pids+=($!)
   await_line "$tmp/head.out" "listening on"
   head=$(sed -n 's/.*listening on \([0-9.]*:[0-9]*\).*/\1/p' "$tmp/head.out" | head -1)
   head_ns=$ns_a

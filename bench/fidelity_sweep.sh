@@ -48,7 +48,7 @@ echo "fidelity_sweep: --jobs 2 ..." >&2
 j2=$(timed "$work/jobs2" --jobs 2)
 
 echo "fidelity_sweep: a head and two nodes ..." >&2
-./build/syncpoint head --port 0 > "$work/head.log" 2>&1 &
+./build/syncpoint head --port 0 --dashboard any > "$work/head.log" 2>&1 &
 pids+=($!)
 await "$work/head.log" "listening on"
 head=$(grep -o 'listening on [0-9.]*:[0-9]*' "$work/head.log" | head -1 | cut -d' ' -f3)

@@ -130,13 +130,26 @@ struct cluster {
   int port = 0;
   int runs = 0;
 
+  // Every head serves its dashboard, on a free port (tests/test_dashboard.cpp reads it).
   explicit cluster(const std::vector<std::string>& head_args = {}) {
     head = std::make_unique<process>(
-      cat({syncpoint_binary(), "head", "--host", "127.0.0.1", "--port", "0"}, head_args), dir.path(),
-      "head");
+      cat({syncpoint_binary(), "head", "--host", "127.0.0.1", "--port", "0", "--dashboard", "any", "--runs",
+           dir / "head-runs"},
+          head_args),
+      dir.path(), "head");
     REQUIRE_MESSAGE(head->wait_for("listening on", hang_deadline), head->err());
     port = head_port(*head);
     REQUIRE(port > 0);
+  }
+
+  // The port of the head's dashboard (it prints "dashboard: http://127.0.0.1:PORT/" at start).
+  int dashboard_port() {
+    REQUIRE_MESSAGE(head->wait_for("dashboard: http", hang_deadline), head->out() << head->err());
+    auto out = head->out();
+    auto at = out.find("dashboard: http");
+    at = out.find("127.0.0.1:", at);
+    REQUIRE(at != std::string::npos);
+    return std::atoi(out.c_str() + at + 10);
   }
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }

@@ -370,7 +370,7 @@ TEST_CASE("cluster: three hosts in network namespaces, a cut link is noticed by 
   REQUIRE_MESSAGE(net.ok, "could not set up the namespaces and veth pairs");
   temp_dir dir;
   auto bin = syncpoint_binary();
-  process head(net.in(net.h, {bin, "head", "--host", "0.0.0.0", "--port", "0"}), dir.path(), "head");
+  process head(net.in(net.h, {bin, "head", "--host", "0.0.0.0", "--port", "0", "--dashboard", "any"}), dir.path(), "head");
   REQUIRE_MESSAGE(head.wait_for("listening on", hang_deadline), head.err());
   auto port = std::to_string(head_port(head));
   process a(net.in(net.a, {bin, "node", "--join", "10.213.1.1:" + port, "--name", "a", "--slots", "2"}),

@@ -1,6 +1,7 @@
 // The cluster's security, with real processes on loopback: the token, TLS
 // with certificates from a CA made for the test, and the default address.
 #include "tests/cluster_fixture.hpp"
+#include "tests/http_client.hpp"
 #include "tests/process.hpp"
 
 #include <doctest/doctest.h>
@@ -77,7 +78,8 @@ TEST_CASE("cluster: with --tls only certificates from the cluster's CA connect, 
                                     "--ca", pki / (ca + ".pem")};
   };
   temp_dir dir;
-  process head(cat({syncpoint_binary(), "head", "--port", "0"}, tls("head")), dir.path(), "tls-head");
+  process head(cat({syncpoint_binary(), "head", "--port", "0", "--dashboard", "any"}, tls("head")), dir.path(),
+               "tls-head");
   REQUIRE_MESSAGE(head.wait_for("listening on", hang_deadline), head.err());
   CHECK(head.out().find("TLS: peers need a certificate signed by") != std::string::npos);
   auto address = "127.0.0.1:" + std::to_string(head_port(head));
@@ -126,14 +128,24 @@ TEST_CASE("cluster: with --tls only certificates from the cluster's CA connect, 
   CHECK_MESSAGE(job.wait(hang_deadline) == 0, job.err());
   CHECK(node.running());
   CHECK(head.err().find("was lost") == std::string::npos);
+  // The dashboard speaks HTTPS with the head's certificate, and nothing else.
+  REQUIRE_MESSAGE(head.wait_for("dashboard: https://127.0.0.1:", hang_deadline), head.out());
+  auto out = head.out();
+  int dashboard = std::atoi(out.c_str() + out.find("dashboard: https://127.0.0.1:") + 29);
+  auto page = https_get(dashboard, "/api/cluster", pki / "ca1.pem");
+  CHECK(page.status == 200);
+  CHECK_MESSAGE(page.body.find("\"name\": \"n1\"") != std::string::npos, page.body);
+  CHECK(http_get(dashboard, "/api/cluster").status == 0);  // plain HTTP: no answer
+  CHECK_THROWS(https_get(dashboard, "/", pki / "ca2.pem"));  // a certificate another CA did not sign
 }
 
 TEST_CASE("cluster: the head listens on 127.0.0.1 unless --host says otherwise, and says so") {
   temp_dir dir;
-  process head({syncpoint_binary(), "head", "--port", "0"}, dir.path(), "head-default");
+  process head({syncpoint_binary(), "head", "--port", "0", "--dashboard", "any"}, dir.path(), "head-default");
   REQUIRE_MESSAGE(head.wait_for("listening on", hang_deadline), head.err());
   CHECK(head.out().find("listening on 127.0.0.1:") != std::string::npos);
   CHECK(head.out().find("this machine only; --host 0.0.0.0 to accept nodes from other machines") != std::string::npos);
   CHECK(head.out().find("no token: anyone who can connect may join") != std::string::npos);
+  REQUIRE_MESSAGE(head.wait_for("dashboard: http://127.0.0.1:", hang_deadline), head.out());
 }
 
