@@ -18,10 +18,13 @@
 // 2. Samples/s of a 4-worker BSP job (MLP, Fashion-MNIST) on a head and two
 //    node processes (the PS on the head, or a shard on each node) against the
 //    same job in one process.
+// 3. The dashboard's cost (--dashboard-epochs E, default 2): that job on a head
+//    without a dashboard, with one, and with one a browser and a scraper poll.
 #include "actors/parameter_server.hpp"
 #include "runtime/cluster/bulk.hpp"
 #include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/connect.hpp"
+#include "bench/cluster_job.hpp"
 #include "tests/process.hpp"
 
 #include <boost/asio.hpp>
@@ -33,6 +36,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -386,73 +390,13 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
   waitpid(child, nullptr, 0);
 }
 
-// -- a job across processes ---------------------------------------------------------
-
-double samples_per_s(const std::string& summary_path) {
-  std::ifstream in(summary_path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  auto text = ss.str();
-  auto at = text.find("\"samples_per_s\": ");
-  return at == std::string::npos ? std::nan("") : std::atof(text.c_str() + at + 17);
-}
-
-void job(double epochs, int repeat) {
-  using namespace syncpoint::testing;
-  using namespace std::chrono_literals;
-  temp_dir dir;
-  auto bin = syncpoint_binary();
-  std::vector<std::string> args{"--protocol", "bsp", "--workers", "4", "--model", "mlp", "--epochs",
-                                std::to_string(epochs), "--eval-every", "0", "--progress=false",
-                                "--seed", "1"};
-  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
-    head.insert(head.end(), args.begin(), args.end());
-    head.insert(head.end(), tail.begin(), tail.end());
-    return head;
-  };
-  process h({bin, "head", "--host", "127.0.0.1", "--port", "0", "--dashboard", "any"}, dir.path(), "head");
-  if (!h.wait_for("listening on", 15s))
-    return;
-  auto at = "127.0.0.1:" + std::to_string(head_port(h));
-  process a({bin, "node", "--join", at, "--name", "a", "--slots", "2"}, dir.path(), "a");
-  process b({bin, "node", "--join", at, "--name", "b", "--slots", "2"}, dir.path(), "b");
-  if (!a.wait_for("joined", 15s) || !b.wait_for("joined", 15s))
-    return;
-  std::vector<double> one, on_head, on_nodes;
-  for (int k = 0; k < repeat; ++k) {
-    auto o1 = dir / ("one" + std::to_string(k));
-    process t(with({bin, "train"}, {"--clock", "real", "--out", o1}), dir.path(), "train");
-    if (t.wait(600s) != 0)
-      return;
-    one.push_back(samples_per_s(o1 + "/summary.json"));
-    for (auto placement : {"head", "nodes"}) {
-      auto o2 = dir / (std::string(placement) + std::to_string(k));
-      process s(with({bin, "submit", "--head", at}, {"--ps-placement", placement, "--out", o2}), dir.path(),
-                "submit");
-      if (s.wait(600s) != 0) {
-        std::fprintf(stderr, "bench_cluster: the cluster job failed: %s\n", s.err().c_str());
-        return;
-      }
-      (placement == std::string("head") ? on_head : on_nodes).push_back(samples_per_s(o2 + "/summary.json"));
-    }
-  }
-  double m1 = median(one), mh = median(on_head), mn = median(on_nodes);
-  std::printf("\n4-worker BSP, MLP on Fashion-MNIST, %g epochs, real clock (median of %d runs)\n\n", epochs,
-              repeat);
-  std::printf("| configuration | samples/s | vs one process |\n|---|---|---|\n");
-  std::printf("| one process (4 workers) | %.0f | 1.00 |\n", m1);
-  std::printf("| head + 2 node processes (2 workers each), PS on the head | %.0f | %.2f |\n", mh, mh / m1);
-  std::printf("| head + 2 node processes (2 workers each), a PS shard on each node | %.0f | %.2f |\n", mn,
-              mn / m1);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<double> sizes{1, 4, 16};
   int rounds = 40, repeat = 3;
-  double job_epochs = 0.5;
-  bool run_job = true;
+  double job_epochs = 0.5, dashboard_epochs = 2;
+  bool run_job = true, run_dashboard = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
@@ -469,18 +413,28 @@ int main(int argc, char** argv) {
       job_epochs = std::atof(next().c_str());
     } else if (a == "--no-job") {
       run_job = false;
+    } else if (a == "--dashboard-epochs") {
+      dashboard_epochs = std::atof(next().c_str());
+    } else if (a == "--no-dashboard") {
+      run_dashboard = false;
+    } else if (a == "--only-dashboard") {
+      sizes = {};
+      run_job = false;
     } else {
       std::fprintf(stderr, "usage: bench_cluster [--sizes 1,4,16] [--rounds K] [--repeat R] "
-                           "[--job-epochs E] [--no-job]\n");
+                           "[--job-epochs E] [--no-job] [--dashboard-epochs E] [--no-dashboard] [--only-dashboard]\n");
       return 2;
     }
   }
-  if (sizes.empty() || sizes.size() > 8) {
+  if (sizes.size() > 8 || (sizes.empty() && (run_job || !run_dashboard))) {
     std::fprintf(stderr, "bench_cluster: --sizes takes 1 to 8 sizes in MB\n");
     return 2;
   }
-  transport(sizes, rounds, repeat);
+  if (!sizes.empty())
+    transport(sizes, rounds, repeat);
   if (run_job)
-    job(job_epochs, repeat);
+    syncpoint::bench::job(job_epochs, repeat);
+  if (run_dashboard)
+    syncpoint::bench::dashboard_cost(dashboard_epochs, repeat);
   return 0;
 }

@@ -2,6 +2,9 @@
 
 #include "core/json.hpp"
 
+#include <prometheus/metric_family.h>
+#include <prometheus/text_serializer.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -19,66 +22,39 @@ const job_view* dashboard_view::job(uint64_t id) const {
 
 namespace {
 
-// -- Prometheus text -----------------------------------------------------------
+// -- Prometheus text (prometheus-cpp's serializer) ------------------------------
 
-std::string label_value(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '\\' || c == '"')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
+using labels = std::vector<prometheus::ClientMetric::Label>;
 
-std::string number(double x) {
-  if (std::isnan(x))
-    return "NaN";
-  if (std::isinf(x))
-    return x > 0 ? "+Inf" : "-Inf";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
-}
-
-using labels = std::vector<std::pair<std::string, std::string>>;
-
-std::string with(const labels& ls) {
-  if (ls.empty())
-    return "";
-  std::string out = "{";
-  for (auto& [k, v] : ls)
-    out += (out.size() > 1 ? "," : "") + k + "=\"" + label_value(v) + "\"";
-  return out + "}";
-}
-
-// One metric family: its HELP and TYPE once, then its samples.
+// One metric family: its name, help and type, then its samples.
 class family {
  public:
-  family(std::string& out, const std::string& name, const char* type, const std::string& help)
-      : out_(out), name_(name) {
-    out_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  family(std::vector<prometheus::MetricFamily>& out, const std::string& name, prometheus::MetricType type,
+         const std::string& help)
+      : out_(out), at_(out.size()) {
+    out.push_back({name, help, type, {}});
   }
-  void sample(const labels& ls, double value) { out_ += name_ + with(ls) + " " + number(value) + "\n"; }
+  void sample(const labels& ls, double value) {
+    auto& f = out_[at_];
+    auto& m = f.metric.emplace_back();
+    m.label = ls;
+    (f.type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value) = value;
+  }
   void observe(const labels& ls, const histogram& h) {
+    auto& m = out_[at_].metric.emplace_back();
+    m.label = ls;
+    m.histogram.sample_count = h.count;
+    m.histogram.sample_sum = h.sum;
     uint64_t cumulative = 0;
     for (size_t i = 0; i < h.counts.size(); ++i) {
       cumulative += h.counts[i];
-      auto le = ls;
-      le.emplace_back("le", i < h.bounds.size() ? number(h.bounds[i]) : "+Inf");
-      out_ += name_ + "_bucket" + with(le) + " " + std::to_string(cumulative) + "\n";
+      m.histogram.bucket.push_back({cumulative, i < h.bounds.size() ? h.bounds[i] : INFINITY});
     }
-    out_ += name_ + "_sum" + with(ls) + " " + number(h.sum) + "\n";
-    out_ += name_ + "_count" + with(ls) + " " + std::to_string(h.count) + "\n";
   }
 
  private:
-  std::string& out_;
-  std::string name_;
+  std::vector<prometheus::MetricFamily>& out_;
+  size_t at_;
 };
 
 labels job_labels(const job_view& j) { return {{"job", std::to_string(j.status.id)}}; }
@@ -112,63 +88,63 @@ double heartbeat_age_s(const dashboard_view& v, const node_status& n) {
 }  // namespace
 
 std::string metrics_text(const dashboard_view& v) {
-  std::string out;
+  std::vector<prometheus::MetricFamily> out;
   auto hosted = shards_by_node(v);
   {
-    family f(out, "syncpoint_node_slots", "gauge", "Worker slots of a node, used or free.");
+    family f(out, "syncpoint_node_slots", prometheus::MetricType::Gauge, "Worker slots of a node, used or free.");
     for (auto& n : v.nodes) {
       f.sample({{"node", n.name}, {"state", "used"}}, n.used);
       f.sample({{"node", n.name}, {"state", "free"}}, std::max(0, n.slots - n.used));
     }
   }
   {
-    family f(out, "syncpoint_node_heartbeat_age_seconds", "gauge", "Time since the node's last heartbeat.");
+    family f(out, "syncpoint_node_heartbeat_age_seconds", prometheus::MetricType::Gauge, "Time since the node's last heartbeat.");
     for (auto& n : v.nodes)
       f.sample({{"node", n.name}}, heartbeat_age_s(v, n));
   }
   {
-    family f(out, "syncpoint_node_shards", "gauge", "Parameter-server shards of running jobs on the node.");
+    family f(out, "syncpoint_node_shards", prometheus::MetricType::Gauge, "Parameter-server shards of running jobs on the node.");
     for (auto& n : v.nodes)
       f.sample({{"node", n.name}}, hosted.count(n.name) ? hosted[n.name] : 0);
   }
   {
-    family f(out, "syncpoint_job_info", "gauge", "1 for each job the head lists, with its protocol and state.");
+    family f(out, "syncpoint_job_info", prometheus::MetricType::Gauge, "1 for each job the head lists, with its protocol and state.");
     for (auto& j : v.jobs)
       f.sample({{"job", std::to_string(j.status.id)}, {"protocol", j.status.protocol}, {"state", j.status.state}}, 1);
   }
   {
-    family f(out, "syncpoint_job_progress_ratio", "gauge", "Fraction of the job's sample budget (or time cap) done.");
+    family f(out, "syncpoint_job_progress_ratio", prometheus::MetricType::Gauge, "Fraction of the job's sample budget (or time cap) done.");
     for (auto& j : v.jobs)
       f.sample(job_labels(j), j.status.progress);
   }
   auto job_gauge = [&](const char* name, const char* help, auto value, bool only_known = false) {
-    family f(out, name, "gauge", help);
+    family f(out, name, prometheus::MetricType::Gauge, help);
     for (auto& j : v.jobs)
       if (j.live && (!only_known || value(*j.live) >= 0))
         f.sample(job_labels(j), value(*j.live));
   };
   {
-    family f(out, "syncpoint_job_samples_total", "counter", "Samples of the gradients the job's PS accepted.");
+    family f(out, "syncpoint_job_samples_total", prometheus::MetricType::Counter, "Samples of the gradients the job's PS accepted.");
     for (auto& j : v.jobs)
       if (j.live)
         f.sample(job_labels(j), static_cast<double>(j.live->samples()));
   }
   job_gauge("syncpoint_job_accuracy", "Test accuracy at the job's last evaluation.",
             [](const live_job& l) { return l.accuracy(); }, true);
-  job_gauge("syncpoint_job_learning_rate", "The learning rate the PS applies now (when traced).",
+  job_gauge("syncpoint_job_learning_rate", "The learning rate the PS applies now.",
             [](const live_job& l) { return l.lr(); }, true);
   job_gauge("syncpoint_job_workers_live", "Workers of the job still running.",
             [](const live_job& l) { return static_cast<double>(l.workers_live()); });
   job_gauge("syncpoint_job_samples_per_second", "Samples per second over the last 10 s of the run.",
             [](const live_job& l) { return l.samples_per_s(); });
   {
-    family f(out, "syncpoint_job_barriers_total", "counter", "Times the protocol released workers it held together.");
+    family f(out, "syncpoint_job_barriers_total", prometheus::MetricType::Counter, "Times the protocol released workers it held together.");
     for (auto& j : v.jobs)
       if (j.live)
         f.sample(job_labels(j), static_cast<double>(j.live->barriers()));
   }
   {
-    family f(out, "syncpoint_job_shard_version", "gauge", "The model version each PS shard holds.");
+    family f(out, "syncpoint_job_shard_version", prometheus::MetricType::Gauge, "The model version each PS shard holds.");
     for (auto& j : v.jobs)
       if (j.live)
         for (size_t k = 0; k < j.live->shard_versions().size(); ++k)
@@ -176,14 +152,14 @@ std::string metrics_text(const dashboard_view& v) {
                    static_cast<double>(j.live->shard_versions()[k]));
   }
   {
-    family f(out, "syncpoint_job_staleness_versions", "histogram",
+    family f(out, "syncpoint_job_staleness_versions", prometheus::MetricType::Histogram,
              "Versions between a gradient's model and the model it was applied to.");
     for (auto& j : v.jobs)
       if (j.live)
         f.observe(job_labels(j), j.live->staleness());
   }
   auto worker_counter = [&](const char* name, const char* help, uint64_t worker_live::*field) {
-    family f(out, name, "counter", help);
+    family f(out, name, prometheus::MetricType::Counter, help);
     per_worker(v, [&](const job_view& j, size_t w, const worker_live& l) {
       f.sample(worker_labels(j, w), static_cast<double>(l.*field));
     });
@@ -195,7 +171,7 @@ std::string metrics_text(const dashboard_view& v) {
   worker_counter("syncpoint_worker_rejected_pushes_total", "Gradients the PS refused (NaN, wrong size).",
                  &worker_live::rejected);
   auto worker_histogram = [&](const char* name, const char* help, histogram worker_live::*field) {
-    family f(out, name, "histogram", help);
+    family f(out, name, prometheus::MetricType::Histogram, help);
     per_worker(v, [&](const job_view& j, size_t w, const worker_live& l) { f.observe(worker_labels(j, w), l.*field); });
   };
   worker_histogram("syncpoint_worker_push_latency_seconds", "From sending a gradient to the PS accepting it.",
@@ -204,7 +180,7 @@ std::string metrics_text(const dashboard_view& v) {
                    &worker_live::pull_latency);
   worker_histogram("syncpoint_worker_staleness_versions", "Staleness of the worker's gradients when applied.",
                    &worker_live::staleness);
-  return out;
+  return prometheus::TextSerializer().Serialize(out);
 }
 
 // -- JSON ----------------------------------------------------------------------

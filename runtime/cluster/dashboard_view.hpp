@@ -35,7 +35,7 @@ struct dashboard_view {
   const job_view* job(uint64_t id) const;
 };
 
-/// Prometheus's text format, version 0.0.4: the nodes' slots and heartbeat
+/// Prometheus's text format, version 0.0.4 (prometheus-cpp's serializer): the nodes' slots and heartbeat
 /// ages, each job's gauges and staleness, each worker's counters and histograms.
 std::string metrics_text(const dashboard_view& v);
 

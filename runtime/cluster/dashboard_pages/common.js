@@ -42,6 +42,7 @@ function tickLabel(v, step) {
   if (a >= 1e4) return +(v / 1e3).toFixed(Math.max(0, Math.ceil(-Math.log10(step / 1e3)))) + 'k';
   return v.toFixed(Math.min(6, Math.max(0, Math.ceil(-Math.log10(step) - 1e-9))));
 }
+function sig(x) { return x == null || !isFinite(x) ? '–' : Number(x.toPrecision(3)).toString(); }
 function pct(x) { return x == null || !isFinite(x) ? '–' : (100 * x).toFixed(1) + ' %'; }
 function acc(x) { return x == null || !isFinite(x) || x < 0 ? '–' : x.toFixed(4); }
 function secs(s) {
@@ -88,8 +89,14 @@ function ticks(lo, hi, n) {
   for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(+t.toPrecision(12));
   return out;
 }
-// A line chart: `series` = [{name, color, points: [[x, y], ...]}]; opts: xLabel, yLabel, yMin, yMax, w, h, yFmt.
+// A line chart: `series` = [{name, color, points: [[x, y], ...]}]; opts: xLabel, yLabel, yMin, yMax, w, h,
+// yFmt, logY (a log scale when the values span more than two decades: a loss).
 function lineChart(series, opts) {
+  const ys = series.flatMap(s => s.points.map(p => p[1]));
+  if (opts.logY && ys.length && Math.min(...ys) > 0 && Math.max(...ys) / Math.min(...ys) > 100) {
+    const logged = series.map(s => ({...s, points: s.points.map(p => [p[0], Math.log10(p[1])])}));
+    return lineChart(logged, {...opts, logY: false, log: true, yMin: undefined, yMax: undefined});
+  }
   const w = opts.w || 560, h = opts.h || 220, l = 62, r = 12, t = 10, b = 34;
   const pts = series.flatMap(s => s.points);
   const root = svg('svg', {width: w, height: h, viewBox: `0 0 ${w} ${h}`, role: 'img'});
@@ -108,7 +115,8 @@ function lineChart(series, opts) {
   const yfmt = opts.yFmt || (v => num(v, 6));
   for (const v of yt) {
     root.append(svg('line', {x1: l, x2: w - r, y1: Y(v), y2: Y(v), stroke: '#eee'}));
-    root.append(svg('text', {x: l - 6, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#555'}, tickLabel(v, ystep)));
+    const label = opts.log ? (Number.isInteger(v) ? (v >= 0 && v < 4 ? String(10 ** v) : '1e' + v) : '') : tickLabel(v, ystep);
+    root.append(svg('text', {x: l - 6, y: Y(v) + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#555'}, label));
   }
   const xt = ticks(x0, x1, 6), xstep = xt.length > 1 ? xt[1] - xt[0] : 1;
   for (const v of xt) {
@@ -126,7 +134,8 @@ function lineChart(series, opts) {
     const d = s.points.map((p, k) => (k ? 'L' : 'M') + X(p[0]).toFixed(1) + ',' + Y(p[1]).toFixed(1)).join('');
     root.append(svg('path', {d, fill: 'none', stroke: color, 'stroke-width': 1.8, 'stroke-linejoin': 'round'}));
     const last = s.points[s.points.length - 1];
-    root.append(svg('circle', {cx: X(last[0]), cy: Y(last[1]), r: 3, fill: color}, svg('title', {}, s.name + ': ' + yfmt(last[1]))));
+    const shown = opts.log ? 10 ** last[1] : last[1];
+    root.append(svg('circle', {cx: X(last[0]), cy: Y(last[1]), r: 3, fill: color}, svg('title', {}, s.name + ': ' + yfmt(shown))));
   });
   return root;
 }

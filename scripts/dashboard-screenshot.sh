@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# scripts/dashboard-screenshot.sh [OUT]: the head's dashboard as a person sees
+# it. Starts a head and two nodes on loopback, submits a long sync-switch job
+# with a straggler and the PS sharded on the nodes, waits until the job's page
+# has figures, and has headless Chromium take screenshots of the cluster page
+# and the job's page (OUT/cluster.png, OUT/job.png; default build/dashboard-shots),
+# then stops the job and shoots the ended job's page (OUT/job-ended.png).
+# Not part of the test command (it needs a browser): run it after changing a
+# page, and look at the pictures. Installs Debian's chromium if missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=$(realpath -m "${1:-build/dashboard-shots}")
+bin=build/syncpoint
+[ -x "$bin" ] || { echo "dashboard-screenshot: build first (scripts/setup.sh)" >&2; exit 2; }
+if ! command -v chromium > /dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium > /dev/null
+fi
+mkdir -p "$out"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  wait 2> /dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Waits (up to 120 s: a hang's deadline) until FILE has a line matching PATTERN.
+await() {
+  for _ in $(seq 1200); do grep -q "$2" "$1" 2> /dev/null && return 0; sleep 0.1; done
+  echo "dashboard-screenshot: no '$2' in $1" >&2; cat "$1" >&2; exit 1
+}
+
+"$bin" head --port 0 --dashboard any --runs "$work/runs" > "$work/head.out" 2> "$work/head.err" & pids+=($!)
+await "$work/head.out" "dashboard: http"
+head=$(grep -o "listening on [0-9.]*:[0-9]*" "$work/head.out" | cut -d' ' -f3)
+url=$(grep -o "dashboard: http[^ ;]*" "$work/head.out" | cut -d' ' -f2)
+for n in a b; do
+  "$bin" node --join "$head" --name "$n" --slots 2 > "$work/node-$n.out" 2>&1 & pids+=($!)
+  await "$work/node-$n.out" "joined the head"
+done
+"$bin" submit --head "$head" --protocol sync-switch --workers 3 --model mlp --dataset synthetic \
+  --train-limit 4000 --test-limit 1000 --epochs 100000 --max-time 600 --lr 0.05 --eval-every 5 \
+  --straggler 2:x3 --ps-placement nodes --ps-shards 2 --progress > "$work/submit.out" 2> "$work/submit.err" &
+submitter=$!; pids+=($submitter)
+# The job's page has its figures once evaluations come; 35 s of run give the charts a shape.
+await "$work/submit.err" "\] eval "
+sleep 35
+shoot() {  # URL FILE HEIGHT
+  chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --user-data-dir="$work/chromium" --hide-scrollbars \
+    --window-size=1280,"$3" --virtual-time-budget=4000 --screenshot="$2" "$1" 2> /dev/null
+  echo "dashboard-screenshot: $2"
+}
+shoot "$url" "$out/cluster.png" 700
+shoot "${url}jobs/1" "$out/job.png" 2000
+kill -INT "$submitter"
+await "$work/submit.err" "stopped early"
+for _ in $(seq 1200); do [ -f "$work/runs/job-1/report.html" ] && break; sleep 0.1; done
+sleep 2  # the hub publishes the ended job's view within a second
+shoot "${url}jobs/1" "$out/job-ended.png" 700
