@@ -293,21 +293,6 @@ const char* series_color(size_t i) {
   return colors[i % (sizeof colors / sizeof *colors)];
 }
 
-std::string escape_html(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '\'': out += "&#39;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 const char* report_css() { return css; }
 
 std::string report_html(const std::vector<run_record>& runs) {

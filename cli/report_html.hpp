@@ -12,6 +12,7 @@
 // run; and the command, versions and machine that made the runs.
 #pragma once
 
+#include "core/html.hpp"
 #include "runtime/run_files.hpp"
 
 #include <string>
@@ -36,7 +37,6 @@ const char* series_color(size_t i);
 /// The pages' style sheet (the comparison page's; the sweep's page shares it).
 const char* report_css();
 
-/// `s` with <, >, &, ' and " escaped.
-std::string escape_html(const std::string& s);
+using syncpoint::escape_html;  // core/html.hpp
 
 }  // namespace syncpoint::cli
