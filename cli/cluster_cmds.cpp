@@ -282,6 +282,15 @@ int run_head(const std::vector<std::string>& args) {
     opts.runs = (std::filesystem::temp_directory_path() / ("syncpoint-head-" + std::to_string(getpid()))).string();
   head_dashboard dashboard(sys, opts.dashboard.empty() ? default_dashboard_port : opts.dashboard,
                            !opts.dashboard.empty(), std::filesystem::absolute(opts.runs).string(), secret);
+  auto shown = opts.host == "0.0.0.0" || opts.host.empty() ? hostname() : opts.host;
+  std::string url;
+  try {
+    url = dashboard.listen(opts.host.empty() ? "0.0.0.0" : opts.host, shown, tls,
+                           [](const std::string& line) { say(stderr, "[head] dashboard: " + line); });
+  } catch (const std::exception& e) {
+    std::cerr << "syncpoint head: " << e.what() << "\n";
+    return 2;
+  }
   head_config hc;
   hc.dashboard = dashboard.link();
   hc.plane = plane;
@@ -297,17 +306,7 @@ int run_head(const std::vector<std::string>& args) {
     caf::anon_send_exit(head, caf::exit_reason::user_shutdown);
     return 2;
   }
-  auto shown = opts.host == "0.0.0.0" || opts.host.empty() ? hostname() : opts.host;
   dashboard.attach(head);
-  std::string url;
-  try {
-    url = dashboard.listen(opts.host.empty() ? "0.0.0.0" : opts.host, shown, tls,
-                           [](const std::string& line) { say(stderr, "[head] dashboard: " + line); });
-  } catch (const std::exception& e) {
-    std::cerr << "syncpoint head: " << e.what() << "\n";
-    caf::anon_send_exit(head, caf::exit_reason::user_shutdown);
-    return 2;
-  }
   bool loopback = opts.host == "127.0.0.1" || opts.host == "localhost" || opts.host == "::1";
   say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port) +
                 (loopback ? " (this machine only; --host 0.0.0.0 to accept nodes from other machines)" : "") +
@@ -321,7 +320,10 @@ int run_head(const std::vector<std::string>& args) {
                 (tls.enabled() ? " --tls --cert NODE.pem --key NODE.key --ca " + tls.ca : ""));
   if (!url.empty())
     say(stdout, "dashboard: " + url + (secret.empty() ? "" : " (the token logs in)") + "; metrics: " + url +
-                  "metrics; finished jobs' files: " + opts.runs);
+                  "metrics; finished jobs' files: " + opts.runs +
+                  (secret.empty() && tls.enabled() ? "; no token: anyone who reaches the dashboard may read it "
+                                                     "(it asks no certificate; see --token)"
+                                                   : ""));
   node_actor local;
   if (opts.slots > 0)
     local = spawn_node(sys, {"head", opts.slots, opts.data, head, std::chrono::seconds(10),

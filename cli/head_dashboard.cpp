@@ -9,6 +9,8 @@
 
 #include <cstdlib>
 
+#include <unistd.h>
+
 namespace syncpoint::cli {
 
 std::optional<uint16_t> dashboard_port(const std::string& value) {
@@ -25,14 +27,7 @@ std::optional<uint16_t> dashboard_port(const std::string& value) {
 
 head_dashboard::head_dashboard(caf::actor_system& sys, const std::string& value, bool given, std::string runs_dir,
                                std::string secret)
-    : port_(dashboard_port(value)), given_(given), secret_(std::move(secret)) {
-  if (!port_)
-    return;
-  board_ = std::make_shared<cluster::view_board>();
-  link_.hub = cluster::spawn_hub(sys, {board_, secret_});
-  link_.runs_dir = std::move(runs_dir);
-  link_.write_report = [](const std::string& dir) { write_text(dir + "/report.html", report_html({load_run(dir)})); };
-}
+    : sys_(sys), port_(dashboard_port(value)), given_(given), secret_(std::move(secret)), runs_dir_(std::move(runs_dir)) {}
 
 head_dashboard::~head_dashboard() = default;
 
@@ -45,22 +40,36 @@ std::string head_dashboard::listen(const std::string& host, const std::string& s
                                    const std::function<void(const std::string&)>& warn) {
   if (!port_)
     return "";
-  auto site = std::make_shared<cluster::dashboard_site>(board_, secret_, link_.runs_dir);
+  auto board = std::make_shared<cluster::view_board>();
+  cluster::site_options site;
+  site.token = secret_;
+  site.runs_dir = runs_dir_;
+  site.https = tls.enabled();
+  site.check_host = host == "127.0.0.1" || host == "localhost" || host == "::1";
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) == 0)
+    site.host_names.push_back(name);
+  site.host_names.push_back(shown);
   cluster::http_options opts;
   opts.host = host;
   opts.port = *port_;
   opts.tls = tls;
   opts.log = warn;
   try {
-    server_ = std::make_unique<cluster::http_server>(site, opts);
+    server_ = std::make_unique<cluster::http_server>(std::make_shared<cluster::dashboard_site>(board, site), opts);
   } catch (const std::exception& e) {
     if (given_)
       throw;
     warn(std::string(e.what()) + ": no dashboard (give --dashboard PORT, or 'off')");
+    port_.reset();
     return "";
   }
-  auto name = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;  // an IPv6 address
-  return std::string(tls.enabled() ? "https" : "http") + "://" + name + ":" + std::to_string(server_->port()) + "/";
+  // Serving: the hub gathers the views, and each job gets a watcher.
+  link_.hub = cluster::spawn_hub(sys_, {board, secret_});
+  link_.runs_dir = runs_dir_;
+  link_.write_report = [](const std::string& dir) { write_text(dir + "/report.html", report_html({load_run(dir)})); };
+  auto shown_name = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;  // an IPv6 address
+  return std::string(tls.enabled() ? "https" : "http") + "://" + shown_name + ":" + std::to_string(server_->port()) + "/";
 }
 
 }  // namespace syncpoint::cli

@@ -4,11 +4,11 @@
 // put together here, with the comparison report of each finished job, which
 // only the command's side can draw (cli/report_html.hpp).
 //
-//   head_dashboard d(sys, "8265", runs_dir, secret);  // before the head: its link goes in head_config
-//   hc.dashboard = d.link();
+//   head_dashboard d(sys, "8265", true, runs_dir, secret);
+//   std::string url = d.listen(host, shown, tls, warn);  // "" when off (or a default port taken)
+//   hc.dashboard = d.link();                             // before the head: each job gets a watcher
 //   ... spawn the head ...
 //   d.attach(head);
-//   std::string url = d.listen(host, tls);             // "" when off
 #pragma once
 
 #include "runtime/cluster/dashboard.hpp"
@@ -34,20 +34,22 @@ class head_dashboard {
   head_dashboard(caf::actor_system& sys, const std::string& value, bool given, std::string runs_dir, std::string secret);
   ~head_dashboard();
 
-  bool on() const { return port_.has_value(); }
+  /// The hub and where jobs' files go, for head_config (no hub: no dashboard).
   cluster::dashboard_link link() const { return link_; }
+  /// The head whose status the hub polls.
   void attach(const cluster::head_actor& head);
-  /// Starts serving on `host`; the page's URL (naming the head `shown`), or
-  /// "" when off or (a default port) taken, which `warn` is told. Throws
-  /// std::runtime_error when a given port cannot be had.
+  /// Starts serving on `host` (and the hub); the page's URL (naming the head
+  /// `shown`), or "" when off or (a default port) taken, which `warn` is
+  /// told. Throws std::runtime_error when a given port cannot be had.
   std::string listen(const std::string& host, const std::string& shown, const cluster::tls_files& tls,
                      const std::function<void(const std::string&)>& warn);
 
  private:
+  caf::actor_system& sys_;
   std::optional<uint16_t> port_;
   bool given_;
   std::string secret_;
-  std::shared_ptr<cluster::view_board> board_;
+  std::string runs_dir_;
   cluster::dashboard_link link_;
   std::unique_ptr<cluster::http_server> server_;
 };

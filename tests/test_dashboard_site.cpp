@@ -26,7 +26,7 @@ std::shared_ptr<view_board> board_with_job() {
 
 http_response get(dashboard_site& site, const std::string& target, const std::string& auth = "",
                   const std::string& cookie = "") {
-  return site.handle({"GET", target, auth, cookie, "", ""});
+  return site.handle({"GET", target, auth, cookie, "", "", "127.0.0.1:8265"});
 }
 
 std::string header(const http_response& r, const std::string& name) {
@@ -39,7 +39,7 @@ std::string header(const http_response& r, const std::string& name) {
 }  // namespace
 
 TEST_CASE("dashboard site: the routes answer the view's data, and refuse what is no route") {
-  dashboard_site site(board_with_job(), "", "/runs");
+  dashboard_site site(board_with_job(), {"", "/runs"});
   auto page = get(site, "/");
   CHECK(page.status == 200);
   CHECK(page.content_type.rfind("text/html", 0) == 0);
@@ -78,7 +78,7 @@ TEST_CASE("dashboard site: the routes answer the view's data, and refuse what is
 }
 
 TEST_CASE("dashboard site: with a token, a bearer header or the login's cookie, nothing else") {
-  dashboard_site site(board_with_job(), "s3cret", "/runs");
+  dashboard_site site(board_with_job(), {"s3cret", "/runs"});
   auto refused = get(site, "/api/cluster");
   CHECK(refused.status == 401);
   CHECK(header(refused, "WWW-Authenticate") == "Bearer realm=\"syncpoint\"");
@@ -107,8 +107,9 @@ TEST_CASE("dashboard site: with a token, a bearer header or the login's cookie, 
   CHECK(session.find("s3cret") == std::string::npos);  // a session id, not the token
   CHECK(get(site, "/api/cluster", "", "other=1; " + session).status == 200);
   CHECK(get(site, "/api/cluster", "", "syncpoint_session=forged").status == 401);
-  // "next" stays on this site: never another host.
-  for (auto* elsewhere : {"https%3A%2F%2Fevil.example", "%2F%2Fevil.example", "%2F%5Cevil.example"}) {
+  // "next" stays on this site: never another host, nothing a browser drops, no header of its own.
+  for (auto* elsewhere : {"https%3A%2F%2Fevil.example", "%2F%2Fevil.example", "%2F%5Cevil.example",
+                          "%2F%09%2Fevil.example", "%2Fjobs%0D%0ASet-Cookie:%20x=1", "%2F%20%2Fevil.example"}) {
     auto r = site.handle({"POST", "/login", "", "", "", std::string("token=s3cret&next=") + elsewhere});
     CHECK_MESSAGE(header(r, "Location") == "/", elsewhere);
   }
@@ -118,7 +119,7 @@ TEST_CASE("dashboard site: with a token, a bearer header or the login's cookie, 
 }
 
 TEST_CASE("dashboard site: at most 1000 login sessions, the oldest going first") {
-  dashboard_site site(board_with_job(), "t", "/runs");
+  dashboard_site site(board_with_job(), {"t", "/runs"});
   std::string first;
   for (size_t i = 0; i < dashboard_site::max_sessions + 1; ++i) {
     auto r = site.handle({"POST", "/login", "", "", "", "token=t"});
@@ -127,4 +128,29 @@ TEST_CASE("dashboard site: at most 1000 login sessions, the oldest going first")
       first = c.substr(0, c.find(';'));
   }
   CHECK(get(site, "/metrics", "", first).status == 401);
+}
+
+TEST_CASE("dashboard site: wrong tokens are guessed 20 a minute at most, and a favicon has no body") {
+  dashboard_site site(board_with_job(), {"t", "/runs"});
+  for (size_t i = 0; i < dashboard_site::max_failed_logins; ++i)
+    CHECK(site.handle({"POST", "/login", "", "", "", "token=guess" + std::to_string(i)}).status == 401);
+  auto blocked = site.handle({"POST", "/login", "", "", "", "token=t"});
+  CHECK(blocked.status == 429);
+  CHECK(header(blocked, "Retry-After") == "60");
+  auto icon = get(site, "/favicon.ico");
+  CHECK(icon.status == 204);
+  CHECK(icon.body.empty());  // a 204 with a body is refused by Beast (it threw, and ended the head)
+}
+
+TEST_CASE("dashboard site: on loopback without a token, only its own names are answered (no DNS rebinding)") {
+  site_options opts{"", "/runs"};
+  opts.check_host = true;
+  opts.host_names = {"headbox"};
+  dashboard_site site(board_with_job(), opts);
+  for (auto* host : {"127.0.0.1:8265", "localhost:8265", "LOCALHOST", "[::1]:8265", "headbox:8265", "10.1.2.3"})
+    CHECK_MESSAGE(site.handle({"GET", "/api/cluster", "", "", "", "", host}).status == 200, host);
+  for (auto* host : {"evil.example:8265", "", "127.0.0.1.evil.example", "headbox.evil.example"})
+    CHECK_MESSAGE(site.handle({"GET", "/api/cluster", "", "", "", "", host}).status == 421, host);
+  dashboard_site guarded(board_with_job(), {"tok", "/runs", false, true, {}});  // with a token, the token decides
+  CHECK(guarded.handle({"GET", "/api/cluster", "Bearer tok", "", "", "", "evil.example"}).status == 200);
 }

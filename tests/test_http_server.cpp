@@ -16,7 +16,7 @@ using namespace syncpoint::testing;
 namespace {
 
 std::shared_ptr<dashboard_site> empty_site() {
-  return std::make_shared<dashboard_site>(std::make_shared<view_board>(), "", "/nowhere");
+  return std::make_shared<dashboard_site>(std::make_shared<view_board>(), site_options{"", "/nowhere"});
 }
 
 }  // namespace
@@ -31,8 +31,8 @@ TEST_CASE("http server: one connection over the cap is told 503 at once, and a f
   REQUIRE(idle1 >= 0);
   REQUIRE(idle2 >= 0);
   // Both idle connections are sessions once a request on each is answered.
-  http_send(idle1, "GET /api/cluster HTTP/1.1\r\nHost: x\r\n\r\n");
-  http_send(idle2, "GET /api/cluster HTTP/1.1\r\nHost: x\r\n\r\n");
+  http_send(idle1, "GET /api/cluster HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  http_send(idle2, "GET /api/cluster HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
   char buf[4096];
   REQUIRE(::recv(idle1, buf, sizeof buf, 0) > 0);  // kept alive: they stay open
   REQUIRE(::recv(idle2, buf, sizeof buf, 0) > 0);
@@ -55,7 +55,7 @@ TEST_CASE("http server: a client that does not send its request in time is close
   http_server server(empty_site(), opts);
   int slow = http_connect(server.port());
   REQUIRE(slow >= 0);
-  http_send(slow, "GET / HTTP/1.1\r\nHost: x\r\nX-Half: ");
+  http_send(slow, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ");
   CHECK(http_get(server.port(), "/metrics").status == 200);
   char byte;
   CHECK(::recv(slow, &byte, 1, 0) == 0);  // closed by the server, with nothing sent
@@ -66,8 +66,8 @@ TEST_CASE("http server: keep-alive serves several requests on one connection, an
   http_server server(empty_site(), {});
   int fd = http_connect(server.port());
   REQUIRE(fd >= 0);
-  http_send(fd, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nHEAD /api/cluster HTTP/1.1\r\nHost: x\r\n\r\n"
-                "GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  http_send(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nHEAD /api/cluster HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                "GET /nowhere HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   auto all = http_read_all(fd);
   ::close(fd);
   CHECK(all.find("HTTP/1.1 200 OK") == 0);
@@ -81,4 +81,25 @@ TEST_CASE("http server: keep-alive serves several requests on one connection, an
   http_options same;
   same.port = server.port();
   CHECK_THROWS_WITH(http_server(empty_site(), same), doctest::Contains("cannot listen on 127.0.0.1:"));
+}
+
+TEST_CASE("http server: every route answers through the socket, GET and HEAD, and the server stays up") {
+  auto board = std::make_shared<view_board>();
+  auto v = std::make_shared<dashboard_view>();
+  auto live = std::make_shared<live_job>(job_facts{1, "bsp", 2, "done", 1, {"head"}, 0.1});
+  v->jobs = {{{1, "bsp", 2, 1, 0.9, "done", {"head"}}, false, live}};
+  board->put(v);
+  http_server server(std::make_shared<dashboard_site>(board, site_options{"", "/nowhere"}), {});
+  int port = server.port();
+  std::vector<std::pair<std::string, int>> routes{
+    {"/", 200}, {"/jobs/1", 200}, {"/api/cluster", 200}, {"/api/jobs/1", 200}, {"/metrics", 200},
+    {"/favicon.ico", 204}, {"/login", 303}, {"/jobs/2", 404}, {"/jobs/1/files/summary.json", 404}, {"/x", 404}};
+  for (auto& [path, status] : routes)
+    for (auto* method : {"GET", "HEAD"}) {
+      auto r = http_request_to(port, method, path);
+      CHECK_MESSAGE(r.status == status, method << " " << path);
+      if (std::string(method) == "HEAD")
+        CHECK_MESSAGE(r.body.empty(), method << " " << path);
+    }
+  CHECK(http_get(port, "/api/cluster").status == 200);
 }

@@ -10,7 +10,7 @@ namespace {
 http_response text(int status, const std::string& body) {
   http_response r;
   r.status = status;
-  r.body = body + "\n";
+  r.body = status == 204 || status == 304 ? "" : body + "\n";  // these have no body (Beast refuses one)
   return r;
 }
 
@@ -88,9 +88,35 @@ std::string cookie_value(const std::string& header, const std::string& name) {
   return "";
 }
 
-// Where to go after the login: a path of this site only (no "//host").
+// Where to go after the login: a path of this site only, in the characters
+// its routes use (no "//host", no control characters that a browser drops
+// or that would split the header): otherwise "/".
 std::string local_path(const std::string& next) {
-  return !next.empty() && next[0] == '/' && (next.size() < 2 || (next[1] != '/' && next[1] != '\\')) ? next : "/";
+  bool plain = !next.empty() && next[0] == '/' && (next.size() < 2 || next[1] != '/') &&
+               std::all_of(next.begin(), next.end(), [](char c) {
+                 return std::isalnum(static_cast<unsigned char>(c)) || c == '/' || c == '_' || c == '.' || c == '-';
+               });
+  return plain ? next : "/";
+}
+
+// The host of a Host header: "[::1]:8265" -> "::1", "a:8265" -> "a".
+std::string host_of(const std::string& header) {
+  if (!header.empty() && header[0] == '[')
+    return header.substr(1, header.find(']') - 1);
+  return header.substr(0, header.find(':'));
+}
+
+bool ip_literal(const std::string& host) {
+  if (host.find(':') != std::string::npos)  // IPv6 (brackets already gone)
+    return std::all_of(host.begin(), host.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
+  int dots = 0;
+  for (char c : host) {
+    if (c == '.')
+      ++dots;
+    else if (!std::isdigit(static_cast<unsigned char>(c)))
+      return false;
+  }
+  return dots == 3;
 }
 
 // "/a/b/c" -> {"a", "b", "c"}.
@@ -111,14 +137,26 @@ const char* session_cookie = "syncpoint_session";
 
 }  // namespace
 
-dashboard_site::dashboard_site(std::shared_ptr<view_board> board, std::string token, std::string runs_dir)
-    : board_(std::move(board)), token_(std::move(token)), runs_dir_(std::move(runs_dir)) {}
+dashboard_site::dashboard_site(std::shared_ptr<view_board> board, site_options opts)
+    : board_(std::move(board)), opts_(std::move(opts)) {}
+
+bool dashboard_site::known_host(const std::string& header) const {
+  auto host = host_of(header);
+  std::transform(host.begin(), host.end(), host.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (host == "localhost" || ip_literal(host))
+    return true;
+  return std::any_of(opts_.host_names.begin(), opts_.host_names.end(), [&](std::string name) {
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    return name == host;
+  });
+}
 
 bool dashboard_site::authorized(const http_request& r) {
-  if (token_.empty())
+  if (opts_.token.empty())
     return true;
   const std::string bearer = "Bearer ";
-  if (r.authorization.compare(0, bearer.size(), bearer) == 0 && same_secret(r.authorization.substr(bearer.size()), token_))
+  if (r.authorization.compare(0, bearer.size(), bearer) == 0 &&
+      same_secret(r.authorization.substr(bearer.size()), opts_.token))
     return true;
   auto id = cookie_value(r.cookie, session_cookie);
   auto s = id.empty() ? sessions_.end() : sessions_.find(id);
@@ -133,13 +171,23 @@ bool dashboard_site::authorized(const http_request& r) {
 
 http_response dashboard_site::login(const http_request& r) {
   auto next = local_path(form_value(r.body, "next"));
-  if (!token_.empty() && !same_secret(form_value(r.body, "token"), token_))
+  auto now = std::chrono::steady_clock::now();
+  auto& failed = failed_logins_;
+  failed.erase(std::remove_if(failed.begin(), failed.end(), [&](auto t) { return t < now - std::chrono::minutes(1); }),
+               failed.end());
+  if (failed.size() >= max_failed_logins) {  // guessing: wait a minute
+    auto out = text(429, "too many wrong tokens in the last minute: try again later");
+    out.headers.emplace_back("Retry-After", "60");
+    return out;
+  }
+  if (!opts_.token.empty() && !same_secret(form_value(r.body, "token"), opts_.token)) {
+    failed.push_back(now);
     return html(401, login_page(true, next));
+  }
   auto out = html(303, "");
   out.headers.emplace_back("Location", next);
-  if (token_.empty())
+  if (opts_.token.empty())
     return out;  // nothing to log in to
-  auto now = std::chrono::steady_clock::now();
   for (auto i = sessions_.begin(); i != sessions_.end();)  // the expired ones go first
     i = i->second < now ? sessions_.erase(i) : std::next(i);
   if (sessions_.size() >= max_sessions)  // then the one that expires soonest
@@ -147,20 +195,25 @@ http_response dashboard_site::login(const http_request& r) {
                                      [](auto& a, auto& b) { return a.second < b.second; }));
   auto id = make_token();
   sessions_[id] = now + session_life;
-  out.headers.emplace_back("Set-Cookie", std::string(session_cookie) + "=" + id + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
-                                           std::to_string(std::chrono::seconds(session_life).count()));
+  out.headers.emplace_back("Set-Cookie", std::string(session_cookie) + "=" + id +
+                                           "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
+                                           std::to_string(std::chrono::seconds(session_life).count()) +
+                                           (opts_.https ? "; Secure" : ""));
   return out;
 }
 
 http_response dashboard_site::handle(const http_request& r) {
   auto path = r.target.substr(0, r.target.find('?'));
+  if (opts_.check_host && opts_.token.empty() && !known_host(r.host))
+    return text(421, "this dashboard answers requests for its own addresses only (this one named '" + host_of(r.host) +
+                       "'): give the head a --token to open it under other names");
   bool get = r.method == "GET" || r.method == "HEAD";
   if (path == "/login") {
     if (r.method == "POST")
       return login(r);
     if (!get)
       return text(405, "method not allowed");
-    if (token_.empty()) {
+    if (opts_.token.empty()) {
       auto out = html(303, "");
       out.headers.emplace_back("Location", "/");
       return out;
@@ -182,10 +235,10 @@ http_response dashboard_site::handle(const http_request& r) {
     out.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"syncpoint\"");
     return out;
   }
-  return route(r.method, path);
+  return route(path);
 }
 
-http_response dashboard_site::route(const std::string&, const std::string& path) {
+http_response dashboard_site::route(const std::string& path) {
   auto view = board_->get();
   if (path == "/")
     return html(200, cluster_page());
@@ -219,7 +272,7 @@ http_response dashboard_site::route(const std::string&, const std::string& path)
     if (std::find(names.begin(), names.end(), parts[3]) == names.end())
       return text(404, "job " + parts[1] + " has no file '" + parts[3] + "' (its files come when it ends)");
     http_response r;
-    r.file = runs_dir_ + "/job-" + std::to_string(id) + "/" + parts[3];
+    r.file = opts_.runs_dir + "/job-" + std::to_string(id) + "/" + parts[3];
     auto ext = parts[3].substr(parts[3].rfind('.') + 1);
     r.content_type = ext == "html" ? "text/html; charset=utf-8"
                      : ext == "jsonl" ? "application/x-ndjson"

@@ -29,6 +29,7 @@ struct http_request {
   std::string cookie;         ///< the Cookie header
   std::string content_type;
   std::string body;
+  std::string host;           ///< the Host header
 };
 
 struct http_response {
@@ -39,26 +40,42 @@ struct http_response {
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
+/// Who the site is, beyond its data.
+struct site_options {
+  std::string token;     ///< "": no login (and then only Host names below are answered)
+  std::string runs_dir;  ///< where finished jobs' files are
+  bool https = false;    ///< the session cookie is then Secure
+  /// A dashboard on loopback without a token answers only requests that
+  /// name it by an IP address, "localhost" or one of `host_names`: a web
+  /// page elsewhere cannot reach it through a name of its own (DNS
+  /// rebinding). With a token, the token is the check; on another address
+  /// without one, anyone who reaches it may read it anyway.
+  bool check_host = false;
+  std::vector<std::string> host_names;
+};
+
 class dashboard_site {
  public:
-  /// `token` "": no login. `runs_dir`: where finished jobs' files are.
-  dashboard_site(std::shared_ptr<view_board> board, std::string token, std::string runs_dir);
+  dashboard_site(std::shared_ptr<view_board> board, site_options opts);
 
   /// The answer to `r` (one thread at a time).
   http_response handle(const http_request& r);
 
   static constexpr size_t max_sessions = 1000;
   static constexpr std::chrono::hours session_life{12};
+  /// Wrong tokens given to /login in the last minute before it answers 429.
+  static constexpr size_t max_failed_logins = 20;
 
  private:
   bool authorized(const http_request& r);
+  bool known_host(const std::string& host) const;
   http_response login(const http_request& r);
-  http_response route(const std::string& method, const std::string& path);
+  http_response route(const std::string& path);
 
   std::shared_ptr<view_board> board_;
-  std::string token_;
-  std::string runs_dir_;
+  site_options opts_;
   std::map<std::string, std::chrono::steady_clock::time_point> sessions_;  // id -> expiry
+  std::vector<std::chrono::steady_clock::time_point> failed_logins_;       // in the last minute
 };
 
 /// The pages, each one self-contained HTML document (dashboard_pages/).

@@ -8,6 +8,8 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <array>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -26,6 +28,7 @@ struct http_server::impl {
   size_t open = 0;  // connections now (the io thread's only); before `io`: sessions that end with it count down
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
+  asio::steady_timer retry{io};  // an accept that failed (no file descriptor left) is tried again after a pause
   std::thread thread;
 
   void log(const std::string& line) const {
@@ -36,6 +39,45 @@ struct http_server::impl {
 };
 
 namespace {
+
+// Ends a connection whose request may not have been read whole: no more to
+// send, then what the client still sends is read and dropped for up to a
+// second, so that closing does not reset the connection (a reset may
+// discard the answer before the client reads it).
+class drain : public std::enable_shared_from_this<drain> {
+ public:
+  drain(tcp::socket& socket, std::shared_ptr<void> owner)
+      : socket_(socket), owner_(std::move(owner)), timer_(socket.get_executor()) {}
+  void start() {
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    timer_.expires_after(std::chrono::seconds(1));
+    timer_.async_wait([self = shared_from_this()](beast::error_code) { self->close(); });
+    read();
+  }
+
+ private:
+  void read() {
+    socket_.async_read_some(asio::buffer(buf_), [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec)  // the client closed too, or the timer closed the socket
+        return self->close();
+      self->read();
+    });
+  }
+  void close() {
+    timer_.cancel();
+    beast::error_code ignored;
+    socket_.close(ignored);
+  }
+  tcp::socket& socket_;
+  std::shared_ptr<void> owner_;  // keeps the socket's owner alive
+  asio::steady_timer timer_;
+  std::array<char, 4096> buf_;
+};
+
+void drain_and_close(tcp::socket& socket, std::shared_ptr<void> owner) {
+  std::make_shared<drain>(socket, std::move(owner))->start();
+}
 
 const char* canned_503 =
   "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 45\r\nConnection: close\r\n\r\n"
@@ -99,17 +141,22 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     auto& req = parser_->get();
     http_request r{std::string(req.method_string()), std::string(req.target()),
                    std::string(req[http::field::authorization]), std::string(req[http::field::cookie]),
-                   std::string(req[http::field::content_type]), req.body()};
-    auto answer = server_.site->handle(r);
+                   std::string(req[http::field::content_type]), req.body(), std::string(req[http::field::host])};
     bool keep = req.keep_alive() && ++served_ < 100;
-    respond(answer, req.version(), keep, req.method() == http::verb::head);
+    try {
+      respond(server_.site->handle(r), req.version(), keep, req.method() == http::verb::head);
+    } catch (const std::exception& e) {  // a bug of ours: the client hears so, the head goes on
+      server_.log("an answer failed: " + std::string(e.what()));
+      refuse(500, "the dashboard failed to answer this request");
+    }
   }
 
-  // An answer to a request that could not be read whole; then the connection ends.
+  // An answer to a request that could not be read whole (or answered); then the connection ends.
   void refuse(int status, const std::string& why) {
     http_response r;
     r.status = status;
     r.body = why + "\n";
+    refusing_ = true;
     respond(r, 11, false, false);
   }
 
@@ -163,6 +210,8 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     http::async_write(stream_, *res, [self = this->shared_from_this(), res, keep](beast::error_code ec, size_t) {
       if (!ec && keep)
         self->read();
+      else if (!ec && self->refusing_)
+        drain_and_close(beast::get_lowest_layer(self->stream_).socket(), self);
       else
         self->close();
     });
@@ -179,6 +228,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   int served_ = 0;
+  bool refusing_ = false;  // the request was not read whole: drain before closing
 };
 
 }  // namespace
@@ -187,18 +237,24 @@ void http_server::impl::accept() {
   acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted)
       return;
-    if (!ec) {
+    if (ec) {  // e.g. no file descriptor left: not again at once, which would spin
+      log("cannot accept a connection: " + ec.message());
+      retry.expires_after(std::chrono::milliseconds(100));
+      retry.async_wait([this](beast::error_code e) {
+        if (!e)
+          accept();
+      });
+      return;
+    }
+    {
       if (open >= opts.max_connections) {  // told so and closed; the others go on
         auto s = std::make_shared<tcp::socket>(std::move(socket));
         if (tls) {
           beast::error_code ignored;
           s->close(ignored);
         } else {
-          asio::async_write(*s, asio::buffer(canned_503, std::strlen(canned_503)), [s](beast::error_code, size_t) {
-            beast::error_code ignored;
-            s->shutdown(tcp::socket::shutdown_both, ignored);
-            s->close(ignored);
-          });
+          asio::async_write(*s, asio::buffer(canned_503, std::strlen(canned_503)),
+                            [s](beast::error_code, size_t) { drain_and_close(*s, s); });
         }
       } else if (tls) {
         std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *tls)->start();
@@ -237,7 +293,16 @@ http_server::http_server(std::shared_ptr<dashboard_site> site, http_options opts
     throw std::runtime_error("the dashboard cannot listen on " + m.opts.host + ":" + std::to_string(m.opts.port) + ": " +
                              ec.message());
   m.accept();
-  m.thread = std::thread([this] { impl_->io.run(); });
+  m.thread = std::thread([this] {
+    for (;;) {
+      try {
+        impl_->io.run();
+        return;  // stopped
+      } catch (const std::exception& e) {  // a handler's: that connection is lost, the server goes on
+        impl_->log("the dashboard's server: " + std::string(e.what()));
+      }
+    }
+  });
 }
 
 http_server::~http_server() {

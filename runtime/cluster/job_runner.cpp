@@ -102,7 +102,7 @@ void start(job_ptr self) {
   self->send(st.core.coordinator, start_atom::value, st.workers, st.core.evaluator);
   if (st.setup.dashboard.hub) {  // the run (again, after a restart) for the dashboard
     if (!st.watch)
-      st.watch = spawn_watch(self->system(), {st.setup.id, st.setup.cfg, st.setup.dashboard});
+      st.watch = spawn_watch(self->system(), {st.setup.id, st.setup.cfg, st.setup.dashboard, self->address()});
     self->send(st.watch, start_atom::value, st.core.tracer, st.core.coordinator, st.core.ps, st.status.shards);
   }
   if (st.setup.follower && !st.client_gone)

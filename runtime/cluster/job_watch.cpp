@@ -103,7 +103,8 @@ void finish(watch_ptr self, job_result& r) {
   for (auto& ev : r.outcome.trace)
     end = std::max(end, ev.t1);
   if (!r.outcome.trace.empty())
-    last.set_counts(samples, r.outcome.worker_samples, st.live.workers_live(), end);
+    last.set_counts(samples, r.outcome.worker_samples, 0, end);  // the run is over: no worker runs
+  last.keep_rates(st.live);  // samples/s came from the counts read while it ran
   for (size_t k = 0; k < st.live.shard_versions().size(); ++k)
     last.set_shard_version(k, std::max(st.live.shard_versions()[k], r.outcome.final_model.version));
   if (!r.outcome.trace.empty() && !st.cfg.link.runs_dir.empty()) {
@@ -131,6 +132,12 @@ void finish(watch_ptr self, job_result& r) {
 watch_actor::behavior_type watch(watch_ptr self, watch_config cfg) {
   self->state.cfg = std::move(cfg);
   self->state.live = live_job(facts_of(self->state.cfg, {}));
+  self->monitor(self->state.cfg.runner);  // a runner that ends without telling it (a crash) ends it too
+  self->set_down_handler([=](caf::down_msg&) {
+    if (!self->state.ended)
+      publish(self);
+    self->quit();
+  });
   return {
     [=](start_atom, tracer_actor& tracer, coordinator_actor& coordinator, ps_group& ps,
         std::vector<std::string>& shard_hosts) {

@@ -27,6 +27,7 @@ struct watch_config {
   uint64_t id = 0;
   job_config cfg;  ///< the job's (its result's summary needs it)
   dashboard_link link;
+  caf::actor_addr runner;  ///< the job's runner: should it end without `done`, the watcher ends too
   std::chrono::milliseconds period{1000};
 };
 

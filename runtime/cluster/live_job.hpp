@@ -108,6 +108,9 @@ class live_job {
   void set_counts(uint64_t samples, const std::vector<uint64_t>& per_worker, int32_t live, nanos now);
   void set_shard_version(size_t shard, uint64_t version);
   void set_facts(job_facts facts);
+  /// The samples/s series of `before` (the same job while it ran): figures
+  /// rebuilt from the trace alone have no counts over time.
+  void keep_rates(const live_job& before) { rate_ = before.rate_; }
   /// Files of the finished job the head wrote ("summary.json", ...), by name.
   void set_files(std::vector<std::string> names) { files_ = std::move(names); }
 
