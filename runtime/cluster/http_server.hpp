@@ -1,7 +1,7 @@
 // The dashboard's HTTP(S) server (Boost.Beast, on an io_context thread of its
 // own): it carries requests to a dashboard_site and its answers back, within
 // bounds a hostile client cannot move. At most `max_connections` at once (one
-// more is told 503 and closed); a request's header at most 8 KiB (431) and its
+// more is told 503 and closed; with TLS, closed); a request's header at most 8 KiB (431) and its
 // body 4 KiB (413); a request must arrive within `read_timeout` and an answer
 // be taken within `write_timeout`, or the connection is closed; keep-alive for
 // up to 100 requests. With TLS it speaks HTTPS with the cluster's certificate
