@@ -11,7 +11,6 @@ namespace syncpoint {
 namespace {
 
 void begin_stop(coordinator_ptr self, const std::string& reason);
-void maybe_finish(coordinator_ptr self);
 
 void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp) {
   auto& st = self->state;
@@ -130,17 +129,6 @@ void gather_model(coordinator_ptr self, Then then, Fail fail) {
   }
 }
 
-// Why a worker went, in words (CAF renders exit reasons as codes).
-std::string loss_reason(coordinator_ptr self, const caf::error& reason) {
-  if (reason == caf::exit_reason::remote_link_unreachable)
-    return "its node became unreachable (connection lost or node killed)";
-  if (reason == caf::exit_reason::user_shutdown)
-    return "it was shut down";
-  if (!reason || reason == caf::exit_reason::normal)
-    return "it stopped before the end of the run";
-  return self->system().render(reason);
-}
-
 void shut_down_everything(coordinator_ptr self) {
   auto& st = self->state;
   for (auto& shard : st.cfg->ps.shards)
@@ -165,102 +153,17 @@ void fail_run(coordinator_ptr self, caf::error why) {
   self->quit(std::move(why));
 }
 
+void maybe_finish(coordinator_ptr self) {
+  auto& st = self->state;
+  if (st.finishing || std::any_of(st.gone_.begin(), st.gone_.end(), [](bool g) { return !g; }))
+    return;
+  st.finishing = true;
+  st.run_time = since(self, st.cfg->origin);
+  st.to_shards(flush_atom::value);  // a partial BSP round is applied, not lost
+  st.request_snapshot(true);
+}
+
 namespace {
-
-// Worker i is gone (`reason`: its exit): the protocol goes on without it.
-void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
-  auto& st = self->state;
-  auto w = static_cast<worker_id>(i);
-  busy_timer busy(st);
-  st.gone_[i] = true;
-  auto record_loss = [&] {
-    auto t = since(self, st.cfg->origin);
-    st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
-    st.losses.push_back({w, t, loss_reason(self, reason)});
-    st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " lost: " +
-                st.losses.back().reason,
-              true);
-  };
-  if (st.live_[i] && st.stopping && is_failure(reason))  // died while stopping: say so
-    record_loss();
-  if (st.live_[i] && !st.stopping) {
-    st.set_live(i, false);
-    st.set_waiting(i, false);
-    st.pending_release_[i] = 0;
-    st.promise_[i] = caf::typed_response_promise<proceed>{};
-    record_loss();
-    st.send_worker_weights();
-    st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
-  }
-  st.set_live(i, false);
-  maybe_finish(self);
-  checkpoint_if_still(self);
-}
-
-void on_down(coordinator_ptr self, const caf::down_msg& dm) {
-  auto& st = self->state;
-  if (observer_down(self, dm))
-    return;
-  auto it = std::find_if(st.worker_handles.begin(), st.worker_handles.end(),
-                         [&](const worker_actor& a) { return a.address() == dm.source; });
-  if (it == st.worker_handles.end()) {
-    // The PS, the evaluator or the tracer died: the run cannot go on. The
-    // driver monitors us and reports the reason.
-    if (!st.finishing || is_failure(dm.reason)) {
-      auto& shards = st.cfg->ps.shards;
-      auto s = std::find_if(shards.begin(), shards.end(), [&](const ps_actor& a) { return a.address() == dm.source; });
-      caf::error why = is_failure(dm.reason) ? dm.reason
-                                             : caf::make_error(caf::sec::runtime_error,
-                                                               "a parameter server, evaluator or tracer stopped");
-      if (s != shards.end()) {  // (part of) the model is gone: say which
-        auto k = static_cast<size_t>(s - shards.begin());
-        auto which = shards.size() == 1 ? std::string("lost the parameter server")
-                                        : "lost shard " + std::to_string(k) + " of the parameter server (values " +
-                                            std::to_string(st.cfg->ps.begin(k)) + ".." +
-                                            std::to_string(st.cfg->ps.end(k) - 1) + " of the model)";
-        why = make_error(sp_error::lost_shard, which + ": " + self->system().render(dm.reason));
-      }
-      fail_run(self, std::move(why));
-    }
-    return;
-  }
-  lose_worker(self, static_cast<size_t>(it - st.worker_handles.begin()), dm.reason);
-}
-
-// A vacant worker id (never started, or lost) gets a running worker: live,
-// waiting for its first release at the slowest live worker's clock, with the
-// weights renormalised; the protocol takes it in (on_joined).
-void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::string& where) {
-  auto& st = self->state;
-  busy_timer busy(st);
-  auto i = coordinator_state::idx(w);
-  if (!st.started || st.stopping || st.finishing || !st.valid(w) || st.live_[i] || !st.gone_[i] || !handle) {
-    if (handle)  // not wanted: it goes
-      self->send_exit(handle, caf::exit_reason::user_shutdown);
-    return;
-  }
-  uint64_t slowest = st.min_clock();  // 0 with nobody live
-  st.worker_handles[i] = std::move(handle);
-  self->monitor(st.worker_handles[i]);
-  st.to_shards(attach_atom::value, coordinator_actor{self}, st.worker_handles);
-  st.set_live(i, true);
-  st.gone_[i] = false;
-  st.set_waiting(i, true);
-  st.promise_[i] = caf::typed_response_promise<proceed>{};
-  st.deferred_[i].reset();
-  st.held_for_resume_[i] = false;
-  st.set_clock(i, slowest);
-  st.waiting_since_[i] = st.event + 1;
-  st.batch_[i] = static_cast<uint32_t>(st.cfg->batch);
-  st.pending_release_[i] = 0;
-  st.send_worker_weights();
-  auto t = since(self, st.cfg->origin);
-  st.trace({"joined", w, t, t, st.clock_[i], st.version_, 0, where});
-  st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " joined" +
-              (where.empty() ? "" : " (" + where + ")"),
-            true);
-  st.protocol_event([&] { st.cfg->proto->on_joined(st, w); });
-}
 
 void begin_stop(coordinator_ptr self, const std::string& reason) {
   auto& st = self->state;
@@ -273,16 +176,6 @@ void begin_stop(coordinator_ptr self, const std::string& reason) {
   st.to_shards(stop_atom::value);  // no worker stays parked in a pull
   for (auto w : st.live_workers())
     st.release(w, false);
-}
-
-void maybe_finish(coordinator_ptr self) {
-  auto& st = self->state;
-  if (st.finishing || std::any_of(st.gone_.begin(), st.gone_.end(), [](bool g) { return !g; }))
-    return;
-  st.finishing = true;
-  st.run_time = since(self, st.cfg->origin);
-  st.to_shards(flush_atom::value);  // a partial BSP round is applied, not lost
-  st.request_snapshot(true);
 }
 
 void on_eval(coordinator_ptr self, const eval_result& r) {

@@ -428,6 +428,24 @@ bool is_failure(const caf::error& reason);
 /// which monitors the coordinator, reports `why`.
 void fail_run(coordinator_ptr self, caf::error why);
 
+/// Every worker is gone (ended or lost): the shards flush, and the final
+/// snapshot and evaluation follow.
+void maybe_finish(coordinator_ptr self);
+
+// -- membership (coordinator_membership.cpp): workers that go and join
+
+/// Worker i is gone (`reason`: its exit): the protocol goes on without it.
+void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason);
+
+/// A monitored actor went: an observer (see observer_down), a worker (the
+/// protocol goes on without it), or a PS shard, the evaluator or the tracer
+/// (the run fails, naming the lost shard's values).
+void on_down(coordinator_ptr self, const caf::down_msg& dm);
+
+/// A vacant worker id (never started, or lost) gets a running worker; an
+/// unwanted one is shut down.
+void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::string& where);
+
 // -- observers (coordinator_observers.cpp): a program's own actors that follow the run
 
 /// At the start: monitors each observer and hands it the job's control handle.
