@@ -32,6 +32,32 @@ await() {
   echo "dashboard-screenshot: no '$2' in $1" >&2; cat "$1" >&2; exit 1
 }
 
+# Waits (the same deadline) until the job's own clock, in its eval lines on the
+# submitter's stderr, has passed SECONDS: a run of that length is on the page.
+await_run_time() {
+  for _ in $(seq 1200); do
+    grep "\] eval " "$work/submit.err" 2> /dev/null |
+      awk -v s="$1" '{ sub(/.*t= */, ""); if ($1 + 0 >= s) found = 1 } END { exit !found }' && return 0
+    sleep 0.1
+  done
+  echo "dashboard-screenshot: the job did not run $1 s" >&2; cat "$work/submit.err" >&2; exit 1
+}
+
+# Waits (the same deadline) until the dashboard's PATH answers with a body
+# matching PATTERN (plain HTTP on loopback, through bash's /dev/tcp).
+await_page() {
+  local hostport=${url#http://}; hostport=${hostport%/}
+  for _ in $(seq 1200); do
+    if exec 3<> "/dev/tcp/${hostport%:*}/${hostport#*:}"; then
+      printf 'GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n' "$1" "$hostport" >&3
+      grep -q "$2" <&3 && { exec 3<&-; return 0; }
+      exec 3<&-
+    fi 2> /dev/null
+    sleep 0.1
+  done
+  echo "dashboard-screenshot: $1 never matched '$2'" >&2; exit 1
+}
+
 "$bin" head --port 0 --dashboard any --runs "$work/runs" > "$work/head.out" 2> "$work/head.err" & pids+=($!)
 await "$work/head.out" "dashboard: http"
 head=$(grep -o "listening on [0-9.]*:[0-9]*" "$work/head.out" | cut -d' ' -f3)
@@ -44,9 +70,8 @@ done
   --train-limit 4000 --test-limit 1000 --epochs 100000 --max-time 600 --lr 0.05 --eval-every 5 \
   --lr-schedule cosine --lr-epochs 600 --straggler 2:x3 --ps-placement nodes --ps-shards 2 --progress > "$work/submit.out" 2> "$work/submit.err" &
 submitter=$!; pids+=($submitter)
-# The job's page has its figures once evaluations come; 35 s of run give the charts a shape.
-await "$work/submit.err" "\] eval "
-sleep 35
+# 35 s of run give the charts a shape and fill most of the timeline's minute.
+await_run_time 35
 shoot() {  # URL FILE HEIGHT
   chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking \
     --disable-component-update --disable-sync --user-data-dir="$work/chromium" --hide-scrollbars \
@@ -57,6 +82,6 @@ shoot "$url" "$out/cluster.png" 700
 shoot "${url}jobs/1" "$out/job.png" 2000
 kill -INT "$submitter"
 await "$work/submit.err" "stopped early"
-for _ in $(seq 1200); do [ -f "$work/runs/job-1/report.html" ] && break; sleep 0.1; done
-sleep 2  # the hub publishes the ended job's view within a second
+# The ended job's view, published by the hub, lists the files its watcher wrote.
+await_page /api/jobs/1 '"files": \["'
 shoot "${url}jobs/1" "$out/job-ended.png" 700
