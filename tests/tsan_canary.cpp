@@ -42,8 +42,17 @@ caf::behavior reader(caf::event_based_actor*) {
 
 long counter = 0;  // deliberately shared without a message
 
+// shared: each bumper starts only once both are in their handlers. The count
+// is relaxed, which orders nothing for TSan: without it, one bumper could
+// finish before the other began and be ordered before it by a lock inside the
+// scheduler, and TSan rightly stayed silent (about 1 run in 50).
+std::atomic<int> bumpers_in{0};
+
 caf::behavior bumper(caf::event_based_actor*) {
   return {[](int times) {
+    bumpers_in.fetch_add(1, std::memory_order_relaxed);
+    while (bumpers_in.load(std::memory_order_relaxed) < 2)
+      std::this_thread::yield();
     for (int i = 0; i < times; ++i)
       ++counter;
     return times;
