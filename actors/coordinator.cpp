@@ -141,10 +141,6 @@ void shut_down_everything(coordinator_ptr self) {
 
 }  // namespace
 
-bool is_failure(const caf::error& reason) {
-  return reason && reason != caf::exit_reason::normal && reason != caf::exit_reason::user_shutdown;
-}
-
 void fail_run(coordinator_ptr self, caf::error why) {
   auto& st = self->state;
   st.tell_observers(done_atom::value, "failed: " + self->system().render(why));

@@ -421,9 +421,6 @@ class busy_timer {
   std::chrono::steady_clock::time_point t0_;
 };
 
-/// Whether an actor's exit reason is a failure (not a normal or shutdown exit).
-bool is_failure(const caf::error& reason);
-
 /// The run cannot go on: observers hear why, everyone stops, and the driver,
 /// which monitors the coordinator, reports `why`.
 void fail_run(coordinator_ptr self, caf::error why);

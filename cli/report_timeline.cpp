@@ -6,6 +6,7 @@
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
 #include "core/clock.hpp"
+#include "core/time_share.hpp"
 
 #include <algorithm>
 #include <array>
@@ -17,7 +18,7 @@ namespace {
 
 constexpr int bins = 250;
 constexpr int label_w = 90;  // left margin for row names
-enum category { compute, comm, wait, categories };
+using time_share::categories;
 constexpr std::array<const char*, categories> category_color{"#59a14f", "#4e79a7", "#e15759"};
 
 struct binned {
@@ -48,12 +49,10 @@ binned bin_trace(const run_record& run, double t_max) {
   double bin_s = t_max / bins;
   for (auto& ev : run.trace) {
     double t0 = to_seconds(ev.t0), t1 = to_seconds(ev.t1);
-    int c = ev.kind == "compute" ? compute : ev.kind == "push" || ev.kind == "pull" ? comm
-                                 : ev.kind == "wait"                              ? wait
-                                                                                  : -1;
-    if (c >= 0 && ev.worker >= 0 && ev.worker < out.rows) {
+    auto c = time_share::of(ev.kind);
+    if (c && ev.worker >= 0 && ev.worker < out.rows) {
       auto* row = &out.share[static_cast<size_t>(ev.worker) * bins];
-      spread(t0, t1, bin_s, [&](int b, double s) { row[b][static_cast<size_t>(c)] += s; });
+      spread(t0, t1, bin_s, [&](int b, double s) { row[b][*c] += s; });
     } else if (ev.kind == "barrier" && bin_s > 0) {
       out.barriers[static_cast<size_t>(std::min(bins - 1, static_cast<int>(t0 / bin_s)))]++;
     } else if (ev.kind == "link") {
@@ -62,8 +61,7 @@ binned bin_trace(const run_record& run, double t_max) {
     }
   }
   for (auto& cell : out.share) {  // seconds -> shares of the bin (overlap, e.g. wbsp-overlap, is capped)
-    double total = cell[0] + cell[1] + cell[2];
-    double scale = total > bin_s ? 1 / total : 1 / bin_s;
+    double scale = time_share::scale(cell[0] + cell[1] + cell[2], bin_s);
     for (auto& x : cell)
       x *= scale;
   }
@@ -135,9 +133,9 @@ std::string timeline_svg(const run_record& run, double t_max, int width) {
     svg += "<text x='" + std::to_string(label_w - 6) + "' y='" + fmt("%.1f", bottom - h / 2 + 4) +
            "' text-anchor='end'>worker " + std::to_string(w) + "</text>";
     // Drawn from the tallest stack down, each over the last: wait, comm, compute.
-    svg += area(x0, bin_w, bottom, h, category_color[wait], [&](int b) { return row[b][0] + row[b][1] + row[b][2]; });
-    svg += area(x0, bin_w, bottom, h, category_color[comm], [&](int b) { return row[b][0] + row[b][1]; });
-    svg += area(x0, bin_w, bottom, h, category_color[compute], [&](int b) { return row[b][0]; });
+    svg += area(x0, bin_w, bottom, h, category_color[time_share::wait], [&](int b) { return row[b][0] + row[b][1] + row[b][2]; });
+    svg += area(x0, bin_w, bottom, h, category_color[time_share::comm], [&](int b) { return row[b][0] + row[b][1]; });
+    svg += area(x0, bin_w, bottom, h, category_color[time_share::compute], [&](int b) { return row[b][0]; });
     svg += "</g>";
   }
   if (data.has_link) {

@@ -4,6 +4,8 @@
 #include "core/ps_group.hpp"
 #include "core/saved_state.hpp"
 
+#include <caf/exit_reason.hpp>
+
 namespace syncpoint {
 
 namespace {
@@ -27,6 +29,10 @@ std::string to_string(sp_error code) {
 
 caf::error make_error(sp_error code, std::string what) {
   return caf::error{static_cast<uint8_t>(code), category, caf::make_message(std::move(what))};
+}
+
+bool is_failure(const caf::error& reason) {
+  return reason && reason != caf::exit_reason::normal && reason != caf::exit_reason::user_shutdown;
 }
 
 caf::error observer_failed(caf::actor_system& sys, size_t which, const caf::error& reason) {

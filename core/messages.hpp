@@ -106,6 +106,9 @@ enum class sp_error : uint8_t {
 caf::error make_error(sp_error code, std::string what);
 std::string to_string(sp_error code);
 
+/// Whether an actor's exit reason is a failure (not a normal or shutdown exit).
+bool is_failure(const caf::error& reason);
+
 /// user_actor_failed for observer `which` (its place in the job's list) that
 /// ended with `reason`, in words.
 caf::error observer_failed(caf::actor_system& sys, size_t which, const caf::error& reason);

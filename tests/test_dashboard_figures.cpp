@@ -104,26 +104,26 @@ TEST_CASE("dashboard figures: the timeline holds the last minute in 0.25 s bins,
     auto& row = tl.rows[static_cast<size_t>(worker)];
     return row[row.size() - 1 - static_cast<size_t>(tl.last_bin - bin)];
   };
-  CHECK(at(0, 0)[timeline_window::compute] == doctest::Approx(0.1));
-  CHECK(at(0, 0)[timeline_window::comm] == doctest::Approx(0.005));
-  CHECK(at(1, 0)[timeline_window::compute] == doctest::Approx(0.25));
-  CHECK(at(1, 1)[timeline_window::compute] == doctest::Approx(0.05));
-  CHECK(at(1, 1)[timeline_window::wait] == doctest::Approx(0.16));
-  CHECK(at(1, 2)[timeline_window::wait] == doctest::Approx(0.1));
+  CHECK(at(0, 0)[time_share::compute] == doctest::Approx(0.1));
+  CHECK(at(0, 0)[time_share::comm] == doctest::Approx(0.005));
+  CHECK(at(1, 0)[time_share::compute] == doctest::Approx(0.25));
+  CHECK(at(1, 1)[time_share::compute] == doctest::Approx(0.05));
+  CHECK(at(1, 1)[time_share::wait] == doctest::Approx(0.16));
+  CHECK(at(1, 2)[time_share::wait] == doctest::Approx(0.1));
   CHECK(tl.barriers.back() == 1);  // 0.6 s
   // The coordinator's counts move the window to their time: no span there, empty bins.
   auto moved = scripted();
   moved.set_counts(0, {}, 2, 2000 * ms);
   CHECK(moved.timeline().last_bin == 8);
-  CHECK(moved.timeline().rows[0].back()[timeline_window::compute] == 0);
+  CHECK(moved.timeline().rows[0].back()[time_share::compute] == 0);
   // 70 s later the first second has left the window.
   live_job later = scripted();
   later.add(ev("compute", 0, 70'000 * ms, 70'100 * ms, 1.0));
   double total = 0;
   for (auto& cell : later.timeline().rows[1])
-    total += cell[timeline_window::compute] + cell[timeline_window::wait];
+    total += cell[time_share::compute] + cell[time_share::wait];
   CHECK(total == 0);
-  CHECK(later.timeline().rows[0].back()[timeline_window::compute] == doctest::Approx(0.1));
+  CHECK(later.timeline().rows[0].back()[time_share::compute] == doctest::Approx(0.1));
 }
 
 TEST_CASE("dashboard figures: a series keeps a whole run by halving its detail when full") {

@@ -21,8 +21,6 @@ struct hub_state {
 
 using hub_ptr = hub_actor::stateful_pointer<hub_state>;
 
-bool finished(const job_status& s) { return s.state == "done" || s.state == "failed" || s.state == "stopped"; }
-
 // The view of `status` with the figures the watchers sent; the figures of all
 // but the newest `keep_finished` finished jobs are let go.
 std::shared_ptr<const dashboard_view> build(hub_ptr self, cluster_status& status) {
@@ -34,7 +32,7 @@ std::shared_ptr<const dashboard_view> build(hub_ptr self, cluster_status& status
   std::sort(status.jobs.begin(), status.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
   size_t finished_seen = 0;
   for (auto j = status.jobs.rbegin(); j != status.jobs.rend(); ++j)
-    if (finished(*j) && ++finished_seen > st.cfg.keep_finished)
+    if (is_final(j->state) && ++finished_seen > st.cfg.keep_finished)
       st.live.erase(j->id);
   for (auto& s : status.jobs) {
     auto i = st.live.find(s.id);

@@ -68,6 +68,11 @@ struct dashboard_link {
   std::function<void(const std::string& dir)> write_report;
 };
 
+/// The folder of job `id`'s files: `runs_dir`/job-ID.
+inline std::string job_files_dir(const std::string& runs_dir, uint64_t id) {
+  return runs_dir + "/job-" + std::to_string(id);
+}
+
 }  // namespace syncpoint::cluster
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::shared_ptr<const syncpoint::cluster::live_job>)  // stays in the head's process

@@ -31,6 +31,13 @@ http_response html(int status, const std::string& body) {
   return r;
 }
 
+// 303 See Other: the browser goes to `location` (a path of this site).
+http_response redirect(const std::string& location) {
+  auto r = html(303, "");
+  r.headers.emplace_back("Location", location);
+  return r;
+}
+
 // A job id: 1 to 19 digits (what fits a uint64), nothing else.
 bool parse_id(const std::string& s, uint64_t& id) {
   if (s.empty() || s.size() > 19 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -184,8 +191,7 @@ http_response dashboard_site::login(const http_request& r) {
     failed.push_back(now);
     return html(401, login_page(true, next));
   }
-  auto out = html(303, "");
-  out.headers.emplace_back("Location", next);
+  auto out = redirect(next);
   if (opts_.token.empty())
     return out;  // nothing to log in to
   for (auto i = sessions_.begin(); i != sessions_.end();)  // the expired ones go first
@@ -213,11 +219,8 @@ http_response dashboard_site::handle(const http_request& r) {
       return login(r);
     if (!get)
       return text(405, "method not allowed");
-    if (opts_.token.empty()) {
-      auto out = html(303, "");
-      out.headers.emplace_back("Location", "/");
-      return out;
-    }
+    if (opts_.token.empty())
+      return redirect("/");
     auto query = r.target.find('?') == std::string::npos ? "" : r.target.substr(r.target.find('?') + 1);
     return html(200, login_page(false, local_path(form_value(query, "next"))));
   }
@@ -272,7 +275,7 @@ http_response dashboard_site::route(const std::string& path) {
     if (std::find(names.begin(), names.end(), parts[3]) == names.end())
       return text(404, "job " + parts[1] + " has no file '" + parts[3] + "' (its files come when it ends)");
     http_response r;
-    r.file = opts_.runs_dir + "/job-" + std::to_string(id) + "/" + parts[3];
+    r.file = job_files_dir(opts_.runs_dir, id) + "/" + parts[3];
     auto ext = parts[3].substr(parts[3].rfind('.') + 1);
     r.content_type = ext == "html" ? "text/html; charset=utf-8"
                      : ext == "jsonl" ? "application/x-ndjson"

@@ -117,32 +117,29 @@ std::string metrics_text(const dashboard_view& v) {
     for (auto& j : v.jobs)
       f.sample(job_labels(j), j.status.progress);
   }
-  auto job_gauge = [&](const char* name, const char* help, auto value, bool only_known = false) {
-    family f(out, name, prometheus::MetricType::Gauge, help);
-    for (auto& j : v.jobs)
-      if (j.live && (!only_known || value(*j.live) >= 0))
-        f.sample(job_labels(j), value(*j.live));
+  // A family with one sample per job that has figures (`only_known`: and whose value is known, >= 0).
+  auto per_job = [&](const char* name, prometheus::MetricType type, const char* help, auto value,
+                     bool only_known = false) {
+    family f(out, name, type, help);
+    for (auto& j : v.jobs) {
+      double x = j.live ? static_cast<double>(value(*j.live)) : -1;
+      if (j.live && (!only_known || x >= 0))
+        f.sample(job_labels(j), x);
+    }
   };
-  {
-    family f(out, "syncpoint_job_samples_total", prometheus::MetricType::Counter, "Samples of the gradients the job's PS accepted.");
-    for (auto& j : v.jobs)
-      if (j.live)
-        f.sample(job_labels(j), static_cast<double>(j.live->samples()));
-  }
-  job_gauge("syncpoint_job_accuracy", "Test accuracy at the job's last evaluation.",
-            [](const live_job& l) { return l.accuracy(); }, true);
-  job_gauge("syncpoint_job_learning_rate", "The learning rate the PS applies now.",
-            [](const live_job& l) { return l.lr(); }, true);
-  job_gauge("syncpoint_job_workers_live", "Workers of the job still running.",
-            [](const live_job& l) { return static_cast<double>(l.workers_live()); });
-  job_gauge("syncpoint_job_samples_per_second", "Samples per second over the last 10 s of the run.",
-            [](const live_job& l) { return l.samples_per_s(); });
-  {
-    family f(out, "syncpoint_job_barriers_total", prometheus::MetricType::Counter, "Times the protocol released workers it held together.");
-    for (auto& j : v.jobs)
-      if (j.live)
-        f.sample(job_labels(j), static_cast<double>(j.live->barriers()));
-  }
+  using prometheus::MetricType;
+  per_job("syncpoint_job_samples_total", MetricType::Counter, "Samples of the gradients the job's PS accepted.",
+          [](const live_job& l) { return l.samples(); });
+  per_job("syncpoint_job_accuracy", MetricType::Gauge, "Test accuracy at the job's last evaluation.",
+          [](const live_job& l) { return l.accuracy(); }, true);
+  per_job("syncpoint_job_learning_rate", MetricType::Gauge, "The learning rate the PS applies now.",
+          [](const live_job& l) { return l.lr(); }, true);
+  per_job("syncpoint_job_workers_live", MetricType::Gauge, "Workers of the job still running.",
+          [](const live_job& l) { return l.workers_live(); });
+  per_job("syncpoint_job_samples_per_second", MetricType::Gauge, "Samples per second over the last 10 s of the run.",
+          [](const live_job& l) { return l.samples_per_s(); });
+  per_job("syncpoint_job_barriers_total", MetricType::Counter, "Times the protocol released workers it held together.",
+          [](const live_job& l) { return l.barriers(); });
   {
     family f(out, "syncpoint_job_shard_version", prometheus::MetricType::Gauge, "The model version each PS shard holds.");
     for (auto& j : v.jobs)
@@ -223,10 +220,9 @@ std::string timeline(const timeline_window& tl) {
   for (auto& row : tl.rows) {
     json::object r;
     const char* names[] = {"compute", "comm", "wait"};
-    for (int c = 0; c < timeline_window::categories; ++c)
-      r.raw(names[c], json::array(row, [&](const std::array<float, timeline_window::categories>& cell) {
-              double total = cell[0] + cell[1] + cell[2];  // overlap (wbsp-overlap) is capped, as the report does
-              double scale = total > timeline_window::bin_s ? 1 / total : 1 / timeline_window::bin_s;
+    for (int c = 0; c < time_share::categories; ++c)
+      r.raw(names[c], json::array(row, [&](const std::array<float, time_share::categories>& cell) {
+              double scale = time_share::scale(cell[0] + cell[1] + cell[2], timeline_window::bin_s);
               return json::num(cell[static_cast<size_t>(c)] * scale, 3);
             }));
     rows.push_back(r.done());

@@ -64,10 +64,6 @@ node_entry* find_node(head_ptr self, const std::string& name) {
   return nullptr;
 }
 
-bool is_final(const std::string& state) {
-  return state == "done" || state == "failed" || state == "stopped";
-}
-
 }  // namespace head_detail
 
 namespace {

@@ -68,7 +68,6 @@ node_entry* find_node(head_ptr self, const std::string& name);
 inline std::string job_name(uint64_t id, const job_entry& job) {
   return (job.status.protocol == "sweep" ? "sweep " : "job ") + std::to_string(id);
 }
-bool is_final(const std::string& state);
 
 /// The job's slots go back to their nodes.
 void release_slots(head_ptr self, job_entry& job);

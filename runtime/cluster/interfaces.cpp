@@ -1,5 +1,9 @@
 #include "runtime/cluster/interfaces.hpp"
 
+#include "runtime/job_parts.hpp"
+
+#include <syncpoint/train.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <random>
@@ -70,6 +74,17 @@ bool same_secret(const std::string& given, const std::string& secret) {
   for (size_t i = 0; i < given.size(); ++i)
     diff |= static_cast<unsigned char>(given[i] ^ secret[i % std::max<size_t>(1, secret.size())]);
   return diff == 0;
+}
+
+bool is_final(const std::string& state) {
+  return state == "done" || state == "failed" || state == "stopped";
+}
+
+run_result run_result_of(const job_config& cfg, job_result& r) {
+  auto result = make_result(with_limits(cfg), r.iter_cost_ms, std::move(r.outcome));
+  result.summary.resumed_from = r.resumed_from;
+  result.summary.resumed_at_s = r.resumed_at_s;
+  return result;
 }
 
 bool valid_node_name(const std::string& name) {

@@ -34,6 +34,10 @@
 #include <string>
 #include <vector>
 
+namespace syncpoint {
+struct run_result;
+}
+
 namespace syncpoint::cluster {
 
 using register_atom = caf::atom_constant<caf::atom("cl_reg")>;
@@ -109,6 +113,9 @@ struct job_status {
   std::vector<std::string> shards;  // where each PS shard runs: "head" or a node's name
 };
 
+/// Whether a job in `state` (job_status::state) has ended: done, failed or stopped.
+bool is_final(const std::string& state);
+
 struct cluster_status {
   std::vector<node_status> nodes;
   std::vector<job_status> jobs;
@@ -123,6 +130,11 @@ struct job_result {
   std::string resumed_from; // the checkpoint it resumed from (empty: none)
   double resumed_at_s = -1;
 };
+
+/// `r`'s run as a run in one process would give it (its summary and trace),
+/// for the submitter's --out and the head's runs folder alike; `r.outcome` is
+/// moved from.
+run_result run_result_of(const job_config& cfg, job_result& r);
 
 /// One cell of a sweep (`syncpoint sweep --head`): its `train` options.
 struct sweep_cell_order {

@@ -1,7 +1,5 @@
 #include "runtime/cluster/job_watch.hpp"
 
-#include "runtime/job_parts.hpp"
-
 #include <syncpoint/train.hpp>
 
 #include <algorithm>
@@ -94,26 +92,16 @@ void finish(watch_ptr self, job_result& r) {
   facts.progress = 1;
   live_job last(facts);
   for (auto& ev : r.outcome.trace)
-    last.add(ev);
-  uint64_t samples = 0;
-  for (auto& ev : r.outcome.trace)
-    if (ev.kind == "end")
-      samples = ev.iter;
-  nanos end = r.outcome.trace.empty() ? 0 : r.outcome.trace.back().t1;
-  for (auto& ev : r.outcome.trace)
-    end = std::max(end, ev.t1);
+    last.add(ev);  // the samples from its "end" event, the run time from its latest
   if (!r.outcome.trace.empty())
-    last.set_counts(samples, r.outcome.worker_samples, 0, end);  // the run is over: no worker runs
+    last.set_counts(last.samples(), r.outcome.worker_samples, 0, last.run_time());  // the run is over: no worker runs
   last.keep_rates(st.live);  // samples/s came from the counts read while it ran
   for (size_t k = 0; k < st.live.shard_versions().size(); ++k)
     last.set_shard_version(k, std::max(st.live.shard_versions()[k], r.outcome.final_model.version));
   if (!r.outcome.trace.empty() && !st.cfg.link.runs_dir.empty()) {
-    auto dir = st.cfg.link.runs_dir + "/job-" + std::to_string(st.cfg.id);
+    auto dir = job_files_dir(st.cfg.link.runs_dir, st.cfg.id);
     try {
-      auto result = make_result(with_limits(st.cfg.cfg), r.iter_cost_ms, std::move(r.outcome));
-      result.summary.resumed_from = r.resumed_from;
-      result.summary.resumed_at_s = r.resumed_at_s;
-      write_run(dir, result);
+      write_run(dir, run_result_of(st.cfg.cfg, r));
       std::vector<std::string> files{"summary.json", "trace.jsonl"};
       if (st.cfg.link.write_report) {
         st.cfg.link.write_report(dir);

@@ -84,7 +84,7 @@ void live_job::set_facts(job_facts facts) {
   auto n = static_cast<size_t>(std::max(0, facts_.workers));
   if (workers_.size() < n) {
     workers_.resize(n);
-    timeline_.rows.resize(n, std::deque<std::array<float, timeline_window::categories>>(timeline_.barriers.size(),
+    timeline_.rows.resize(n, std::deque<std::array<float, time_share::categories>>(timeline_.barriers.size(),
                                                                                          {0, 0, 0}));
   }
   if (shard_versions_.size() < facts_.shards.size())
@@ -116,7 +116,7 @@ void live_job::advance_to(int64_t bin) {
 }
 
 // Adds [t0, t1) of `worker`'s time in category `c` to the bins it covers in the window.
-void live_job::spend(int32_t worker, nanos t0, nanos t1, timeline_window::category c) {
+void live_job::spend(int32_t worker, nanos t0, nanos t1, time_share::category c) {
   if (worker < 0 || static_cast<size_t>(worker) >= timeline_.rows.size() || t1 <= t0)
     return;
   double a = to_s(t0), b = to_s(t1), w = timeline_window::bin_s;
@@ -135,21 +135,19 @@ void live_job::add(const trace_event& ev) {
   now_ = std::max(now_, ev.t1);
   auto* w = worker(ev.worker);
   const auto& k = ev.kind;
+  if (auto c = time_share::of(k))
+    spend(ev.worker, ev.t0, ev.t1, *c);
   if (k == "compute") {
-    spend(ev.worker, ev.t0, ev.t1, timeline_window::compute);
     if (w && std::isfinite(ev.value)) {
       w->loss = ev.value;
       loss_.add(to_s(ev.t1), ev.value);
     }
   } else if (k == "push" || k == "pull") {
-    spend(ev.worker, ev.t0, ev.t1, timeline_window::comm);
     if (w) {
       bool push = k == "push";
       ++(push ? w->pushes : w->pulls);
       (push ? w->push_latency : w->pull_latency).add(to_s(ev.t1 - ev.t0));
     }
-  } else if (k == "wait") {
-    spend(ev.worker, ev.t0, ev.t1, timeline_window::wait);
   } else if (k == "apply") {
     staleness_.add(ev.value);
     staleness_max_ = std::max(staleness_max_, ev.value);

@@ -8,8 +8,10 @@
 //   for (auto& ev : new_events) j.add(ev);     // in arrival order
 //   j.set_counts(counts, now);                 // the coordinator's (get) answer
 //   j.set_shard_version(k, v);
-//   render: dashboard_render.hpp
+//   metrics_text(view), job_json(view): dashboard_view.hpp
 #pragma once
+
+#include "core/time_share.hpp"
 
 #include <syncpoint/messages.hpp>
 
@@ -81,9 +83,8 @@ struct worker_live {
 struct timeline_window {
   static constexpr double bin_s = 0.25;
   static constexpr int bins = 240;  // 60 s
-  enum category { compute, comm, wait, categories };
   int64_t last_bin = -1;  ///< the newest bin (by index from the run's start); the window ends with it
-  std::vector<std::deque<std::array<float, categories>>> rows;  // per worker, oldest first, ending at last_bin
+  std::vector<std::deque<std::array<float, time_share::categories>>> rows;  // per worker, oldest first, ending at last_bin
   std::deque<uint32_t> barriers = std::deque<uint32_t>(bins, 0);  // per bin, as rows
 };
 
@@ -121,6 +122,7 @@ class live_job {
   double accuracy() const { return accuracy_; }  ///< last evaluation (-1: none yet)
   double lr() const { return lr_; }              ///< the learning rate now: the last traced, else the starting one (-1: unknown)
   double samples_per_s() const;                  ///< over the last 10 s of the run
+  nanos run_time() const { return now_; }  ///< the latest run-clock time it heard of
   double run_time_s() const { return to_s(now_); }
   uint64_t barriers() const { return barriers_; }
   const std::string& phase() const { return phase_; }  ///< the protocol now ("" until a phase event)
@@ -138,7 +140,7 @@ class live_job {
  private:
   static double to_s(nanos t) { return static_cast<double>(t) * 1e-9; }
   worker_live* worker(int32_t id);
-  void spend(int32_t worker, nanos t0, nanos t1, timeline_window::category c);
+  void spend(int32_t worker, nanos t0, nanos t1, time_share::category c);
   void advance_to(int64_t bin);
 
   job_facts facts_;

@@ -10,7 +10,6 @@
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/placement.hpp"
 #include "runtime/cluster/submit.hpp"
-#include "runtime/job_parts.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -104,8 +103,7 @@ void observer_down(client_ptr self, const caf::down_msg& dm) {
     if (!st.observers[k] || st.observers[k].address() != dm.source)
       continue;
     st.observers[k] = job_observer_actor{};
-    bool failed = dm.reason && dm.reason != caf::exit_reason::normal && dm.reason != caf::exit_reason::user_shutdown;
-    if (!failed || !st.failure.empty())
+    if (!is_failure(dm.reason) || !st.failure.empty())
       return;
     st.failure = self->system().render(observer_failed(self->system(), k, dm.reason));
     tell_observers(self, done_atom::value, "failed: " + st.failure);
@@ -267,9 +265,7 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
   run.message = r.message;
   run.ran = !r.outcome.trace.empty();
   if (run.ran) {
-    run.result = make_result(with_limits(cfg), r.iter_cost_ms, std::move(r.outcome));
-    run.result.summary.resumed_from = r.resumed_from;
-    run.result.summary.resumed_at_s = r.resumed_at_s;
+    run.result = run_result_of(cfg, r);
     if (!cfg.out_dir.empty())
       write_run(cfg.out_dir, run.result);
   }
