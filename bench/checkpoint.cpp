@@ -5,6 +5,7 @@
 //
 //   build/bench_checkpoint [--repeat R] [--dir DIR]   (DIR: where to write; default a temp folder)
 #include <syncpoint/model.hpp>
+#include "bench/stats.hpp"
 #include "runtime/checkpoint_file.hpp"
 #include <syncpoint/train.hpp>
 
@@ -20,14 +21,10 @@
 #include <vector>
 
 using namespace syncpoint;
+using bench::median;
 using clk = std::chrono::steady_clock;
 
 namespace {
-
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
 
 double ms_since(clk::time_point t0) {
   return std::chrono::duration<double, std::milli>(clk::now() - t0).count();

@@ -25,6 +25,7 @@
 #include "runtime/cluster/data_plane.hpp"
 #include "runtime/cluster/connect.hpp"
 #include "bench/cluster_job.hpp"
+#include "bench/stats.hpp"
 #include "tests/process.hpp"
 
 #include <boost/asio.hpp>
@@ -36,7 +37,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -50,6 +50,7 @@
 #include <vector>
 
 using namespace syncpoint;
+using bench::median;
 using boost::asio::ip::tcp;
 using clk = std::chrono::steady_clock;
 
@@ -57,11 +58,6 @@ namespace {
 
 using vector_echo = caf::typed_actor<
   caf::replies_to<std::vector<float>>::with<std::vector<float>>>;
-
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
 
 size_t floats_of(double mb) {
   return static_cast<size_t>(mb * 1e6 / sizeof(float));

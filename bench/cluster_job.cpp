@@ -1,5 +1,6 @@
 // A job across processes, and the dashboard's cost (bench/cluster_job.hpp).
 #include "bench/cluster_job.hpp"
+#include "bench/stats.hpp"
 
 #include "tests/http_client.hpp"
 #include "tests/process.hpp"
@@ -20,11 +21,6 @@ namespace syncpoint::bench {
 
 namespace {
 
-double median(std::vector<double> xs) {
-  std::sort(xs.begin(), xs.end());
-  return xs[xs.size() / 2];
-}
-
 double samples_per_s(const std::string& summary_path) {
   std::ifstream in(summary_path);
   std::stringstream ss;
@@ -33,59 +29,6 @@ double samples_per_s(const std::string& summary_path) {
   auto at = text.find("\"samples_per_s\": ");
   return at == std::string::npos ? std::nan("") : std::atof(text.c_str() + at + 17);
 }
-
-}  // namespace
-
-void job(double epochs, int repeat) {
-  using namespace syncpoint::testing;
-  using namespace std::chrono_literals;
-  temp_dir dir;
-  auto bin = syncpoint_binary();
-  std::vector<std::string> args{"--protocol", "bsp", "--workers", "4", "--model", "mlp", "--epochs",
-                                std::to_string(epochs), "--eval-every", "0", "--progress=false",
-                                "--seed", "1"};
-  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
-    head.insert(head.end(), args.begin(), args.end());
-    head.insert(head.end(), tail.begin(), tail.end());
-    return head;
-  };
-  process h({bin, "head", "--host", "127.0.0.1", "--port", "0", "--dashboard", "any"}, dir.path(), "head");
-  if (!h.wait_for("listening on", 15s))
-    return;
-  auto at = "127.0.0.1:" + std::to_string(head_port(h));
-  process a({bin, "node", "--join", at, "--name", "a", "--slots", "2"}, dir.path(), "a");
-  process b({bin, "node", "--join", at, "--name", "b", "--slots", "2"}, dir.path(), "b");
-  if (!a.wait_for("joined", 15s) || !b.wait_for("joined", 15s))
-    return;
-  std::vector<double> one, on_head, on_nodes;
-  for (int k = 0; k < repeat; ++k) {
-    auto o1 = dir / ("one" + std::to_string(k));
-    process t(with({bin, "train"}, {"--clock", "real", "--out", o1}), dir.path(), "train");
-    if (t.wait(600s) != 0)
-      return;
-    one.push_back(samples_per_s(o1 + "/summary.json"));
-    for (auto placement : {"head", "nodes"}) {
-      auto o2 = dir / (std::string(placement) + std::to_string(k));
-      process s(with({bin, "submit", "--head", at}, {"--ps-placement", placement, "--out", o2}), dir.path(),
-                "submit");
-      if (s.wait(600s) != 0) {
-        std::fprintf(stderr, "bench_cluster: the cluster job failed: %s\n", s.err().c_str());
-        return;
-      }
-      (placement == std::string("head") ? on_head : on_nodes).push_back(samples_per_s(o2 + "/summary.json"));
-    }
-  }
-  double m1 = median(one), mh = median(on_head), mn = median(on_nodes);
-  std::printf("\n4-worker BSP, MLP on Fashion-MNIST, %g epochs, real clock (median of %d runs)\n\n", epochs,
-              repeat);
-  std::printf("| configuration | samples/s | vs one process |\n|---|---|---|\n");
-  std::printf("| one process (4 workers) | %.0f | 1.00 |\n", m1);
-  std::printf("| head + 2 node processes (2 workers each), PS on the head | %.0f | %.2f |\n", mh, mh / m1);
-  std::printf("| head + 2 node processes (2 workers each), a PS shard on each node | %.0f | %.2f |\n", mn,
-              mn / m1);
-}
-
-namespace {
 
 // A head and its two nodes (2 slots each), with the dashboard `dashboard` ("off" or "any").
 struct bench_cluster {
@@ -116,6 +59,57 @@ struct bench_cluster {
     up = a->wait_for("joined", 15s) && b->wait_for("joined", 15s);
   }
 };
+
+}  // namespace
+
+void job(double epochs, int repeat) {
+  using namespace syncpoint::testing;
+  using namespace std::chrono_literals;
+  temp_dir dir;
+  auto bin = syncpoint_binary();
+  std::vector<std::string> args{"--protocol", "bsp", "--workers", "4", "--model", "mlp", "--epochs",
+                                std::to_string(epochs), "--eval-every", "0", "--progress=false",
+                                "--seed", "1"};
+  auto with = [&](std::vector<std::string> head, std::vector<std::string> tail) {
+    head.insert(head.end(), args.begin(), args.end());
+    head.insert(head.end(), tail.begin(), tail.end());
+    return head;
+  };
+  bench_cluster cluster(dir, "job", "any");
+  if (!cluster.up) {
+    std::fprintf(stderr, "bench_cluster: the job's cluster did not start\n");
+    return;
+  }
+  auto& at = cluster.at;
+  std::vector<double> one, on_head, on_nodes;
+  for (int k = 0; k < repeat; ++k) {
+    auto o1 = dir / ("one" + std::to_string(k));
+    process t(with({bin, "train"}, {"--clock", "real", "--out", o1}), dir.path(), "train");
+    if (t.wait(600s) != 0)
+      return;
+    one.push_back(samples_per_s(o1 + "/summary.json"));
+    for (auto placement : {"head", "nodes"}) {
+      auto o2 = dir / (std::string(placement) + std::to_string(k));
+      process s(with({bin, "submit", "--head", at}, {"--ps-placement", placement, "--out", o2}), dir.path(),
+                "submit");
+      if (s.wait(600s) != 0) {
+        std::fprintf(stderr, "bench_cluster: the cluster job failed: %s\n", s.err().c_str());
+        return;
+      }
+      (placement == std::string("head") ? on_head : on_nodes).push_back(samples_per_s(o2 + "/summary.json"));
+    }
+  }
+  double m1 = median(one), mh = median(on_head), mn = median(on_nodes);
+  std::printf("\n4-worker BSP, MLP on Fashion-MNIST, %g epochs, real clock (median of %d runs)\n\n", epochs,
+              repeat);
+  std::printf("| configuration | samples/s | vs one process |\n|---|---|---|\n");
+  std::printf("| one process (4 workers) | %.0f | 1.00 |\n", m1);
+  std::printf("| head + 2 node processes (2 workers each), PS on the head | %.0f | %.2f |\n", mh, mh / m1);
+  std::printf("| head + 2 node processes (2 workers each), a PS shard on each node | %.0f | %.2f |\n", mn,
+              mn / m1);
+}
+
+namespace {
 
 // What a browser on the job's page and a Prometheus scraper ask, every second,
 // until `done`: the job page's data, the cluster's, and /metrics.
