@@ -49,42 +49,86 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
   checkpoint_if_still(self);
 }
 
-// Shard `shard` holds the push's slice (the lead's report carries the
-// worker's reply). The push counts once, when the last shard reports: then
-// every shard has it, so a commit or publish sent now covers it on all of them.
+// A refused push is counted once and traced once,
+void count_refusal(coordinator_ptr self, const push_info& info) {
+  auto& st = self->state;
+  ++st.rejected_;
+  auto t = since(self, st.cfg->origin);
+  st.trace({"rejected", info.worker, t, t, info.iter, st.version_, 0, info.refused});
+}
+
+// ... and its worker is told why. It drops the gradient and pulls (on a
+// sharded PS, the version of now, which every shard holds for it); the
+// protocol never sees the push.
+void answer_refusal(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed>& reply) {
+  auto& st = self->state;
+  if (!reply.pending())
+    return;
+  proceed p{st.stopping, true, st.pullable_version(), 0, info.accepted, st.local_step_, st.overlap_,
+            st.local_step_ && st.cfg->schedule.varies() ? st.cfg->schedule.at(st.samples_) : 0.0, info.refused};
+  st.answer(reply, coordinator_state::idx(info.worker), p);
+}
+
+// Shard `shard` took the push's slice in or refused it (the lead's report
+// carries the worker's reply). One PS's report is the whole push. With K
+// shards the push counts once, when the last reports: then every shard holds
+// its slice, and the apply op queued now reaches every shard before anything
+// the protocol decides on it. If any shard refused, every shard drops it.
 void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
                     caf::typed_response_promise<proceed> reply) {
   auto& st = self->state;
   auto shards = static_cast<uint32_t>(st.cfg->ps.size());
   if (shards <= 1) {
-    on_pushed(self, info, std::move(reply));
+    if (info.refused.empty()) {
+      on_pushed(self, info, std::move(reply));
+    } else {
+      count_refusal(self, info);
+      answer_refusal(self, info, reply);
+    }
+    return;
+  }
+  if (!st.live(info.worker)) {  // a late slice of a worker declared lost: nothing of it stays
+    st.queue_op(shard_op::drop, info.worker, info.iter);
+    st.flush_ops();
+    if (reply.pending())
+      reply.deliver(proceed{true, false, 0, 0, info.accepted});
     return;
   }
   auto key = std::make_pair(info.worker, info.iter);
   auto& p = st.partial_pushes[key];
-  if (p.reports == 0)
+  if (p.reports++ == 0) {
     p.info = info;
-  ++p.reports;
-  // Shards count versions alike but may accept a push at different times:
-  // the push is in once the last has it, at the highest version it made.
-  p.info.version = std::max(p.info.version, info.version);
-  p.info.accepted = std::max(p.info.accepted, info.accepted);
-  if (shard == 0)
+    p.info.refused.clear();
+  }
+  p.info.accepted = std::max(p.info.accepted, info.accepted);  // in once the last shard has it
+  if (shard == 0) {
+    p.lead_in = true;
     p.reply = std::move(reply);
+  }
+  bool refused_before = !p.info.refused.empty();
+  if (!info.refused.empty() && !refused_before)
+    p.info.refused = info.refused;
+  if (!p.info.refused.empty()) {
+    // Every shard forgets its slice, and one that stages it later does too.
+    if (!refused_before || info.refused.empty())
+      st.queue_op(shard_op::drop, info.worker, info.iter);
+    if (!refused_before)
+      count_refusal(self, p.info);
+    if (p.lead_in)
+      answer_refusal(self, p.info, p.reply);  // now, or when the lead reports
+    if (p.reports == shards)
+      st.partial_pushes.erase(key);
+    st.flush_ops();
+    return;
+  }
   if (p.reports < shards)
     return;
   auto done = std::move(p);
-  // Reports of this worker's older pushes that never completed (a shard
-  // refused its slice and the worker went on) will not complete now.
-  auto first = st.partial_pushes.lower_bound({info.worker, 0});
-  auto it = first;
-  while (it != st.partial_pushes.end() && it->first.first == info.worker && it->first.second <= info.iter) {
-    if (it->first.second < info.iter && it->second.reply.pending())
-      it->second.reply.deliver(make_error(sp_error::bad_input, "a shard refused this push"));
-    ++it;
-  }
-  st.partial_pushes.erase(first, it);
+  st.partial_pushes.erase(key);
+  st.apply_op(info.worker, info.iter);
+  done.info.version = st.version_;
   on_pushed(self, done.info, std::move(done.reply));
+  st.flush_ops();
 }
 
 // The model from every shard, as one, to `then` (or an error to `fail`).
@@ -107,14 +151,21 @@ void gather_model(coordinator_ptr self, Then then, Fail fail) {
         [=](weights& part) mutable {
           if (*failed)
             return;
-          if (part.values.size() != end - begin) {
+          // Every shard applied the same pushes: one version, or the sequence broke.
+          caf::error err;
+          if (part.values.size() != end - begin)
+            err = make_error(sp_error::wrong_size, "a shard's final model has the wrong size");
+          else if (*version != UINT64_MAX && part.version != *version)
+            err = make_error(sp_error::bad_input, "shard " + std::to_string(k) + " ends at version " +
+                                                    std::to_string(part.version) + ", another shard at " +
+                                                    std::to_string(*version) + ": the shards were out of step");
+          if (err) {
             *failed = true;
-            caf::error err = make_error(sp_error::wrong_size, "a shard's final model has the wrong size");
             fail(err);
             return;
           }
           std::copy(part.values.data(), part.values.data() + part.values.size(), whole->data() + begin);
-          *version = std::min(*version, part.version);
+          *version = part.version;
           if (--*left == 0) {
             weights w{*version, shared_floats(std::shared_ptr<const std::vector<float>>(whole))};
             then(w);
@@ -156,6 +207,7 @@ void maybe_finish(coordinator_ptr self) {
   st.finishing = true;
   st.run_time = since(self, st.cfg->origin);
   st.to_shards(flush_atom::value);  // a partial BSP round is applied, not lost
+  st.round_flushed();
   st.request_snapshot(true);
 }
 
@@ -319,15 +371,23 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       if (!st.started || !st.valid(w) || i >= st.worker_handles.size()
           || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[i]))
         return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
-      if (!st.held_for_resume_[i])
+      if (!st.held_for_resume_[i]) {
+        // Its push was reported by some shards when the checkpoint was taken, the lead's among them.
+        for (auto& [key, p] : st.partial_pushes)
+          if (key.first == w && p.lead_in && !p.reply.pending()) {
+            p.reply = self->make_response_promise<proceed>();
+            return p.reply;
+          }
         return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
+      }
       st.held_for_resume_[i] = false;
       st.promise_[i] = self->make_response_promise<proceed>();
       auto rp = st.promise_[i];
       if (auto p = st.deferred_[i]) {  // released while it was away
         st.deferred_[i].reset();
         st.promise_[i] = caf::typed_response_promise<proceed>{};
-        rp.deliver(*p);
+        st.answer(rp, i, *p);
+        st.flush_ops();
       }
       return rp;
     },

@@ -39,6 +39,10 @@ saved_coordinator save(coordinator_state& st) {
   s.max_time_s = st.cfg->max_time_s;
   s.losses = st.losses;
   s.protocol_state = save_protocol_state(*st.cfg->proto, st.cfg->protocol_name);
+  for (auto& [key, p] : st.partial_pushes)
+    s.partial.push_back({p.info, p.reports, p.lead_in});
+  s.buffered = st.buffered_;
+  s.rejected = st.rejected_;
   return s;
 }
 
@@ -79,6 +83,18 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   st.next_tick = s.next_tick;
   st.losses = s.losses;
   load_protocol_state(*st.cfg->proto, st.cfg->protocol_name, s.protocol_state);
+  st.partial_pushes.clear();
+  if (!s.partial.empty() && st.cfg->ps.size() <= 1)
+    throw std::invalid_argument("the checkpoint holds pushes some shards of its PS had and others not: resume it "
+                                "with the shards it was taken with");
+  for (auto& p : s.partial) {  // the lead's reply: the worker asks for it again
+    auto& e = st.partial_pushes[{p.info.worker, p.info.iter}];
+    e.info = p.info;
+    e.reports = p.reports;
+    e.lead_in = p.lead_in;
+  }
+  st.buffered_ = s.buffered;
+  st.rejected_ = s.rejected;
   st.resumed = true;
 }
 

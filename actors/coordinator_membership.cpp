@@ -37,6 +37,12 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   };
   if (st.live_[i] && st.stopping && is_failure(reason))  // died while stopping: say so
     record_loss();
+  // Nothing of its pushes stays: reports of some shards, slices staged on them,
+  // the version a shard holds for its pull.
+  auto mine = [w](const auto& kv) { return kv.first.first == w; };
+  for (auto it = st.partial_pushes.begin(); it != st.partial_pushes.end();)
+    it = mine(*it) ? st.partial_pushes.erase(it) : std::next(it);
+  st.queue_op(shard_op::drop, w, shard_op::all);
   if (st.live_[i] && !st.stopping) {
     st.set_live(i, false);
     st.set_waiting(i, false);
@@ -47,6 +53,7 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
   }
   st.set_live(i, false);
+  st.flush_ops();
   maybe_finish(self);
   checkpoint_if_still(self);
 }

@@ -19,7 +19,7 @@ void greet_observers(coordinator_ptr self) {
 
 job_counts counts_of(coordinator_ptr self) {
   auto& st = self->state;
-  return {st.samples_, st.version_, st.worker_samples_, st.live_count(), since(self, st.cfg->origin)};
+  return {st.samples_, st.version_, st.worker_samples_, st.live_count(), since(self, st.cfg->origin), st.rejected_};
 }
 
 bool from_driver_or_observer(coordinator_ptr self) {

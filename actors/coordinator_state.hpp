@@ -50,6 +50,7 @@ struct coordinator_state : coordinator_api {
   uint64_t next_timer_ = 0;
   std::vector<uint64_t> pending_release_;
   uint64_t version_ = 0;
+  uint64_t buffered_ = 0;  // a sharded PS: pushes applied into the round since its last commit
   ps_mode mode_ = ps_mode::immediate;
   uint64_t published_version_ = 0;  // gated mode: what pulls can get
   bool local_step_ = false;
@@ -86,6 +87,10 @@ struct coordinator_state : coordinator_api {
   // joins), and pushes handled: the coordinator's cost per push.
   std::chrono::steady_clock::duration busy{};
   uint64_t pushes_handled = 0;
+  uint64_t rejected_ = 0;  // pushes the PS refused (all shards', counted once)
+  // A sharded PS: the ops of this message's handling, sent to every shard at
+  // its end (or before any other message to the shards), in one order.
+  std::vector<shard_op> ops_;
   static inline const char* name = "coordinator";
 
   explicit coordinator_state(coordinator_ptr ptr) : self(ptr) {}
@@ -115,8 +120,7 @@ struct coordinator_state : coordinator_api {
     pending_release_[i] = 0;
     if (weights_stale_)
       send_worker_weights();
-    proceed p{stopping, pull, mode_ == ps_mode::gated ? published_version_ : version_, batch_[i],
-              accepted_[i], local_step_, overlap_,
+    proceed p{stopping, pull, pullable_version(), batch_[i], accepted_[i], local_step_, overlap_,
               local_step_ && cfg->schedule.varies() ? cfg->schedule.at(samples_) : 0.0};
     if (promise_[i].pending() || held_for_resume_[i]) {
       if (waiting_since_[i] < event)
@@ -125,18 +129,19 @@ struct coordinator_state : coordinator_api {
         deferred_[i] = p;  // delivered once the checkpoint is taken, the worker is back or the shards synced
         return;
       }
-      promise_[i].deliver(p);
+      answer(promise_[i], i, p);
       promise_[i] = caf::typed_response_promise<proceed>{};
     } else if (shard_syncs_pending_ > 0) {
       deferred_start_[i] = p;
     } else {
-      self->send(worker_handles[i], p);  // the start of the run
+      start(i, p);
     }
   }
 
   void commit() override {
     to_ps(commit_atom::value);
     ++version_;
+    buffered_ = 0;
   }
 
   void publish() override {
@@ -164,6 +169,63 @@ struct coordinator_state : coordinator_api {
     return id;
   }
 
+  // -- a sharded PS's sequence (actors/ps_sequence.cpp) ------------------------
+
+  bool sequenced() const { return cfg->ps.size() > 1; }
+
+  // The version a released worker pulls now: what the shards serve at this point of the sequence.
+  uint64_t pullable_version() const { return mode_ == ps_mode::gated ? published_version_ : version_; }
+
+  void queue_op(uint8_t kind, worker_id w, uint64_t n) {
+    if (sequenced())
+      ops_.push_back({kind, w, n});
+  }
+
+  // A push every shard holds goes into the model: a new version, or the round's.
+  void apply_op(worker_id w, uint64_t iter) {
+    queue_op(shard_op::apply, w, iter);
+    if (mode_ == ps_mode::buffered)
+      ++buffered_;
+    else
+      ++version_;
+  }
+
+  // The PS applies what its round holds (flush, a mode change): a version if anything was.
+  void round_flushed() {
+    if (sequenced() && buffered_ > 0)
+      ++version_;
+    buffered_ = 0;
+  }
+
+  // The ops queued while handling this message go out, to every shard in the same order.
+  void flush_ops() {
+    if (ops_.empty())
+      return;
+    auto ops = std::move(ops_);
+    ops_.clear();
+    for (auto& shard : cfg->ps.shards)
+      self->send(shard, sequence_atom::value, ops);
+  }
+
+  // A release goes to worker i: a sharded PS holds the version it pulls.
+  void answer(caf::typed_response_promise<proceed>& rp, size_t i, proceed p) {
+    serve(i, p);
+    rp.deliver(p);
+  }
+
+  // The start of the run (a message, not a reply).
+  void start(size_t i, proceed p) {
+    serve(i, p);
+    self->send(worker_handles[i], p);
+  }
+
+  void serve(size_t i, proceed& p) {
+    if (!sequenced() || !p.pull || p.stop)
+      return;
+    p.min_version = pullable_version();  // released earlier and held back: the version of now
+    queue_op(shard_op::serve, static_cast<worker_id>(i), p.min_version);
+  }
+
   // Delivers the releases held back while a checkpoint was taken.
   void thaw() {
     freezing = false;
@@ -176,15 +238,16 @@ struct coordinator_state : coordinator_api {
       return;
     for (size_t i = 0; i < deferred_.size(); ++i)
       if (deferred_[i] && promise_[i].pending() && !held_for_resume_[i]) {
-        promise_[i].deliver(*deferred_[i]);
+        answer(promise_[i], i, *deferred_[i]);
         promise_[i] = caf::typed_response_promise<proceed>{};
         deferred_[i].reset();
       }
     for (size_t i = 0; i < deferred_start_.size(); ++i)
       if (deferred_start_[i]) {
-        self->send(worker_handles[i], *deferred_start_[i]);
+        start(i, *deferred_start_[i]);
         deferred_start_[i].reset();
       }
+    flush_ops();
   }
 
   // Releases wait until every shard of another process has what was sent so far.
@@ -262,6 +325,8 @@ struct coordinator_state : coordinator_api {
 
   void set_mode(ps_mode mode) override {
     to_ps(mode_atom::value, static_cast<uint8_t>(mode));
+    if (mode != ps_mode::buffered)
+      round_flushed();  // the PS never strands a round's pushes
     mode_ = mode;
     published_version_ = version_;
     sync_remote_shards();
@@ -333,6 +398,7 @@ struct coordinator_state : coordinator_api {
     f();
     if (weights_stale_)  // batches set and nobody released since
       send_worker_weights();
+    flush_ops();
     if (barrier_in_event) {
       auto t = since(self, cfg->origin);
       trace({"barrier", -1, t, t, event, version_, 0});
@@ -349,18 +415,21 @@ struct coordinator_state : coordinator_api {
     to_shards(xs...);
   }
 
-  /// To every shard of the PS, in the same order.
+  /// To every shard of the PS, in the same order (after the ops queued so far).
   template <class... Ts>
   void to_shards(const Ts&... xs) {
+    flush_ops();
     for (auto& shard : cfg->ps.shards)
       self->send(shard, xs...);
   }
 
-  // A push some shards have reported and others not yet: acted on once all have.
+  // A push some shards have reported and others not yet: acted on once all
+  // have, or at once when one refused its slice (info.refused).
   struct partial_push {
     uint32_t reports = 0;
     push_info info;
-    caf::typed_response_promise<proceed> reply;  // the lead's: the worker waits for it
+    bool lead_in = false;                        // the lead has reported: reply is the worker's
+    caf::typed_response_promise<proceed> reply;  // ... which waits for it
   };
   std::map<std::pair<worker_id, uint64_t>, partial_push> partial_pushes;
 

@@ -18,10 +18,7 @@ shared_floats published(const ps_state& st) {
   return shared_floats(std::shared_ptr<const std::vector<float>>(st.w));
 }
 
-void trace(ps_ptr self, trace_event ev) {
-  if (self->state.cfg.tracer)
-    self->send(self->state.cfg.tracer, trace_atom::value, std::move(ev));
-}
+void trace_rate(ps_ptr self);
 
 void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp, bool via_bulk);
 
@@ -55,27 +52,55 @@ void transfer(ps_ptr self, transit t) {
   self->delayed_send(self, seconds(delay), link_atom::value, id);
 }
 
-// Answers a pull with the current weights, which then travel over the link.
-void send_weights(ps_ptr self, pending_pull p) {
-  auto& st = self->state;
+}  // namespace
+
+void trace(ps_ptr self, trace_event ev) {
+  if (self->state.cfg.tracer)
+    self->send(self->state.cfg.tracer, trace_atom::value, std::move(ev));
+}
+
+weights pullable_weights(const ps_state& st) {
+  return st.mode == ps_mode::gated ? weights{st.visible_version, st.visible} : weights{st.version, published(st)};
+}
+
+void send_weights(ps_ptr self, pending_pull p, weights out) {
   transit t;
   t.worker = p.worker;
-  t.out = st.mode == ps_mode::gated ? weights{st.visible_version, st.visible} : weights{st.version, published(st)};
+  t.out = std::move(out);
   t.pull_reply = std::move(p.reply);
   transfer(self, std::move(t));
 }
 
-uint64_t pullable_version(const ps_state& st) {
-  return st.mode == ps_mode::gated ? st.visible_version : st.version;
-}
-
 void answer_pulls(ps_ptr self) {
   auto& st = self->state;
+  if (sequenced(st)) {
+    answer_sequenced_pulls(self);
+    return;
+  }
   auto last = st.waiting_pulls.upper_bound(pullable_version(st));
   for (auto i = st.waiting_pulls.begin(); i != last; ++i)
-    send_weights(self, std::move(i->second));
+    send_weights(self, std::move(i->second), pullable_weights(st));
   st.waiting_pulls.erase(st.waiting_pulls.begin(), last);
 }
+
+void take_in(ps_ptr self, gradient_push& g) {
+  auto& st = self->state;
+  if (st.mode == ps_mode::buffered) {
+    add_to_round(st, g);
+    return;
+  }
+  auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
+  apply_now(st, g, tau);
+  trace_rate(self);
+  float_buffers::give(std::move(g.grad));  // applied: its buffer can take the next frame or gradient
+  auto now = since(self, st.cfg.origin);
+  if (is_lead(st))
+    trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});
+  ++st.version;
+  answer_pulls(self);
+}
+
+namespace {
 
 // Gated mode: pulls from now on see the current weights.
 void publish(ps_ptr self) {
@@ -156,30 +181,29 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
   return caf::none;
 }
 
-// A push whose bytes have arrived: validated, applied or buffered, then
-// handed to the coordinator, whose `proceed` answers the worker.
+// A push whose bytes have arrived: checked, then taken in (one PS) or staged
+// (a shard of several, until every shard has its slice), and reported to the
+// coordinator, whose `proceed` answers the worker, refused or not. A PS on its
+// own refuses with an error reply.
 void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp, bool via_bulk) {
   auto& st = self->state;
-  if (auto err = validate(st, g)) {
+  auto err = validate(st, g);
+  if (err && !st.coordinator) {
     auto now = since(self, st.cfg.origin);
     trace(self, {"rejected", g.worker, now, now, g.iter, st.version, 0});
     rp.deliver(std::move(err));
     return;
   }
-  if (st.mode == ps_mode::buffered) {
-    add_to_round(st, g);
+  push_info info{g.worker, g.iter, g.samples, 0, 0, err ? self->system().render(err) : std::string()};
+  if (err) {
+    // Refused: nothing of it is taken in; the coordinator counts and answers it.
+  } else if (sequenced(st)) {
+    st.staged[{g.worker, g.iter}] = std::move(g);
   } else {
-    auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
-    apply_now(st, g, tau);
-    trace_rate(self);
-    float_buffers::give(std::move(g.grad));  // applied: its buffer can take the next frame or gradient
-    auto now = since(self, st.cfg.origin);
-    if (is_lead(st))
-      trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});
-    ++st.version;
-    answer_pulls(self);
+    take_in(self, g);
   }
-  push_info info{g.worker, g.iter, g.samples, st.version, since(self, st.cfg.origin)};
+  info.version = st.version;
+  info.accepted = since(self, st.cfg.origin);
   if (!st.coordinator) {  // no coordinator: behave as ASP
     rp.deliver(proceed{false, true, st.version, 0, info.accepted});
   } else if (is_lead(st) && !via_bulk) {
@@ -189,7 +213,7 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
     // checked the worker's key, asks in its name and relays the answer.
     self->request(st.coordinator, caf::infinite, pushed_atom::value, info)
       .then([rp](const proceed& p) mutable { rp.deliver(p); }, [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
-  } else {  // the lead's reply carries the coordinator's word; this shard only says it has its slice
+  } else {  // the lead's reply carries the coordinator's word; this shard only says what it did with its slice
     self->send(st.coordinator, pushed_atom::value, info, st.cfg.shard);
     rp.deliver(proceed{});
   }
@@ -250,12 +274,16 @@ caf::result<proceed> take_push(ps_ptr self, gradient_push&& g, bool via_bulk = f
   return rp;
 }
 
+// A pull of `worker` (-1: not a member's): a shard of several serves the
+// version the worker was released to; otherwise any version >= min_version.
 caf::result<weights> take_pull(ps_ptr self, worker_id worker, uint64_t min_version) {
   auto& st = self->state;
+  if (sequenced(st) && worker >= 0)
+    return take_sequenced_pull(self, worker, min_version);
   pending_pull p{worker, self->make_response_promise<weights>()};
   auto rp = p.reply;
   if (pullable_version(st) >= min_version)
-    send_weights(self, std::move(p));
+    send_weights(self, std::move(p), pullable_weights(st));
   else
     st.waiting_pulls.emplace(min_version, std::move(p));
   return rp;
@@ -385,6 +413,10 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (from_coordinator(self, "commit"))
         commit(self, true);
     },
+    [=](sequence_atom, std::vector<shard_op>& ops) {
+      if (from_coordinator(self, "sequence"))
+        run_sequence(self, ops);
+    },
     [=](flush_atom) {
       if (from_coordinator(self, "flush"))
         commit(self, false);
@@ -395,8 +427,9 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       // The run is stopping: a worker waiting for a version that will never
       // come gets the current weights, pushes once more and is told to stop.
       auto& st = self->state;
+      // (Every shard of several stops at one point of the sequence: one version.)
       for (auto& kv : st.waiting_pulls)
-        send_weights(self, std::move(kv.second));
+        send_weights(self, std::move(kv.second), pullable_weights(st));
       st.waiting_pulls.clear();
     },
     [=](momentum_atom, double mu, bool clear, uint32_t ramp_steps) {

@@ -81,6 +81,8 @@ saved_ps save(const ps_state& st) {
     s.in_transit.push_back(std::move(x));
   }
   s.next_transfer = st.next_transfer;
+  for (auto& [key, g] : st.staged)
+    s.staged.push_back(g);
   return s;
 }
 
@@ -140,6 +142,15 @@ void restore(ps_state& st, const saved_ps& s) {
     st.in_transit.emplace(x.id, std::move(t));
   }
   st.next_transfer = s.next_transfer;
+  st.staged.clear();
+  for (auto& g : s.staged) {
+    if (g.grad.size() != n)
+      throw std::invalid_argument("the checkpoint's shard holds a slice of " + std::to_string(g.grad.size()) +
+                                  " values of a push, the shard " + std::to_string(n));
+    st.staged[{g.worker, g.iter}] = g;
+  }
+  st.to_serve.clear();
+  st.served_early.clear();
 }
 
 namespace {
@@ -173,7 +184,7 @@ std::vector<float> slice(const std::vector<float>& v, uint64_t begin, uint64_t e
 }
 
 saved_shard_link link_of(const saved_ps& s) {
-  return {s.link_free_at, s.in_transit, s.next_transfer, s.waiting_pulls};
+  return {s.link_free_at, s.in_transit, s.next_transfer, s.waiting_pulls, s.staged};
 }
 
 }  // namespace
@@ -211,7 +222,7 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
   // have other links, whose transfers would end at other times.
   if (!same_shards)
     for (auto& l : links)
-      if (!l.in_transit.empty())
+      if (!l.in_transit.empty() || !l.staged.empty())
         throw std::invalid_argument(
           "the checkpoint holds transfers in flight on the link model's PS links, which are the links of its " +
           std::to_string(links.size()) + " shard" + (links.size() == 1 ? "" : "s") + "; resume it with --ps-shards " +
@@ -227,6 +238,7 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
   s.in_transit = std::move(link.in_transit);
   s.next_transfer = link.next_transfer;
   s.waiting_pulls = std::move(link.waiting_pulls);
+  s.staged = std::move(link.staged);
   return s;
 }
 

@@ -68,6 +68,16 @@ struct ps_state {
   std::vector<caf::actor_addr> members;  // by worker id; empty: anyone may push and pull
   std::unordered_map<caf::actor_addr, worker_id> member_ids;  // the inverse: a pull's sender in O(1)
   std::multimap<uint64_t, pending_pull> waiting_pulls;  // by the version they wait for
+  // A shard of several, attached to a coordinator (sequenced): a push is all
+  // shards' or none's. Each slice waits here until the coordinator's sequence
+  // says apply (every shard has its slice) or drop (one refused its slice).
+  std::map<std::pair<worker_id, uint64_t>, gradient_push> staged;
+  // ... and a pull gets the version the worker was released to, on every
+  // shard alike: the sequence's serve op holds it here until the pull comes,
+  std::unordered_map<worker_id, weights> to_serve;
+  // ... or, when the pull came first and found that version current, notes it
+  // so that the serve op has nothing left to hold.
+  std::unordered_map<worker_id, uint64_t> served_early;
   link_model link;
   std::map<uint64_t, transit> in_transit;                // by transfer id
   uint64_t next_transfer = 0;
@@ -80,6 +90,45 @@ using ps_ptr = ps_actor::stateful_pointer<ps_state>;
 inline bool is_lead(const ps_state& st) {
   return st.cfg.shard == 0;
 }
+
+/// A shard of several with a coordinator: pushes wait for the coordinator's
+/// sequence (actors/ps_sequence.cpp). One PS, or a shard on its own, takes a
+/// push in when it arrives, as a push to one PS is all or nothing already.
+inline bool sequenced(const ps_state& st) {
+  return st.cfg.shards > 1 && st.coordinator;
+}
+
+/// The version a pull gets now: the current one, or in gated mode the published one.
+inline uint64_t pullable_version(const ps_state& st) {
+  return st.mode == ps_mode::gated ? st.visible_version : st.version;
+}
+
+// -- the parameter server's steps, shared by its files -------------------------------
+
+/// A trace event, if the job traces.
+void trace(ps_ptr self, trace_event ev);
+
+/// The weights a pull gets now (pullable_version's).
+weights pullable_weights(const ps_state& st);
+
+/// Sends `out` to the pull `p` over the link (at once without a link model).
+void send_weights(ps_ptr self, pending_pull p, weights out);
+
+/// Answers the held pulls whose version exists now.
+void answer_pulls(ps_ptr self);
+
+/// Takes a checked push into the model: applied (a new version), or buffered for the round.
+void take_in(ps_ptr self, gradient_push& g);
+
+/// Sequenced: the coordinator's ops, in its order (actors/ps_sequence.cpp).
+void run_sequence(ps_ptr self, std::vector<shard_op>& ops);
+
+/// Sequenced: a pull of worker `w` (>= 0) for the version it was released to.
+caf::result<weights> take_sequenced_pull(ps_ptr self, worker_id w, uint64_t version);
+
+/// Sequenced: answers the held pulls of versions that exist now, each at
+/// exactly its version; false if one was skipped (the sequence is broken).
+void answer_sequenced_pulls(ps_ptr self);
 
 /// A resumed worker `w` (-1: not a member) asks again for the reply to its
 /// push `iter`: it takes over the push on the link, or the coordinator's

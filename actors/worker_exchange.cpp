@@ -16,9 +16,29 @@ namespace {
 // gives up, so that the run ends instead of spinning.
 constexpr int max_rejections_in_a_row = 8;
 
+// The gradient is dropped (refused, `why`), and the worker pulls as `p` says,
+// unless the PS keeps refusing: a diverged model, which will not get better.
+void refused(worker_ptr self, proceed p, const std::string& why) {
+  auto& st = self->state;
+  auto t = now(self);
+  if (++st.rejected_in_a_row >= max_rejections_in_a_row) {
+    self->quit(caf::make_error(caf::sec::runtime_error,
+                               "worker " + std::to_string(st.cfg.id) + ": " + std::to_string(max_rejections_in_a_row) +
+                                 " gradients in a row rejected (last: " + why +
+                                 "); the model has diverged, try a lower --lr"));
+    return;
+  }
+  trace(self, "push", st.push_sent, t);
+  st.pipe.push_answered();
+  p.accepted = t;
+  st.reply = p;
+  advance(self);
+}
+
 // The reply to a push `seq` (or to its resumption after a checkpoint) from
-// one shard: the lead's carries the coordinator's word (`decides`), another
-// shard's only says it has its slice, unless it refused it.
+// one shard: the lead's carries the coordinator's word (`decides`), accepted
+// or refused; another shard's only says it has the slice (a refused slice it
+// reports to the coordinator, whose word comes through the lead).
 template <class Handle>
 void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides) {
   std::move(reply).then(
@@ -27,6 +47,10 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
       if (!decides || seq != st.push_seq || !st.pipe.pushing())
         return;
       answered(self);
+      if (!p.refused.empty()) {
+        refused(self, p, p.refused);
+        return;
+      }
       st.rejected_in_a_row = 0;
       auto t = now(self);
       auto accepted = std::clamp(p.accepted, st.push_sent, t);
@@ -46,21 +70,12 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
       if (seq != st.push_seq || !st.pipe.pushing())
         return;  // the push is over (another shard refused it first)
       answered(self);
-      auto t = now(self);
-      if (err.category() == caf::atom("syncpoint") && ++st.rejected_in_a_row < max_rejections_in_a_row) {
-        // The PS refused this gradient (e.g. NaN): drop it, resync, go on.
-        trace(self, "push", st.push_sent, t);
-        st.pipe.push_answered();
-        st.reply = proceed{false, true, 0, 0, t, st.local_step, st.overlap};
-        advance(self);
+      if (err.category() == caf::atom("syncpoint")) {
+        // A PS on its own refused it (or a shard would not take it from this
+        // worker): drop it, resync, go on.
+        refused(self, proceed{false, true, 0, 0, 0, st.local_step, st.overlap}, self->system().render(err));
         return;
       }
-      if (err.category() == caf::atom("syncpoint"))  // it will not get better
-        err = caf::make_error(caf::sec::runtime_error,
-                              "worker " + std::to_string(st.cfg.id) + ": " +
-                                std::to_string(max_rejections_in_a_row) +
-                                " gradients in a row rejected (last: " + self->system().render(err) +
-                                "); the model has diverged, try a lower --lr");
       self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
     });
 }
@@ -147,9 +162,18 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
                                                       " weights, not " + std::to_string(ps.end(k) - ps.begin(k))));
         return;
       }
+      // Every shard serves the version of the worker's release: a pull never mixes versions.
+      if (st.pull_version != UINT64_MAX && w.version != st.pull_version) {
+        self->quit(make_error(sp_error::bad_input, "worker " + std::to_string(st.cfg.id) + ": shard " +
+                                                     std::to_string(k) + " sent version " + std::to_string(w.version) +
+                                                     " of the model, another shard version " +
+                                                     std::to_string(st.pull_version) +
+                                                     ": the slices of one pull must be of one version"));
+        return;
+      }
       std::copy(w.values.data(), w.values.data() + w.values.size(), st.pulled->data() + ps.begin(k));
       st.slice_in[k] = true;
-      st.pull_version = std::min(st.pull_version, w.version);
+      st.pull_version = w.version;
       if (--st.pull_left == 0)
         pulled(self, st.pull_version, st.pulled);
     },

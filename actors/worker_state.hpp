@@ -38,7 +38,7 @@ struct worker_state {
   uint64_t pull_seq = 0;          // ... and pulls
   size_t pull_left = 0;           // shards whose slice of the pulled version has not come
   std::vector<bool> slice_in;     // ... by shard, whether it has
-  uint64_t pull_version = 0;      // ... the lowest version among those that came
+  uint64_t pull_version = 0;      // ... the version of those that came (UINT64_MAX: none yet)
   std::shared_ptr<std::vector<float>> pulled;  // where the slices land (a sharded PS)
   std::shared_ptr<std::vector<float>> spare;   // ... and the other buffer, while the model holds one
   int outstanding = 0;            // requests sent and not answered (at most one: push or pull)

@@ -48,6 +48,8 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<gradient_push>("gradient_push");
   cfg.add_message_type<push_info>("push_info");
   cfg.add_message_type<proceed>("proceed");
+  cfg.add_message_type<shard_op>("shard_op");
+  cfg.add_message_type<std::vector<shard_op>>("std::vector<shard_op>");
   cfg.add_message_type<weights>("weights");
   cfg.add_message_type<snapshot>("snapshot");
   cfg.add_message_type<trace_event>("trace_event");

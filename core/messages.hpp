@@ -32,13 +32,14 @@ struct gradient_push {
   std::vector<float> grad;
 };
 
-/// PS -> coordinator: a push was accepted (applied or buffered).
+/// PS -> coordinator: a push (a shard's slice of it) was accepted, or refused.
 struct push_info {
   worker_id worker = 0;
   uint64_t iter = 0;
   uint32_t samples = 0;
-  uint64_t version = 0;   // PS version after accepting this push
+  uint64_t version = 0;   // PS version after accepting this push (a shard of several: before applying it)
   nanos accepted = 0;     // when the PS accepted it
+  std::string refused;    // not empty: the PS refused it, and why (NaN, a wrong length, ...)
 };
 
 /// Coordinator -> worker: what to do next (the reply to a push, or the start).
@@ -51,6 +52,24 @@ struct proceed {
   bool local_step = false;   // update the worker's own copy with its gradient (WBSP)
   bool overlap = false;      // compute the next gradient while this push is in flight
   double lr = 0;             // the schedule's rate now, for a local step (0: the worker's own --lr)
+  std::string refused;       // not empty: the push was refused, and why; the worker drops it and pulls
+};
+
+/// Coordinator -> every shard of a sharded PS, in one order: what becomes of
+/// the slices they hold, and which version a released worker pulls. Every
+/// shard takes the same ops in the same order, so every shard applies the
+/// same pushes in the same order and serves one version to a pull.
+struct shard_op {
+  enum kind_t : uint8_t {
+    apply,  // every shard holds its slice of (worker, n = iter): apply it
+    drop,   // a shard refused its slice of (worker, n = iter), or the worker is gone: forget it
+            //   (n = all: every slice of the worker, and the version it was to pull)
+    serve,  // the worker was released to pull version n: hold it until its pull comes
+  };
+  static constexpr uint64_t all = UINT64_MAX;
+  uint8_t kind = apply;
+  worker_id worker = 0;
+  uint64_t n = 0;
 };
 
 /// PS -> evaluator: a copy of the model taken at `taken`.
@@ -76,12 +95,16 @@ typename Inspector::result_type inspect(Inspector& f, gradient_push& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_info& x) {
   return f(caf::meta::type_name("push_info"), x.worker, x.iter, x.samples, x.version,
-           x.accepted);
+           x.accepted, x.refused);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, proceed& x) {
   return f(caf::meta::type_name("proceed"), x.stop, x.pull, x.min_version, x.batch,
-           x.accepted, x.local_step, x.overlap, exact(x.lr));
+           x.accepted, x.local_step, x.overlap, exact(x.lr), x.refused);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_op& x) {
+  return f(caf::meta::type_name("shard_op"), x.kind, x.worker, x.n);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot& x) {

@@ -37,7 +37,7 @@ struct saved_worker {
   bool computing = false, ready = false, in_flight = false, pulling = false, started = false;
   uint64_t pull_min_version = 0;
   // A pull from K > 1 shards some of whose slices had come: which, what they
-  // hold (in place in a whole model), and the lowest of their versions.
+  // hold (in place in a whole model), and their version (one for all).
   std::vector<bool> slices_in;
   std::vector<float> pulled;
   uint64_t pulled_version = 0;
@@ -69,12 +69,14 @@ struct saved_transfer {
   std::vector<float> values;   // ... and values
 };
 
-/// A shard's link and held pulls (a sharded PS's checkpoint keeps one per shard).
+/// A shard's link and held pulls (a sharded PS's checkpoint keeps one per shard),
+/// and the slices it holds of pushes other shards have not all reported.
 struct saved_shard_link {
   double link_free_at = 0;
   std::vector<saved_transfer> in_transit;
   uint64_t next_transfer = 0;
   std::vector<saved_pull> waiting_pulls;
+  std::vector<gradient_push> staged;
 };
 
 /// The whole model's PS state. Saved from K > 1 shards, the vectors are their
@@ -98,6 +100,7 @@ struct saved_ps {
   double link_free_at = 0;
   std::vector<saved_transfer> in_transit;
   uint64_t next_transfer = 0;
+  std::vector<gradient_push> staged;           // a shard of several: slices waiting for the others'
   std::vector<uint64_t> shard_bounds;          // K > 1: the shards' ranges (core/ps_group.hpp)
   std::vector<saved_shard_link> shard_links;   // ... and each one's link (the fields above: shard 0's)
 };
@@ -109,6 +112,13 @@ struct saved_coordinator_timer {
   bool pull = true;
   uint64_t tag = 0;
   nanos due = 0;
+};
+
+/// A push some shards of several had reported when the checkpoint was taken.
+struct saved_partial_push {
+  push_info info;
+  uint32_t reports = 0;
+  bool lead_in = false;  // the lead's report was in: the worker asks again for its reply
 };
 
 struct saved_coordinator {
@@ -126,6 +136,9 @@ struct saved_coordinator {
   double max_time_s = 0;        // the cap its pending timer is for
   std::vector<worker_loss> losses;
   std::string protocol_state;   // the protocol's own (protocols/protocol_state.hpp)
+  std::vector<saved_partial_push> partial;  // a sharded PS's pushes not all shards had reported
+  uint64_t buffered = 0;        // ... and those in its round since the last commit
+  uint64_t rejected = 0;        // pushes refused so far
 };
 
 /// A delayed self-message: to whom (a worker id, or one of the roles below),
@@ -183,12 +196,16 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            exact(x.momentum), x.ramp_steps, x.ramp_done, x.round_open, exact(x.mean_staleness),
            exact(x.buffer_scale), exact(x.buffer_weight), x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
            exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links,
-           float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced));
+           float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced), x.staged);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {
   return f(caf::meta::type_name("saved_shard_link"), exact(x.link_free_at), x.in_transit, x.next_transfer,
-           x.waiting_pulls);
+           x.waiting_pulls, x.staged);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_partial_push& x) {
+  return f(caf::meta::type_name("saved_partial_push"), x.info, x.reports, x.lead_in);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_coordinator_timer& x) {
@@ -201,7 +218,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_coordinator& x) {
            x.deferred, x.clock,
            x.waiting_since, x.pending_release, x.accepted, x.batch, x.timers, x.next_timer, x.version,
            x.published_version, x.samples, x.next_eval, x.event, x.mode, x.local_step, x.overlap,
-           x.target_reached, exact(x.last_accuracy), exact(x.next_tick), exact(x.max_time_s), x.losses, x.protocol_state);
+           x.target_reached, exact(x.last_accuracy), exact(x.next_tick), exact(x.max_time_s), x.losses, x.protocol_state,
+           x.partial, x.buffered, x.rejected);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_timer& x) {

@@ -68,6 +68,14 @@ void serialize(Archive& ar, saved_ps& x) {
   cereal_by_inspect(ar, x);
 }
 template <class Archive>
+void serialize(Archive& ar, push_info& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_partial_push& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
 void serialize(Archive& ar, saved_coordinator_timer& x) {
   cereal_by_inspect(ar, x);
 }

@@ -22,8 +22,9 @@
 
 namespace syncpoint {
 
-inline constexpr uint32_t checkpoint_format = 4;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
-                                                  // 4: the optimizer's second moment, steps, and the schedule's samples
+inline constexpr uint32_t checkpoint_format = 5;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
+                                                  // 4: the optimizer's second moment, steps, and the schedule's samples;
+                                                  // 5: slices staged on shards, partly reported pushes, refusals
 
 /// What a checkpoint must agree with before it is read further.
 struct checkpoint_header {

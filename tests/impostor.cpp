@@ -43,6 +43,11 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
     std::printf("%s: %s\n", what, e ? self->system().render(e).c_str() : "accepted");
     std::fflush(stdout);
   };
+  // The coordinator answers a push the PS refused with why.
+  auto answer = [=](const char* what, const proceed& p) {
+    std::printf("%s: %s\n", what, p.refused.empty() ? "accepted" : ("refused: " + p.refused).c_str());
+    std::fflush(stdout);
+  };
   return {
     [=](const proceed&) {
       self->request(ps, std::chrono::seconds(10), pull_atom::value, uint64_t{0})
@@ -51,13 +56,13 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
           std::printf("pulled %zu values\n", size);
           self->request(ps, std::chrono::seconds(10), push_atom::value,
                         gradient_push{me, 1, 0, 64, std::vector<float>(3, 1.0f)})
-            .then([=](const proceed&) { report("wrong size", caf::none); },
+            .then([=](const proceed& p) { answer("wrong size", p); },
                   [=](caf::error& e) { report("wrong size", e); });
           std::vector<float> nan(size, 0.0f);
           nan[size / 2] = std::nanf("");
           self->request(ps, std::chrono::seconds(10), push_atom::value,
                         gradient_push{me, 1, 0, 64, std::move(nan)})
-            .then([=](const proceed&) { report("nan", caf::none); },
+            .then([=](const proceed& p) { answer("nan", p); },
                   [=](caf::error& e) { report("nan", e); });
           self->request(ps, std::chrono::seconds(10), push_atom::value,
                         gradient_push{(me + 1) % n, 1, 0, 64, std::vector<float>(size, 100.0f)})

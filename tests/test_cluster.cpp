@@ -310,8 +310,8 @@ TEST_CASE("cluster: hostile pushes from a remote worker are refused, the model a
   CHECK_MESSAGE(evil->wait_for("read the PS's state", hang_deadline), evil->out());
   auto said = evil->out();
   CHECK_MESSAGE(said.find("pulled ") != std::string::npos, said);  // a member may pull
-  CHECK_MESSAGE(said.find("wrong size: syncpoint.wrong_size") != std::string::npos, said);
-  CHECK_MESSAGE(said.find("nan: syncpoint.non_finite") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("wrong size: refused: syncpoint.wrong_size") != std::string::npos, said);
+  CHECK_MESSAGE(said.find("nan: refused: syncpoint.non_finite") != std::string::npos, said);
   CHECK_MESSAGE(said.find("as another worker: syncpoint.not_a_member") != std::string::npos, said);
   CHECK_MESSAGE(said.find("read the PS's state: syncpoint.not_a_member") != std::string::npos, said);
   CHECK_MESSAGE(said.find("took the trace: syncpoint.not_a_member") != std::string::npos, said);

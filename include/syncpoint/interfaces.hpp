@@ -25,7 +25,8 @@
 /// worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
 ///                             pull -> weights
 /// PS          -> coordinator  pushed -> proceed (shard 0, the lead); pushed (the other shards)
-/// coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final
+/// coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final;
+///                             a sharded PS's sequence (apply, drop, serve)
 /// coordinator -> worker       proceed (the start of the run)
 /// PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
 /// everyone    -> tracer       trace;     coordinator -> tracer     collect
@@ -47,6 +48,7 @@ namespace syncpoint {
 struct gradient_push;
 struct push_info;
 struct proceed;
+struct shard_op;
 struct snapshot;
 struct saved_worker;
 struct saved_ps;
@@ -153,6 +155,7 @@ using ps_actor = caf::typed_actor<
   caf::replies_to<sync_atom>::with<bool>,          // answered after what the asker sent before
   caf::reacts_to<publish_atom>,
   caf::reacts_to<commit_atom>,
+  caf::reacts_to<sequence_atom, std::vector<shard_op>>,  // a sharded PS: apply, drop, serve (core/messages.hpp)
   caf::reacts_to<flush_atom>,
   caf::reacts_to<stop_atom>,
   caf::reacts_to<weights_atom, std::vector<float>>,

@@ -57,6 +57,7 @@ using momentum_atom = caf::atom_constant<caf::atom("sp_moment")>;  ///< the PS's
 using join_atom = caf::atom_constant<caf::atom("sp_join")>;  ///< a worker joins a running (elastic) job
 using bulk_atom = caf::atom_constant<caf::atom("sp_bulk")>;  ///< a push or pull that came on the bulk channel
 using sync_atom = caf::atom_constant<caf::atom("sp_sync")>;  ///< answered after what the asker sent before
+using sequence_atom = caf::atom_constant<caf::atom("sp_seq")>;  ///< the coordinator's ops to every shard, in one order
 using save_atom = caf::atom_constant<caf::atom("sp_save")>;  ///< a checkpoint asks for an actor's state
 using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;  ///< a resumed worker asks again for what it waited for
 using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;  ///< time for a checkpoint (real clock)
@@ -152,6 +153,7 @@ struct job_counts {
   std::vector<uint64_t> worker_samples;
   int32_t live = 0;  ///< workers still in the run
   nanos at = 0;      ///< when, on the run clock
+  uint64_t rejected = 0;  ///< pushes refused (by the PS, or by any shard of it: then by all), each counted once
 };
 
 /// Coordinator -> driver at the end of a run.
@@ -205,7 +207,8 @@ typename Inspector::result_type inspect(Inspector& f, run_outcome& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_counts& x) {
-  return f(caf::meta::type_name("job_counts"), x.samples, x.version, x.worker_samples, x.live, x.at);
+  return f(caf::meta::type_name("job_counts"), x.samples, x.version, x.worker_samples, x.live, x.at,
+           x.rejected);
 }
 
 }  // namespace syncpoint

@@ -76,7 +76,7 @@ struct run_summary {
   double staleness_mean = 0;  ///< versions between a gradient's base and the model it was applied to, averaged
   uint64_t staleness_max = 0;  ///< ... and the largest
   uint64_t barriers = 0;  ///< barriers the protocol opened
-  uint64_t rejected = 0;  ///< pushes the protocol refused
+  uint64_t rejected = 0;  ///< pushes the PS refused (NaN, a wrong length): a refusal by any shard of several counts once
   uint64_t lost = 0;  ///< workers lost before the end
   double link_busy_s = -1;       ///< time the PS links carried data, summed over shards (< 0: no link model)
   double link_utilization = -1;  ///< link_busy_s / run_time_s / the number of links: their mean

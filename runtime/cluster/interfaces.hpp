@@ -320,6 +320,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 15;
+inline constexpr int wire_version = 16;  // 16: push_info and proceed say why a push was refused; shard_op
 
 }  // namespace syncpoint::cluster
