@@ -247,12 +247,15 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
   st.print_progress("done");
   auto fail = [=](caf::error& err) { fail_run(self, std::move(err)); };
   self->request(st.cfg->tracer, st.cfg->request_timeout, collect_atom::value)
-    .then([=](std::vector<trace_event>& events) {
+    .then([=](std::vector<trace_event>& trace) {
+      // Held once (the model's gathering copies its handler per shard): a
+      // trace of 10^6 events is 100 MB.
+      auto events = std::make_shared<std::vector<trace_event>>(std::move(trace));
       gather_model(self, [=](weights& model) mutable {
           auto& st = self->state;
           st.tell_observers(done_atom::value, st.end_reason);
           self->send(st.cfg->driver, done_atom::value,
-                     run_outcome{std::move(events), st.losses, std::move(model),
+                     run_outcome{std::move(*events), st.losses, std::move(model),
                                  std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.end_reason,
                                  st.worker_samples_});
           shut_down_everything(self);

@@ -24,8 +24,9 @@ caf::error may_read(tracer_ptr self) {
   return make_error(sp_error::not_a_member, "only the job's own process reads the trace");
 }
 
-tracer_actor::behavior_type tracer(tracer_ptr self, std::vector<trace_event> so_far) {
+tracer_actor::behavior_type tracer(tracer_ptr self, std::vector<trace_event> so_far, size_t expected) {
   self->state.events = std::move(so_far);
+  self->state.events.reserve(expected);
   return {
     [=](trace_atom, trace_event& ev) { self->state.events.push_back(std::move(ev)); },
     [=](collect_atom) -> caf::result<std::vector<trace_event>> {
@@ -35,7 +36,7 @@ tracer_actor::behavior_type tracer(tracer_ptr self, std::vector<trace_event> so_
       self->state.events.clear();
       std::stable_sort(out.begin(), out.end(),
                        [](const trace_event& a, const trace_event& b) { return a.t0 < b.t0; });
-      return out;
+      return caf::result<std::vector<trace_event>>{std::move(out)};  // (a plain `return out` copies it)
     },
     [=](save_atom) -> caf::result<std::vector<trace_event>> {
       if (auto err = may_read(self))
@@ -55,8 +56,8 @@ tracer_actor::behavior_type tracer(tracer_ptr self, std::vector<trace_event> so_
 
 }  // namespace
 
-tracer_actor spawn_tracer(caf::actor_system& sys, std::vector<trace_event> so_far) {
-  return sys.spawn(tracer, std::move(so_far));
+tracer_actor spawn_tracer(caf::actor_system& sys, std::vector<trace_event> so_far, size_t expected) {
+  return sys.spawn(tracer, std::move(so_far), expected);
 }
 
 }  // namespace syncpoint

@@ -1,10 +1,11 @@
-// The coordinator at scale (docs/performance.md, "Scale"): `syncpoint simulate`
-// for every protocol at N = 16 ... 4096 workers, the same 102,400 pushes in
-// every cell (K = 102400 / N iterations each; N = 1024 is the target's
-// K = 100), a 4x straggler, the mlp's cost. Prints the coordinator's wall
-// time per push, its growth exponent from N = 256 to 4096 (least squares on
-// log-log), and the wall time of the N = 1024, K = 100 simulation against
-// the 10 s target.
+// The coordinator and the virtual clock at scale (docs/performance.md,
+// "Scale"): `syncpoint simulate` for every protocol at N = 16 ... 4096
+// workers, the same 102,400 pushes in every cell (K = 102400 / N iterations
+// each; N = 1024 is the target's K = 100), a 4x straggler, the mlp's cost.
+// Prints, per push, the coordinator's wall time and the virtual clock's
+// (ordering and firing timers), the coordinator's growth exponent from
+// N = 256 to 4096 (least squares on log-log), and the wall time of the
+// N = 1024, K = 100 simulation against the 2.2 s target (issue 42).
 //
 //   build/bench_scale [--protocols bsp,ssp] [--max-workers 4096]
 #include "runtime/simulate.hpp"
@@ -56,10 +57,11 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int n = 16; n <= max_workers; n *= 4)
     sizes.push_back(n);
-  std::printf("coordinator wall time per push (us), 102400 pushes per cell, straggler 3:x4, as mlp\n\n| protocol |");
+  std::printf("wall time per push (us), coordinator / virtual clock, 102400 pushes per cell, straggler 3:x4, as "
+              "mlp\n\n| protocol |");
   for (int n : sizes)
     std::printf(" N=%d |", n);
-  std::printf(" exponent 256..%d | N=1024 K=100 wall s | < 10 s |\n|---|", sizes.back());
+  std::printf(" exponent 256..%d | N=1024 K=100 wall s | <= 2.2 s |\n|---|", sizes.back());
   for (size_t i = 0; i < sizes.size() + 3; ++i)
     std::printf("---|");
   std::printf("\n");
@@ -75,7 +77,7 @@ int main(int argc, char** argv) {
       cfg.straggler = "3:x4";
       cfg.progress = false;
       auto s = simulate(cfg, static_cast<uint64_t>(102400 / n));
-      std::printf(" %.2f |", s.coordinator_us_per_push);
+      std::printf(" %.2f / %.2f |", s.coordinator_us_per_push, s.clock_us_per_push);
       std::fflush(stdout);
       if (n >= 256)
         xs.push_back(n), ys.push_back(s.coordinator_us_per_push);
@@ -83,7 +85,7 @@ int main(int argc, char** argv) {
         wall1024 = s.wall_s;
     }
     std::printf(" %.2f | %.2f | %s |\n", xs.size() > 1 ? slope(xs, ys) : 0.0, wall1024,
-                wall1024 < 0 ? "-" : wall1024 < 10 ? "yes" : "no");
+                wall1024 < 0 ? "-" : wall1024 <= 2.2 ? "yes" : "no");
   }
   return 0;
 }

@@ -160,7 +160,11 @@ ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, int64_t tra
   auto k = static_cast<size_t>(std::max(1, cfg.ps_shards));
   plan.bounds = ps_group::even_bounds(initial.size(), k);
   auto parts = resume ? resume_parts(plan.bounds, resume->ps) : shard_states{};  // before anything is spawned
-  plan.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{});
+  // About six events a push (compute, push, wait, pull, apply, a barrier's
+  // share): the trace grows in place instead of by copies of itself.
+  auto pushes = cfg.epochs > 0 ? cfg.epochs * static_cast<double>(train_size) / std::max(1, cfg.batch) : 0.0;
+  auto expected = static_cast<size_t>(std::min(6 * pushes + 16.0 * cfg.workers, double{1 << 21}));
+  plan.tracer = spawn_tracer(sys, resume ? resume->trace : std::vector<trace_event>{}, expected);
   for (size_t i = 0; i < k; ++i) {
     auto begin = static_cast<std::ptrdiff_t>(plan.bounds[i]), end = static_cast<std::ptrdiff_t>(plan.bounds[i + 1]);
     auto slice = k == 1 ? std::move(initial) : std::vector<float>(initial.begin() + begin, initial.begin() + end);

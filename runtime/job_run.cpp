@@ -8,7 +8,6 @@
 #include "runtime/job_parts.hpp"
 #include "runtime/virtual_time.hpp"
 
-#include <caf/scheduler/test_coordinator.hpp>
 
 #include <malloc.h>
 
@@ -108,7 +107,7 @@ run_start find_start(const job_config& cfg_in, const job_config& cfg, const data
 
 void configure_scheduler(caf::actor_system_config& sys_cfg, const job_config& cfg) {
   if (cfg.clock == clock_kind::virtual_time) {
-    sys_cfg.set("scheduler.policy", caf::atom("testing"));
+    use_virtual_clock(sys_cfg);
     return;
   }
   // A few coarse actors (a message is ~1 ms of work): one shared queue whose
@@ -194,11 +193,12 @@ void stop_every_actor(caf::scoped_actor& driver, const job_actors& actors) {
 }
 
 // Runs the job to its outcome: on the virtual clock, every message and timer
-// (and its checkpoints) first. Throws when the run fails, after stopping its actors.
+// (and its checkpoints) first, adding the clock's own cost to `clock_busy_s`.
+// Throws when the run fails, after stopping its actors.
 run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const started_job& job,
                        const job_config& cfg, const run_start& start,
                        const std::function<std::string(checkpoint_state&)>& write_checkpoint,
-                       const progress_fn& on_progress) {
+                       const progress_fn& on_progress, double& clock_busy_s) {
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
   checkpoint_schedule schedule(cfg.checkpoint_every_s, start.from() ? start.from()->time_ns : 0);
   auto take_checkpoint = [&](int64_t now) {
@@ -218,13 +218,14 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
   auto drain = [&] {  // virtual clock: run every message; when none is left, jump to the next timer
     if (!virtual_clock)
       return;
-    virtual_timeline timeline{dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())};
+    virtual_timeline timeline{sys};
     do {
       timeline.run();
       auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(sys.clock().now() - job.origin).count();
       if (now >= schedule.next_at)
         take_checkpoint(now);
     } while (timeline.fire_next());
+    clock_busy_s += std::chrono::duration<double>(timeline.cost()).count();
   };
   std::string failure;
   try {
@@ -273,7 +274,7 @@ std::mutex virtual_systems_mutex;
 std::set<const caf::actor_system*> virtual_systems;
 
 bool is_virtual(caf::actor_system& sys) {
-  return dynamic_cast<caf::scheduler::test_coordinator*>(&sys.scheduler()) != nullptr;
+  return on_virtual_clock(sys);
 }
 
 }  // namespace
@@ -362,7 +363,7 @@ void job::release() noexcept {
   if (!impl_->started) {  // never ran: its actors go
     stop_every_actor(*impl_->driver, impl_->actors.actors);
     if (impl_->holds_timeline)
-      virtual_timeline{dynamic_cast<caf::scheduler::test_coordinator&>(impl_->sys.scheduler())}.run();
+      virtual_timeline{impl_->sys}.run();
     impl_.reset();
     return;
   }
@@ -397,9 +398,13 @@ run_result job::wait() {
   if (p.waited)
     throw std::logic_error("syncpoint::job::wait: the job's result was taken already");
   p.waited = true;
-  auto outcome = run_to_end(p.sys, *p.driver, p.actors, p.cfg, p.start, p.write_checkpoint, p.on_progress);
+  double clock_busy_s = 0;
+  auto outcome =
+    run_to_end(p.sys, *p.driver, p.actors, p.cfg, p.start, p.write_checkpoint, p.on_progress, clock_busy_s);
   p.release_timeline();  // its actors are gone: the system may take another virtual-clock job
-  return finish(p.cfg, p.start, std::move(outcome));
+  auto result = finish(p.cfg, p.start, std::move(outcome));
+  result.clock_busy_s = clock_busy_s;
+  return result;
 }
 
 }  // namespace syncpoint

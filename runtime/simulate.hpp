@@ -24,6 +24,7 @@ struct simulation {
   double wire_bytes = 0;          // per push and per pull
   double wall_s = 0;              // the whole simulation, on this machine
   double coordinator_us_per_push = 0;  // wall time the coordinator spent deciding, per push
+  double clock_us_per_push = 0;        // ... and the virtual clock ordering and firing timers
 };
 
 /// Simulates `cfg` until the workers have pushed `iterations` batches each on

@@ -34,7 +34,7 @@ struct system_under_test {
   caf::actor_clock::time_point t0;
 
   explicit system_under_test(int n) {
-    cfg.set("scheduler.policy", caf::atom("testing"));
+    syncpoint::use_virtual_clock(cfg);
     sys = std::make_unique<caf::actor_system>(cfg);
     sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
     clock = &sched->clock();
@@ -67,7 +67,7 @@ void drain(syncpoint::virtual_timeline& timeline) {
 
 TEST_CASE("virtual time: timers set together and due together fire by receiver id, not in the order they were set") {
   system_under_test s(4);
-  syncpoint::virtual_timeline timeline{*s.sched};
+  syncpoint::virtual_timeline timeline{*s.sys};
   s.tick(5ms, 3);
   s.tick(5ms, 1);
   s.tick(1ms, 2);
@@ -81,7 +81,7 @@ TEST_CASE("virtual time: timers set together and due together fire by receiver i
 
 TEST_CASE("virtual time: of two timers due together, the one set at an earlier step fires first") {
   system_under_test s(2);
-  syncpoint::virtual_timeline timeline{*s.sched};
+  syncpoint::virtual_timeline timeline{*s.sys};
   s.tick(5ms, 1);
   timeline.run();  // the end of one step: what it set is in order
   s.tick(5ms, 0);
@@ -93,14 +93,14 @@ TEST_CASE("virtual time: timers pending when the timeline starts (a checkpoint's
   system_under_test s(2);
   s.tick(5ms, 1);
   s.tick(5ms, 0);
-  syncpoint::virtual_timeline timeline{*s.sched};
+  syncpoint::virtual_timeline timeline{*s.sys};
   drain(timeline);
   CHECK(*s.log == std::vector<int>{1, 0});
 }
 
 TEST_CASE("virtual time: a timeout moved within its instant is still the one its actor cancels") {
   system_under_test s(2);
-  syncpoint::virtual_timeline timeline{*s.sched};
+  syncpoint::virtual_timeline timeline{*s.sys};
   // Set in this order at one instant: a tick to 1, a cancellable timeout of 1,
   // a tick to 0. Ordering puts 0's tick first and moves the other two one
   // place back, the timeout among them.
@@ -117,4 +117,23 @@ TEST_CASE("virtual time: a timeout moved within its instant is still the one its
   CHECK(s.clock->actor_lookup().empty());
   drain(timeline);
   CHECK(*s.log == std::vector<int>{0, 1});
+}
+
+TEST_CASE("virtual time: a step's timers are put in order among many pending ones, which keep theirs") {
+  system_under_test s(6);
+  // Pending from earlier steps: many timers at other instants, and two at
+  // the step's instant, set by receiver 5 then 4 (they keep that order).
+  for (int i = 0; i < 1000; ++i)
+    s.tick(std::chrono::microseconds(10 + i), i % 2);
+  s.tick(5ms, 5);
+  s.tick(5ms, 4);
+  syncpoint::virtual_timeline timeline{*s.sys};
+  timeline.run();
+  s.tick(5ms, 3);  // one step sets three at that instant, out of order
+  s.tick(5ms, 1);
+  s.tick(5ms, 2);
+  s.tick(7ms, 2);  // ... and one alone at another
+  drain(timeline);
+  REQUIRE(s.log->size() == 1006);
+  CHECK(std::vector<int>(s.log->end() - 6, s.log->end()) == std::vector<int>{5, 4, 1, 2, 3, 2});
 }

@@ -65,37 +65,50 @@ class dssp : public protocol {
     t.push_back(c.now() - started_[idx(w)]);  // this iteration's time
     if (t.size() > window)
       t.pop_front();
+    hold(w);
     release_allowed(c);
   }
 
-  void on_lost(coordinator_api& c, worker_id) override { release_allowed(c); }
+  void on_lost(coordinator_api& c, worker_id w) override {
+    auto i = std::lower_bound(held_.begin(), held_.end(), w);
+    if (i != held_.end() && *i == w)
+      held_.erase(i);
+    release_allowed(c);
+  }
 
   // A newcomer starts at the slowest worker's clock: SSP's bound lets it go.
   void on_joined(coordinator_api& c, worker_id w) override {
     times_[idx(w)].clear();
     decided_at_[idx(w)] = UINT64_MAX;
+    hold(w);
     release_allowed(c);
   }
 
-  void checkpoint(protocol_archive& ar) override { ar(started_, times_, stop_, decided_at_); }
+  void checkpoint(protocol_archive& ar) override { ar(started_, times_, stop_, decided_at_, held_); }
 
  private:
   static constexpr size_t window = 3;  // iterations averaged per worker
   static size_t idx(worker_id w) { return static_cast<size_t>(w); }
 
-  // Any push or loss may raise the minimum, so every waiting worker is re-checked.
+  // Waits for this protocol's word, kept in id order.
+  void hold(worker_id w) { held_.insert(std::lower_bound(held_.begin(), held_.end(), w), w); }
+
+  // Any push or loss may raise the minimum, so every waiting worker is re-checked
+  // (in id order; the minimum is the coordinator's, kept as clocks change).
   void release_allowed(coordinator_api& c) {
-    auto live = c.live_workers();
-    if (live.empty())
+    if (c.live_count() == 0)
       return;
-    uint64_t m = c.clock(live.front());
-    for (auto w : live)
-      m = std::min(m, c.clock(w));
-    for (auto w : live)
+    uint64_t m = c.min_clock();
+    auto kept = held_.begin();
+    for (auto w : held_) {
       if (c.waiting(w) && may_start(c, w, m)) {
         started_[idx(w)] = c.now();
         c.release(w);
+      } else if (c.waiting(w)) {
+        *kept++ = w;
       }
+    }
+    held_.erase(kept, held_.end());
   }
 
   bool may_start(const coordinator_api& c, worker_id w, uint64_t m) {
@@ -147,6 +160,7 @@ class dssp : public protocol {
   std::vector<std::deque<double>> times_;    // its last `window` iteration times
   std::vector<uint64_t> stop_;               // it may start iterations while c_w < stop_w ...
   std::vector<uint64_t> decided_at_;         // ... decided when the minimum was this
+  std::vector<worker_id> held_;              // workers that pushed and were not released, by id
 };
 
 SYNCPOINT_REGISTER_PROTOCOL("dssp", "dynamic stale synchronous: S ahead, up to S+R timed to the slowest's next push",

@@ -25,6 +25,7 @@ struct run_result {
   double coordinator_busy_s = 0;      ///< wall time the coordinator spent deciding (not in the summary:
                                       ///< it is no part of a reproducible run)
   uint64_t coordinator_pushes = 0;    ///< pushes it handled
+  double clock_busy_s = 0;            ///< virtual clock: wall time spent putting its timers in order and firing them
 };
 
 /// Runs the job to completion on the configured clock. Writes trace.jsonl and
