@@ -54,13 +54,24 @@ inline http_reply parse_reply(const std::string& raw) {
   return r;
 }
 
-/// A connected socket to 127.0.0.1:port whose reads give up after `timeout`; -1 if refused.
-inline int http_connect(int port, std::chrono::seconds timeout = std::chrono::seconds(120)) {
+/// A connected socket to 127.0.0.1:port whose reads give up after `timeout`;
+/// -1 if refused. `from`: the loopback address it comes from (any of
+/// 127.0.0.0/8, as a client of its own), or the kernel's choice.
+inline int http_connect(int port, std::chrono::seconds timeout = std::chrono::seconds(120), const char* from = nullptr) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0)
     throw std::runtime_error("no socket: too many open files?");
   timeval tv{static_cast<time_t>(timeout.count()), 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (from) {
+    sockaddr_in me{};
+    me.sin_family = AF_INET;
+    ::inet_pton(AF_INET, from, &me.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&me), sizeof me) != 0) {
+      ::close(fd);
+      throw std::runtime_error(std::string("cannot bind a client socket to ") + from);
+    }
+  }
   sockaddr_in at{};
   at.sin_family = AF_INET;
   at.sin_port = htons(static_cast<uint16_t>(port));

@@ -176,6 +176,36 @@ TEST_CASE("dashboard: with --token every request needs it, as a bearer header or
   CHECK(http_get(port, "/api/cluster", {"Cookie: " + session}).status == 200);
 }
 
+TEST_CASE("dashboard: 1,000 idle connections do not shut an authenticated client out of the page and /metrics") {
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
+  ::setrlimit(RLIMIT_NOFILE, &files);
+  cluster c({"--token", "s3cret"});
+  int port = c.dashboard_port();
+  const std::vector<std::string> bearer{"Authorization: Bearer s3cret"};
+  // Opened and left silent: from 50 addresses (20 each), then from one.
+  std::vector<int> idle;
+  for (int i = 0; i < 1000; ++i) {
+    auto from = "127.0.0." + std::to_string(10 + i % 50);
+    idle.push_back(http_connect(port, std::chrono::seconds(120), from.c_str()));
+    REQUIRE(idle.back() >= 0);
+  }
+  CHECK(http_get(port, "/", bearer).status == 200);
+  auto metrics = http_get(port, "/metrics", bearer);
+  CHECK(metrics.status == 200);
+  CHECK_NOTHROW(parse_prometheus(metrics.body));
+  for (int i = 0; i < 1000; ++i) {
+    idle.push_back(http_connect(port, std::chrono::seconds(120), "127.0.0.3"));
+    REQUIRE(idle.back() >= 0);
+  }
+  CHECK(http_get(port, "/", bearer).status == 200);
+  CHECK(http_get(port, "/metrics", bearer).status == 200);
+  for (int fd : idle)
+    ::close(fd);
+  CHECK(c.head->running());
+}
+
 TEST_CASE("dashboard: hostile requests are answered or refused, the head stays up, and a job training meanwhile goes on") {
   cluster c;
   c.node("a", 2);

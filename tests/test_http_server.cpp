@@ -1,11 +1,14 @@
 // The dashboard's HTTP server (runtime/cluster/http_server.hpp) in this
 // process, with small limits so that each one is reached on purpose: the
-// connection cap, a client too slow to send its request, keep-alive, HEAD.
+// connection caps (total and per client), idle connections (before the first
+// request and between requests), eviction at the cap, keep-alive, HEAD.
 #include "runtime/cluster/dashboard_site.hpp"
 #include "runtime/cluster/http_server.hpp"
 #include "tests/http_client.hpp"
 
 #include <doctest/doctest.h>
+
+#include <sys/resource.h>
 
 #include <thread>
 
@@ -15,8 +18,31 @@ using namespace syncpoint::testing;
 
 namespace {
 
-std::shared_ptr<dashboard_site> empty_site() {
-  return std::make_shared<dashboard_site>(std::make_shared<view_board>(), site_options{"", "/nowhere"});
+std::shared_ptr<dashboard_site> empty_site(const std::string& token = "") {
+  return std::make_shared<dashboard_site>(std::make_shared<view_board>(), site_options{token, "/nowhere"});
+}
+
+// Whether the server has closed `fd` (it reads end of file; nothing was sent
+// on it, so nothing else can come). Does not wait.
+bool closed_by_server(int fd) {
+  char byte;
+  return ::recv(fd, &byte, 1, MSG_DONTWAIT) == 0;
+}
+
+// Waits (the deadline is for a hang) until the server closes `fd`; how long it took.
+std::chrono::milliseconds await_close(int fd) {
+  auto t0 = std::chrono::steady_clock::now();
+  char byte;
+  auto n = ::recv(fd, &byte, 1, 0);  // blocks up to the socket's read deadline
+  CHECK_MESSAGE(n == 0, "the server did not close the connection (recv " << n << ")");
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
+}
+
+void allow_files(rlim_t n) {
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, n));
+  ::setrlimit(RLIMIT_NOFILE, &files);
 }
 
 }  // namespace
@@ -24,7 +50,7 @@ std::shared_ptr<dashboard_site> empty_site() {
 TEST_CASE("http server: one connection over the cap is told 503 at once, and a freed place is taken again") {
   http_options opts;
   opts.max_connections = 2;
-  opts.read_timeout = std::chrono::minutes(2);  // the idle ones stay for the whole test
+  opts.idle_timeout = std::chrono::minutes(2);  // the idle ones stay for the whole test
   http_server server(empty_site(), opts);
   int port = server.port();
   int idle1 = http_connect(port), idle2 = http_connect(port);
@@ -51,15 +77,106 @@ TEST_CASE("http server: one connection over the cap is told 503 at once, and a f
 
 TEST_CASE("http server: a client that does not send its request in time is closed while others are served") {
   http_options opts;
-  opts.read_timeout = std::chrono::milliseconds(300);
+  opts.header_timeout = std::chrono::milliseconds(300);
   http_server server(empty_site(), opts);
-  int slow = http_connect(server.port());
+  auto t0 = std::chrono::steady_clock::now();
+  int silent = http_connect(server.port());  // sends nothing at all
+  int slow = http_connect(server.port());    // half a request head, then nothing
+  REQUIRE(silent >= 0);
   REQUIRE(slow >= 0);
   http_send(slow, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Half: ");
   CHECK(http_get(server.port(), "/metrics").status == 200);
-  char byte;
-  CHECK(::recv(slow, &byte, 1, 0) == 0);  // closed by the server, with nothing sent
+  await_close(silent);
+  await_close(slow);  // closed by the server, with nothing sent
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(300));  // not before its time
+  ::close(silent);
   ::close(slow);
+}
+
+TEST_CASE("http server: a kept-alive connection is closed once it has been idle for idle_timeout") {
+  http_options opts;
+  opts.idle_timeout = std::chrono::milliseconds(400);
+  http_server server(empty_site(), opts);
+  int fd = http_connect(server.port());
+  REQUIRE(fd >= 0);
+  http_send(fd, "GET /api/cluster HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  char buf[4096];
+  REQUIRE(::recv(fd, buf, sizeof buf, 0) > 0);  // answered, and kept alive
+  auto idle = await_close(fd);
+  CHECK(idle >= std::chrono::milliseconds(350));  // (the answer's last bytes came a little after the timer started)
+  ::close(fd);
+}
+
+TEST_CASE("http server: one client address holds at most max_per_client connections; other addresses are served") {
+  http_options opts;
+  opts.max_per_client = 3;
+  opts.header_timeout = std::chrono::minutes(2);  // the idle ones stay for the whole test
+  http_server server(empty_site(), opts);
+  int port = server.port();
+  std::vector<int> idle;
+  for (int i = 0; i < 3; ++i) {
+    idle.push_back(http_connect(port, std::chrono::seconds(120), "127.0.0.2"));
+    REQUIRE(idle.back() >= 0);
+  }
+  int fourth = http_connect(port, std::chrono::seconds(120), "127.0.0.2");
+  REQUIRE(fourth >= 0);
+  http_send(fourth, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  auto refused = parse_reply(http_read_all(fourth));
+  CHECK(refused.status == 503);
+  CHECK(refused.body == "too many connections to the dashboard from your address\n");
+  CHECK(http_get(port, "/metrics").status == 200);  // from 127.0.0.1
+  for (int fd : idle) {
+    CHECK_FALSE(closed_by_server(fd));  // the first three keep their places
+    ::close(fd);
+  }
+  ::close(fourth);
+}
+
+TEST_CASE("http server: at the cap, the oldest connection that has asked nothing makes room for a new one") {
+  http_options opts;
+  opts.max_connections = 3;
+  opts.header_timeout = std::chrono::minutes(2);
+  http_server server(empty_site(), opts);
+  int port = server.port();
+  int oldest = http_connect(port), second = http_connect(port), third = http_connect(port);
+  REQUIRE(oldest >= 0);
+  REQUIRE(second >= 0);
+  REQUIRE(third >= 0);
+  CHECK(http_get(port, "/metrics").status == 200);  // a fourth: served, in the oldest's place
+  await_close(oldest);
+  // The others still had their places: each is answered now.
+  for (int fd : {second, third}) {
+    http_send(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    CHECK(parse_reply(http_read_all(fd)).status == 200);
+    ::close(fd);
+  }
+  ::close(oldest);
+}
+
+TEST_CASE("http server: with 1,000 idle connections from 50 addresses open, an authenticated client gets the page "
+          "and /metrics") {
+  allow_files(4096);
+  http_options opts;
+  opts.header_timeout = std::chrono::minutes(2);  // the idle ones stay for the whole test
+  http_server server(empty_site("s3cret"), opts);
+  REQUIRE(server.max_connections() >= 1001);
+  int port = server.port();
+  std::vector<int> idle;
+  for (int i = 0; i < 1000; ++i) {
+    auto from = "127.0.0." + std::to_string(10 + i % 50);  // 20 from each: under the per-client cap
+    idle.push_back(http_connect(port, std::chrono::seconds(120), from.c_str()));
+    REQUIRE(idle.back() >= 0);
+  }
+  auto page = http_get(port, "/", {"Authorization: Bearer s3cret"});
+  CHECK(page.status == 200);
+  CHECK(page.body.find("<html") != std::string::npos);
+  CHECK(http_get(port, "/metrics", {"Authorization: Bearer s3cret"}).status == 200);
+  size_t still_open = 0;
+  for (int fd : idle) {
+    still_open += closed_by_server(fd) ? 0 : 1;
+    ::close(fd);
+  }
+  CHECK(still_open == 1000);  // held, not closed to make room: the cap is above them
 }
 
 TEST_CASE("http server: keep-alive serves several requests on one connection, and HEAD gets the headers only") {

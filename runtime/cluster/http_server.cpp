@@ -10,9 +10,13 @@
 
 #include <array>
 #include <cstring>
+#include <list>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include <sys/resource.h>
 
 namespace syncpoint::cluster {
 
@@ -21,11 +25,25 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
+namespace {
+
+// What the server may do to a session it did not start: close it to make room.
+struct session_base {
+  virtual ~session_base() = default;
+  virtual void evict() = 0;
+};
+
+}  // namespace
+
 struct http_server::impl {
   std::shared_ptr<dashboard_site> site;
   http_options opts;
+  size_t cap = 0;  // max_connections, or less for the file limit
   std::shared_ptr<asio::ssl::context> tls;
-  size_t open = 0;  // connections now (the io thread's only); before `io`: sessions that end with it count down
+  // The io thread's only (declared before `io`: sessions that end with it count down):
+  size_t open = 0;                                   // connections now
+  std::map<asio::ip::address, size_t> per_client;    // ... by client address
+  std::list<std::weak_ptr<session_base>> unheard;    // ... that have sent no whole request yet, oldest first
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   asio::steady_timer retry{io};  // an accept that failed (no file descriptor left) is tried again after a pause
@@ -36,6 +54,7 @@ struct http_server::impl {
       opts.log(line);
   }
   void accept();
+  bool evict_oldest_unheard();
 };
 
 namespace {
@@ -82,6 +101,9 @@ void drain_and_close(tcp::socket& socket, std::shared_ptr<void> owner) {
 const char* canned_503 =
   "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 45\r\nConnection: close\r\n\r\n"
   "too many connections to the dashboard: later\n";
+const char* canned_503_client =
+  "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 56\r\nConnection: close\r\n\r\n"
+  "too many connections to the dashboard from your address\n";
 
 // Headers every answer carries: nothing is sniffed, framed or sent elsewhere.
 template <class Message>
@@ -95,22 +117,29 @@ void harden(Message& m, bool page) {
 }
 
 // One connection: read a request within the deadline, answer it, again while
-// the client keeps it alive (up to 100 requests).
+// the client keeps it alive (up to 100 requests). It counts against the
+// server's caps from its start until it ends or is evicted.
 template <class Stream>
-class session : public std::enable_shared_from_this<session<Stream>> {
+class session : public session_base, public std::enable_shared_from_this<session<Stream>> {
  public:
   template <class... Args>
-  session(http_server::impl& server, Args&&... args)
-      : server_(server), stream_(std::forward<Args>(args)...), buffer_(server.opts.header_limit + server.opts.body_limit) {
+  session(http_server::impl& server, asio::ip::address client, Args&&... args)
+      : server_(server), client_(client), stream_(std::forward<Args>(args)...),
+        buffer_(server.opts.header_limit + server.opts.body_limit) {
     ++server_.open;
+    ++server_.per_client[client_];
   }
-  ~session() { --server_.open; }
+  ~session() override {
+    heard();
+    uncount();
+  }
 
   void start() {
+    place_ = server_.unheard.insert(server_.unheard.end(), this->weak_from_this());
     if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
       read();
     } else {
-      beast::get_lowest_layer(stream_).expires_after(server_.opts.read_timeout);
+      beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
       stream_.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
         if (!ec)
           self->read();
@@ -118,17 +147,46 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     }
   }
 
+  // Closed to make room for a newer connection: its place is free at once.
+  void evict() override {
+    heard();
+    uncount();
+    close();
+  }
+
  private:
+  // Its first request came whole (or it ends): no longer among those the server may evict.
+  void heard() {
+    if (place_) {
+      server_.unheard.erase(*place_);
+      place_.reset();
+    }
+  }
+
+  void uncount() {
+    if (!counted_)
+      return;
+    counted_ = false;
+    --server_.open;
+    auto i = server_.per_client.find(client_);
+    if (i != server_.per_client.end() && --i->second == 0)
+      server_.per_client.erase(i);
+  }
+
   void read() {
     parser_.emplace();
     parser_->header_limit(static_cast<uint32_t>(server_.opts.header_limit));
     parser_->body_limit(server_.opts.body_limit);
-    beast::get_lowest_layer(stream_).expires_after(server_.opts.read_timeout);
+    // A new connection has header_timeout for its first request, a kept-alive one idle_timeout for the next.
+    beast::get_lowest_layer(stream_).expires_after(served_ == 0 ? server_.opts.header_timeout
+                                                                : server_.opts.idle_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
   }
 
   void on_read(beast::error_code ec) {
+    if (!ec)
+      heard();
     if (ec == http::error::header_limit)
       return refuse(431, "the request's header is over " + std::to_string(server_.opts.header_limit) + " bytes");
     if (ec == http::error::body_limit)
@@ -224,6 +282,9 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   }
 
   http_server::impl& server_;
+  asio::ip::address client_;
+  std::optional<std::list<std::weak_ptr<session_base>>::iterator> place_;  // among the unheard
+  bool counted_ = true;
   Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
@@ -231,7 +292,31 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   bool refusing_ = false;  // the request was not read whole: drain before closing
 };
 
+// Told 503 and closed (with TLS: closed, since answering needs the handshake the cap avoids).
+void refuse_connection(tcp::socket socket, bool tls, const char* canned) {
+  auto s = std::make_shared<tcp::socket>(std::move(socket));
+  if (tls) {
+    beast::error_code ignored;
+    s->close(ignored);
+    return;
+  }
+  asio::async_write(*s, asio::buffer(canned, std::strlen(canned)),
+                    [s](beast::error_code, size_t) { drain_and_close(*s, s); });
+}
+
 }  // namespace
+
+bool http_server::impl::evict_oldest_unheard() {
+  while (!unheard.empty()) {
+    auto oldest = unheard.front().lock();
+    if (oldest) {
+      oldest->evict();  // takes itself off the list
+      return true;
+    }
+    unheard.pop_front();
+  }
+  return false;
+}
 
 void http_server::impl::accept() {
   acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
@@ -246,22 +331,17 @@ void http_server::impl::accept() {
       });
       return;
     }
-    {
-      if (open >= opts.max_connections) {  // told so and closed; the others go on
-        auto s = std::make_shared<tcp::socket>(std::move(socket));
-        if (tls) {
-          beast::error_code ignored;
-          s->close(ignored);
-        } else {
-          asio::async_write(*s, asio::buffer(canned_503, std::strlen(canned_503)),
-                            [s](beast::error_code, size_t) { drain_and_close(*s, s); });
-        }
-      } else if (tls) {
-        std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket), *tls)->start();
-      } else {
-        std::make_shared<session<beast::tcp_stream>>(*this, std::move(socket))->start();
-      }
-    }
+    beast::error_code ignored;
+    auto client = socket.remote_endpoint(ignored).address();
+    auto mine = per_client.find(client);
+    if (mine != per_client.end() && mine->second >= opts.max_per_client)
+      refuse_connection(std::move(socket), tls != nullptr, canned_503_client);
+    else if (open >= cap && !evict_oldest_unheard())  // every place is taken by a client that asked something
+      refuse_connection(std::move(socket), tls != nullptr, canned_503);
+    else if (tls)
+      std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(*this, client, std::move(socket), *tls)->start();
+    else
+      std::make_shared<session<beast::tcp_stream>>(*this, client, std::move(socket))->start();
     accept();
   });
 }
@@ -270,6 +350,17 @@ http_server::http_server(std::shared_ptr<dashboard_site> site, http_options opts
   auto& m = *impl_;
   m.site = std::move(site);
   m.opts = std::move(opts);
+  // Room for the connections: the file limit raised as far as it may go,
+  // half of it left to the rest of the process (nodes, the bulk channel, files).
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    ::getrlimit(RLIMIT_NOFILE, &files);
+  }
+  m.cap = m.opts.max_connections;
+  if (files.rlim_cur != RLIM_INFINITY)
+    m.cap = std::max<size_t>(1, std::min<size_t>(m.cap, static_cast<size_t>(files.rlim_cur / 2)));
   if (m.opts.tls.enabled()) {
     m.tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
     m.tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
@@ -312,5 +403,7 @@ http_server::~http_server() {
 }
 
 uint16_t http_server::port() const { return impl_->acceptor.local_endpoint().port(); }
+
+size_t http_server::max_connections() const { return impl_->cap; }
 
 }  // namespace syncpoint::cluster
