@@ -3,6 +3,7 @@
 #include "actors/ps_state.hpp"
 #include "actors/ps_update.hpp"
 #include "core/float_buffers.hpp"
+#include "core/secret.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -255,7 +256,7 @@ caf::error check_bulk_key(ps_ptr self, uint64_t key, worker_id claimed) {
   auto& keys = self->state.cfg.bulk_keys;
   auto from = sender(self);
   bool ok = from && from.node() == self->node() && claimed >= 0 && static_cast<size_t>(claimed) < keys.size() &&
-            keys[static_cast<size_t>(claimed)] != 0 && keys[static_cast<size_t>(claimed)] == key;
+            keys[static_cast<size_t>(claimed)] != 0 && same_key(key, keys[static_cast<size_t>(claimed)]);
   if (ok)
     return caf::none;
   return make_error(sp_error::not_a_member, "the parameter server refused a bulk-channel request for worker " +

@@ -157,7 +157,7 @@ void raw_echo_server(tcp::acceptor& acceptor) {
   cluster::bulk_server bulk(bulk_thread, {}, bulk_ps(sizes), floats_of(*std::max_element(sizes.begin(), sizes.end())));
   cluster::data_plane plane(sys, {}, {});
   for (size_t i = 0; i < sizes.size(); ++i)
-    plane.serve(servers[i], floats_of(sizes[i]));
+    plane.serve(servers[i], floats_of(sizes[i]), {bench_key});
   p.plane = plane.port();
   p.bulk = bulk.port();
   auto echo = sys.spawn([]() -> vector_echo::behavior_type {

@@ -78,10 +78,6 @@ int signal_catcher::wait(int ms) {
 
 namespace {
 
-bool loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 // Where a process's bulk channel listens: on the interface its CAF port does.
 std::string bulk_host(const std::string& host) {
   if (host.empty() || host == "0.0.0.0")
@@ -122,6 +118,7 @@ struct cluster_options : cli_config {
   std::string data = default_data;
   std::string dashboard;  // head: "" is the default port
   std::string runs;       // head: where finished jobs' files go ("" a new folder under the temp dir)
+  std::string listen;     // node: where its bulk channel listens ("" the interface that reaches the head)
 
   caf::config_option_adder global() { return {custom_options_, "global"}; }
   // --token and --token-file, and --tls --cert --key --ca, on every cluster command.
@@ -307,7 +304,7 @@ int run_head(const std::vector<std::string>& args) {
     return 2;
   }
   dashboard.attach(head);
-  bool loopback = opts.host == "127.0.0.1" || opts.host == "localhost" || opts.host == "::1";
+  bool loopback = is_loopback(opts.host);
   say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port) +
                 (loopback ? " (this machine only; --host 0.0.0.0 to accept nodes from other machines)" : "") +
                 (tls.enabled() ? ", TLS: peers need a certificate signed by " + tls.ca : std::string()) +
@@ -318,6 +315,14 @@ int run_head(const std::vector<std::string>& args) {
   say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port) +
                 (secret.empty() ? "" : " --token-file FILE") +
                 (tls.enabled() ? " --tls --cert NODE.pem --key NODE.key --ca " + tls.ca : ""));
+  say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(opts.host), plane->port()));
+  if (!loopback && secret.empty() && !tls.enabled())
+    say(stderr, "syncpoint head: WARNING: listening on " + (opts.host.empty() ? std::string("0.0.0.0") : opts.host) +
+                  ", beyond this machine, with no token and no TLS: anyone who can reach port " +
+                  std::to_string(*port) + " (nodes), " + std::to_string(plane->port()) + " (the bulk channel)" +
+                  (url.empty() ? std::string() : " or the dashboard") +
+                  " may join, submit and stop jobs, push gradients and read the model. Give the cluster a secret: "
+                  "--token-file FILE on the head and every node (and --tls)");
   if (!url.empty())
     say(stdout, "dashboard: " + url + (secret.empty() ? "" : " (the token logs in)") + "; metrics: " + url +
                   "metrics; finished jobs' files: " + opts.runs +
@@ -360,7 +365,9 @@ int run_node(const std::vector<std::string>& args) {
     .add(opts.join, "join", "HOST:PORT of the head (required)")
     .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
-    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")");
+    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")")
+    .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
+                              "0.0.0.0: every interface)");
   if (int rc = parse_command(opts, args, "node"); rc >= 0)
     return rc;
   auto at = parse_endpoint(opts.join);
@@ -392,10 +399,31 @@ int run_node(const std::vector<std::string>& args) {
   cfg.head = head;
   cfg.register_timeout = std::chrono::seconds(5);
   cfg.secret = secret;
-  // A head on this machine: the bulk channel on loopback too; else on every interface.
-  cfg.plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
-                                           [](const std::string& line) { say(stderr, line); },
-                                           bulk_host(loopback(at->host) ? "127.0.0.1" : "0.0.0.0"));
+  // The bulk channel listens where the head is reached from (a head on this
+  // machine: loopback), unless --host says otherwise.
+  auto listen = opts.listen;
+  if (listen.empty()) {
+    listen = is_loopback(at->host) ? "127.0.0.1" : local_address_towards(at->host, at->port);
+    if (listen.empty()) {
+      say(stderr, "syncpoint node: no interface of this machine routes to " + at->host +
+                    ": the bulk channel listens on every interface (--host ADDR chooses one)");
+      listen = "0.0.0.0";
+    }
+  }
+  try {
+    cfg.plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
+                                             [](const std::string& line) { say(stderr, line); }, bulk_host(listen));
+  } catch (const std::exception& e) {
+    std::cerr << "syncpoint node: the bulk channel cannot listen on '" << listen << "': " << e.what() << "\n";
+    return 2;
+  }
+  say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(listen), cfg.plane->port()));
+  if (!is_loopback(bulk_host(listen)) && secret.empty() && !tls.enabled())
+    say(stderr, "syncpoint node: WARNING: the bulk channel listens on " + bulk_host(listen) +
+                  ", beyond this machine, with no token and no TLS: anyone who can reach port " +
+                  std::to_string(cfg.plane->port()) +
+                  " may talk to its shards. Give the cluster a secret: --token-file FILE on the head and every "
+                  "node (and --tls)");
   cfg.head_host = at->host;
   cfg.on_note = [](const std::string& line) { say(stderr, "syncpoint node: " + line); };
   cfg.on_joined = [&, at](const std::string& name) {

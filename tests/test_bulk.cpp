@@ -8,8 +8,11 @@
 
 #include <boost/asio.hpp>
 
+#include <array>
 #include <condition_variable>
+#include <cstring>
 #include <mutex>
+#include <thread>
 
 using namespace syncpoint;
 using namespace syncpoint::cluster;
@@ -155,6 +158,140 @@ TEST_CASE("bulk channel: a frame longer than the connection allows closes it, sa
   CHECK(client_side.frames.empty());
 }
 
+namespace {
+
+namespace asio = boost::asio;
+
+// A raw client: the greeting (magic, token, hello) as the wire has it, and the
+// server's answer (1: accepted, else 0 and why).
+struct raw_client {
+  asio::io_context ctx;
+  asio::ip::tcp::socket s{ctx};
+  explicit raw_client(uint16_t port) { s.connect({asio::ip::make_address("127.0.0.1"), port}); }
+  bool greet(const std::string& token, const std::string& hello) {
+    std::string out = "spbulk01";
+    auto put = [&](uint32_t n) { out.append(reinterpret_cast<const char*>(&n), 4); };
+    put(static_cast<uint32_t>(token.size()));
+    out += token;
+    put(static_cast<uint32_t>(hello.size()));
+    out += hello;
+    asio::write(s, asio::buffer(out));
+    std::array<char, 5> answer{};
+    asio::read(s, asio::buffer(answer));
+    return answer[0] == 1;  // (an accepted answer has no words after it)
+  }
+  // Blocks until the server closes the connection (true), or it sends bytes (false).
+  bool closed_by_server() {
+    char byte;
+    boost::system::error_code ec;
+    s.read_some(asio::buffer(&byte, 1), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
+};
+
+bulk_limits quick(std::chrono::milliseconds idle) {
+  bulk_limits l;
+  l.idle = idle;
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("bulk channel: a connection that sends a valid hello and then stalls is closed after the idle limit") {
+  inbox log;
+  bulk_io io;
+  bulk_server server(io, {"s3cret", {}}, echo(), 1 << 20, log.logger(), "127.0.0.1", quick(std::chrono::milliseconds(300)));
+  raw_client c(server.port());
+  REQUIRE(c.greet("s3cret", "hi"));
+  auto t0 = std::chrono::steady_clock::now();
+  CHECK(c.closed_by_server());
+  CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(300));  // not before its time
+  // Half a frame, then nothing: closed too.
+  raw_client half(server.port());
+  REQUIRE(half.greet("s3cret", "hi"));
+  std::array<char, 16> head{};
+  uint32_t kind = 1, control = 0;
+  uint64_t floats = 1000;
+  std::memcpy(head.data(), &kind, 4);
+  std::memcpy(head.data() + 4, &control, 4);
+  std::memcpy(head.data() + 8, &floats, 8);
+  asio::write(half.s, asio::buffer(head));
+  asio::write(half.s, asio::buffer(std::vector<char>(100, 0)));  // of 4000 bytes
+  CHECK(half.closed_by_server());
+}
+
+TEST_CASE("bulk channel: a client with nothing to send pings, and its connection outlives the idle limit") {
+  inbox got;
+  bulk_io io;
+  auto limits = quick(std::chrono::milliseconds(2000));
+  limits.ping = std::chrono::milliseconds(50);
+  bulk_server server(io, {}, echo(), 1 << 20, {}, "127.0.0.1", limits);
+  auto c = bulk_connect(io, {}, "127.0.0.1", server.port(), {}, got.handler(), 1 << 20, 5000, limits);
+  REQUIRE_MESSAGE(c.link, c.error);
+  std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // over twice the idle limit, silent but for pings
+  auto v = std::make_shared<std::vector<float>>(pattern(64, 2));
+  c.link->send(7, {}, v->data(), v->size(), v);
+  REQUIRE(got.wait([&] { return got.frames.size() == 1 || !got.closed.empty(); }));
+  CHECK(got.closed.empty());
+  REQUIRE(got.frames.size() == 1);
+  CHECK(got.frames[0].kind == 8);  // echoed: the connection is alive
+  CHECK(got.frames[0].values == *v);
+}
+
+TEST_CASE("bulk channel: connections that never say hello are capped, the oldest making room, and a client gets in") {
+  inbox got;
+  bulk_io io;
+  bulk_limits limits;
+  limits.max_greeting = 4;
+  limits.greeting = std::chrono::minutes(2);  // they would wait that long
+  bulk_server server(io, {}, echo(), 1 << 20, {}, "127.0.0.1", limits);
+  std::vector<std::unique_ptr<raw_client>> silent;
+  for (int i = 0; i < 10; ++i)
+    silent.push_back(std::make_unique<raw_client>(server.port()));
+  // Ten came, four may wait: the six oldest were closed, in order.
+  for (int i = 0; i < 6; ++i)
+    CHECK_MESSAGE(silent[static_cast<size_t>(i)]->closed_by_server(), "silent connection " << i);
+  auto c = bulk_connect(io, {}, "127.0.0.1", server.port(), {}, got.handler(), 1 << 20, 30000, limits);
+  REQUIRE_MESSAGE(c.link, c.error);
+  auto v = std::make_shared<std::vector<float>>(pattern(16, 1));
+  c.link->send(1, {}, v->data(), v->size(), v);
+  REQUIRE(got.wait([&] { return got.frames.size() == 1; }));
+  CHECK(got.frames[0].values == *v);
+}
+
+TEST_CASE("bulk channel: a peer that does not read its answers is not read either, then let go") {
+  inbox log;
+  bulk_io io;
+  auto limits = quick(std::chrono::milliseconds(1000));
+  limits.max_queued_bytes = 1 << 20;
+  bulk_server server(io, {}, echo(), 1 << 20, log.logger(), "127.0.0.1", limits);
+  raw_client c(server.port());
+  REQUIRE(c.greet("", "hi"));
+  // Frames of 256 KB, each echoed, and nothing read: without a bound the
+  // server would read all 200 (51 MB) and queue their echoes.
+  std::vector<char> frame(16 + (256 << 10));
+  uint32_t kind = 1, control = 0;
+  uint64_t floats = 64 << 10;
+  std::memcpy(frame.data(), &kind, 4);
+  std::memcpy(frame.data() + 4, &control, 4);
+  std::memcpy(frame.data() + 8, &floats, 8);
+  c.s.non_blocking(true);
+  size_t sent = 0, total = 200 * frame.size();
+  boost::system::error_code ec;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);  // for a hang only
+  while (sent < total && std::chrono::steady_clock::now() < deadline) {
+    auto n = c.s.write_some(asio::buffer(frame.data() + sent % frame.size(), frame.size() - sent % frame.size()), ec);
+    sent += n;
+    if (ec == asio::error::would_block)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    else if (ec)
+      break;  // the server closed it
+  }
+  CHECK(ec);
+  CHECK(ec != asio::error::would_block);
+  CHECK(sent < total / 2);  // stopped well short: the server stopped reading, then closed it
+}
+
 TEST_CASE("bulk channel: over TLS both sides show a certificate from the cluster's CA") {
   if (std::system("command -v openssl > /dev/null 2>&1") != 0) {
     MESSAGE("openssl is not installed: the TLS test is skipped");
@@ -217,7 +354,7 @@ struct plane_fixture {
     bulk_ps = spawn_parameter_server(*sys, config());
     plain_ps = spawn_parameter_server(*sys, config());
     plane = std::make_unique<data_plane>(*sys, bulk_security{"tok", {}}, log.logger());
-    plane->serve(bulk_ps, 1000);
+    plane->serve(bulk_ps, 1000, {111, 222});
   }
   ~plane_fixture() {
     (*self)->send_exit(bulk_ps, caf::exit_reason::user_shutdown);
@@ -231,6 +368,18 @@ struct plane_fixture {
     auto p = plane->proxied(g, w, key, "127.0.0.1", true);
     REQUIRE_MESSAGE(p.on_bulk == std::vector<size_t>{0}, (p.notes.empty() ? std::string() : p.notes.front()));
     return p.ps.shards[0];
+  }
+
+  // Worker `w` with `key` is refused at its hello (the server's answer to it,
+  // so before a gateway could be made for it): no proxy, a note that says why.
+  void refused_at_hello(int32_t w, uint64_t key) {
+    auto g = ps_group::one(bulk_ps, 1000);
+    g.bulk = {":" + std::to_string(plane->port())};
+    auto p = plane->proxied(g, w, key, "127.0.0.1", true);
+    CHECK(p.on_bulk.empty());
+    REQUIRE(p.notes.size() == 1);
+    CHECK_MESSAGE(p.notes[0].find("refused: not worker " + std::to_string(w) + "'s key for shard") != std::string::npos,
+                  p.notes[0]);
   }
 
   caf::error push(const ps_actor& to, worker_id w, std::vector<float> g) {
@@ -266,14 +415,16 @@ TEST_CASE("data plane: pushes and pulls on the bulk channel change the shard exa
   CHECK(a.values.vec() == b.values.vec());  // bit for bit
 }
 
-TEST_CASE("data plane: a wrong key, another worker's key, a wrong length and NaN are refused as the PS refuses them") {
+TEST_CASE("data plane: a wrong key or another worker's key is refused at the hello; a wrong length and NaN as the PS "
+          "refuses them") {
   plane_fixture f;
   auto has = [&](const caf::error& e, const std::string& says) {
     auto text = f.sys->render(e);
     CHECK_MESSAGE(text.find(says) != std::string::npos, text);
   };
-  has(f.push(f.proxy(0, 999), 0, pattern(1000, 1)), "not that worker's key");
-  has(f.push(f.proxy(1, 111), 1, pattern(1000, 1)), "not that worker's key");  // worker 0's key as worker 1
+  f.refused_at_hello(0, 999);
+  f.refused_at_hello(1, 111);  // worker 0's key as worker 1
+  f.refused_at_hello(7, 111);  // no such worker
   auto as0 = f.proxy(0, 111);
   has(f.push(as0, 0, pattern(999, 1)), "has 999 values, the model has 1000");
   auto nan = pattern(1000, 1);
@@ -353,11 +504,6 @@ TEST_CASE("data plane: two workers of one process pulling from a shard of anothe
     CHECK(wx.values.vec() == truth.values.vec());
     CHECK(wy.values.vec() == truth.values.vec());
   }
-  // A proxy whose key the shard never took gets nothing through the share.
-  auto stranger = f.proxy(1, 999);
-  caf::scoped_actor z{*f.sys};
-  caf::error refused;
-  z->request(stranger, std::chrono::seconds(60), pull_atom::value, uint64_t{0})
-    .receive([&](weights&) {}, [&](caf::error& e) { refused = std::move(e); });
-  CHECK(f.sys->render(refused).find("not that worker's key") != std::string::npos);
+  // A worker without its key gets no connection at all, so no share either.
+  f.refused_at_hello(1, 999);
 }

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <thread>
@@ -149,3 +151,67 @@ TEST_CASE("cluster: the head listens on 127.0.0.1 unless --host says otherwise, 
   REQUIRE_MESSAGE(head.wait_for("dashboard: http://127.0.0.1:", hang_deadline), head.out());
 }
 
+
+TEST_CASE("cluster: a head or node listening beyond loopback without a token or TLS warns at start; one on "
+          "loopback or with a token does not") {
+  temp_dir dir;
+  process open_head({syncpoint_binary(), "head", "--host", "0.0.0.0", "--port", "0", "--dashboard", "off"},
+                    dir.path(), "head-open");
+  REQUIRE_MESSAGE(open_head.wait_for("WARNING", hang_deadline, true), open_head.err());
+  CHECK_MESSAGE(open_head.err().find("syncpoint head: WARNING: listening on 0.0.0.0, beyond this machine, with no "
+                                     "token and no TLS") != std::string::npos,
+                open_head.err());
+  // A node told to listen on every interface, without a token, says so too.
+  auto port = head_port(open_head);
+  process node({syncpoint_binary(), "node", "--join", "127.0.0.1:" + std::to_string(port), "--name", "n", "--slots",
+                "1", "--host", "0.0.0.0"},
+               dir.path(), "node-open");
+  REQUIRE_MESSAGE(node.wait_for("joined the head", hang_deadline), node.err());
+  CHECK_MESSAGE(node.out().find("bulk channel on 0.0.0.0:") != std::string::npos, node.out());
+  CHECK_MESSAGE(node.err().find("syncpoint node: WARNING: the bulk channel listens on 0.0.0.0, beyond this machine, "
+                                "with no token and no TLS") != std::string::npos,
+                node.err());
+  // On loopback (the default), or with a token: no warning.
+  temp_dir files;
+  std::ofstream(files.path() + "/token") << "s3cret\n";
+  process quiet({syncpoint_binary(), "head", "--host", "0.0.0.0", "--port", "0", "--dashboard", "off",
+                 "--token-file", files.path() + "/token"},
+                dir.path(), "head-token");
+  process local({syncpoint_binary(), "head", "--port", "0", "--dashboard", "off"}, dir.path(), "head-local");
+  REQUIRE_MESSAGE(quiet.wait_for("bulk channel on", hang_deadline), quiet.out());
+  REQUIRE_MESSAGE(local.wait_for("bulk channel on 127.0.0.1:", hang_deadline), local.out());
+  CHECK(quiet.err().find("WARNING") == std::string::npos);
+  CHECK(local.err().find("WARNING") == std::string::npos);
+}
+
+TEST_CASE("cluster: 1,000 connections to a node's bulk port that never say hello leave a running job training to "
+          "its accuracy") {
+  rlimit files{};
+  ::getrlimit(RLIMIT_NOFILE, &files);
+  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
+  ::setrlimit(RLIMIT_NOFILE, &files);
+  cluster c;
+  c.node("a", 2);
+  auto& b = c.node("b", 2);
+  REQUIRE_MESSAGE(b.wait_for("bulk channel on 127.0.0.1:", hang_deadline), b.out());
+  auto out = b.out();
+  int bulk = std::atoi(out.c_str() + out.find("bulk channel on 127.0.0.1:") + 26);
+  REQUIRE(bulk > 0);
+  // Node a's workers reach the shard on b over b's bulk port.
+  auto sub = c.submit(cat(open_job("asp", 4), {"--ps-placement", "nodes"}), "submit");
+  auto at = await(*sub, "] eval ");
+  CHECK_MESSAGE(c.nodes["a"]->err().find(": shard 1 on the bulk channel") != std::string::npos, c.nodes["a"]->err());
+  std::vector<int> silent;
+  for (int i = 0; i < 1000; ++i) {
+    int fd = http_connect(bulk);  // a TCP connection that sends nothing
+    if (fd >= 0)
+      silent.push_back(fd);
+  }
+  CHECK(silent.size() == 1000);
+  // The job goes on: evaluations come, and reach its accuracy.
+  await_accuracy(*sub, 0.8, at);
+  for (int fd : silent)
+    ::close(fd);
+  CHECK(b.running());
+  interrupt(*sub);
+}

@@ -4,6 +4,10 @@
 // This file: the io thread and the server; bulk_connect.cpp: the client.
 #include "runtime/cluster/bulk_wire.hpp"
 
+#include <list>
+
+#include <sys/resource.h>
+
 namespace syncpoint::cluster {
 
 bulk_io::bulk_io() : impl_(std::make_unique<impl>()) {
@@ -38,38 +42,83 @@ bulk_io::~bulk_io() {
 // -- the server ----------------------------------------------------------------
 
 struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
-  impl(bulk_io::impl& owner, bulk_security sec, bulk_accept acc, uint64_t max, std::function<void(const std::string&)> lg)
-    : owner(owner), io(owner.io), acceptor(owner.io), security(std::move(sec)), accept(std::move(acc)), max_floats(max), log(std::move(lg)) {}
+  impl(bulk_io::impl& owner, bulk_security sec, bulk_accept acc, uint64_t max, std::function<void(const std::string&)> lg,
+       bulk_limits lim)
+    : owner(owner), io(owner.io), acceptor(owner.io), retry(owner.io), security(std::move(sec)), accept(std::move(acc)),
+      max_floats(max), log(std::move(lg)), limits(lim) {}
 
   bulk_io::impl& owner;
   asio::io_context& io;
   tcp::acceptor acceptor;
+  asio::steady_timer retry;  // an accept that failed (no file descriptor left) is tried again after a pause
   bulk_security security;
   std::shared_ptr<asio::ssl::context> tls;
   bulk_accept accept;
   uint64_t max_floats;
   std::function<void(const std::string&)> log;
+  bulk_limits limits;
+  std::list<std::weak_ptr<link_base>> mine;  // its connections, oldest first (the io thread's)
+  bool warned = false;                        // of a connection over the limits, since the last one in
 
   void say(const std::string& line) {
     if (log)
       log(line);
   }
 
+  // Room for one more connection: the ended ones go, and at a limit the
+  // oldest not yet through its hello is closed. False if none can be.
+  bool make_room() {
+    size_t open = 0, greeting = 0;
+    for (auto i = mine.begin(); i != mine.end();) {
+      auto c = i->lock();
+      if (!c || c->ended()) {
+        i = mine.erase(i);
+        continue;
+      }
+      ++open;
+      greeting += c->started() ? 0 : 1;
+      ++i;
+    }
+    if (open < limits.max_connections && greeting < limits.max_greeting)
+      return true;
+    for (auto& w : mine)
+      if (auto c = w.lock(); c && !c->started() && !c->ended()) {
+        c->end("closed to make room: no hello yet");
+        return true;
+      }
+    return false;
+  }
+
   void next() {
     acceptor.async_accept([self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
       if (ec == asio::error::operation_aborted)
         return;  // the server is gone
-      if (!ec) {
+      if (ec) {  // e.g. no file descriptor left: not again at once, which would spin
+        self->say("bulk channel: cannot accept a connection: " + ec.message());
+        self->retry.expires_after(std::chrono::milliseconds(100));
+        self->retry.async_wait([self](boost::system::error_code e) {
+          if (!e)
+            self->next();
+        });
+        return;
+      }
+      if (!self->make_room()) {
+        if (!self->warned)
+          self->say("bulk channel: refused a connection: " + std::to_string(self->limits.max_connections) +
+                    " connections are open");
+        self->warned = true;
+        boost::system::error_code ignored;
+        s.close(ignored);
+      } else {
         s.set_option(tcp::no_delay(true));
         if (self->tls) {
           auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *self->tls), self->max_floats,
-                                                             self->owner.gate);
-          self->owner.keep(c);
-          self->handshake(c);
+                                                             self->owner.gate, self->limits, true);
+          self->admit(c);
         } else {
-          auto c = std::make_shared<connection<tcp::socket>>(std::move(s), self->max_floats, self->owner.gate);
-          self->owner.keep(c);
-          self->handshake(c);
+          auto c = std::make_shared<connection<tcp::socket>>(std::move(s), self->max_floats, self->owner.gate,
+                                                             self->limits, true);
+          self->admit(c);
         }
       }
       self->next();
@@ -77,11 +126,20 @@ struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
   }
 
   template <class Stream>
+  void admit(std::shared_ptr<connection<Stream>> c) {
+    owner.keep(c);
+    mine.push_back(c);
+    handshake(c);
+  }
+
+  template <class Stream>
   void handshake(std::shared_ptr<connection<Stream>> c) {
-    auto deadline = std::make_shared<asio::steady_timer>(acceptor.get_executor(), handshake_deadline);
-    deadline->async_wait([c](boost::system::error_code ec) {
+    auto deadline = std::make_shared<asio::steady_timer>(acceptor.get_executor(), limits.greeting);
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%g", std::chrono::duration<double>(limits.greeting).count());
+    deadline->async_wait([c, secs = std::string(secs)](boost::system::error_code ec) {
       if (!ec)
-        c->end("no handshake within 5 s");
+        c->end("no handshake within " + secs + " s");
     });
     auto greet = [self = shared_from_this(), c, deadline] { self->read_greeting(c, deadline); };
     if constexpr (std::is_same_v<Stream, tls_stream>) {
@@ -138,9 +196,10 @@ struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
           if (!refusal.empty())
             self->say("bulk channel: refused a connection: " + refusal);
           auto reply = std::make_shared<std::vector<char>>(answer(refusal));
-          asio::async_write(c->stream(), asio::buffer(*reply), [c, reply, handler, refusal](boost::system::error_code ec, size_t) mutable {
+          asio::async_write(c->stream(), asio::buffer(*reply), [self, c, reply, handler, refusal](boost::system::error_code ec, size_t) mutable {
             if (ec || !refusal.empty())
               return c->end(refusal.empty() ? "the answer could not be sent" : refusal);
+            self->warned = false;
             c->start(std::move(*handler));
           });
         });
@@ -150,8 +209,19 @@ struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
 };
 
 bulk_server::bulk_server(bulk_io& io, bulk_security security, bulk_accept accept, uint64_t max_floats,
-                         std::function<void(const std::string&)> log, const std::string& host)
-  : impl_(std::make_shared<impl>(io.get(), std::move(security), std::move(accept), max_floats, std::move(log))) {
+                         std::function<void(const std::string&)> log, const std::string& host, bulk_limits limits)
+  : impl_(std::make_shared<impl>(io.get(), std::move(security), std::move(accept), max_floats, std::move(log), limits)) {
+  // Room for the connections: the file limit raised as far as it may go, half
+  // of it left to the rest of the process (CAF's connections, files).
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    ::getrlimit(RLIMIT_NOFILE, &files);
+  }
+  if (files.rlim_cur != RLIM_INFINITY)
+    impl_->limits.max_connections =
+      std::max<size_t>(1, std::min<size_t>(impl_->limits.max_connections, static_cast<size_t>(files.rlim_cur / 2)));
   if (impl_->security.tls.enabled())
     impl_->tls = make_tls_context(impl_->security.tls, true);
   tcp::endpoint at(asio::ip::make_address(host), 0);

@@ -14,8 +14,13 @@
 //
 // A connection starts with the magic "spbulk01", the cluster's token and a
 // hello the server's owner judges (which job, shard and worker, with the
-// worker's key); it is refused with a reason in words. With TLS it runs over
-// the cluster's certificates, and each side verifies the other's.
+// worker's key) before anything is made for it; it is refused with a reason
+// in words. With TLS it runs over the cluster's certificates, and each side
+// verifies the other's. A hostile peer cannot hold the server (bulk_limits):
+// connections are capped (the oldest not yet through its hello makes room
+// for a new one), the hello is due within seconds, a silent connection is
+// closed (a client pings when it has nothing to send), and a peer that does
+// not read its answers stops being read (the send queue is bounded).
 //
 //   bulk_io io;                                     // one per process
 //   bulk_server server(io, {secret, tls}, accept);  // accept(hello) -> handler or refusal
@@ -25,6 +30,7 @@
 
 #include "runtime/cluster/tls_files.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,7 +50,8 @@ struct bulk_frame {
 /// The largest control part accepted (the typed message without its floats).
 inline constexpr uint32_t max_bulk_control = 1 << 16;
 
-/// One open connection, frames in order both ways. Thread-safe.
+/// One open connection, frames in order both ways. Thread-safe. Kind
+/// 0xffffffff is the channel's own (a client's ping): not to be sent.
 class bulk_link {
  public:
   virtual ~bulk_link() = default;
@@ -83,6 +90,16 @@ struct bulk_security {
   tls_files tls;       // enabled(): TLS with peer verification
 };
 
+/// What bounds a bulk connection (docs/cluster.md, "The bulk channel's limits").
+struct bulk_limits {
+  size_t max_connections = 4096;  ///< a server's connections at once (or half the process's file limit)
+  size_t max_greeting = 64;       ///< ... of them not yet through their hello; the oldest makes room for a new one
+  std::chrono::milliseconds greeting{5'000};  ///< magic, token and hello due within this of the connect
+  std::chrono::milliseconds idle{60'000};     ///< a server closes a connection that sent nothing for this long
+  std::chrono::milliseconds ping{15'000};     ///< a client sends a ping when it sent nothing for this long
+  size_t max_queued_bytes = 64 << 20;         ///< frames waiting to be written; above it the peer is not read
+};
+
 /// What the server's owner answers to a hello: a handler for the new
 /// connection (which it may keep, with the link, to send on), or why not.
 using bulk_accept = std::function<std::variant<bulk_handler, std::string>(const std::vector<char>& hello,
@@ -90,11 +107,13 @@ using bulk_accept = std::function<std::variant<bulk_handler, std::string>(const 
 
 /// Listens on `host` (a free port) until destroyed. A connection with the
 /// wrong token, a malformed hello or frame, or a frame longer than
-/// `max_floats` is closed, and `log` says why.
+/// `max_floats` is closed, and `log` says why; one over the limits is closed
+/// (`log` hears of the first of a burst).
 class bulk_server {
  public:
   bulk_server(bulk_io& io, bulk_security security, bulk_accept accept, uint64_t max_floats,
-              std::function<void(const std::string&)> log = {}, const std::string& host = "127.0.0.1");
+              std::function<void(const std::string&)> log = {}, const std::string& host = "127.0.0.1",
+              bulk_limits limits = {});
   ~bulk_server();
   uint16_t port() const;
 
@@ -111,6 +130,6 @@ struct bulk_connect_result {
 };
 bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, const std::string& host,
                                  uint16_t port, const std::vector<char>& hello, bulk_handler handler,
-                                 uint64_t max_floats, int timeout_ms = 5000);
+                                 uint64_t max_floats, int timeout_ms = 5000, bulk_limits limits = {});
 
 }  // namespace syncpoint::cluster

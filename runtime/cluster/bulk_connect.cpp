@@ -52,7 +52,7 @@ void greet_server(std::shared_ptr<connection<Stream>> c, const bulk_security& se
 
 bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, const std::string& host,
                                  uint16_t port, const std::vector<char>& hello, bulk_handler handler,
-                                 uint64_t max_floats, int timeout_ms) {
+                                 uint64_t max_floats, int timeout_ms, bulk_limits limits) {
   auto& ctx = io.get().io;
   std::shared_ptr<asio::ssl::context> tls;
   try {
@@ -78,12 +78,13 @@ bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, con
   auto on_connected = [=, handler = std::move(handler)](tcp::socket s) mutable {
     s.set_option(tcp::no_delay(true));
     if (!tls) {
-      auto c = std::make_shared<connection<tcp::socket>>(std::move(s), max_floats, owner->gate);
+      auto c = std::make_shared<connection<tcp::socket>>(std::move(s), max_floats, owner->gate, limits, false);
       owner->keep(c);
       greet_server(c, *sec, *hi, std::move(handler), result);
       return;
     }
-    auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *tls), max_floats, owner->gate);
+    auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *tls), max_floats, owner->gate, limits,
+                                                      false);
     owner->keep(c);
     c->stream().async_handshake(asio::ssl::stream_base::client, [=, handler = std::move(handler)](boost::system::error_code ec) mutable {
       if (ec) {

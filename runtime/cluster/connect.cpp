@@ -1,5 +1,6 @@
 #include "runtime/cluster/connect.hpp"
 
+#include <boost/asio.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/all.hpp>
 
@@ -171,6 +172,32 @@ caf::expected<head_actor> connect_head(caf::actor_system& sys, const endpoint& a
         result = caf::make_error(caf::sec::runtime_error, why);
       });
   return result;
+}
+
+std::string local_address_towards(const std::string& host, uint16_t port) {
+  namespace asio = boost::asio;
+  asio::io_context io;
+  boost::system::error_code ec;
+  asio::ip::udp::resolver resolver(io);
+  auto found = resolver.resolve(host, std::to_string(port), ec);
+  if (ec || found.empty())
+    return "";
+  asio::ip::udp::socket probe(io);
+  probe.open(found.begin()->endpoint().protocol(), ec);
+  if (!ec)
+    probe.connect(found.begin()->endpoint(), ec);  // a UDP "connect" picks the route, sends nothing
+  if (ec)
+    return "";
+  auto local = probe.local_endpoint(ec);
+  return ec ? "" : local.address().to_string();
+}
+
+bool is_loopback(const std::string& host) {
+  if (host == "localhost")
+    return true;
+  boost::system::error_code ec;
+  auto a = boost::asio::ip::make_address(host, ec);
+  return !ec && a.is_loopback();
 }
 
 }  // namespace syncpoint::cluster

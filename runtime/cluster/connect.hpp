@@ -31,6 +31,13 @@ std::string check_tls(const tls_files& tls);
 /// threads (0: CAF's count), unless the command line says otherwise.
 void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls = {}, size_t threads = 0);
 
+/// The address of this machine's interface that reaches `host` (an address
+/// or a name), as the routing table says (no packet is sent); "" if none does.
+std::string local_address_towards(const std::string& host, uint16_t port);
+
+/// Whether `host` names this machine's loopback (127.0.0.0/8, ::1, localhost).
+bool is_loopback(const std::string& host);
+
 /// Publishes the head at `port` on `host` (with TLS when the OpenSSL manager is loaded).
 caf::expected<uint16_t> publish_head(caf::actor_system& sys, const head_actor& head, uint16_t port,
                                      const std::string& host);

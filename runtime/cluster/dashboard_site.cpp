@@ -1,5 +1,7 @@
 #include "runtime/cluster/dashboard_site.hpp"
 
+#include "core/secret.hpp"
+
 #include <algorithm>
 #include <cctype>
 
@@ -166,7 +168,7 @@ bool dashboard_site::authorized(const http_request& r) {
       same_secret(r.authorization.substr(bearer.size()), opts_.token))
     return true;
   auto id = cookie_value(r.cookie, session_cookie);
-  auto s = id.empty() ? sessions_.end() : sessions_.find(id);
+  auto s = id.empty() ? sessions_.end() : sessions_.find(secret_digest(id));
   if (s == sessions_.end())
     return false;
   if (s->second < std::chrono::steady_clock::now()) {
@@ -200,7 +202,7 @@ http_response dashboard_site::login(const http_request& r) {
     sessions_.erase(std::min_element(sessions_.begin(), sessions_.end(),
                                      [](auto& a, auto& b) { return a.second < b.second; }));
   auto id = make_token();
-  sessions_[id] = now + session_life;
+  sessions_[secret_digest(id)] = now + session_life;
   out.headers.emplace_back("Set-Cookie", std::string(session_cookie) + "=" + id +
                                            "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
                                            std::to_string(std::chrono::seconds(session_life).count()) +

@@ -74,7 +74,8 @@ class dashboard_site {
 
   std::shared_ptr<view_board> board_;
   site_options opts_;
-  std::map<std::string, std::chrono::steady_clock::time_point> sessions_;  // id -> expiry
+  // SHA-256 of a session's id -> its expiry: a lookup compares no byte of a live id with what a client sent.
+  std::map<std::string, std::chrono::steady_clock::time_point> sessions_;
   std::vector<std::chrono::steady_clock::time_point> failed_logins_;       // in the last minute
 };
 

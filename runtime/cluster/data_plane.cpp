@@ -4,6 +4,7 @@
 #include "runtime/cluster/data_plane.hpp"
 
 #include <syncpoint/float_block.hpp>
+#include "core/secret.hpp"
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/pull_share.hpp"
 
@@ -73,6 +74,7 @@ struct gateway_state {
   int32_t worker = 0;
   uint64_t key = 0;
   std::shared_ptr<bulk_link> link;
+  size_t in_flight = 0;  // requests to the shard not answered yet
   static inline const char* name = "bulk_gateway";
 };
 
@@ -85,12 +87,15 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
   auto& sys = self->system();
   // An answer the worker's proxy can match: the error travels as CAF serializes it.
   auto refuse = [self, &sys](uint64_t seq, const caf::error& err) {
+    --self->state.in_flight;
     self->state.link->send(refused_frame, control(sys, seq, err), nullptr, 0, nullptr);
   };
   return {
     [=, &sys](bulk_frame& f) {
       auto& st = self->state;
       uint64_t seq = 0;
+      if (++st.in_flight > data_plane::max_in_flight)  // a proxy asks once or twice at a time
+        return st.link->close();
       if (f.kind == push_frame) {
         gradient_push g;
         g.worker = st.worker;
@@ -98,8 +103,12 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
           return st.link->close();
         g.grad = std::move(f.values);
         self->request(st.shard, caf::infinite, push_atom::value, bulk_atom::value, st.key, std::move(g))
-          .then([=, &sys](const proceed& p) { self->state.link->send(proceed_frame, control(sys, seq, p), nullptr, 0, nullptr); },
-                [=](caf::error& err) { refuse(seq, err); });
+          .then(
+            [=, &sys](const proceed& p) {
+              --self->state.in_flight;
+              self->state.link->send(proceed_frame, control(sys, seq, p), nullptr, 0, nullptr);
+            },
+            [=](caf::error& err) { refuse(seq, err); });
       } else if (f.kind == pull_frame) {
         uint64_t min_version = 0;
         if (!read_control(sys, f, seq, min_version))
@@ -107,6 +116,7 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
         self->request(st.shard, caf::infinite, pull_atom::value, bulk_atom::value, st.key, st.worker, min_version)
           .then(
             [=, &sys](weights& w) {
+              --self->state.in_flight;
               auto values = w.values.shared();
               self->state.link->send(model_frame, control(sys, seq, w.version), values->data(), values->size(),
                                      values);
@@ -265,11 +275,11 @@ std::string bulk_endpoint(const std::string& host, uint16_t port) {
 }
 
 data_plane::data_plane(caf::actor_system& sys, bulk_security security, std::function<void(const std::string&)> log,
-                       const std::string& host)
-  : sys_(sys), security_(std::move(security)), log_(std::move(log)) {
+                       const std::string& host, bulk_limits limits)
+  : sys_(sys), security_(std::move(security)), log_(std::move(log)), limits_(limits) {
   server_ = std::make_unique<bulk_server>(
     io_, security_, [this](const std::vector<char>& hello, std::shared_ptr<bulk_link> link) { return accept(hello, link); },
-    max_block_floats, log_, host);
+    max_block_floats, log_, host, limits_);
 }
 
 data_plane::~data_plane() {
@@ -280,11 +290,11 @@ uint16_t data_plane::port() const {
   return server_->port();
 }
 
-void data_plane::serve(const ps_actor& shard, uint64_t floats) {
+void data_plane::serve(const ps_actor& shard, uint64_t floats, std::vector<uint64_t> keys) {
   std::lock_guard<std::mutex> guard(mutex_);
   for (auto i = shards_.begin(); i != shards_.end();)  // forget those that quit
-    i = caf::actor_cast<caf::strong_actor_ptr>(i->second.first) ? std::next(i) : shards_.erase(i);
-  shards_[shard.id()] = {shard.address(), floats};
+    i = caf::actor_cast<caf::strong_actor_ptr>(i->second.shard) ? std::next(i) : shards_.erase(i);
+  shards_[shard.id()] = {shard.address(), floats, std::move(keys)};
 }
 
 void data_plane::share_pulls(const ps_actor& shard, const caf::actor& proxy) {
@@ -318,17 +328,22 @@ std::variant<bulk_handler, std::string> data_plane::accept(const std::vector<cha
   std::memcpy(&key, hello.data() + sizeof id + sizeof worker, sizeof key);
   ps_actor shard;
   uint64_t floats = 0;
+  bool keyed = false;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     auto i = shards_.find(id);
     if (i != shards_.end()) {
-      shard = caf::actor_cast<ps_actor>(i->second.first);
-      floats = i->second.second;
+      shard = caf::actor_cast<ps_actor>(i->second.shard);
+      floats = i->second.floats;
+      auto& keys = i->second.keys;
+      keyed = worker >= 0 && static_cast<size_t>(worker) < keys.size() && keys[static_cast<size_t>(worker)] != 0 &&
+              same_key(key, keys[static_cast<size_t>(worker)]);
     }
   }
   if (!shard)
     return "no shard " + std::to_string(id) + " here";
-  // The key is the shard's to judge (on every push and pull): the gateway only carries it.
+  if (!keyed)  // before anything is made for the connection; the shard checks again on every push and pull
+    return "not worker " + std::to_string(worker) + "'s key for shard " + std::to_string(id);
   auto g = sys_.spawn(gateway, shard, worker, key, link);
   auto h = to_actor(caf::actor_cast<caf::actor>(g));
   h.max_floats = floats;  // a gradient slice is never longer than the shard
@@ -354,7 +369,7 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
     }
     auto p = sys_.spawn(proxy, shard, name);
     auto c = bulk_connect(io_, security_, at->host, at->port, hello_of(shard.id(), worker, key),
-                          to_actor(p), ps.end(k) - ps.begin(k));
+                          to_actor(p), ps.end(k) - ps.begin(k), 5000, limits_);
     if (!c.link) {
       caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
       out.notes.push_back(name + ": " + c.error + " (its pushes and pulls go on CAF)");

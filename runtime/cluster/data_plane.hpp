@@ -6,15 +6,18 @@
 // gateway actor hands each push and pull to the shard.
 //
 // Who may push: the head gives each worker of a job a random 64-bit key and
-// every shard the keys of all; a bulk connection names its worker, and the
-// shard takes a push or pull only with that worker's key, from the gateway
-// of its own process (PS handler `push, bulk, key, gradient_push`).
+// every shard the keys of all; a bulk connection names its worker, and is
+// refused at its hello, before anything is made for it, unless it carries
+// that worker's key (compared in constant time); the shard checks the key
+// again on every push and pull, from the gateway of its own process (PS
+// handler `push, bulk, key, gradient_push`). A gateway answers at most
+// `max_in_flight` requests at once: a proxy has one or two.
 //
 // Workers of one process that pull the same version from a shard of another
 // fetch it once between them (runtime/cluster/pull_share.hpp).
 //
 //   auto plane = std::make_shared<data_plane>(sys, bulk_security{token, tls}, log);
-//   plane->serve(shard, slice_size);                            // the shard's process
+//   plane->serve(shard, slice_size, keys);                      // the shard's process
 //   auto p = plane->proxied(spec.ps, id, spec.bulk_key, head_host);  // the worker's
 //   spawn the worker with p.ps; end p.proxies with it.
 #pragma once
@@ -32,15 +35,18 @@ namespace syncpoint::cluster {
 class data_plane {
  public:
   data_plane(caf::actor_system& sys, bulk_security security, std::function<void(const std::string&)> log,
-             const std::string& host = "127.0.0.1");
+             const std::string& host = "127.0.0.1", bulk_limits limits = {});
   ~data_plane();
 
   /// The port this process's shards take bulk connections on.
   uint16_t port() const;
 
   /// `shard` (of this process, `floats` values long) takes bulk connections
-  /// from now on, until it quits.
-  void serve(const ps_actor& shard, uint64_t floats);
+  /// from now on, until it quits, from the workers whose keys it holds (by id).
+  void serve(const ps_actor& shard, uint64_t floats, std::vector<uint64_t> keys);
+
+  /// The requests a connection may have open at once (more: it is closed).
+  static constexpr size_t max_in_flight = 16;
 
   struct proxied_group {
     ps_group ps;                       // `ps` with each reachable shard of another process proxied
@@ -63,9 +69,15 @@ class data_plane {
   caf::actor_system& sys_;
   bulk_security security_;
   std::function<void(const std::string&)> log_;
+  bulk_limits limits_;
   bulk_io io_;
   std::mutex mutex_;
-  std::map<caf::actor_id, std::pair<caf::actor_addr, uint64_t>> shards_;  // by id: the shard, its size
+  struct served {
+    caf::actor_addr shard;
+    uint64_t floats = 0;
+    std::vector<uint64_t> keys;  // by worker
+  };
+  std::map<caf::actor_id, served> shards_;  // by id
   struct pulls {
     caf::actor share;                     // once two proxies pull from the shard
     std::vector<caf::actor_addr> proxies;

@@ -69,13 +69,6 @@ const std::string& schema_fingerprint() {
   return value;
 }
 
-bool same_secret(const std::string& given, const std::string& secret) {
-  unsigned char diff = given.size() == secret.size() ? 0 : 1;
-  for (size_t i = 0; i < given.size(); ++i)
-    diff |= static_cast<unsigned char>(given[i] ^ secret[i % std::max<size_t>(1, secret.size())]);
-  return diff == 0;
-}
-
 bool is_final(const std::string& state) {
   return state == "done" || state == "failed" || state == "stopped";
 }

@@ -28,6 +28,7 @@
 #pragma once
 
 #include "core/interfaces.hpp"
+#include "core/secret.hpp"  // same_secret: every token of the cluster is compared with it
 #include "core/ps_group.hpp"
 #include <syncpoint/job_config.hpp>
 
@@ -311,8 +312,6 @@ const std::string& schema_fingerprint();
 /// 128 random bits as hex: a secret for the tokens above.
 std::string make_token();
 
-/// Whether `given` equals `secret`, in time independent of where they differ.
-bool same_secret(const std::string& given, const std::string& secret);
 
 /// A node's name: 1 to max_node_name printable ASCII characters (it shows in
 /// logs and `syncpoint status`). The head refuses any other.

@@ -324,7 +324,7 @@ void launch(job_ptr self) {
       plan->shards[k].bulk_keys = st.bulk_keys;
       st.core.ps.shards[k] = spawn_parameter_server(self->system(), std::move(plan->shards[k]));
       if (st.setup.plane)
-        st.setup.plane->serve(st.core.ps.shards[k], plan->bounds[k + 1] - plan->bounds[k]);
+        st.setup.plane->serve(st.core.ps.shards[k], plan->bounds[k + 1] - plan->bounds[k], st.bulk_keys);
     }
     remote = remote || !here;
   }

@@ -149,9 +149,10 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) + ": " + e.what());
   }
   ps_cfg.bulk_keys = std::move(spec.bulk_keys);
+  auto keys = ps_cfg.bulk_keys;
   auto shard = spawn_parameter_server(self->system(), std::move(ps_cfg));
   if (st.cfg.plane)
-    st.cfg.plane->serve(shard, b[k + 1] - b[k]);
+    st.cfg.plane->serve(shard, b[k + 1] - b[k], std::move(keys));
   self->monitor(shard);
   st.shards.push_back(shard);
   return shard;
