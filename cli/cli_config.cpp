@@ -4,6 +4,7 @@
 #include <caf/detail/parser/read_ini.hpp>
 #include <caf/parser_state.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <iterator>
@@ -65,7 +66,42 @@ std::string cli_config::expected_value(const std::string& name, const caf::confi
   return "a value";
 }
 
+std::string cli_config::options_help() const {
+  // CAF's own options (help, its config dump, scheduler, middleman, logger...)
+  // are not the command's: what a user sets is in the global category.
+  auto caf_own = [](const std::string& name) { return name == "help" || name == "long-help" || name == "dump-config"; };
+  std::vector<std::pair<std::string, std::string>> lines;
+  size_t width = 0;
+  for (auto& opt : custom_options_) {
+    auto category = std::string(opt.category().data(), opt.category().size());
+    auto name = std::string(opt.long_name().data(), opt.long_name().size());
+    if (category != "global" || caf_own(name))
+      continue;
+    auto shorts = std::string(opt.short_names().data(), opt.short_names().size());
+    auto type = std::string(opt.type_name().data(), opt.type_name().size());
+    std::string left = "  --" + name;
+    for (char c : shorts)
+      left += ", -" + std::string(1, c);
+    if (!opt.is_flag())
+      left += type.find("real") != std::string::npos ? " NUMBER" : type.find("int") != std::string::npos ? " N" : " VALUE";
+    auto words = name == "config-file" ? std::string("read these options from FILE, one 'name = value' a line")
+                                       : std::string(opt.description().data(), opt.description().size());
+    width = std::max(width, left.size());
+    lines.emplace_back(left, words);
+  }
+  std::string out = "options:\n";
+  for (auto& [left, words] : lines)
+    out += left + std::string(width + 2 - left.size(), ' ') + words + "\n";
+  return out;
+}
+
 std::string cli_config::parse_args(const std::vector<std::string>& args) {
+  for (auto& a : args)
+    if (a == "--help" || a == "-h" || a == "-?" || a == "--long-help") {
+      std::cout << options_help();
+      help_ = true;
+      return "";
+    }
   // CAF wants --name=value; accept the common "--name value" as well.
   std::vector<std::string> joined;
   for (size_t i = 0; i < args.size(); ++i) {

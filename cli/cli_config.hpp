@@ -3,7 +3,9 @@
 // false", a switch given bare ("--online" is "--online=on"), and one-line
 // messages naming the bad argument. A value is never taken from the next
 // option: "--lr --workers 2" is refused as "--lr needs a value (a number)".
-// Subcommands derive and add their options.
+// Subcommands derive and add their options. --help (-h) prints those options,
+// none of CAF's own (its config dump, its long help, its scheduler and
+// middleman settings), on stdout.
 #pragma once
 
 #include <caf/actor_system.hpp>
@@ -24,7 +26,10 @@ class cli_config : public caf::actor_system_config {
   /// the wrong type.
   std::string parse_args(const std::vector<std::string>& args);
 
-  bool help_printed() const { return cli_helptext_printed; }
+  bool help_printed() const { return help_ || cli_helptext_printed; }
+
+  /// The options a user of the command sets, one per line: what --help prints.
+  std::string options_help() const;
 
  protected:
   /// `--NAME` given bare means `--NAME=VALUE` (an on/off switch: "on").
@@ -37,6 +42,7 @@ class cli_config : public caf::actor_system_config {
   std::string expected_value(const std::string& name, const caf::config_option& opt) const;
 
   std::map<std::string, std::string> bare_, expects_;
+  bool help_ = false;
 };
 
 /// Parses `args` into `opts` for `syncpoint COMMAND`: -1 to go on, 0 when

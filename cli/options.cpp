@@ -1,6 +1,7 @@
 #include "cli/options.hpp"
 
 #include "core/link_model.hpp"
+#include <syncpoint/model.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +11,19 @@
 #include <sstream>
 
 namespace syncpoint::cli {
+
+namespace {
+
+// The registered models a user may name (not simulate's own timing-only).
+std::string model_list() {
+  std::string out;
+  for (auto& name : model_names())
+    if (name != "timing-only")
+      out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+}  // namespace
 
 namespace {
 const std::string unset_text = "\x01(not given)";
@@ -89,8 +103,9 @@ options::options(command c) {
   }
   g.add(params_, "param", "protocol options by name: key=value[,key=value] (same as --key=value)")
     .add(cfg_.workers, "workers,w", "number of workers (default 4)")
-    .add(cfg_.model, "model,m", sim ? "model whose iteration cost and size are charged (default mlp); nothing is computed"
-                                    : "model: mlp, cnn, softmax (default mlp)")
+    .add(cfg_.model, "model,m", sim ? "model whose iteration cost and size are charged: " + model_list() +
+                                            " (default mlp); nothing is computed"
+                                    : "model: " + model_list() + " (default mlp)")
     .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
     .add(cfg_.seed, "seed", "random seed (default 1)")
     .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")

@@ -23,6 +23,13 @@ int run_submit(const std::vector<std::string>& args) {
   if (int rc = parse_command(opts, args, "submit"); rc >= 0)
     return rc;
   auto cfg = opts.job();
+  if (!cfg.data_dir.empty()) {  // the job reads the folders of the processes it runs in, not the submitter's
+    std::cerr << "syncpoint submit: --data " << cfg.data_dir
+              << " is not for a cluster job: each node's workers read the data set from that node's own "
+                 "folder (syncpoint node --data DIR, default /usr/share/datasets/fashion-mnist), and the head "
+                 "evaluates on its own (syncpoint head --data DIR)\n";
+    return 2;
+  }
   if (cfg.clock == clock_kind::virtual_time) {
     std::cerr << "syncpoint submit: --clock virtual is not for a cluster: virtual time runs in one "
                  "process (use 'syncpoint train --clock virtual')\n";

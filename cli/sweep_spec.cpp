@@ -228,8 +228,14 @@ sweep_request parse_sweep_args(const std::vector<std::string>& args) {
       req.tls_paths.key = value;
     } else if (own("ca", value) || own("ca-cert", value)) {
       req.tls_paths.ca = value;
-    } else if (a == "--tls" || a == "--tls=true") {
-      req.tls = true;
+    } else if (a == "--tls" || a.rfind("--tls=", 0) == 0) {  // a switch: on, or =true|false|on|off|1|0
+      auto v = a == "--tls" ? std::string("true") : a.substr(6);
+      if (v == "true" || v == "on" || v == "1")
+        req.tls = true;
+      else if (v == "false" || v == "off" || v == "0")
+        req.tls = false;
+      else
+        throw config_error("--tls takes true or false, not '" + v + "'");
     } else if (i == 0 && a.rfind("--", 0) != 0) {
       read_spec(a, req, seeds);
     } else {

@@ -192,6 +192,16 @@ TEST_CASE("sweep: on a cluster, the head and token are the sweep's own options, 
   CHECK(req.tls);
   CHECK(req.tls_paths.ca == "ca.pem");
   CHECK(req.grid.base == std::vector<std::string>{"--epochs", "1"});  // never passed to the cells
+  // --tls is the sweep's switch in every spelling, never a cell's (issue 42: --tls=false went to every cell).
+  for (auto [arg, on] : std::vector<std::pair<std::string, bool>>{
+         {"--tls=false", false}, {"--tls=off", false}, {"--tls=0", false}, {"--tls=true", true}, {"--tls=on", true}}) {
+    CAPTURE(arg);
+    auto r = cli::parse_sweep_args({"--grid", "protocol=bsp", "--head", "h:1", arg, "--epochs", "1"});
+    CHECK(r.tls == on);
+    CHECK(r.grid.base == std::vector<std::string>{"--epochs", "1"});
+  }
+  CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "protocol=bsp", "--head", "h:1", "--tls=maybe"}),
+                       doctest::Contains("--tls takes true or false, not 'maybe'"), config_error);
   CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "protocol=bsp", "--head", "h:1", "--jobs", "2"}),
                        doctest::Contains("--jobs is for a sweep on this machine"), config_error);
   CHECK_THROWS_WITH_AS(cli::parse_sweep_args({"--grid", "protocol=bsp", "--token", "x"}),

@@ -1,0 +1,47 @@
+// What a new user meets first (issue 42, part 6): each command's --help lists
+// syncpoint's options only (none of CAF's own), with every registered model;
+// and an option a command would ignore is refused, saying why.
+#include "tests/helpers.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace {
+
+syncpoint::testing::command_result run(const std::string& args) {
+  return syncpoint::testing::run_shell(std::string(SYNCPOINT_CLI) + " " + args);
+}
+
+}  // namespace
+
+TEST_SUITE_BEGIN("process");
+
+TEST_CASE("cli: --help lists the command's own options, no CAF option, and every model") {
+  for (const char* command : {"train", "compare", "simulate", "submit", "tune-switch", "head", "node"}) {
+    CAPTURE(command);
+    auto r = run(std::string(command) + " --help");
+    CHECK(r.status == 0);
+    CHECK(r.output.find("options:") == 0);
+    for (const char* caf_own : {"caf-application.ini", "dump-config", "long-help", "--scheduler.", "--middleman.",
+                                "max-throughput", "heartbeat-interval"})
+      CHECK_MESSAGE(r.output.find(caf_own) == std::string::npos, caf_own << " in:\n" << r.output);
+  }
+  auto train = run("train --help");
+  CHECK(train.output.find("--protocol, -p VALUE") != std::string::npos);
+  CHECK(train.output.find("--config-file VALUE") != std::string::npos);
+  CHECK(train.output.find("model: cnn, mlp, resnet, softmax (default mlp)") != std::string::npos);
+  CHECK(run("train -h").output == train.output);
+  CHECK(run("train --lr 0.1 --help").output == train.output);  // help wins over the other arguments
+}
+
+TEST_CASE("cli: submit --data is refused with exit 2, naming the folders a cluster job reads") {
+  // (The head's address is never contacted: the refusal comes first.)
+  auto r = run("submit --head 127.0.0.1:1 --protocol bsp --data /tmp/my-data");
+  CHECK(r.status == 2);
+  CHECK(r.output.find("syncpoint submit: --data /tmp/my-data is not for a cluster job: each node's workers read the "
+                      "data set from that node's own folder (syncpoint node --data DIR") != std::string::npos);
+  CHECK(r.output.find("the head evaluates on its own (syncpoint head --data DIR)") != std::string::npos);
+}
+
+TEST_SUITE_END();
