@@ -128,6 +128,17 @@ void trace_rate(ps_ptr self) {
   trace(self, {"lr", -1, now, now, st.samples_applied, st.version + 1, st.lr});  // the version it makes
 }
 
+// Buffered mode, adjusted rule: the samples taken in by this version, for the
+// staleness of pushes computed on it (actors/ps_update.cpp); the last few
+// rounds' worth are kept.
+void remember_samples(ps_state& st) {
+  if (st.cfg.rule != momentum_rule::adjusted || st.cfg.optimizer.adaptive())
+    return;
+  st.samples_at_version[st.version] = st.samples_applied;
+  while (st.samples_at_version.size() > 4 * st.worker_weight.size() + 64)
+    st.samples_at_version.erase(st.samples_at_version.begin());
+}
+
 // Applies the buffered pushes as one step. A coordinator's commit always
 // makes a new version, even from an empty buffer, because the coordinator
 // counts its commits to know which version to release workers to; a flush
@@ -149,7 +160,9 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
       trace(self, {"apply", p.worker, now, now, p.iter, st.version + 1,
                  static_cast<double>(st.version - p.base_version)});
   ++st.version;
+  remember_samples(st);
   st.buffer_weight = 0;
+  st.buffer_taken = 0;
   st.buffered.clear();
   answer_pulls(self);
 }
@@ -330,6 +343,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     st.trained = static_cast<size_t>(std::clamp<uint64_t>(parameters, st.cfg.offset, st.cfg.offset + st.w->size()) -
                                      st.cfg.offset);
   }
+  remember_samples(st);  // version 0 has seen none
   if (st.cfg.resume)
     restore(st, *st.cfg.resume);
   return {

@@ -59,6 +59,10 @@ saved_ps save(const ps_state& st) {
   s.mean_staleness = st.mean_staleness;
   s.buffer_scale = st.held.empty() ? st.buffer_scale : 1.0f;
   s.buffer_weight = st.buffer_weight;
+  s.buffer_taken = st.buffer_taken;
+  s.round_staleness = st.round_staleness;
+  for (auto& [version, samples] : st.samples_at_version)
+    s.samples_at_version.insert(s.samples_at_version.end(), {version, samples});
   for (auto& b : st.buffered)
     s.buffered.push_back({b.worker, b.iter, b.base_version});
   s.version = st.version;
@@ -118,6 +122,13 @@ void restore(ps_state& st, const saved_ps& s) {
   st.held = {};
   st.held_weight = 0;
   st.buffer_weight = s.buffer_weight;
+  st.buffer_taken = s.buffer_taken;
+  st.round_staleness = s.round_staleness;
+  if (s.samples_at_version.size() % 2 != 0)
+    throw std::invalid_argument("the checkpoint's parameter server holds an odd list of versions and samples");
+  st.samples_at_version.clear();
+  for (size_t i = 0; i < s.samples_at_version.size(); i += 2)
+    st.samples_at_version[s.samples_at_version[i]] = s.samples_at_version[i + 1];
   st.buffered.clear();
   for (auto& b : s.buffered)
     st.buffered.push_back({b.worker, b.iter, b.base_version});

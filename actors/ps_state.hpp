@@ -53,11 +53,18 @@ struct ps_state {
   std::vector<float> round_step;  // gated, adjusted rule: the steps applied since the last publish
   bool round_open = false;        // ... and whether there were any
   double mean_staleness = -1;     // running mean of pushes' staleness (-1: none yet)
+  // Buffered mode, adjusted rule (docs/momentum.md): the running mean of the
+  // staleness in rounds of the pushes commits took in (0 while every commit is a
+  // whole round of fresh pushes, as in BSP), and the samples taken in by each
+  // recent version, to measure a push's staleness in rounds of samples.
+  double round_staleness = 0;
+  std::map<uint64_t, uint64_t> samples_at_version;
   std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
   float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
   std::vector<float> held;        // ... but for the latest push, held apart: the commit adds it in
   float held_weight = 0;          //     its own pass, a later push folds it in (round_sum)
-  double buffer_weight = 0;       // sum of the weights
+  double buffer_weight = 0;       // sum of the batches
+  double buffer_taken = 0;        // sum of the weights (the batches, less for stale pushes)
   std::vector<buffered_push> buffered;
   std::vector<float> worker_weight;
   uint64_t version = 0;

@@ -72,10 +72,34 @@ void round_part(ps_state& st, const float* g, float scale, float share, float lr
 
 }  // namespace
 
+// Buffered mode: how many rounds of samples old a push is (samples taken in
+// since the version it was computed on, over a round's: every live worker's
+// batch). 0 in BSP, whose pushes are all of the version just committed.
+double rounds_stale(const ps_state& st, const gradient_push& g) {
+  if (g.base_version >= st.version || st.samples_at_version.empty())
+    return 0;
+  auto at = st.samples_at_version.lower_bound(g.base_version);  // (older than the oldest kept: the oldest)
+  if (at == st.samples_at_version.end())
+    return 0;
+  auto share = st.worker_weight[static_cast<size_t>(g.worker)];
+  if (share <= 0)
+    return 0;
+  auto round = static_cast<double>(g.samples) / static_cast<double>(share);  // every live worker's batch
+  return static_cast<double>(st.samples_applied - std::min(st.samples_applied, at->second)) / round;
+}
+
 void add_to_round(ps_state& st, gradient_push& g) {
   // Weighted by batch size, normalized at commit: independent of how
-  // many workers are live when each push arrives.
+  // many workers are live when each push arrives. Under the adjusted rule a
+  // push some rounds stale weighs less (a commit that released only some
+  // workers leaves the others' next pushes stale), as in immediate mode.
   auto weight = static_cast<float>(g.samples);
+  if (st.cfg.rule == momentum_rule::adjusted && !st.cfg.optimizer.adaptive()) {
+    auto tau = rounds_stale(st, g);
+    st.round_staleness = 0.99 * st.round_staleness + 0.01 * tau;
+    if (tau > 0)
+      weight = static_cast<float>(g.samples / (1 + tau));
+  }
   if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
     float_buffers::give(std::move(st.buffer));  // the last round's
     st.buffer = std::move(g.grad);
@@ -85,20 +109,29 @@ void add_to_round(ps_state& st, gradient_push& g) {
     st.held = std::move(g.grad);
     st.held_weight = weight;
   }
-  st.buffer_weight += weight;
+  st.buffer_weight += g.samples;
+  st.buffer_taken += weight;
   st.buffered.push_back({g.worker, g.iter, g.base_version});
 }
 
 // The held push is added in the step's own pass: the round's last gradient
 // costs the barrier one pass over the model, not two.
 void step_round(ps_state& st) {
-  const auto weight = static_cast<float>(st.buffer_weight);
+  // The weight rule (PROTOCOLS.md): each push weighs its share of a round, so
+  // a commit of some workers' pushes is that share of a step, and a whole
+  // round (BSP) is one step of their mean.
+  double share = 0;
+  for (auto& p : st.buffered)
+    share += st.worker_weight[static_cast<size_t>(p.worker)];
+  const bool adjusted = st.cfg.rule == momentum_rule::adjusted && !st.cfg.optimizer.adaptive();
+  const bool part = adjusted && share < 1 - 0.5 / static_cast<double>(st.worker_weight.size());
+  const auto weight = static_cast<float>(part ? st.buffer_weight / share : st.buffer_weight);  // the step's divisor
   const auto lr = rate_after(st, static_cast<uint64_t>(std::llround(st.buffer_weight)));
   const float* b = st.buffer.data();
   const float* h = st.held.data();
   const float scale = st.buffer_scale, held_weight = st.held_weight;
   auto held_sum = [=](size_t i) { return round_sum(b[i], scale, h[i], held_weight); };
-  const float mean = 1.0f / weight;
+  const float mean = 1.0f / static_cast<float>(st.buffer_taken);  // the buffers: the pushes' weighted mean
   auto plain_mean = [=](size_t i) { return mean * scale * b[i]; };
   auto held_mean = [=](size_t i) { return mean * held_sum(i); };
   if (st.cfg.optimizer.adaptive()) {  // one step of the round's mean, as torch.optim's
@@ -108,10 +141,15 @@ void step_round(ps_state& st) {
       adam_pass(st, plain_mean, st.steps, b1, b2, st.lr, 1.0, buffers_to(plain_mean));
     else
       adam_pass(st, held_mean, st.steps, b1, b2, st.lr, 1.0, buffers_to(held_mean));
-  } else if (st.held.empty()) {
-    sgd_pass(st, [b](size_t i) { return b[i]; }, scale / weight, 1.0f, momentum(st), lr, buffers_to(plain_mean));
   } else {
-    sgd_pass(st, held_sum, 1.0f / weight, 1.0f, momentum(st), lr, buffers_to(held_mean));
+    // Momentum as in immediate mode: stale pushes already act as momentum.
+    auto mu = momentum(st);
+    if (adjusted && st.round_staleness > 0)
+      mu = static_cast<float>(std::max(0.0, 1 - (1 - static_cast<double>(mu)) * (1 + st.round_staleness)));
+    if (st.held.empty())
+      sgd_pass(st, [b](size_t i) { return b[i]; }, scale / weight, 1.0f, mu, lr, buffers_to(plain_mean));
+    else
+      sgd_pass(st, held_sum, 1.0f / weight, 1.0f, mu, lr, buffers_to(held_mean));
   }
   if (!st.held.empty()) {
     st.buffer_scale = 1;

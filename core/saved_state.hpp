@@ -93,6 +93,9 @@ struct saved_ps {
   double mean_staleness = -1;
   float buffer_scale = 1;
   double buffer_weight = 0;
+  double buffer_taken = 0;        // the buffer's weights (stale pushes weigh less: docs/momentum.md)
+  double round_staleness = 0;     // buffered mode: the mean staleness in rounds of the pushes committed
+  std::vector<uint64_t> samples_at_version;  // (version, samples taken in) pairs, end to end
   std::vector<saved_buffered_push> buffered;
   uint64_t version = 0, visible_version = 0;
   uint8_t mode = 0;
@@ -196,7 +199,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            exact(x.momentum), x.ramp_steps, x.ramp_done, x.round_open, exact(x.mean_staleness),
            exact(x.buffer_scale), exact(x.buffer_weight), x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
            exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links,
-           float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced), x.staged);
+           float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced), x.staged,
+           exact(x.buffer_taken), exact(x.round_staleness), x.samples_at_version);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {

@@ -286,11 +286,32 @@ TEST_CASE("ps: adjusted rule: a switch between per-round and per-push modes conv
   mode(ps_mode::immediate);
   REQUIRE(!f.push(0, {0, 0, 0}, 1));
   check_close(f.pull().values.vec(), {0.75, 1.75, 2.75});  // (0.70 if v were carried over as is)
-  // ASP -> BSP: back to a round's units, 0.5 * 2 = 1; a round of zeros: v = 0.5, w -= 0.05.
+  // ASP -> BSP: back to a round's units, 0.5 * 2 = 1; a round of fresh zeros
+  // (computed on version 2): v = 0.5, w -= 0.05.
   mode(ps_mode::buffered);
-  REQUIRE(!f.push(0, {0, 0, 0}));
-  REQUIRE(!f.push(1, {0, 0, 0}));
+  REQUIRE(!f.push(0, {0, 0, 0}, 2));
+  REQUIRE(!f.push(1, {0, 0, 0}, 2));
   (*f.self)->send(f.ps, commit_atom::value);
   auto got = f.pull();
   check_close(got.values.vec(), {0.70, 1.70, 2.70});  // (0.725 without the conversion)
+}
+
+TEST_CASE("ps: adjusted rule, buffered mode: a commit of some workers is their share of a step, and stale pushes "
+          "weigh less and lower the momentum") {
+  fixture f(4, 0.5, 0.0, momentum_rule::adjusted);  // lr 0.1, mu 0.5, 4 workers (share 1/4 each)
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
+  // Workers 0 and 1, fresh: half a round. Their mean, 4, is half a step: v = 2, w -= 0.2.
+  REQUIRE(!f.push(0, {4, 4, 4}, 0));
+  REQUIRE(!f.push(1, {4, 4, 4}, 0));
+  (*f.self)->send(f.ps, commit_atom::value);
+  check_close(f.pull(1).values.vec(), {0.8, 1.8, 2.8});
+  // Workers 2 and 3 computed on version 0 too: half a round of samples old
+  // (tau = 0.5). Each weighs 1 / 1.5 of its batch: the step is 4 * (1/1.5) / 2
+  // = 4/3. The mean staleness after two pushes is 0.01 * 0.5 * (1 + 0.99) =
+  // 0.00995, so mu' = 1 - 0.5 * 1.00995 = 0.495025: v = 0.495025 * 2 + 4/3.
+  REQUIRE(!f.push(2, {4, 4, 4}, 0));
+  REQUIRE(!f.push(3, {4, 4, 4}, 0));
+  (*f.self)->send(f.ps, commit_atom::value);
+  double v = 0.495025 * 2 + 4.0 / 3;
+  check_close(f.pull(2).values.vec(), {0.8 - 0.1 * v, 1.8 - 0.1 * v, 2.8 - 0.1 * v});
 }
