@@ -12,6 +12,8 @@ namespace {
 
 void begin_stop(coordinator_ptr self, const std::string& reason);
 
+}  // namespace
+
 void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp) {
   auto& st = self->state;
   busy_timer busy(st);
@@ -49,87 +51,8 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
   checkpoint_if_still(self);
 }
 
-// A refused push is counted once and traced once,
-void count_refusal(coordinator_ptr self, const push_info& info) {
-  auto& st = self->state;
-  ++st.rejected_;
-  auto t = since(self, st.cfg->origin);
-  st.trace({"rejected", info.worker, t, t, info.iter, st.version_, 0, info.refused});
-}
+namespace {
 
-// ... and its worker is told why. It drops the gradient and pulls (on a
-// sharded PS, the version of now, which every shard holds for it); the
-// protocol never sees the push.
-void answer_refusal(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed>& reply) {
-  auto& st = self->state;
-  if (!reply.pending())
-    return;
-  proceed p{st.stopping, true, st.pullable_version(), 0, info.accepted, st.local_step_, st.overlap_,
-            st.local_step_ && st.cfg->schedule.varies() ? st.cfg->schedule.at(st.samples_) : 0.0, info.refused};
-  st.answer(reply, coordinator_state::idx(info.worker), p);
-}
-
-// Shard `shard` took the push's slice in or refused it (the lead's report
-// carries the worker's reply). One PS's report is the whole push. With K
-// shards the push counts once, when the last reports: then every shard holds
-// its slice, and the apply op queued now reaches every shard before anything
-// the protocol decides on it. If any shard refused, every shard drops it.
-void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
-                    caf::typed_response_promise<proceed> reply) {
-  auto& st = self->state;
-  auto shards = static_cast<uint32_t>(st.cfg->ps.size());
-  if (shards <= 1) {
-    if (info.refused.empty()) {
-      on_pushed(self, info, std::move(reply));
-    } else {
-      count_refusal(self, info);
-      answer_refusal(self, info, reply);
-    }
-    return;
-  }
-  if (!st.live(info.worker)) {  // a late slice of a worker declared lost: nothing of it stays
-    st.queue_op(shard_op::drop, info.worker, info.iter);
-    st.flush_ops();
-    if (reply.pending())
-      reply.deliver(proceed{true, false, 0, 0, info.accepted});
-    return;
-  }
-  auto key = std::make_pair(info.worker, info.iter);
-  auto& p = st.partial_pushes[key];
-  if (p.reports++ == 0) {
-    p.info = info;
-    p.info.refused.clear();
-  }
-  p.info.accepted = std::max(p.info.accepted, info.accepted);  // in once the last shard has it
-  if (shard == 0) {
-    p.lead_in = true;
-    p.reply = std::move(reply);
-  }
-  bool refused_before = !p.info.refused.empty();
-  if (!info.refused.empty() && !refused_before)
-    p.info.refused = info.refused;
-  if (!p.info.refused.empty()) {
-    // Every shard forgets its slice, and one that stages it later does too.
-    if (!refused_before || info.refused.empty())
-      st.queue_op(shard_op::drop, info.worker, info.iter);
-    if (!refused_before)
-      count_refusal(self, p.info);
-    if (p.lead_in)
-      answer_refusal(self, p.info, p.reply);  // now, or when the lead reports
-    if (p.reports == shards)
-      st.partial_pushes.erase(key);
-    st.flush_ops();
-    return;
-  }
-  if (p.reports < shards)
-    return;
-  auto done = std::move(p);
-  st.partial_pushes.erase(key);
-  st.apply_op(info.worker, info.iter);
-  done.info.version = st.version_;
-  on_pushed(self, done.info, std::move(done.reply));
-  st.flush_ops();
-}
 
 // The model from every shard, as one, to `then` (or an error to `fail`).
 template <class Then, class Fail>

@@ -112,31 +112,7 @@ struct coordinator_state : coordinator_api {
   double now() const override { return to_seconds(since(self, cfg->origin)); }
   bool waiting(worker_id w) const override { return live(w) && waiting_[idx(w)]; }
 
-  void release(worker_id w, bool pull) override {
-    if (!waiting(w))
-      return;
-    auto i = idx(w);
-    set_waiting(i, false);
-    pending_release_[i] = 0;
-    if (weights_stale_)
-      send_worker_weights();
-    proceed p{stopping, pull, pullable_version(), batch_[i], accepted_[i], local_step_, overlap_,
-              local_step_ && cfg->schedule.varies() ? cfg->schedule.at(samples_) : 0.0};
-    if (promise_[i].pending() || held_for_resume_[i]) {
-      if (waiting_since_[i] < event)
-        barrier_in_event = true;  // someone was held across events: a barrier opened
-      if (freezing || held_for_resume_[i] || shard_syncs_pending_ > 0) {
-        deferred_[i] = p;  // delivered once the checkpoint is taken, the worker is back or the shards synced
-        return;
-      }
-      answer(promise_[i], i, p);
-      promise_[i] = caf::typed_response_promise<proceed>{};
-    } else if (shard_syncs_pending_ > 0) {
-      deferred_start_[i] = p;
-    } else {
-      start(i, p);
-    }
-  }
+  void release(worker_id w, bool pull) override;
 
   void commit() override {
     to_ps(commit_atom::value);
@@ -176,55 +152,18 @@ struct coordinator_state : coordinator_api {
   // The version a released worker pulls now: what the shards serve at this point of the sequence.
   uint64_t pullable_version() const { return mode_ == ps_mode::gated ? published_version_ : version_; }
 
-  void queue_op(uint8_t kind, worker_id w, uint64_t n) {
-    if (sequenced())
-      ops_.push_back({kind, w, n});
-  }
-
+  // (actors/coordinator_sequence.cpp)
+  void queue_op(uint8_t kind, worker_id w, uint64_t n);
   // A push every shard holds goes into the model: a new version, or the round's.
-  void apply_op(worker_id w, uint64_t iter) {
-    queue_op(shard_op::apply, w, iter);
-    if (mode_ == ps_mode::buffered)
-      ++buffered_;
-    else
-      ++version_;
-  }
-
+  void apply_op(worker_id w, uint64_t iter);
   // The PS applies what its round holds (flush, a mode change): a version if anything was.
-  void round_flushed() {
-    if (sequenced() && buffered_ > 0)
-      ++version_;
-    buffered_ = 0;
-  }
-
+  void round_flushed();
   // The ops queued while handling this message go out, to every shard in the same order.
-  void flush_ops() {
-    if (ops_.empty())
-      return;
-    auto ops = std::move(ops_);
-    ops_.clear();
-    for (auto& shard : cfg->ps.shards)
-      self->send(shard, sequence_atom::value, ops);
-  }
-
-  // A release goes to worker i: a sharded PS holds the version it pulls.
-  void answer(caf::typed_response_promise<proceed>& rp, size_t i, proceed p) {
-    serve(i, p);
-    rp.deliver(p);
-  }
-
-  // The start of the run (a message, not a reply).
-  void start(size_t i, proceed p) {
-    serve(i, p);
-    self->send(worker_handles[i], p);
-  }
-
-  void serve(size_t i, proceed& p) {
-    if (!sequenced() || !p.pull || p.stop)
-      return;
-    p.min_version = pullable_version();  // released earlier and held back: the version of now
-    queue_op(shard_op::serve, static_cast<worker_id>(i), p.min_version);
-  }
+  void flush_ops();
+  // A release goes to worker i (a reply, or the start's message): a sharded PS holds the version it pulls.
+  void answer(caf::typed_response_promise<proceed>& rp, size_t i, proceed p);
+  void start(size_t i, proceed p);
+  void serve(size_t i, proceed& p);
 
   // Delivers the releases held back while a checkpoint was taken.
   void thaw() {
@@ -233,40 +172,10 @@ struct coordinator_state : coordinator_api {
   }
 
   // The releases held back, once neither a checkpoint nor a shard sync holds them.
-  void deliver_deferred() {
-    if (freezing || shard_syncs_pending_ > 0)
-      return;
-    for (size_t i = 0; i < deferred_.size(); ++i)
-      if (deferred_[i] && promise_[i].pending() && !held_for_resume_[i]) {
-        answer(promise_[i], i, *deferred_[i]);
-        promise_[i] = caf::typed_response_promise<proceed>{};
-        deferred_[i].reset();
-      }
-    for (size_t i = 0; i < deferred_start_.size(); ++i)
-      if (deferred_start_[i]) {
-        start(i, *deferred_start_[i]);
-        deferred_start_[i].reset();
-      }
-    flush_ops();
-  }
+  void deliver_deferred();
 
   // Releases wait until every shard of another process has what was sent so far.
-  void sync_remote_shards() {
-    bool remote = std::any_of(cfg->ps.shards.begin(), cfg->ps.shards.end(),
-                              [&](const ps_actor& s) { return s && s.node() != self->node(); });
-    if (!remote)
-      return;  // in this process, mailbox order already holds
-    if (deferred_start_.size() != deferred_.size())
-      deferred_start_.assign(deferred_.size(), std::nullopt);
-    for (auto& shard : cfg->ps.shards) {
-      ++shard_syncs_pending_;
-      auto done = [this] {
-        if (--shard_syncs_pending_ == 0)
-          deliver_deferred();
-      };
-      self->request(shard, caf::infinite, sync_atom::value).then([done](bool) { done(); }, [done](caf::error&) { done(); });
-    }
-  }
+  void sync_remote_shards();
 
   void release_at(worker_id w, double t, bool pull) override {
     if (!waiting(w))
@@ -433,19 +342,7 @@ struct coordinator_state : coordinator_api {
   };
   std::map<std::pair<worker_id, uint64_t>, partial_push> partial_pushes;
 
-  void send_worker_weights() {
-    weights_stale_ = false;
-    // Weight rule: a push counts b_i / (sum of the live workers' batches),
-    // which is 1/n when every batch is the same.
-    double total = 0;
-    for (size_t i = 0; i < live_.size(); ++i)
-      if (live_[i])
-        total += batch_[i];
-    std::vector<float> wts(live_.size(), 0.0f);
-    for (size_t i = 0; i < live_.size(); ++i)
-      wts[i] = live_[i] && total > 0 ? static_cast<float>(batch_[i] / total) : 0.0f;
-    to_shards(weights_atom::value, wts);
-  }
+  void send_worker_weights();
 
   void request_snapshot(bool final) {
     ++evals_pending;
@@ -453,28 +350,9 @@ struct coordinator_state : coordinator_api {
   }
 
   // One line on stderr and/or to the driver.
-  void report(std::string line, bool event = false) {
-    progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy, event};
-    tell_observers(progress_atom::value, r);
-    if (cfg->on_progress)
-      cfg->on_progress(r);
-    else if (cfg->progress)
-      std::fprintf(stderr, "%s\n", r.line.c_str());
-    if (cfg->report_progress && cfg->driver)
-      self->send(cfg->driver, progress_atom::value, std::move(r));
-  }
+  void report(std::string line, bool event = false);
 
-  void print_progress(const std::string& what) {
-    if (!cfg->progress && !cfg->report_progress && !cfg->on_progress && observers.empty())
-      return;
-    double pct = 100.0 * run_fraction();
-    char line[256];
-    std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f",
-                  cfg->protocol_name.c_str(), what.c_str(), now(),
-                  static_cast<unsigned long long>(samples_), std::min(pct, 100.0),
-                  std::max(last_accuracy, 0.0));
-    report(line);
-  }
+  void print_progress(const std::string& what);
 };
 
 /// Adds the wall time until it goes to the coordinator's busy time.
@@ -489,6 +367,14 @@ class busy_timer {
   coordinator_state& st_;
   std::chrono::steady_clock::time_point t0_;
 };
+
+/// A push the PS (every shard of it) took in: the protocol hears of it (actors/coordinator.cpp).
+void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp);
+
+/// Shard `shard` took its slice of a push in or refused it; `reply` is the
+/// worker's when the lead reports (actors/coordinator_sequence.cpp).
+void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
+                    caf::typed_response_promise<proceed> reply);
 
 /// The run cannot go on: observers hear why, everyone stops, and the driver,
 /// which monitors the coordinator, reports `why`.
