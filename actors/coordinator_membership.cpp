@@ -104,6 +104,10 @@ void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::
   st.worker_handles[i] = std::move(handle);
   self->monitor(st.worker_handles[i]);
   st.to_shards(attach_atom::value, coordinator_actor{self}, st.worker_handles);
+  // The newcomer's first push reaches a shard of another process by another
+  // connection: its release waits until every such shard has the attach, or
+  // that shard would refuse the push as not a member's.
+  st.sync_remote_shards();
   st.set_live(i, true);
   st.gone_[i] = false;
   st.set_waiting(i, true);

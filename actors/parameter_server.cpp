@@ -72,6 +72,14 @@ void send_weights(ps_ptr self, pending_pull p, weights out) {
   transfer(self, std::move(t));
 }
 
+void remember_samples(ps_state& st) {
+  if (st.cfg.rule != momentum_rule::adjusted || st.cfg.optimizer.adaptive())
+    return;
+  st.samples_at_version.emplace_back(st.version, st.samples_applied);
+  while (st.samples_at_version.size() > 4 * st.worker_weight.size() + 64)
+    st.samples_at_version.pop_front();
+}
+
 void answer_pulls(ps_ptr self) {
   auto& st = self->state;
   if (sequenced(st)) {
@@ -98,6 +106,7 @@ void take_in(ps_ptr self, gradient_push& g) {
   if (is_lead(st))
     trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});
   ++st.version;
+  remember_samples(st);
   answer_pulls(self);
 }
 
@@ -128,16 +137,6 @@ void trace_rate(ps_ptr self) {
   trace(self, {"lr", -1, now, now, st.samples_applied, st.version + 1, st.lr});  // the version it makes
 }
 
-// Buffered mode, adjusted rule: the samples taken in by this version, for the
-// staleness of pushes computed on it (actors/ps_update.cpp); the last few
-// rounds' worth are kept.
-void remember_samples(ps_state& st) {
-  if (st.cfg.rule != momentum_rule::adjusted || st.cfg.optimizer.adaptive())
-    return;
-  st.samples_at_version[st.version] = st.samples_applied;
-  while (st.samples_at_version.size() > 4 * st.worker_weight.size() + 64)
-    st.samples_at_version.erase(st.samples_at_version.begin());
-}
 
 // Applies the buffered pushes as one step. A coordinator's commit always
 // makes a new version, even from an empty buffer, because the coordinator
@@ -148,6 +147,7 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
   if (st.buffered.empty()) {
     if (new_version_even_if_empty) {
       ++st.version;
+      remember_samples(st);
       answer_pulls(self);
     }
     return;
@@ -163,6 +163,7 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
   remember_samples(st);
   st.buffer_weight = 0;
   st.buffer_taken = 0;
+  st.buffer_share = 0;
   st.buffered.clear();
   answer_pulls(self);
 }

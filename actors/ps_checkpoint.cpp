@@ -60,6 +60,7 @@ saved_ps save(const ps_state& st) {
   s.buffer_scale = st.held.empty() ? st.buffer_scale : 1.0f;
   s.buffer_weight = st.buffer_weight;
   s.buffer_taken = st.buffer_taken;
+  s.buffer_share = st.buffer_share;
   s.round_staleness = st.round_staleness;
   for (auto& [version, samples] : st.samples_at_version)
     s.samples_at_version.insert(s.samples_at_version.end(), {version, samples});
@@ -123,12 +124,13 @@ void restore(ps_state& st, const saved_ps& s) {
   st.held_weight = 0;
   st.buffer_weight = s.buffer_weight;
   st.buffer_taken = s.buffer_taken;
+  st.buffer_share = s.buffer_share;
   st.round_staleness = s.round_staleness;
   if (s.samples_at_version.size() % 2 != 0)
     throw std::invalid_argument("the checkpoint's parameter server holds an odd list of versions and samples");
   st.samples_at_version.clear();
   for (size_t i = 0; i < s.samples_at_version.size(); i += 2)
-    st.samples_at_version[s.samples_at_version[i]] = s.samples_at_version[i + 1];
+    st.samples_at_version.emplace_back(s.samples_at_version[i], s.samples_at_version[i + 1]);
   st.buffered.clear();
   for (auto& b : s.buffered)
     st.buffered.push_back({b.worker, b.iter, b.base_version});

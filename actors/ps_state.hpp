@@ -5,6 +5,7 @@
 #include "actors/parameter_server.hpp"
 #include "core/link_model.hpp"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -58,13 +59,14 @@ struct ps_state {
   // whole round of fresh pushes, as in BSP), and the samples taken in by each
   // recent version, to measure a push's staleness in rounds of samples.
   double round_staleness = 0;
-  std::map<uint64_t, uint64_t> samples_at_version;
+  std::deque<std::pair<uint64_t, uint64_t>> samples_at_version;  // (version, samples), by version
   std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
   float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
   std::vector<float> held;        // ... but for the latest push, held apart: the commit adds it in
   float held_weight = 0;          //     its own pass, a later push folds it in (round_sum)
   double buffer_weight = 0;       // sum of the batches
   double buffer_taken = 0;        // sum of the weights (the batches, less for stale pushes)
+  double buffer_share = 0;        // sum of the pushes' shares of a round when they came
   std::vector<buffered_push> buffered;
   std::vector<float> worker_weight;
   uint64_t version = 0;
@@ -123,6 +125,10 @@ void send_weights(ps_ptr self, pending_pull p, weights out);
 
 /// Answers the held pulls whose version exists now.
 void answer_pulls(ps_ptr self);
+
+/// Adjusted rule: notes the samples taken in by the version just made, for
+/// the staleness of pushes computed on it (the last few rounds' are kept).
+void remember_samples(ps_state& st);
 
 /// Takes a checked push into the model: applied (a new version), or buffered for the round.
 void take_in(ps_ptr self, gradient_push& g);

@@ -76,10 +76,12 @@ void round_part(ps_state& st, const float* g, float scale, float share, float lr
 // since the version it was computed on, over a round's: every live worker's
 // batch). 0 in BSP, whose pushes are all of the version just committed.
 double rounds_stale(const ps_state& st, const gradient_push& g) {
-  if (g.base_version >= st.version || st.samples_at_version.empty())
+  auto& known = st.samples_at_version;
+  if (g.base_version >= st.version || known.empty())
     return 0;
-  auto at = st.samples_at_version.lower_bound(g.base_version);  // (older than the oldest kept: the oldest)
-  if (at == st.samples_at_version.end())
+  // Its version's entry (every version has one, the last few rounds' are kept; an older one: the oldest).
+  auto at = std::lower_bound(known.begin(), known.end(), std::make_pair(g.base_version, uint64_t{0}));
+  if (at == known.end())
     return 0;
   auto share = st.worker_weight[static_cast<size_t>(g.worker)];
   if (share <= 0)
@@ -111,6 +113,7 @@ void add_to_round(ps_state& st, gradient_push& g) {
   }
   st.buffer_weight += g.samples;
   st.buffer_taken += weight;
+  st.buffer_share += st.worker_weight[static_cast<size_t>(g.worker)];
   st.buffered.push_back({g.worker, g.iter, g.base_version});
 }
 
@@ -119,10 +122,13 @@ void add_to_round(ps_state& st, gradient_push& g) {
 void step_round(ps_state& st) {
   // The weight rule (PROTOCOLS.md): each push weighs its share of a round, so
   // a commit of some workers' pushes is that share of a step, and a whole
-  // round (BSP) is one step of their mean.
+  // round (BSP) is one step of their mean. The shares as the pushes came, or
+  // as they are now, whichever is more: a round a worker joined during is
+  // whole by the first, one a worker left before pushing by the second.
   double share = 0;
   for (auto& p : st.buffered)
     share += st.worker_weight[static_cast<size_t>(p.worker)];
+  share = std::max(share, st.buffer_share);
   const bool adjusted = st.cfg.rule == momentum_rule::adjusted && !st.cfg.optimizer.adaptive();
   const bool part = adjusted && share < 1 - 0.5 / static_cast<double>(st.worker_weight.size());
   const auto weight = static_cast<float>(part ? st.buffer_weight / share : st.buffer_weight);  // the step's divisor

@@ -94,6 +94,7 @@ struct saved_ps {
   float buffer_scale = 1;
   double buffer_weight = 0;
   double buffer_taken = 0;        // the buffer's weights (stale pushes weigh less: docs/momentum.md)
+  double buffer_share = 0;        // ... and its pushes' shares of a round when they came
   double round_staleness = 0;     // buffered mode: the mean staleness in rounds of the pushes committed
   std::vector<uint64_t> samples_at_version;  // (version, samples taken in) pairs, end to end
   std::vector<saved_buffered_push> buffered;
@@ -200,7 +201,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            exact(x.buffer_scale), exact(x.buffer_weight), x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
            exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links,
            float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced), x.staged,
-           exact(x.buffer_taken), exact(x.round_staleness), x.samples_at_version);
+           exact(x.buffer_taken), exact(x.round_staleness), x.samples_at_version, exact(x.buffer_share));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {

@@ -222,7 +222,7 @@ TEST_CASE("data plane: pushes and pulls on the bulk channel change the shard exa
   CHECK(a.values.vec() == b.values.vec());  // bit for bit
 }
 
-TEST_CASE("data plane: a wrong key or another worker's key is refused at the hello; a wrong length and NaN as the PS "
+TEST_CASE("data plane: a wrong key or another worker's key is refused at the hello, a wrong length and NaN as the PS "
           "refuses them") {
   plane_fixture f;
   auto has = [&](const caf::error& e, const std::string& says) {

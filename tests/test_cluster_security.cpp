@@ -152,7 +152,7 @@ TEST_CASE("cluster: the head listens on 127.0.0.1 unless --host says otherwise, 
 }
 
 
-TEST_CASE("cluster: a head or node listening beyond loopback without a token or TLS warns at start; one on "
+TEST_CASE("cluster: a head or node listening beyond loopback without a token or TLS warns at start, one on "
           "loopback or with a token does not") {
   temp_dir dir;
   process open_head({syncpoint_binary(), "head", "--host", "0.0.0.0", "--port", "0", "--dashboard", "off"},

@@ -107,7 +107,7 @@ TEST_CASE("http server: a kept-alive connection is closed once it has been idle 
   ::close(fd);
 }
 
-TEST_CASE("http server: one client address holds at most max_per_client connections; other addresses are served") {
+TEST_CASE("http server: one client address holds at most max_per_client connections, other addresses are served") {
   http_options opts;
   opts.max_per_client = 3;
   opts.header_timeout = std::chrono::minutes(2);  // the idle ones stay for the whole test

@@ -315,3 +315,23 @@ TEST_CASE("ps: adjusted rule, buffered mode: a commit of some workers is their s
   double v = 0.495025 * 2 + 4.0 / 3;
   check_close(f.pull(2).values.vec(), {0.8 - 0.1 * v, 1.8 - 0.1 * v, 2.8 - 0.1 * v});
 }
+
+TEST_CASE("ps: adjusted rule, buffered mode: a round a worker joined during, or one left before pushing, is a whole "
+          "step") {
+  fixture f(3, 0.0, 0.0, momentum_rule::adjusted);  // lr 0.1, no momentum, 3 ids
+  auto weights = [&](std::vector<float> w) { (*f.self)->send(f.ps, weights_atom::value, std::move(w)); };
+  (*f.self)->send(f.ps, mode_atom::value, static_cast<uint8_t>(ps_mode::buffered));
+  // Worker 2 joins after 0 and 1 pushed: the weights become thirds before the commit.
+  weights({0.5f, 0.5f, 0.0f});
+  REQUIRE(!f.push(0, {2, 2, 2}, 0));
+  REQUIRE(!f.push(1, {2, 2, 2}, 0));
+  weights({1.0f / 3, 1.0f / 3, 1.0f / 3});
+  (*f.self)->send(f.ps, commit_atom::value);
+  check_close(f.pull(1).values.vec(), {0.8, 1.8, 2.8});  // the whole mean, 2: not 2/3 of it
+  // Worker 2 is lost before pushing: the survivors' halves make the round whole.
+  REQUIRE(!f.push(0, {2, 2, 2}, 1));
+  weights({0.5f, 0.5f, 0.0f});
+  REQUIRE(!f.push(1, {2, 2, 2}, 1));
+  (*f.self)->send(f.ps, commit_atom::value);
+  check_close(f.pull(2).values.vec(), {0.6, 1.6, 2.6});
+}

@@ -77,7 +77,7 @@ size_t count(const run_result& r, const std::string& kind) {
 
 }  // namespace
 
-TEST_CASE("shards: a push whose middle slice holds NaN is applied by no shard; the run counts one refusal and goes "
+TEST_CASE("shards: a push whose middle slice holds NaN is applied by no shard, the run counts one refusal and goes "
           "on, as one PS refusing the whole push") {
   REQUIRE(registered);
   struct scenario {

@@ -93,7 +93,7 @@ struct bulk_security {
 /// What bounds a bulk connection (docs/cluster.md, "The bulk channel's limits").
 struct bulk_limits {
   size_t max_connections = 4096;  ///< a server's connections at once (or half the process's file limit)
-  size_t max_greeting = 64;       ///< ... of them not yet through their hello; the oldest makes room for a new one
+  size_t max_greeting = 1024;     ///< ... of them not yet through their hello; the oldest makes room for a new one
   std::chrono::milliseconds greeting{5'000};  ///< magic, token and hello due within this of the connect
   std::chrono::milliseconds idle{60'000};     ///< a server closes a connection that sent nothing for this long
   std::chrono::milliseconds ping{15'000};     ///< a client sends a ping when it sent nothing for this long

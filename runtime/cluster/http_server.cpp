@@ -44,6 +44,7 @@ struct http_server::impl {
   size_t open = 0;                                   // connections now
   std::map<asio::ip::address, size_t> per_client;    // ... by client address
   std::list<std::weak_ptr<session_base>> unheard;    // ... that have sent no whole request yet, oldest first
+  size_t refusing = 0;                               // refused ones still being told so (each holds a file)
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   asio::steady_timer retry{io};  // an accept that failed (no file descriptor left) is tried again after a pause
@@ -140,6 +141,7 @@ class session : public session_base, public std::enable_shared_from_this<session
       read();
     } else {
       beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
+      deadline_set_ = true;
       stream_.async_handshake(asio::ssl::stream_base::server, [self = this->shared_from_this()](beast::error_code ec) {
         if (!ec)
           self->read();
@@ -178,8 +180,10 @@ class session : public session_base, public std::enable_shared_from_this<session
     parser_->header_limit(static_cast<uint32_t>(server_.opts.header_limit));
     parser_->body_limit(server_.opts.body_limit);
     // A new connection has header_timeout for its first request, a kept-alive one idle_timeout for the next.
-    beast::get_lowest_layer(stream_).expires_after(served_ == 0 ? server_.opts.header_timeout
-                                                                : server_.opts.idle_timeout);
+    if (served_ > 0)  // (the first request's deadline runs from the connection, its TLS handshake included)
+      beast::get_lowest_layer(stream_).expires_after(server_.opts.idle_timeout);
+    else if (!deadline_set_)
+      beast::get_lowest_layer(stream_).expires_after(server_.opts.header_timeout);
     http::async_read(stream_, buffer_, *parser_,
                      [self = this->shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
   }
@@ -289,19 +293,25 @@ class session : public session_base, public std::enable_shared_from_this<session
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   int served_ = 0;
+  bool deadline_set_ = false;  // the first request's deadline runs (set before a TLS handshake)
   bool refusing_ = false;  // the request was not read whole: drain before closing
 };
 
-// Told 503 and closed (with TLS: closed, since answering needs the handshake the cap avoids).
-void refuse_connection(tcp::socket socket, bool tls, const char* canned) {
+// Told 503 and closed (with TLS: closed, since answering needs the handshake
+// the cap avoids). At most 256 are being told at once (each holds a file for
+// up to a second): beyond, closed at once.
+void refuse_connection(http_server::impl& server, tcp::socket socket, bool tls, const char* canned) {
   auto s = std::make_shared<tcp::socket>(std::move(socket));
-  if (tls) {
+  if (tls || server.refusing >= 256) {
     beast::error_code ignored;
     s->close(ignored);
     return;
   }
-  asio::async_write(*s, asio::buffer(canned, std::strlen(canned)),
-                    [s](beast::error_code, size_t) { drain_and_close(*s, s); });
+  ++server.refusing;
+  auto done = std::shared_ptr<void>(nullptr, [&server](void*) { --server.refusing; });
+  asio::async_write(*s, asio::buffer(canned, std::strlen(canned)), [s, done](beast::error_code, size_t) {
+    drain_and_close(*s, std::make_shared<std::pair<std::shared_ptr<tcp::socket>, std::shared_ptr<void>>>(s, done));
+  });
 }
 
 }  // namespace
@@ -335,9 +345,9 @@ void http_server::impl::accept() {
     auto client = socket.remote_endpoint(ignored).address();
     auto mine = per_client.find(client);
     if (mine != per_client.end() && mine->second >= opts.max_per_client)
-      refuse_connection(std::move(socket), tls != nullptr, canned_503_client);
+      refuse_connection(*this, std::move(socket), tls != nullptr, canned_503_client);
     else if (open >= cap && !evict_oldest_unheard())  // every place is taken by a client that asked something
-      refuse_connection(std::move(socket), tls != nullptr, canned_503);
+      refuse_connection(*this, std::move(socket), tls != nullptr, canned_503);
     else if (tls)
       std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(*this, client, std::move(socket), *tls)->start();
     else
