@@ -156,11 +156,14 @@ TEST_CASE("shards: a worker whose pull gets two versions from two shards ends, n
   auto bounds = ps_group::even_bounds(size, 2);
   // Two shards that answer a pull, one with version 5 and one with version 6.
   auto fake = [&](uint64_t version, size_t n) {
-    return caf::actor_cast<ps_actor>(sys.spawn([version, n](caf::event_based_actor*) -> caf::behavior {
+    // (Spawned with arguments: CAF 0.17 binds a null tuple for a function spawned
+    // without any, which UBSan reports.)
+    auto shard = [](caf::event_based_actor*, uint64_t v, size_t len) -> caf::behavior {
       return {
-        [=](pull_atom, uint64_t) { return weights{version, shared_floats(std::vector<float>(n, 0.0f))}; },
+        [=](pull_atom, uint64_t) { return weights{v, shared_floats(std::vector<float>(len, 0.0f))}; },
       };
-    }));
+    };
+    return caf::actor_cast<ps_actor>(sys.spawn(shard, version, n));
   };
   worker_config wc;
   wc.train = data;
@@ -221,8 +224,7 @@ struct sharded_job {
     cc->origin = sys->clock().now();
     coordinator = spawn_coordinator(*sys, cc);
     // The puppet pushes its slice k of a push when told (push_atom, k).
-    auto shards = ps.shards;
-    puppet = sys->spawn([shards](caf::event_based_actor* me) -> caf::behavior {
+    puppet = sys->spawn([](caf::event_based_actor* me, std::vector<ps_actor> shards) -> caf::behavior {
       return {
         [=](const proceed&) {},
         [=](push_atom, uint32_t k) {
@@ -231,7 +233,7 @@ struct sharded_job {
             .then([](const proceed&) {}, [](caf::error&) {});
         },
       };
-    });
+    }, ps.shards);
     (*self)->send(coordinator, start_atom::value,
                   std::vector<worker_actor>{caf::actor_cast<worker_actor>(puppet),
                                             caf::actor_cast<worker_actor>(self->ptr())},
