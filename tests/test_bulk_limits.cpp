@@ -10,9 +10,10 @@
 
 #include <boost/asio.hpp>
 
+#include <poll.h>
+
 #include <array>
 #include <cstring>
-#include <thread>
 
 using namespace syncpoint;
 using namespace syncpoint::cluster;
@@ -88,7 +89,13 @@ TEST_CASE("bulk channel: a client with nothing to send pings, and its connection
   bulk_server server(io, {}, echo(), 1 << 20, {}, "127.0.0.1", limits);
   auto c = bulk_connect(io, {}, "127.0.0.1", server.port(), {}, got.handler(), 1 << 20, 5000, limits);
   REQUIRE_MESSAGE(c.link, c.error);
-  std::this_thread::sleep_for(std::chrono::milliseconds(4500));  // over twice the idle limit, silent but for pings
+  // Twice, a silent connection opened after it is closed for idleness: the
+  // pinging one has then been silent but for pings over twice the limit.
+  for (int i = 0; i < 2; ++i) {
+    raw_client silent(server.port());
+    REQUIRE(silent.greet("", "hi"));
+    REQUIRE(silent.closed_by_server());
+  }
   auto v = std::make_shared<std::vector<float>>(pattern(64, 2));
   c.link->send(7, {}, v->data(), v->size(), v);
   REQUIRE(got.wait([&] { return got.frames.size() == 1 || !got.closed.empty(); }));
