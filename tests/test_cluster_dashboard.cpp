@@ -2,13 +2,12 @@
 // head, two nodes and a job, over HTTP on loopback: Prometheus text of a
 // running job, its counters equal to the summary once it ends, the JSON API
 // against `status`, the token, and hostile requests while a job trains.
+#include "runtime/cluster/file_limit.hpp"
 #include "tests/cluster_fixture.hpp"
 #include "tests/http_client.hpp"
 #include "tests/prometheus_text.hpp"
 
 #include "core/rapidjson.hpp"
-
-#include <sys/resource.h>
 
 #include <set>
 #include <thread>
@@ -177,10 +176,7 @@ TEST_CASE("dashboard: with --token every request needs it, as a bearer header or
 }
 
 TEST_CASE("dashboard: 1,000 idle connections do not shut an authenticated client out of the page and /metrics") {
-  rlimit files{};
-  ::getrlimit(RLIMIT_NOFILE, &files);
-  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
-  ::setrlimit(RLIMIT_NOFILE, &files);
+  raise_file_limit();  // this process's 1,000 sockets
   cluster c({"--token", "s3cret"});
   int port = c.dashboard_port();
   const std::vector<std::string> bearer{"Authorization: Bearer s3cret"};
@@ -233,10 +229,7 @@ TEST_CASE("dashboard: hostile requests are answered or refused, the head stays u
   ::close(slow);
 
   // 1,000 connections at once: each is answered (200) or told the dashboard is full (503).
-  rlimit files{};
-  ::getrlimit(RLIMIT_NOFILE, &files);
-  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
-  ::setrlimit(RLIMIT_NOFILE, &files);
+  raise_file_limit();  // this process's 1,000 sockets
   std::vector<int> many;
   for (int i = 0; i < 1000; ++i) {
     int fd = http_connect(port);

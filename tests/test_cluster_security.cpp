@@ -1,12 +1,11 @@
 // The cluster's security, with real processes on loopback: the token, TLS
 // with certificates from a CA made for the test, and the default address.
+#include "runtime/cluster/file_limit.hpp"
 #include "tests/cluster_fixture.hpp"
 #include "tests/http_client.hpp"
 #include "tests/process.hpp"
 
 #include <doctest/doctest.h>
-
-#include <sys/resource.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -186,10 +185,7 @@ TEST_CASE("cluster: a head or node listening beyond loopback without a token or 
 
 TEST_CASE("cluster: 1,000 connections to a node's bulk port that never say hello leave a running job training to "
           "its accuracy") {
-  rlimit files{};
-  ::getrlimit(RLIMIT_NOFILE, &files);
-  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, 4096));
-  ::setrlimit(RLIMIT_NOFILE, &files);
+  raise_file_limit();  // this process's 1,000 sockets
   cluster c;
   c.node("a", 2);
   auto& b = c.node("b", 2);

@@ -3,12 +3,12 @@
 // connection caps (total and per client), idle connections (before the first
 // request and between requests), eviction at the cap, keep-alive, HEAD.
 #include "runtime/cluster/dashboard_site.hpp"
+#include "runtime/cluster/file_limit.hpp"
 #include "runtime/cluster/http_server.hpp"
 #include "tests/http_client.hpp"
 
 #include <doctest/doctest.h>
 
-#include <sys/resource.h>
 
 #include <thread>
 
@@ -36,13 +36,6 @@ std::chrono::milliseconds await_close(int fd) {
   auto n = ::recv(fd, &byte, 1, 0);  // blocks up to the socket's read deadline
   CHECK_MESSAGE(n == 0, "the server did not close the connection (recv " << n << ")");
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0);
-}
-
-void allow_files(rlim_t n) {
-  rlimit files{};
-  ::getrlimit(RLIMIT_NOFILE, &files);
-  files.rlim_cur = std::max<rlim_t>(files.rlim_cur, std::min<rlim_t>(files.rlim_max, n));
-  ::setrlimit(RLIMIT_NOFILE, &files);
 }
 
 }  // namespace
@@ -155,7 +148,7 @@ TEST_CASE("http server: at the cap, the oldest connection that has asked nothing
 
 TEST_CASE("http server: with 1,000 idle connections from 50 addresses open, an authenticated client gets the page "
           "and /metrics") {
-  allow_files(4096);
+  raise_file_limit();  // the clients' 1,000 sockets and the server's
   http_options opts;
   opts.header_timeout = std::chrono::minutes(2);  // the idle ones stay for the whole test
   http_server server(empty_site("s3cret"), opts);

@@ -3,10 +3,9 @@
 // (a TCP socket, or OpenSSL over one), so the plain path has no TLS layer.
 // This file: the io thread and the server; bulk_connect.cpp: the client.
 #include "runtime/cluster/bulk_wire.hpp"
+#include "runtime/cluster/file_limit.hpp"
 
 #include <list>
-
-#include <sys/resource.h>
 
 namespace syncpoint::cluster {
 
@@ -211,17 +210,7 @@ struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
 bulk_server::bulk_server(bulk_io& io, bulk_security security, bulk_accept accept, uint64_t max_floats,
                          std::function<void(const std::string&)> log, const std::string& host, bulk_limits limits)
   : impl_(std::make_shared<impl>(io.get(), std::move(security), std::move(accept), max_floats, std::move(log), limits)) {
-  // Room for the connections: the file limit raised as far as it may go, half
-  // of it left to the rest of the process (CAF's connections, files).
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &files);
-    ::getrlimit(RLIMIT_NOFILE, &files);
-  }
-  if (files.rlim_cur != RLIM_INFINITY)
-    impl_->limits.max_connections =
-      std::max<size_t>(1, std::min<size_t>(impl_->limits.max_connections, static_cast<size_t>(files.rlim_cur / 2)));
+  impl_->limits.max_connections = connection_cap(impl_->limits.max_connections);  // CAF's connections, files: the rest
   if (impl_->security.tls.enabled())
     impl_->tls = make_tls_context(impl_->security.tls, true);
   tcp::endpoint at(asio::ip::make_address(host), 0);

@@ -1,6 +1,7 @@
 #include "runtime/cluster/http_server.hpp"
 
 #include "runtime/cluster/dashboard_site.hpp"
+#include "runtime/cluster/file_limit.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -15,8 +16,6 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
-
-#include <sys/resource.h>
 
 namespace syncpoint::cluster {
 
@@ -360,17 +359,7 @@ http_server::http_server(std::shared_ptr<dashboard_site> site, http_options opts
   auto& m = *impl_;
   m.site = std::move(site);
   m.opts = std::move(opts);
-  // Room for the connections: the file limit raised as far as it may go,
-  // half of it left to the rest of the process (nodes, the bulk channel, files).
-  rlimit files{};
-  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-    files.rlim_cur = files.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &files);
-    ::getrlimit(RLIMIT_NOFILE, &files);
-  }
-  m.cap = m.opts.max_connections;
-  if (files.rlim_cur != RLIM_INFINITY)
-    m.cap = std::max<size_t>(1, std::min<size_t>(m.cap, static_cast<size_t>(files.rlim_cur / 2)));
+  m.cap = connection_cap(m.opts.max_connections);  // nodes, the bulk channel, files: the rest
   if (m.opts.tls.enabled()) {
     m.tls = std::make_shared<asio::ssl::context>(asio::ssl::context::tls_server);
     m.tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
