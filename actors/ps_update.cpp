@@ -70,7 +70,11 @@ void round_part(ps_state& st, const float* g, float scale, float share, float lr
   }, buffers_toward(g, scale));
 }
 
-}  // namespace
+// Momentum lowered by a staleness of `rounds` (docs/momentum.md): stale
+// gradients already act as momentum.
+float stale_momentum(float mu, double rounds) {
+  return static_cast<float>(std::max(0.0, 1 - (1 - static_cast<double>(mu)) * (1 + rounds)));
+}
 
 // Buffered mode: how many rounds of samples old a push is (samples taken in
 // since the version it was computed on, over a round's: every live worker's
@@ -89,6 +93,8 @@ double rounds_stale(const ps_state& st, const gradient_push& g) {
   auto round = static_cast<double>(g.samples) / static_cast<double>(share);  // every live worker's batch
   return static_cast<double>(st.samples_applied - std::min(st.samples_applied, at->second)) / round;
 }
+
+}  // namespace
 
 void add_to_round(ps_state& st, gradient_push& g) {
   // Weighted by batch size, normalized at commit: independent of how
@@ -151,7 +157,7 @@ void step_round(ps_state& st) {
     // Momentum as in immediate mode: stale pushes already act as momentum.
     auto mu = momentum(st);
     if (adjusted && st.round_staleness > 0)
-      mu = static_cast<float>(std::max(0.0, 1 - (1 - static_cast<double>(mu)) * (1 + st.round_staleness)));
+      mu = stale_momentum(mu, st.round_staleness);
     if (st.held.empty())
       sgd_pass(st, [b](size_t i) { return b[i]; }, scale / weight, 1.0f, mu, lr, buffers_to(plain_mean));
     else
@@ -197,9 +203,7 @@ void apply_now(ps_state& st, const gradient_push& g, double tau) {
     round_part(st, grad, scale, share, lr);
     return;
   }
-  auto mu = momentum(st);
-  auto reduced = 1 - (1 - static_cast<double>(mu)) * (1 + st.mean_staleness / n);
-  sgd_step(st, grad, scale, share, static_cast<float>(std::max(0.0, reduced)), lr);
+  sgd_step(st, grad, scale, share, stale_momentum(momentum(st), st.mean_staleness / n), lr);
 }
 
 // The round's momentum step: w <- w - lr * mu * v, v <- mu * v + round
