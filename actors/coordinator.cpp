@@ -23,17 +23,17 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
     return;
   }
   auto i = coordinator_state::idx(info.worker);
-  st.set_clock(i, st.clock_[i] + 1);
+  st.set_clock(i, st.slots_[i].clock + 1);
   st.samples_ += info.samples;
-  st.worker_samples_[i] += info.samples;
+  st.slots_[i].samples += info.samples;
   st.version_ = std::max(st.version_, info.version);
   st.set_waiting(i, true);
-  st.promise_[i] = std::move(rp);
-  st.waiting_since_[i] = st.event + 1;
-  st.accepted_[i] = info.accepted;
-  if (!st.stopping && st.cfg->sample_budget > 0 && st.samples_ >= st.cfg->sample_budget)
+  st.slots_[i].promise = std::move(rp);
+  st.slots_[i].waiting_since = st.event + 1;
+  st.slots_[i].accepted = info.accepted;
+  if (!st.ending() && st.cfg->sample_budget > 0 && st.samples_ >= st.cfg->sample_budget)
     begin_stop(self, "budget");
-  if (st.stopping)
+  if (st.ending())
     st.release(info.worker, false);
   else
     st.protocol_event([&] { st.cfg->proto->on_push(st, info.worker); });
@@ -109,8 +109,8 @@ void shut_down_everything(coordinator_ptr self) {
     self->send_exit(shard, caf::exit_reason::user_shutdown);
   self->send_exit(st.evaluator, caf::exit_reason::user_shutdown);
   self->send_exit(st.cfg->tracer, caf::exit_reason::user_shutdown);
-  for (auto& w : st.worker_handles)
-    self->send_exit(w, caf::exit_reason::user_shutdown);
+  for (auto& s : st.slots_)
+    self->send_exit(s.handle, caf::exit_reason::user_shutdown);
 }
 
 }  // namespace
@@ -125,9 +125,10 @@ void fail_run(coordinator_ptr self, caf::error why) {
 
 void maybe_finish(coordinator_ptr self) {
   auto& st = self->state;
-  if (st.finishing || std::any_of(st.gone_.begin(), st.gone_.end(), [](bool g) { return !g; }))
+  if (st.phase_ == coordinator_phase::finishing ||
+      std::any_of(st.slots_.begin(), st.slots_.end(), [](const worker_slot& s) { return !s.gone; }))
     return;
-  st.finishing = true;
+  st.move_to(coordinator_phase::finishing);
   st.run_time = since(self, st.cfg->origin);
   st.to_shards(flush_atom::value);  // a partial BSP round is applied, not lost
   st.round_flushed();
@@ -138,11 +139,11 @@ namespace {
 
 void begin_stop(coordinator_ptr self, const std::string& reason) {
   auto& st = self->state;
-  if (st.stopping)
+  if (st.ending())  // stopping already, or the run ends on its own
     return;
-  st.stopping = true;
+  st.move_to(coordinator_phase::stopping);
   st.end_reason = reason;
-  st.thaw();  // a checkpoint in the making is given up
+  st.deliver_deferred();  // a checkpoint in the making is given up
   st.print_progress(reason);
   st.to_shards(stop_atom::value);  // no worker stays parked in a pull
   for (auto w : st.live_workers())
@@ -180,7 +181,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
           self->send(st.cfg->driver, done_atom::value,
                      run_outcome{std::move(*events), st.losses, std::move(model),
                                  std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.end_reason,
-                                 st.worker_samples_});
+                                 st.worker_samples()});
           shut_down_everything(self);
           self->quit();
         }, fail);
@@ -192,18 +193,9 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   auto& st = self->state;
   st.cfg = std::move(cfg);
   auto n = static_cast<size_t>(st.cfg->workers);
-  st.live_.assign(n, true);
-  st.gone_.assign(n, false);
-  st.clock_.assign(n, 0);
-  st.worker_samples_.assign(n, 0);
-  st.waiting_.assign(n, true);  // every worker waits for its start
-  st.promise_.assign(n, caf::typed_response_promise<proceed>{});
-  st.waiting_since_.assign(n, 0);
-  st.accepted_.assign(n, 0);
-  st.batch_.assign(n, static_cast<uint32_t>(st.cfg->batch));
-  st.pending_release_.assign(n, 0);
-  st.deferred_.assign(n, std::nullopt);
-  st.held_for_resume_.assign(n, false);
+  worker_slot fresh;  // live, waiting for its start
+  fresh.batch = static_cast<uint32_t>(st.cfg->batch);
+  st.slots_.assign(n, fresh);
   st.next_eval = st.cfg->eval_every_samples;
   st.recount();
   std::optional<double> saved_cap;
@@ -218,22 +210,23 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   return {
     [=](start_atom, std::vector<worker_actor>& workers, evaluator_actor& evaluator) {
       auto& st = self->state;
-      if (st.started || workers.size() != st.live_.size())
+      if (st.started() || workers.size() != st.slots_.size())
         return;
-      st.worker_handles = std::move(workers);
+      for (size_t i = 0; i < workers.size(); ++i)
+        st.slots_[i].handle = std::move(workers[i]);
       // The job's members: only these workers may push to and pull from the PS.
-      st.to_shards(attach_atom::value, coordinator_actor{self}, st.worker_handles);
+      st.to_shards(attach_atom::value, coordinator_actor{self}, st.handles());
       st.evaluator = std::move(evaluator);
       std::vector<size_t> missing;  // resumed without a worker: its node went with a shard
-      for (size_t i = 0; i < st.worker_handles.size(); ++i)
-        if (!st.worker_handles[i] && st.resumed && st.live_[i] && !st.gone_[i]) {
+      for (size_t i = 0; i < st.slots_.size(); ++i)
+        if (!st.slots_[i].handle && st.resumed && st.slots_[i].live && !st.slots_[i].gone) {
           missing.push_back(i);
-        } else if (!st.worker_handles[i]) {  // vacant: an elastic job short of slots
+        } else if (!st.slots_[i].handle) {  // vacant: an elastic job short of slots
           st.set_live(i, false);
           st.set_waiting(i, false);
-          st.gone_[i] = true;
-        } else if (!st.gone_[i]) {
-          self->monitor(st.worker_handles[i]);
+          st.slots_[i].gone = true;
+        } else if (!st.slots_[i].gone) {
+          self->monitor(st.slots_[i].handle);
         }
       for (auto& shard : st.cfg->ps.shards)
         self->monitor(shard);
@@ -242,7 +235,11 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       if (st.cfg->tracer)
         self->monitor(st.cfg->tracer);
       greet_observers(self);
-      st.started = true;
+      st.move_to(coordinator_phase::running);
+      if (st.stop_before_start_) {  // stopped before it started: every worker is told to stop at once
+        begin_stop(self, *st.stop_before_start_);
+        return;
+      }
       if (st.resumed) {
         // The PS has its weights, the protocol its state, pending timers
         // come back with the checkpoint's; only a time cap that changed is new.
@@ -253,9 +250,9 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
             self->delayed_send(self, st.until(to_seconds(e.due)), timeout_atom::value, id);
         if (st.cfg->checkpoint_every_s > 0)
           self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
-        for (size_t i = 0; i < st.worker_handles.size(); ++i)  // after the attach: the PS knows them
-          if (!st.gone_[i] && st.worker_handles[i])
-            self->send(st.worker_handles[i], resume_atom::value);
+        for (size_t i = 0; i < st.slots_.size(); ++i)  // after the attach: the PS knows them
+          if (!st.slots_[i].gone && st.slots_[i].handle)
+            self->send(st.slots_[i].handle, resume_atom::value);
         for (auto i : missing)  // they leave as a lost node's workers do
           lose_worker(self, i, caf::exit_reason::remote_link_unreachable);
         return;
@@ -274,8 +271,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       // channel, whose worker it knew by its key (runtime/cluster/data_plane.hpp).
       auto& st = self->state;
       auto from = self->current_sender();
-      if (!st.started || !st.valid(info.worker)
-          || (from != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[coordinator_state::idx(info.worker)])
+      if (!st.started() || !st.valid(info.worker)
+          || (from != caf::actor_cast<caf::strong_actor_ptr>(st.slots_[coordinator_state::idx(info.worker)].handle)
               && from != caf::actor_cast<caf::strong_actor_ptr>(st.cfg->ps.lead())))
         return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
       auto rp = self->make_response_promise<proceed>();
@@ -285,7 +282,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](pushed_atom, const push_info& info, uint32_t shard) {
       auto& st = self->state;
       auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-      if (!st.started || !st.valid(info.worker) || shard == 0 || shard >= st.cfg->ps.size()
+      if (!st.started() || !st.valid(info.worker) || shard == 0 || shard >= st.cfg->ps.size()
           || from != caf::actor_cast<caf::actor_addr>(st.cfg->ps.shards[shard]))
         return;  // only a shard reports its own slices
       shard_reported(self, info, shard, {});
@@ -294,10 +291,10 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       // A resumed worker asks again for the reply to the push it was held on.
       auto& st = self->state;
       auto i = coordinator_state::idx(w);
-      if (!st.started || !st.valid(w) || i >= st.worker_handles.size()
-          || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.worker_handles[i]))
+      if (!st.started() || !st.valid(w)
+          || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.slots_[i].handle))
         return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
-      if (!st.held_for_resume_[i]) {
+      if (!st.slots_[i].held_for_resume) {
         // Its push was reported by some shards when the checkpoint was taken, the lead's among them.
         for (auto& [key, p] : st.partial_pushes)
           if (key.first == w && p.lead_in && !p.reply.pending()) {
@@ -306,12 +303,12 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
           }
         return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
       }
-      st.held_for_resume_[i] = false;
-      st.promise_[i] = self->make_response_promise<proceed>();
-      auto rp = st.promise_[i];
-      if (auto p = st.deferred_[i]) {  // released while it was away
-        st.deferred_[i].reset();
-        st.promise_[i] = caf::typed_response_promise<proceed>{};
+      st.slots_[i].held_for_resume = false;
+      st.slots_[i].promise = self->make_response_promise<proceed>();
+      auto rp = st.slots_[i].promise;
+      if (auto p = st.slots_[i].deferred) {  // released while it was away
+        st.slots_[i].deferred.reset();
+        st.slots_[i].promise = caf::typed_response_promise<proceed>{};
         st.answer(rp, i, *p);
         st.flush_ops();
       }
@@ -319,7 +316,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     },
     [=](save_atom) -> caf::result<saved_coordinator> {
       auto& st = self->state;
-      if (!st.started || st.stopping || st.finishing)
+      if (!st.started() || st.ending())
         return make_error(sp_error::not_now, "the run is starting or ending: no checkpoint now");
       try {
         return save(st);
@@ -346,10 +343,10 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       busy_timer busy(st);
       auto e = i->second;
       st.timers_.erase(i);
-      if (st.stopping)
+      if (st.ending())
         return;
       if (e.is_release) {
-        if (st.valid(e.worker) && st.pending_release_[coordinator_state::idx(e.worker)] == id)
+        if (st.valid(e.worker) && st.slots_[coordinator_state::idx(e.worker)].pending_release == id)
           st.protocol_event([&] { st.release(e.worker, e.pull); });
       } else {
         st.protocol_event([&] { st.cfg->proto->on_timer(st, e.tag); });
@@ -365,9 +362,12 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     },
     [=](stop_atom, const std::string& reason) {
       auto& st = self->state;  // once the run ends on its own, a stop changes nothing
-      if (!st.finishing
-          && from_driver_or_observer(self))
+      if (!from_driver_or_observer(self) || st.phase_ == coordinator_phase::finishing)
+        return;
+      if (st.started())
         begin_stop(self, reason);
+      else if (!st.stop_before_start_)
+        st.stop_before_start_ = reason;
     },
     [=](eval_atom) { observer_asks_eval(self); },
     [=](mark_atom, const std::string& note, double value) { observer_marks(self, note, value); },

@@ -9,19 +9,19 @@ namespace syncpoint {
 
 saved_coordinator save(coordinator_state& st) {
   saved_coordinator s;
-  s.live = st.live_;
-  s.gone = st.gone_;
-  s.waiting = st.waiting_;
-  for (size_t i = 0; i < st.promise_.size(); ++i) {
-    s.held.push_back(st.promise_[i].pending() || st.held_for_resume_[i]);
-    s.has_deferred.push_back(st.deferred_[i].has_value());
-    s.deferred.push_back(st.deferred_[i].value_or(proceed{}));
+  for (auto& w : st.slots_) {
+    s.live.push_back(w.live);
+    s.gone.push_back(w.gone);
+    s.waiting.push_back(w.waiting);
+    s.held.push_back(w.promise.pending() || w.held_for_resume);
+    s.has_deferred.push_back(w.deferred.has_value());
+    s.deferred.push_back(w.deferred.value_or(proceed{}));
+    s.clock.push_back(w.clock);
+    s.waiting_since.push_back(w.waiting_since);
+    s.pending_release.push_back(w.pending_release);
+    s.accepted.push_back(w.accepted);
+    s.batch.push_back(w.batch);
   }
-  s.clock = st.clock_;
-  s.waiting_since = st.waiting_since_;
-  s.pending_release = st.pending_release_;
-  s.accepted = st.accepted_;
-  s.batch = st.batch_;
   for (auto& [id, e] : st.timers_)
     s.timers.push_back({id, e.is_release, e.worker, e.pull, e.tag, e.due});
   s.next_timer = st.next_timer_;
@@ -47,24 +47,26 @@ saved_coordinator save(coordinator_state& st) {
 }
 
 void restore(coordinator_state& st, const saved_coordinator& s) {
-  auto n = st.live_.size();
+  auto n = st.slots_.size();
   for (auto size : {s.live.size(), s.gone.size(), s.waiting.size(), s.held.size(), s.has_deferred.size(),
                     s.deferred.size(), s.clock.size(),
                     s.waiting_since.size(), s.pending_release.size(), s.accepted.size(), s.batch.size()})
     if (size != n)
       throw std::invalid_argument("the checkpoint's coordinator has " + std::to_string(size) +
                                   " workers, the job " + std::to_string(n));
-  st.live_ = s.live;
-  st.gone_ = s.gone;
-  st.waiting_ = s.waiting;
-  st.held_for_resume_ = s.held;
-  for (size_t i = 0; i < n; ++i)
-    st.deferred_[i] = s.has_deferred[i] ? std::optional<proceed>(s.deferred[i]) : std::nullopt;
-  st.clock_ = s.clock;
-  st.waiting_since_ = s.waiting_since;
-  st.pending_release_ = s.pending_release;
-  st.accepted_ = s.accepted;
-  st.batch_ = s.batch;
+  for (size_t i = 0; i < n; ++i) {
+    auto& w = st.slots_[i];
+    w.live = s.live[i];
+    w.gone = s.gone[i];
+    w.waiting = s.waiting[i];
+    w.held_for_resume = s.held[i];
+    w.deferred = s.has_deferred[i] ? std::optional<proceed>(s.deferred[i]) : std::nullopt;
+    w.clock = s.clock[i];
+    w.waiting_since = s.waiting_since[i];
+    w.pending_release = s.pending_release[i];
+    w.accepted = s.accepted[i];
+    w.batch = s.batch[i];
+  }
   st.recount();
   st.timers_.clear();
   for (auto& t : s.timers)
@@ -102,9 +104,9 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
 
 void begin_checkpoint(coordinator_ptr self) {
   auto& st = self->state;
-  if (st.stopping || st.finishing || st.freezing)
+  if (st.phase_ != coordinator_phase::running)
     return;
-  st.freezing = true;
+  st.move_to(coordinator_phase::freezing);
   checkpoint_if_still(self);
 }
 
@@ -113,22 +115,23 @@ namespace {
 // Everyone may go on; the next checkpoint is due a period from now.
 void resume_run(coordinator_ptr self) {
   auto& st = self->state;
-  st.collecting = false;
-  st.thaw();
-  if (!st.stopping && !st.finishing)
-    self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
+  if (st.phase_ != coordinator_phase::collecting)
+    return;  // stopped meanwhile: the checkpoint was given up
+  st.move_to(coordinator_phase::running);
+  st.deliver_deferred();
+  self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
 }
 
 }  // namespace
 
 void checkpoint_if_still(coordinator_ptr self) {
   auto& st = self->state;
-  if (!st.freezing || st.collecting || st.evals_pending > 0)
+  if (st.phase_ != coordinator_phase::freezing || st.evals_pending > 0)
     return;
-  for (size_t i = 0; i < st.live_.size(); ++i)
-    if (st.live_[i] && !st.promise_[i].pending())
+  for (size_t i = 0; i < st.slots_.size(); ++i)
+    if (st.slots_[i].live && !st.slots_[i].promise.pending())
       return;  // computing, pushing or pulling: not at rest yet
-  st.collecting = true;
+  st.move_to(coordinator_phase::collecting);
   auto cp = std::make_shared<checkpoint_state>();
   try {
     cp->coordinator = save(st);
@@ -139,7 +142,7 @@ void checkpoint_if_still(coordinator_ptr self) {
   }
   cp->time_ns = since(self, st.cfg->origin);
   cp->samples = st.samples_;
-  cp->workers.resize(st.live_.size());
+  cp->workers.resize(st.slots_.size());
   for (size_t i = 0; i < cp->workers.size(); ++i)
     cp->workers[i].id = static_cast<worker_id>(i);
   // Everyone is at rest: ask each for its state, then write, then go on.
@@ -184,11 +187,11 @@ void checkpoint_if_still(coordinator_ptr self) {
     }, fail);
   };
   auto workers_left = std::make_shared<size_t>(0);
-  for (size_t i = 0; i < st.live_.size(); ++i)
-    if (!st.gone_[i]) {
+  for (size_t i = 0; i < st.slots_.size(); ++i)
+    if (!st.slots_[i].gone) {
       ++*pending;
       ++*workers_left;
-      self->request(st.worker_handles[i], timeout, save_atom::value).then([=](saved_worker& s) {
+      self->request(st.slots_[i].handle, timeout, save_atom::value).then([=](saved_worker& s) {
         cp->workers[i] = std::move(s);
         one_more();
         if (--*workers_left == 0)

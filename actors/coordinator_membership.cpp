@@ -26,16 +26,16 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   auto& st = self->state;
   auto w = static_cast<worker_id>(i);
   busy_timer busy(st);
-  st.gone_[i] = true;
+  st.slots_[i].gone = true;
   auto record_loss = [&] {
     auto t = since(self, st.cfg->origin);
-    st.trace({"lost", w, t, t, st.clock_[i], st.version_, 0});
+    st.trace({"lost", w, t, t, st.slots_[i].clock, st.version_, 0});
     st.losses.push_back({w, t, loss_reason(self, reason)});
     st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " lost: " +
                 st.losses.back().reason,
               true);
   };
-  if (st.live_[i] && st.stopping && is_failure(reason))  // died while stopping: say so
+  if (st.slots_[i].live && st.ending() && is_failure(reason))  // died while stopping: say so
     record_loss();
   // Nothing of its pushes stays: reports of some shards, slices staged on them,
   // the version a shard holds for its pull.
@@ -43,11 +43,11 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   for (auto it = st.partial_pushes.begin(); it != st.partial_pushes.end();)
     it = mine(*it) ? st.partial_pushes.erase(it) : std::next(it);
   st.queue_op(shard_op::drop, w, shard_op::all);
-  if (st.live_[i] && !st.stopping) {
+  if (st.slots_[i].live && !st.ending()) {
     st.set_live(i, false);
     st.set_waiting(i, false);
-    st.pending_release_[i] = 0;
-    st.promise_[i] = caf::typed_response_promise<proceed>{};
+    st.slots_[i].pending_release = 0;
+    st.slots_[i].promise = caf::typed_response_promise<proceed>{};
     record_loss();
     st.send_worker_weights();
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
@@ -62,12 +62,12 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   if (observer_down(self, dm))
     return;
-  auto it = std::find_if(st.worker_handles.begin(), st.worker_handles.end(),
-                         [&](const worker_actor& a) { return a.address() == dm.source; });
-  if (it == st.worker_handles.end()) {
+  auto it = std::find_if(st.slots_.begin(), st.slots_.end(),
+                         [&](const worker_slot& s) { return s.handle.address() == dm.source; });
+  if (it == st.slots_.end()) {
     // The PS, the evaluator or the tracer died: the run cannot go on. The
     // driver monitors us and reports the reason.
-    if (!st.finishing || is_failure(dm.reason)) {
+    if (st.phase_ != coordinator_phase::finishing || is_failure(dm.reason)) {
       auto& shards = st.cfg->ps.shards;
       auto s = std::find_if(shards.begin(), shards.end(), [&](const ps_actor& a) { return a.address() == dm.source; });
       caf::error why = is_failure(dm.reason) ? dm.reason
@@ -85,7 +85,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
     }
     return;
   }
-  lose_worker(self, static_cast<size_t>(it - st.worker_handles.begin()), dm.reason);
+  lose_worker(self, static_cast<size_t>(it - st.slots_.begin()), dm.reason);
 }
 
 // A vacant worker id (never started, or lost) gets a running worker: live,
@@ -95,32 +95,32 @@ void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::
   auto& st = self->state;
   busy_timer busy(st);
   auto i = coordinator_state::idx(w);
-  if (!st.started || st.stopping || st.finishing || !st.valid(w) || st.live_[i] || !st.gone_[i] || !handle) {
+  if (!st.started() || st.ending() || !st.valid(w) || st.slots_[i].live || !st.slots_[i].gone || !handle) {
     if (handle)  // not wanted: it goes
       self->send_exit(handle, caf::exit_reason::user_shutdown);
     return;
   }
   uint64_t slowest = st.min_clock();  // 0 with nobody live
-  st.worker_handles[i] = std::move(handle);
-  self->monitor(st.worker_handles[i]);
-  st.to_shards(attach_atom::value, coordinator_actor{self}, st.worker_handles);
+  st.slots_[i].handle = std::move(handle);
+  self->monitor(st.slots_[i].handle);
+  st.to_shards(attach_atom::value, coordinator_actor{self}, st.handles());
   // The newcomer's first push reaches a shard of another process by another
   // connection: its release waits until every such shard has the attach, or
   // that shard would refuse the push as not a member's.
   st.sync_remote_shards();
   st.set_live(i, true);
-  st.gone_[i] = false;
+  st.slots_[i].gone = false;
   st.set_waiting(i, true);
-  st.promise_[i] = caf::typed_response_promise<proceed>{};
-  st.deferred_[i].reset();
-  st.held_for_resume_[i] = false;
+  st.slots_[i].promise = caf::typed_response_promise<proceed>{};
+  st.slots_[i].deferred.reset();
+  st.slots_[i].held_for_resume = false;
   st.set_clock(i, slowest);
-  st.waiting_since_[i] = st.event + 1;
-  st.batch_[i] = static_cast<uint32_t>(st.cfg->batch);
-  st.pending_release_[i] = 0;
+  st.slots_[i].waiting_since = st.event + 1;
+  st.slots_[i].batch = static_cast<uint32_t>(st.cfg->batch);
+  st.slots_[i].pending_release = 0;
   st.send_worker_weights();
   auto t = since(self, st.cfg->origin);
-  st.trace({"joined", w, t, t, st.clock_[i], st.version_, 0, where});
+  st.trace({"joined", w, t, t, st.slots_[i].clock, st.version_, 0, where});
   st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " joined" +
               (where.empty() ? "" : " (" + where + ")"),
             true);

@@ -19,7 +19,7 @@ void greet_observers(coordinator_ptr self) {
 
 job_counts counts_of(coordinator_ptr self) {
   auto& st = self->state;
-  return {st.samples_, st.version_, st.worker_samples_, st.live_count(), since(self, st.cfg->origin), st.rejected_};
+  return {st.samples_, st.version_, st.worker_samples(), st.live_count(), since(self, st.cfg->origin), st.rejected_};
 }
 
 bool from_driver_or_observer(coordinator_ptr self) {
@@ -37,7 +37,7 @@ bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
     return false;
   auto which = static_cast<size_t>(o - st.observers.begin());
   st.observers.erase(o);
-  if (is_failure(dm.reason) && !st.finishing)
+  if (is_failure(dm.reason) && st.phase_ != coordinator_phase::finishing)
     fail_run(self, observer_failed(self->system(), which, dm.reason));
   return true;
 }
@@ -47,7 +47,7 @@ void observer_asks_eval(coordinator_ptr self) {
   // once per sample count: an observer that asks at every evaluation it hears
   // of would otherwise loop at one virtual instant forever.
   auto& st = self->state;
-  if (from_driver_or_observer(self) && st.started && !st.stopping && !st.finishing && !st.freezing && !st.collecting
+  if (from_driver_or_observer(self) && st.phase_ == coordinator_phase::running
       && st.samples_ != st.observer_eval_at) {
     st.observer_eval_at = st.samples_;
     st.request_snapshot(false);

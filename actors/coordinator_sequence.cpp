@@ -26,8 +26,8 @@ void answer_refusal(coordinator_ptr self, const push_info& info, caf::typed_resp
   auto& st = self->state;
   if (!reply.pending())
     return;
-  proceed p{st.stopping, true, st.pullable_version(), 0, info.accepted, st.local_step_, st.overlap_,
-            st.local_step_ && st.cfg->schedule.varies() ? st.cfg->schedule.at(st.samples_) : 0.0, info.refused};
+  proceed p{st.ending(), true, st.pullable_version(), 0, info.accepted, st.local_step_, st.overlap_,
+            st.local_rate(), info.refused};
   st.answer(reply, coordinator_state::idx(info.worker), p);
 }
 
@@ -132,7 +132,7 @@ void coordinator_state::answer(caf::typed_response_promise<proceed>& rp, size_t 
 
 void coordinator_state::start(size_t i, proceed p) {
   serve(i, p);
-  self->send(worker_handles[i], p);
+  self->send(slots_[i].handle, p);
 }
 
 void coordinator_state::serve(size_t i, proceed& p) {

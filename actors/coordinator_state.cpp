@@ -3,48 +3,85 @@
 #include "actors/coordinator_state.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 namespace syncpoint {
+
+const char* to_string(coordinator_phase p) {
+  switch (p) {
+    case coordinator_phase::starting: return "starting";
+    case coordinator_phase::running: return "running";
+    case coordinator_phase::freezing: return "freezing";
+    case coordinator_phase::collecting: return "collecting";
+    case coordinator_phase::stopping: return "stopping";
+    case coordinator_phase::finishing: return "finishing";
+  }
+  return "?";
+}
+
+namespace {
+
+// The moves of coordinator_phase's table (actors/coordinator_state.hpp).
+bool allowed(coordinator_phase from, coordinator_phase to) {
+  using p = coordinator_phase;
+  switch (to) {
+    case p::starting: return false;
+    case p::running: return from == p::starting || from == p::collecting;
+    case p::freezing: return from == p::running;
+    case p::collecting: return from == p::freezing;
+    case p::stopping: return from == p::running || from == p::freezing || from == p::collecting;
+    case p::finishing: return from != p::finishing;
+  }
+  return false;
+}
+
+}  // namespace
+
+void coordinator_state::move_to(coordinator_phase next) {
+  if (!allowed(phase_, next))
+    throw std::logic_error(std::string("coordinator: no move from ") + to_string(phase_) + " to " + to_string(next));
+  phase_ = next;
+}
 
 void coordinator_state::release(worker_id w, bool pull) {
   if (!waiting(w))
     return;
   auto i = idx(w);
   set_waiting(i, false);
-  pending_release_[i] = 0;
+  slots_[i].pending_release = 0;
   if (weights_stale_)
     send_worker_weights();
-  proceed p{stopping, pull, pullable_version(), batch_[i], accepted_[i], local_step_, overlap_,
-            local_step_ && cfg->schedule.varies() ? cfg->schedule.at(samples_) : 0.0};
-  if (promise_[i].pending() || held_for_resume_[i]) {
-    if (waiting_since_[i] < event)
+  proceed p{ending(), pull, pullable_version(), slots_[i].batch, slots_[i].accepted, local_step_, overlap_,
+            local_rate()};
+  if (slots_[i].promise.pending() || slots_[i].held_for_resume) {
+    if (slots_[i].waiting_since < event)
       barrier_in_event = true;  // someone was held across events: a barrier opened
-    if (freezing || held_for_resume_[i] || shard_syncs_pending_ > 0) {
-      deferred_[i] = p;  // delivered once the checkpoint is taken, the worker is back or the shards synced
+    if (holding() || slots_[i].held_for_resume || shard_syncs_pending_ > 0) {
+      slots_[i].deferred = p;  // delivered once the checkpoint is taken, the worker is back or the shards synced
       return;
     }
-    answer(promise_[i], i, p);
-    promise_[i] = caf::typed_response_promise<proceed>{};
+    answer(slots_[i].promise, i, p);
+    slots_[i].promise = caf::typed_response_promise<proceed>{};
   } else if (shard_syncs_pending_ > 0) {
-    deferred_start_[i] = p;
+    slots_[i].deferred_start = p;
   } else {
     start(i, p);
   }
 }
 
 void coordinator_state::deliver_deferred() {
-  if (freezing || shard_syncs_pending_ > 0)
+  if (holding() || shard_syncs_pending_ > 0)
     return;
-  for (size_t i = 0; i < deferred_.size(); ++i)
-    if (deferred_[i] && promise_[i].pending() && !held_for_resume_[i]) {
-      answer(promise_[i], i, *deferred_[i]);
-      promise_[i] = caf::typed_response_promise<proceed>{};
-      deferred_[i].reset();
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].deferred && slots_[i].promise.pending() && !slots_[i].held_for_resume) {
+      answer(slots_[i].promise, i, *slots_[i].deferred);
+      slots_[i].promise = caf::typed_response_promise<proceed>{};
+      slots_[i].deferred.reset();
     }
-  for (size_t i = 0; i < deferred_start_.size(); ++i)
-    if (deferred_start_[i]) {
-      start(i, *deferred_start_[i]);
-      deferred_start_[i].reset();
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].deferred_start) {
+      start(i, *slots_[i].deferred_start);
+      slots_[i].deferred_start.reset();
     }
   flush_ops();
 }
@@ -54,8 +91,6 @@ void coordinator_state::sync_remote_shards() {
                             [&](const ps_actor& s) { return s && s.node() != self->node(); });
   if (!remote)
     return;  // in this process, mailbox order already holds
-  if (deferred_start_.size() != deferred_.size())
-    deferred_start_.assign(deferred_.size(), std::nullopt);
   for (auto& shard : cfg->ps.shards) {
     ++shard_syncs_pending_;
     auto done = [this] {
@@ -71,12 +106,12 @@ void coordinator_state::send_worker_weights() {
   // Weight rule: a push counts b_i / (sum of the live workers' batches),
   // which is 1/n when every batch is the same.
   double total = 0;
-  for (size_t i = 0; i < live_.size(); ++i)
-    if (live_[i])
-      total += batch_[i];
-  std::vector<float> wts(live_.size(), 0.0f);
-  for (size_t i = 0; i < live_.size(); ++i)
-    wts[i] = live_[i] && total > 0 ? static_cast<float>(batch_[i] / total) : 0.0f;
+  for (auto& s : slots_)
+    if (s.live)
+      total += s.batch;
+  std::vector<float> wts(slots_.size(), 0.0f);
+  for (size_t i = 0; i < slots_.size(); ++i)
+    wts[i] = slots_[i].live && total > 0 ? static_cast<float>(slots_[i].batch / total) : 0.0f;
   to_shards(weights_atom::value, wts);
 }
 

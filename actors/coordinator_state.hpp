@@ -13,6 +13,43 @@
 
 namespace syncpoint {
 
+/// The coordinator's life, one phase at a time (transitions: move_to in
+/// coordinator_state.cpp; anything else is a bug and stops the run):
+///   starting -> running -> stopping -> finishing
+///   running -> freezing -> collecting -> running     a real-clock checkpoint
+///   any phase but finishing -> finishing              every worker is gone
+///   freezing, collecting -> stopping                  a stop gives the checkpoint up
+enum class coordinator_phase : uint8_t {
+  starting,    // spawned, waiting for its workers (start_atom)
+  running,
+  freezing,    // a checkpoint is due: releases are held until every live worker waits
+  collecting,  // everyone is at rest: the actors' states are being gathered
+  stopping,    // a limit, a target or a stop: every worker is told to stop
+  finishing,   // every worker is gone: the final snapshot, evaluation and outcome
+};
+
+const char* to_string(coordinator_phase p);
+
+/// What the coordinator knows of one worker.
+struct worker_slot {
+  worker_actor handle;     // invalid until the start (and for a vacant place)
+  bool live = true;        // in the run (set_live keeps the counts)
+  bool gone = false;       // quit: finished, lost, or vacant
+  uint64_t clock = 0;      // pushes so far (set_clock)
+  bool waiting = true;     // its push (or its start) awaits a release (set_waiting)
+  caf::typed_response_promise<proceed> promise;  // valid while a push awaits its release
+  uint64_t waiting_since = 0;    // event number of the push being answered
+  nanos accepted = 0;
+  uint32_t batch = 0;            // sent with each release
+  uint64_t pending_release = 0;  // the release_at timer that is current (0: none)
+  uint64_t samples = 0;          // since this coordinator started
+  // A release held back: by a checkpoint or a shard sync (deferred), or the
+  // start's message during a shard sync (deferred_start).
+  std::optional<proceed> deferred;
+  std::optional<proceed> deferred_start;
+  bool held_for_resume = false;  // resumed: held until the worker asks again
+};
+
 struct coordinator_state;
 using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
 
@@ -20,25 +57,18 @@ struct coordinator_state : coordinator_api {
   coordinator_ptr self;
   std::shared_ptr<coordinator_config> cfg;
   evaluator_actor evaluator;
-  std::vector<worker_actor> worker_handles;
   std::vector<job_observer_actor> observers;  // a program's own actors that follow the run
   std::string end_reason = "end";             // why the run ended: the first stop's reason
-  std::vector<bool> live_;
-  std::vector<bool> gone_;                 // quit (finished or lost)
-  std::vector<uint64_t> clock_;
-  std::vector<bool> waiting_;
-  std::vector<caf::typed_response_promise<proceed>> promise_;  // valid while a push awaits its release
-  std::vector<uint64_t> waiting_since_;    // event number of the push being answered
-  std::vector<nanos> accepted_;
-  std::vector<uint32_t> batch_;            // per worker, sent with each release
-  // Kept with live_, waiting_ and clock_ (set_live, set_waiting, set_clock) so
-  // that a protocol's per-push questions are O(1) (recount after bulk changes).
+  std::vector<worker_slot> slots_;            // one per worker id
+  // Kept with each slot's live, waiting and clock (set_live, set_waiting,
+  // set_clock) so that a protocol's per-push questions are O(1) (recount after
+  // bulk changes).
   int live_count_ = 0;
   int waiting_count_ = 0;                  // live and waiting
   std::map<uint64_t, uint32_t> live_clocks_;  // clock -> live workers at it
   bool weights_stale_ = false;             // a batch changed: new weights go before the next release or PS message
   // Protocol timers: id -> what to do. A release_at is current while
-  // pending_release_[w] holds its id.
+  // slots_[w].pending_release holds its id.
   struct timer_entry {
     bool is_release = false;
     worker_id worker = -1;
@@ -48,7 +78,6 @@ struct coordinator_state : coordinator_api {
   };
   std::map<uint64_t, timer_entry> timers_;
   uint64_t next_timer_ = 0;
-  std::vector<uint64_t> pending_release_;
   uint64_t version_ = 0;
   uint64_t buffered_ = 0;  // a sharded PS: pushes applied into the round since its last commit
   ps_mode mode_ = ps_mode::immediate;
@@ -56,28 +85,19 @@ struct coordinator_state : coordinator_api {
   bool local_step_ = false;
   bool overlap_ = false;
   uint64_t samples_ = 0;
-  std::vector<uint64_t> worker_samples_;  // per worker, since this coordinator started
   uint64_t next_eval = 0;
   uint64_t event = 0;                      // pushes and losses handled so far
   bool barrier_in_event = false;
-  bool started = false;
-  bool resumed = false;
-  // Checkpoints on the real clock: releases are held back (deferred_) until
-  // every live worker waits here; then nothing is in flight anywhere.
-  bool freezing = false;
-  bool collecting = false;
+  coordinator_phase phase_ = coordinator_phase::starting;
+  bool resumed = false;  // restored from a checkpoint before the start
+  std::optional<std::string> stop_before_start_;  // a stop that came before the workers
   uint64_t evals_pending = 0;
   uint64_t observer_eval_at = UINT64_MAX;  // samples at the last evaluation an observer asked for
-  std::vector<std::optional<proceed>> deferred_;
   // Shards in other processes: after a mode change, releases wait until
   // every shard has it (sync_atom answered), because a released worker's
   // next push reaches a shard by another connection and could overtake the
-  // mode. The start's releases (messages, not replies) wait in deferred_start_.
+  // mode. The start's releases (messages, not replies) wait too.
   int shard_syncs_pending_ = 0;
-  std::vector<std::optional<proceed>> deferred_start_;
-  std::vector<bool> held_for_resume_;   // resumed: held, until the worker asks again
-  bool stopping = false;
-  bool finishing = false;
   nanos run_time = 0;
   double last_accuracy = -1;
   double next_tick = 0.01;  // the run fraction of the next silent progress report (bars)
@@ -95,22 +115,45 @@ struct coordinator_state : coordinator_api {
 
   explicit coordinator_state(coordinator_ptr ptr) : self(ptr) {}
 
+  // -- the phase ----------------------------------------------------------------
+  /// To `next`; an impossible move fails the run (a bug, not an input).
+  void move_to(coordinator_phase next);
+  bool started() const { return phase_ != coordinator_phase::starting; }
+  /// A stop was decided, or every worker is gone: no new work, no checkpoint.
+  bool ending() const { return phase_ == coordinator_phase::stopping || phase_ == coordinator_phase::finishing; }
+  /// A checkpoint holds releases back (real clock).
+  bool holding() const { return phase_ == coordinator_phase::freezing || phase_ == coordinator_phase::collecting; }
+  /// Per worker, the samples it pushed since this coordinator started.
+  std::vector<uint64_t> worker_samples() const {
+    std::vector<uint64_t> out;
+    for (auto& s : slots_)
+      out.push_back(s.samples);
+    return out;
+  }
+  /// The job's workers, by id (invalid: vacant or not started).
+  std::vector<worker_actor> handles() const {
+    std::vector<worker_actor> out;
+    for (auto& s : slots_)
+      out.push_back(s.handle);
+    return out;
+  }
+
   // -- coordinator_api --------------------------------------------------------
-  int workers() const override { return static_cast<int>(live_.size()); }
-  bool live(worker_id w) const override { return valid(w) && live_[idx(w)]; }
+  int workers() const override { return static_cast<int>(slots_.size()); }
+  bool live(worker_id w) const override { return valid(w) && slots_[idx(w)].live; }
   std::vector<worker_id> live_workers() const override {
     std::vector<worker_id> out;
-    for (size_t i = 0; i < live_.size(); ++i)
-      if (live_[i])
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (slots_[i].live)
         out.push_back(static_cast<worker_id>(i));
     return out;
   }
   int live_count() const override { return live_count_; }
   int waiting_count() const override { return waiting_count_; }
   uint64_t min_clock() const override { return live_clocks_.empty() ? 0 : live_clocks_.begin()->first; }
-  uint64_t clock(worker_id w) const override { return valid(w) ? clock_[idx(w)] : 0; }
+  uint64_t clock(worker_id w) const override { return valid(w) ? slots_[idx(w)].clock : 0; }
   double now() const override { return to_seconds(since(self, cfg->origin)); }
-  bool waiting(worker_id w) const override { return live(w) && waiting_[idx(w)]; }
+  bool waiting(worker_id w) const override { return live(w) && slots_[idx(w)].waiting; }
 
   void release(worker_id w, bool pull) override;
 
@@ -150,6 +193,8 @@ struct coordinator_state : coordinator_api {
   bool sequenced() const { return cfg->ps.size() > 1; }
 
   // The version a released worker pulls now: what the shards serve at this point of the sequence.
+  /// What a worker taking local steps steps with now (0: no local steps, or the constant rate).
+  double local_rate() const { return local_step_ && cfg->schedule.varies() ? cfg->schedule.at(samples_) : 0.0; }
   uint64_t pullable_version() const { return mode_ == ps_mode::gated ? published_version_ : version_; }
 
   // (actors/coordinator_sequence.cpp)
@@ -165,12 +210,6 @@ struct coordinator_state : coordinator_api {
   void start(size_t i, proceed p);
   void serve(size_t i, proceed& p);
 
-  // Delivers the releases held back while a checkpoint was taken.
-  void thaw() {
-    freezing = false;
-    deliver_deferred();
-  }
-
   // The releases held back, once neither a checkpoint nor a shard sync holds them.
   void deliver_deferred();
 
@@ -184,19 +223,19 @@ struct coordinator_state : coordinator_api {
       release(w, pull);
       return;
     }
-    pending_release_[idx(w)] = add_timer(t, {true, w, pull, 0});
+    slots_[idx(w)].pending_release = add_timer(t, {true, w, pull, 0});
   }
 
   void set_timer(double t, uint64_t tag) override { add_timer(t, {false, -1, true, tag}); }
 
   void set_batch(worker_id w, uint32_t b) override {
-    if (!valid(w) || b == 0 || batch_[idx(w)] == b)
+    if (!valid(w) || b == 0 || slots_[idx(w)].batch == b)
       return;
-    batch_[idx(w)] = b;
+    slots_[idx(w)].batch = b;
     weights_stale_ = true;  // one message for a protocol that sets every batch (to_ps, release)
   }
 
-  uint32_t batch(worker_id w) const override { return valid(w) ? batch_[idx(w)] : 0; }
+  uint32_t batch(worker_id w) const override { return valid(w) ? slots_[idx(w)].batch : 0; }
 
   uint64_t samples() const override { return samples_; }
   uint64_t sample_budget() const override { return cfg->sample_budget; }
@@ -242,37 +281,37 @@ struct coordinator_state : coordinator_api {
   }
 
   // -- helpers ----------------------------------------------------------------
-  bool valid(worker_id w) const { return w >= 0 && static_cast<size_t>(w) < live_.size(); }
+  bool valid(worker_id w) const { return w >= 0 && static_cast<size_t>(w) < slots_.size(); }
   static size_t idx(worker_id w) { return static_cast<size_t>(w); }
 
   void set_waiting(size_t i, bool v) {
-    if (waiting_[i] == v)
+    if (slots_[i].waiting == v)
       return;
-    waiting_[i] = v;
-    if (live_[i])
+    slots_[i].waiting = v;
+    if (slots_[i].live)
       waiting_count_ += v ? 1 : -1;
   }
 
   void set_live(size_t i, bool v) {
-    if (live_[i] == v)
+    if (slots_[i].live == v)
       return;
-    live_[i] = v;
+    slots_[i].live = v;
     int d = v ? 1 : -1;
     live_count_ += d;
-    if (waiting_[i])
+    if (slots_[i].waiting)
       waiting_count_ += d;
     if (v)
-      ++live_clocks_[clock_[i]];
+      ++live_clocks_[slots_[i].clock];
     else
-      drop_clock(clock_[i]);
+      drop_clock(slots_[i].clock);
   }
 
   void set_clock(size_t i, uint64_t c) {
-    if (live_[i]) {
-      drop_clock(clock_[i]);
+    if (slots_[i].live) {
+      drop_clock(slots_[i].clock);
       ++live_clocks_[c];
     }
-    clock_[i] = c;
+    slots_[i].clock = c;
   }
 
   void drop_clock(uint64_t c) {
@@ -281,15 +320,15 @@ struct coordinator_state : coordinator_api {
       live_clocks_.erase(it);
   }
 
-  // The counts from live_, waiting_ and clock_ as they are (start, restore).
+  // The counts from the slots as they are (start, restore).
   void recount() {
     live_count_ = waiting_count_ = 0;
     live_clocks_.clear();
-    for (size_t i = 0; i < live_.size(); ++i)
-      if (live_[i]) {
+    for (auto& s : slots_)
+      if (s.live) {
         ++live_count_;
-        waiting_count_ += waiting_[i] ? 1 : 0;
-        ++live_clocks_[clock_[i]];
+        waiting_count_ += s.waiting ? 1 : 0;
+        ++live_clocks_[s.clock];
       }
   }
 

@@ -334,9 +334,9 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   st.velocity.assign(st.w->size(), 0.0f);
   if (cfg.optimizer.adaptive())
     st.second.assign(st.w->size(), 0.0f);
-  st.lr = cfg.schedule.varies() ? cfg.schedule.at(0) : cfg.lr;
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
+  st.lr = st.scheduled_lr();
   if (st.cfg.model_size == 0)
     st.cfg.model_size = st.w->size();
   {  // where this slice's buffers begin

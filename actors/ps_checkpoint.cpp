@@ -109,7 +109,7 @@ void restore(ps_state& st, const saved_ps& s) {
   st.steps = s.steps;
   st.samples_applied = s.samples_applied;
   st.lr_traced = s.lr_traced;
-  st.lr = st.cfg.schedule.varies() ? st.cfg.schedule.at(st.samples_applied) : st.cfg.lr;
+  st.lr = st.scheduled_lr();
   st.round_step = s.round_step;
   st.buffer = s.buffer;
   st.worker_weight = s.worker_weight;

@@ -48,6 +48,8 @@ struct ps_state {
   double steps = 0;               // adam, adamw: updates as the bias correction counts them
   uint64_t samples_applied = 0;   // samples of every update so far: where the schedule is
   double lr = 0;                  // the rate of the last update
+  /// The schedule's rate at samples_applied (a constant one: cfg.lr).
+  double scheduled_lr() const { return cfg.schedule.varies() ? cfg.schedule.at(samples_applied) : cfg.lr; }
   double lr_traced = -1;          // ... and the last one the trace has (the lead's)
   uint32_t ramp_steps = 0;        // momentum rises from 0 to cfg.momentum over this many updates
   uint32_t ramp_done = 0;

@@ -30,7 +30,7 @@ float momentum(ps_state& st) {
 // schedule's at the samples taken in after it (docs/optimizers.md).
 float rate_after(ps_state& st, uint64_t samples) {
   st.samples_applied += samples;
-  st.lr = st.cfg.schedule.varies() ? st.cfg.schedule.at(st.samples_applied) : st.cfg.lr;
+  st.lr = st.scheduled_lr();
   return static_cast<float>(st.lr);
 }
 

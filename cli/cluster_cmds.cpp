@@ -450,7 +450,7 @@ int run_status(const std::vector<std::string>& args) {
           for (size_t k = 0; k < j.shards.size(); ++k)
             shards += (k ? ", " : "") + std::to_string(k) + ": " + j.shards[k];
           std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %-8s  %s\n", static_cast<unsigned long long>(j.id),
-                      j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, j.state.c_str(),
+                      j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, to_string(j.state).c_str(),
                       shards.empty() ? "-" : shards.c_str());
         }
       },

@@ -186,10 +186,10 @@ int run_cluster_sweep(const sweep_request& req, const std::vector<sweep_cell>& c
     return 1;
   }
   int status = finish_sweep(req, cells, *outcomes);
-  if (waited.result.state != "done") {  // stopped, or its runner on the head failed
+  if (waited.result.state != job_stage::done) {  // stopped, or its runner on the head failed
     std::fprintf(stderr, "syncpoint sweep: sweep %llu %s: %s; run the same command again to go on\n",
                  static_cast<unsigned long long>(id),
-                 waited.result.state == "stopped" ? "stopped early" : "failed", waited.result.message.c_str());
+                 waited.result.state == job_stage::stopped ? "stopped early" : "failed", waited.result.message.c_str());
     return waited.interrupted ? 128 + waited.interrupted : 1;
   }
   return status;

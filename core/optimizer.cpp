@@ -63,6 +63,23 @@ std::string describe(const lr_schedule& s) {
   return out;
 }
 
+std::string describe_options(const job_config& job) {
+  std::string out = job.lr_schedule;
+  if (job.lr_schedule == "step") {
+    out += " x" + json::num(job.lr_gamma) + " at ";
+    for (size_t i = 0; i < job.lr_milestones.size(); ++i)
+      out += (i == 0 ? "" : ",") + json::num(job.lr_milestones[i]);
+    out += " epochs";
+  } else if (job.lr_schedule == "cosine") {
+    out += " to " + json::num(job.lr_min) + (job.lr_epochs > 0 ? " over " + json::num(job.lr_epochs) + " epochs" : "");
+  }
+  if (!job.warmup.empty())
+    out += ", warmup " + job.warmup;
+  if (job.lr_scaling != "none")
+    out += ", lr scaling " + job.lr_scaling;
+  return out;
+}
+
 double lr_schedule::at(uint64_t samples) const {
   double rate = base;
   if (shape == lr_shape::step) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <syncpoint/float_block.hpp>
+#include <syncpoint/job_config.hpp>
 
 #include <caf/meta/type_name.hpp>
 
@@ -84,5 +85,9 @@ std::string to_string(lr_shape s);
 /// The schedule in words, every number exact: "cosine 0.1 to 0 at 300000
 /// samples, warmup 15000 from 0": what a run's settings record.
 std::string describe(const lr_schedule& s);
+
+/// The schedule as a job's options gave it, in epochs: "step x0.1 at 30,60
+/// epochs, warmup 0.05": what a run's provenance shows.
+std::string describe_options(const job_config& job);
 
 }  // namespace syncpoint

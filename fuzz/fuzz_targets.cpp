@@ -285,14 +285,14 @@ std::vector<std::string> message_seeds() {
   job.workers = 4;
   node_hello hello{"b", 2, "fingerprint", "token", "secret"};
   worker_spec spec;
-  spec.job = job;
+  spec.plan.cfg = job;
   spec.id = 1;
   spec.ps = ps_group{{local_handle<ps_actor>(), local_handle<ps_actor>()}, {0, 1, 2}};
   spec.tracer = local_handle<tracer_actor>();
   node_status node{"b", "127.0.0.1:4242", 2, 1, 1, 2};
-  job_status js{1, "bsp", 4, 0.5, 0.8, "running"};
+  job_status js{1, "bsp", 4, 0.5, 0.8, job_stage::running};
   cluster_status cs{{node}, {js}};
-  job_result result{"done", "", 1.5, outcome, "", -1};
+  job_result result{job_stage::done, "", 1.5, outcome, "", -1};
   saved_worker sw;
   sw.model = {1, 2};
   saved_ps sp;

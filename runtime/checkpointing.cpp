@@ -65,8 +65,8 @@ caf::error take(Handle& h, T& out) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> run_settings(const job_config& cfg, double iter_cost_ms,
-                                                              int64_t train_size) {
+std::vector<std::pair<std::string, std::string>> run_settings(const job_plan& plan, double iter_cost_ms) {
+  auto& cfg = plan.cfg;
   std::vector<std::pair<std::string, std::string>> s = {{"protocol", cfg.protocol}};
   for (auto& [name, value] : cfg.protocol_opts.values())
     s.emplace_back(name, value);
@@ -84,7 +84,7 @@ std::vector<std::pair<std::string, std::string>> run_settings(const job_config& 
                      {"beta2", exact(cfg.beta2)},
                      {"eps", exact(cfg.eps)},
                      // The schedule as it runs: its length follows --epochs unless --lr-epochs fixes it.
-                     {"lr-schedule", describe(schedule_of(with_limits(cfg), train_size))},
+                     {"lr-schedule", describe(plan.schedule)},
                      {"clip-norm", exact(cfg.clip_norm)},
                      {"batch", std::to_string(cfg.batch)},
                      {"seed", std::to_string(cfg.seed)},
@@ -100,8 +100,9 @@ std::vector<std::pair<std::string, std::string>> run_settings(const job_config& 
   return s;
 }
 
-std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<std::string, std::string>>& settings,
+std::string store_checkpoint(const job_plan& plan, const std::vector<std::pair<std::string, std::string>>& settings,
                              checkpoint_state&& state) {
+  auto& cfg = plan.cfg;
   state.settings = settings;
   auto parameters = state.ps.w.size();
   auto file = write_checkpoint(cfg.checkpoint_dir, {{checkpoint_format, cfg.model, parameters, cfg.protocol}, std::move(state)});
@@ -110,16 +111,17 @@ std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<
 }
 
 std::function<std::string(checkpoint_state&)> checkpoint_writer(
-  const job_config& cfg, std::vector<std::pair<std::string, std::string>> settings) {
-  return [cfg, settings = std::move(settings)](checkpoint_state& s) {
+  const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings) {
+  return [plan, settings = std::move(settings)](checkpoint_state& s) {
     auto t = s.time_ns;
-    return checkpoint_line(cfg.protocol, t, store_checkpoint(cfg, settings, std::move(s)));
+    return checkpoint_line(plan.cfg.protocol, t, store_checkpoint(plan, settings, std::move(s)));
   };
 }
 
-void check_checkpointable(const job_config& cfg) {
+void check_checkpointable(const job_plan& plan) {
+  auto& cfg = plan.cfg;
   try {
-    auto p = make_protocol(cfg.protocol, protocol_options_for(cfg));
+    auto p = make_protocol(cfg.protocol, plan.protocol);
     save_protocol_state(*p, cfg.protocol);
     make_model(cfg.model)->current_weights();
   } catch (const std::logic_error& e) {
@@ -135,20 +137,22 @@ void check_checkpointable(const job_config& cfg) {
   std::filesystem::remove(probe, ec);
 }
 
-resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t train_size) {
+resume_point load_resume_point(const job_plan& plan) {
+  auto& cfg = plan.cfg;
+  auto train_size = plan.train_size;
   resume_point r;
   std::error_code ec;  // a folder's newest checkpoint, or the file named
   r.file = std::filesystem::is_regular_file(cfg.resume_dir, ec) ? cfg.resume_dir : newest_checkpoint(cfg.resume_dir);
   if (r.file.empty())
     throw config_error("--resume " + cfg.resume_dir + ": no checkpoint there (checkpoint-*.bin)");
-  r.point = read_checkpoint(r.file, {checkpoint_format, cfg.model, parameters, cfg.protocol});
+  r.point = read_checkpoint(r.file, {checkpoint_format, cfg.model, plan.model_size, cfg.protocol});
   auto& st = r.point.state;
   std::map<std::string, std::string> saved(st.settings.begin(), st.settings.end());
   r.iter_cost_ms = saved.count("iter-cost") ? std::strtod(saved["iter-cost"].c_str(), nullptr) : 0;
   auto refuse = [&](const std::string& what) {
     throw config_error("--resume: " + what + " (checkpoint '" + r.file + "')");
   };
-  auto now = run_settings(cfg, cfg.iter_cost_ms > 0 ? cfg.iter_cost_ms : r.iter_cost_ms, train_size);
+  auto now = run_settings(plan, cfg.iter_cost_ms > 0 ? cfg.iter_cost_ms : r.iter_cost_ms);
   std::map<std::string, std::string> given(now.begin(), now.end());
   for (auto& [name, value] : saved)
     if (!given.count(name))
@@ -162,9 +166,8 @@ resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t
              (i->second.empty() ? "unset" : i->second) +
              " in the checkpointed run; only the limits (--epochs, --max-time, --target-accuracy) may change");
   }
-  auto limits = with_limits(cfg);
-  auto budget = limits.epochs > 0 ? static_cast<uint64_t>(std::llround(limits.epochs * static_cast<double>(train_size))) : 0;
-  if (budget > 0 && st.samples >= budget)
+  auto& limits = plan.cfg;
+  if (plan.sample_budget > 0 && st.samples >= plan.sample_budget)
     refuse("--epochs " + exact(limits.epochs) + " is already reached at the checkpoint (" +
            exact(static_cast<double>(st.samples) / static_cast<double>(train_size)) + " epochs done); raise it");
   if (limits.max_time_s > 0 && static_cast<double>(st.time_ns) * 1e-9 >= limits.max_time_s)

@@ -8,7 +8,7 @@
 //
 //   auto state = gather_checkpoint(sys, driver, job, origin);   // between run() and trigger_timeout()
 //   ...
-//   auto point = load_resume_point(cfg, model_size, iter_cost_ms);
+//   auto point = load_resume_point(plan);
 #pragma once
 
 #include "runtime/checkpoint_file.hpp"
@@ -22,11 +22,10 @@
 
 namespace syncpoint {
 
-/// The options of `cfg` that fix a run's course, as (flag, value), with the
-/// iteration cost in use and the learning rate's schedule over `train_size`
-/// examples: what a resumed run must agree with.
-std::vector<std::pair<std::string, std::string>> run_settings(const job_config& cfg, double iter_cost_ms,
-                                                              int64_t train_size);
+/// The options of `plan` that fix a run's course, as (flag, value), with the
+/// iteration cost in use and the plan's learning-rate schedule: what a resumed
+/// run must agree with.
+std::vector<std::pair<std::string, std::string>> run_settings(const job_plan& plan, double iter_cost_ms);
 
 /// A checkpoint to resume from, and where it came from.
 struct resume_point {
@@ -35,29 +34,29 @@ struct resume_point {
   double iter_cost_ms = 0;  // the checkpointed run's
 };
 
-/// The newest checkpoint in cfg.resume_dir (or that file, if it names one),
-/// checked against `cfg`. Throws
+/// The newest checkpoint in plan.cfg.resume_dir (or that file, if it names
+/// one), checked against `plan`. Throws
 /// config_error naming the directory or file and what is wrong: none there,
 /// unreadable, another model or protocol, an option that disagrees (only
 /// --epochs, --max-time and --target-accuracy may change, and not to a limit
 /// the checkpoint has already passed).
-resume_point load_resume_point(const job_config& cfg, size_t parameters, int64_t train_size);
+resume_point load_resume_point(const job_plan& plan);
 
-/// Writes `state` (with `settings`) into cfg.checkpoint_dir and keeps the
-/// newest cfg.checkpoint_keep there; returns the file. Throws config_error.
-std::string store_checkpoint(const job_config& cfg, const std::vector<std::pair<std::string, std::string>>& settings,
+/// Writes `state` (with `settings`) into --checkpoint-dir and keeps the
+/// newest --checkpoint-keep there; returns the file. Throws config_error.
+std::string store_checkpoint(const job_plan& plan, const std::vector<std::pair<std::string, std::string>>& settings,
                              checkpoint_state&& state);
 
 /// Where a run's checkpoints go (the real clock's coordinator, the virtual
 /// clock's runner): it stores each (store_checkpoint) and returns the
 /// progress line naming the file.
 std::function<std::string(checkpoint_state&)> checkpoint_writer(
-  const job_config& cfg, std::vector<std::pair<std::string, std::string>> settings);
+  const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings);
 
-/// Throws config_error if cfg.checkpoint_dir cannot take files, or runs of
-/// cfg's protocol or model cannot be checkpointed (before a run that would
+/// Throws config_error if --checkpoint-dir cannot take files, or runs of the
+/// plan's protocol or model cannot be checkpointed (before a run that would
 /// fail at its first checkpoint).
-void check_checkpointable(const job_config& cfg);
+void check_checkpointable(const job_plan& plan);
 
 /// The actors of one job.
 struct job_actors {

@@ -8,15 +8,11 @@
 #include <syncpoint/dataset.hpp>
 #include "core/interfaces.hpp"
 #include "core/ps_group.hpp"
-#include <syncpoint/job_config.hpp>
+#include "runtime/job_plan.hpp"
 
 #include <memory>
 
 namespace syncpoint {
-
-/// `cfg` with its implicit limits made explicit (no limit: 1 epoch; a target
-/// alone: stop at it, capped at target_only_epoch_cap epochs).
-job_config with_limits(const job_config& cfg);
 
 /// The data set `cfg` names, from cfg.data_dir (Fashion-MNIST) or generated
 /// (synthetic), truncated to the limits. Every node that loads it with the same
@@ -26,13 +22,10 @@ train_test load_job_data(const job_config& cfg);
 /// Names the data set load_job_data(cfg) returns: equal keys, equal data (a cache key).
 std::string data_key(const job_config& cfg);
 
-/// cfg.protocol_opts plus the job's context (job.model, job.dataset, job.workers).
-protocol_options protocol_options_for(const job_config& cfg);
-
 /// The actors that stay with the PS.
 struct job_core {
   tracer_actor tracer;
-  ps_group ps;  // cfg.ps_shards shards
+  ps_group ps;  // plan.shards() shards
   coordinator_actor coordinator;
   evaluator_actor evaluator;
 };
@@ -55,42 +48,33 @@ struct core_options {
   std::function<std::string(checkpoint_state&)> on_checkpoint;
 };
 
-/// Spawns tracer, PS (cfg.ps_shards shards with the model's initial weights),
-/// coordinator and evaluator for `cfg` (limits already explicit), all in `sys`.
+/// Spawns tracer, PS (the plan's shards with the model's initial weights),
+/// coordinator and evaluator of `plan`, all in `sys`.
 /// Start the run with (start_atom, workers, evaluator) to the coordinator.
 /// Throws config_error, before spawning anything, for a checkpoint the shards
 /// cannot take. Shards elsewhere (a cluster's nodes) take the two steps below.
-job_core spawn_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
-                        std::shared_ptr<const dataset> test, const core_options& opts);
+job_core spawn_job_core(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,
+                        const core_options& opts);
 
 /// The first step: the tracer, spawned, and each shard's config, not yet.
-struct ps_plan {
+struct ps_parts {
   tracer_actor tracer;
-  std::vector<uint64_t> bounds;  // as ps_group::bounds
-  std::vector<ps_config> shards;
+  std::vector<ps_config> shards;  // over plan.bounds
 };
-ps_plan plan_job_core(caf::actor_system& sys, const job_config& cfg, int64_t train_size, const core_options& opts);
+ps_parts prepare_ps(caf::actor_system& sys, const job_plan& plan, const core_options& opts);
 
 /// The second step, once the shards run (anywhere): coordinator and evaluator.
-job_core spawn_job_control(caf::actor_system& sys, const job_config& cfg, int64_t train_size,
-                           std::shared_ptr<const dataset> test, const core_options& opts, tracer_actor tracer,
-                           ps_group ps);
+job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,
+                           const core_options& opts, tracer_actor tracer, ps_group ps);
 
-/// Shard k of `cfg`'s PS over `bounds`, holding `slice` (resumed from `resume`
-/// if given); a node hosting the shard builds the same config from its parts.
-/// `train_size`: the training set's examples, which the schedule's epochs count.
-ps_config shard_config(const job_config& cfg, int64_t train_size, const std::vector<uint64_t>& bounds, size_t k,
-                       std::vector<float> slice, std::shared_ptr<const saved_ps> resume, tracer_actor tracer,
-                       time_point origin);
+/// Shard k of `plan`'s PS, holding `slice` (resumed from `resume` if given); a
+/// node hosting the shard builds the same config from the plan.
+ps_config shard_config(const job_plan& plan, size_t k, std::vector<float> slice, std::shared_ptr<const saved_ps> resume,
+                       tracer_actor tracer, time_point origin);
 
-/// The learning rate's schedule of `cfg` (limits explicit) over `train_size`
-/// examples, --lr-scaling applied; throws config_error naming what is wrong.
-lr_schedule schedule_of(const job_config& cfg, int64_t train_size);
-
-/// Worker `id` of `cfg`, on `train` (the full training set: it takes its own shard).
-worker_config worker_for(const job_config& cfg, int id, double iter_cost_ms,
-                         std::shared_ptr<const dataset> train, ps_group ps, tracer_actor tracer,
-                         time_point origin, caf::duration request_timeout,
+/// Worker `id` of `plan`, on `train` (the full training set: it takes its own shard).
+worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std::shared_ptr<const dataset> train,
+                         ps_group ps, tracer_actor tracer, time_point origin, caf::duration request_timeout,
                          const checkpoint_state* resume = nullptr);
 
 }  // namespace syncpoint

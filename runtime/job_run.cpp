@@ -78,12 +78,13 @@ struct run_start {
   const checkpoint_state* from() const { return resume ? &resume->point.state : nullptr; }
 };
 
-run_start find_start(const job_config& cfg_in, const job_config& cfg, const dataset& train) {
+run_start find_start(const job_plan& plan, const dataset& train) {
+  auto& cfg = plan.cfg;
   run_start s;
   if (cfg.checkpoint_every_s > 0)
-    check_checkpointable(cfg);
+    check_checkpointable(plan);
   if (!cfg.resume_dir.empty())
-    s.resume = load_resume_point(cfg_in, make_model(cfg.model)->size(), train.size);
+    s.resume = load_resume_point(plan);
   s.iter_cost_ms = cfg.iter_cost_ms;
   if (s.resume && s.iter_cost_ms == 0) {
     s.iter_cost_ms = s.resume->iter_cost_ms;
@@ -126,10 +127,11 @@ struct started_job {
   time_point origin;
 };
 
-started_job spawn_actors(caf::actor_system& sys, caf::scoped_actor& driver, const job_config& cfg,
+started_job spawn_actors(caf::actor_system& sys, caf::scoped_actor& driver, const job_plan& plan,
                          const run_start& start, const job_data& data,
                          const std::function<std::string(checkpoint_state&)>& write_checkpoint,
                          const job_options& options) {
+  auto& cfg = plan.cfg;
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
   auto origin = sys.clock().now();
   const checkpoint_state* from = start.from();
@@ -151,12 +153,12 @@ started_job spawn_actors(caf::actor_system& sys, caf::scoped_actor& driver, cons
   opts.resume = from;
   if (!virtual_clock && cfg.checkpoint_every_s > 0)
     opts.on_checkpoint = write_checkpoint;
-  started_job job{{spawn_job_core(sys, cfg, data.train->size, data.test, opts), {}}, origin};
+  started_job job{{spawn_job_core(sys, plan, data.test, opts), {}}, origin};
   auto& core = job.actors.core;
   auto& workers = job.actors.workers;
   for (int i = 0; i < cfg.workers; ++i)
     workers.push_back(spawn_worker(
-      sys, worker_for(cfg, i, start.iter_cost_ms, data.train, core.ps, core.tracer, origin, timeout, from)));
+      sys, worker_for(plan, i, start.iter_cost_ms, data.train, core.ps, core.tracer, origin, timeout, from)));
   return job;
 }
 
@@ -287,7 +289,8 @@ void configure(caf::actor_system_config& sys_cfg, const job_config& cfg) {
 
 struct job::impl {
   caf::actor_system& sys;
-  job_config cfg_in, cfg;
+  job_config cfg_in;
+  job_plan plan;  // what cfg_in became: every step below takes it
   job_data data;
   run_start start;
   std::function<std::string(checkpoint_state&)> write_checkpoint;
@@ -323,14 +326,14 @@ job job::spawn(caf::actor_system& sys, const job_config& cfg_in, job_options opt
     p->holds_timeline = true;
   }
   tune_allocator();
-  p->cfg = with_limits(cfg_in);
-  p->data = load_data(p->cfg);
-  schedule_of(p->cfg, p->data.train->size);  // refuses a schedule the run's length cannot carry
-  p->start = find_start(cfg_in, p->cfg, *p->data.train);
-  p->write_checkpoint = checkpoint_writer(p->cfg, run_settings(cfg_in, p->start.iter_cost_ms, p->data.train->size));
+  p->data = load_data(cfg_in);
+  auto m = make_model(cfg_in.model);
+  p->plan = make_plan(cfg_in, {p->data.train->size, m->size(), m->buffers()});
+  p->start = find_start(p->plan, *p->data.train);
+  p->write_checkpoint = checkpoint_writer(p->plan, run_settings(p->plan, p->start.iter_cost_ms));
   p->on_progress = opts.on_progress;
   p->driver.emplace(sys);
-  p->actors = spawn_actors(sys, *p->driver, p->cfg, p->start, p->data, p->write_checkpoint, opts);
+  p->actors = spawn_actors(sys, *p->driver, p->plan, p->start, p->data, p->write_checkpoint, opts);
   auto& core = p->actors.actors.core;
   p->handles = {core.tracer, core.ps.shards, core.ps.bounds, core.coordinator, core.evaluator, p->actors.actors.workers};
   return job(std::move(p));
@@ -382,7 +385,7 @@ void job::start() {
   if (p.started)
     return;
   p.started = true;
-  start_actors(p.sys, *p.driver, p.actors, p.cfg, p.start);
+  start_actors(p.sys, *p.driver, p.actors, p.plan.cfg, p.start);
 }
 
 void job::stop(const std::string& why) {
@@ -400,9 +403,9 @@ run_result job::wait() {
   p.waited = true;
   double clock_busy_s = 0;
   auto outcome =
-    run_to_end(p.sys, *p.driver, p.actors, p.cfg, p.start, p.write_checkpoint, p.on_progress, clock_busy_s);
+    run_to_end(p.sys, *p.driver, p.actors, p.plan.cfg, p.start, p.write_checkpoint, p.on_progress, clock_busy_s);
   p.release_timeline();  // its actors are gone: the system may take another virtual-clock job
-  auto result = finish(p.cfg, p.start, std::move(outcome));
+  auto result = finish(p.plan.cfg, p.start, std::move(outcome));
   result.clock_busy_s = clock_busy_s;
   return result;
 }

@@ -4,6 +4,7 @@
 #include <syncpoint/job_config.hpp>
 #include "core/build_info.hpp"
 #include "core/json.hpp"
+#include "core/optimizer.hpp"
 #include "core/rapidjson.hpp"
 
 #include <caf/config.hpp>
@@ -273,28 +274,6 @@ std::vector<std::string> read_run_list(const std::string& dir) {
   return names;
 }
 
-namespace {
-
-// The schedule as the options gave it: "step x0.1 at 30,60 epochs, warmup 0.05".
-std::string schedule_words(const job_config& job) {
-  std::string out = job.lr_schedule;
-  if (job.lr_schedule == "step") {
-    out += " x" + json::num(job.lr_gamma) + " at ";
-    for (size_t i = 0; i < job.lr_milestones.size(); ++i)
-      out += (i == 0 ? "" : ",") + json::num(job.lr_milestones[i]);
-    out += " epochs";
-  } else if (job.lr_schedule == "cosine") {
-    out += " to " + json::num(job.lr_min) + (job.lr_epochs > 0 ? " over " + json::num(job.lr_epochs) + " epochs" : "");
-  }
-  if (!job.warmup.empty())
-    out += ", warmup " + job.warmup;
-  if (job.lr_scaling != "none")
-    out += ", lr scaling " + job.lr_scaling;
-  return out;
-}
-
-}  // namespace
-
 run_provenance current_provenance(const std::string& command, const job_config& job) {
   run_provenance p;
   p.command = command;
@@ -308,7 +287,7 @@ run_provenance current_provenance(const std::string& command, const job_config& 
                 {"eval every (epochs)", json::num(job.eval_every)},
                 {"weight decay", json::num(job.weight_decay)},
                 {"optimizer", job.optimizer},
-                {"lr schedule", schedule_words(job)},
+                {"lr schedule", describe_options(job)},
                 {"clip norm", limit(job.clip_norm)},
                 {"PS bandwidth B/s", limit(job.ps_bandwidth)},
                 {"latency ms", json::num(job.latency_ms)},

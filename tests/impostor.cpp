@@ -38,7 +38,7 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
   auto ps = spec.ps.lead();  // a sharded PS: its lead shard refuses as every shard does
   auto tracer = spec.tracer;
   auto me = spec.id;
-  auto n = spec.job.workers;
+  auto n = spec.plan.cfg.workers;
   auto report = [=](const char* what, const caf::error& e) {
     std::printf("%s: %s\n", what, e ? self->system().render(e).c_str() : "accepted");
     std::fflush(stdout);

@@ -148,8 +148,8 @@ TEST_CASE("dashboard figures: /metrics is Prometheus text a strict reader takes,
   v.nodes = {{"a", "127.0.0.1:1", 4, 1, 1'000, 8'500}, {"b\"q", "127.0.0.1:2", 2, 0, 1'000, 10'000}};
   auto live = std::make_shared<live_job>(scripted());
   live->set_counts(192, {128, 64}, 2, 3000 * ms);
-  job_view job{{7, "sync-switch", 2, 0.5, 0.625, "running", {"head", "a"}}, false, live};
-  v.jobs = {job, job_view{{8, "sweep", 4, 0.1, -1, "running", {}}, true, nullptr}};
+  job_view job{{7, "sync-switch", 2, 0.5, 0.625, job_stage::running, {"head", "a"}}, false, live};
+  v.jobs = {job, job_view{{8, "sweep", 4, 0.1, -1, job_stage::running, {}}, true, nullptr}};
   auto text = metrics_text(v);
   prom_text p;
   REQUIRE_NOTHROW(p = parse_prometheus(text));
@@ -187,7 +187,7 @@ TEST_CASE("dashboard figures: the pages' JSON holds the nodes, the jobs and one 
   v.nodes = {{"a", "127.0.0.1:1", 4, 1, 1'000, 8'500}};
   auto live = std::make_shared<live_job>(scripted());
   live->set_counts(192, {128, 64}, 2, 3000 * ms);
-  v.jobs = {{{7, "sync-switch", 2, 0.5, 0.625, "running", {"head", "a"}}, false, live}};
+  v.jobs = {{{7, "sync-switch", 2, 0.5, 0.625, job_stage::running, {"head", "a"}}, false, live}};
   rapidjson::Document c;
   c.Parse(cluster_json(v).c_str());
   REQUIRE(!c.HasParseError());
@@ -207,7 +207,7 @@ TEST_CASE("dashboard figures: the pages' JSON holds the nodes, the jobs and one 
   CHECK(l["timeline"]["workers"][1]["wait"].Size() == static_cast<unsigned>(timeline_window::bins));
   CHECK(l["per_worker"][1]["rejected"].GetInt() == 1);
   CHECK(l["phases"][1]["reason"].GetString() == std::string("share"));
-  job_view bare{{9, "bsp", 2, 0, -1, "starting", {}}, false, nullptr};
+  job_view bare{{9, "bsp", 2, 0, -1, job_stage::starting, {}}, false, nullptr};
   rapidjson::Document b;
   b.Parse(job_json(bare).c_str());
   REQUIRE(!b.HasParseError());

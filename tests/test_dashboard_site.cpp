@@ -17,8 +17,8 @@ std::shared_ptr<view_board> board_with_job() {
   live->set_files({"summary.json", "report.html"});
   auto v = std::make_shared<dashboard_view>();
   v->nodes = {{"a", "127.0.0.1:1", 2, 0, 0, 0}};
-  v->jobs = {{{3, "bsp", 2, 1, 0.9, "done", {"head"}}, false, live},
-             {{4, "bsp", 2, 0.5, 0.8, "running", {"head"}}, false, nullptr}};
+  v->jobs = {{{3, "bsp", 2, 1, 0.9, job_stage::done, {"head"}}, false, live},
+             {{4, "bsp", 2, 0.5, 0.8, job_stage::running, {"head"}}, false, nullptr}};
   auto board = std::make_shared<view_board>();
   board->put(v);
   return board;

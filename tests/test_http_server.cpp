@@ -197,7 +197,7 @@ TEST_CASE("http server: every route answers through the socket, GET and HEAD, an
   auto board = std::make_shared<view_board>();
   auto v = std::make_shared<dashboard_view>();
   auto live = std::make_shared<live_job>(job_facts{1, "bsp", 2, "done", 1, {"head"}, 0.1});
-  v->jobs = {{{1, "bsp", 2, 1, 0.9, "done", {"head"}}, false, live}};
+  v->jobs = {{{1, "bsp", 2, 1, 0.9, job_stage::done, {"head"}}, false, live}};
   board->put(v);
   http_server server(std::make_shared<dashboard_site>(board, site_options{"", "/nowhere"}), {});
   int port = server.port();

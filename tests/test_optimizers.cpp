@@ -100,7 +100,7 @@ std::unique_ptr<torch::optim::Optimizer> torch_sgd(torch::Tensor p, const job_co
 }
 
 lr_schedule job_schedule(const job_config& cfg) {
-  return schedule_of(cfg, cfg.train_limit);
+  return make_plan(cfg, {cfg.train_limit, 1}).schedule;
 }
 
 }  // namespace

@@ -183,7 +183,7 @@ TEST_CASE("sweep runner: a busy node's refusal is no try, a node lost mid-cell h
   CHECK((s.orders[4].node == "a" && s.orders[4].order.index == 0 && s.orders[4].order.attempt == 1));
   s.finish(s.orders[4], "failed");
   s.until([&] { return s.result.has_value(); });
-  CHECK(s.result->state == "done");
+  CHECK(s.result->state == job_stage::done);
   CHECK(s.result->message == "1 of 3 cells failed");
   std::vector<std::string> ends;
   for (auto& e : s.events)
@@ -196,7 +196,7 @@ TEST_CASE("sweep runner: a busy node's refusal is no try, a node lost mid-cell h
     .receive([&](cluster_status& x) { st = std::move(x); }, [](caf::error& e) { FAIL(to_string(e)); });
   REQUIRE(st.jobs.size() == 1);
   CHECK(st.jobs[0].protocol == "sweep");
-  CHECK(st.jobs[0].state == "done");
+  CHECK(st.jobs[0].state == job_stage::done);
   REQUIRE(st.nodes.size() == 1);
   CHECK(st.nodes[0].used == 0);
 }

@@ -75,7 +75,7 @@ void per_worker(const dashboard_view& v, const std::function<void(const job_view
 std::map<std::string, int> shards_by_node(const dashboard_view& v) {
   std::map<std::string, int> out;
   for (auto& j : v.jobs)
-    if (j.status.state == "running" || j.status.state == "starting")
+    if (!is_final(j.status.state))
       for (auto& where : j.status.shards)
         ++out[where];
   return out;
@@ -110,7 +110,7 @@ std::string metrics_text(const dashboard_view& v) {
   {
     family f(out, "syncpoint_job_info", prometheus::MetricType::Gauge, "1 for each job the head lists, with its protocol and state.");
     for (auto& j : v.jobs)
-      f.sample({{"job", std::to_string(j.status.id)}, {"protocol", j.status.protocol}, {"state", j.status.state}}, 1);
+      f.sample({{"job", std::to_string(j.status.id)}, {"protocol", j.status.protocol}, {"state", to_string(j.status.state)}}, 1);
   }
   {
     family f(out, "syncpoint_job_progress_ratio", prometheus::MetricType::Gauge, "Fraction of the job's sample budget (or time cap) done.");
@@ -195,7 +195,7 @@ json::object job_summary(const job_view& j) {
   o.add("id", static_cast<unsigned long long>(j.status.id))
     .add("kind", j.sweep ? "sweep" : "job")
     .add("protocol", j.status.protocol)
-    .add("state", j.status.state)
+    .add("state", to_string(j.status.state))
     .add("workers", j.status.workers)
     .add("progress", j.status.progress)
     .raw("accuracy", j.status.accuracy >= 0 ? json::num(j.status.accuracy) : "null")

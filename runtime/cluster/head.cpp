@@ -4,6 +4,7 @@
 #include "runtime/cluster/head_state.hpp"
 #include "runtime/cluster/job_runner.hpp"
 #include <syncpoint/train.hpp>
+#include "runtime/checkpointing.hpp"
 #include "runtime/job_parts.hpp"
 
 #include <caf/io/middleman.hpp>
@@ -130,31 +131,8 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   cfg.out_dir.clear();  // the client writes the results on its side
   if (cfg.dataset == "fashion-mnist")
     cfg.data_dir = st.cfg.data_dir;
-  std::shared_ptr<const dataset> test;
-  int64_t train_size = 0;
-  std::shared_ptr<const resume_point> resume;
-  try {
-    validate(cfg);
-    cfg = with_limits(cfg);
-    // With the workers: load_job_data also checks there are enough examples for them.
-    auto key = data_key(cfg) + "|" + std::to_string(cfg.workers);
-    if (!st.test || st.data_key != key) {
-      auto data = load_job_data(cfg);
-      st.train_size = data.train.size;
-      st.test = std::make_shared<const dataset>(std::move(data.test));
-      st.data_key = key;
-    }
-    train_size = st.train_size;
-    test = st.test;
-    schedule_of(cfg, train_size);  // refuses a schedule the run's length cannot carry
-    if (cfg.checkpoint_every_s > 0)
-      check_checkpointable(cfg);
-    if (!cfg.resume_dir.empty())
-      resume = std::make_shared<const resume_point>(
-        load_resume_point(cfg, make_model(cfg.model)->size(), train_size));
-  } catch (const std::exception& e) {
-    return make_error(sp_error::bad_input, std::string("head: ") + e.what());
-  }
+  // Where the workers go (free slots by node), decided before the plan: with
+  // --ps-placement nodes, the shards spread over the workers' nodes.
   std::vector<int> free;
   std::string offer;
   for (auto& n : st.nodes) {
@@ -169,21 +147,45 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   // Elastic: start on the free slots, the rest as slots free up (a node joins, a job ends).
   int now = cfg.elastic ? std::min(cfg.workers, total_free) : cfg.workers;
   auto where = now > 0 ? place(free, now, how) : std::nullopt;
-  if (!where) {
-    int total = 0;
-    for (auto f : free)
-      total += std::max(f, 0);
+  std::vector<size_t> hosts;  // the workers' nodes, in the order of their first worker
+  if (where)
+    for (auto idx : *where)
+      if (std::find(hosts.begin(), hosts.end(), idx) == hosts.end())
+        hosts.push_back(idx);
+  job_plan plan;
+  std::shared_ptr<const dataset> test;
+  std::shared_ptr<const resume_point> resume;
+  try {
+    validate(cfg);
+    // With the workers: load_job_data also checks there are enough examples for them.
+    auto key = data_key(cfg) + "|" + std::to_string(cfg.workers);
+    if (!st.test || st.data_key != key) {
+      auto data = load_job_data(cfg);
+      st.train_size = data.train.size;
+      st.test = std::make_shared<const dataset>(std::move(data.test));
+      st.data_key = key;
+    }
+    test = st.test;
+    auto m = make_model(cfg.model);
+    bool on_nodes = cfg.ps_placement == "nodes";  // BytePS: a server beside the workers on each of their nodes
+    plan = make_plan(cfg, {st.train_size, m->size(), m->buffers(), on_nodes ? std::max<int32_t>(1, static_cast<int32_t>(hosts.size())) : 1});
+    if (plan.cfg.checkpoint_every_s > 0)
+      check_checkpointable(plan);
+    if (!plan.cfg.resume_dir.empty())
+      resume = std::make_shared<const resume_point>(load_resume_point(plan));
+  } catch (const std::exception& e) {
+    return make_error(sp_error::bad_input, std::string("head: ") + e.what());
+  }
+  if (!where)
     return make_error(sp_error::bad_input,
                       "the job needs " + std::to_string(cfg.workers) + " worker slots but the cluster has " +
-                        std::to_string(total) + " free" +
+                        std::to_string(total_free) + " free" +
                         (st.nodes.empty() ? std::string(" (no node has joined)") : " (" + offer + ")") +
                         (cfg.elastic ? "; --elastic starts on one at least" : ""));
-  }
   auto id = st.next_job++;
   job_setup setup;
   setup.id = id;
-  setup.cfg = cfg;
-  setup.train_size = train_size;
+  setup.plan = plan;
   setup.test = std::move(test);
   setup.resume = std::move(resume);
   setup.client = client;
@@ -212,26 +214,18 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     ++n.status.used;
     ++entry.held[n.handle.address()];
   }
-  if (cfg.ps_placement == "nodes") {  // BytePS: a server beside the workers on each of their nodes
-    std::vector<size_t> hosts;
-    for (auto idx : *where)
-      if (std::find(hosts.begin(), hosts.end(), idx) == hosts.end())
-        hosts.push_back(idx);
-    if (setup.cfg.ps_shards == 0)
-      setup.cfg.ps_shards = static_cast<int>(hosts.size());
-    for (size_t k = 0; k < static_cast<size_t>(setup.cfg.ps_shards); ++k) {
-      auto& n = st.nodes[hosts[k % hosts.size()]];
+  if (plan.cfg.ps_placement == "nodes")
+    for (auto host : plan.shard_hosts) {
+      auto& n = st.nodes[hosts[static_cast<size_t>(host)]];
       setup.shard_nodes.push_back(n.handle);
       setup.shard_node_names.push_back(n.status.name);
       setup.shard_node_tokens.push_back(n.token);
     }
-  }
-  setup.cfg.ps_shards = std::max(1, setup.cfg.ps_shards);
   setup.nodes.resize(static_cast<size_t>(cfg.workers));  // vacant places: an invalid node
   setup.node_names.resize(setup.nodes.size());
   setup.node_tokens.resize(setup.nodes.size());
   entry.elastic = cfg.elastic;
-  entry.status = {id, cfg.protocol, cfg.workers, 0, -1, "starting"};
+  entry.status = {id, cfg.protocol, cfg.workers, 0, -1, job_stage::starting};
   entry.runner = spawn_job(self->system(), std::move(setup));
   entry.handle = entry.runner;
   self->monitor(entry.handle);
@@ -286,9 +280,9 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
   for (auto& kv : st.jobs)
     if (kv.second.handle.address() == dm.source) {
       if (!is_final(kv.second.status.state)) {  // it died without its outcome: say so
-        kv.second.status.state = "failed";
+        kv.second.status.state = job_stage::failed;
         self->send(kv.second.client, finished_atom::value,
-                   job_result{"failed", "the job's runner on the head stopped: " +
+                   job_result{job_stage::failed, "the job's runner on the head stopped: " +
                                           self->system().render(dm.reason), 0, {}});
       }
       release_slots(self, kv.second);
@@ -343,7 +337,7 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       i->second.status = std::move(status);
       if (!was_final && is_final(i->second.status.state)) {
         release_slots(self, i->second);
-        log(self, job_name(id, i->second) + " " + i->second.status.state);
+        log(self, job_name(id, i->second) + " " + to_string(i->second.status.state));
         maybe_done_shutting_down(self);
         offer_freed_slots(self);
       }

@@ -36,7 +36,7 @@ caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cel
   entry.client = client;
   entry.stop_token = make_token();
   entry.elastic = true;  // it takes slots as they free up
-  entry.status = {id, "sweep", 0, 0, -1, "running", {}};
+  entry.status = {id, "sweep", 0, 0, -1, job_stage::running, {}};
   auto n = cells.size();
   entry.handle = spawn_sweep(self->system(), {id, std::move(cells), client, head_actor{self}, st.cfg.control_token});
   self->monitor(entry.handle);

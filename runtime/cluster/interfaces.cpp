@@ -69,8 +69,19 @@ const std::string& schema_fingerprint() {
   return value;
 }
 
-bool is_final(const std::string& state) {
-  return state == "done" || state == "failed" || state == "stopped";
+std::string to_string(job_stage s) {
+  switch (s) {
+    case job_stage::starting: return "starting";
+    case job_stage::running: return "running";
+    case job_stage::done: return "done";
+    case job_stage::failed: return "failed";
+    case job_stage::stopped: return "stopped";
+  }
+  return "?";
+}
+
+bool is_final(job_stage s) {
+  return s == job_stage::done || s == job_stage::failed || s == job_stage::stopped;
 }
 
 run_result run_result_of(const job_config& cfg, job_result& r) {

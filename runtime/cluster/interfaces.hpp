@@ -30,6 +30,7 @@
 #include "core/interfaces.hpp"
 #include "core/secret.hpp"  // same_secret: every token of the cluster is compared with it
 #include "core/ps_group.hpp"
+#include "runtime/job_plan.hpp"
 #include <syncpoint/job_config.hpp>
 
 #include <string>
@@ -68,7 +69,7 @@ struct node_hello {
 
 /// A worker's part of a job, sent to the node that hosts it.
 struct worker_spec {
-  job_config job;           // with explicit limits; data_dir is the node's own
+  job_plan plan;            // the job's; its data_dir is the head's (a node loads from its own)
   int32_t id = 0;
   double iter_cost_ms = 0;
   ps_group ps;
@@ -83,16 +84,14 @@ struct worker_spec {
 /// (--ps-placement nodes). The node makes it a parameter_server over
 /// [bounds[shard], bounds[shard + 1]) of the model.
 struct shard_spec {
-  job_config job;
-  uint32_t shard = 0;
-  std::vector<uint64_t> bounds;   // as ps_group::bounds
+  job_plan plan;
+  uint32_t shard = 0;             // [plan.bounds[shard], plan.bounds[shard + 1]) of the model
   std::vector<float> initial;     // the shard's slice of the weights
   bool resumed = false;           // continue from a checkpoint's part, `resume`
   saved_ps resume;
   tracer_actor tracer;
   int64_t elapsed_ns = 0;         // time since the run's origin when the head sent this
   std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
-  int64_t train_size = 0;           // examples in the job's training set (its schedule's epochs)
 };
 
 struct node_status {
@@ -104,18 +103,24 @@ struct node_status {
   int64_t last_heartbeat_ms = 0; // Unix time
 };
 
+/// Where a job is; written as its word in status lines, JSON, the dashboard and /metrics.
+enum class job_stage : uint8_t { starting, running, done, failed, stopped };
+
+/// "starting", "running", "done", "failed", "stopped"
+std::string to_string(job_stage s);
+
+/// Whether a job at `s` has ended: done, failed or stopped.
+bool is_final(job_stage s);
+
 struct job_status {
   uint64_t id = 0;
   std::string protocol;
   int32_t workers = 0;
   double progress = 0;      // fraction of the sample budget
   double accuracy = -1;     // last evaluation
-  std::string state;        // starting, running, done, failed, stopped
+  job_stage state = job_stage::starting;
   std::vector<std::string> shards;  // where each PS shard runs: "head" or a node's name
 };
-
-/// Whether a job in `state` (job_status::state) has ended: done, failed or stopped.
-bool is_final(const std::string& state);
 
 struct cluster_status {
   std::vector<node_status> nodes;
@@ -124,7 +129,7 @@ struct cluster_status {
 
 /// The end of a submitted job, as the submitting client receives it.
 struct job_result {
-  std::string state;        // done, failed, stopped
+  job_stage state = job_stage::done;  // done, failed or stopped
   std::string message;      // why it failed or stopped ("" when done)
   double iter_cost_ms = 0;
   run_outcome outcome;      // empty when the job never started
@@ -194,13 +199,13 @@ typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
-  return f(caf::meta::type_name("worker_spec"), x.job, x.id, exact(x.iter_cost_ms), x.ps, x.tracer,
+  return f(caf::meta::type_name("worker_spec"), x.plan, x.id, exact(x.iter_cost_ms), x.ps, x.tracer,
            x.elapsed_ns, x.resumed, x.resume, x.bulk_key);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
-  return f(caf::meta::type_name("shard_spec"), x.job, x.shard, x.bounds, float_block{x.initial}, x.resumed, x.resume,
-           x.tracer, x.elapsed_ns, x.bulk_keys, x.train_size);
+  return f(caf::meta::type_name("shard_spec"), x.plan, x.shard, float_block{x.initial}, x.resumed, x.resume,
+           x.tracer, x.elapsed_ns, x.bulk_keys);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
@@ -319,6 +324,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 16;  // 16: push_info and proceed say why a push was refused; shard_op
+inline constexpr int wire_version = 17;  // 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
 
 }  // namespace syncpoint::cluster

@@ -10,7 +10,7 @@ namespace syncpoint::cluster::detail {
 // job. Returns how many it takes.
 int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::string& node_token, int32_t free) {
   auto& st = self->state;
-  if (!st.setup.cfg.elastic || !st.started || st.ended || st.restarting || !node)
+  if (!st.setup.plan.cfg.elastic || st.phase != job_phase::running || !node)
     return 0;
   std::vector<size_t> ids;
   for (size_t i = 0; i < st.vacant.size() && static_cast<int32_t>(ids.size()) < free; ++i)
@@ -40,7 +40,7 @@ int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::
         .then(
           [=](worker_actor& w) {
             auto& st = self->state;
-            if (st.ended || st.generation != generation) {
+            if (st.ended() || st.generation != generation) {
               self->send_exit(w, caf::exit_reason::user_shutdown);
               return;
             }

@@ -46,8 +46,8 @@ void mark_dead(job_state& st, const caf::actor_addr& node) {
 // ends the job).
 bool can_restart(job_ptr self) {
   auto& st = self->state;
-  auto& cfg = st.setup.cfg;
-  return st.started && !st.ended && !st.restarting && st.stop_reason.empty() && !st.client_gone &&
+  auto& cfg = st.setup.plan.cfg;
+  return st.phase == job_phase::running && st.stop_reason.empty() && !st.client_gone &&
          cfg.checkpoint_every_s > 0 && st.restarts < 3 && !newest_checkpoint(cfg.checkpoint_dir).empty();
 }
 
@@ -56,9 +56,9 @@ namespace {
 // The new run starts once every awaited actor of the old one has ended.
 void relaunch_when_ended(job_ptr self) {
   auto& st = self->state;
-  if (!st.awaited.empty() || st.ended)
+  if (!st.awaited.empty() || st.phase != job_phase::restarting)
     return;
-  st.restarting = false;
+  st.phase = job_phase::starting;
   launch(self);
 }
 
@@ -68,17 +68,16 @@ void relaunch_when_ended(job_ptr self) {
 // actor of the old run has ended.
 void restart(job_ptr self, size_t k, const std::string& why) {
   auto& st = self->state;
-  auto cfg = st.setup.cfg;
-  cfg.resume_dir = cfg.checkpoint_dir;
+  auto plan = st.setup.plan;
+  plan.cfg.resume_dir = plan.cfg.checkpoint_dir;
   std::shared_ptr<const resume_point> from;
   try {
-    from = std::make_shared<const resume_point>(
-      load_resume_point(cfg, make_model(cfg.model)->size(), st.setup.train_size));
+    from = std::make_shared<const resume_point>(load_resume_point(plan));
   } catch (const std::exception& e) {
     abort_job(self, why + "; its newest checkpoint cannot be resumed: " + e.what());
     return;
   }
-  st.restarting = true;
+  st.phase = job_phase::restarting;
   ++st.restarts;
   std::string dead_name = st.setup.shard_node_names[k];
   mark_dead(st, st.setup.shard_nodes[k].address());
@@ -108,7 +107,6 @@ void restart(job_ptr self, size_t k, const std::string& why) {
   st.core = job_core{};
   st.workers.assign(st.workers.size(), worker_actor{});
   st.spawned = 0;
-  st.started = false;
   st.setup.resume = from;
   char at[32];
   std::snprintf(at, sizeof at, "%.3f", to_seconds(from->point.state.time_ns));
@@ -139,7 +137,7 @@ void shard_lost(job_ptr self, size_t k, const caf::error& reason) {
   }
   abort_job(self, why + (on_head(st, k) ? std::string() : " (node " + st.setup.shard_node_names[k] + ")") +
                     ": " + self->system().render(reason) +
-                    (st.setup.cfg.checkpoint_every_s > 0 ? "" : "; the job has no checkpoints (--checkpoint-every) to go on from"));
+                    (st.setup.plan.cfg.checkpoint_every_s > 0 ? "" : "; the job has no checkpoints (--checkpoint-every) to go on from"));
 }
 
 }  // namespace syncpoint::cluster::detail

@@ -8,6 +8,7 @@
 #include <random>
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace syncpoint::cluster::detail {
 
@@ -23,7 +24,7 @@ void tell_head(job_ptr self) {
 
 void say(job_ptr self, const std::string& line) {
   auto& st = self->state;
-  if (!st.client_gone && st.setup.cfg.progress)
+  if (!st.client_gone && st.setup.plan.cfg.progress)
     self->send(st.setup.client, progress_atom::value, line);
 }
 
@@ -42,16 +43,16 @@ void relay(job_ptr self, const Ts&... xs) {
 template <class... Ts>
 void ask_coordinator(job_ptr self, const std::string& token, const Ts&... xs) {
   auto& st = self->state;
-  if (same_secret(token, st.setup.head_token) && st.started && !st.ended && !st.restarting)
+  if (same_secret(token, st.setup.head_token) && st.phase == job_phase::running)
     self->send(st.core.coordinator, xs...);
 }
 
 // Ends a job that never ran to its outcome: stops everything it spawned.
 void abort_job(job_ptr self, const std::string& why) {
   auto& st = self->state;
-  if (st.ended)
+  if (st.ended())
     return;
-  st.ended = true;
+  st.phase = job_phase::ended;
   for (auto& w : st.workers)
     if (w)
       self->send_exit(w, caf::exit_reason::user_shutdown);
@@ -64,19 +65,19 @@ void abort_job(job_ptr self, const std::string& why) {
     self->send_exit(st.core.coordinator, caf::exit_reason::user_shutdown);
     self->send_exit(st.core.evaluator, caf::exit_reason::user_shutdown);
   }
-  st.status.state = "failed";
+  st.status.state = job_stage::failed;
   tell_head(self);
   if (st.watch)
     self->send_exit(st.watch, caf::exit_reason::user_shutdown);  // its last figures stay on the page
   if (!st.client_gone)
-    self->send(st.setup.client, finished_atom::value, job_result{"failed", why, 0, {}});
+    self->send(st.setup.client, finished_atom::value, job_result{job_stage::failed, why, 0, {}});
   self->quit();
 }
 
 // Asks the coordinator to end the run early; its outcome still comes.
 void stop_job(job_ptr self, const std::string& why) {
   auto& st = self->state;
-  if (!st.started) {
+  if (st.phase != job_phase::running) {
     abort_job(self, why);
     return;
   }
@@ -98,11 +99,11 @@ std::string shard_hosts(const job_state& st) {
 
 void start(job_ptr self) {
   auto& st = self->state;
-  st.started = true;
+  st.phase = job_phase::running;
   self->send(st.core.coordinator, start_atom::value, st.workers, st.core.evaluator);
   if (st.setup.dashboard.hub) {  // the run (again, after a restart) for the dashboard
     if (!st.watch)
-      st.watch = spawn_watch(self->system(), {st.setup.id, st.setup.cfg, st.setup.dashboard, self->address()});
+      st.watch = spawn_watch(self->system(), {st.setup.id, st.setup.plan.cfg, st.setup.dashboard, self->address()});
     self->send(st.watch, start_atom::value, st.core.tracer, st.core.coordinator, st.core.ps, st.status.shards);
   }
   if (st.setup.follower && !st.client_gone)
@@ -118,17 +119,17 @@ void start(job_ptr self) {
   say(self, "[job " + std::to_string(st.setup.id) + "] " + std::to_string(running) +
               (static_cast<size_t>(running) < st.workers.size()
                  ? " of " + std::to_string(st.workers.size()) + " workers started (" +
-                     (st.setup.cfg.elastic ? "elastic: the rest as slots free up" : "the rest were lost with their node") +
+                     (st.setup.plan.cfg.elastic ? "elastic: the rest as slots free up" : "the rest were lost with their node") +
                      ")"
                  : std::string(" workers started")) +
               " on " + where + shard_hosts(st));
-  st.status.state = "running";
+  st.status.state = job_stage::running;
   tell_head(self);
 }
 
 void finish(job_ptr self, run_outcome& outcome) {
   auto& st = self->state;
-  st.ended = true;
+  st.phase = job_phase::ended;
   std::vector<size_t> nth(st.hosts.size(), 0);  // a worker's k-th loss was on its k-th node
   for (auto& l : outcome.losses)
     if (l.worker >= 0 && static_cast<size_t>(l.worker) < st.hosts.size()) {
@@ -137,10 +138,10 @@ void finish(job_ptr self, run_outcome& outcome) {
       if (!h.empty())
         l.reason += " (node " + h[std::min(k, h.size() - 1)] + ")";
     }
-  std::string state = st.stop_reason.empty() ? "done" : "stopped";
+  auto state = st.stop_reason.empty() ? job_stage::done : job_stage::stopped;
   st.status.state = state;
   tell_head(self);
-  job_result result{state, st.stop_reason, st.setup.cfg.iter_cost_ms, std::move(outcome)};
+  job_result result{state, st.stop_reason, st.setup.plan.cfg.iter_cost_ms, std::move(outcome)};
   if (auto& r = st.setup.resume) {
     result.resumed_from = r->file;
     result.resumed_at_s = to_seconds(r->point.state.time_ns);
@@ -167,7 +168,7 @@ std::vector<uint64_t> bulk_keys(size_t workers) {
 worker_spec spec_for(job_ptr self, size_t id) {
   auto& st = self->state;
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
-  worker_spec spec{st.setup.cfg, static_cast<int32_t>(id), st.setup.cfg.iter_cost_ms, st.core.ps, st.core.tracer,
+  worker_spec spec{st.setup.plan, static_cast<int32_t>(id), st.setup.plan.cfg.iter_cost_ms, st.core.ps, st.core.tracer,
                    elapsed.count()};
   spec.bulk_key = id < st.bulk_keys.size() ? st.bulk_keys[id] : 0;
   return spec;
@@ -178,15 +179,15 @@ worker_spec spec_for(job_ptr self, size_t id) {
 void prepare_node(job_ptr self, const node_actor& node, const std::string& token, const std::string& name,
                   std::function<void()> ready, std::function<void(const std::string&)> failed) {
   auto& st = self->state;
-  self->request(node, st.setup.spawn_timeout, prepare_atom::value, token, st.setup.cfg)
+  self->request(node, st.setup.spawn_timeout, prepare_atom::value, token, st.setup.plan.cfg)
     .then(
       [=](int64_t examples) {
         auto& st = self->state;
-        if (st.ended)
+        if (st.ended())
           return;
-        if (examples != st.setup.train_size)
+        if (examples != st.setup.plan.train_size)
           failed("node " + name + " has " + std::to_string(examples) + " training examples where the head has " +
-                 std::to_string(st.setup.train_size) + " (a different data set in its --data folder?)");
+                 std::to_string(st.setup.plan.train_size) + " (a different data set in its --data folder?)");
         else
           ready();
       },
@@ -196,11 +197,11 @@ void prepare_node(job_ptr self, const node_actor& node, const std::string& token
 // The options of this job's PS side.
 core_options core_options_for(job_ptr self) {
   auto& st = self->state;
-  auto& cfg = st.setup.cfg;
+  auto& cfg = st.setup.plan.cfg;
   core_options opts;
   opts.resume = st.setup.resume ? &st.setup.resume->point.state : nullptr;
   if (cfg.checkpoint_every_s > 0)
-    opts.on_checkpoint = checkpoint_writer(cfg, run_settings(cfg, cfg.iter_cost_ms, st.setup.train_size));
+    opts.on_checkpoint = checkpoint_writer(st.setup.plan, run_settings(st.setup.plan, cfg.iter_cost_ms));
   opts.driver = job_actor{self};
   opts.origin = st.origin;
   opts.request_timeout = caf::duration{seconds(cfg.request_timeout_s)};
@@ -214,11 +215,10 @@ core_options core_options_for(job_ptr self) {
 // on their nodes; the run starts when every worker has answered.
 void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
   auto& st = self->state;
-  auto& cfg = st.setup.cfg;
+  auto& cfg = st.setup.plan.cfg;
   auto opts = core_options_for(self);
   const checkpoint_state* from = opts.resume;
-  st.core = spawn_job_control(self->system(), cfg, st.setup.train_size, st.setup.test, opts, std::move(tracer),
-                              std::move(ps));
+  st.core = spawn_job_control(self->system(), st.setup.plan, st.setup.test, opts, std::move(tracer), std::move(ps));
   self->monitor(st.core.coordinator);
   for (auto& shard : st.core.ps.shards)
     self->monitor(shard);
@@ -243,7 +243,7 @@ void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
         [=](worker_actor& w) {
           auto& st = self->state;
           st.workers[idx] = std::move(w);
-          if (st.ended) {  // aborted meanwhile
+          if (st.ended()) {  // aborted meanwhile
             self->send_exit(st.workers[idx], caf::exit_reason::user_shutdown);
             return;
           }
@@ -262,14 +262,13 @@ bool on_head(const job_state& st, size_t k) {
   return st.setup.shard_nodes.empty() || !st.setup.shard_nodes[k];
 }
 
-// Shard k of `plan` on its node (--ps-placement nodes); spawn_rest once all are up.
-void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_plan> plan, size_t k) {
+// Shard k of the PS on its node (--ps-placement nodes); spawn_rest once all are up.
+void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_parts> parts, size_t k) {
   auto& st = self->state;
-  auto& c = plan->shards[k];
+  auto& c = parts->shards[k];
   auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
-  shard_spec spec{st.setup.cfg, static_cast<uint32_t>(k), plan->bounds, std::move(c.initial), c.resume != nullptr,
-                  c.resume ? *c.resume : saved_ps{}, plan->tracer, elapsed.count(), st.bulk_keys,
-                  st.setup.train_size};
+  shard_spec spec{st.setup.plan, static_cast<uint32_t>(k), std::move(c.initial), c.resume != nullptr,
+                  c.resume ? *c.resume : saved_ps{}, parts->tracer, elapsed.count(), st.bulk_keys};
   auto name = st.setup.shard_node_names[k];
   self->request(st.setup.shard_nodes[k], st.setup.spawn_timeout, spawn_atom::value, st.setup.shard_node_tokens[k],
                 std::move(spec))
@@ -277,12 +276,12 @@ void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_plan> plan, size_t k) {
       [=](ps_actor& shard) {
         auto& st = self->state;
         st.core.ps.shards[k] = shard;
-        if (st.ended) {
+        if (st.ended()) {
           self->send_exit(shard, caf::exit_reason::user_shutdown);
           return;
         }
         if (std::all_of(st.core.ps.shards.begin(), st.core.ps.shards.end(), [](auto& s) { return bool(s); }))
-          spawn_rest(self, plan->tracer, st.core.ps);
+          spawn_rest(self, parts->tracer, st.core.ps);
       },
       [=](caf::error& err) {
         abort_job(self, "node " + name + " could not start shard " + std::to_string(k) +
@@ -297,22 +296,22 @@ void launch(job_ptr self) {
   st.origin = self->clock().now();
   if (st.setup.resume)  // the run's clock goes on from the checkpoint's time
     st.origin -= std::chrono::nanoseconds(st.setup.resume->point.state.time_ns);
-  std::shared_ptr<ps_plan> plan;
+  std::shared_ptr<ps_parts> parts;
   try {
-    plan = std::make_shared<ps_plan>(plan_job_core(self->system(), st.setup.cfg, st.setup.train_size, core_options_for(self)));
+    parts = std::make_shared<ps_parts>(prepare_ps(self->system(), st.setup.plan, core_options_for(self)));
   } catch (const std::exception& e) {  // a checkpoint these shards cannot take
     abort_job(self, e.what());
     return;
   }
-  st.core.tracer = plan->tracer;
-  st.core.ps.bounds = plan->bounds;
-  st.core.ps.shards.assign(plan->shards.size(), ps_actor{});
+  st.core.tracer = parts->tracer;
+  st.core.ps.bounds = st.setup.plan.bounds;
+  st.core.ps.shards.assign(parts->shards.size(), ps_actor{});
   st.status.shards.clear();
   // The bulk channel: new keys for every run, each shard's endpoint.
-  st.bulk_keys = st.setup.plane ? bulk_keys(static_cast<size_t>(st.setup.cfg.workers)) : std::vector<uint64_t>{};
-  st.core.ps.bulk.assign(plan->shards.size(), "");
+  st.bulk_keys = st.setup.plane ? bulk_keys(static_cast<size_t>(st.setup.plan.cfg.workers)) : std::vector<uint64_t>{};
+  st.core.ps.bulk.assign(parts->shards.size(), "");
   bool remote = false;
-  for (size_t k = 0; k < plan->shards.size(); ++k) {
+  for (size_t k = 0; k < parts->shards.size(); ++k) {
     bool here = on_head(st, k);
     st.status.shards.push_back(here ? "head" : st.setup.shard_node_names[k]);
     if (st.setup.plane) {
@@ -321,20 +320,20 @@ void launch(job_ptr self) {
                                 : at != st.setup.node_bulk.end() ? at->second : "";
     }
     if (here) {
-      plan->shards[k].bulk_keys = st.bulk_keys;
-      st.core.ps.shards[k] = spawn_parameter_server(self->system(), std::move(plan->shards[k]));
+      parts->shards[k].bulk_keys = st.bulk_keys;
+      st.core.ps.shards[k] = spawn_parameter_server(self->system(), std::move(parts->shards[k]));
       if (st.setup.plane)
-        st.setup.plane->serve(st.core.ps.shards[k], plan->bounds[k + 1] - plan->bounds[k], st.bulk_keys);
+        st.setup.plane->serve(st.core.ps.shards[k], st.setup.plan.bounds[k + 1] - st.setup.plan.bounds[k], st.bulk_keys);
     }
     remote = remote || !here;
   }
   if (!remote) {
-    spawn_rest(self, plan->tracer, st.core.ps);
+    spawn_rest(self, parts->tracer, st.core.ps);
     return;
   }
-  for (size_t k = 0; k < plan->shards.size(); ++k)
+  for (size_t k = 0; k < parts->shards.size(); ++k)
     if (!on_head(st, k))
-      spawn_remote_shard(self, plan, k);
+      spawn_remote_shard(self, parts, k);
 }
 
 // Phase 1: every node loads the data set (so loading is not charged to the
@@ -360,11 +359,81 @@ void prepare(job_ptr self) {
   }
 }
 
+// The shard of this run that `who` is (its index), or none.
+std::optional<size_t> shard_of(const job_state& st, const caf::actor_addr& who) {
+  auto& shards = st.core.ps.shards;
+  auto it = std::find_if(shards.begin(), shards.end(), [&](const ps_actor& s) { return s && s.address() == who; });
+  return it == shards.end() ? std::nullopt : std::optional<size_t>(static_cast<size_t>(it - shards.begin()));
+}
+
+bool is_node(const job_state& st, const caf::actor_addr& who) {
+  auto is = [&](const node_actor& n) { return n && n.address() == who; };
+  return std::any_of(st.setup.nodes.begin(), st.setup.nodes.end(), is) ||
+         std::any_of(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(), is);
+}
+
+// Something the job monitors went: the client, the coordinator, a shard or a node.
+void on_down(job_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  if (dm.source == st.setup.client.address()) {
+    st.client_gone = true;
+    stop_job(self, "the submitting process went away");
+    return;
+  }
+  bool dead = std::find(st.dead_nodes.begin(), st.dead_nodes.end(), dm.source) != st.dead_nodes.end();
+  bool coordinator = st.core.coordinator && dm.source == st.core.coordinator.address();
+  auto shard = shard_of(st, dm.source);
+  switch (st.phase) {
+    case job_phase::restarting:  // the old run ends; a node lost meanwhile is left out of the new one
+      if (is_node(st, dm.source))
+        mark_dead(st, dm.source);
+      awaited_down(self, dm.source);
+      return;
+    case job_phase::ended:
+      return;
+    case job_phase::starting:
+      if (dead)
+        return;  // already left out
+      if (shard)
+        abort_job(self, "lost shard " + std::to_string(*shard) + " of the parameter server while the job was starting: " +
+                          self->system().render(dm.reason));
+      else if (coordinator)
+        abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
+      else  // a node lost before the run began (after: its workers are lost)
+        for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+          if (st.setup.nodes[i].address() == dm.source) {
+            abort_job(self, "node " + st.setup.node_names[i] + " was lost while the job was starting");
+            return;
+          }
+      return;
+    case job_phase::running:
+      if (dead)
+        return;  // already left out
+      if (shard) {
+        shard_lost(self, *shard, dm.reason);
+      } else if (coordinator) {
+        bool shard_gone = dm.reason.category() == caf::atom("syncpoint") &&
+                          dm.reason.code() == static_cast<uint8_t>(sp_error::lost_shard);
+        if (!shard_gone || !can_restart(self))  // else the shard's own down restarts the job
+          abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
+      } else if (st.setup.plan.cfg.elastic) {  // its workers' places wait for a new node
+        for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+          if (st.setup.nodes[i].address() == dm.source) {
+            st.vacant[i] = true;
+            st.setup.nodes[i] = node_actor{};
+          }
+      } else if (is_node(st, dm.source)) {  // its workers are lost (the coordinator says so)
+        st.dead_nodes.push_back(dm.source);
+      }
+      return;
+  }
+}
+
 job_actor::behavior_type job(job_ptr self, job_setup setup) {
   auto& st = self->state;
   st.setup = std::move(setup);
-  auto& cfg = st.setup.cfg;
-  st.status = {st.setup.id, cfg.protocol, cfg.workers, 0, -1, "starting"};
+  auto& cfg = st.setup.plan.cfg;
+  st.status = {st.setup.id, cfg.protocol, cfg.workers, 0, -1, job_stage::starting};
   st.vacant.assign(static_cast<size_t>(cfg.workers), false);
   st.hosts.resize(st.vacant.size());
   for (size_t i = 0; i < st.setup.nodes.size(); ++i) {
@@ -373,55 +442,7 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       st.hosts[i].push_back(st.setup.node_names[i]);
   }
   self->monitor(st.setup.client);
-  self->set_down_handler([=](caf::down_msg& dm) {
-    auto& st = self->state;
-    bool a_node = std::any_of(st.setup.nodes.begin(), st.setup.nodes.end(),
-                              [&](const node_actor& n) { return n && n.address() == dm.source; }) ||
-                  std::any_of(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(),
-                              [&](const node_actor& n) { return n && n.address() == dm.source; });
-    if (st.restarting) {  // the old run ends; a node lost meanwhile is left out of the new one
-      if (a_node)
-        mark_dead(st, dm.source);
-      awaited_down(self, dm.source);
-      if (dm.source != st.setup.client.address())
-        return;
-    }
-    if (std::find(st.dead_nodes.begin(), st.dead_nodes.end(), dm.source) != st.dead_nodes.end())
-      return;  // already left out
-    auto shard = std::find_if(st.core.ps.shards.begin(), st.core.ps.shards.end(),
-                              [&](const ps_actor& s) { return s && s.address() == dm.source; });
-    if (shard != st.core.ps.shards.end() && !st.ended) {
-      auto k = static_cast<size_t>(shard - st.core.ps.shards.begin());
-      if (st.started)
-        shard_lost(self, k, dm.reason);
-      else
-        abort_job(self, "lost shard " + std::to_string(k) + " of the parameter server while the job was starting: " +
-                          self->system().render(dm.reason));
-    } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended &&
-               dm.reason.category() == caf::atom("syncpoint") &&
-               dm.reason.code() == static_cast<uint8_t>(sp_error::lost_shard) && can_restart(self)) {
-      return;  // the shard's own down restarts the job
-    } else if (dm.source == st.setup.client.address()) {
-      st.client_gone = true;
-      stop_job(self, "the submitting process went away");
-    } else if (st.core.coordinator && dm.source == st.core.coordinator.address() && !st.ended) {
-      abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
-    } else if (st.started && a_node && !st.setup.cfg.elastic) {  // its workers are lost (the coordinator)
-      st.dead_nodes.push_back(dm.source);
-    } else if (st.started && st.setup.cfg.elastic) {  // its workers' places wait for a new node
-      for (size_t i = 0; i < st.setup.nodes.size(); ++i)
-        if (st.setup.nodes[i].address() == dm.source) {
-          st.vacant[i] = true;
-          st.setup.nodes[i] = node_actor{};
-        }
-    } else if (!st.started) {  // a node lost before the run began (after: its workers are lost)
-      for (size_t i = 0; i < st.setup.nodes.size(); ++i)
-        if (st.setup.nodes[i].address() == dm.source) {
-          abort_job(self, "node " + st.setup.node_names[i] + " was lost while the job was starting");
-          return;
-        }
-    }
-  });
+  self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
   prepare(self);
   return {
     [=](progress_atom, const progress_report& r) {

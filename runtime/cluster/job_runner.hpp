@@ -21,13 +21,12 @@ namespace syncpoint::cluster {
 
 struct job_setup {
   uint64_t id = 0;
-  job_config cfg;                          // limits explicit (with_limits)
-  int64_t train_size = 0;
+  job_plan plan;                           // made by the head from the submitted options
   std::shared_ptr<const dataset> test;     // the head's test set, for the evaluator
   std::vector<node_actor> nodes;           // per worker: the node that hosts it
   std::vector<std::string> node_names;     // per worker
   std::vector<std::string> node_tokens;    // per worker: what its node accepts jobs with
-  // --ps-placement nodes: per shard (cfg.ps_shards of them), the node that
+  // --ps-placement nodes: per shard (plan.shards() of them), the node that
   // hosts it; empty: the shards run here, on the head.
   std::vector<node_actor> shard_nodes;
   std::vector<std::string> shard_node_names;

@@ -13,6 +13,12 @@
 
 namespace syncpoint::cluster::detail {
 
+/// A job's life on the head, one phase at a time:
+///   starting -> running -> ended                the nodes load the data, the actors are spawned, the run
+///   running -> restarting -> starting           a lost shard: the old run ends, the new one resumes
+///   any phase -> ended                          the outcome came, or the job was aborted
+enum class job_phase : uint8_t { starting, running, restarting, ended };
+
 struct job_state {
   job_setup setup;
   time_point origin;
@@ -21,14 +27,13 @@ struct job_state {
   std::vector<bool> vacant;           // ids with no worker running or starting (elastic, or after a restart)
   std::vector<std::vector<std::string>> hosts;  // by worker id: the nodes it ran on, in order
   size_t spawned = 0;
-  bool started = false;
-  bool ended = false;
+  job_phase phase = job_phase::starting;
+  bool ended() const { return phase == job_phase::ended; }
   bool client_gone = false;
   std::string stop_reason;
   job_status status;
   // A shard's node died and the job goes on from its newest checkpoint: the
-  // old actors whose end is awaited before it starts again.
-  bool restarting = false;
+  // old actors whose end is awaited before it starts again (restarting).
   std::vector<caf::actor_addr> awaited;
   std::vector<caf::actor_addr> dead_nodes;  // nodes lost since the job started
   int restarts = 0;

@@ -88,7 +88,7 @@ void finish(watch_ptr self, job_result& r) {
   auto& st = self->state;
   st.ended = true;
   auto facts = st.live.facts();
-  facts.state = r.state;
+  facts.state = to_string(r.state);
   facts.progress = 1;
   live_job last(facts);
   for (auto& ev : r.outcome.trace)

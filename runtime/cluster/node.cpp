@@ -94,7 +94,7 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
     return make_error(sp_error::bad_input, "node " + st.cfg.name + " has no free slot (" +
                                              std::to_string(st.cfg.slots) + " in use)");
   try {
-    auto cfg = load(self, spec.job);
+    auto cfg = load(self, spec.plan.cfg);
     auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
     auto timeout = caf::duration{seconds(cfg.request_timeout_s)};
     auto ps = spec.ps;
@@ -112,7 +112,7 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
         if (st.cfg.on_note)
           st.cfg.on_note("worker " + std::to_string(spec.id) + ": " + note);
     }
-    auto wc = worker_for(cfg, spec.id, spec.iter_cost_ms, st.data, ps, spec.tracer, origin, timeout);
+    auto wc = worker_for(spec.plan, spec.id, spec.iter_cost_ms, st.data, ps, spec.tracer, origin, timeout);
     if (spec.resumed)
       wc.resume = std::make_shared<const saved_worker>(std::move(spec.resume));
     auto w = spawn_worker(self->system(), std::move(wc));
@@ -131,9 +131,10 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
   if (auto err = check_head(self, token))
     return err;
   auto k = static_cast<size_t>(spec.shard);
-  auto& b = spec.bounds;
-  bool ordered = b.size() >= 2 && b.front() == 0 && std::is_sorted(b.begin(), b.end()) && b.back() > 0;
-  if (!ordered || k + 1 >= b.size() || spec.initial.size() != b[k + 1] - b[k] || spec.job.workers < 1 ||
+  auto& b = spec.plan.bounds;
+  bool ordered = b.size() >= 2 && b.front() == 0 && std::is_sorted(b.begin(), b.end()) && b.back() > 0 &&
+                 b.back() == spec.plan.model_size;
+  if (!ordered || k + 1 >= b.size() || spec.initial.size() != b[k + 1] - b[k] || spec.plan.cfg.workers < 1 ||
       (spec.resumed && spec.resume.w.size() != spec.initial.size()))
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) +
                                              " does not match its bounds, its job or its saved state");
@@ -141,10 +142,9 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
   auto resume = spec.resumed ? std::make_shared<const saved_ps>(std::move(spec.resume)) : nullptr;
   ps_config ps_cfg;
   try {
-    if (spec.train_size < 1)
+    if (spec.plan.train_size < 1)
       throw config_error("no training examples");
-    ps_cfg = shard_config(spec.job, spec.train_size, spec.bounds, k, std::move(spec.initial), std::move(resume),
-                          spec.tracer, origin);
+    ps_cfg = shard_config(spec.plan, k, std::move(spec.initial), std::move(resume), spec.tracer, origin);
   } catch (const std::exception& e) {
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) + ": " + e.what());
   }

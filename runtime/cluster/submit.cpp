@@ -115,9 +115,9 @@ void observer_down(client_ptr self, const caf::down_msg& dm) {
 
 // Why the run ended, as a one-process job's observers hear it.
 std::string end_reason(const job_result& r) {
-  if (r.state == "failed")
+  if (r.state == job_stage::failed)
     return "failed: " + r.message;
-  if (r.state == "stopped")
+  if (r.state == job_stage::stopped)
     return r.message;
   return r.outcome.end_reason.empty() ? "end" : r.outcome.end_reason;
 }
@@ -143,7 +143,7 @@ following_client_actor::behavior_type follow_client(client_ptr self, client_stat
     [=](finished_atom, job_result& r) {
       auto& st = self->state;
       if (!st.failure.empty()) {
-        r.state = "failed";
+        r.state = job_stage::failed;
         r.message = st.failure;
       }
       tell_observers(self, done_atom::value, end_reason(r));
@@ -261,7 +261,7 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
     throw cluster_error(cluster_error::kind::lost, waited.lost ? "lost the connection to the head"
                                                                : "no result within the time limit");
   auto& r = waited.result;
-  run.state = r.state;
+  run.state = to_string(r.state);
   run.message = r.message;
   run.ran = !r.outcome.trace.empty();
   if (run.ran) {

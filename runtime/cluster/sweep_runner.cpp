@@ -34,7 +34,7 @@ struct sweep_state {
 
 using sweep_ptr = sweep_actor::stateful_pointer<sweep_state>;
 
-void tell_head(sweep_ptr self, const std::string& state) {
+void tell_head(sweep_ptr self, job_stage state) {
   auto& st = self->state;
   auto total = std::max<size_t>(1, st.setup.cells.size());
   job_status s{st.setup.id, "sweep", static_cast<int32_t>(st.running.size()),
@@ -50,7 +50,7 @@ void tell_client(sweep_ptr self, cell_event ev) {
 }
 
 // Every cell ended (or the sweep was stopped): the outcome to the client, the state to the head.
-void end_sweep(sweep_ptr self, const std::string& state, const std::string& message) {
+void end_sweep(sweep_ptr self, job_stage state, const std::string& message) {
   auto& st = self->state;
   if (st.ended)
     return;
@@ -66,7 +66,7 @@ void maybe_end(sweep_ptr self) {
   auto& st = self->state;
   if (st.ended || !st.waiting.empty() || !st.running.empty())
     return;
-  end_sweep(self, "done",
+  end_sweep(self, job_stage::done,
             st.failed ? std::to_string(st.failed) + " of " + std::to_string(st.setup.cells.size()) + " cells failed"
                       : std::string());
 }
@@ -216,7 +216,7 @@ void on_node_down(sweep_ptr self, const caf::actor_addr& where, const caf::error
   }
   if (!st.waiting.empty())  // free slots elsewhere, offered again
     self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, node_actor{}, int32_t{0});
-  tell_head(self, "running");
+  tell_head(self, job_stage::running);
   maybe_end(self);
 }
 
@@ -229,11 +229,11 @@ sweep_actor::behavior_type sweep(sweep_ptr self, sweep_setup setup) {
   self->monitor(st.setup.client);
   self->set_down_handler([=](caf::down_msg& dm) {
     if (dm.source == self->state.setup.client.address())
-      end_sweep(self, "stopped", "the submitting process went away");
+      end_sweep(self, job_stage::stopped, "the submitting process went away");
     else
       on_node_down(self, dm.source, dm.reason);
   });
-  tell_head(self, "running");
+  tell_head(self, job_stage::running);
   maybe_end(self);  // no cell at all
   return {
     [=](grow_atom, const std::string& token, node_actor& node, const std::string& name,
@@ -244,7 +244,7 @@ sweep_actor::behavior_type sweep(sweep_ptr self, sweep_setup setup) {
     },
     [=](stop_atom, const std::string& token, const std::string& reason) {
       if (same_secret(token, self->state.setup.head_token))
-        end_sweep(self, "stopped", reason);
+        end_sweep(self, job_stage::stopped, reason);
     },
     [=](slots_atom, const node_actor& node) {
       auto& st = self->state;
@@ -273,7 +273,7 @@ sweep_actor::behavior_type sweep(sweep_ptr self, sweep_setup setup) {
         ev.node = n->second.name;
       slot_freed(self, where);  // first, so that the event counts the cell placed in its slot
       tell_client(self, std::move(ev));
-      tell_head(self, "running");
+      tell_head(self, job_stage::running);
       maybe_end(self);
     },
   };
