@@ -268,7 +268,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       // The PS delegates a worker's push request here, so the sender is that
       // worker: nobody else may report a push, nor one in another's name;
       // but the lead shard asks itself for a push that came on the bulk
-      // channel, whose worker it knew by its key (runtime/cluster/data_plane.hpp).
+      // channel, whose worker it knew by its key (runtime/cluster/transport/data_plane.hpp).
       auto& st = self->state;
       auto from = self->current_sender();
       if (!st.started() || !st.valid(info.worker)

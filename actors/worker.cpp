@@ -249,7 +249,7 @@ saved_worker save(worker_state& st) {
 
 // A pull from K > 1 shards: the slices that had come, or none. Slices are
 // only kept for the shards they were saved with; a resume with another K
-// finds no transfers in flight (runtime/checkpointing.cpp refuses those),
+// finds no transfers in flight (runtime/job/checkpointing.cpp refuses those),
 // so a pull of it is either whole or not begun on every shard.
 void restore_pull(worker_state& st, const saved_worker& s) {
   auto& ps = st.cfg.ps;

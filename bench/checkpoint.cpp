@@ -6,7 +6,7 @@
 //   build/bench_checkpoint [--repeat R] [--dir DIR]   (DIR: where to write; default a temp folder)
 #include <syncpoint/model.hpp>
 #include "bench/stats.hpp"
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 #include <syncpoint/train.hpp>
 
 #include <fcntl.h>

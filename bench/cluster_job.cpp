@@ -3,7 +3,7 @@
 #include "bench/stats.hpp"
 
 #include "tests/http_client.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <algorithm>
 #include <atomic>

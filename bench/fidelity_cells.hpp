@@ -6,7 +6,7 @@
 
 #include "bench/fidelity_runs.hpp"
 #include <syncpoint/summary.hpp>
-#include "runtime/spread.hpp"
+#include "runtime/studies/spread.hpp"
 
 #include <cstdio>
 #include <string>

@@ -3,8 +3,8 @@
 #include "bench/fidelity_cells.hpp"
 #include "cli/compare.hpp"
 #include <syncpoint/train.hpp>
-#include "runtime/run_files.hpp"
-#include "runtime/sweep.hpp"
+#include "runtime/records/run_files.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <chrono>
 #include <fcntl.h>
@@ -114,7 +114,7 @@ sweep_cell as_sweep_cell(const planned& c, size_t index) {
   return s;
 }
 
-// The cell's result, if its folder (runtime/sweep.hpp's: CACHE/cells/ID) was made by this recipe.
+// The cell's result, if its folder (runtime/studies/sweep.hpp's: CACHE/cells/ID) was made by this recipe.
 std::optional<run_summary> cached(const planned& c, const std::string& cache) {
   auto dir = finished_cell(cache, as_sweep_cell(c, 0));
   if (dir.empty())
@@ -135,7 +135,7 @@ std::string seeds_arg(const std::vector<uint64_t>& seeds) {
   return out;
 }
 
-// Runs the cells not in the cache by the sweep's pool (runtime/sweep.hpp),
+// Runs the cells not in the cache by the sweep's pool (runtime/studies/sweep.hpp),
 // `jobs` child processes at once; a folder of another recipe is run again.
 void run_missing(const std::vector<planned>& cells, const deep_options& o) {
   std::vector<sweep_cell> pool;

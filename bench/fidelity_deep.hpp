@@ -6,7 +6,7 @@
 // better, the same or worse on the deeper model.
 //
 // Each run is one cell, run in a child process (`bench_fidelity --deep-run
-// ID`) by the sweep's pool (runtime/sweep.hpp), up to `jobs` at once, into
+// ID`) by the sweep's pool (runtime/studies/sweep.hpp), up to `jobs` at once, into
 // `cache`/cells/ID: a cell whose folder is there and was made by the same job
 // is not run again, so a stopped run resumes.
 #pragma once

@@ -2,7 +2,7 @@
 
 #include "cli/sweep_figures.hpp"
 #include "cli/sweep_spec.hpp"
-#include "runtime/sweep.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -59,7 +59,7 @@ bool attempt(F&& f) {
 
 class fidelity_runs {
  public:
-  /// Reads every finished cell of DIR/stage-N/ (sweep folders, runtime/sweep.hpp).
+  /// Reads every finished cell of DIR/stage-N/ (sweep folders, runtime/studies/sweep.hpp).
   explicit fidelity_runs(std::string dir);
 
   /// The summaries of `rs`, in order. Runs not there are noted for the next

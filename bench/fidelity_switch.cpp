@@ -2,8 +2,8 @@
 #include "bench/null_coordinator.hpp"
 #include "cli/compare.hpp"
 #include <syncpoint/protocol.hpp>
-#include "runtime/spread.hpp"
-#include "runtime/tune_switch.hpp"
+#include "runtime/studies/spread.hpp"
+#include "runtime/studies/tune_switch.hpp"
 
 #include <algorithm>
 

@@ -8,7 +8,7 @@
 //   build/bench_memory
 #include <syncpoint/torch_model.hpp>
 #include <syncpoint/train.hpp>
-#include "runtime/simulate.hpp"
+#include "runtime/studies/simulate.hpp"
 
 #include <sys/resource.h>
 #include <sys/wait.h>

@@ -8,7 +8,7 @@
 // N = 1024, K = 100 simulation against the 2.2 s target (issue 42).
 //
 //   build/bench_scale [--protocols bsp,ssp] [--max-workers 4096]
-#include "runtime/simulate.hpp"
+#include "runtime/studies/simulate.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -14,7 +14,7 @@
 #include "bench/null_coordinator.hpp"
 #include "bench/paper_job.hpp"
 #include <syncpoint/train.hpp>
-#include "runtime/tune_switch.hpp"
+#include "runtime/studies/tune_switch.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -4,7 +4,7 @@
 #include "cli/head_dashboard.hpp"
 #include <syncpoint/model.hpp>
 #include "runtime/cluster/connect.hpp"
-#include "runtime/cluster/data_plane.hpp"
+#include "runtime/cluster/transport/data_plane.hpp"
 #include "runtime/cluster/head.hpp"
 #include "runtime/cluster/node.hpp"
 #include <syncpoint/train.hpp>

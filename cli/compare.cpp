@@ -1,7 +1,7 @@
 #include "cli/compare.hpp"
 
 #include "cli/report_html.hpp"
-#include "runtime/spread.hpp"
+#include "runtime/studies/spread.hpp"
 
 #include <algorithm>
 #include <cstdio>

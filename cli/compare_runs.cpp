@@ -2,8 +2,8 @@
 
 #include "cli/options.hpp"
 #include <syncpoint/train.hpp>
-#include "runtime/run_files.hpp"
-#include "runtime/spread.hpp"
+#include "runtime/records/run_files.hpp"
+#include "runtime/studies/spread.hpp"
 
 #include <algorithm>
 #include <cstdio>

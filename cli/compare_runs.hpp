@@ -9,7 +9,7 @@
 #pragma once
 
 #include "cli/compare.hpp"
-#include "runtime/sweep.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <functional>
 #include <string>

@@ -2,8 +2,8 @@
 
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
-#include "runtime/cluster/dashboard_site.hpp"
-#include "runtime/run_files.hpp"
+#include "runtime/cluster/dashboard/dashboard_site.hpp"
+#include "runtime/records/run_files.hpp"
 
 #include <syncpoint/job_config.hpp>
 
@@ -32,8 +32,8 @@ head_dashboard::head_dashboard(caf::actor_system& sys, const std::string& value,
 head_dashboard::~head_dashboard() = default;
 
 void head_dashboard::attach(const cluster::head_actor& head) {
-  if (link_.hub)
-    caf::anon_send(link_.hub, attach_atom::value, head);
+  if (hub_)
+    caf::anon_send(hub_, attach_atom::value, cluster::status_source_actor{head});
 }
 
 std::string head_dashboard::listen(const std::string& host, const std::string& shown, const cluster::tls_files& tls,
@@ -65,7 +65,8 @@ std::string head_dashboard::listen(const std::string& host, const std::string& s
     return "";
   }
   // Serving: the hub gathers the views, and each job gets a watcher.
-  link_.hub = cluster::spawn_hub(sys_, {board, secret_});
+  hub_ = cluster::spawn_hub(sys_, {board, secret_});
+  link_.hub = hub_;
   link_.runs_dir = runs_dir_;
   link_.write_report = [](const std::string& dir) { write_text(dir + "/report.html", report_html({load_run(dir)})); };
   auto shown_name = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;  // an IPv6 address

@@ -1,6 +1,6 @@
 // `syncpoint head --dashboard PORT [--runs DIR]`: the head's live dashboard
 // and Prometheus /metrics (docs/dashboard.md). The actors' side (hub, one
-// watcher per job) and the HTTP side (runtime/cluster/http_server.hpp) are
+// watcher per job) and the HTTP side (runtime/cluster/dashboard/http_server.hpp) are
 // put together here, with the comparison report of each finished job, which
 // only the command's side can draw (cli/report_html.hpp).
 //
@@ -11,8 +11,8 @@
 //   d.attach(head);
 #pragma once
 
-#include "runtime/cluster/dashboard.hpp"
-#include "runtime/cluster/http_server.hpp"
+#include "runtime/cluster/dashboard/dashboard.hpp"
+#include "runtime/cluster/dashboard/http_server.hpp"
 
 #include <memory>
 #include <optional>
@@ -50,6 +50,7 @@ class head_dashboard {
   bool given_;
   std::string secret_;
   std::string runs_dir_;
+  cluster::hub_actor hub_;
   cluster::dashboard_link link_;
   std::unique_ptr<cluster::http_server> server_;
 };

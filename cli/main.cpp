@@ -16,9 +16,9 @@
 #include "cli/zipline_cmd.hpp"
 #include "core/build_info.hpp"
 #include <syncpoint/train.hpp>
-#include "runtime/model_file.hpp"
-#include "runtime/run_files.hpp"
-#include "runtime/sweep.hpp"
+#include "runtime/records/model_file.hpp"
+#include "runtime/records/run_files.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <algorithm>
 #include <cstdio>

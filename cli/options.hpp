@@ -3,7 +3,7 @@
 // --config-file=FILE can hold them too). Both `--lr 0.1` and `--lr=0.1` work.
 #pragma once
 
-#include "runtime/cluster/tls_files.hpp"
+#include "runtime/cluster/transport/tls_files.hpp"
 #include <syncpoint/job_config.hpp>
 
 #include "cli/cli_config.hpp"

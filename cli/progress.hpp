@@ -14,7 +14,7 @@
 #pragma once
 
 #include "core/messages.hpp"
-#include "runtime/sweep.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <chrono>
 #include <string>

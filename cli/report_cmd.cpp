@@ -3,7 +3,7 @@
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
 #include "cli/sweep_report.hpp"
-#include "runtime/run_files.hpp"
+#include "runtime/records/run_files.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "core/html.hpp"
-#include "runtime/run_files.hpp"
+#include "runtime/records/run_files.hpp"
 
 #include <string>
 #include <vector>

@@ -3,8 +3,8 @@
 // Internal to cli/: users call report_html() (report_html.hpp).
 #pragma once
 
-#include "runtime/run_files.hpp"
-#include "runtime/spread.hpp"
+#include "runtime/records/run_files.hpp"
+#include "runtime/studies/spread.hpp"
 
 #include <cstdint>
 #include <functional>

@@ -2,7 +2,7 @@
 
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "runtime/simulate.hpp"
+#include "runtime/studies/simulate.hpp"
 
 #include <algorithm>
 #include <cstdio>

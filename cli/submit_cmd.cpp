@@ -7,8 +7,8 @@
 #include "cli/compare.hpp"
 #include "cli/options.hpp"
 #include "runtime/cluster/placement.hpp"
-#include "runtime/model_file.hpp"
-#include "runtime/run_files.hpp"
+#include "runtime/records/model_file.hpp"
+#include "runtime/records/run_files.hpp"
 
 #include <syncpoint/cluster.hpp>
 

@@ -1,5 +1,5 @@
 // `syncpoint sweep`: a grid of virtual-clock runs over train options, run
-// by a pool of local processes into a sweep folder (runtime/sweep.hpp), or
+// by a pool of local processes into a sweep folder (runtime/studies/sweep.hpp), or
 // with --head on a cluster's free slots (cli/sweep_cluster.cpp), with a
 // table of every cell at the end (DIR/sweep.md). Exit status: 0 when every
 // cell finished, 1 when some failed (the others are kept) or the head was

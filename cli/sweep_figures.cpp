@@ -3,7 +3,7 @@
 #include "cli/compare.hpp"
 #include "core/link_model.hpp"
 #include <syncpoint/job_config.hpp>
-#include "runtime/run_files.hpp"
+#include "runtime/records/run_files.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -4,9 +4,9 @@
 // the tests).
 #pragma once
 
-#include "runtime/spread.hpp"
+#include "runtime/studies/spread.hpp"
 #include <syncpoint/summary.hpp>
-#include "runtime/sweep.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <optional>
 #include <string>

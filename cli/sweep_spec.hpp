@@ -18,8 +18,8 @@
 // A grid value that holds a comma is quoted: --grid 'lr-milestones="1,2","2,3"'.
 #pragma once
 
-#include "runtime/cluster/tls_files.hpp"
-#include "runtime/sweep.hpp"
+#include "runtime/cluster/transport/tls_files.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <string>
 #include <vector>

@@ -3,7 +3,7 @@
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
 #include <syncpoint/train.hpp>
-#include "runtime/tune_switch.hpp"
+#include "runtime/studies/tune_switch.hpp"
 
 #include <cstdio>
 #include <filesystem>

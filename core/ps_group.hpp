@@ -21,7 +21,7 @@ struct ps_group {
   std::vector<ps_actor> shards;
   std::vector<uint64_t> bounds;  // shard k owns [bounds[k], bounds[k+1]); size() + 1 entries
   // Across processes, where shard k takes bulk connections ("host:port",
-  // ":port" on the head's host, "" none: runtime/cluster/data_plane.hpp).
+  // ":port" on the head's host, "" none: runtime/cluster/transport/data_plane.hpp).
   std::vector<std::string> bulk;
 
   size_t size() const { return shards.size(); }

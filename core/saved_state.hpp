@@ -160,7 +160,7 @@ struct saved_timer {
 
 /// The run's state at a checkpoint: each actor's (above) and the timers
 /// pending, at a cut where no message is in a mailbox. The runner writes it
-/// (runtime/checkpoint_file.hpp); the actors only hand it over.
+/// (runtime/records/checkpoint_file.hpp); the actors only hand it over.
 struct checkpoint_state {
   int64_t time_ns = 0;   // on the run's clock
   uint64_t samples = 0;

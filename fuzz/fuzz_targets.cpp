@@ -2,7 +2,7 @@
 
 #include "cli/zipline_cmd.hpp"
 #include <syncpoint/protocol.hpp>
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 #include "runtime/cluster/interfaces.hpp"
 #include <syncpoint/job_config.hpp>
 #include "core/straggler.hpp"

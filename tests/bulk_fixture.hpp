@@ -3,7 +3,7 @@
 // server that echoes every frame, and float patterns.
 #pragma once
 
-#include "runtime/cluster/bulk.hpp"
+#include "runtime/cluster/transport/bulk.hpp"
 
 #include <chrono>
 #include <condition_variable>

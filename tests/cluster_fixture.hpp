@@ -1,9 +1,9 @@
 // What the multi-process cluster tests share: a small job, and a head with
-// nodes started as real processes on loopback (tests/process.hpp).
+// nodes started as real processes on loopback (bench/process.hpp).
 #pragma once
 
 #include "tests/helpers.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <doctest/doctest.h>
 

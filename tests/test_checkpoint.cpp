@@ -1,5 +1,5 @@
 // The checkpoint file: a round trip, and every way a file can be wrong.
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 #include <syncpoint/job_config.hpp>
 #include "tests/helpers.hpp"
 

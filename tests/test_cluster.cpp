@@ -1,9 +1,9 @@
 // The cluster with real processes on loopback: a head, nodes and submitters
 // are `syncpoint` processes on random free ports; every wait has a deadline
 // and every process is killed by pid when its test ends.
-#include "runtime/model_file.hpp"
+#include "runtime/records/model_file.hpp"
 #include "tests/cluster_fixture.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <doctest/doctest.h>
 

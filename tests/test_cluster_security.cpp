@@ -1,9 +1,9 @@
 // The cluster's security, with real processes on loopback: the token, TLS
 // with certificates from a CA made for the test, and the default address.
-#include "runtime/cluster/file_limit.hpp"
+#include "runtime/cluster/transport/file_limit.hpp"
 #include "tests/cluster_fixture.hpp"
 #include "tests/http_client.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <doctest/doctest.h>
 

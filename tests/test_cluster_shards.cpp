@@ -1,9 +1,9 @@
 // PS shards on a cluster's nodes (--ps-placement nodes), with real processes
 // on loopback: the model they train, where status says they run, and what a
 // job does when a node hosting a shard dies.
-#include "runtime/model_file.hpp"
+#include "runtime/records/model_file.hpp"
 #include "tests/cluster_fixture.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <doctest/doctest.h>
 

@@ -4,7 +4,7 @@
 // local sweep gives.
 #include "tests/cluster_fixture.hpp"
 #include "tests/helpers.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <doctest/doctest.h>
 

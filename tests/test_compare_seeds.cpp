@@ -3,7 +3,7 @@
 // runs' own summary.json files.
 #include "cli/compare.hpp"
 #include "cli/report_html.hpp"
-#include "runtime/run_files.hpp"
+#include "runtime/records/run_files.hpp"
 #include "tests/helpers.hpp"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // The dashboard's figures (runtime/cluster/live_job.hpp) from scripted trace
 // events, and their renderings: Prometheus text that a strict reader takes,
 // with exactly the counts the events make, and the pages' JSON.
-#include "runtime/cluster/dashboard_view.hpp"
+#include "runtime/cluster/dashboard/dashboard_view.hpp"
 #include "tests/prometheus_text.hpp"
 
 #include "core/rapidjson.hpp"

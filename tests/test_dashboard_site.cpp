@@ -1,8 +1,8 @@
-// What the head's dashboard answers (runtime/cluster/dashboard_site.hpp), as
+// What the head's dashboard answers (runtime/cluster/dashboard/dashboard_site.hpp), as
 // function calls: the routes, the token by bearer header or login cookie,
 // and the refusals (a job that does not exist, a path that is no route, a
 // file name the job did not write, another method).
-#include "runtime/cluster/dashboard_site.hpp"
+#include "runtime/cluster/dashboard/dashboard_site.hpp"
 #include "tests/helpers.hpp"
 
 #include <doctest/doctest.h>

@@ -6,7 +6,7 @@
 // another build are removed.
 #include "bench/fidelity_runs.hpp"
 #include "cli/sweep_spec.hpp"
-#include "runtime/sweep.hpp"
+#include "runtime/studies/sweep.hpp"
 #include "tests/helpers.hpp"
 
 #include <doctest/doctest.h>

@@ -2,7 +2,7 @@
 // a fuzzer found (fuzz/regressions/<target>/): each must be taken or refused
 // with its documented error. A finding aborts this test as it did the fuzzer.
 #include "fuzz/fuzz_targets.hpp"
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 #include <syncpoint/job_config.hpp>
 #include "tests/helpers.hpp"
 

@@ -9,7 +9,7 @@
 // x86-64 CPU with AVX2 runs alike: otherwise a CPU with other kernels sums in
 // another order and the figures move in the last bits for no reason of ours.
 #include "tests/helpers.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,10 +1,10 @@
-// The dashboard's HTTP server (runtime/cluster/http_server.hpp) in this
+// The dashboard's HTTP server (runtime/cluster/dashboard/http_server.hpp) in this
 // process, with small limits so that each one is reached on purpose: the
 // connection caps (total and per client), idle connections (before the first
 // request and between requests), eviction at the cap, keep-alive, HEAD.
-#include "runtime/cluster/dashboard_site.hpp"
-#include "runtime/cluster/file_limit.hpp"
-#include "runtime/cluster/http_server.hpp"
+#include "runtime/cluster/dashboard/dashboard_site.hpp"
+#include "runtime/cluster/transport/file_limit.hpp"
+#include "runtime/cluster/dashboard/http_server.hpp"
 #include "tests/http_client.hpp"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,6 @@
-// The job plan (runtime/job_plan.hpp): what a job's options become once, and
+// The job plan (runtime/job/job_plan.hpp): what a job's options become once, and
 // the only place that reads --ps-shards and --lr-schedule besides the CLI.
-#include "runtime/job_plan.hpp"
+#include "runtime/job/job_plan.hpp"
 #include "runtime/cluster/interfaces.hpp"  // the plan crosses to the nodes
 #include "tests/helpers.hpp"
 
@@ -155,7 +155,7 @@ std::set<std::string> readers_of(const std::string& field) {
 TEST_CASE("job plan: --ps-shards and --lr-schedule are read by the CLI, the checks and the plan, nowhere else") {
   // Everything downstream (the head's placement, the nodes, the shards'
   // configs, the PS, the coordinator, checkpointing) reads the plan.
-  CHECK(readers_of("ps_shards") == std::set<std::string>{"cli/options.cpp", "runtime/job.cpp", "runtime/job_plan.cpp"});
+  CHECK(readers_of("ps_shards") == std::set<std::string>{"cli/options.cpp", "runtime/job/job.cpp", "runtime/job/job_plan.cpp"});
   // core/optimizer.cpp: describe_options, the schedule in the options' words for a run's provenance.
-  CHECK(readers_of("lr_schedule") == std::set<std::string>{"cli/options.cpp", "core/optimizer.cpp", "runtime/job_plan.cpp"});
+  CHECK(readers_of("lr_schedule") == std::set<std::string>{"cli/options.cpp", "core/optimizer.cpp", "runtime/job/job_plan.cpp"});
 }

@@ -8,7 +8,7 @@
 #include <syncpoint/model.hpp>
 #include "models/shard_sampler.hpp"
 #include <syncpoint/train.hpp>
-#include "runtime/job_parts.hpp"
+#include "runtime/job/job_parts.hpp"
 #include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>

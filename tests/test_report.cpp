@@ -4,7 +4,7 @@
 #include "cli/progress.hpp"
 #include "cli/report_html.hpp"
 #include <syncpoint/job_config.hpp>
-#include "runtime/run_files.hpp"
+#include "runtime/records/run_files.hpp"
 #include "tests/helpers.hpp"
 
 #include <doctest/doctest.h>

@@ -4,7 +4,7 @@
 // resume that disagrees with its checkpoint is refused, naming why.
 #include "tests/bn_net.hpp"  // first: doctest's CHECK replaces LibTorch's (glog's)
 
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 #include <syncpoint/train.hpp>
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"

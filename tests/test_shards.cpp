@@ -2,7 +2,7 @@
 // slice is refused by its shard, and a checkpoint resumes with any K.
 #include "actors/parameter_server.hpp"
 #include "core/ps_group.hpp"
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 #include <syncpoint/train.hpp>
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
@@ -51,7 +51,7 @@ TEST_CASE("shards: without a link model, 3 shards end each protocol's run with t
   for (auto& protocol : protocols()) {
     // elastic-bsp included: its decisions depend on the order of pushes at one
     // instant, which the virtual clock fixes by receiver, not by the order the
-    // shards' relays set the timers in (runtime/virtual_time.hpp).
+    // shards' relays set the timers in (runtime/job/virtual_time.hpp).
     CAPTURE(protocol);
     auto one = train(straggling(protocol, 1));
     auto three = train(straggling(protocol, 3));

@@ -1,9 +1,9 @@
-// syncpoint simulate (runtime/simulate.hpp): its timeline is train's, event
+// syncpoint simulate (runtime/studies/simulate.hpp): its timeline is train's, event
 // for event, with nothing computed; it scales; and the coordinator's O(1)
 // answers to the protocol (live_count, waiting_count, min_clock) agree with
 // counting through losses and a resume.
 #include "protocols/protocol_state.hpp"
-#include "runtime/simulate.hpp"
+#include "runtime/studies/simulate.hpp"
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
 

@@ -1,4 +1,4 @@
-// Sweeps (runtime/sweep.hpp, cli/sweep_spec.hpp, `syncpoint sweep`): the
+// Sweeps (runtime/studies/sweep.hpp, cli/sweep_spec.hpp, `syncpoint sweep`): the
 // grid's cells, its spec file, its folder, and real sweeps of `train`
 // processes: the same summaries whatever the number of processes, a sweep
 // killed mid-way that runs only what is missing, a failed cell reported.
@@ -7,9 +7,9 @@
 #include "cli/sweep_spec.hpp"
 #include "cli/compare.hpp"
 #include <syncpoint/job_config.hpp>
-#include "runtime/sweep.hpp"
+#include "runtime/studies/sweep.hpp"
 #include "tests/helpers.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <doctest/doctest.h>
 

@@ -230,7 +230,7 @@ TEST_CASE("sync-switch: a three-phase schedule runs end to end on both clocks, n
   }
 }
 
-#include "runtime/tune_switch.hpp"
+#include "runtime/studies/tune_switch.hpp"
 
 TEST_CASE("tune-switch: the binary search finds the smallest accepted share, as an exhaustive sweep does") {
   // A stand-in accuracy curve first: monotone in the share, known answer.

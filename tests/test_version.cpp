@@ -3,7 +3,7 @@
 // `syncpoint --version` prints it with the build it came from.
 #include "core/build_info.hpp"
 #include "tests/helpers.hpp"
-#include "tests/process.hpp"
+#include "bench/process.hpp"
 
 #include <syncpoint/version.hpp>
 

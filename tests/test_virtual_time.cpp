@@ -1,8 +1,8 @@
-// The virtual clock's order at one instant (runtime/virtual_time.hpp): timers
+// The virtual clock's order at one instant (runtime/job/virtual_time.hpp): timers
 // set together fire by receiver id, whatever order they were set in; timers
 // set earlier fire first; a checkpoint's restored timers keep their order; and
 // a timeout moved into that order can still be cancelled.
-#include "runtime/virtual_time.hpp"
+#include "runtime/job/virtual_time.hpp"
 
 #include <caf/all.hpp>
 #include <caf/detail/test_actor_clock.hpp>

@@ -142,7 +142,7 @@ using coordinator_actor = job_control_actor::extend<
 using ps_actor = caf::typed_actor<
   caf::replies_to<push_atom, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, uint64_t>::with<weights>,
-  // A push or pull that came on the bulk channel (runtime/cluster/data_plane.hpp),
+  // A push or pull that came on the bulk channel (runtime/cluster/transport/data_plane.hpp),
   // from this process's gateway, with the worker's key: (key, push) and (key, worker, min_version)
   caf::replies_to<push_atom, bulk_atom, uint64_t, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, bulk_atom, uint64_t, int32_t, uint64_t>::with<weights>,

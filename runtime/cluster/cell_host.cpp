@@ -1,6 +1,6 @@
 #include "runtime/cluster/cell_host.hpp"
 
-#include "runtime/sweep.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <caf/blocking_actor.hpp>
 

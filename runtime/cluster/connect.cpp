@@ -1,6 +1,5 @@
 #include "runtime/cluster/connect.hpp"
 
-#include <boost/asio.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/all.hpp>
 
@@ -19,20 +18,6 @@ std::string error_words(caf::actor_system& sys, const caf::error& err) {
   if (err.context().match_element<std::string>(0))
     return err.context().get_as<std::string>(0);
   return sys.render(err);
-}
-
-std::optional<endpoint> parse_endpoint(const std::string& s) {
-  auto colon = s.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size())
-    return std::nullopt;
-  auto host = s.substr(0, colon);
-  if (host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  char* end = nullptr;
-  long port = std::strtol(s.c_str() + colon + 1, &end, 10);
-  if (*end != '\0' || port < 1 || port > 65535 || host.empty())
-    return std::nullopt;
-  return endpoint{host, static_cast<uint16_t>(port)};
 }
 
 namespace {
@@ -84,13 +69,13 @@ std::string check_tls(const tls_files& tls) {
   if (dladdr(dlsym(RTLD_DEFAULT, "SSL_read"), &used) == 0 || dladdr(reinterpret_cast<void*>(&check_tls), &ours) == 0 ||
       used.dli_fbase != ours.dli_fbase)
     return std::string("TLS is unsafe in this program: its SSL_read is libssl's, not libsyncpoint's fix "
-                       "(link libsyncpoint before libssl; see runtime/cluster/tls_errors.cpp)");
+                       "(link libsyncpoint before libssl; see runtime/cluster/transport/tls_errors.cpp)");
   return "";
 }
 
 void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls, size_t threads) {
   register_cluster_messages(cfg);
-  // As in one process (runtime/job.cpp): a few coarse actors on one shared
+  // As in one process (runtime/job/job.cpp): a few coarse actors on one shared
   // queue. Work stealing's idle threads poll, and on a machine that runs a
   // head and nodes they take the cores the workers need (bench/ddp.sh:
   // 15k samples/s with it, 24k without). --scheduler.policy still chooses.
@@ -172,32 +157,6 @@ caf::expected<head_actor> connect_head(caf::actor_system& sys, const endpoint& a
         result = caf::make_error(caf::sec::runtime_error, why);
       });
   return result;
-}
-
-std::string local_address_towards(const std::string& host, uint16_t port) {
-  namespace asio = boost::asio;
-  asio::io_context io;
-  boost::system::error_code ec;
-  asio::ip::udp::resolver resolver(io);
-  auto found = resolver.resolve(host, std::to_string(port), ec);
-  if (ec || found.empty())
-    return "";
-  asio::ip::udp::socket probe(io);
-  probe.open(found.begin()->endpoint().protocol(), ec);
-  if (!ec)
-    probe.connect(found.begin()->endpoint(), ec);  // a UDP "connect" picks the route, sends nothing
-  if (ec)
-    return "";
-  auto local = probe.local_endpoint(ec);
-  return ec ? "" : local.address().to_string();
-}
-
-bool is_loopback(const std::string& host) {
-  if (host == "localhost")
-    return true;
-  boost::system::error_code ec;
-  auto a = boost::asio::ip::make_address(host, ec);
-  return !ec && a.is_loopback();
 }
 
 }  // namespace syncpoint::cluster

@@ -3,22 +3,15 @@
 #pragma once
 
 #include "runtime/cluster/interfaces.hpp"
-#include "runtime/cluster/tls_files.hpp"
+#include "runtime/cluster/transport/endpoint.hpp"
+#include "runtime/cluster/transport/tls_files.hpp"
 
 #include <optional>
 
 namespace syncpoint::cluster {
 
-struct endpoint {
-  std::string host;
-  uint16_t port = 0;
-};
-
 /// The words of an error: the message it carries, else CAF's rendering.
 std::string error_words(caf::actor_system& sys, const caf::error& err);
-
-/// Parses "HOST:PORT" (an IPv6 host in brackets: "[::1]:4242").
-std::optional<endpoint> parse_endpoint(const std::string& s);
 
 /// "" if the three files are given and readable, else what is wrong (naming the file).
 std::string check_tls(const tls_files& tls);
@@ -30,13 +23,6 @@ std::string check_tls(const tls_files& tls);
 /// from another schema. The scheduler shares one queue over `threads`
 /// threads (0: CAF's count), unless the command line says otherwise.
 void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls = {}, size_t threads = 0);
-
-/// The address of this machine's interface that reaches `host` (an address
-/// or a name), as the routing table says (no packet is sent); "" if none does.
-std::string local_address_towards(const std::string& host, uint16_t port);
-
-/// Whether `host` names this machine's loopback (127.0.0.0/8, ::1, localhost).
-bool is_loopback(const std::string& host);
 
 /// Publishes the head at `port` on `host` (with TLS when the OpenSSL manager is loaded).
 caf::expected<uint16_t> publish_head(caf::actor_system& sys, const head_actor& head, uint16_t port,

@@ -4,8 +4,8 @@
 #include "runtime/cluster/head_state.hpp"
 #include "runtime/cluster/job_runner.hpp"
 #include <syncpoint/train.hpp>
-#include "runtime/checkpointing.hpp"
-#include "runtime/job_parts.hpp"
+#include "runtime/job/checkpointing.hpp"
+#include "runtime/job/job_parts.hpp"
 
 #include <caf/io/middleman.hpp>
 
@@ -14,11 +14,6 @@
 #include <map>
 
 namespace syncpoint::cluster {
-
-int64_t unix_ms() {
-  using namespace std::chrono;
-  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
 
 namespace head_detail {
 

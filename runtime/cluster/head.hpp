@@ -7,10 +7,10 @@
 //   sys.middleman().publish(head, 4242, "0.0.0.0");
 #pragma once
 
-#include "runtime/cluster/dashboard.hpp"
-#include "runtime/cluster/data_plane.hpp"
+#include "runtime/cluster/transport/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
 #include "runtime/cluster/placement.hpp"
+#include "runtime/cluster/watch.hpp"
 
 #include <functional>
 
@@ -27,8 +27,5 @@ struct head_config {
 };
 
 head_actor spawn_head(caf::actor_system& sys, head_config cfg);
-
-/// Milliseconds since the Unix epoch (for status tables).
-int64_t unix_ms();
 
 }  // namespace syncpoint::cluster

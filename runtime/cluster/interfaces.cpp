@@ -1,10 +1,11 @@
 #include "runtime/cluster/interfaces.hpp"
 
-#include "runtime/job_parts.hpp"
+#include "runtime/job/job_parts.hpp"
 
 #include <syncpoint/train.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <random>
 #include <typeinfo>
@@ -67,6 +68,11 @@ const std::string& schema_fingerprint() {
     return std::string(hex);
   }();
   return value;
+}
+
+int64_t unix_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
 std::string to_string(job_stage s) {

@@ -30,7 +30,7 @@
 #include "core/interfaces.hpp"
 #include "core/secret.hpp"  // same_secret: every token of the cluster is compared with it
 #include "core/ps_group.hpp"
-#include "runtime/job_plan.hpp"
+#include "runtime/job/job_plan.hpp"
 #include <syncpoint/job_config.hpp>
 
 #include <string>
@@ -93,6 +93,9 @@ struct shard_spec {
   int64_t elapsed_ns = 0;         // time since the run's origin when the head sent this
   std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
 };
+
+/// Milliseconds since the Unix epoch (the times of status tables).
+int64_t unix_ms();
 
 struct node_status {
   std::string name;
@@ -160,7 +163,7 @@ struct cell_order {
 /// A piece (at most max_cell_chunk bytes) of one of a cell's files, on its way to the submitter.
 struct cell_chunk {
   uint32_t index = 0, attempt = 0;
-  std::string file;   // one of cell_files (runtime/sweep.hpp)
+  std::string file;   // one of cell_files (runtime/studies/sweep.hpp)
   uint64_t offset = 0;
   std::string bytes;
 };
@@ -284,6 +287,9 @@ using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
   caf::reacts_to<slots_atom, node_actor>>;  // (to itself) a busy node's slot goes back after a pause
 
 /// The cluster manager that `syncpoint head` publishes.
+/// What reads the cluster's status (the dashboard's hub): the head, seen through its status only.
+using status_source_actor = caf::typed_actor<caf::replies_to<status_atom, std::string>::with<cluster_status>>;
+
 using head_actor = caf::typed_actor<
   caf::replies_to<register_atom, node_hello, node_actor>::with<std::string>,
   caf::reacts_to<heartbeat_atom, std::string>,

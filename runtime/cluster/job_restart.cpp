@@ -2,7 +2,7 @@
 // (docs/architecture.md, "A lost shard"), or fails naming the shard.
 #include "runtime/cluster/job_state.hpp"
 
-#include "runtime/checkpoint_file.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -2,7 +2,7 @@
 
 #include "runtime/cluster/job_state.hpp"
 
-#include "runtime/job_parts.hpp"
+#include "runtime/job/job_parts.hpp"
 
 #include <algorithm>
 #include <random>

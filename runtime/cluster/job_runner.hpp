@@ -8,10 +8,10 @@
 #pragma once
 
 #include <syncpoint/dataset.hpp>
-#include "runtime/checkpointing.hpp"
-#include "runtime/cluster/dashboard.hpp"
-#include "runtime/cluster/data_plane.hpp"
+#include "runtime/job/checkpointing.hpp"
+#include "runtime/cluster/transport/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
+#include "runtime/cluster/watch.hpp"
 
 #include <map>
 
@@ -37,7 +37,7 @@ struct job_setup {
   head_actor head;
   caf::timespan spawn_timeout = std::chrono::seconds(60);
   std::shared_ptr<const resume_point> resume;  // continue from this checkpoint (checked by the head)
-  // The data plane (runtime/cluster/data_plane.hpp): the head's, for shards
+  // The data plane (runtime/cluster/transport/data_plane.hpp): the head's, for shards
   // here (null: no bulk channel), and each node's bulk endpoint by name.
   std::shared_ptr<data_plane> plane;
   std::map<std::string, std::string> node_bulk;

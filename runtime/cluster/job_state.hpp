@@ -5,7 +5,7 @@
 
 #include "runtime/cluster/job_runner.hpp"
 #include "runtime/cluster/job_watch.hpp"
-#include "runtime/job_parts.hpp"
+#include "runtime/job/job_parts.hpp"
 
 #include <functional>
 #include <string>

@@ -1,4 +1,4 @@
-// Watches one job on the head for the dashboard (runtime/cluster/dashboard.hpp):
+// Watches one job on the head for the dashboard (runtime/cluster/watch.hpp):
 // once a second it reads the trace events the job's tracer got since the last
 // read, the coordinator's counts and each PS shard's version, folds them into
 // the job's live_job and hands the hub a copy. When the job ends, the runner
@@ -13,7 +13,7 @@
 #pragma once
 
 #include "core/ps_group.hpp"
-#include "runtime/cluster/dashboard.hpp"
+#include "runtime/cluster/watch.hpp"
 
 namespace syncpoint::cluster {
 

@@ -2,7 +2,7 @@
 // figures folded from its trace events as they arrive, the coordinator's
 // sample counts and each PS shard's version. Plain values, no actors: the
 // job's watcher (runtime/cluster/job_watch.cpp) feeds it, the HTTP side reads
-// copies of it (runtime/cluster/dashboard.hpp).
+// copies of it (runtime/cluster/dashboard/dashboard.hpp).
 //
 //   live_job j(info);
 //   for (auto& ev : new_events) j.add(ev);     // in arrival order

@@ -1,7 +1,7 @@
 #include "runtime/cluster/node.hpp"
 
 #include "runtime/cluster/cell_host.hpp"
-#include "runtime/job_parts.hpp"
+#include "runtime/job/job_parts.hpp"
 
 #include <algorithm>
 #include <map>

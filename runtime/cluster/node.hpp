@@ -10,7 +10,7 @@
 // its workers go with it.
 #pragma once
 
-#include "runtime/cluster/data_plane.hpp"
+#include "runtime/cluster/transport/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
 
 #include <functional>
@@ -28,7 +28,7 @@ struct node_config {
   std::function<void(const std::string&)> on_joined;
   std::function<void(const std::string&)> on_leave;
   std::string secret;            // the cluster's token, if the head requires one
-  // The process's data plane (runtime/cluster/data_plane.hpp; null: none),
+  // The process's data plane (runtime/cluster/transport/data_plane.hpp; null: none),
   // and the host this process reaches the head at (for the head's shards).
   std::shared_ptr<data_plane> plane;
   std::string head_host;

@@ -1,0 +1,116 @@
+// The bulk channel's client (runtime/cluster/transport/bulk.hpp): connect, greet the
+// server, and hand back the connection it accepted.
+#include "runtime/cluster/transport/bulk_wire.hpp"
+
+namespace syncpoint::cluster {
+
+// -- the client ----------------------------------------------------------------
+
+namespace {
+
+// A connect in progress. The caller may give up waiting (its deadline) while
+// the io thread finishes it: whichever claims it first decides.
+struct pending_connect {
+  std::promise<bulk_connect_result> promise;
+  std::atomic<int> state{0};  // 0: open, 1: answered, 2: abandoned
+  void set_value(bulk_connect_result r) {
+    int open = 0;
+    if (state.compare_exchange_strong(open, 1)) {
+      promise.set_value(std::move(r));
+    } else if (r.link) {
+      r.link->close();  // nobody waits for it any more
+    }
+  }
+};
+
+template <class Stream>
+void greet_server(std::shared_ptr<connection<Stream>> c, const bulk_security& security, const std::vector<char>& hello,
+                  bulk_handler handler, std::shared_ptr<pending_connect> result) {
+  auto out = std::make_shared<std::vector<char>>(greeting(security.secret, hello));
+  asio::async_write(c->stream(), asio::buffer(*out), [c, out, handler = std::move(handler), result](boost::system::error_code ec, size_t) mutable {
+    if (ec)
+      return result->set_value({nullptr, "the greeting could not be sent: " + ec.message()});
+    auto head = std::make_shared<std::array<char, 5>>();
+    asio::async_read(c->stream(), asio::buffer(*head), [c, head, handler = std::move(handler), result](boost::system::error_code ec, size_t) mutable {
+      if (ec)
+        return result->set_value({nullptr, "the server did not answer: " + ec.message()});
+      auto len = std::min<uint32_t>(get<uint32_t>(head->data() + 1), max_hello);
+      auto why = std::make_shared<std::string>(len, '\0');
+      asio::async_read(c->stream(), asio::buffer(*why), [c, head, why, handler = std::move(handler), result](boost::system::error_code ec, size_t) mutable {
+        if (ec || (*head)[0] != 1) {
+          c->end("refused");
+          return result->set_value({nullptr, ec ? "the server's answer broke off" : "refused: " + *why});
+        }
+        c->start(std::move(handler));
+        result->set_value({c, ""});  // closes it again if the caller gave up
+      });
+    });
+  });
+}
+
+}  // namespace
+
+bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, const std::string& host,
+                                 uint16_t port, const std::vector<char>& hello, bulk_handler handler,
+                                 uint64_t max_floats, int timeout_ms, bulk_limits limits) {
+  auto& ctx = io.get().io;
+  std::shared_ptr<asio::ssl::context> tls;
+  try {
+    if (security.tls.enabled())
+      tls = make_tls_context(security.tls, false);
+  } catch (const std::exception& e) {
+    return {nullptr, std::string("TLS set-up failed: ") + e.what()};
+  }
+  boost::system::error_code ec;
+  auto address = asio::ip::make_address(host, ec);
+  if (ec) {
+    tcp::resolver resolver(ctx);
+    auto found = resolver.resolve(host, std::to_string(port), ec);
+    if (ec || found.empty())
+      return {nullptr, "cannot resolve '" + host + "': " + ec.message()};
+    address = found.begin()->endpoint().address();
+  }
+  auto result = std::make_shared<pending_connect>();
+  auto future = result->promise.get_future();
+  auto sec = std::make_shared<bulk_security>(security);
+  auto hi = std::make_shared<std::vector<char>>(hello);
+  auto* owner = &io.get();
+  auto on_connected = [=, handler = std::move(handler)](tcp::socket s) mutable {
+    s.set_option(tcp::no_delay(true));
+    if (!tls) {
+      auto c = std::make_shared<connection<tcp::socket>>(std::move(s), max_floats, owner->gate, limits, false);
+      owner->keep(c);
+      greet_server(c, *sec, *hi, std::move(handler), result);
+      return;
+    }
+    auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *tls), max_floats, owner->gate, limits,
+                                                      false);
+    owner->keep(c);
+    c->stream().async_handshake(asio::ssl::stream_base::client, [=, handler = std::move(handler)](boost::system::error_code ec) mutable {
+      if (ec) {
+        c->end("TLS handshake failed");
+        return result->set_value({nullptr, "TLS handshake failed: " + ec.message()});
+      }
+      greet_server(c, *sec, *hi, std::move(handler), result);
+    });
+  };
+  auto socket = std::make_shared<tcp::socket>(ctx);
+  socket->async_connect(tcp::endpoint(address, port), [=, on_connected = std::move(on_connected)](boost::system::error_code ec) mutable {
+    if (ec)
+      return result->set_value({nullptr, "cannot connect to " + host + ":" + std::to_string(port) + ": " + ec.message()});
+    on_connected(std::move(*socket));
+  });
+  int open = 0;
+  if (future.wait_for(std::chrono::milliseconds(timeout_ms)) != std::future_status::ready &&
+      result->state.compare_exchange_strong(open, 2)) {
+    asio::post(ctx, [socket] {
+      boost::system::error_code ignored;
+      socket->close(ignored);
+    });
+    return {nullptr, "no answer from " + host + ":" + std::to_string(port) + " within " +
+                       std::to_string(timeout_ms) + " ms"};
+  }
+  return future.get();
+}
+
+}  // namespace syncpoint::cluster

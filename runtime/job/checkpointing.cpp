@@ -1,0 +1,267 @@
+#include "runtime/job/checkpointing.hpp"
+
+#include "actors/parameter_server.hpp"
+#include <syncpoint/model.hpp>
+#include "protocols/protocol_state.hpp"
+
+#include <caf/detail/test_actor_clock.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <cstdio>
+#include <map>
+
+namespace syncpoint {
+
+namespace {
+
+std::string exact(double x) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+caf::detail::test_actor_clock& virtual_clock_of(caf::actor_system& sys) {
+  return dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler()).clock();
+}
+
+// Which actor a timer is for: a worker's id, or the PS's or coordinator's role.
+std::map<caf::actor_id, worker_id> roles(const job_actors& job) {
+  std::map<caf::actor_id, worker_id> out{{job.core.coordinator.id(), saved_timer::coordinator}};
+  for (size_t k = 0; k < job.core.ps.size(); ++k)
+    out[job.core.ps.shards[k].id()] = saved_timer::shard(k);
+  for (size_t i = 0; i < job.workers.size(); ++i)
+    out[job.workers[i].id()] = static_cast<worker_id>(i);
+  return out;
+}
+
+saved_timer timer_of(const caf::message& msg) {
+  saved_timer t;
+  if (msg.match_elements<computed_atom>()) {
+    t.what = computed_atom::value;
+  } else if (msg.match_elements<timeout_atom>()) {
+    t.what = timeout_atom::value;
+  } else if (msg.match_elements<link_atom, uint64_t>() || msg.match_elements<timeout_atom, uint64_t>()) {
+    t.what = msg.get_as<caf::atom_value>(0);
+    t.has_id = true;
+    t.id = msg.get_as<uint64_t>(1);
+  } else {
+    throw config_error("cannot checkpoint this run: a pending timer carries " + to_string(msg) +
+                       ", which the checkpoint does not know");
+  }
+  return t;
+}
+
+// Receives `out`; the error instead, if the actor answered with one.
+template <class Handle, class T>
+caf::error take(Handle& h, T& out) {
+  caf::error err;
+  h.receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { err = std::move(e); });
+  return err;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> run_settings(const job_plan& plan, double iter_cost_ms) {
+  auto& cfg = plan.cfg;
+  std::vector<std::pair<std::string, std::string>> s = {{"protocol", cfg.protocol}};
+  for (auto& [name, value] : cfg.protocol_opts.values())
+    s.emplace_back(name, value);
+  s.insert(s.end(), {{"workers", std::to_string(cfg.workers)},
+                     {"model", cfg.model},
+                     {"dataset", cfg.dataset},
+                     {"train-limit", std::to_string(cfg.train_limit)},
+                     {"test-limit", std::to_string(cfg.test_limit)},
+                     {"lr", exact(cfg.lr)},
+                     {"momentum", exact(cfg.momentum)},
+                     {"momentum-rule", cfg.momentum_rule},
+                     {"weight-decay", exact(cfg.weight_decay)},
+                     {"optimizer", cfg.optimizer},
+                     {"beta1", exact(cfg.beta1)},
+                     {"beta2", exact(cfg.beta2)},
+                     {"eps", exact(cfg.eps)},
+                     // The schedule as it runs: its length follows --epochs unless --lr-epochs fixes it.
+                     {"lr-schedule", describe(plan.schedule)},
+                     {"clip-norm", exact(cfg.clip_norm)},
+                     {"batch", std::to_string(cfg.batch)},
+                     {"seed", std::to_string(cfg.seed)},
+                     {"clock", to_string(cfg.clock)},
+                     {"straggler", cfg.straggler},
+                     {"iter-cost", exact(iter_cost_ms)},
+                     {"ps-bandwidth", exact(cfg.ps_bandwidth)},
+                     {"latency", exact(cfg.latency_ms)},
+                     {"eval-every", exact(cfg.eval_every)},
+                     {"fail-worker", cfg.fail_worker < 0 ? std::string("none")
+                                                         : std::to_string(cfg.fail_worker) + "@" +
+                                                             std::to_string(cfg.fail_at_iter)}});
+  return s;
+}
+
+std::string store_checkpoint(const job_plan& plan, const std::vector<std::pair<std::string, std::string>>& settings,
+                             checkpoint_state&& state) {
+  auto& cfg = plan.cfg;
+  state.settings = settings;
+  auto parameters = state.ps.w.size();
+  auto file = write_checkpoint(cfg.checkpoint_dir, {{checkpoint_format, cfg.model, parameters, cfg.protocol}, std::move(state)});
+  prune_checkpoints(cfg.checkpoint_dir, static_cast<size_t>(cfg.checkpoint_keep));
+  return file;
+}
+
+std::function<std::string(checkpoint_state&)> checkpoint_writer(
+  const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings) {
+  return [plan, settings = std::move(settings)](checkpoint_state& s) {
+    auto t = s.time_ns;
+    return checkpoint_line(plan.cfg.protocol, t, store_checkpoint(plan, settings, std::move(s)));
+  };
+}
+
+void check_checkpointable(const job_plan& plan) {
+  auto& cfg = plan.cfg;
+  try {
+    auto p = make_protocol(cfg.protocol, plan.protocol);
+    save_protocol_state(*p, cfg.protocol);
+    make_model(cfg.model)->current_weights();
+  } catch (const std::logic_error& e) {
+    throw config_error(std::string("--checkpoint-every: ") + e.what());
+  }
+  // The folder must take files now, not fail at the first checkpoint.
+  std::error_code ec;
+  std::filesystem::create_directories(cfg.checkpoint_dir, ec);
+  auto probe = std::filesystem::path(cfg.checkpoint_dir) / ".checkpoint.tmp";
+  if (ec || !std::ofstream(probe))
+    throw config_error("--checkpoint-dir " + cfg.checkpoint_dir + ": cannot write there" +
+                       (ec ? " (" + ec.message() + ")" : std::string()));
+  std::filesystem::remove(probe, ec);
+}
+
+resume_point load_resume_point(const job_plan& plan) {
+  auto& cfg = plan.cfg;
+  auto train_size = plan.train_size;
+  resume_point r;
+  std::error_code ec;  // a folder's newest checkpoint, or the file named
+  r.file = std::filesystem::is_regular_file(cfg.resume_dir, ec) ? cfg.resume_dir : newest_checkpoint(cfg.resume_dir);
+  if (r.file.empty())
+    throw config_error("--resume " + cfg.resume_dir + ": no checkpoint there (checkpoint-*.bin)");
+  r.point = read_checkpoint(r.file, {checkpoint_format, cfg.model, plan.model_size, cfg.protocol});
+  auto& st = r.point.state;
+  std::map<std::string, std::string> saved(st.settings.begin(), st.settings.end());
+  r.iter_cost_ms = saved.count("iter-cost") ? std::strtod(saved["iter-cost"].c_str(), nullptr) : 0;
+  auto refuse = [&](const std::string& what) {
+    throw config_error("--resume: " + what + " (checkpoint '" + r.file + "')");
+  };
+  auto now = run_settings(plan, cfg.iter_cost_ms > 0 ? cfg.iter_cost_ms : r.iter_cost_ms);
+  std::map<std::string, std::string> given(now.begin(), now.end());
+  for (auto& [name, value] : saved)
+    if (!given.count(name))
+      refuse("the checkpointed run had --" + name + " " + value + ", this command does not give it");
+  for (auto& [name, value] : now) {
+    auto i = saved.find(name);
+    if (i == saved.end())
+      refuse("--" + name + " " + value + " is not an option of the checkpointed run");
+    if (i->second != value)
+      refuse("--" + name + " is " + (value.empty() ? "unset" : value) + " here but " +
+             (i->second.empty() ? "unset" : i->second) +
+             " in the checkpointed run; only the limits (--epochs, --max-time, --target-accuracy) may change");
+  }
+  auto& limits = plan.cfg;
+  if (plan.sample_budget > 0 && st.samples >= plan.sample_budget)
+    refuse("--epochs " + exact(limits.epochs) + " is already reached at the checkpoint (" +
+           exact(static_cast<double>(st.samples) / static_cast<double>(train_size)) + " epochs done); raise it");
+  if (limits.max_time_s > 0 && static_cast<double>(st.time_ns) * 1e-9 >= limits.max_time_s)
+    refuse("--max-time " + exact(limits.max_time_s) + " is already reached at the checkpoint (t = " +
+           exact(static_cast<double>(st.time_ns) * 1e-9) + " s); raise it");
+  return r;
+}
+
+std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::scoped_actor& driver,
+                                                  const job_actors& job, time_point origin) {
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  checkpoint_state s;
+  auto refuse = [&](const caf::error& err, const std::string& who) {
+    throw config_error("cannot checkpoint this run: " + who + sys.render(err));
+  };
+  auto co = driver->request(job.core.coordinator, caf::infinite, save_atom::value);
+  sched.run();
+  if (auto err = take(co, s.coordinator)) {
+    bool ending = err == caf::sec::request_receiver_down
+                  || (err.category() == caf::atom("syncpoint") && err.code() == static_cast<uint8_t>(sp_error::not_now));
+    if (ending)
+      return std::nullopt;  // the run is ending, or has ended
+    refuse(err, "");
+  }
+  using ps_reply = decltype(driver->request(job.core.ps.lead(), caf::infinite, save_atom::value));
+  std::vector<ps_reply> shards;
+  for (auto& shard : job.core.ps.shards)
+    shards.push_back(driver->request(shard, caf::infinite, save_atom::value));
+  auto tracer = driver->request(job.core.tracer, caf::infinite, save_atom::value);
+  using worker_reply = decltype(driver->request(job.workers.front(), caf::infinite, save_atom::value));
+  std::vector<std::pair<size_t, worker_reply>> workers;
+  for (size_t i = 0; i < job.workers.size(); ++i)
+    if (!s.coordinator.gone.at(i))
+      workers.emplace_back(i, driver->request(job.workers[i], caf::infinite, save_atom::value));
+  sched.run();
+  std::vector<saved_ps> parts(shards.size());
+  for (size_t k = 0; k < shards.size(); ++k)
+    if (auto err = take(shards[k], parts[k]))
+      refuse(err, shards.size() > 1 ? "shard " + std::to_string(k) + " of the parameter server: "
+                                    : std::string("the parameter server: "));
+  s.ps = merge_shards(std::move(parts), job.core.ps.bounds);
+  if (auto err = take(tracer, s.trace))
+    refuse(err, "the tracer: ");
+  s.workers.resize(job.workers.size());
+  for (size_t i = 0; i < s.workers.size(); ++i)
+    s.workers[i].id = static_cast<worker_id>(i);
+  for (auto& [i, reply] : workers)
+    if (auto err = take(reply, s.workers[i]))
+      refuse(err, "worker " + std::to_string(i) + ": ");
+  auto& clock = virtual_clock_of(sys);
+  auto who = roles(job);
+  using clock_base = caf::detail::simple_actor_clock;
+  for (auto& [due, event] : clock.schedule()) {
+    if (event->subtype != clock_base::actor_msg_type)
+      throw config_error("cannot checkpoint this run: a timeout of a kind the checkpoint does not know is pending");
+    auto& m = static_cast<const clock_base::actor_msg&>(*event);
+    auto to = m.receiver ? who.find(m.receiver->id()) : who.end();
+    if (to == who.end())
+      throw config_error("cannot checkpoint this run: a timer of an actor outside the job is pending");
+    auto t = timer_of(m.content->copy_content_to_message());
+    t.to = to->second;
+    t.due = std::chrono::duration_cast<std::chrono::nanoseconds>(due - origin).count();
+    s.timers.push_back(t);
+  }
+  s.time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(clock.now() - origin).count();
+  s.samples = s.coordinator.samples;
+  return s;
+}
+
+void restore_timers(caf::actor_system& sys, const job_actors& job, time_point origin,
+                    const std::vector<saved_timer>& timers) {
+  auto& clock = virtual_clock_of(sys);
+  for (auto& t : timers) {
+    caf::strong_actor_ptr to;
+    auto shard = std::find_if(job.core.ps.shards.begin(), job.core.ps.shards.end(), [&](const ps_actor& a) {
+      return saved_timer::shard(static_cast<size_t>(&a - job.core.ps.shards.data())) == t.to;
+    });
+    if (shard != job.core.ps.shards.end())
+      to = caf::actor_cast<caf::strong_actor_ptr>(*shard);
+    else if (t.to == saved_timer::coordinator)
+      to = caf::actor_cast<caf::strong_actor_ptr>(job.core.coordinator);
+    else if (t.to >= 0 && static_cast<size_t>(t.to) < job.workers.size())
+      to = caf::actor_cast<caf::strong_actor_ptr>(job.workers[static_cast<size_t>(t.to)]);
+    else
+      throw config_error("the checkpoint has a timer for worker " + std::to_string(t.to) + ", which the job lacks");
+    auto msg = t.has_id ? caf::make_message(t.what, t.id) : caf::make_message(t.what);
+    // As delayed_send(self, ...) sends it: from the actor to itself.
+    clock.schedule_message(origin + std::chrono::nanoseconds(t.due), to,
+                           caf::make_mailbox_element(to, caf::make_message_id(), {}, std::move(msg)));
+  }
+}
+
+void set_virtual_time(caf::actor_system& sys, time_point origin, int64_t time_ns) {
+  virtual_clock_of(sys).current_time = origin + std::chrono::nanoseconds(time_ns);
+}
+
+}  // namespace syncpoint

@@ -1,0 +1,141 @@
+// train(), validate() and a run's files; the job's steps are in job_run.cpp.
+#include <syncpoint/job.hpp>
+
+#include "core/straggler.hpp"
+#include "runtime/job/job_parts.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace syncpoint {
+
+namespace {
+
+void require(bool ok, const std::string& what) {
+  if (!ok)
+    throw config_error(what);
+}
+
+}  // namespace
+
+void validate(const job_config& cfg) {
+  if (!cfg.out_dir.empty()) {  // find an unusable output directory before the run, not after
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.out_dir, ec);
+    if (ec || !std::filesystem::is_directory(cfg.out_dir))
+      throw config_error("cannot create output directory '" + cfg.out_dir + "'" +
+                         (ec ? ": " + ec.message() : std::string()));
+  }
+  try {
+    make_protocol(cfg.protocol, protocol_options_for(cfg));
+  } catch (const std::invalid_argument& e) {
+    throw config_error(e.what());
+  }
+  auto names = model_names();
+  if (std::find(names.begin(), names.end(), cfg.model) == names.end()) {
+    std::string known;
+    for (auto& n : names)
+      known += (known.empty() ? "" : ", ") + n;
+    throw config_error("unknown model '" + cfg.model + "' (valid: " + known + ")");
+  }
+  require(cfg.workers >= 1 && cfg.workers <= 4096, "--workers must be in 1..4096");
+  require(cfg.batch >= 1, "--batch must be >= 1");
+  require(std::isfinite(cfg.lr) && cfg.lr > 0, "--lr must be a positive number");
+  require(std::isfinite(cfg.momentum) && cfg.momentum >= 0 && cfg.momentum < 1,
+          "--momentum must be in [0, 1)");
+  require(cfg.momentum_rule == "adjusted" || cfg.momentum_rule == "plain",
+          "--momentum-rule must be adjusted or plain, not '" + cfg.momentum_rule + "'");
+  require(std::isfinite(cfg.weight_decay) && cfg.weight_decay >= 0, "--weight-decay must be >= 0");
+  optimizer_kind optimizer{};
+  try {
+    optimizer = parse_optimizer(cfg.optimizer);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(e.what());
+  }
+  require(optimizer != optimizer_kind::nesterov || cfg.momentum > 0, "--optimizer nesterov needs --momentum > 0");
+  require(std::isfinite(cfg.beta1) && cfg.beta1 >= 0 && cfg.beta1 < 1, "--beta1 must be in [0, 1)");
+  require(std::isfinite(cfg.beta2) && cfg.beta2 >= 0 && cfg.beta2 < 1, "--beta2 must be in [0, 1)");
+  require(std::isfinite(cfg.eps) && cfg.eps > 0, "--eps must be a positive number");
+  require(cfg.lr_scaling == "none" || cfg.lr_scaling == "linear",
+          "--lr-scaling must be none or linear, not '" + cfg.lr_scaling + "'");
+  require(std::isfinite(cfg.lr_epochs) && cfg.lr_epochs >= 0, "--lr-epochs must be >= 0 (0: the run's --epochs)");
+  require(std::isfinite(cfg.clip_norm) && cfg.clip_norm >= 0, "--clip-norm must be >= 0 (0: no clipping)");
+  require(std::isfinite(cfg.epochs) && cfg.epochs >= 0, "--epochs must be >= 0");
+  require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0 && cfg.max_time_s <= 1e9,
+          "--max-time must be in [0, 1e9] seconds");
+  require(cfg.target_accuracy >= 0 && cfg.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
+  require(std::isfinite(cfg.eval_every) && cfg.eval_every >= 0, "--eval-every must be >= 0");
+  require(std::isfinite(cfg.iter_cost_ms) && cfg.iter_cost_ms >= 0 && cfg.iter_cost_ms <= 1e9,
+          "--iter-cost must be in [0, 1e9] ms");
+  require(cfg.request_timeout_s > 0 && cfg.request_timeout_s <= 1e9,
+          "--request-timeout must be in (0, 1e9] seconds");
+  require(std::isfinite(cfg.epochs) && cfg.epochs <= 1e6, "--epochs must be <= 1e6");
+  require(!(cfg.target_accuracy > 0 && cfg.eval_every == 0 && cfg.epochs == 0 && cfg.max_time_s == 0),
+          "--target-accuracy as the only limit needs --eval-every > 0 (nothing would be evaluated "
+          "before the end)");
+  require(cfg.threads >= 0, "--threads must be >= 0");
+  require(std::isfinite(cfg.ps_bandwidth) && cfg.ps_bandwidth >= 0, "--ps-bandwidth must be >= 0 bytes/s");
+  require(cfg.ps_shards >= 0 && cfg.ps_shards <= 64, "--ps-shards must be in 1..64 (0: the default)");
+  require(cfg.ps_placement == "head" || cfg.ps_placement == "nodes", "--ps-placement must be head or nodes");
+  require(std::isfinite(cfg.latency_ms) && cfg.latency_ms >= 0 && cfg.latency_ms <= 1e9,
+          "--latency must be in [0, 1e9] ms");
+  require(std::isfinite(cfg.checkpoint_every_s) && cfg.checkpoint_every_s >= 0,
+          "--checkpoint-every must be >= 0 seconds");
+  require(cfg.checkpoint_every_s == 0 || !cfg.checkpoint_dir.empty(),
+          "--checkpoint-every needs --checkpoint-dir DIR");
+  require(cfg.checkpoint_keep >= 0, "--checkpoint-keep must be >= 0 (0: keep all)");
+  require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
+          "--fail-worker W@K needs 0 <= W < workers and K >= 1");
+  try {
+    straggler_plan::parse(cfg.straggler).check_workers(cfg.workers);
+  } catch (const straggler_error& e) {
+    throw config_error(std::string("--straggler: ") + e.what());
+  }
+}
+
+size_t scheduler_threads(int workers) {
+  auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<size_t>(std::max(1, std::min(workers, cores)));
+}
+
+run_result train(const job_config& cfg, progress_fn on_progress) {
+  caf::actor_system_config sys_cfg;
+  configure(sys_cfg, cfg);
+  caf::actor_system sys{sys_cfg};
+  job_options opts;
+  opts.on_progress = std::move(on_progress);
+  auto j = job::spawn(sys, cfg, std::move(opts));
+  j.start();
+  return j.wait();
+}
+
+run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome outcome) {
+  run_result r;
+  r.summary = summarize(cfg, iter_cost_ms, outcome.trace, outcome.losses);
+  r.trace = std::move(outcome.trace);
+  for (auto& l : outcome.losses)
+    r.failures.push_back("worker " + std::to_string(l.worker) + " lost: " + l.reason);
+  r.final_model = std::move(outcome.final_model);
+  r.coordinator_busy_s = outcome.coordinator_busy_s;
+  r.coordinator_pushes = outcome.coordinator_pushes;
+  return r;
+}
+
+void write_run(const std::string& dir, const run_result& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw config_error("cannot create output directory '" + dir + "': " + ec.message());
+  std::ofstream trace(dir + "/trace.jsonl", std::ios::binary);
+  for (auto& ev : r.trace)
+    trace << to_json(ev) << '\n';
+  std::ofstream summary(dir + "/summary.json", std::ios::binary);
+  summary << to_json(r.summary) << '\n';
+  if (!trace || !summary)
+    throw config_error("cannot write to output directory '" + dir + "'");
+}
+
+}  // namespace syncpoint

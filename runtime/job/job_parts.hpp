@@ -1,0 +1,80 @@
+// The pieces both job runners assemble: the one-process runner (job.cpp) and
+// the cluster's head (runtime/cluster/). The PS side of a job (tracer, PS,
+// coordinator, evaluator) lives in one actor system; workers may live in any.
+#pragma once
+
+#include "actors/parameter_server.hpp"
+#include "actors/worker.hpp"
+#include <syncpoint/dataset.hpp>
+#include "core/interfaces.hpp"
+#include "core/ps_group.hpp"
+#include "runtime/job/job_plan.hpp"
+
+#include <memory>
+
+namespace syncpoint {
+
+/// The data set `cfg` names, from cfg.data_dir (Fashion-MNIST) or generated
+/// (synthetic), truncated to the limits. Every node that loads it with the same
+/// cfg gets the same examples. Throws config_error naming what is wrong.
+train_test load_job_data(const job_config& cfg);
+
+/// Names the data set load_job_data(cfg) returns: equal keys, equal data (a cache key).
+std::string data_key(const job_config& cfg);
+
+/// The actors that stay with the PS.
+struct job_core {
+  tracer_actor tracer;
+  ps_group ps;  // plan.shards() shards
+  coordinator_actor coordinator;
+  evaluator_actor evaluator;
+};
+
+struct checkpoint_state;  // core/saved_state.hpp
+
+struct core_options {
+  driver_actor driver;              // receives progress (if reported) and the outcome
+  std::vector<job_observer_actor> observers;  // a program's own actors that follow the run
+  time_point origin;                // time 0 of the run
+  caf::duration request_timeout = caf::infinite;
+  bool progress = false;            // coordinator prints progress on stderr
+  bool report_progress = false;     // ... or sends it to the driver
+  bool report_events = false;       // the driver gets every evaluation and phase change too
+  progress_fn on_progress;          // ... or calls this instead of printing
+  bool detached_evaluator = false;  // real clock: evaluate on a thread of its own
+  const checkpoint_state* resume = nullptr;  // continue from a checkpoint (the workers' parts: worker_for)
+  // Real clock: the coordinator takes checkpoints every cfg.checkpoint_every_s
+  // and hands them here (the virtual clock's runner takes its own).
+  std::function<std::string(checkpoint_state&)> on_checkpoint;
+};
+
+/// Spawns tracer, PS (the plan's shards with the model's initial weights),
+/// coordinator and evaluator of `plan`, all in `sys`.
+/// Start the run with (start_atom, workers, evaluator) to the coordinator.
+/// Throws config_error, before spawning anything, for a checkpoint the shards
+/// cannot take. Shards elsewhere (a cluster's nodes) take the two steps below.
+job_core spawn_job_core(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,
+                        const core_options& opts);
+
+/// The first step: the tracer, spawned, and each shard's config, not yet.
+struct ps_parts {
+  tracer_actor tracer;
+  std::vector<ps_config> shards;  // over plan.bounds
+};
+ps_parts prepare_ps(caf::actor_system& sys, const job_plan& plan, const core_options& opts);
+
+/// The second step, once the shards run (anywhere): coordinator and evaluator.
+job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,
+                           const core_options& opts, tracer_actor tracer, ps_group ps);
+
+/// Shard k of `plan`'s PS, holding `slice` (resumed from `resume` if given); a
+/// node hosting the shard builds the same config from the plan.
+ps_config shard_config(const job_plan& plan, size_t k, std::vector<float> slice, std::shared_ptr<const saved_ps> resume,
+                       tracer_actor tracer, time_point origin);
+
+/// Worker `id` of `plan`, on `train` (the full training set: it takes its own shard).
+worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std::shared_ptr<const dataset> train,
+                         ps_group ps, tracer_actor tracer, time_point origin, caf::duration request_timeout,
+                         const checkpoint_state* resume = nullptr);
+
+}  // namespace syncpoint

@@ -1,0 +1,386 @@
+#include "runtime/records/checkpoint_file.hpp"
+
+#include "runtime/records/cereal_inspect.hpp"
+#include <syncpoint/job_config.hpp>
+
+#include <cereal/archives/portable_binary.hpp>
+#include <cereal/types/string.hpp>
+#include <cereal/types/common.hpp>
+#include <cereal/types/utility.hpp>
+#include <cereal/types/vector.hpp>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string_view>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <fcntl.h>
+#include <unistd.h>
+
+namespace syncpoint {
+
+template <class Archive>
+void serialize(Archive& ar, checkpoint_header& h) {
+  cereal_fields(ar, h.model, h.parameters, h.protocol);
+}
+template <class Archive>
+void serialize(Archive& ar, trace_event& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, worker_loss& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, proceed& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, gradient_push& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_worker& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_buffered_push& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_pull& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_transfer& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_shard_link& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_ps& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, push_info& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_partial_push& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_coordinator_timer& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_coordinator& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, saved_timer& x) {
+  cereal_by_inspect(ar, x);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string magic = "syncpoint-checkpoint";
+
+uint32_t crc_of(const std::string& bytes) {
+  return static_cast<uint32_t>(
+    crc32(0L, reinterpret_cast<const Bytef*>(bytes.data()), static_cast<uInt>(bytes.size())));
+}
+
+// cereal writes to a std::ostream; an ostringstream grows by doubling and
+// copies again on str(), which for a 64 MB model costs more than the disk.
+// This one appends to a string reserved at the expected size.
+class string_sink : public std::streambuf {
+ public:
+  explicit string_sink(std::string& out) : out_(out) {}
+
+ protected:
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    out_.append(s, static_cast<size_t>(n));
+    return n;
+  }
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof())
+      out_.push_back(static_cast<char>(c));
+    return c;
+  }
+
+ private:
+  std::string& out_;
+};
+
+// Reads from memory without copying it.
+class memory_source : public std::streambuf {
+ public:
+  memory_source(const char* data, size_t size) {
+    auto* p = const_cast<char*>(data);
+    setg(p, p, p + size);
+  }
+  size_t consumed() const { return static_cast<size_t>(gptr() - eback()); }
+};
+
+// The weight vectors of a state, in a fixed order: where equal ones are pooled.
+template <class State, class F>
+void for_each_weights(State& s, F&& f) {
+  f(s.ps.w);
+  f(s.ps.visible);
+  for (auto& t : s.ps.in_transit)
+    if (!t.is_push)
+      f(t.values);
+  for (auto& w : s.workers)
+    f(w.model);
+}
+
+// The payload: the state with each weight vector moved into a pool of
+// distinct ones, and a reference per vector.
+struct pooled_state {
+  checkpoint_state s;
+  std::vector<std::vector<float>> pool;
+  std::vector<uint32_t> refs;
+
+  template <class Archive>
+  void serialize(Archive& ar) {
+    cereal_fields(ar, s.time_ns, s.samples, s.settings, s.coordinator, s.ps, s.workers, s.timers, s.trace, pool, refs);
+  }
+};
+
+// A cheap key for finding equal vectors (equality is then checked in full):
+// the length and a few hundred values spread over the vector.
+size_t sketch(const std::vector<float>& v) {
+  size_t step = std::max<size_t>(1, v.size() / 256);
+  size_t h = std::hash<size_t>{}(v.size());
+  for (size_t i = 0; i < v.size(); i += step) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[i], sizeof bits);
+    h = h * 1000003u ^ bits;
+  }
+  return h;
+}
+
+pooled_state pool_weights(checkpoint_state&& s) {
+  pooled_state p;
+  std::multimap<size_t, uint32_t> by_hash;
+  for_each_weights(s, [&](std::vector<float>& v) {
+    auto h = sketch(v);
+    auto [from, to] = by_hash.equal_range(h);
+    for (auto i = from; i != to; ++i)
+      if (p.pool[i->second] == v) {
+        p.refs.push_back(i->second);
+        v = {};
+        return;
+      }
+    auto ref = static_cast<uint32_t>(p.pool.size());
+    by_hash.emplace(h, ref);
+    p.refs.push_back(ref);
+    p.pool.push_back(std::move(v));
+    v = {};
+  });
+  p.s = std::move(s);
+  return p;
+}
+
+[[noreturn]] void refuse(const std::string& file, const std::string& what) {
+  throw config_error("checkpoint '" + file + "': " + what);
+}
+
+// Gives each weight vector its pooled value back; false if a reference is out of range.
+bool unpool_weights(pooled_state& p) {
+  size_t k = 0;
+  bool ok = true;
+  for_each_weights(p.s, [&](std::vector<float>& v) {
+    if (k >= p.refs.size() || p.refs[k] >= p.pool.size())
+      ok = false;
+    else
+      v = p.pool[p.refs[k]];
+    ++k;
+  });
+  return ok && k == p.refs.size();
+}
+
+}  // namespace
+
+std::string checkpoint_file_header(const checkpoint_header& head, const std::string& payload) {
+  std::string header;
+  string_sink sink(header);
+  std::ostream out(&sink);
+  cereal::PortableBinaryOutputArchive ar(out);
+  uint32_t format = head.format;
+  uint64_t length = payload.size();
+  uint32_t crc = crc_of(payload);
+  ar(magic, format, head, length, crc);
+  return header;
+}
+
+std::string write_checkpoint(const std::string& dir, checkpoint c) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  char name[64];
+  std::snprintf(name, sizeof name, "checkpoint-%012llu.bin", static_cast<unsigned long long>(c.state.samples));
+  auto file = (fs::path(dir) / name).string();
+  auto tmp = (fs::path(dir) / ".checkpoint.tmp").string();
+  auto pooled = pool_weights(std::move(c.state));
+  std::string payload;
+  auto& ps = pooled.s.ps;
+  size_t floats = ps.velocity.size() + ps.round_step.size() + ps.buffer.size();
+  for (auto& v : pooled.pool)
+    floats += v.size();
+  for (auto& w : pooled.s.workers)
+    floats += w.grad.size();
+  for (auto& t : ps.in_transit)
+    floats += t.push.grad.size();
+  payload.reserve(4 * floats + 64 * pooled.s.trace.size() + pooled.s.coordinator.protocol_state.size() +
+                  8192 * pooled.s.workers.size() + 1024);
+  {
+    string_sink sink(payload);
+    std::ostream out(&sink);
+    cereal::PortableBinaryOutputArchive ar(out);
+    ar(pooled);
+  }
+  auto header = checkpoint_file_header(c.head, payload);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw config_error("cannot write checkpoint '" + file + "' (" + tmp + "): " + std::strerror(errno));
+  for (auto* bytes : {&header, &payload}) {
+    size_t done = 0;
+    while (done < bytes->size()) {
+      auto n = ::write(fd, bytes->data() + done, bytes->size() - done);
+      if (n <= 0) {
+        auto err = std::string(std::strerror(errno));
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw config_error("cannot write checkpoint '" + file + "': " + err + " (the previous ones are intact)");
+      }
+      done += static_cast<size_t>(n);
+    }
+  }
+  bool synced = ::fsync(fd) == 0;
+  ::close(fd);
+  if (!synced || std::rename(tmp.c_str(), file.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw config_error("cannot write checkpoint '" + file + "': " + std::strerror(errno) +
+                       " (the previous ones are intact)");
+  }
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // make the rename durable
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  return file;
+}
+
+checkpoint read_checkpoint(const std::string& file, const checkpoint_header& expect) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in)
+    refuse(file, "cannot be opened");
+  std::string bytes(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    refuse(file, "cannot be read");
+  return parse_checkpoint(bytes, file, expect);
+}
+
+checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, const checkpoint_header& expect) {
+  memory_source header_source(bytes.data(), bytes.size());
+  std::istream stream(&header_source);
+  checkpoint c;
+  uint64_t length = 0;
+  uint32_t crc = 0;
+  try {
+    input_bound bound(header_source);
+    cereal::PortableBinaryInputArchive ar(stream);
+    std::string m;
+    // The magic is read by hand first: cereal would take a random file's first
+    // bytes as a string length and try to allocate it.
+    uint64_t magic_length = 0;
+    ar(magic_length);
+    if (magic_length != magic.size())
+      refuse(file, "not a syncpoint checkpoint");
+    m.resize(magic_length);
+    ar(cereal::binary_data(&m[0], magic_length));
+    if (m != magic)
+      refuse(file, "not a syncpoint checkpoint");
+    ar(c.head.format);
+    if (c.head.format != checkpoint_format)
+      refuse(file, "format version " + std::to_string(c.head.format) + ", but this build reads version " +
+                     std::to_string(checkpoint_format));
+    ar(c.head, length, crc);
+  } catch (const cereal::Exception&) {
+    refuse(file, "truncated (its header ends early)");
+  }
+  if (c.head.model != expect.model || c.head.parameters != expect.parameters)
+    refuse(file, "it is of model '" + c.head.model + "' with " + std::to_string(c.head.parameters) +
+                   " parameters, but the job's model is '" + expect.model + "' with " +
+                   std::to_string(expect.parameters));
+  if (c.head.protocol != expect.protocol)
+    refuse(file, "it is of protocol '" + c.head.protocol + "', but the job's is '" + expect.protocol + "'");
+  auto start = header_source.consumed();
+  if (start > bytes.size() || bytes.size() - start < length)
+    refuse(file, "truncated (" + std::to_string(bytes.size() - std::min(start, bytes.size())) + " of " +
+                   std::to_string(length) + " payload bytes)");
+  const char* payload = bytes.data() + start;
+  if (crc32(0L, reinterpret_cast<const Bytef*>(payload), static_cast<uInt>(length)) != crc)
+    refuse(file, "corrupt (its checksum does not match)");
+  pooled_state pooled;
+  try {
+    memory_source payload_source(payload, static_cast<size_t>(length));
+    std::istream ps(&payload_source);
+    input_bound bound(payload_source);
+    cereal::PortableBinaryInputArchive ar(ps);
+    ar(pooled);
+  } catch (const cereal::Exception& e) {
+    refuse(file, std::string("corrupt (") + e.what() + ")");
+  }
+  if (!unpool_weights(pooled))
+    refuse(file, "corrupt (a weight reference points nowhere)");
+  c.state = std::move(pooled.s);
+  if (c.state.ps.w.size() != expect.parameters || c.state.ps.velocity.size() != expect.parameters)
+    refuse(file, "corrupt (" + std::to_string(c.state.ps.w.size()) + " weights for " +
+                   std::to_string(expect.parameters) + " parameters)");
+  return c;
+}
+
+std::string checkpoint_line(const std::string& protocol, int64_t time_ns, const std::string& file) {
+  char t[48];
+  std::snprintf(t, sizeof t, "] checkpoint at t=%.2fs: ", static_cast<double>(time_ns) * 1e-9);
+  return "[" + protocol + t + file;
+}
+
+void prune_checkpoints(const std::string& dir, size_t keep) {
+  if (keep == 0)
+    return;
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (name.rfind("checkpoint-", 0) == 0 && it->path().extension() == ".bin")
+      files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());  // by samples: the names are zero-padded
+  for (size_t i = 0; i + keep < files.size(); ++i)
+    fs::remove(files[i], ec);
+}
+
+std::string newest_checkpoint(const std::string& dir) {
+  std::error_code ec;
+  std::string best;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    auto name = it->path().filename().string();
+    if (name.rfind("checkpoint-", 0) == 0 && it->path().extension() == ".bin" && name > fs::path(best).filename().string())
+      best = it->path().string();
+  }
+  return best;
+}
+
+}  // namespace syncpoint
