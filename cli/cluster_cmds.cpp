@@ -1,4 +1,5 @@
 #include "cli/cluster_cmds.hpp"
+#include "runtime/job/job_parts.hpp"
 
 #include "cli/cli_config.hpp"
 #include "cli/head_dashboard.hpp"

@@ -20,7 +20,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)     # and the ldconfig trigger for libsyncpoint.so.0.11
 # The BLAS measured in docs/architecture.md and the default data set; a program of your own needs
-# CAF's headers (and LibTorch's, to define a model).
+# CAF's headers (LibTorch's, to define a model; cereal's, for a protocol that checkpoints).
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libopenblas0-pthread, dataset-fashion-mnist")
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libcaf-dev, libtorch-dev, pkgconf")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libcaf-dev, libtorch-dev, libcereal-dev, pkgconf")
 include(CPack)

@@ -1,7 +1,7 @@
 // ASP — asynchronous parallel (PROTOCOLS.md, "ASP").
 // Each push is applied on arrival; the worker is released at once and pulls
 // whatever version is current.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 
 namespace syncpoint {
 

@@ -2,7 +2,7 @@
 // Barrier every iteration: the PS buffers the pushes of a round; when every
 // live worker has pushed, it applies their mean once and everyone is released
 // to pull the new version. A worker lost mid-round is dropped from the round.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 
 namespace syncpoint {
 

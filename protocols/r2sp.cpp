@@ -18,7 +18,7 @@
 //   cycle times. The first round is unscheduled: it measures.
 // - A lost worker gives up its slot: ranks, and so offsets, are recomputed
 //   over the live workers for every release after it.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // Pushes are applied on arrival. Worker i may start iteration c_i + 1 only
 // while c_i - min_j c_j <= s (over live workers); otherwise it is held until
 // the slowest worker advances.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 
 #include <algorithm>
 #include <set>

@@ -20,7 +20,7 @@
 //   for --straggler-window consecutive iterations, and back to bsp when every
 //   worker has been normal that long. The schedule is then not used.
 // - --switch-policy FILE: the schedule a `syncpoint tune-switch` run chose.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 #include "protocols/switch_policy.hpp"
 
 #include <ext/pb_ds/assoc_container.hpp>

@@ -6,7 +6,7 @@
 // close; each worker learns it in the reply to its next push and then pulls
 // the new global model (the worker that closed the round pulls at once).
 // wbsp-overlap: a worker computes step k+1 while the push of step k is in flight.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 
 #include <algorithm>
 

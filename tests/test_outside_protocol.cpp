@@ -1,13 +1,21 @@
 // A protocol written outside the tree, as a user inventing one writes it
-// (only <syncpoint/protocol.hpp>; issue 42, part 7): "commit when half of
+// (only the installed headers, <syncpoint/protocol.hpp> and
+// <syncpoint/protocol_archive.hpp>; issues 42 and 43): "commit when half of
 // the live workers have pushed", buffered, the pushers released at each
 // commit. The others' next pushes are then stale; at default options it
-// must still train as well as bsp, without knowing the PS's momentum rule.
+// must still train as well as bsp, without knowing the PS's momentum rule;
+// and it checkpoints its own state, so a run resumes bit for bit.
 #include <syncpoint/protocol.hpp>
+#include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/train.hpp>
+
+#include "tests/helpers.hpp"    // the test's folders, not the protocol's
+#include "tests/small_job.hpp"  // resuming_from
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <vector>
 
 namespace {
@@ -29,6 +37,7 @@ class half_quorum : public syncpoint::protocol {
     pushed_.erase(std::remove(pushed_.begin(), pushed_.end(), w), pushed_.end());
     commit_if_half(c);
   }
+  void checkpoint(syncpoint::protocol_archive& ar) override { ar(pushed_); }
 
  private:
   void commit_if_half(syncpoint::coordinator_api& c) {
@@ -64,4 +73,36 @@ TEST_CASE("outside protocol: a half-quorum protocol written outside the tree tra
                  << half.staleness_mean << ")");
   CHECK(half.samples >= bsp.samples);
   CHECK(half.final_accuracy >= bsp.final_accuracy - 0.02);
+}
+
+TEST_CASE("outside protocol: its own checkpoint() makes a run of it resume bit for bit from a middle checkpoint") {
+  namespace fs = std::filesystem;
+  syncpoint::testing::temp_folder dir("syncpoint_outside_protocol");
+  syncpoint::job_config cfg;
+  cfg.protocol = "test-half-quorum";
+  cfg.workers = 4;
+  cfg.straggler = "3:x4";
+  cfg.model = "mlp";
+  cfg.train_limit = 3000;
+  cfg.test_limit = 300;
+  cfg.epochs = 1;
+  cfg.iter_cost_ms = 0.7;
+  cfg.progress = false;
+  auto plain = syncpoint::train(cfg);
+  cfg.checkpoint_every_s = plain.summary.run_time_s / 4;
+  cfg.checkpoint_dir = (dir.path / "all").string();
+  cfg.checkpoint_keep = 0;
+  auto whole = syncpoint::train(cfg);
+  CHECK(whole.final_model.values == plain.final_model.values);  // taking checkpoints changes nothing
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(dir.path / "all"))
+    files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 2);
+  auto middle = files[files.size() / 2];
+  auto resumed = syncpoint::train(syncpoint::testing::resuming_from(cfg, middle, dir.path / "from"));
+  CHECK(resumed.summary.resumed_at_s > 0);
+  CHECK(resumed.final_model.version == whole.final_model.version);
+  CHECK(resumed.final_model.values == whole.final_model.values);
+  CHECK(resumed.summary.samples == whole.summary.samples);
 }

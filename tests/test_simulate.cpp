@@ -2,7 +2,7 @@
 // for event, with nothing computed; it scales; and the coordinator's O(1)
 // answers to the protocol (live_count, waiting_count, min_clock) agree with
 // counting through losses and a resume.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 #include "runtime/studies/simulate.hpp"
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"

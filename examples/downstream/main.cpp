@@ -1,14 +1,21 @@
 // A training program outside syncpoint's tree (examples/downstream/CMakeLists.txt): its own
-// network, its own data and an actor of its own in the job (an observer), trained by syncpoint's
-// library on the virtual clock. It includes only <syncpoint/...> (and CAF, which
-// they bring) and exits non-zero if anything is not as the package promised.
+// network, its own data, an actor of its own in the job (an observer) and a protocol of its own
+// that checkpoints, trained by syncpoint's library on the virtual clock. It includes only
+// <syncpoint/...> (and CAF and cereal, which they bring) and exits non-zero if anything is not as
+// the package promised.
+#include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/syncpoint.hpp>
 #include <syncpoint/torch_model.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -62,6 +69,40 @@ struct small_net : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) { return out(torch::relu(in(x))); }
 };
 
+// A protocol of the program's own: commit when half of the live workers have pushed (buffered),
+// releasing those that did. Its state is the pushers of the open round, which checkpoint() saves.
+class half_quorum : public syncpoint::protocol {
+ public:
+  explicit half_quorum(const syncpoint::protocol_options&) {}
+  void on_start(syncpoint::coordinator_api& c) override {
+    c.set_mode(syncpoint::ps_mode::buffered);
+    for (auto w : c.live_workers())
+      c.release(w);
+  }
+  void on_push(syncpoint::coordinator_api& c, syncpoint::worker_id w) override {
+    pushed_.push_back(w);
+    commit_if_half(c);
+  }
+  void on_lost(syncpoint::coordinator_api& c, syncpoint::worker_id w) override {
+    pushed_.erase(std::remove(pushed_.begin(), pushed_.end(), w), pushed_.end());
+    commit_if_half(c);
+  }
+  void checkpoint(syncpoint::protocol_archive& ar) override { ar(pushed_); }
+
+ private:
+  void commit_if_half(syncpoint::coordinator_api& c) {
+    if (pushed_.empty() || 2 * static_cast<int>(pushed_.size()) < c.live_count())
+      return;
+    c.commit();
+    for (auto w : pushed_)
+      c.release(w);
+    pushed_.clear();
+  }
+  std::vector<syncpoint::worker_id> pushed_;
+};
+
+SYNCPOINT_REGISTER_PROTOCOL("half-quorum", "commit when half of the live workers have pushed", half_quorum);
+
 int fail(const std::string& what) {
   std::fprintf(stderr, "downstream: %s\n", what.c_str());
   return 1;
@@ -111,6 +152,38 @@ int main() {
                 static_cast<unsigned long long>(seen.evals), seen.accuracy, seen.ended.c_str());
     if (seen.evals != r.summary.evals.size() + 1 || seen.accuracy != r.summary.final_accuracy || seen.ended != "budget")
       return fail("the actor's evaluations differ from the run's");
+    // The program's own protocol, checkpointed and resumed from its middle checkpoint: the same
+    // model, bit for bit, as the run that never stopped.
+    namespace fs = std::filesystem;
+    auto dir = fs::temp_directory_path() / ("downstream_" + std::to_string(getpid()));
+    fs::remove_all(dir);
+    auto own = cfg;
+    own.protocol = "half-quorum";
+    own.protocol_opts = {};
+    own.workers = 3;
+    own.epochs = 1;
+    auto plain = syncpoint::train(own);
+    own.checkpoint_every_s = plain.summary.run_time_s / 4;
+    own.checkpoint_dir = (dir / "all").string();
+    own.checkpoint_keep = 0;
+    auto whole = syncpoint::train(own);
+    std::vector<fs::path> files;
+    for (auto& e : fs::directory_iterator(dir / "all"))
+      files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    if (files.size() < 2)
+      return fail("the half-quorum run left " + std::to_string(files.size()) + " checkpoints");
+    auto middle = files[files.size() / 2];
+    fs::create_directories(dir / "from");
+    fs::copy_file(middle, dir / "from" / middle.filename());
+    own.checkpoint_dir = own.resume_dir = (dir / "from").string();
+    auto resumed = syncpoint::train(own);
+    fs::remove_all(dir);
+    std::printf("its own protocol, half-quorum: final accuracy %.4f; resumed from %s, the same model: %s\n",
+                whole.summary.final_accuracy, middle.filename().c_str(),
+                resumed.final_model.values == whole.final_model.values ? "yes" : "no");
+    if (!(whole.final_model.values == plain.final_model.values) || !(resumed.final_model.values == whole.final_model.values))
+      return fail("the half-quorum run did not resume bit for bit from its checkpoint");
   } catch (const std::exception& e) {
     return fail(e.what());
   }

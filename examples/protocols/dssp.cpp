@@ -29,7 +29,7 @@
 //   exceeds s + r (granting r* again at every push would not be bounded);
 // - ties go to fewer iterations (less staleness); with several workers at m,
 //   m advances when the last of them pushes, so T is their latest push.
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -153,7 +153,7 @@ class coordinator_api {
   virtual void evaluate() {}
 };
 
-class protocol_archive;  // protocols/protocol_state.hpp
+class protocol_archive;  // <syncpoint/protocol_archive.hpp>
 
 /// A synchronization protocol: the coordinator calls it at the start, on every push, loss,
 /// join and timer; it decides through the coordinator_api it is given. Register one with
@@ -182,7 +182,8 @@ class protocol {
   /// A resumed protocol is constructed from the same options, then loaded,
   /// and must decide exactly as the one that was saved. A protocol whose
   /// state lives in the coordinator only writes an empty body. The default
-  /// refuses: a run of a protocol without it cannot be checkpointed.
+  /// refuses: a run of a protocol without it cannot be checkpointed. The
+  /// archive is <syncpoint/protocol_archive.hpp> (installed; it needs cereal).
   ///
   /// ```cpp
   /// void checkpoint(protocol_archive& ar) override { ar(pushed_, round_); }

@@ -36,13 +36,4 @@ run_result train(const job_config& cfg, progress_fn on_progress = {});
 /// Checks `cfg` without running it; throws config_error.
 void validate(const job_config& cfg);
 
-/// Scheduler threads for `workers` workers on this machine: one each, up to its cores.
-size_t scheduler_threads(int workers);
-
-/// Writes `r` as DIR/trace.jsonl and DIR/summary.json (creating DIR).
-void write_run(const std::string& dir, const run_result& r);
-
-/// Builds the result of a finished run from the coordinator's outcome.
-run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome outcome);
-
 }  // namespace syncpoint

@@ -14,7 +14,7 @@
 //   M[i][r] = b_i + (r + 1) * D_i  for a computing one (r = 0: its next push),
 // where b_i is worker i's last push time.
 #include "protocols/elastic_bsp/zipline.hpp"
-#include "protocols/protocol_state.hpp"
+#include <syncpoint/protocol_archive.hpp>
 
 #include <algorithm>
 #include <stdexcept>

@@ -1,4 +1,5 @@
 #include "runtime/cluster/job_watch.hpp"
+#include "runtime/records/run_files.hpp"
 
 #include <syncpoint/train.hpp>
 

@@ -5,6 +5,7 @@
 // observers hold as the job's job_control_actor and which asks the head, with
 // the job's stop token, to stop the job, evaluate or mark the trace.
 #include <syncpoint/cluster.hpp>
+#include "runtime/records/run_files.hpp"
 
 #include "core/messages.hpp"
 #include "runtime/cluster/connect.hpp"

@@ -96,11 +96,6 @@ void validate(const job_config& cfg) {
   }
 }
 
-size_t scheduler_threads(int workers) {
-  auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return static_cast<size_t>(std::max(1, std::min(workers, cores)));
-}
-
 run_result train(const job_config& cfg, progress_fn on_progress) {
   caf::actor_system_config sys_cfg;
   configure(sys_cfg, cfg);
@@ -110,32 +105,6 @@ run_result train(const job_config& cfg, progress_fn on_progress) {
   auto j = job::spawn(sys, cfg, std::move(opts));
   j.start();
   return j.wait();
-}
-
-run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome outcome) {
-  run_result r;
-  r.summary = summarize(cfg, iter_cost_ms, outcome.trace, outcome.losses);
-  r.trace = std::move(outcome.trace);
-  for (auto& l : outcome.losses)
-    r.failures.push_back("worker " + std::to_string(l.worker) + " lost: " + l.reason);
-  r.final_model = std::move(outcome.final_model);
-  r.coordinator_busy_s = outcome.coordinator_busy_s;
-  r.coordinator_pushes = outcome.coordinator_pushes;
-  return r;
-}
-
-void write_run(const std::string& dir, const run_result& r) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec)
-    throw config_error("cannot create output directory '" + dir + "': " + ec.message());
-  std::ofstream trace(dir + "/trace.jsonl", std::ios::binary);
-  for (auto& ev : r.trace)
-    trace << to_json(ev) << '\n';
-  std::ofstream summary(dir + "/summary.json", std::ios::binary);
-  summary << to_json(r.summary) << '\n';
-  if (!trace || !summary)
-    throw config_error("cannot write to output directory '" + dir + "'");
 }
 
 }  // namespace syncpoint

@@ -9,6 +9,7 @@
 #include <syncpoint/model.hpp>
 
 #include <algorithm>
+#include <thread>
 #include <cmath>
 
 namespace syncpoint {
@@ -211,6 +212,23 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   if (resume && i < resume->workers.size() && !resume->coordinator.gone.at(i))
     w.resume = std::make_shared<const saved_worker>(resume->workers[i]);
   return w;
+}
+
+size_t scheduler_threads(int workers) {
+  auto cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<size_t>(std::max(1, std::min(workers, cores)));
+}
+
+run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome outcome) {
+  run_result r;
+  r.summary = summarize(cfg, iter_cost_ms, outcome.trace, outcome.losses);
+  r.trace = std::move(outcome.trace);
+  for (auto& l : outcome.losses)
+    r.failures.push_back("worker " + std::to_string(l.worker) + " lost: " + l.reason);
+  r.final_model = std::move(outcome.final_model);
+  r.coordinator_busy_s = outcome.coordinator_busy_s;
+  r.coordinator_pushes = outcome.coordinator_pushes;
+  return r;
 }
 
 }  // namespace syncpoint

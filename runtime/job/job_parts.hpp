@@ -9,6 +9,7 @@
 #include "core/interfaces.hpp"
 #include "core/ps_group.hpp"
 #include "runtime/job/job_plan.hpp"
+#include <syncpoint/train.hpp>
 
 #include <memory>
 
@@ -76,5 +77,11 @@ ps_config shard_config(const job_plan& plan, size_t k, std::vector<float> slice,
 worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std::shared_ptr<const dataset> train,
                          ps_group ps, tracer_actor tracer, time_point origin, caf::duration request_timeout,
                          const checkpoint_state* resume = nullptr);
+
+/// Scheduler threads for `workers` workers on this machine: one each, up to its cores.
+size_t scheduler_threads(int workers);
+
+/// The result of a finished run (its summary from the trace) from the coordinator's outcome.
+run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome outcome);
 
 }  // namespace syncpoint

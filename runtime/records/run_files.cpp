@@ -274,6 +274,20 @@ std::vector<std::string> read_run_list(const std::string& dir) {
   return names;
 }
 
+void write_run(const std::string& dir, const run_result& r) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw config_error("cannot create output directory '" + dir + "': " + ec.message());
+  std::ofstream trace(dir + "/trace.jsonl", std::ios::binary);
+  for (auto& ev : r.trace)
+    trace << to_json(ev) << '\n';
+  std::ofstream summary(dir + "/summary.json", std::ios::binary);
+  summary << to_json(r.summary) << '\n';
+  if (!trace || !summary)
+    throw config_error("cannot write to output directory '" + dir + "'");
+}
+
 run_provenance current_provenance(const std::string& command, const job_config& job) {
   run_provenance p;
   p.command = command;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <syncpoint/summary.hpp>
+#include <syncpoint/train.hpp>
 
 #include <map>
 #include <string>
@@ -35,6 +36,9 @@ struct run_record {
 
 /// This process's build and machine, `command`, and `job`'s settings.
 run_provenance current_provenance(const std::string& command, const job_config& job);
+
+/// Writes `r` as DIR/trace.jsonl and DIR/summary.json (creating DIR); throws config_error.
+void write_run(const std::string& dir, const run_result& r);
 
 /// Writes DIR/run.json.
 void write_provenance(const std::string& dir, const run_provenance& p);

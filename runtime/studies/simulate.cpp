@@ -1,4 +1,5 @@
 #include "runtime/studies/simulate.hpp"
+#include "runtime/records/run_files.hpp"
 
 #include <syncpoint/model.hpp>
 
