@@ -1,5 +1,4 @@
 #include "cli/cluster_cmds.hpp"
-#include "runtime/job/job_parts.hpp"
 
 #include "cli/cli_config.hpp"
 #include "cli/head_dashboard.hpp"
@@ -8,6 +7,7 @@
 #include "runtime/cluster/transport/data_plane.hpp"
 #include "runtime/cluster/head.hpp"
 #include "runtime/cluster/node.hpp"
+#include "runtime/job/job_parts.hpp"
 #include <syncpoint/train.hpp>
 
 #include <caf/io/middleman.hpp>

@@ -1,14 +1,14 @@
 // A protocol written outside the tree, as a user inventing one writes it
-// (only the installed headers, <syncpoint/protocol.hpp> and
-// <syncpoint/protocol_archive.hpp>; issues 42 and 43): "commit when half of
+// (examples/downstream/half_quorum.hpp: only the installed headers,
+// <syncpoint/protocol.hpp> and <syncpoint/protocol_archive.hpp>, which the
+// installed-package check builds too; issues 42 and 43): "commit when half of
 // the live workers have pushed", buffered, the pushers released at each
 // commit. The others' next pushes are then stale; at default options it
 // must still train as well as bsp, without knowing the PS's momentum rule;
 // and it checkpoints its own state, so a run resumes bit for bit.
-#include <syncpoint/protocol.hpp>
-#include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/train.hpp>
 
+#include "examples/downstream/half_quorum.hpp"  // the installed package's own check uses it too
 #include "tests/helpers.hpp"    // the test's folders, not the protocol's
 #include "tests/small_job.hpp"  // resuming_from
 
@@ -18,41 +18,7 @@
 #include <filesystem>
 #include <vector>
 
-namespace {
-
-class half_quorum : public syncpoint::protocol {
- public:
-  explicit half_quorum(const syncpoint::protocol_options&) {}
-
-  void on_start(syncpoint::coordinator_api& c) override {
-    c.set_mode(syncpoint::ps_mode::buffered);
-    for (auto w : c.live_workers())
-      c.release(w);
-  }
-  void on_push(syncpoint::coordinator_api& c, syncpoint::worker_id w) override {
-    pushed_.push_back(w);
-    commit_if_half(c);
-  }
-  void on_lost(syncpoint::coordinator_api& c, syncpoint::worker_id w) override {
-    pushed_.erase(std::remove(pushed_.begin(), pushed_.end(), w), pushed_.end());
-    commit_if_half(c);
-  }
-  void checkpoint(syncpoint::protocol_archive& ar) override { ar(pushed_); }
-
- private:
-  void commit_if_half(syncpoint::coordinator_api& c) {
-    if (pushed_.empty() || 2 * static_cast<int>(pushed_.size()) < c.live_count())
-      return;
-    c.commit();
-    for (auto w : pushed_)
-      c.release(w);
-    pushed_.clear();
-  }
-  std::vector<syncpoint::worker_id> pushed_;
-};
-
-}  // namespace
-
+using downstream::half_quorum;  // the macro takes a bare class name
 SYNCPOINT_REGISTER_PROTOCOL("test-half-quorum", "commit when half of the live workers have pushed", half_quorum);
 
 TEST_CASE("outside protocol: a half-quorum protocol written outside the tree trains within 2 points of bsp at "

@@ -3,9 +3,10 @@
 // that checkpoints, trained by syncpoint's library on the virtual clock. It includes only
 // <syncpoint/...> (and CAF and cereal, which they bring) and exits non-zero if anything is not as
 // the package promised.
-#include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/syncpoint.hpp>
 #include <syncpoint/torch_model.hpp>
+
+#include "half_quorum.hpp"
 
 #include <unistd.h>
 
@@ -69,38 +70,8 @@ struct small_net : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) { return out(torch::relu(in(x))); }
 };
 
-// A protocol of the program's own: commit when half of the live workers have pushed (buffered),
-// releasing those that did. Its state is the pushers of the open round, which checkpoint() saves.
-class half_quorum : public syncpoint::protocol {
- public:
-  explicit half_quorum(const syncpoint::protocol_options&) {}
-  void on_start(syncpoint::coordinator_api& c) override {
-    c.set_mode(syncpoint::ps_mode::buffered);
-    for (auto w : c.live_workers())
-      c.release(w);
-  }
-  void on_push(syncpoint::coordinator_api& c, syncpoint::worker_id w) override {
-    pushed_.push_back(w);
-    commit_if_half(c);
-  }
-  void on_lost(syncpoint::coordinator_api& c, syncpoint::worker_id w) override {
-    pushed_.erase(std::remove(pushed_.begin(), pushed_.end(), w), pushed_.end());
-    commit_if_half(c);
-  }
-  void checkpoint(syncpoint::protocol_archive& ar) override { ar(pushed_); }
-
- private:
-  void commit_if_half(syncpoint::coordinator_api& c) {
-    if (pushed_.empty() || 2 * static_cast<int>(pushed_.size()) < c.live_count())
-      return;
-    c.commit();
-    for (auto w : pushed_)
-      c.release(w);
-    pushed_.clear();
-  }
-  std::vector<syncpoint::worker_id> pushed_;
-};
-
+// A protocol of the program's own, which checkpoints its state (half_quorum.hpp).
+using downstream::half_quorum;  // the macro takes a bare class name
 SYNCPOINT_REGISTER_PROTOCOL("half-quorum", "commit when half of the live workers have pushed", half_quorum);
 
 int fail(const std::string& what) {

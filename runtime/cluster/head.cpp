@@ -162,8 +162,9 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     }
     test = st.test;
     auto m = make_model(cfg.model);
-    bool on_nodes = cfg.ps_placement == "nodes";  // BytePS: a server beside the workers on each of their nodes
-    plan = make_plan(cfg, {st.train_size, m->size(), m->buffers(), on_nodes ? std::max<int32_t>(1, static_cast<int32_t>(hosts.size())) : 1});
+    // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
+    auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;
+    plan = make_plan(cfg, {st.train_size, m->size(), m->buffers(), shard_hosts});
     if (plan.cfg.checkpoint_every_s > 0)
       check_checkpointable(plan);
     if (!plan.cfg.resume_dir.empty())

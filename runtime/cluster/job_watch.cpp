@@ -1,6 +1,6 @@
 #include "runtime/cluster/job_watch.hpp"
-#include "runtime/records/run_files.hpp"
 
+#include "runtime/records/run_files.hpp"
 #include <syncpoint/train.hpp>
 
 #include <algorithm>

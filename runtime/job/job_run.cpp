@@ -2,13 +2,12 @@
 // result, on an actor system that may hold other actors and jobs. train()
 // (job.cpp) is one job on a system of its own.
 #include <syncpoint/job.hpp>
-#include "runtime/records/run_files.hpp"
 
 #include "core/messages.hpp"
 #include "runtime/job/checkpointing.hpp"
 #include "runtime/job/job_parts.hpp"
 #include "runtime/job/virtual_time.hpp"
-
+#include "runtime/records/run_files.hpp"
 
 #include <malloc.h>
 

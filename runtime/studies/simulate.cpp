@@ -1,6 +1,6 @@
 #include "runtime/studies/simulate.hpp"
-#include "runtime/records/run_files.hpp"
 
+#include "runtime/records/run_files.hpp"
 #include <syncpoint/model.hpp>
 
 #include <chrono>
