@@ -16,26 +16,41 @@ bulk_io::bulk_io() : impl_(std::make_unique<impl>()) {
   });
 }
 
+namespace {
+
+void end_every_link(bulk_io::impl& i) {
+  std::vector<std::weak_ptr<link_base>> links;
+  {
+    std::lock_guard<std::mutex> guard(i.mutex);
+    links.swap(i.links);
+  }
+  for (auto& w : links)
+    if (auto l = w.lock())
+      l->end("this process is shutting down");
+}
+
+}  // namespace
+
 bulk_io::~bulk_io() {
   // Every connection ends, so that its owner hears it (actors waiting on it
   // quit); then the thread runs out of work. A handshake's timer or a peer
   // that does not let go is cut short after a second.
-  asio::post(impl_->io, [i = impl_.get()] {
-    std::vector<std::weak_ptr<link_base>> links;
-    {
-      std::lock_guard<std::mutex> guard(i->mutex);
-      links.swap(i->links);
-    }
-    for (auto& w : links)
-      if (auto l = w.lock())
-        l->end("this process is shutting down");
-  });
+  asio::post(impl_->io, [i = impl_.get()] { end_every_link(*i); });
   impl_->work.reset();
   if (impl_->ran.get_future().wait_for(std::chrono::seconds(1)) != std::future_status::ready)
     impl_->io.stop();
+  {
+    std::lock_guard<std::mutex> guard(impl_->gate->mutex);
+    impl_->gate->open = false;  // nothing is posted from now on
+  }
   impl_->thread.join();
-  std::lock_guard<std::mutex> guard(impl_->gate->mutex);
-  impl_->gate->open = false;  // what is posted later is never run, and goes with the context
+  // A handler left in the context would keep its connection, and the
+  // connection the context: a cycle that is never freed. So what was posted
+  // after the thread's last handler, or cut short by the stop, runs here
+  // (this thread is the context's only one now) until nothing is ready.
+  impl_->io.restart();
+  end_every_link(*impl_);
+  impl_->io.poll();
 }
 
 // -- the server ----------------------------------------------------------------

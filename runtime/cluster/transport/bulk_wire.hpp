@@ -67,9 +67,13 @@ inline std::shared_ptr<asio::ssl::context> make_tls_context(const tls_files& tls
 inline tcp::socket& socket_of(tcp::socket& s) { return s; }
 inline tcp::socket& socket_of(tls_stream& s) { return s.next_layer(); }
 
-// Whether the io_context still takes work: a link may outlive its bulk_io
-// (an actor closes it on exit), and must not post to a destroyed context.
+// The io_context, and whether it still takes work. A link may outlive its
+// bulk_io (an actor lets go of it on exit): it must not post to a context
+// whose thread has ended, and its socket and timers must go before the
+// context they are bound to. So every connection holds the gate, as its
+// first member, and the context goes with the last of them.
 struct io_gate {
+  asio::io_context io;
   std::mutex mutex;
   bool open = true;
 };
@@ -91,8 +95,8 @@ template <class Stream>
 class connection : public link_base, public std::enable_shared_from_this<connection<Stream>> {
  public:
   connection(Stream stream, uint64_t max_floats, std::shared_ptr<io_gate> gate, bulk_limits limits, bool server)
-    : stream_(std::move(stream)), executor_(socket_of(stream_).get_executor()), max_floats_(max_floats),
-      gate_(std::move(gate)), limits_(limits), server_(server), deadline_(executor_), write_deadline_(executor_),
+    : gate_(std::move(gate)), stream_(std::move(stream)), executor_(socket_of(stream_).get_executor()),
+      max_floats_(max_floats), limits_(limits), server_(server), deadline_(executor_), write_deadline_(executor_),
       ping_(executor_) {}
 
   Stream& stream() { return stream_; }
@@ -293,10 +297,10 @@ class connection : public link_base, public std::enable_shared_from_this<connect
     });
   }
 
+  std::shared_ptr<io_gate> gate_;  // first: what follows is bound to its context
   Stream stream_;
   asio::any_io_executor executor_;  // the io thread's, read by other threads (the socket is the io thread's)
   uint64_t max_floats_;
-  std::shared_ptr<io_gate> gate_;
   bulk_limits limits_;
   bool server_;
   asio::steady_timer deadline_;  // a server's: when the client's silence or a stalled frame ends it
@@ -336,11 +340,11 @@ inline std::vector<char> answer(const std::string& refusal) {
 using namespace bulk_wire;
 
 struct bulk_io::impl {
-  asio::io_context io;
+  std::shared_ptr<io_gate> gate = std::make_shared<io_gate>();
+  asio::io_context& io = gate->io;
   asio::executor_work_guard<asio::io_context::executor_type> work = asio::make_work_guard(io);
   std::thread thread;
   std::promise<void> ran;
-  std::shared_ptr<io_gate> gate = std::make_shared<io_gate>();
   std::mutex mutex;
   std::vector<std::weak_ptr<link_base>> links;
 
