@@ -117,7 +117,7 @@ void shut_down_everything(coordinator_ptr self) {
 
 void fail_run(coordinator_ptr self, caf::error why) {
   auto& st = self->state;
-  st.tell_observers(done_atom::value, "failed: " + self->system().render(why));
+  st.tell_observers(run_ended{"failed: " + self->system().render(why)});
   st.observers.clear();
   shut_down_everything(self);
   self->quit(std::move(why));
@@ -177,7 +177,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
       auto events = std::make_shared<std::vector<trace_event>>(std::move(trace));
       gather_model(self, [=](weights& model) mutable {
           auto& st = self->state;
-          st.tell_observers(done_atom::value, st.end_reason);
+          st.tell_observers(run_ended{st.end_reason});
           self->send(st.cfg->driver, done_atom::value,
                      run_outcome{std::move(*events), st.losses, std::move(model),
                                  std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.end_reason,
@@ -360,18 +360,18 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       if (self->current_sender() == self->ctrl())
         begin_checkpoint(self);
     },
-    [=](stop_atom, const std::string& reason) {
+    [=](const stop_request& stop) {
       auto& st = self->state;  // once the run ends on its own, a stop changes nothing
       if (!from_driver_or_observer(self) || st.phase_ == coordinator_phase::finishing)
         return;
       if (st.started())
-        begin_stop(self, reason);
+        begin_stop(self, stop.why);
       else if (!st.stop_before_start_)
-        st.stop_before_start_ = reason;
+        st.stop_before_start_ = stop.why;
     },
-    [=](eval_atom) { observer_asks_eval(self); },
-    [=](mark_atom, const std::string& note, double value) { observer_marks(self, note, value); },
-    [=](counts_atom) { return counts_of(self); },
+    [=](eval_request) { observer_asks_eval(self); },
+    [=](const mark_request& m) { observer_marks(self, m.note, m.value); },
+    [=](counts_request) { return counts_of(self); },
   };
 }
 

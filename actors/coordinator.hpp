@@ -8,9 +8,10 @@
 //   (pushed_atom, push_info, shard)           another shard has the push's slice: the
 //                                             coordinator acts on a push once every shard has it
 //   (eval_atom, eval_result)                  from the evaluator
-//   (stop_atom, reason)                       ends the run early (as a limit would), from
+//   stop_request{why}                         ends the run early (as a limit would), from
 //                                             the driver or an observer
-//   (eval_atom), (mark_atom, note, value)     from the driver or an observer: evaluate now; a "mark" event
+//   eval_request, mark_request{note, value}   from the driver or an observer: evaluate now; a "mark" event
+//   counts_request -> job_counts              from anyone: the run's counts so far
 //   (save_atom) -> saved_coordinator          its state and its protocol's, for a
 //                                             checkpoint (an error while the run ends)
 //   (pushed_atom, resume_atom, worker) -> proceed   a resumed worker's held push
@@ -23,9 +24,9 @@
 // It sends progress reports to `driver` (with report_progress), every
 // evaluation and phase change (with report_events) and, when the run ends,
 // (done_atom, run_outcome); then it shuts down the PS, evaluator,
-// tracer and workers. Observers (job_observer_actor) get the control handle
-// at the start, then every evaluation, progress line and phase change, and
-// (done_atom, reason); one that fails ends the run (user_actor_failed).
+// tracer and workers. Observers (job_observer_actor) get job_started with the
+// control handle, then every evaluation, progress report and phase change,
+// and run_ended; one that fails ends the run (user_actor_failed).
 #pragma once
 
 #include <syncpoint/protocol.hpp>

@@ -13,7 +13,7 @@ void greet_observers(coordinator_ptr self) {
   st.observers = st.cfg->observers;
   for (auto& o : st.observers) {
     self->monitor(o);
-    self->send(o, start_atom::value, job_control_actor{self});
+    self->send(o, job_started{job_control_actor{self}});
   }
 }
 

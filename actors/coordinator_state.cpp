@@ -117,7 +117,7 @@ void coordinator_state::send_worker_weights() {
 
 void coordinator_state::report(std::string line, bool event) {
   progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy, event};
-  tell_observers(progress_atom::value, r);
+  tell_observers(r);
   if (cfg->on_progress)
     cfg->on_progress(r);
   else if (cfg->progress)

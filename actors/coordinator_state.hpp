@@ -254,19 +254,19 @@ struct coordinator_state : coordinator_api {
     trace(std::move(ev));
   }
 
-  template <class... Ts>
-  void tell_observers(const Ts&... xs) {
+  template <class T>
+  void tell_observers(const T& x) {
     for (auto& o : observers)
-      self->send(o, xs...);
+      self->send(o, x);
   }
 
   // Evaluations and phase changes: to the observers, and to a driver that
   // relays them (a cluster's job runner, to the submitter's observers).
-  template <class... Ts>
-  void tell_followers(const Ts&... xs) {
-    tell_observers(xs...);
+  template <class Atom, class T>
+  void tell_followers(Atom what, const T& x) {
+    tell_observers(x);
     if (cfg->report_events && cfg->driver)
-      self->send(cfg->driver, xs...);
+      self->send(cfg->driver, what, x);
   }
 
   void evaluate() override { request_snapshot(false); }

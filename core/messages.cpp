@@ -61,6 +61,12 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<phase_change>("phase_change");
   cfg.add_message_type<run_outcome>("run_outcome");
   cfg.add_message_type<job_counts>("job_counts");
+  cfg.add_message_type<stop_request>("stop_request");
+  cfg.add_message_type<eval_request>("eval_request");
+  cfg.add_message_type<mark_request>("mark_request");
+  cfg.add_message_type<counts_request>("counts_request");
+  cfg.add_message_type<run_ended>("run_ended");
+  cfg.add_message_type<job_started>("job_started");
   cfg.add_message_type<std::vector<float>>("std::vector<float>");
   cfg.add_message_type<std::vector<std::string>>("std::vector<std::string>");
   cfg.add_message_type<saved_worker>("saved_worker");
@@ -82,6 +88,7 @@ void register_interfaces(caf::actor_system_config& cfg) {
   cfg.add_message_type<evaluator_actor>("evaluator_actor");
   cfg.add_message_type<driver_actor>("driver_actor");
   cfg.add_message_type<coordinator_actor>("coordinator_actor");
+  cfg.add_message_type<job_reader_actor>("job_reader_actor");
   cfg.add_message_type<job_control_actor>("job_control_actor");
   cfg.add_message_type<job_observer_actor>("job_observer_actor");
   cfg.add_message_type<std::vector<job_observer_actor>>("std::vector<job_observer_actor>");

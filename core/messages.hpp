@@ -23,6 +23,63 @@
 
 namespace syncpoint {
 
+// -- atoms: the library's own (a program's messages are the structs of <syncpoint/messages.hpp>) --
+using push_atom = caf::atom_constant<caf::atom("sp_push")>;  ///< a worker's gradient to the PS
+using pull_atom = caf::atom_constant<caf::atom("sp_pull")>;  ///< a worker asks the PS for the model
+using pushed_atom = caf::atom_constant<caf::atom("sp_pushed")>;  ///< the PS tells the coordinator a push was accepted
+using commit_atom = caf::atom_constant<caf::atom("sp_commit")>;  ///< the PS applies its buffered pushes
+using mode_atom = caf::atom_constant<caf::atom("sp_mode")>;  ///< the PS's mode (ps_mode)
+using weights_atom = caf::atom_constant<caf::atom("sp_weights")>;  ///< new weights for the PS (a batch change)
+using snapshot_atom = caf::atom_constant<caf::atom("sp_snap")>;  ///< the PS sends a copy of the model to the evaluator
+using attach_atom = caf::atom_constant<caf::atom("sp_attach")>;  ///< the coordinator attaches to the PS
+using start_atom = caf::atom_constant<caf::atom("sp_start")>;  ///< the start of a run (to the coordinator)
+using computed_atom = caf::atom_constant<caf::atom("sp_comp")>;  ///< a worker's charged compute time is over
+using eval_atom = caf::atom_constant<caf::atom("sp_eval")>;  ///< an evaluation (evaluator -> coordinator -> driver)
+using trace_atom = caf::atom_constant<caf::atom("sp_trace")>;  ///< a trace event to the tracer
+using collect_atom = caf::atom_constant<caf::atom("sp_collect")>;  ///< the tracer's events, asked for at the end
+using timeout_atom = caf::atom_constant<caf::atom("sp_timeout")>;  ///< a timer is due
+using done_atom = caf::atom_constant<caf::atom("sp_done")>;  ///< the run is over (its outcome, to the driver)
+using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;  ///< the PS applies what it buffered before the end
+using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;  ///< end the run early (with a reason), or stop the PS's pulls
+using link_atom = caf::atom_constant<caf::atom("sp_link")>;  ///< a transfer crossed the PS's link (link model)
+using publish_atom = caf::atom_constant<caf::atom("sp_publish")>;  ///< gated mode: pulls see the current weights
+using final_atom = caf::atom_constant<caf::atom("sp_final")>;  ///< the PS's model at the end
+using progress_atom = caf::atom_constant<caf::atom("sp_progr")>;  ///< a progress report
+using momentum_atom = caf::atom_constant<caf::atom("sp_moment")>;  ///< the PS's momentum changes
+using join_atom = caf::atom_constant<caf::atom("sp_join")>;  ///< a worker joins a running (elastic) job
+using bulk_atom = caf::atom_constant<caf::atom("sp_bulk")>;  ///< a push or pull that came on the bulk channel
+using sync_atom = caf::atom_constant<caf::atom("sp_sync")>;  ///< answered after what the asker sent before
+using sequence_atom = caf::atom_constant<caf::atom("sp_seq")>;  ///< the coordinator's ops to every shard, in one order
+using save_atom = caf::atom_constant<caf::atom("sp_save")>;  ///< a checkpoint asks for an actor's state
+using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;  ///< a resumed worker asks again for what it waited for
+using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;  ///< time for a checkpoint (real clock)
+using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;  ///< a "mark" event for the trace (a submitter's, through the head)
+using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;  ///< the protocol changed phase (to the driver)
+using counts_atom = caf::atom_constant<caf::atom("sp_counts")>;  ///< asks the coordinator for its job_counts, a PS shard for its version
+
+/// Coordinator -> driver at the end of a run.
+struct run_outcome {
+  std::vector<trace_event> trace;  ///< every event, in order
+  std::vector<worker_loss> losses;  ///< the workers lost before the end
+  weights final_model;  ///< the PS's model at the end
+  // Its cost per push (`syncpoint simulate`): busy time (pushes, timers, losses, joins) over pushes.
+  double coordinator_busy_s = 0;  ///< wall seconds the coordinator spent deciding
+  uint64_t coordinator_pushes = 0;  ///< pushes it handled
+  /// Why it ended, as observers hear it in run_ended: "budget", "time", "target",
+  /// a stop's reason, or "end" when every worker was lost.
+  std::string end_reason;
+  /// Samples of each worker's accepted pushes (job_counts::worker_samples at the end).
+  std::vector<uint64_t> worker_samples;
+};
+
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_outcome& x) {
+  return f(caf::meta::type_name("run_outcome"), x.trace, x.losses, x.final_model,
+           exact(x.coordinator_busy_s), x.coordinator_pushes, x.end_reason, x.worker_samples);
+}
+
+
 /// Worker -> PS: one gradient computed on `base_version` of the model.
 struct gradient_push {
   worker_id worker = 0;

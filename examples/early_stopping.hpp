@@ -22,8 +22,8 @@ inline syncpoint::job_observer_actor::behavior_type
 early_stopping(syncpoint::job_observer_actor::stateful_pointer<early_stopping_state> self, int patience,
                double min_delta) {
   return {
-    [=](syncpoint::start_atom, const syncpoint::job_control_actor& control) { self->state.control = control; },
-    [=](syncpoint::eval_atom, const syncpoint::eval_result& e) {
+    [=](const syncpoint::job_started& s) { self->state.control = s.control; },
+    [=](const syncpoint::eval_result& e) {
       auto& st = self->state;
       if (e.final || st.stopped)
         return;
@@ -34,12 +34,12 @@ early_stopping(syncpoint::job_observer_actor::stateful_pointer<early_stopping_st
       }
       if (++st.since_best >= patience) {
         st.stopped = true;
-        self->send(st.control, syncpoint::stop_atom::value,
-                   "early stop: no improvement in " + std::to_string(patience) + " evaluations");
+        self->send(st.control, syncpoint::stop_request{"early stop: no improvement in " + std::to_string(patience) +
+                                                       " evaluations"});
       }
     },
-    [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
-    [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
-    [=](syncpoint::done_atom, const std::string& why) { self->state.ended = why; },
+    [](const syncpoint::progress_report&) {},
+    [](const syncpoint::phase_change&) {},
+    [=](const syncpoint::run_ended& e) { self->state.ended = e.why; },
   };
 }

@@ -37,21 +37,21 @@ inline syncpoint::job_observer_actor::behavior_type metrics_sink(syncpoint::job_
                                                                  std::ostream* out) {
   *out << "kind,t_s,samples,version,accuracy,fraction,note\n";
   return {
-    [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
-    [=](syncpoint::eval_atom, const syncpoint::eval_result& e) {
+    [](const syncpoint::job_started&) {},
+    [=](const syncpoint::eval_result& e) {
       *out << (e.final ? "final_eval," : "eval,") << csv_number(static_cast<double>(e.taken) * 1e-9) << ','
            << e.samples << ',' << e.version << ',' << csv_number(e.accuracy) << ",,\n";
     },
-    [=](syncpoint::progress_atom, const syncpoint::progress_report& p) {
+    [=](const syncpoint::progress_report& p) {
       *out << "progress,," << p.samples << ",," << csv_number(p.accuracy) << ',' << csv_number(p.fraction) << ','
            << csv_text(p.line) << '\n';
     },
-    [=](syncpoint::phase_atom, const syncpoint::phase_change& c) {
+    [=](const syncpoint::phase_change& c) {
       *out << "phase," << csv_number(static_cast<double>(c.t) * 1e-9) << ',' << c.samples << ",,,,"
            << csv_text(c.from + ">" + c.to + " " + c.reason) << '\n';
     },
-    [=](syncpoint::done_atom, const std::string& why) {
-      *out << "done,,,,,," << csv_text(why) << '\n';
+    [=](const syncpoint::run_ended& e) {
+      *out << "done,,,,,," << csv_text(e.why) << '\n';
       out->flush();
     },
   };

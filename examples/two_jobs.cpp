@@ -13,14 +13,14 @@ namespace {
 // Prints each evaluation, naming the job it came from.
 syncpoint::job_observer_actor::behavior_type printer(syncpoint::job_observer_actor::pointer self, std::string name) {
   return {
-    [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
-    [=](syncpoint::eval_atom, const syncpoint::eval_result& e) {
+    [](const syncpoint::job_started&) {},
+    [=](const syncpoint::eval_result& e) {
       std::printf("%-4s %s at %.2f s: accuracy %.4f\n", name.c_str(), e.final ? "final" : "eval ",
                   static_cast<double>(e.taken) * 1e-9, e.accuracy);
     },
-    [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
-    [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
-    [=](syncpoint::done_atom, const std::string& why) { std::printf("%-4s ended: %s\n", name.c_str(), why.c_str()); },
+    [](const syncpoint::progress_report&) {},
+    [](const syncpoint::phase_change&) {},
+    [=](const syncpoint::run_ended& e) { std::printf("%-4s ended: %s\n", name.c_str(), e.why.c_str()); },
   };
 }
 

@@ -8,17 +8,17 @@
 
 syncpoint::job_observer_actor::behavior_type meddler(syncpoint::job_observer_actor::pointer self) {
   return {
-    [=](syncpoint::start_atom, const syncpoint::job_control_actor& control) {
-      self->send(control, syncpoint::mark_atom::value, std::string("fine"), 1.0);
-      self->send(control, syncpoint::eval_atom::value);
-      self->send(control, syncpoint::stop_atom::value, std::string("fine too"));
+    [=](const syncpoint::job_started& started) {
+      self->send(started.control, syncpoint::mark_request{"fine", 1.0});
+      self->send(started.control, syncpoint::eval_request{});
+      self->send(started.control, syncpoint::stop_request{"fine too"});
 #ifdef SYNCPOINT_COMPILE_FAIL
-      self->send(control, syncpoint::commit_atom::value);  // the PS's business, not an observer's
+      self->send(started.control, syncpoint::phase_change{});  // what a job tells, not what it takes
 #endif
     },
-    [](syncpoint::eval_atom, const syncpoint::eval_result&) {},
-    [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
-    [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
-    [](syncpoint::done_atom, const std::string&) {},
+    [](const syncpoint::eval_result&) {},
+    [](const syncpoint::progress_report&) {},
+    [](const syncpoint::phase_change&) {},
+    [](const syncpoint::run_ended&) {},
   };
 }

@@ -11,13 +11,13 @@ namespace syncpoint::testing {
 
 inline job_observer_actor::behavior_type failing(job_observer_actor::pointer self) {
   return {
-    [](start_atom, const job_control_actor&) {},
-    [=](eval_atom, const eval_result&) {
+    [](const job_started&) {},
+    [=](const eval_result&) {
       self->quit(caf::make_error(caf::sec::runtime_error, std::string("the sink's disk is full")));
     },
-    [](progress_atom, const progress_report&) {},
-    [](phase_atom, const phase_change&) {},
-    [](done_atom, const std::string&) {},
+    [](const progress_report&) {},
+    [](const phase_change&) {},
+    [](const run_ended&) {},
   };
 }
 

@@ -10,6 +10,9 @@
 
 #include <syncpoint/cluster.hpp>
 
+#include <atomic>
+#include <filesystem>
+#include <future>
 #include <mutex>
 
 using namespace syncpoint;
@@ -124,18 +127,19 @@ struct asker_state {
 
 job_observer_actor::behavior_type asker(job_observer_actor::stateful_pointer<asker_state> self) {
   return {
-    [=](start_atom, const job_control_actor& control) {
+    [=](const job_started& started) {
+      auto& control = started.control;
       self->state.control = control;
-      self->send(control, mark_atom::value, std::string("asked"), 7.0);
-      self->send(control, eval_atom::value);
+      self->send(control, mark_request{"asked", 7.0});
+      self->send(control, eval_request{});
     },
-    [=](eval_atom, const eval_result& e) {
+    [=](const eval_result& e) {
       if (!e.final)
-        self->send(self->state.control, stop_atom::value, std::string("heard one"));
+        self->send(self->state.control, stop_request{"heard one"});
     },
-    [](progress_atom, const progress_report&) {},
-    [](phase_atom, const phase_change&) {},
-    [](done_atom, const std::string&) {},
+    [](const progress_report&) {},
+    [](const phase_change&) {},
+    [](const run_ended&) {},
   };
 }
 
@@ -260,4 +264,45 @@ TEST_CASE("cluster observers: examples/submit.cpp stops a cluster job early from
   CHECK(refused.wait(hang_deadline) == 1);
   CHECK_MESSAGE(refused.err().find("token") != std::string::npos, refused.err());
   REQUIRE(c.head->running());
+}
+
+// <syncpoint/cluster.hpp>'s example, as its header shows it (tests/test_header_examples.cpp
+// checks that its lines are here), against this test's head.
+TEST_CASE("header examples: <syncpoint/cluster.hpp>'s submit runs a job on a head and a node, observed from here") {
+  cluster c;
+  c.node("a", 2);
+  std::string cluster_token;  // this test's head has none
+  auto cfg = cluster_job("bsp", 1, 0.5);
+  temp_dir out;
+  cfg.out_dir = out / "run";
+  std::atomic<int> evals{0};
+  std::promise<std::string> ended;  // set by the observer, which may hear the end after submit() returns
+  auto my_observer = [&]() -> job_observer_actor::behavior_type {
+    return {
+      [](const job_started&) {},
+      [&](const eval_result&) { ++evals; },
+      [](const progress_report&) {},
+      [](const phase_change&) {},
+      [&](const run_ended& e) { ended.set_value(e.why); },
+    };
+  };
+  syncpoint::submit_options opts;
+  opts.head = "10.0.0.5:4242";
+  opts.head = c.address();  // (this test's head)
+  opts.token = cluster_token;                      // if the head has one (--token)
+  caf::actor_system_config sys_cfg;
+  syncpoint::configure_submitter(sys_cfg, opts);   // the middleman, TLS, messages
+  caf::actor_system sys{sys_cfg};
+  opts.observers = {sys.spawn(my_observer)};       // a job_observer_actor, as for job::spawn
+  cfg.clock = syncpoint::clock_kind::real;         // a cluster job runs in wall time
+  syncpoint::cluster_run r = syncpoint::submit(sys, cfg, opts);  // writes cfg.out_dir as train() does
+  std::cout << r.state << " " << (r.ran ? r.result.summary.final_accuracy : 0.0) << "\n";
+  opts.observers.clear();  // `sys` waits for the actors it has handles to when it ends
+  REQUIRE_MESSAGE(r.state == "done", r.message);
+  CHECK(r.result.summary.final_accuracy > 0.5);
+  CHECK(std::filesystem::exists(out / "run/summary.json"));
+  auto why = ended.get_future();
+  REQUIRE(why.wait_for(hang_deadline) == std::future_status::ready);
+  CHECK(why.get() == "budget");
+  CHECK(evals >= 2);
 }

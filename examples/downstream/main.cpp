@@ -50,15 +50,15 @@ struct follower_report {
 syncpoint::job_observer_actor::behavior_type follower(
   syncpoint::job_observer_actor::stateful_pointer<follower_report> self, follower_report* out) {
   return {
-    [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
-    [=](syncpoint::eval_atom, const syncpoint::eval_result& e) {
+    [](const syncpoint::job_started&) {},
+    [=](const syncpoint::eval_result& e) {
       ++self->state.evals;
       self->state.accuracy = e.accuracy;
     },
-    [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
-    [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
-    [=](syncpoint::done_atom, const std::string& why) {
-      self->state.ended = why;
+    [](const syncpoint::progress_report&) {},
+    [](const syncpoint::phase_change&) {},
+    [=](const syncpoint::run_ended& e) {
+      self->state.ended = e.why;
       *out = self->state;
     },
   };
@@ -153,7 +153,7 @@ int main() {
     std::printf("its own protocol, half-quorum: final accuracy %.4f; resumed from %s, the same model: %s\n",
                 whole.summary.final_accuracy, middle.filename().c_str(),
                 resumed.final_model.values == whole.final_model.values ? "yes" : "no");
-    if (!(whole.final_model.values == plain.final_model.values) || !(resumed.final_model.values == whole.final_model.values))
+    if (whole.final_model.values != plain.final_model.values || resumed.final_model.values != whole.final_model.values)
       return fail("the half-quorum run did not resume bit for bit from its checkpoint");
   } catch (const std::exception& e) {
     return fail(e.what());

@@ -7,7 +7,7 @@
 /// ```cpp
 /// template <class Inspector>
 /// typename Inspector::result_type inspect(Inspector& f, my_msg& x) {
-///   return f(caf::meta::type_name("my_msg"), x.id, float_block{x.values});
+///   return f(caf::meta::type_name("my_msg"), x.id, syncpoint::float_block{x.values});
 /// }
 /// ```
 #pragma once
@@ -120,7 +120,7 @@ inspect(Inspector& f, flag_block& x) {
 /// a message that crosses nodes goes through `exact` (or float_block).
 ///
 /// ```cpp
-/// return f(caf::meta::type_name("eval_result"), x.version, exact(x.accuracy));
+/// return f(caf::meta::type_name("eval_result"), x.version, syncpoint::exact(x.accuracy));
 /// ```
 template <class T>
 struct exact_float {

@@ -1,36 +1,23 @@
 /// \file
-/// The typed interfaces of the actors of one job. The compiler checks every
-/// message sent to them, and CAF checks them again when a handle is looked up
-/// across nodes (remote_actor<T>), so a peer built from another message schema
-/// is refused. A program holds these handles and may send what its messages
-/// (<syncpoint/messages.hpp>) let it build: the messages only the job's own
-/// actors exchange are declared here but defined in the library, so sending
-/// one does not compile.
+/// What a program's own actors may send a running job, and what they hear
+/// from it: typed handles, so the compiler checks every message (sending one
+/// outside them does not compile), and CAF checks them again when a handle
+/// crosses nodes. The job's own actors (workers, parameter server,
+/// coordinator, evaluator, tracer) and what they exchange are the library's.
 ///
 /// ```cpp
-/// syncpoint::ps_actor ps = ...;                  // a job's parameter server
-/// caf::scoped_actor self{system};
-/// self->request(ps, caf::infinite, syncpoint::final_atom::value)
-///   .receive([](const syncpoint::weights& w) { /* the model at w.version */ },
-///            [](caf::error&) {});
-/// ```
-///
-/// Checkpoints: the runner asks each actor for its saved state with save_atom;
-/// a resumed worker asks the PS again for the reply it was waiting for with
-/// resume_atom.
-///
-/// Who talks to whom:
-///
-/// ```cpp
-/// worker      -> PS           push -> proceed (the PS delegates the reply to the coordinator),
-///                             pull -> weights
-/// PS          -> coordinator  pushed -> proceed (shard 0, the lead); pushed (the other shards)
-/// coordinator -> PS           attach, mode, publish, commit, flush, stop, weights, snapshot, final;
-///                             a sharded PS's sequence (apply, drop, serve)
-/// coordinator -> worker       proceed (the start of the run)
-/// PS          -> evaluator    snapshot;  evaluator -> coordinator  eval
-/// everyone    -> tracer       trace;     coordinator -> tracer     collect
-/// coordinator -> driver       progress, done (the driver is whoever runs the job); eval, phase if asked
+/// // An observer: told of a run from its start (job_options::observers, submit_options::observers).
+/// syncpoint::job_observer_actor::behavior_type printer(syncpoint::job_observer_actor::pointer self) {
+///   return {
+///     [=](const syncpoint::job_started& s) {
+///       self->send(s.control, syncpoint::mark_request{"watching", 1.0});
+///     },
+///     [](const syncpoint::eval_result& e) { std::cout << e.accuracy << "\n"; },
+///     [](const syncpoint::progress_report&) {},
+///     [](const syncpoint::phase_change&) {},
+///     [](const syncpoint::run_ended& e) { std::cout << "ended: " << e.why << "\n"; },
+///   };
+/// }
 /// ```
 #pragma once
 
@@ -38,130 +25,54 @@
 
 #include <caf/typed_actor.hpp>
 
-#include <cstdint>
 #include <string>
-#include <vector>
 
 namespace syncpoint {
 
-// Defined by the library (core/messages.hpp, core/saved_state.hpp).
-struct gradient_push;
-struct push_info;
-struct proceed;
-struct shard_op;
-struct snapshot;
-struct saved_worker;
-struct saved_ps;
-struct saved_coordinator;
-
-/// Collects every trace event of the job, in arrival order.
-using tracer_actor = caf::typed_actor<
-  caf::reacts_to<trace_atom, trace_event>,
-  caf::replies_to<collect_atom>::with<std::vector<trace_event>>,
-  caf::replies_to<save_atom>::with<std::vector<trace_event>>,  // a copy, in arrival order
-  // (from) the events from the from-th on, in arrival order, and where the next read starts
-  caf::replies_to<collect_atom, uint64_t>::with<uint64_t, std::vector<trace_event>>>;
-
-/// One worker: computes gradients on its shard of the data, pushes them, pulls the model.
-using worker_actor = caf::typed_actor<
-  caf::reacts_to<proceed>,          // the start of the run
-  caf::reacts_to<computed_atom>,    // (to itself) the charged compute time is over
-  caf::reacts_to<timeout_atom>,     // (to itself) the request watchdog's period
-  caf::replies_to<save_atom>::with<saved_worker>,
-  caf::reacts_to<resume_atom>>;     // resumed: ask again for the reply it waited for
-
-/// Measures the test accuracy of the PS's snapshots and tells the coordinator.
-using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
-
-/// Receives the coordinator's progress reports, the run's outcome, and (when
-/// its runner asks: a cluster's head relays them to the submitter) every
-/// evaluation and phase change.
-using driver_actor = caf::typed_actor<
-  caf::reacts_to<progress_atom, progress_report>,
-  caf::reacts_to<eval_atom, eval_result>,
-  caf::reacts_to<phase_atom, phase_change>,
-  caf::reacts_to<done_atom, run_outcome>>;
-
-/// What an actor of a program's own may send to a running job (its
-/// coordinator): end the run early, with a reason (which the observers'
-/// `done` then carries); evaluate the model as it is now (an "eval" event and an
-/// evaluation to every observer follow); write a "mark" event into the trace
-/// (note, value). A job hands it to each observer at the start.
+/// What anyone may ask a job that runs in this process: its counts so far
+/// (reading them changes nothing). job::handles() gives it.
 ///
 /// ```cpp
-/// self->send(control, syncpoint::stop_atom::value, std::string("no progress"));
+/// caf::scoped_actor self{system};
+/// self->request(j.handles().reader, caf::infinite, syncpoint::counts_request{})
+///   .receive([](const syncpoint::job_counts& c) { std::cout << c.samples << " samples\n"; },
+///            [](caf::error&) {});
 /// ```
-using job_control_actor = caf::typed_actor<
-  caf::reacts_to<stop_atom, std::string>,
-  caf::reacts_to<eval_atom>,
-  caf::reacts_to<mark_atom, std::string, double>>;
+using job_reader_actor = caf::typed_actor<caf::replies_to<counts_request>::with<job_counts>>;
+
+/// What a job's observers may send it (the handle comes in job_started):
+/// end the run early with a reason (which run_ended then carries); evaluate
+/// the model as it is now (an "eval" event and an evaluation to every
+/// observer follow); write a "mark" event into the trace. A job takes them
+/// from its observers and its own driver only; on a cluster they go through
+/// the head with the job's stop token.
+///
+/// ```cpp
+/// self->send(control, syncpoint::stop_request{"no progress"});
+/// ```
+using job_control_actor = caf::typed_actor<caf::reacts_to<stop_request>, caf::reacts_to<eval_request>,
+                                           caf::reacts_to<mark_request>>;
+
+/// A job -> each observer, first: the handle to control the job with.
+struct job_started {
+  job_control_actor control;  ///< stop, evaluate, mark
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_started& x) {
+  return f(caf::meta::type_name("job_started"), x.control);
+}
 
 /// An actor of a program's own that follows a job (job_options::observers):
-/// it gets the job's control handle at the start, every evaluation (periodic
-/// and final, as the trace records them), every progress line, every phase
-/// change, and at the end why the run ended ("budget", "time", "target", the
-/// reason a stop gave, "end" when every worker was lost, or "failed: " and the
-/// error). A job monitors its observers: one that fails while the run goes on
-/// ends it with the error `syncpoint.user_actor_failed`; one that quits
-/// normally is just dropped. On the virtual clock an observer runs in virtual
-/// time with the job: it must not block.
-///
-/// ```cpp
-/// syncpoint::job_observer_actor::behavior_type printer() {
-///   return {
-///     [](syncpoint::start_atom, const syncpoint::job_control_actor&) {},
-///     [](syncpoint::eval_atom, const syncpoint::eval_result& e) { std::cout << e.accuracy << "\n"; },
-///     [](syncpoint::progress_atom, const syncpoint::progress_report&) {},
-///     [](syncpoint::phase_atom, const syncpoint::phase_change&) {},
-///     [](syncpoint::done_atom, const std::string&) {},
-///   };
-/// }
-/// ```
-using job_observer_actor = caf::typed_actor<
-  caf::reacts_to<start_atom, job_control_actor>,
-  caf::reacts_to<eval_atom, eval_result>,
-  caf::reacts_to<progress_atom, progress_report>,
-  caf::reacts_to<phase_atom, phase_change>,
-  caf::reacts_to<done_atom, std::string>>;
-
-/// The coordinator: the job's control interface and what the job's own actors send it.
-using coordinator_actor = job_control_actor::extend<
-  caf::reacts_to<start_atom, std::vector<worker_actor>, evaluator_actor>,
-  caf::replies_to<pushed_atom, push_info>::with<proceed>,       // from the lead shard, for the worker
-  caf::reacts_to<pushed_atom, push_info, uint32_t>,             // another shard k accepted its slice
-  caf::replies_to<pushed_atom, resume_atom, worker_id>::with<proceed>,  // a resumed worker's held push
-  caf::replies_to<save_atom>::with<saved_coordinator>,
-  caf::reacts_to<checkpoint_atom>,                 // (to itself) real clock: time for a checkpoint
-  caf::reacts_to<eval_atom, eval_result>,
-  caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
-  caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
-  caf::reacts_to<join_atom, worker_id, worker_actor, std::string>,  // (driver) an elastic job grows: id, worker, where
-  caf::replies_to<counts_atom>::with<job_counts>>;   // the run's counts so far
-
-/// The parameter server (or one shard of it): takes pushes, answers pulls, holds the model.
-using ps_actor = caf::typed_actor<
-  caf::replies_to<push_atom, gradient_push>::with<proceed>,
-  caf::replies_to<pull_atom, uint64_t>::with<weights>,
-  // A push or pull that came on the bulk channel (runtime/cluster/transport/data_plane.hpp),
-  // from this process's gateway, with the worker's key: (key, push) and (key, worker, min_version)
-  caf::replies_to<push_atom, bulk_atom, uint64_t, gradient_push>::with<proceed>,
-  caf::replies_to<pull_atom, bulk_atom, uint64_t, int32_t, uint64_t>::with<weights>,
-  caf::replies_to<push_atom, resume_atom, uint64_t>::with<proceed>,  // a resumed worker's push in flight
-  caf::replies_to<pull_atom, resume_atom, uint64_t>::with<weights>,  // ... and its pull
-  caf::replies_to<save_atom>::with<saved_ps>,
-  caf::reacts_to<link_atom, uint64_t>,            // (to itself) a transfer crossed the link
-  caf::reacts_to<attach_atom, coordinator_actor, std::vector<worker_actor>>,
-  caf::reacts_to<mode_atom, uint8_t>,
-  caf::replies_to<sync_atom>::with<bool>,          // answered after what the asker sent before
-  caf::reacts_to<publish_atom>,
-  caf::reacts_to<commit_atom>,
-  caf::reacts_to<sequence_atom, std::vector<shard_op>>,  // a sharded PS: apply, drop, serve (core/messages.hpp)
-  caf::reacts_to<flush_atom>,
-  caf::reacts_to<stop_atom>,
-  caf::reacts_to<weights_atom, std::vector<float>>,
-  caf::reacts_to<momentum_atom, double, bool, uint32_t>,  // mu, clear velocity, ramp steps
-  caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool>,
-  caf::replies_to<final_atom>::with<weights>,
-  caf::replies_to<counts_atom>::with<uint64_t>>;   // the version this shard holds
+/// it hears job_started with the job's control handle, every evaluation
+/// (periodic and final, as the trace records them), every progress report,
+/// every phase change, and last, run_ended with why the run ended. A job
+/// monitors its observers: one that fails while the run goes on ends it with
+/// the error `syncpoint.user_actor_failed`; one that quits normally is just
+/// dropped. On the virtual clock an observer runs in virtual time with the
+/// job: it must not block. (The example at the top of this file is one.)
+using job_observer_actor = caf::typed_actor<caf::reacts_to<job_started>, caf::reacts_to<eval_result>,
+                                            caf::reacts_to<progress_report>, caf::reacts_to<phase_change>,
+                                            caf::reacts_to<run_ended>>;
 
 }  // namespace syncpoint

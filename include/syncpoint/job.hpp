@@ -33,14 +33,13 @@ namespace syncpoint {
 /// queue with one thread per worker, up to the cores, or cfg.threads).
 void configure(caf::actor_system_config& sys_cfg, const job_config& cfg);
 
-/// The typed handles of a job's actors.
+/// What a program may hold of a running job besides the job itself. (The
+/// job's own actors are the library's: stop it with job::stop, follow it
+/// with observers.)
 struct job_handles {
-  tracer_actor tracer;  ///< collects the trace
-  std::vector<ps_actor> ps_shards;  ///< the parameter server, in cfg.ps_shards slices
-  std::vector<uint64_t> ps_bounds;  ///< shard k holds model values [ps_bounds[k], ps_bounds[k + 1])
-  coordinator_actor coordinator;    ///< takes stop, eval and mark from the job's own driver and observers only
-  evaluator_actor evaluator;  ///< evaluates the PS's snapshots
-  std::vector<worker_actor> workers;  ///< worker i computes worker i's gradients
+  job_reader_actor reader;          ///< answers counts_request with the run's counts so far
+  int32_t workers = 0;              ///< its workers: ids 0 .. workers - 1
+  std::vector<uint64_t> ps_bounds;  ///< PS shard k holds model values [ps_bounds[k], ps_bounds[k + 1])
 };
 
 /// What job::spawn takes besides the config.
@@ -68,7 +67,7 @@ class job {
   job& operator=(job&&) noexcept;  ///< ends this job as the destructor does, then takes the other's
   ~job();  ///< a job started but not waited for is stopped and waited for; one never started, stopped
 
-  const job_handles& handles() const;  ///< its actors' typed handles
+  const job_handles& handles() const;  ///< what a program may hold of it
 
   /// Starts the run (once). On the real clock it runs from here on (its clock
   /// started at spawn: start soon after); on the virtual clock nothing

@@ -1,13 +1,15 @@
 /// \file
-/// The messages a program sees: the atoms of every interface, the model's
-/// weights, trace events, evaluations, progress reports and a run's outcome.
-/// Each type has an `inspect` overload and is registered with CAF by the
-/// library, so any of them may cross nodes. (The messages only the job's own
-/// actors exchange, such as a worker's gradient push, are the library's.)
+/// The messages a program sees: the model's weights, trace events,
+/// evaluations, progress reports, phase changes, a run's counts, and what a
+/// program's own actors send a job (stop, evaluate, mark, read its counts)
+/// and hear from it. Each type has an `inspect` overload and is registered
+/// with CAF by the library, so any of them may cross nodes. (The messages only
+/// the job's own actors exchange, such as a worker's gradient push, and their
+/// atoms are the library's.)
 ///
 /// ```cpp
 /// caf::behavior watcher() {
-///   return {[](syncpoint::eval_atom, const syncpoint::eval_result& e) {
+///   return {[](const syncpoint::eval_result& e) {
 ///     std::cout << e.samples << " samples: accuracy " << e.accuracy << "\n";
 ///   }};
 /// }
@@ -31,43 +33,9 @@ using worker_id = int32_t;
 /// Times in messages: nanoseconds since the run's origin, on the run clock.
 using nanos = int64_t;
 
-// -- atoms --------------------------------------------------------------------
-using push_atom = caf::atom_constant<caf::atom("sp_push")>;  ///< a worker's gradient to the PS
-using pull_atom = caf::atom_constant<caf::atom("sp_pull")>;  ///< a worker asks the PS for the model
-using pushed_atom = caf::atom_constant<caf::atom("sp_pushed")>;  ///< the PS tells the coordinator a push was accepted
-using commit_atom = caf::atom_constant<caf::atom("sp_commit")>;  ///< the PS applies its buffered pushes
-using mode_atom = caf::atom_constant<caf::atom("sp_mode")>;  ///< the PS's mode (ps_mode)
-using weights_atom = caf::atom_constant<caf::atom("sp_weights")>;  ///< new weights for the PS (a batch change)
-using snapshot_atom = caf::atom_constant<caf::atom("sp_snap")>;  ///< the PS sends a copy of the model to the evaluator
-using attach_atom = caf::atom_constant<caf::atom("sp_attach")>;  ///< the coordinator attaches to the PS
-using start_atom = caf::atom_constant<caf::atom("sp_start")>;  ///< the start of a run (to the coordinator; to an observer, with its control handle)
-using computed_atom = caf::atom_constant<caf::atom("sp_comp")>;  ///< a worker's charged compute time is over
-using eval_atom = caf::atom_constant<caf::atom("sp_eval")>;  ///< an evaluation (evaluator -> coordinator -> observers), or a request for one
-using trace_atom = caf::atom_constant<caf::atom("sp_trace")>;  ///< a trace event to the tracer
-using collect_atom = caf::atom_constant<caf::atom("sp_collect")>;  ///< the tracer's events, asked for at the end
-using timeout_atom = caf::atom_constant<caf::atom("sp_timeout")>;  ///< a timer is due
-using done_atom = caf::atom_constant<caf::atom("sp_done")>;  ///< the run is over (its outcome; to observers, why)
-using flush_atom = caf::atom_constant<caf::atom("sp_flush")>;  ///< the PS applies what it buffered before the end
-using stop_atom = caf::atom_constant<caf::atom("sp_stop")>;  ///< end the run early (with a reason), or stop the PS's pulls
-using link_atom = caf::atom_constant<caf::atom("sp_link")>;  ///< a transfer crossed the PS's link (link model)
-using publish_atom = caf::atom_constant<caf::atom("sp_publish")>;  ///< gated mode: pulls see the current weights
-using final_atom = caf::atom_constant<caf::atom("sp_final")>;  ///< the PS's model at the end
-using progress_atom = caf::atom_constant<caf::atom("sp_progr")>;  ///< a progress report
-using momentum_atom = caf::atom_constant<caf::atom("sp_moment")>;  ///< the PS's momentum changes
-using join_atom = caf::atom_constant<caf::atom("sp_join")>;  ///< a worker joins a running (elastic) job
-using bulk_atom = caf::atom_constant<caf::atom("sp_bulk")>;  ///< a push or pull that came on the bulk channel
-using sync_atom = caf::atom_constant<caf::atom("sp_sync")>;  ///< answered after what the asker sent before
-using sequence_atom = caf::atom_constant<caf::atom("sp_seq")>;  ///< the coordinator's ops to every shard, in one order
-using save_atom = caf::atom_constant<caf::atom("sp_save")>;  ///< a checkpoint asks for an actor's state
-using resume_atom = caf::atom_constant<caf::atom("sp_resume")>;  ///< a resumed worker asks again for what it waited for
-using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;  ///< time for a checkpoint (real clock)
-using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;  ///< a "mark" event for the trace, from an observer
-using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;  ///< the protocol changed phase (to observers)
-using counts_atom = caf::atom_constant<caf::atom("sp_counts")>;  ///< asks the coordinator for its job_counts, a PS shard for its version
-
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last
-/// `publish`. Sent as `(mode_atom, uint8_t mode)`.
+/// `publish` (protocol_context::set_mode).
 enum class ps_mode : uint8_t { immediate, buffered, gated };
 
 /// PS -> worker: the model at `version`.
@@ -143,8 +111,8 @@ inline phase_change phase_of(const trace_event& ev) {
 /// Receives a run's progress reports (the `line` is what would be printed).
 using progress_fn = std::function<void(const progress_report&)>;
 
-/// Coordinator -> whoever asks `(counts_atom)`: the run's counts so far (a
-/// live dashboard's figures; reading them changes nothing).
+/// A job -> whoever asks (counts_request): the run's counts so far (a live
+/// dashboard's figures; reading them changes nothing).
 struct job_counts {
   uint64_t samples = 0;  ///< samples of the pushes accepted so far (the run's budget counts these)
   uint64_t version = 0;  ///< the newest model version the coordinator knows of
@@ -156,19 +124,32 @@ struct job_counts {
   uint64_t rejected = 0;  ///< pushes refused (by the PS, or by any shard of it: then by all), each counted once
 };
 
-/// Coordinator -> driver at the end of a run.
-struct run_outcome {
-  std::vector<trace_event> trace;  ///< every event, in order
-  std::vector<worker_loss> losses;  ///< the workers lost before the end
-  weights final_model;  ///< the PS's model at the end
-  // Its cost per push (`syncpoint simulate`): busy time (pushes, timers, losses, joins) over pushes.
-  double coordinator_busy_s = 0;  ///< wall seconds the coordinator spent deciding
-  uint64_t coordinator_pushes = 0;  ///< pushes it handled
-  /// Why it ended, as observers hear it in `done`: "budget", "time", "target",
-  /// a stop's reason, or "end" when every worker was lost.
-  std::string end_reason;
-  /// Samples of each worker's accepted pushes (job_counts::worker_samples at the end).
-  std::vector<uint64_t> worker_samples;
+// -- what a program's own actors send a job (job_control_actor), and hear last --
+
+/// End the run early, as a limit would: the workers stop, the final
+/// evaluation follows, and observers hear `why` as the reason it ended.
+struct stop_request {
+  std::string why;  ///< the reason (the observers' run_ended, the result's end_reason)
+};
+
+/// Evaluate the model as it is now: an "eval" event and an evaluation to
+/// every observer follow (at most one per sample count).
+struct eval_request {};
+
+/// Write a "mark" event into the trace (kind "mark", this note and value).
+struct mark_request {
+  std::string note;  ///< the event's note
+  double value = 0;  ///< the event's value
+};
+
+/// Asks a job for its counts so far: answered with job_counts.
+struct counts_request {};
+
+/// A job -> each observer, last: why the run ended ("budget", "time",
+/// "target", a stop's reason, "end" when every worker was lost, or "failed: "
+/// and the error).
+struct run_ended {
+  std::string why;  ///< the reason
 };
 
 template <class Inspector>
@@ -201,14 +182,30 @@ typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
 }
 
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, run_outcome& x) {
-  return f(caf::meta::type_name("run_outcome"), x.trace, x.losses, x.final_model,
-           exact(x.coordinator_busy_s), x.coordinator_pushes, x.end_reason, x.worker_samples);
-}
-template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_counts& x) {
   return f(caf::meta::type_name("job_counts"), x.samples, x.version, x.worker_samples, x.live, x.at,
            x.rejected);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stop_request& x) {
+  return f(caf::meta::type_name("stop_request"), x.why);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, eval_request&) {
+  return f(caf::meta::type_name("eval_request"));
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, mark_request& x) {
+  return f(caf::meta::type_name("mark_request"), x.note, exact(x.value));
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, counts_request&) {
+  return f(caf::meta::type_name("counts_request"));
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_ended& x) {
+  return f(caf::meta::type_name("run_ended"), x.why);
 }
 
 }  // namespace syncpoint

@@ -5,11 +5,11 @@
 /// 1x28x28), as a [batch, shape...] tensor.
 ///
 /// ```cpp
-/// auto m = make_model("mlp");
+/// auto m = syncpoint::make_model("mlp");
 /// std::vector<float> w = m->initial_weights(/*seed=*/1);
 /// std::vector<float> g(m->size());
 /// m->load(w.data());
-/// float loss = m->gradient(batch, g.data());
+/// float loss = m->gradient(batch, g.data());  // batch: a batch_view, e.g. train_set.view(0, 64)
 /// ```
 #pragma once
 

@@ -7,7 +7,8 @@
 /// ```cpp
 /// class my_protocol : public syncpoint::protocol {
 ///  public:
-///   void on_push(coordinator_api& c, worker_id w) override { c.release(w); }  // ASP
+///   explicit my_protocol(const syncpoint::protocol_options&) {}
+///   void on_push(syncpoint::coordinator_api& c, syncpoint::worker_id w) override { c.release(w); }  // ASP
 /// };
 /// SYNCPOINT_REGISTER_PROTOCOL("mine", "releases every worker at once", my_protocol);
 /// ```
@@ -47,9 +48,9 @@ struct option_spec {
 /// runner adds the job's context as "job.model", "job.dataset", "job.workers".
 ///
 /// ```cpp
-/// protocol_options o;
+/// syncpoint::protocol_options o;
 /// o.set("staleness", 2);
-/// auto p = make_protocol("ssp", o);   // inside: o.integer("staleness") == 2
+/// auto p = syncpoint::make_protocol("ssp", o);   // inside: o.integer("staleness") == 2
 /// ```
 class protocol_options {
  public:
@@ -186,7 +187,7 @@ class protocol {
   /// archive is <syncpoint/protocol_archive.hpp> (installed; it needs cereal).
   ///
   /// ```cpp
-  /// void checkpoint(protocol_archive& ar) override { ar(pushed_, round_); }
+  /// void checkpoint(syncpoint::protocol_archive& ar) override { ar(pushed_, round_); }
   /// ```
   virtual void checkpoint(protocol_archive& ar);
 };

@@ -41,6 +41,8 @@ class shared_floats {
 
   /// Equal values (not the same buffer).
   friend bool operator==(const shared_floats& a, const shared_floats& b) { return *a.p_ == *b.p_; }
+  /// Different values.
+  friend bool operator!=(const shared_floats& a, const shared_floats& b) { return !(a == b); }
 
  private:
   pointer p_;

@@ -4,7 +4,10 @@
 ///
 /// ```cpp
 /// struct rows : torch::data::datasets::Dataset<rows> {
-///   torch::data::Example<> get(size_t i) override { ... }
+///   torch::data::Example<> get(size_t i) override {  // 5 features; the label: the largest one's index
+///     auto x = torch::sin(torch::arange(5, torch::kFloat32) * static_cast<float>(i + 1));
+///     return {x, x.argmax()};
+///   }
 ///   torch::optional<size_t> size() const override { return 1000; }
 /// };
 /// rows train_rows, test_rows;

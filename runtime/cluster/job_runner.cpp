@@ -83,7 +83,7 @@ void stop_job(job_ptr self, const std::string& why) {
   }
   if (st.stop_reason.empty()) {
     st.stop_reason = why;
-    self->send(st.core.coordinator, stop_atom::value, why);
+    self->send(st.core.coordinator, stop_request{why});
   }
 }
 
@@ -474,9 +474,9 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       if (same_secret(token, self->state.setup.head_token))
         stop_job(self, reason);
     },
-    [=](eval_atom, const std::string& token) { ask_coordinator(self, token, eval_atom::value); },
+    [=](eval_atom, const std::string& token) { ask_coordinator(self, token, eval_request{}); },
     [=](mark_atom, const std::string& token, const std::string& note, double value) {
-      ask_coordinator(self, token, mark_atom::value, note, value);
+      ask_coordinator(self, token, mark_request{note, value});
     },
   };
 }

@@ -63,7 +63,7 @@ void read(watch_ptr self) {
         answered(self, gen);
       },
       failed);
-  self->request(st.coordinator, timeout, counts_atom::value)
+  self->request(st.coordinator, timeout, counts_request{})
     .then(
       [=](job_counts& c) {
         auto& st = self->state;

@@ -59,9 +59,9 @@ relay_actor::behavior_type control_relay(relay_ptr self, head_actor head) {
         send();
       self->state.held.clear();
     },
-    [=](stop_atom, const std::string& reason) { ask_head(self, stop_atom::value, reason); },
-    [=](eval_atom) { ask_head(self, eval_atom::value); },
-    [=](mark_atom, const std::string& note, double value) { ask_head(self, mark_atom::value, note, value); },
+    [=](const stop_request& r) { ask_head(self, stop_atom::value, r.why); },
+    [=](eval_request) { ask_head(self, eval_atom::value); },
+    [=](const mark_request& r) { ask_head(self, mark_atom::value, r.note, r.value); },
   };
 }
 
@@ -80,11 +80,11 @@ struct client_state {
 using following_client_actor = client_actor::extend_with<follower_actor>;
 using client_ptr = following_client_actor::stateful_pointer<client_state>;
 
-template <class... Ts>
-void tell_observers(client_ptr self, const Ts&... xs) {
+template <class T>
+void tell_observers(client_ptr self, const T& x) {
   for (auto& o : self->state.observers)
     if (o)
-      self->send(o, xs...);
+      self->send(o, x);
 }
 
 void show(client_ptr self, const std::string& line) {
@@ -107,9 +107,9 @@ void observer_down(client_ptr self, const caf::down_msg& dm) {
     if (!is_failure(dm.reason) || !st.failure.empty())
       return;
     st.failure = self->system().render(observer_failed(self->system(), k, dm.reason));
-    tell_observers(self, done_atom::value, "failed: " + st.failure);
+    tell_observers(self, run_ended{"failed: " + st.failure});
     st.observers.clear();
-    self->send(st.relay, stop_atom::value, "observer " + std::to_string(k) + " of the job failed");
+    self->send(st.relay, stop_request{"observer " + std::to_string(k) + " of the job failed"});
     return;
   }
 }
@@ -133,21 +133,21 @@ following_client_actor::behavior_type follow_client(client_ptr self, client_stat
     [=](progress_atom, const progress_report& r) {
       if (self->state.print)
         show(self, r.line);
-      tell_observers(self, progress_atom::value, r);
+      tell_observers(self, r);
     },
     [=](start_atom) {  // the run began (again, after a restart: the observers were told already)
       if (!std::exchange(self->state.greeted, true))
-        tell_observers(self, start_atom::value, caf::actor_cast<job_control_actor>(self->state.relay));
+        tell_observers(self, job_started{caf::actor_cast<job_control_actor>(self->state.relay)});
     },
-    [=](eval_atom, const eval_result& r) { tell_observers(self, eval_atom::value, r); },
-    [=](phase_atom, const phase_change& p) { tell_observers(self, phase_atom::value, p); },
+    [=](eval_atom, const eval_result& r) { tell_observers(self, r); },
+    [=](phase_atom, const phase_change& p) { tell_observers(self, p); },
     [=](finished_atom, job_result& r) {
       auto& st = self->state;
       if (!st.failure.empty()) {
         r.state = job_stage::failed;
         r.message = st.failure;
       }
-      tell_observers(self, done_atom::value, end_reason(r));
+      tell_observers(self, run_ended{end_reason(r)});
       caf::anon_send(st.waiter, std::move(r));  // the waiter is a scoped (untyped) actor
       self->quit();
     },

@@ -335,7 +335,7 @@ job job::spawn(caf::actor_system& sys, const job_config& cfg_in, job_options opt
   p->driver.emplace(sys);
   p->actors = spawn_actors(sys, *p->driver, p->plan, p->start, p->data, p->write_checkpoint, opts);
   auto& core = p->actors.actors.core;
-  p->handles = {core.tracer, core.ps.shards, core.ps.bounds, core.coordinator, core.evaluator, p->actors.actors.workers};
+  p->handles = {core.coordinator, static_cast<int32_t>(p->actors.actors.workers.size()), core.ps.bounds};
   return job(std::move(p));
 }
 
@@ -391,7 +391,7 @@ void job::start() {
 void job::stop(const std::string& why) {
   auto& p = self();
   if (p.started && !p.waited)
-    (*p.driver)->send(p.actors.actors.core.coordinator, stop_atom::value, why);
+    (*p.driver)->send(p.actors.actors.core.coordinator, stop_request{why});
 }
 
 run_result job::wait() {
