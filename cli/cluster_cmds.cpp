@@ -2,6 +2,7 @@
 
 #include "cli/cli_config.hpp"
 #include "cli/head_dashboard.hpp"
+#include "cli/log.hpp"
 #include <syncpoint/model.hpp>
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/transport/data_plane.hpp"
@@ -70,6 +71,7 @@ struct cluster_options : cli_config {
   std::string dashboard;  // head: "" is the default port
   std::string runs;       // head: where finished jobs' files go ("" a new folder under the temp dir)
   std::string listen;     // node: where its bulk channel listens ("" the interface that reaches the head)
+  std::string log_level = "info";  // head, node: the lowest level their log shows
 
   caf::config_option_adder global() { return {custom_options_, "global"}; }
   // --token and --token-file, and --tls --cert --key --ca, on every cluster command.
@@ -201,9 +203,15 @@ int run_head(const std::vector<std::string>& args) {
     .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")")
     .add(opts.dashboard, "dashboard", std::string("the live dashboard and /metrics on this port of --host (default ") +
                                         default_dashboard_port + "; 'any': a free port; 'off' or 0: none)")
-    .add(opts.runs, "runs", "where the dashboard keeps finished jobs' files (default: a new folder under the temp dir)");
+    .add(opts.runs, "runs", "where the dashboard keeps finished jobs' files (default: a new folder under the temp dir)")
+    .add(opts.log_level, "log-level", std::string("the lowest level of the head's log on stderr: ") + log_level_words +
+                                        " (default info)");
   if (int rc = parse_command(opts, args, "head"); rc >= 0)
     return rc;
+  if (!start_log("head", opts.log_level)) {
+    std::cerr << "syncpoint head: --log-level must be " << log_level_words << ", got '" << opts.log_level << "'\n";
+    return 2;
+  }
   try {
     dashboard_port(opts.dashboard.empty() ? default_dashboard_port : opts.dashboard);
   } catch (const config_error& e) {
@@ -224,7 +232,7 @@ int run_head(const std::vector<std::string>& args) {
   caf::actor_system sys{opts};
   set_torch_threads(1);  // the evaluator and any worker here: one core each, as on a node
   auto plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
-                                            [](const std::string& line) { say(stderr, "[head] " + line); },
+                                            [](const std::string& line) { log_line(log_level::info, "[head] " + line); },
                                             bulk_host(opts.host));
   if (opts.runs.empty())
     opts.runs = (std::filesystem::temp_directory_path() / ("syncpoint-head-" + std::to_string(getpid()))).string();
@@ -234,7 +242,7 @@ int run_head(const std::vector<std::string>& args) {
   std::string url;
   try {
     url = dashboard.listen(opts.host.empty() ? "0.0.0.0" : opts.host, shown, tls,
-                           [](const std::string& line) { say(stderr, "[head] dashboard: " + line); });
+                           [](const std::string& line) { log_line(log_level::info, "[head] dashboard: " + line); });
   } catch (const std::exception& e) {
     std::cerr << "syncpoint head: " << e.what() << "\n";
     return 2;
@@ -244,7 +252,7 @@ int run_head(const std::vector<std::string>& args) {
   hc.plane = plane;
   hc.data_dir = opts.data;
   hc.secret = secret;
-  hc.log = [](const std::string& line) { say(stderr, "[head] " + line); };
+  hc.log = [](const std::string& line) { log_line(log_level::info, "[head] " + line); };
   auto control = hc.control_token;
   auto head = spawn_head(sys, std::move(hc));
   auto port = publish_head(sys, head, static_cast<uint16_t>(opts.port), opts.host);
@@ -268,7 +276,7 @@ int run_head(const std::vector<std::string>& args) {
                 (tls.enabled() ? " --tls --cert NODE.pem --key NODE.key --ca " + tls.ca : ""));
   say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(opts.host), plane->port()));
   if (!loopback && secret.empty() && !tls.enabled())
-    say(stderr, "syncpoint head: WARNING: listening on " + (opts.host.empty() ? std::string("0.0.0.0") : opts.host) +
+    log_line(log_level::warn, "syncpoint head: WARNING: listening on " + (opts.host.empty() ? std::string("0.0.0.0") : opts.host) +
                   ", beyond this machine, with no token and no TLS: anyone who can reach port " +
                   std::to_string(*port) + " (nodes), " + std::to_string(plane->port()) + " (the bulk channel)" +
                   (url.empty() ? std::string() : " or the dashboard") +
@@ -290,20 +298,20 @@ int run_head(const std::vector<std::string>& args) {
   while (!signals.wait(500)) {
     self->receive([&](caf::down_msg&) { head_died = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
     if (head_died) {
-      say(stderr, "syncpoint head: the cluster manager stopped unexpectedly");
+      log_line(log_level::error, "syncpoint head: the cluster manager stopped unexpectedly");
       return 1;
     }
   }
-  say(stderr, "[head] stopping: ending running jobs and telling the nodes");
+  log_line(log_level::info, "[head] stopping: ending running jobs and telling the nodes");
   self->request(head, std::chrono::seconds(20), shutdown_atom::value, control)
     .receive([](bool) {}, [&](caf::error& e) {
-      say(stderr, "[head] not every job ended in time (" + sys.render(e) + ")");
+      log_line(log_level::warn, "[head] not every job ended in time (" + sys.render(e) + ")");
     });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the leave messages go out
   self->send_exit(head, caf::exit_reason::user_shutdown);
   if (local)
     self->send_exit(local, caf::exit_reason::user_shutdown);
-  say(stderr, "[head] stopped");
+  log_line(log_level::info, "[head] stopped");
   return 0;
 }
 
@@ -318,9 +326,15 @@ int run_node(const std::vector<std::string>& args) {
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
     .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")")
     .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
-                              "0.0.0.0: every interface)");
+                              "0.0.0.0: every interface)")
+    .add(opts.log_level, "log-level", std::string("the lowest level of the node's log on stderr: ") + log_level_words +
+                                        " (default info)");
   if (int rc = parse_command(opts, args, "node"); rc >= 0)
     return rc;
+  if (!start_log("node", opts.log_level)) {
+    std::cerr << "syncpoint node: --log-level must be " << log_level_words << ", got '" << opts.log_level << "'\n";
+    return 2;
+  }
   auto at = parse_endpoint(opts.join);
   if (!at) {
     std::cerr << "syncpoint node: --join expects HOST:PORT, got '" << opts.join << "'\n";
@@ -356,27 +370,28 @@ int run_node(const std::vector<std::string>& args) {
   if (listen.empty()) {
     listen = is_loopback(at->host) ? "127.0.0.1" : local_address_towards(at->host, at->port);
     if (listen.empty()) {
-      say(stderr, "syncpoint node: no interface of this machine routes to " + at->host +
+      log_line(log_level::warn, "syncpoint node: no interface of this machine routes to " + at->host +
                     ": the bulk channel listens on every interface (--host ADDR chooses one)");
       listen = "0.0.0.0";
     }
   }
   try {
     cfg.plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
-                                             [](const std::string& line) { say(stderr, line); }, bulk_host(listen));
+                                             [](const std::string& line) { log_line(log_level::info, line); },
+                                             bulk_host(listen));
   } catch (const std::exception& e) {
     std::cerr << "syncpoint node: the bulk channel cannot listen on '" << listen << "': " << e.what() << "\n";
     return 2;
   }
   say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(listen), cfg.plane->port()));
   if (!is_loopback(bulk_host(listen)) && secret.empty() && !tls.enabled())
-    say(stderr, "syncpoint node: WARNING: the bulk channel listens on " + bulk_host(listen) +
+    log_line(log_level::warn, "syncpoint node: WARNING: the bulk channel listens on " + bulk_host(listen) +
                   ", beyond this machine, with no token and no TLS: anyone who can reach port " +
                   std::to_string(cfg.plane->port()) +
                   " may talk to its shards. Give the cluster a secret: --token-file FILE on the head and every "
                   "node (and --tls)");
   cfg.head_host = at->host;
-  cfg.on_note = [](const std::string& line) { say(stderr, "syncpoint node: " + line); };
+  cfg.on_note = [](const std::string& line) { log_line(log_level::info, "syncpoint node: " + line); };
   cfg.on_joined = [&, at](const std::string& name) {
     joined = true;
     say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
@@ -395,7 +410,7 @@ int run_node(const std::vector<std::string>& args) {
     if (signals.wait(200)) {
       self->send_exit(node, caf::exit_reason::user_shutdown);
       self->receive([&](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
-      say(stderr, "syncpoint node: leaving the cluster");
+      log_line(log_level::info, "syncpoint node: leaving the cluster");
       return 0;
     }
     self->receive([&](caf::down_msg& dm) { down = true; ended = dm.reason; },
@@ -407,11 +422,12 @@ int run_node(const std::vector<std::string>& args) {
     reason = *why;
   }
   if (!joined) {
-    say(stderr, "syncpoint node: the head refused this node: " + reason);
+    log_line(log_level::error, "syncpoint node: the head refused this node: " + reason);
     leave_now(2);
   }
-  say(stderr, "syncpoint node: " + reason);
-  return ended && ended != caf::exit_reason::normal ? 1 : 0;
+  bool failed = ended && ended != caf::exit_reason::normal;
+  log_line(failed ? log_level::error : log_level::info, "syncpoint node: " + reason);
+  return failed ? 1 : 0;
 }
 
 int run_status(const std::vector<std::string>& args) {

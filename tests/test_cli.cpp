@@ -402,6 +402,10 @@ TEST_CASE("cli: another protocol's option, a repeated protocol, and cluster and 
   refused("head --port 70000", "syncpoint head: --port P is required");
   refused("head --port 0 --slots 5000", "syncpoint head: --slots must be in 0..4096");
   refused("node --join 127.0.0.1:1 --slots 0", "syncpoint node: --slots must be in 1..4096");
+  refused("head --port 0 --log-level loud",
+          "syncpoint head: --log-level must be debug, info, warn, error or off, got 'loud'");
+  refused("node --join 127.0.0.1:1 --log-level INFO",
+          "syncpoint node: --log-level must be debug, info, warn, error or off, got 'INFO'");
   refused("node --join 127.0.0.1:1 --name \"$(printf 'a\\tb')\"", "syncpoint node: --name must be 1 to 128 printable characters");
   refused("zipline --random 5,5 --repeat 0", "syncpoint zipline: --repeat must be >= 1");
   refused("zipline", "syncpoint zipline: give exactly one of --input FILE and --random N,R");

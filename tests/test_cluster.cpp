@@ -16,6 +16,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -401,4 +402,32 @@ TEST_CASE("cluster: three hosts in network namespaces, a cut link is noticed by 
   // Silence is noticed by middleman.connection-timeout (3 s), checked at each
   // heartbeat (1 s): 3 to 4 s, and 4 s more for a loaded machine.
   CHECK(lost - last < 8.0);
+}
+
+TEST_CASE("cluster: the head's and the node's logs carry each line's time and level, and --log-level hides the "
+          "lines below it") {
+  cluster c;  // the default level: info
+  c.node("a", 1);
+  REQUIRE_MESSAGE(c.head->wait_for("[head] node 'a' joined with 1 slot", hang_deadline, true), c.head->err());
+  // "2026-11-27 10:04:05.123 info  [head] node 'a' joined with 1 slot"
+  std::regex stamped(R"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} info +\[head\] node 'a' joined with 1 slot)");
+  CHECK_MESSAGE(std::regex_search(c.head->err(), stamped), c.head->err());
+  // At warn, the head logs no node joining, and the node no bulk-channel event; both still run the job.
+  temp_dir dir;
+  process quiet_head({syncpoint_binary(), "head", "--port", "0", "--dashboard", "off", "--log-level", "warn"},
+                     dir.path(), "quiet-head");
+  REQUIRE_MESSAGE(quiet_head.wait_for("listening on", hang_deadline), quiet_head.err());
+  auto address = "127.0.0.1:" + std::to_string(head_port(quiet_head));
+  process quiet_node({syncpoint_binary(), "node", "--join", address, "--name", "q", "--slots", "2", "--log-level",
+                      "error"},
+                     dir.path(), "quiet-node");
+  REQUIRE_MESSAGE(quiet_node.wait_for("joined the head", hang_deadline), quiet_node.err());
+  process sub({syncpoint_binary(), "submit", "--head", address, "-p", "bsp", "--workers", "2", "--model", "softmax",
+               "--dataset", "synthetic", "--train-limit", "2000", "--test-limit", "200", "--epochs", "1",
+               "--out", dir / "run"},
+              dir.path(), "quiet-submit");
+  REQUIRE_MESSAGE(sub.wait(hang_deadline) == 0, sub.err());
+  CHECK_MESSAGE(quiet_head.err().find("joined") == std::string::npos, quiet_head.err());
+  CHECK_MESSAGE(quiet_head.err().find("submitted") == std::string::npos, quiet_head.err());
+  CHECK_MESSAGE(quiet_node.err().find(" info ") == std::string::npos, quiet_node.err());
 }
