@@ -1,29 +1,81 @@
+// core/json.hpp through rapidjson's Writer. Its output stream adds the
+// space after a ',' or ':' between values; a value handed in already
+// encoded (raw) passes through the same stream, and keeps its own spaces.
 #include "core/json.hpp"
+#include "core/rapidjson.hpp"
+
+#include <rapidjson/writer.h>
 
 #include <cmath>
 #include <cstdio>
 
 namespace syncpoint::json {
 
-std::string str(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
+namespace {
+
+// What the Writer writes into: a string, with ", " and ": " for the
+// separators outside strings (and one space, where a raw value has its own).
+struct spaced_text {
+  using Ch = char;
+  std::string text;
+  bool in_string = false, escaped = false, space_due = false;
+
+  void Put(char c) {
+    if (space_due) {
+      space_due = false;
+      if (c != ' ')
+        text += ' ';
+    }
+    text += c;
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ',' || c == ':') {
+      space_due = true;
     }
   }
-  return out + "\"";
+  void Flush() {}
+};
+
+using text_writer = rapidjson::Writer<spaced_text>;
+
+// The type a raw value's text is (the Writer checks only that the root is
+// an object or an array).
+rapidjson::Type type_of(const std::string& encoded) {
+  switch (encoded.empty() ? ' ' : encoded.front()) {
+    case '{': return rapidjson::kObjectType;
+    case '[': return rapidjson::kArrayType;
+    case '"': return rapidjson::kStringType;
+    case 'n': return rapidjson::kNullType;
+    case 't': return rapidjson::kTrueType;
+    case 'f': return rapidjson::kFalseType;
+    default: return rapidjson::kNumberType;
+  }
+}
+
+void raw_value(text_writer& w, const std::string& encoded) {
+  w.RawValue(encoded.data(), encoded.size(), type_of(encoded));
+}
+
+}  // namespace
+
+struct object::writer {
+  spaced_text out;
+  text_writer w{out};
+  writer() { w.StartObject(); }
+};
+
+std::string str(const std::string& s) {
+  spaced_text out;
+  text_writer w(out);
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return out.text;
 }
 
 std::string num(double x, int digits) {
@@ -38,11 +90,52 @@ std::string num(long long x) {
   return std::to_string(x);
 }
 
+object::object() : w_(std::make_unique<writer>()) {}
+object::object(object&&) noexcept = default;
+object& object::operator=(object&&) noexcept = default;
+object::~object() = default;
+
 object& object::raw(const std::string& key, const std::string& encoded) {
-  if (body_.size() > 1)
-    body_ += ", ";
-  body_ += str(key) + ": " + encoded;
+  w_->w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  raw_value(w_->w, encoded);
   return *this;
+}
+
+object& object::add(const std::string& key, const std::string& s) {
+  w_->w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  w_->w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+  return *this;
+}
+
+object& object::add(const std::string& key, double x) {
+  return raw(key, num(x));
+}
+
+object& object::add(const std::string& key, long long x) {
+  w_->w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  w_->w.Int64(x);
+  return *this;
+}
+
+object& object::add(const std::string& key, bool b) {
+  w_->w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+  w_->w.Bool(b);
+  return *this;
+}
+
+std::string object::done() {
+  w_->w.EndObject();
+  return std::move(w_->out.text);
+}
+
+std::string array_of(const std::vector<std::string>& encoded) {
+  spaced_text out;
+  text_writer w(out);
+  w.StartArray();
+  for (auto& e : encoded)
+    raw_value(w, e);
+  w.EndArray();
+  return out.text;
 }
 
 }  // namespace syncpoint::json

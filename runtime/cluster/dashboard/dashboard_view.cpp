@@ -185,7 +185,7 @@ std::string metrics_text(const dashboard_view& v) {
 namespace {
 
 std::string points(const std::vector<point>& ps) {
-  return json::array(ps, [](const point& p) { return "[" + json::num(p.t_s, 6) + ", " + json::num(p.value, 6) + "]"; });
+  return json::array(ps, [](const point& p) { return json::array_of({json::num(p.t_s, 6), json::num(p.value, 6)}); });
 }
 
 std::string strings(const std::vector<std::string>& xs) { return json::array(xs, json::str); }
