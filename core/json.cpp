@@ -1,6 +1,7 @@
 // core/json.hpp through rapidjson's Writer. Its output stream adds the
 // space after a ',' or ':' between values; a value handed in already
-// encoded (raw) passes through the same stream, and keeps its own spaces.
+// encoded (raw) is placed by the Writer and copied as it is (a compact
+// array stays compact).
 #include "core/json.hpp"
 #include "core/rapidjson.hpp"
 
@@ -41,6 +42,14 @@ struct spaced_text {
     }
   }
   void Flush() {}
+
+  // A whole value, as it is: after the space a separator asked for.
+  void verbatim(const std::string& value) {
+    if (space_due && !value.empty() && value.front() != ' ')
+      text += ' ';
+    space_due = false;
+    text += value;
+  }
 };
 
 using text_writer = rapidjson::Writer<spaced_text>;
@@ -59,8 +68,11 @@ rapidjson::Type type_of(const std::string& encoded) {
   }
 }
 
-void raw_value(text_writer& w, const std::string& encoded) {
-  w.RawValue(encoded.data(), encoded.size(), type_of(encoded));
+// The Writer places it (the separator before it, its count in the object
+// or array); its text goes in as it is.
+void raw_value(text_writer& w, spaced_text& out, const std::string& encoded) {
+  w.RawValue("", 0, type_of(encoded));
+  out.verbatim(encoded);
 }
 
 }  // namespace
@@ -97,7 +109,7 @@ object::~object() = default;
 
 object& object::raw(const std::string& key, const std::string& encoded) {
   w_->w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
-  raw_value(w_->w, encoded);
+  raw_value(w_->w, w_->out, encoded);
   return *this;
 }
 
@@ -133,7 +145,7 @@ std::string array_of(const std::vector<std::string>& encoded) {
   text_writer w(out);
   w.StartArray();
   for (auto& e : encoded)
-    raw_value(w, e);
+    raw_value(w, out, e);
   w.EndArray();
   return out.text;
 }

@@ -29,8 +29,13 @@ version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
 
 rm -rf "$OUT"
 mkdir -p "$OUT"
-(cd "$BUILD" && cpack -G DEB -B "$OUT" > "$OUT/cpack.log" 2>&1) || { cat "$OUT/cpack.log" >&2; fail "cpack failed"; }
 deb=$OUT/syncpoint_${version}_amd64.deb
+made=$BUILD/package/$(basename "$deb")
+if [ "$plant" = depends ] && [ -f "$made" ]; then
+  cp "$made" "$deb"  # the unplanted run's package (the test suite runs it first): its Depends are spoiled below
+else
+  (cd "$BUILD" && cpack -G DEB -B "$OUT" > "$OUT/cpack.log" 2>&1) || { cat "$OUT/cpack.log" >&2; fail "cpack failed"; }
+fi
 [ -f "$deb" ] || fail "no $(basename "$deb") in $OUT: $(ls "$OUT")"
 
 root=$OUT/root
@@ -54,7 +59,10 @@ for soname in $(readelf -d "$root/usr/bin/syncpoint" "$lib" | sed -n 's/.*(NEEDE
   [ -n "$path" ] || fail "cannot find $soname on this machine to name its package"
   pkg=$({ dpkg -S "$(readlink -f "$path")" || dpkg -S "$path"; } 2> /dev/null | sed -n '1s/:.*//p') || true
   [ -n "$pkg" ] || fail "no Debian package holds $path ($soname)"
-  echo "$depends" | tr ',' '\n' | sed 's/^ *//; s/[ (].*//' | grep -qx "$pkg" || missing+=("$pkg ($soname)")
+  # The package, or a name it provides (libspdlog1.10 provides libspdlog1.10-fmt9, the name its
+  # shlibs file gives dpkg-shlibdeps: the library's ABI with fmt's).
+  names=$(printf '%s\n' "$pkg"; dpkg-query -W -f='${Provides}' "$pkg" 2> /dev/null | tr ',' '\n' | sed 's/^ *//; s/[ (].*//')
+  echo "$depends" | tr ',' '\n' | sed 's/^ *//; s/[ (].*//' | grep -qxF "$names" || missing+=("$pkg ($soname)")
 done
 [ ${#missing[@]} -eq 0 ] || fail "Depends does not name: ${missing[*]}"
 

@@ -112,6 +112,9 @@ class my_protocol : public syncpoint::protocol {
  public:
   explicit my_protocol(const syncpoint::protocol_options&) {}
   void on_push(syncpoint::coordinator_api& c, syncpoint::worker_id w) override { c.release(w); }  // ASP
+  // (this test's: every protocol registered in this binary is checkpointed by tests/test_resume.cpp;
+  // this one has no state of its own)
+  void checkpoint(syncpoint::protocol_archive&) override {}
 };
 SYNCPOINT_REGISTER_PROTOCOL("mine", "releases every worker at once", my_protocol);
 
@@ -285,7 +288,7 @@ TEST_CASE("header examples: <syncpoint/job.hpp> runs a job in the program's own 
   CHECK(heard_end == "budget");
 }
 
-TEST_CASE("header examples: <syncpoint/interfaces.hpp>'s printer marks the trace; a stop request ends the run") {
+TEST_CASE("header examples: <syncpoint/interfaces.hpp>'s printer marks the trace, and a stop request ends the run") {
   auto cfg = small_cfg();
   {
     caf::actor_system_config sys_cfg;
@@ -396,7 +399,7 @@ TEST_CASE("header examples: <syncpoint/model.hpp> computes a gradient of the mlp
   CHECK(std::any_of(g.begin(), g.end(), [](float v) { return v != 0.0f; }));
 }
 
-TEST_CASE("header examples: <syncpoint/protocol.hpp>'s protocol trains once registered; its options and checkpoint") {
+TEST_CASE("header examples: <syncpoint/protocol.hpp>'s protocol trains once registered, with its options and checkpoint") {
   auto cfg = small_cfg("mine");
   auto s = syncpoint::train(cfg).summary;
   CHECK(s.protocol == "mine");

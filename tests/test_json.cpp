@@ -12,7 +12,7 @@
 
 using namespace syncpoint;
 
-TEST_CASE("json: objects and arrays in the files' layout, nested values spaced once, null for non-finite numbers") {
+TEST_CASE("json: objects and arrays in the files' layout, raw values as they are, null for non-finite numbers") {
   auto inner = json::object().add("x", 1).add("y", std::string("two")).done();
   auto text = json::object()
                 .add("a", 0.1)
@@ -24,9 +24,10 @@ TEST_CASE("json: objects and arrays in the files' layout, nested values spaced o
                 .raw("list", json::array(std::vector<double>{1.5, 2, std::nan("")}, [](double v) { return json::num(v); }))
                 .raw("none", "null")
                 .raw("empty", json::array_of({}))
+                .raw("compact", "[0,2,1]")
                 .done();
   CHECK(text == "{\"a\": 0.1, \"b\": null, \"n\": -42, \"u\": 18446744073709551, \"t\": true, "
-                "\"inner\": {\"x\": 1, \"y\": \"two\"}, \"list\": [1.5, 2, null], \"none\": null, \"empty\": []}");
+                "\"inner\": {\"x\": 1, \"y\": \"two\"}, \"list\": [1.5, 2, null], \"none\": null, \"empty\": [], \"compact\": [0,2,1]}");
   CHECK(json::num(2.0 / 3.0) == "0.6666666667");  // 10 significant digits by default
   CHECK(json::num(2.0 / 3.0, 17) == "0.66666666666666663");
 }
