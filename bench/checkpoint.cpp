@@ -4,6 +4,7 @@
 // same run. The trace part is held at 10,000 events.
 //
 //   build/bench_checkpoint [--repeat R] [--dir DIR]   (DIR: where to write; default a temp folder)
+#include "bench/args.hpp"
 #include <syncpoint/model.hpp>
 #include "bench/stats.hpp"
 #include "runtime/records/checkpoint_file.hpp"
@@ -119,17 +120,11 @@ void run_cost(const std::string& dir, int repeat) {
 int main(int argc, char** argv) {
   int repeat = 5;
   std::string dir = (std::filesystem::temp_directory_path() / "syncpoint_bench_checkpoint").string();
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--repeat" && i + 1 < argc)
-      repeat = std::max(1, std::atoi(argv[++i]));
-    else if (a == "--dir" && i + 1 < argc)
-      dir = argv[++i];
-    else {
-      std::fprintf(stderr, "usage: bench_checkpoint [--repeat R] [--dir DIR]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"checkpoint write and read against raw writes of the same bytes", "bench_checkpoint"};
+  app.add_option("--repeat", repeat, "runs of each (the median is shown)")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--dir", dir, "where the files go")->capture_default_str();
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
   std::filesystem::create_directories(dir);
   std::printf("checkpoint write (temp file, fsync, rename) and read (CRC and every check), median of %d,\n"
               "against writing the same bytes raw (write + fsync); 4 workers, 10,000 trace events\n\n",

@@ -20,6 +20,7 @@
 //    same job in one process.
 // 3. The dashboard's cost (--dashboard-epochs E, default 2): that job on a head
 //    without a dashboard, with one, and with one a browser and a scraper poll.
+#include "bench/args.hpp"
 #include "actors/parameter_server.hpp"
 #include "runtime/cluster/transport/bulk.hpp"
 #include "runtime/cluster/transport/data_plane.hpp"
@@ -393,35 +394,26 @@ int main(int argc, char** argv) {
   int rounds = 40, repeat = 3;
   double job_epochs = 0.5, dashboard_epochs = 2;
   bool run_job = true, run_dashboard = true;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : ""; };
-    if (a == "--sizes") {
-      sizes.clear();
-      std::stringstream ss(next());
-      for (std::string item; std::getline(ss, item, ',');)
-        sizes.push_back(std::atof(item.c_str()));
-    } else if (a == "--rounds") {
-      rounds = std::max(1, std::atoi(next().c_str()));
-    } else if (a == "--repeat") {
-      repeat = std::max(1, std::atoi(next().c_str()));
-    } else if (a == "--job-epochs") {
-      job_epochs = std::atof(next().c_str());
-    } else if (a == "--no-job") {
-      run_job = false;
-    } else if (a == "--dashboard-epochs") {
-      dashboard_epochs = std::atof(next().c_str());
-    } else if (a == "--no-dashboard") {
-      run_dashboard = false;
-    } else if (a == "--only-dashboard") {
-      sizes = {};
-      run_job = false;
-    } else {
-      std::fprintf(stderr, "usage: bench_cluster [--sizes 1,4,16] [--rounds K] [--repeat R] "
-                           "[--job-epochs E] [--no-job] [--dashboard-epochs E] [--no-dashboard] [--only-dashboard]\n");
-      return 2;
-    }
-  }
+  bool no_job = false, no_dashboard = false, only_dashboard = false;
+  CLI::App app{"the bulk channel against raw TCP, a cluster job against one process, the dashboard's cost",
+               "bench_cluster"};
+  app.add_option("--sizes", sizes, "message sizes in MB, comma-separated")->delimiter(',')->capture_default_str()
+    ->check(syncpoint::bench::positive());
+  app.add_option("--rounds", rounds, "round trips per size")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--repeat", repeat, "interleaved runs of each")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--job-epochs", job_epochs, "epochs of the cluster job")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_flag("--no-job", no_job, "leave out the cluster job");
+  app.add_option("--dashboard-epochs", dashboard_epochs, "epochs of the dashboard's job")
+    ->capture_default_str()
+    ->check(syncpoint::bench::positive());
+  app.add_flag("--no-dashboard", no_dashboard, "leave out the dashboard's cost");
+  app.add_flag("--only-dashboard", only_dashboard, "only the dashboard's cost");
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
+  run_job = !no_job && !only_dashboard;
+  run_dashboard = !no_dashboard;
+  if (only_dashboard)
+    sizes = {};
   if (sizes.size() > 8 || (sizes.empty() && (run_job || !run_dashboard))) {
     std::fprintf(stderr, "bench_cluster: --sizes takes 1 to 8 sizes in MB\n");
     return 2;

@@ -16,6 +16,7 @@
 // deeper-model column (bench/fidelity_deep.hpp) between deep:begin and
 // deep:end. Virtual-time rows are reproducible bit for bit; the timing rows
 // (ZipLine, overheads) are measured on the machine that runs it.
+#include "bench/args.hpp"
 #include "bench/fidelity_cells.hpp"
 #include "bench/fidelity_claims.hpp"
 #include "bench/fidelity_deep.hpp"
@@ -315,16 +316,6 @@ void write_section(const std::string& path, const std::string& mode, const std::
   std::ofstream(path) << text;
 }
 
-std::vector<uint64_t> parse_seeds(const std::string& text) {
-  std::vector<uint64_t> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    out.push_back(std::stoull(item));
-  if (out.empty())
-    throw std::invalid_argument("no seeds");
-  return out;
-}
-
 // Every claim whose runs are all there; the missing runs of the others are noted in `runs`.
 report claims(fidelity_runs& runs, const fidelity_mode& mode) {
   report rep;
@@ -352,36 +343,22 @@ int main(int argc, char** argv) {
   bench::deep_options deep_opts;
   deep_opts.cache = "build/fidelity-deep";
   deep_opts.self = "/proc/self/exe";
-  try {
-    for (int i = 1; i < argc; ++i) {
-      std::string a = argv[i];
-      bool more = i + 1 < argc;
-      if (a == "--quick")
-        quick = true;
-      else if (a == "--deep")
-        deep = true;
-      else if (a == "--plan" && more)
-        plan_dir = argv[++i];
-      else if (a == "--from" && more)
-        from_dir = argv[++i];
-      else if (a == "--out" && more)
-        out = argv[++i];
-      else if (a == "--deep-run" && more)
-        deep_cell = argv[++i];
-      else if (a == "--deep-out" && more)
-        deep_out = argv[++i];
-      else if (a == "--cache" && more)
-        deep_opts.cache = argv[++i];
-      else if (a == "--jobs" && more)
-        deep_opts.jobs = std::stoi(argv[++i]);
-      else if (a == "--seeds" && more)
-        deep_opts.seeds = parse_seeds(argv[++i]);
-      else
-        return usage();
-    }
-  } catch (const std::exception&) {
-    return usage();
-  }
+  CLI::App app{"docs/fidelity.md's claims, checked on runs: --plan DIR writes the runs' stages, --from DIR the "
+               "report; --deep the deep tables",
+               "bench_fidelity"};
+  app.add_flag("--quick", quick, "one seed and the short runs");
+  app.add_flag("--deep", deep, "the deep tables (child processes)");
+  auto* plan = app.add_option("--plan", plan_dir, "the folder of the runs to plan and keep");
+  app.add_option("--from", from_dir, "the folder of finished runs to report from")->excludes(plan);
+  app.add_option("--out", out, "the markdown file written")->capture_default_str();
+  app.add_option("--deep-run", deep_cell, "(a child's) the deep cell to run");
+  app.add_option("--deep-out", deep_out, "(a child's) where that cell's run goes");
+  app.add_option("--cache", deep_opts.cache, "one folder per finished deep cell")->capture_default_str();
+  app.add_option("--jobs", deep_opts.jobs, "deep cells at once")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--seeds", deep_opts.seeds, "the deep tables' seeds, comma-separated")->delimiter(',')
+    ->capture_default_str();
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
   if (!deep_cell.empty())
     return bench::deep_run_cell(deep_cell, deep_out, deep_opts);
   if (deep) {

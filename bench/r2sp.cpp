@@ -9,6 +9,7 @@
 // target accuracy and final accuracy, with ratios to BSP. MLP on Fashion-MNIST.
 // 3. The homogeneous job with the PS as 2 and 4 shards, each with a link of
 // --ps-bandwidth: bsp, asp and r2sp against one link.
+#include "bench/args.hpp"
 #include "bench/paper_job.hpp"
 #include <syncpoint/train.hpp>
 #include "core/link_model.hpp"
@@ -54,28 +55,16 @@ int main(int argc, char** argv) {
   base.target_accuracy = 0.8;
   base.eval_every = 0.05;
   std::string bandwidth = "1.3GB/s";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i], v = argv[i + 1];
-    if (a == "--ps-bandwidth")
-      bandwidth = v;
-    else if (a == "--workers")
-      base.workers = std::atoi(v.c_str());
-    else if (a == "--epochs")
-      base.epochs = std::atof(v.c_str());
-    else if (a == "--target")
-      base.target_accuracy = std::atof(v.c_str());
-    else if (a == "--iter-cost")
-      base.iter_cost_ms = std::atof(v.c_str());
-    else if (a == "--momentum")
-      base.momentum = std::atof(v.c_str());
-    else if (a == "--lr")
-      base.lr = std::atof(v.c_str());
-    else {
-      std::fprintf(stderr, "usage: bench_r2sp [--ps-bandwidth B] [--workers N] [--epochs E] [--target A] "
-                           "[--iter-cost MS] [--momentum M] [--lr LR]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"R2SP against BSP and ASP on a PS link of limited bandwidth, virtual clock", "bench_r2sp"};
+  app.add_option("--ps-bandwidth", bandwidth, "the PS link's rate (e.g. 1.3GB/s)")->capture_default_str();
+  app.add_option("--workers", base.workers, "workers")->capture_default_str();
+  app.add_option("--epochs", base.epochs, "epochs")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--target", base.target_accuracy, "the target accuracy")->capture_default_str()->check(syncpoint::bench::between(0, 1));
+  app.add_option("--iter-cost", base.iter_cost_ms, "ms per iteration")->capture_default_str()->check(syncpoint::bench::non_negative());
+  app.add_option("--momentum", base.momentum, "momentum")->capture_default_str()->check(syncpoint::bench::between(0, 0.999999));
+  app.add_option("--lr", base.lr, "learning rate")->capture_default_str()->check(syncpoint::bench::positive());
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
   auto bw = parse_bandwidth(bandwidth);
   if (!bw || *bw <= 0 || base.workers < 3) {
     std::fprintf(stderr, "bench_r2sp: needs a positive --ps-bandwidth and at least 3 workers\n");

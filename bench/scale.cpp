@@ -8,6 +8,7 @@
 // N = 1024, K = 100 simulation against the 2.2 s target (issue 42).
 //
 //   build/bench_scale [--protocols bsp,ssp] [--max-workers 4096]
+#include "bench/args.hpp"
 #include "runtime/studies/simulate.hpp"
 
 #include <cmath>
@@ -40,20 +41,13 @@ int main(int argc, char** argv) {
   std::vector<std::string> protocols{"bsp", "asp", "ssp", "elastic-bsp", "wbsp", "wbsp-overlap", "r2sp",
                                      "sync-switch", "dssp"};
   int max_workers = 4096;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--protocols")) {
-      protocols.clear();
-      std::stringstream ss(argv[i + 1]);
-      std::string p;
-      while (std::getline(ss, p, ','))
-        protocols.push_back(p);
-    } else if (!std::strcmp(argv[i], "--max-workers")) {
-      max_workers = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "usage: bench_scale [--protocols a,b] [--max-workers N]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"the coordinator's cost per push against the number of workers, per protocol", "bench_scale"};
+  app.add_option("--protocols", protocols, "protocols, comma-separated")->delimiter(',')->capture_default_str();
+  app.add_option("--max-workers", max_workers, "the largest worker count (16, 64, ... up to it)")
+    ->capture_default_str()
+    ->check(syncpoint::bench::between(16, 1 << 20));
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
   std::vector<int> sizes;
   for (int n = 16; n <= max_workers; n *= 4)
     sizes.push_back(n);

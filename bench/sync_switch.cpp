@@ -10,6 +10,7 @@
 //    run: the online policy against plain bsp.
 // 3. The cost of a switch (real clock: from the decision to the next phase's
 //    first release) and of the online policy per push (against bsp's own).
+#include "bench/args.hpp"
 #include <syncpoint/protocol.hpp>
 #include "bench/null_coordinator.hpp"
 #include "bench/paper_job.hpp"
@@ -52,26 +53,16 @@ int main(int argc, char** argv) {
   base.progress = false;
   int budget = 4;
   double tolerance = 0.005;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i], v = argv[i + 1];
-    if (a == "--workers")
-      base.workers = std::atoi(v.c_str());
-    else if (a == "--epochs")
-      base.epochs = std::atof(v.c_str());
-    else if (a == "--budget")
-      budget = std::atoi(v.c_str());
-    else if (a == "--tolerance")
-      tolerance = std::atof(v.c_str());
-    else if (a == "--momentum")
-      base.momentum = std::atof(v.c_str());
-    else if (a == "--lr")
-      base.lr = std::atof(v.c_str());
-    else {
-      std::fprintf(stderr, "usage: bench_sync_switch [--workers N] [--epochs E] [--budget K] [--tolerance T] "
-                           "[--momentum M] [--lr LR]\n");
-      return 2;
-    }
-  }
+  CLI::App app{"Sync-Switch's offline-tuned switch against its schedules, virtual clock", "bench_sync_switch"};
+  app.add_option("--workers", base.workers, "workers")->capture_default_str();
+  app.add_option("--epochs", base.epochs, "epochs")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--budget", budget, "tuning runs")->capture_default_str();
+  app.add_option("--tolerance", tolerance, "accuracy the tuned switch may give up")->capture_default_str()
+    ->check(syncpoint::bench::non_negative());
+  app.add_option("--momentum", base.momentum, "momentum")->capture_default_str()->check(syncpoint::bench::between(0, 0.999999));
+  app.add_option("--lr", base.lr, "learning rate")->capture_default_str()->check(syncpoint::bench::positive());
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
   if (base.workers < 4 || budget < 1) {
     std::fprintf(stderr, "bench_sync_switch: needs at least 4 workers and a budget >= 1\n");
     return 2;

@@ -9,6 +9,7 @@
 // rows run with the PS as 1 and as 2 shards (--ps-shards): the target is bsp
 // with 2 workers at 0.85 of the two plain loops at the default shard count.
 // Each figure is the median of K runs. Every run uses one LibTorch thread per worker.
+#include "bench/args.hpp"
 #include "bench/plain_loop.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/train.hpp>
@@ -37,22 +38,14 @@ int main(int argc, char** argv) {
   double epochs = 1;
   int batch = 64;
   int repeat = 3;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--epochs"))
-      epochs = std::atof(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--batch"))
-      batch = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--repeat"))
-      repeat = std::atoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "usage: bench_throughput [--epochs E] [--batch B] [--repeat K]\n");
-      return 2;
-    }
-  }
-  if (epochs <= 0 || batch <= 0 || repeat <= 0) {
-    std::fprintf(stderr, "bench_throughput: --epochs, --batch and --repeat must be positive\n");
-    return 2;
-  }
+  CLI::App app{"syncpoint's worker loop against a plain LibTorch loop, samples per second", "bench_throughput"};
+  app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--batch", batch, "batch size")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--repeat", repeat, "interleaved runs of each (the median is shown)")
+    ->capture_default_str()
+    ->check(syncpoint::bench::positive());
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
   set_torch_threads(1);
   auto data = load_fashion_mnist(default_fashion_mnist_dir);
   auto samples = static_cast<int64_t>(epochs * static_cast<double>(data.train.size));

@@ -7,6 +7,7 @@
 //
 // Defaults are issue 3's: 4 workers, MLP, straggler 3:x3, target 0.85, 3 epochs,
 // bsp, asp, ssp (s=3) and elastic-bsp.
+#include "bench/args.hpp"
 #include "cli/compare.hpp"
 #include "core/link_model.hpp"
 
@@ -21,38 +22,27 @@ int main(int argc, char** argv) {
   std::string straggler = "3:x3", protocols = "bsp,asp,ssp,elastic-bsp";
   double target = 0.85, epochs = 3, lr = 0.05, momentum = 0.9, bandwidth = 0, eval_every = 0.1;
   int lookahead = 15;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string a = argv[i];
-    if (a == "--straggler")
-      straggler = argv[i + 1];
-    else if (a == "--target")
-      target = std::atof(argv[i + 1]);
-    else if (a == "--epochs")
-      epochs = std::atof(argv[i + 1]);
-    else if (a == "--protocols")
-      protocols = argv[i + 1];
-    else if (a == "--lookahead")
-      lookahead = std::atoi(argv[i + 1]);
-    else if (a == "--lr")
-      lr = std::atof(argv[i + 1]);
-    else if (a == "--momentum")
-      momentum = std::atof(argv[i + 1]);
-    else if (a == "--ps-bandwidth") {
-      auto bw = parse_bandwidth(argv[i + 1]);
-      if (!bw) {
-        std::fprintf(stderr, "bench_time_to_accuracy: --ps-bandwidth: not a rate: %s\n", argv[i + 1]);
-        return 2;
-      }
-      bandwidth = *bw;
-    }
-    else if (a == "--eval-every")
-      eval_every = std::atof(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "usage: bench_time_to_accuracy [--straggler S] [--target A] [--epochs E] "
-                           "[--protocols p,...] [--lookahead R] [--lr LR] [--momentum M] [--ps-bandwidth B] "
-                           "[--eval-every E]\n");
+  std::string bandwidth_text;
+  CLI::App app{"time to a target accuracy per protocol, with a straggler, virtual clock", "bench_time_to_accuracy"};
+  app.add_option("--straggler", straggler, "the straggler SPEC")->capture_default_str();
+  app.add_option("--target", target, "the target accuracy")->capture_default_str()->check(syncpoint::bench::between(0, 1));
+  app.add_option("--epochs", epochs, "epochs (the time cap)")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--protocols", protocols, "protocols, comma-separated")->capture_default_str();
+  app.add_option("--lookahead", lookahead, "elastic-bsp's lookahead")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--lr", lr, "learning rate")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--momentum", momentum, "momentum")->capture_default_str()->check(syncpoint::bench::between(0, 0.999999));
+  app.add_option("--ps-bandwidth", bandwidth_text, "the PS link's rate (e.g. 1.3GB/s; default: no link model)");
+  app.add_option("--eval-every", eval_every, "epochs between evaluations")->capture_default_str()
+    ->check(syncpoint::bench::positive());
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
+  if (!bandwidth_text.empty()) {
+    auto bw = parse_bandwidth(bandwidth_text);
+    if (!bw) {
+      std::fprintf(stderr, "bench_time_to_accuracy: --ps-bandwidth: not a rate: %s\n", bandwidth_text.c_str());
       return 2;
     }
+    bandwidth = *bw;
   }
   std::vector<cli::compared_run> runs;
   std::stringstream list(protocols);

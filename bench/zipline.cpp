@@ -5,6 +5,7 @@
 // Instances are rows as ElasticBSP predicts them (start in [0,1), interval in
 // [0.5,2)), the same generator as `syncpoint zipline --random N,R`. Every
 // configuration checks that the three variants return the same stops.
+#include "bench/args.hpp"
 #include "cli/zipline_cmd.hpp"
 
 #include <algorithm>
@@ -34,20 +35,11 @@ double median_micros(const zipline_matrix& m, zipline_variant v, int repeat, zip
 int main(int argc, char** argv) {
   int repeat = 7;
   uint64_t seed = 1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--repeat"))
-      repeat = std::atoi(argv[i + 1]);
-    else if (!std::strcmp(argv[i], "--seed"))
-      seed = std::strtoull(argv[i + 1], nullptr, 10);
-    else {
-      std::fprintf(stderr, "usage: bench_zipline [--repeat K] [--seed S]\n");
-      return 2;
-    }
-  }
-  if (repeat < 1) {
-    std::fprintf(stderr, "bench_zipline: --repeat must be >= 1\n");
-    return 2;
-  }
+  CLI::App app{"ZipLine's three variants on random matrices, microseconds", "bench_zipline"};
+  app.add_option("--repeat", repeat, "runs of each (the median is shown)")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--seed", seed, "the matrices' seed")->capture_default_str();
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
   std::printf("median of %d runs, microseconds of the algorithm alone (no I/O)\n\n", repeat);
   std::printf("%6s %5s %14s %14s %16s %12s %12s\n", "n", "R", "zipline", "zipline-opt",
               "zipline-opt-bs", "zl/opt-bs", "opt/opt-bs");
