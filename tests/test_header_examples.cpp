@@ -219,6 +219,17 @@ struct net : torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }  // x: [B, 1, 28, 28]
 };
 
+// A virtual-clock job of `cfg` in a system of its own, followed by the observer `spawn` makes there.
+template <class Spawn>
+syncpoint::run_result run_observed(const syncpoint::job_config& cfg, Spawn spawn) {
+  caf::actor_system_config sys_cfg;
+  syncpoint::configure(sys_cfg, cfg);
+  caf::actor_system sys{sys_cfg};
+  auto j = syncpoint::job::spawn(sys, cfg, {{spawn(sys)}});
+  j.start();
+  return j.wait();
+}
+
 // Runs `body` with `dir` as the working directory (an example that writes to a relative folder).
 template <class F>
 void in_folder(const std::filesystem::path& dir, F body) {
@@ -290,25 +301,13 @@ TEST_CASE("header examples: <syncpoint/job.hpp> runs a job in the program's own 
 
 TEST_CASE("header examples: <syncpoint/interfaces.hpp>'s printer marks the trace, and a stop request ends the run") {
   auto cfg = small_cfg();
-  {
-    caf::actor_system_config sys_cfg;
-    syncpoint::configure(sys_cfg, cfg);
-    caf::actor_system sys{sys_cfg};
-    auto j = syncpoint::job::spawn(sys, cfg, {{sys.spawn(printer)}});
-    j.start();
-    auto r = j.wait();
-    auto mark = std::find_if(r.trace.begin(), r.trace.end(), [](const auto& e) { return e.kind == "mark"; });
-    REQUIRE(mark != r.trace.end());
-    CHECK(mark->note == "watching");
-    CHECK(mark->value == 1.0);
-  }
+  auto printed = run_observed(cfg, [](caf::actor_system& sys) { return sys.spawn(printer); });
+  auto mark = std::find_if(printed.trace.begin(), printed.trace.end(), [](const auto& e) { return e.kind == "mark"; });
+  REQUIRE(mark != printed.trace.end());
+  CHECK(mark->note == "watching");
+  CHECK(mark->value == 1.0);
   cfg.epochs = 100;  // only the stop ends it
-  caf::actor_system_config sys_cfg;
-  syncpoint::configure(sys_cfg, cfg);
-  caf::actor_system sys{sys_cfg};
-  auto j = syncpoint::job::spawn(sys, cfg, {{sys.spawn(stopper)}});
-  j.start();
-  auto r = j.wait();
+  auto r = run_observed(cfg, [](caf::actor_system& sys) { return sys.spawn(stopper); });
   CHECK(heard_end == "no progress");
   CHECK(r.summary.samples < 2000);  // at the first evaluation, half an epoch of 2000 examples
 }
