@@ -4,7 +4,9 @@
 
 #include <syncpoint/train.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 namespace syncpoint::testing {
 
@@ -21,6 +23,15 @@ inline job_config small_job(const std::string& protocol) {
   cfg.lr = 0.1;
   cfg.progress = false;
   return cfg;
+}
+
+/// The checkpoint files in `dir`, oldest first (their names sort by time).
+inline std::vector<std::filesystem::path> checkpoint_files(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> files;
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 /// `cfg` resuming from the checkpoint `file` alone, copied into `dir` (which

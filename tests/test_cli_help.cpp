@@ -1,7 +1,7 @@
 // What a new user meets first (issue 42, part 6): each command's --help lists
 // syncpoint's options only (none of CAF's own), with every registered model;
 // and an option a command would ignore is refused, saying why.
-#include "tests/helpers.hpp"
+#include "tests/cli_run.hpp"
 
 #include <doctest/doctest.h>
 
@@ -9,9 +9,7 @@
 
 namespace {
 
-syncpoint::testing::command_result run(const std::string& args) {
-  return syncpoint::testing::run_shell(std::string(SYNCPOINT_CLI) + " " + args);
-}
+const auto& run = syncpoint::testing::run_cli;
 
 }  // namespace
 

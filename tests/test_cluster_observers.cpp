@@ -266,7 +266,7 @@ TEST_CASE("cluster observers: examples/submit.cpp stops a cluster job early from
   REQUIRE(c.head->running());
 }
 
-// <syncpoint/cluster.hpp>'s example, as its header shows it (tests/test_header_examples.cpp
+// <syncpoint/cluster.hpp>'s example, as its header shows it (tests/test_header_examples_parts.cpp
 // checks that its lines are here), against this test's head.
 TEST_CASE("header examples: <syncpoint/cluster.hpp>'s submit runs a job on a head and a node, observed from here") {
   cluster c;

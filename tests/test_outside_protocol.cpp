@@ -10,7 +10,7 @@
 
 #include "examples/downstream/half_quorum.hpp"  // the installed package's own check uses it too
 #include "tests/helpers.hpp"    // the test's folders, not the protocol's
-#include "tests/small_job.hpp"  // resuming_from
+#include "tests/small_job.hpp"  // checkpoint_files, resuming_from
 
 #include <doctest/doctest.h>
 
@@ -60,10 +60,7 @@ TEST_CASE("outside protocol: its own checkpoint() makes a run of it resume bit f
   cfg.checkpoint_keep = 0;
   auto whole = syncpoint::train(cfg);
   CHECK(whole.final_model.values == plain.final_model.values);  // taking checkpoints changes nothing
-  std::vector<fs::path> files;
-  for (auto& e : fs::directory_iterator(dir.path / "all"))
-    files.push_back(e.path());
-  std::sort(files.begin(), files.end());
+  auto files = syncpoint::testing::checkpoint_files(dir.path / "all");
   REQUIRE(files.size() >= 2);
   auto middle = files[files.size() / 2];
   auto resumed = syncpoint::train(syncpoint::testing::resuming_from(cfg, middle, dir.path / "from"));

@@ -17,6 +17,7 @@
 
 using namespace syncpoint;
 using namespace std::chrono_literals;
+using syncpoint::testing::checkpoint_files;
 using syncpoint::testing::resuming_from;
 namespace fs = std::filesystem;
 
@@ -148,10 +149,7 @@ TEST_CASE("shards: a checkpoint taken with 3 shards resumes with 1, 2 or 3, and 
     cfg.checkpoint_keep = 0;
     auto whole = train(cfg);
     CHECK(whole.final_model.values == plain.final_model.values);
-    std::vector<fs::path> files;
-    for (auto& e : fs::directory_iterator(dir.path / "all"))
-      files.push_back(e.path());
-    std::sort(files.begin(), files.end());
+    auto files = checkpoint_files(dir.path / "all");
     REQUIRE(files.size() >= 2);
     auto file = files[files.size() / 2];
     for (int k : {1, 2, 3}) {
