@@ -393,7 +393,6 @@ int main(int argc, char** argv) {
   std::vector<double> sizes{1, 4, 16};
   int rounds = 40, repeat = 3;
   double job_epochs = 0.5, dashboard_epochs = 2;
-  bool run_job = true, run_dashboard = true;
   bool no_job = false, no_dashboard = false, only_dashboard = false;
   CLI::App app{"the bulk channel against raw TCP, a cluster job against one process, the dashboard's cost",
                "bench_cluster"};
@@ -410,8 +409,7 @@ int main(int argc, char** argv) {
   app.add_flag("--only-dashboard", only_dashboard, "only the dashboard's cost");
   if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
     return rc;
-  run_job = !no_job && !only_dashboard;
-  run_dashboard = !no_dashboard;
+  bool run_job = !no_job && !only_dashboard, run_dashboard = !no_dashboard;
   if (only_dashboard)
     sizes = {};
   if (sizes.size() > 8 || (sizes.empty() && (run_job || !run_dashboard))) {
