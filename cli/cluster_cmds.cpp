@@ -1,6 +1,6 @@
 #include "cli/cluster_cmds.hpp"
 
-#include "cli/cli_config.hpp"
+#include "cli/options.hpp"
 #include "cli/head_dashboard.hpp"
 #include "cli/log.hpp"
 #include <syncpoint/model.hpp>
@@ -55,8 +55,8 @@ std::string hostname() {
   return buf;
 }
 
-// The options of a cluster command: CAF's own (--middleman.* ...) plus ours.
-struct cluster_options : cli_config {
+// The options of a cluster command: ours, and CAF's own (--middleman.* ...) for its actor system.
+struct cluster_options {
   std::string host = "127.0.0.1";
   std::string token;
   std::string token_file;
@@ -72,18 +72,15 @@ struct cluster_options : cli_config {
   std::string runs;       // head: where finished jobs' files go ("" a new folder under the temp dir)
   std::string listen;     // node: where its bulk channel listens ("" the interface that reaches the head)
   std::string log_level = "info";  // head, node: the lowest level their log shows
+  caf::actor_system_config actor_system;
+  option_table table;
 
-  caf::config_option_adder global() { return {custom_options_, "global"}; }
+  explicit cluster_options(const std::string& command) : table(command) { table.actor_system(actor_system); }
+  std::string parse_args(const std::vector<std::string>& args) { return table.parse_args(args); }
+  bool help_printed() const { return table.help_printed(); }
+
   // --token and --token-file, and --tls --cert --key --ca, on every cluster command.
-  caf::config_option_adder with_token() {
-    return global()
-      .add(token, "token", "the cluster's shared secret: the head refuses nodes, jobs and status requests without it")
-      .add(token_file, "token-file", "read the token from FILE (its first line): keeps it out of `ps` and shell history")
-      .add(tls, "tls", "TLS on every connection, certificates checked both ways (needs --cert, --key, --ca)")
-      .add(tls_paths.cert, "cert", "this process's certificate (PEM), signed by the cluster's CA")
-      .add(tls_paths.key, "key", "the private key of --cert (PEM)")
-      .add(tls_paths.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM): peers must present a certificate it signed");
-  }
+  option_table& with_token() { return add_cluster_access(table, token, token_file, tls, tls_paths); }
 };
 
 std::string age(int64_t then_ms) {
@@ -195,12 +192,14 @@ awaited_end await_finished(caf::scoped_actor& self, const cluster::head_actor& h
 
 int run_head(const std::vector<std::string>& args) {
   signal_catcher signals;
-  cluster_options opts;
+  cluster_options opts("head");
   opts.with_token()
     .add(opts.host, "host", "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
     .add(opts.port, "port", "port to listen on (required; 0 picks a free one)")
     .add(opts.slots, "slots", "workers the head itself may host (default 0)")
+    .group("data")
     .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")")
+    .group("output")
     .add(opts.dashboard, "dashboard", std::string("the live dashboard and /metrics on this port of --host (default ") +
                                         default_dashboard_port + "; 'any': a free port; 'off' or 0: none)")
     .add(opts.runs, "runs", "where the dashboard keeps finished jobs' files (default: a new folder under the temp dir)")
@@ -228,8 +227,8 @@ int run_head(const std::vector<std::string>& args) {
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "head");
   auto tls = cluster_tls(opts.tls, opts.tls_paths, "head");
-  configure_cluster(opts, tls);
-  caf::actor_system sys{opts};
+  configure_cluster(opts.actor_system, tls);
+  caf::actor_system sys{opts.actor_system};
   set_torch_threads(1);  // the evaluator and any worker here: one core each, as on a node
   auto plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
                                             [](const std::string& line) { log_line(log_level::info, "[head] " + line); },
@@ -317,16 +316,18 @@ int run_head(const std::vector<std::string>& args) {
 
 int run_node(const std::vector<std::string>& args) {
   signal_catcher signals;
-  cluster_options opts;
+  cluster_options opts("node");
   opts.name = hostname() + "-" + std::to_string(getpid());
   opts.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opts.with_token()
     .add(opts.join, "join", "HOST:PORT of the head (required)")
     .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
-    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")")
     .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
                               "0.0.0.0: every interface)")
+    .group("data")
+    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")")
+    .group("output")
     .add(opts.log_level, "log-level", std::string("the lowest level of the node's log on stderr: ") + log_level_words +
                                         " (default info)");
   if (int rc = parse_command(opts, args, "node"); rc >= 0)
@@ -351,8 +352,8 @@ int run_node(const std::vector<std::string>& args) {
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
   // A thread per worker slot, up to the cores (a worker is busy one core).
   auto tls = cluster_tls(opts.tls, opts.tls_paths, "node");
-  configure_cluster(opts, tls, scheduler_threads(opts.slots));
-  caf::actor_system sys{opts};
+  configure_cluster(opts.actor_system, tls, scheduler_threads(opts.slots));
+  caf::actor_system sys{opts.actor_system};
   auto head = reach_head(sys, *at, "node");
   std::atomic<bool> joined{false};
   auto why = std::make_shared<std::string>();
@@ -431,7 +432,7 @@ int run_node(const std::vector<std::string>& args) {
 }
 
 int run_status(const std::vector<std::string>& args) {
-  cluster_options opts;
+  cluster_options opts("status");
   opts.with_token().add(opts.head, "head", "HOST:PORT of the head (required)");
   if (int rc = parse_command(opts, args, "status"); rc >= 0)
     return rc;
@@ -441,8 +442,8 @@ int run_status(const std::vector<std::string>& args) {
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "status");
-  configure_cluster(opts, cluster_tls(opts.tls, opts.tls_paths, "status"));
-  caf::actor_system sys{opts};
+  configure_cluster(opts.actor_system, cluster_tls(opts.tls, opts.tls_paths, "status"));
+  caf::actor_system sys{opts.actor_system};
   auto head = reach_head(sys, *at, "status");
   caf::scoped_actor self{sys};
   int rc = 0;

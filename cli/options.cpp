@@ -26,51 +26,71 @@ std::string model_list() {
 }  // namespace
 
 namespace {
-const std::string unset_text = "\x01(not given)";
+
+const char* command_name(options::command c) {
+  switch (c) {
+    case options::command::train:
+      return "train";
+    case options::command::compare:
+      return "compare";
+    case options::command::submit:
+      return "submit";
+    case options::command::tune:
+      return "tune-switch";
+    case options::command::simulate:
+      return "simulate";
+  }
+  return "train";
 }
 
-options::options(command c) {
-  opt_group g{custom_options_, "global"};
-  bool compare = c == command::compare;
-  if (c == command::submit) {
+}  // namespace
+
+options::options(command c) : table_(command_name(c)) {
+  auto& t = table_;
+  bool compare = c == command::compare, sim = c == command::simulate, submit = c == command::submit;
+  if (submit)
     clock_ = "real";  // a cluster runs on the real clock
-    g.add(head, "head", "HOST:PORT of the head to submit to (required)")
-      .add(token, "token", "the cluster's token, when its head requires one")
-      .add(token_file, "token-file", "read the cluster's token from FILE (its first line)")
-      .add(tls, "tls", "TLS to the head, certificates checked both ways (needs --cert, --key, --ca)")
-      .add(tls_paths.cert, "cert", "this process's certificate (PEM), signed by the cluster's CA")
-      .add(tls_paths.key, "key", "the private key of --cert (PEM)")
-      .add(tls_paths.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM)")
-      .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)")
-      .add(cfg_.ps_placement, "ps-placement", "where the PS shards run: head (with the coordinator) or nodes "
-                                              "(one on each node hosting workers, unless --ps-shards says otherwise; default head)")
-      .add(cfg_.elastic, "elastic", "start on the free slots if fewer than --workers; grow as nodes join, and "
-                                    "bring a lost node's workers back on a new one");
-  }
-  if (c == command::tune)
-    g.add(tolerance, "tolerance", "accept a BSP share whose accuracy is within this of pure BSP (default 0.005)")
-      .add(budget, "budget", "runs of the binary search after the reference run (default 5)")
-      .add(policy_out, "policy-out", "where to write the policy (default sync-switch-policy.json)");
-  bool sim = c == command::simulate;
-  if (sim)
-    g.add(iterations, "iterations,k", "iterations per worker: the run stops after workers x K pushes' samples (default 100)");
-  if (c != command::compare && c != command::tune && !sim)
-    g.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
-  if (c == command::train || c == command::submit)
-    g.add(cfg_.checkpoint_every_s, "checkpoint-every", "take a checkpoint every S seconds on the run clock")
-      .add(cfg_.checkpoint_dir, "checkpoint-dir", c == command::submit
-             ? "where the head writes checkpoints (a folder on the head's machine)"
-             : "where checkpoints go (checkpoint-<samples>.bin)")
-      .add(cfg_.checkpoint_keep, "checkpoint-keep", "keep the newest N checkpoints, 0: all (default 3)")
-      .add(cfg_.resume_dir, "resume", "continue from the newest checkpoint in DIR, or from the checkpoint FILE (same options; limits may be raised)");
+  t.group("job");
   if (compare)
-    g.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)")
+    t.add(protocol_list_, "protocols", "comma-separated protocols to compare (default bsp,asp,ssp)")
+      .add(seeds_, "seeds", "run every protocol once per seed (e.g. 1,2,3); the tables and the page show mean and min–max")
       .add(tune_lr_, "tune-lr", "run each protocol at each of these learning rates (e.g. 0.02,0.05,0.1) and report it at its best")
       .add(run_to_cap, "run-to-cap", "the target does not stop a run; every run goes on to the time cap")
-      .add(seeds_, "seeds", "run every protocol once per seed (e.g. 1,2,3); the tables and the page show mean and min–max")
       .add(jobs, "jobs", "virtual clock: runs at once after the reference, each in its own process (default: the number of cores)");
-  else if (c != command::tune)  // tune-switch's protocol is sync-switch
-    g.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
+  if (c == command::tune)
+    t.add(tolerance, "tolerance", "accept a BSP share whose accuracy is within this of pure BSP (default 0.005)")
+      .add(budget, "budget", "runs of the binary search after the reference run (default 5)");
+  t.add(cfg_.workers, "workers,w", "number of workers (default 4)")
+    .add(cfg_.model, "model,m", sim ? "model whose iteration cost and size are charged: " + model_list() +
+                                        " (default mlp); nothing is computed"
+                                    : "model: " + model_list() + " (default mlp)")
+    .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
+    .add(cfg_.seed, "seed", "random seed (default 1)");
+  if (sim)
+    t.add(iterations, "iterations,k", "iterations per worker: the run stops after workers x K pushes' samples (default 100)");
+  else
+    t.add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
+      .add(cfg_.target_accuracy, "target-accuracy", "test accuracy to reach (time_to_target_s)")
+      .add(cfg_.stop_at_target, "stop-at-target", "stop when the target is reached");
+  t.add(cfg_.max_time_s, "max-time", "stop after this many seconds on the run clock");
+  if (!sim)
+    t.add(clock_, "clock", submit ? "real (virtual time runs in one process: use train)" : "real or virtual (default virtual)")
+      .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)");
+  t.add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
+    .add(iter_cost_, "iter-cost", sim ? "ms per iteration at --batch (default: the model's reference cost)"
+                                      : "virtual clock: ms per iteration at --batch, or 'measure' (default: the model's reference cost)")
+    .add(bandwidth_, "ps-bandwidth", "link rate of each PS shard, shared by its transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
+    .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)");
+  if (!sim)
+    t.add(cfg_.ps_shards, "ps-shards", "the parameter server as K shards, each a contiguous range of the model (default 1; "
+                                       "submit --ps-placement nodes: one per node)")
+      .add(cfg_.threads, "threads", "real clock: scheduler threads (default min(workers, cores))")
+      .add(cfg_.request_timeout_s, "request-timeout", "real clock: a worker's push or pull unanswered this long ends it (s)")
+      .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)");
+
+  t.group("protocol");
+  if (!compare && c != command::tune)  // tune-switch's protocol is sync-switch
+    t.add(cfg_.protocol, "protocol,p", "synchronization protocol (bsp, asp, ssp, ...)");
   // Every option a registered protocol declares, typed as declared.
   for (auto& [name, decl] : all_protocol_options()) {
     auto& spec = decl.first;
@@ -81,46 +101,42 @@ options::options(command c) {
     auto help = who + ": " + spec.help + " (default " + spec.default_value + ")";
     switch (spec.type) {
       case option_spec::kind::integer:
-        g.add(int_opts_[name] = std::numeric_limits<int64_t>::min(), flag, help);
+        t.add(int_opts_[name], flag, help);
         break;
       case option_spec::kind::real:
-        g.add(real_opts_[name] = std::numeric_limits<double>::quiet_NaN(), flag, help);
+        t.add(real_opts_[name], flag, help);
         break;
       case option_spec::kind::text:
-        g.add(text_opts_[name] = unset_text, flag, help);
+        t.add(text_opts_[name], flag, help);
         break;
     }
     if (!spec.choices.empty()) {
       std::string words;
       for (size_t i = 0; i < spec.choices.size(); ++i)
         words += (i == 0 ? "" : i + 1 == spec.choices.size() ? " or " : ", ") + spec.choices[i];
-      expects(name, words);
+      t.expects(name, words);
     }
     auto on_off = spec.choices;
     std::sort(on_off.begin(), on_off.end());
     if (on_off == std::vector<std::string>{"off", "on"})
-      bare_means(name, "on");  // a switch: "--online" is "--online=on"
+      t.bare_means(name, "on");  // a switch: "--online" is "--online=on"
   }
-  g.add(params_, "param", "protocol options by name: key=value[,key=value] (same as --key=value)")
-    .add(cfg_.workers, "workers,w", "number of workers (default 4)")
-    .add(cfg_.model, "model,m", sim ? "model whose iteration cost and size are charged: " + model_list() +
-                                            " (default mlp); nothing is computed"
-                                    : "model: " + model_list() + " (default mlp)")
-    .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
-    .add(cfg_.seed, "seed", "random seed (default 1)")
-    .add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
-    .add(iter_cost_, "iter-cost", sim ? "ms per iteration at --batch (default: the model's reference cost)"
-                                      : "virtual clock: ms per iteration at --batch, or 'measure' (default: the model's reference cost)")
-    .add(bandwidth_, "ps-bandwidth", "link rate of each PS shard, shared by its transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
-    .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)")
-    .add(cfg_.max_time_s, "max-time", "stop after this many seconds on the run clock")
-    .add(cfg_.progress, "progress", "print progress lines on stderr (default true)")
-    .add(cfg_.out_dir, "out,o", "directory for trace.jsonl and summary.json");
-  if (sim)  // timing only: nothing is learned, evaluated or read
+  t.add(params_, "param", "protocol options by name: key=value[,key=value] (same as --key=value)");
+  if (sim) {  // timing only: nothing is learned, evaluated or read
+    t.group("output")
+      .add(cfg_.progress, "progress", "print progress lines on stderr (default true)")
+      .add(cfg_.out_dir, "out,o", "directory for trace.jsonl and summary.json");
     return;
-  g.add(cfg_.epochs, "epochs,e", "stop after this many epochs of samples")
-    .add(cfg_.target_accuracy, "target-accuracy", "test accuracy to reach (time_to_target_s)")
-    .add(cfg_.stop_at_target, "stop-at-target", "stop when the target is reached")
+  }
+
+  t.group("data")
+    .add(cfg_.dataset, "dataset", "fashion-mnist, idx (MNIST-style files in --data), cifar10 (its binary version in --data), "
+                                  "synthetic, or one the program registered (default fashion-mnist)")
+    .add(cfg_.data_dir, "data", "the data set's folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist)")
+    .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
+    .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)");
+
+  t.group("optimizer")
     .add(cfg_.optimizer, "optimizer", "the PS's optimizer: sgd, nesterov, adam or adamw (default sgd; docs/optimizers.md)")
     .add(cfg_.lr, "lr", "learning rate (default 0.05)")
     .add(cfg_.momentum, "momentum", "sgd, nesterov: momentum (default 0.9)")
@@ -136,24 +152,35 @@ options::options(command c) {
     .add(cfg_.lr_min, "lr-min", "cosine: the rate it ends at (default 0)")
     .add(cfg_.warmup, "warmup", "rise linearly to the rate over a share of the run below 1 (0.05) or a number of samples (3000)")
     .add(cfg_.lr_scaling, "lr-scaling", "none, or linear: --lr times workers x batch / 256 (Goyal et al.; default none)")
-    .add(cfg_.clip_norm, "clip-norm", "scale each pushed gradient to at most this global L2 norm (default 0: never)")
-    .add(clock_, "clock", c == command::submit ? "real (virtual time runs in one process: use train)"
-                                                : "real or virtual (default virtual)")
-    .add(cfg_.eval_every, "eval-every", "evaluate every this many epochs of samples (default 0.25)")
-    .add(cfg_.dataset, "dataset", "fashion-mnist, idx (MNIST-style files in --data), cifar10 (its binary version in --data), "
-                                  "synthetic, or one the program registered (default fashion-mnist)")
-    .add(cfg_.data_dir, "data", "the data set's folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist)")
-    .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
-    .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
-    .add(cfg_.ps_shards, "ps-shards", "the parameter server as K shards, each a contiguous range of the model (default 1; "
-                                     "submit --ps-placement nodes: one per node)")
-    .add(cfg_.threads, "threads", "real clock: scheduler threads (default min(workers, cores))")
-    .add(cfg_.request_timeout_s, "request-timeout", "real clock: a worker's push or pull unanswered this long ends it (s)")
-    .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)");
+    .add(cfg_.clip_norm, "clip-norm", "scale each pushed gradient to at most this global L2 norm (default 0: never)");
+
+  if (submit)
+    add_cluster_access(t.group("cluster").add(head, "head", "HOST:PORT of the head to submit to (required)"), token,
+                       token_file, tls, tls_paths)
+      .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)")
+      .add(cfg_.ps_placement, "ps-placement", "where the PS shards run: head (with the coordinator) or nodes "
+                                              "(one on each node hosting workers, unless --ps-shards says otherwise; default head)")
+      .add(cfg_.elastic, "elastic", "start on the free slots if fewer than --workers; grow as nodes join, and "
+                                    "bring a lost node's workers back on a new one")
+      .actor_system(actor_system);
+
+  t.group("output")
+    .add(cfg_.progress, "progress", "print progress lines on stderr (default true)")
+    .add(cfg_.out_dir, "out,o", "directory for trace.jsonl and summary.json");
+  if (!compare && c != command::tune)
+    t.add(save_model, "save-model", "write the final model to FILE (cereal portable binary)");
+  if (c == command::tune)
+    t.add(policy_out, "policy-out", "where to write the policy (default sync-switch-policy.json)");
+  if (c == command::train || submit)
+    t.add(cfg_.checkpoint_every_s, "checkpoint-every", "take a checkpoint every S seconds on the run clock")
+      .add(cfg_.checkpoint_dir, "checkpoint-dir", submit ? "where the head writes checkpoints (a folder on the head's machine)"
+                                                         : "where checkpoints go (checkpoint-<samples>.bin)")
+      .add(cfg_.checkpoint_keep, "checkpoint-keep", "keep the newest N checkpoints, 0: all (default 3)")
+      .add(cfg_.resume_dir, "resume", "continue from the newest checkpoint in DIR, or from the checkpoint FILE (same options; limits may be raised)");
 }
 
-std::string options::parse_args(std::vector<std::string> args) {
-  if (auto err = cli_config::parse_args(args); !err.empty())
+std::string options::parse_args(const std::vector<std::string>& args) {
+  if (auto err = table_.parse_args(args); !err.empty() || table_.help_printed())
     return err;
   if (clock_ != "real" && clock_ != "virtual")
     return "invalid value in '--clock=" + clock_ + "' (expected real or virtual)";
@@ -193,13 +220,13 @@ std::string options::parse_args(std::vector<std::string> args) {
     cfg_.protocol_opts.set(kv.substr(0, eq), kv.substr(eq + 1));
   }
   for (auto& [name, v] : int_opts_)
-    if (v != std::numeric_limits<int64_t>::min())
+    if (table_.given(name))
       cfg_.protocol_opts.set(name, static_cast<long long>(v));
   for (auto& [name, v] : real_opts_)
-    if (!std::isnan(v))
+    if (table_.given(name))
       cfg_.protocol_opts.set(name, v);
   for (auto& [name, v] : text_opts_)
-    if (v != unset_text)
+    if (table_.given(name))
       cfg_.protocol_opts.set(name, v);
   try {
     check_protocol_options(cfg_.protocol_opts);
@@ -256,6 +283,18 @@ job_config options::job() const {
   job_config out = cfg_;
   out.clock = clock_ == "real" ? clock_kind::real : clock_kind::virtual_time;
   return out;
+}
+
+option_table& add_cluster_access(option_table& table, std::string& token, std::string& token_file, bool& tls,
+                                 cluster::tls_files& files) {
+  return table.group("cluster")
+    .add(token, "token", "the cluster's shared secret: the head refuses nodes, jobs and status requests without it")
+    .add(token_file, "token-file", "read the token from FILE (its first line): keeps it out of `ps` and shell history")
+    .add(tls, "tls", "TLS on every connection, certificates checked both ways (needs --cert, --key, --ca)")
+    .add(files.cert, "cert", "this process's certificate (PEM), signed by the cluster's CA")
+    .add(files.key, "key", "the private key of --cert (PEM)")
+    .add(files.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM): peers must present a certificate it signed")
+    .alias("ca-cert", "ca");
 }
 
 std::string check_options_fit(const job_config& cfg, const std::vector<std::string>& protocols) {

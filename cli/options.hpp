@@ -1,12 +1,13 @@
-// Command-line options of `syncpoint train` and `syncpoint compare`, bound to
-// a job_config through CAF's config options (so a caf-application.ini or
-// --config-file=FILE can hold them too). Both `--lr 0.1` and `--lr=0.1` work.
+// Command-line options of `syncpoint train`, `compare`, `simulate`,
+// `tune-switch` and `submit`, bound to a job_config through an option_table
+// (CLI11; a --config-file FILE can hold them too). Both `--lr 0.1` and
+// `--lr=0.1` work.
 #pragma once
 
 #include "runtime/cluster/transport/tls_files.hpp"
 #include <syncpoint/job_config.hpp>
 
-#include "cli/cli_config.hpp"
+#include "cli/option_table.hpp"
 
 #include <map>
 #include <string>
@@ -14,7 +15,7 @@
 
 namespace syncpoint::cli {
 
-class options : public cli_config {
+class options {
  public:
   enum class command { train, compare, submit, tune, simulate };
   explicit options(bool compare) : options(compare ? command::compare : command::train) {}
@@ -22,12 +23,14 @@ class options : public cli_config {
 
   /// Parses args (without the program and subcommand names). Returns an
   /// empty string on success, otherwise a message naming the bad argument.
-  std::string parse_args(std::vector<std::string> args);
+  std::string parse_args(const std::vector<std::string>& args);
+  bool help_printed() const { return table_.help_printed(); }
 
   /// The job described by the options (after parse_args). Throws on a bad --clock.
   job_config job() const;
 
-  std::string help() const { return custom_options_.help_text(); }
+  /// submit: CAF's own settings (--middleman.*, --scheduler.*) for its actor system.
+  caf::actor_system_config actor_system;
 
   std::vector<std::string> protocols;  // compare only
   std::vector<double> tune_lrs;        // compare only: --tune-lr (empty: the shared --lr only)
@@ -45,9 +48,10 @@ class options : public cli_config {
   uint64_t iterations = 100;           // simulate only: per worker
 
  private:
+  option_table table_;
   job_config cfg_;
   // Storage for the options protocols declare (node-based maps: stable
-  // addresses for CAF's option binding); a sentinel marks "not given".
+  // addresses for the option binding); given or not is the table's to say.
   std::map<std::string, int64_t> int_opts_;
   std::map<std::string, double> real_opts_;
   std::map<std::string, std::string> text_opts_;
@@ -61,6 +65,11 @@ class options : public cli_config {
   std::string seeds_;
   std::string milestones_;
 };
+
+/// --token, --token-file, --tls, --cert, --key and --ca-cert (or --ca): how a
+/// process reaches a cluster (head, node, status, submit), in the table's cluster group.
+option_table& add_cluster_access(option_table& table, std::string& token, std::string& token_file, bool& tls,
+                                 cluster::tls_files& files);
 
 /// "" if every protocol option in `cfg` is one that `protocols` declare; else
 /// a message naming the option and which protocols declare it.

@@ -66,8 +66,8 @@ int run_submit(const std::vector<std::string>& args) {
   };
   auto out_dir = cfg.out_dir;
   cfg.out_dir.clear();  // written below, with run.json
-  configure_submitter(opts, how);
-  caf::actor_system sys{opts};
+  configure_submitter(opts.actor_system, how);
+  caf::actor_system sys{opts.actor_system};
   cluster_run run;
   try {
     run = submit(sys, cfg, how);

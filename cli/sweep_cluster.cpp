@@ -6,7 +6,6 @@
 #include "cli/cluster_cmds.hpp"
 #include "cli/progress.hpp"
 #include "cli/sweep_cmd.hpp"
-#include "cli/cli_config.hpp"
 #include <syncpoint/job_config.hpp>
 
 #include <cstdio>

@@ -2,6 +2,8 @@
 
 #include <syncpoint/job_config.hpp>
 
+#include "cli/option_table.hpp"
+
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -170,92 +172,77 @@ std::vector<std::string> split_values(const std::string& text) {
 
 sweep_request parse_sweep_args(const std::vector<std::string>& args) {
   sweep_request req;
-  std::vector<std::string> seeds, train_args;
-  std::vector<sweep_axis> cli_axes;
-  bool out_given = false, jobs_given = false;
-  std::string out_arg;
-  int jobs_arg = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    // "--name value" or "--name=value" for the sweep's own options.
-    auto own = [&](const std::string& name, std::string& value) {
-      if (a == "--" + name) {
-        if (i + 1 >= args.size() || args[i + 1].rfind("--", 0) == 0)
-          throw config_error("--" + name + " needs a value");
-        value = args[++i];
-        return true;
-      }
-      if (a.rfind("--" + name + "=", 0) == 0) {
-        value = a.substr(name.size() + 3);
-        return true;
-      }
-      return false;
-    };
-    std::string value;
+  for (auto& a : args)
     if (a == "--help" || a == "-h") {
       req.help = true;
-    } else if (own("grid", value)) {
-      auto eq = value.find('=');
-      if (eq == std::string::npos || eq == 0)
-        throw config_error("--grid " + value + ": give NAME=V1,V2,... (a train option and its values)");
-      cli_axes.push_back({value.substr(0, eq), split_values(value.substr(eq + 1))});
-    } else if (own("seeds", value)) {
-      seeds = split_values(value);
-      if (seeds.empty())
-        throw config_error("--seeds names no seed");
-    } else if (own("jobs", value)) {
-      try {
-        size_t used = 0;
-        jobs_arg = std::stoi(value, &used);
-        if (used != value.size() || jobs_arg < 1 || jobs_arg > 1024)
-          throw std::invalid_argument("range");
-      } catch (const std::exception&) {
-        throw config_error("--jobs must be a whole number from 1 to 1024, not '" + value + "'");
-      }
-      jobs_given = true;
-    } else if (own("out", value)) {
-      out_arg = value;
-      out_given = true;
-    } else if (own("head", value)) {
-      req.head = value;
-    } else if (own("token", value)) {
-      req.token = value;
-    } else if (own("token-file", value)) {
-      req.token_file = value;
-    } else if (own("cert", value)) {
-      req.tls_paths.cert = value;
-    } else if (own("key", value)) {
-      req.tls_paths.key = value;
-    } else if (own("ca", value) || own("ca-cert", value)) {
-      req.tls_paths.ca = value;
-    } else if (a == "--tls" || a.rfind("--tls=", 0) == 0) {  // a switch: on, or =true|false|on|off|1|0
-      auto v = a == "--tls" ? std::string("true") : a.substr(6);
-      if (v == "true" || v == "on" || v == "1")
-        req.tls = true;
-      else if (v == "false" || v == "off" || v == "0")
-        req.tls = false;
-      else
-        throw config_error("--tls takes true or false, not '" + v + "'");
-    } else if (i == 0 && a.rfind("--", 0) != 0) {
-      read_spec(a, req, seeds);
-    } else {
-      train_args.push_back(a);
+      return req;
+    }
+  std::vector<std::string> seeds, grids;
+  std::vector<sweep_axis> cli_axes;
+  std::string seed_list, jobs_text;
+  // The sweep's own options; every other argument is the cells' (a train option), kept as given.
+  option_table own("sweep");
+  own.pass_unknown()
+    .add(grids, "grid", "an axis over the train option --NAME: NAME=V1,V2")
+    .add(seed_list, "seeds", "an axis over --seed, the last one")
+    .add(jobs_text, "jobs", "cells at once")
+    .add(req.out, "out", "the sweep's folder")
+    .group("cluster")
+    .add(req.head, "head", "run the cells on a cluster's nodes")
+    .add(req.token, "token", "the cluster's token")
+    .add(req.token_file, "token-file", "read the cluster's token from FILE")
+    .add(req.tls, "tls", "TLS to the head")
+    .add(req.tls_paths.cert, "cert", "this process's certificate (PEM)")
+    .add(req.tls_paths.key, "key", "the private key of --cert (PEM)")
+    .add(req.tls_paths.ca, "ca-cert", "the cluster's CA certificate (PEM)")
+    .alias("ca-cert", "ca");
+  auto rest = args;
+  std::string spec;
+  if (!rest.empty() && rest.front().rfind("--", 0) != 0) {  // SPEC.toml, first
+    spec = rest.front();
+    rest.erase(rest.begin());
+  }
+  if (auto err = own.parse_args(rest); !err.empty())
+    throw config_error(err);
+  if (!spec.empty()) {
+    auto out = req.out;
+    read_spec(spec, req, seeds);
+    if (own.given("out"))  // the command line has the last word
+      req.out = out;
+  }
+  for (auto& value : grids) {
+    auto eq = value.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw config_error("--grid " + value + ": give NAME=V1,V2,... (a train option and its values)");
+    cli_axes.push_back({value.substr(0, eq), split_values(value.substr(eq + 1))});
+  }
+  if (own.given("seeds")) {
+    seeds = split_values(seed_list);
+    if (seeds.empty())
+      throw config_error("--seeds names no seed");
+  }
+  bool jobs_given = own.given("jobs");
+  if (jobs_given) {
+    try {
+      size_t used = 0;
+      req.jobs = std::stoi(jobs_text, &used);
+      if (used != jobs_text.size() || req.jobs < 1 || req.jobs > 1024)
+        throw std::invalid_argument("range");
+    } catch (const std::exception&) {
+      throw config_error("--jobs must be a whole number from 1 to 1024, not '" + jobs_text + "'");
     }
   }
+  const auto& train_args = own.passed();
   req.grid.base.insert(req.grid.base.end(), train_args.begin(), train_args.end());
   req.grid.axes.insert(req.grid.axes.end(), cli_axes.begin(), cli_axes.end());
   if (!seeds.empty())
     req.grid.axes.push_back({"seed", seeds});
-  if (out_given)
-    req.out = out_arg;
-  if (jobs_given)
-    req.jobs = jobs_arg;
   if (jobs_given && !req.head.empty())
     throw config_error("--jobs is for a sweep on this machine: with --head, each free slot of the cluster runs a cell");
   bool cluster_only = !req.token.empty() || !req.token_file.empty() || req.tls || req.tls_paths.enabled();
   if (cluster_only && req.head.empty())
     throw config_error("--token, --token-file and --tls are for a sweep on a cluster: give --head HOST:PORT");
-  if (!req.help && req.grid.axes.empty() && req.grid.parts.empty())
+  if (req.grid.axes.empty() && req.grid.parts.empty())
     throw config_error("no grid: give --grid NAME=V1,V2,..., --seeds, or a SPEC.toml with a [grid] table");
   return req;
 }

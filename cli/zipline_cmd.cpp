@@ -2,7 +2,7 @@
 
 #include "core/json.hpp"
 
-#include "cli/cli_config.hpp"
+#include "cli/option_table.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -24,21 +24,23 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
 }
 
-class zipline_options : public cli_config {
- public:
-  zipline_options() {
-    opt_group{custom_options_, "global"}
-      .add(input, "input,i", "CSV file: one line per worker, R ascending numbers per line")
-      .add(random, "random", "N,R: a random instance of N workers and look-ahead R instead")
-      .add(seed, "seed", "seed of --random (default 1)")
-      .add(variant, "variant", "zipline, zipline-opt, zipline-opt-bs or all (default zipline-opt-bs)")
-      .add(repeat, "repeat", "time the algorithm this many times, report the median (default 1)");
-  }
+struct zipline_options {
   std::string input;
   std::string random;
   uint64_t seed = 1;
   std::string variant = "zipline-opt-bs";
   int repeat = 1;
+  option_table table{"zipline"};
+
+  zipline_options() {
+    table.group("data")
+      .add(input, "input,i", "CSV file: one line per worker, R ascending numbers per line")
+      .add(random, "random", "N,R: a random instance of N workers and look-ahead R instead")
+      .add(seed, "seed", "seed of --random (default 1)")
+      .group("job")
+      .add(variant, "variant", "zipline, zipline-opt, zipline-opt-bs or all (default zipline-opt-bs)")
+      .add(repeat, "repeat", "time the algorithm this many times, report the median (default 1)");
+  }
 };
 
 }  // namespace
@@ -108,12 +110,8 @@ zipline_matrix random_zipline_matrix(size_t n, size_t R, uint64_t seed) {
 
 int run_zipline(const std::vector<std::string>& raw_args) {
   zipline_options opts;
-  if (auto err = opts.parse_args(raw_args); !err.empty()) {
-    std::cerr << "syncpoint zipline: " << err << "\n";
-    return 2;
-  }
-  if (opts.help_printed())
-    return 0;
+  if (int rc = parse_command(opts.table, raw_args, "zipline"); rc >= 0)
+    return rc;
   std::vector<zipline_variant> variants;
   try {
     if (opts.variant == "all")

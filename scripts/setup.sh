@@ -10,7 +10,7 @@ packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeig
           libtomlplusplus-dev  # sweep spec files (docs/sweeps.md)
           prometheus-cpp-dev  # the dashboard's /metrics (docs/dashboard.md)
           libspdlog-dev  # the head's and node's event log (cli/log.cpp)
-          libcli11-dev  # the benchmarks' command lines (bench/args.hpp)
+          libcli11-dev  # the command lines (cli/option_table.cpp, bench/args.hpp)
           pkgconf  # the installed package's .pc file, tried by scripts/test-downstream.sh
           doxygen  # the API reference (cmake --build build --target docs), checked by the test suite
           clang libclang-rt-14-dev lld)  # clang and lld: the sanitizer and fuzz builds (scripts/hardening.sh)

@@ -26,6 +26,15 @@ TEST_CASE("cli: --help lists the command's own options, no CAF option, and every
       CHECK_MESSAGE(r.output.find(caf_own) == std::string::npos, caf_own << " in:\n" << r.output);
   }
   auto train = run("train --help");
+  // Grouped: what the job is, its protocol, its data, the optimizer, and what it writes.
+  size_t at = 0;
+  for (const char* group : {"\njob:\n", "\nprotocol:\n", "\ndata:\n", "\noptimizer:\n", "\noutput:\n"}) {
+    auto found = train.output.find(group);
+    CHECK_MESSAGE((found != std::string::npos && found >= at), group << " in order in:\n" << train.output);
+    at = found == std::string::npos ? at : found;
+  }
+  CHECK(train.output.find("\noptimizer:\n  --optimizer VALUE") != std::string::npos);
+  CHECK(run("submit --help").output.find("\ncluster:\n  --head VALUE") != std::string::npos);
   CHECK(train.output.find("--protocol, -p VALUE") != std::string::npos);
   CHECK(train.output.find("--config-file VALUE") != std::string::npos);
   CHECK(train.output.find("model: cnn, mlp, resnet, softmax (default mlp)") != std::string::npos);

@@ -93,8 +93,11 @@ void configure_cluster(caf::actor_system_config& cfg, const tls_files& tls, size
     cfg.openssl_key = tls.key;
     cfg.openssl_cafile = tls.ca;
   }
-  cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds(1)});
-  cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(3)});
+  // Unless the command line chose (docs/cluster.md: a raised --middleman.connection-timeout).
+  if (!caf::get_if<caf::timespan>(&cfg, "middleman.heartbeat-interval"))
+    cfg.set("middleman.heartbeat-interval", caf::timespan{std::chrono::seconds(1)});
+  if (!caf::get_if<caf::timespan>(&cfg, "middleman.connection-timeout"))
+    cfg.set("middleman.connection-timeout", caf::timespan{std::chrono::seconds(3)});
   auto ids = caf::get_if<std::vector<std::string>>(&cfg, "middleman.app-identifiers");
   if (!ids || *ids == std::vector<std::string>{"generic-caf-app"})  // unless the user chose one
     cfg.set("middleman.app-identifiers",
