@@ -166,6 +166,16 @@ option_table& option_table::alias(const std::string& name, const std::string& ot
   return *this;
 }
 
+option_table& option_table::operands(std::vector<std::string>& into) {
+  operands_ = &into;
+  return *this;
+}
+
+option_table& option_table::about(const std::string& text) {
+  about_ = text;
+  return *this;
+}
+
 option_table& option_table::actor_system(caf::actor_system_config& cfg) {
   system_ = &cfg;
   return *this;
@@ -230,6 +240,10 @@ std::string option_table::normalize(const std::vector<std::string>& args, std::v
     bool is_long = a.size() > 2 && a.compare(0, 2, "--") == 0;
     bool is_short = !is_long && a.size() == 2 && is_option_word(a);
     if (!is_long && !is_short) {
+      if (operands_ != nullptr && !is_option_word(a)) {
+        operands_->push_back(a);
+        continue;
+      }
       if (pass_unknown_) {
         passed_.push_back(a);
         continue;
@@ -402,7 +416,7 @@ std::string option_table::help() const {
       groups.push_back(e.group);
   }
   std::ostringstream out;
-  out << "options:\n";
+  out << about_ << "options:\n";
   for (auto& g : groups) {
     out << "\n" << g << ":\n";
     for (auto& e : entries_)

@@ -61,6 +61,11 @@ class option_table {
   /// Another long name for NAME ("ca" for "ca-cert").
   option_table& alias(const std::string& name, const std::string& other);
 
+  /// Words that are no option go to `into` (report's folders), not refused.
+  option_table& operands(std::vector<std::string>& into);
+  /// What --help prints above the options: the usage and what the command does.
+  option_table& about(const std::string& text);
+
   /// --GROUP.NAME settings go to `cfg` (CAF's own: scheduler, middleman...).
   option_table& actor_system(caf::actor_system_config& cfg);
   /// Arguments the table does not know are kept, in order, in passed() (sweep:
@@ -107,6 +112,8 @@ class option_table {
   std::map<std::string, std::string> bare_, expects_, aliases_;
   std::string config_file_;
   caf::actor_system_config* system_ = nullptr;
+  std::vector<std::string>* operands_ = nullptr;
+  std::string about_;
   bool pass_unknown_ = false;
   bool help_printed_ = false;
   std::set<std::string> on_option_table_, from_file_;

@@ -1,6 +1,7 @@
 #include "cli/report_cmd.hpp"
 
 #include "cli/compare.hpp"
+#include "cli/option_table.hpp"
 #include "cli/report_html.hpp"
 #include "cli/sweep_report.hpp"
 #include "runtime/records/run_files.hpp"
@@ -58,35 +59,19 @@ std::vector<std::string> runs_in(const std::string& dir) {
 int run_report(const std::vector<std::string>& args) {
   std::string out, figure;
   std::vector<std::string> dirs;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--help" || args[i] == "-h") {
-      std::printf("usage: syncpoint report RUN_DIR... [--out FILE]\n"
-                  "       syncpoint report SWEEP_DIR [--figure relative-time-to-target|time-to-target|final-accuracy|samples-per-s]\n"
-                  "  builds the comparison page (HTML) of the runs in the folders given, each written by\n"
-                  "  train --out or compare --out (a compare folder stands for its runs, in compare's order).\n"
-                  "  --out FILE   where to write it (default: DIR/index.html for one compare folder, else\n"
-                  "               report.html)\n"
-                  "  A sweep's folder (with sweep.json) gets the sweep's page, DIR/index.html (docs/sweeps.md).\n");
-      return 0;
-    }
-    std::string* value = args[i] == "--figure" || args[i].rfind("--figure=", 0) == 0 ? &figure
-                         : args[i] == "--out" || args[i].rfind("--out=", 0) == 0   ? &out
-                                                                                 : nullptr;
-    if (value) {  // "--NAME VALUE" or "--NAME=VALUE"
-      auto eq = args[i].find('=');
-      if (eq == std::string::npos && i + 1 == args.size()) {
-        std::cerr << "syncpoint report: " << args[i] << " needs " << (value == &out ? "a file name" : "a name") << "\n";
-        return 2;
-      }
-      *value = eq == std::string::npos ? args[++i] : args[i].substr(eq + 1);
-      continue;
-    }
-    if (args[i].rfind("-", 0) == 0) {
-      std::cerr << "syncpoint report: unknown option '" << args[i] << "' (see syncpoint report --help)\n";
-      return 2;
-    }
-    dirs.push_back(args[i]);
-  }
+  option_table table{"report"};
+  table.about("usage: syncpoint report RUN_DIR... [--out FILE]\n"
+              "       syncpoint report SWEEP_DIR [--figure relative-time-to-target|time-to-target|final-accuracy|samples-per-s]\n"
+              "  builds the comparison page (HTML) of the runs in the folders given, each written by\n"
+              "  train --out or compare --out (a compare folder stands for its runs, in compare's order).\n"
+              "  A sweep's folder (with sweep.json) gets the sweep's page, DIR/index.html (docs/sweeps.md).\n\n")
+    .operands(dirs)
+    .group("output")
+    .add(out, "out", "where to write the page (default: DIR/index.html for one compare folder, else report.html)")
+    .add(figure, "figure", "a sweep's headline figure: relative-time-to-target, time-to-target, final-accuracy or samples-per-s")
+    .expects("out", "a file name");
+  if (int rc = parse_command(table, args, "report"); rc >= 0)
+    return rc;
   if (dirs.empty()) {
     std::cerr << "syncpoint report: name at least one run folder (see syncpoint report --help)\n";
     return 2;
