@@ -3,10 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -96,7 +94,7 @@ std::string option_table::cli_names(const std::string& names) {
   return "--" + names.substr(0, comma) + ",-" + names.substr(comma + 1);
 }
 
-void option_table::declare(CLI::Option* opt, const std::string& names, value_kind kind, bool non_negative) {
+void option_table::declare(CLI::Option* opt, const std::string& names, value_kind kind, int64_t lowest, uint64_t highest) {
   entry e;
   auto comma = names.find(',');
   e.name = names.substr(0, comma);
@@ -117,17 +115,19 @@ void option_table::declare(CLI::Option* opt, const std::string& names, value_kin
     return;
   auto name = e.name;
   // CLI11 reads integers in any base ("010" is 8) and unsigned ones from "-3": the value is checked here,
-  // in decimal, and handed on in the form CLI11 reads as meant.
+  // in decimal and in the variable's range, and handed on in the form CLI11 reads as meant.
   opt->transform(CLI::Validator(
-    [this, name, kind, non_negative](std::string& text) -> std::string {
+    [this, name, kind, lowest, highest](std::string& text) -> std::string {
       auto& e = *find(name);
       auto* end = text.data() + text.size();
       if (kind == value_kind::integer) {
-        int64_t v = 0;
-        auto [p, ec] = std::from_chars(text.data(), end, v);
-        if (ec != std::errc() || p != end || text.empty() || (non_negative && v < 0))
+        bool negative = !text.empty() && text[0] == '-';
+        int64_t below = 0;
+        uint64_t above = 0;
+        auto [p, ec] = negative ? std::from_chars(text.data(), end, below) : std::from_chars(text.data(), end, above);
+        if (ec != std::errc() || p != end || text.empty() || (negative && below < lowest) || (!negative && above > highest))
           throw refusal(value_refusal(e, text));
-        text = std::to_string(v);
+        text = negative ? std::to_string(below) : std::to_string(above);
       } else {
         char* stop = nullptr;
         std::strtod(text.c_str(), &stop);

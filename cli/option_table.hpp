@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -44,10 +45,11 @@ class option_table {
   template <class T>
   option_table& add(T& value, const std::string& names, const std::string& help) {
     auto* opt = app_.add_option(cli_names(names), value, help);
-    declare(opt, names, std::is_integral_v<T> ? value_kind::integer
-                        : std::is_floating_point_v<T> ? value_kind::number
-                                                      : value_kind::text,
-            std::is_unsigned_v<T>);
+    if constexpr (std::is_integral_v<T>)
+      declare(opt, names, value_kind::integer, static_cast<int64_t>(std::numeric_limits<T>::min()),
+              static_cast<uint64_t>(std::numeric_limits<T>::max()));
+    else
+      declare(opt, names, std::is_floating_point_v<T> ? value_kind::number : value_kind::text);
     return *this;
   }
   option_table& add(bool& value, const std::string& names, const std::string& help);
@@ -96,7 +98,7 @@ class option_table {
   };
 
   static std::string cli_names(const std::string& names);
-  void declare(CLI::Option* opt, const std::string& names, value_kind kind, bool non_negative = false);
+  void declare(CLI::Option* opt, const std::string& names, value_kind kind, int64_t lowest = 0, uint64_t highest = 0);
   const entry* find(const std::string& long_name) const;
   const entry* find(char short_name) const;
   std::string expected(const entry& e) const;

@@ -67,6 +67,8 @@ TEST_CASE("cli: short names follow the long ones' rules, integers are decimal, a
   // Whole numbers in decimal only, unsigned ones never negative.
   refused("train --seed -3" + fast, "syncpoint train: invalid value in '--seed=-3' (expected an integer)");
   refused("train --workers 0x10" + fast, "syncpoint train: invalid value in '--workers=0x10' (expected an integer)");
+  refused("train --workers 99999999999" + fast,  // past an int: CLI11 would say "Could not convert"
+          "syncpoint train: invalid value in '--workers=99999999999' (expected an integer)");
   auto r = run("train --workers 010 --epochs 0.05" + fast);  // ten workers, not octal's eight
   CHECK_MESSAGE(r.output.find("protocol bsp: 10 workers") != std::string::npos, r.output);
   // CAF's own settings are for the commands that start an actor system from them (head, node,
