@@ -107,7 +107,9 @@ inline double json_number(const std::string& text, const std::string& key) {
 }
 
 // From a run's trace: when `worker` was declared lost (-1: never) and the end
-// of the last thing it did before.
+// of the last thing it did before: its own events (compute, push, pull, wait),
+// not the coordinator's records about it ("rejected" and "joined" carry the
+// coordinator's time of handling, which can follow the loss).
 inline std::pair<double, double> loss_and_last_event(const std::string& trace_path, int worker) {
   double last = 0, lost = -1;
   std::istringstream trace(slurp(trace_path));
@@ -115,10 +117,13 @@ inline std::pair<double, double> loss_and_last_event(const std::string& trace_pa
   for (std::string line; std::getline(trace, line);) {
     if (line.find(tag) == std::string::npos)
       continue;
-    if (line.find("\"kind\": \"lost\"") != std::string::npos)
+    if (line.find("\"kind\": \"lost\"") != std::string::npos) {
       lost = json_number(line, "t0");
-    else
-      last = std::max(last, json_number(line, "t1"));
+      continue;
+    }
+    for (const char* own : {"compute", "push", "pull", "wait"})
+      if (line.find(std::string("\"kind\": \"") + own + "\"") != std::string::npos)
+        last = std::max(last, json_number(line, "t1"));
   }
   return {lost, last};
 }
