@@ -32,12 +32,6 @@ std::optional<bool> bool_word(const std::string& v) {
   return std::nullopt;
 }
 
-std::string trim(const std::string& s) {
-  auto b = s.find_first_not_of(" \t\r");
-  auto e = s.find_last_not_of(" \t\r");
-  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-}
-
 // CAF's "global {\n  workers = 3\n}" as the INI sections CLI11 reads ("[global]").
 std::string braces_as_sections(const std::string& text) {
   std::istringstream in(text);
@@ -50,9 +44,9 @@ std::string braces_as_sections(const std::string& text) {
     return "[" + (name.empty() ? std::string("default") : name) + "]\n";
   };
   while (std::getline(in, line)) {
-    auto t = trim(line);
+    auto t = CLI::detail::trim_copy(line, " \t\r");
     if (t.size() > 1 && t.back() == '{' && t.find('=') == std::string::npos) {
-      open.push_back(trim(t.substr(0, t.size() - 1)));
+      open.push_back(CLI::detail::trim_copy(t.substr(0, t.size() - 1), " \t\r"));
       out += section();
     } else if (t == "}" && !open.empty()) {
       open.pop_back();
@@ -77,7 +71,7 @@ std::string argument_of(const std::string& rendered) {
 
 }  // namespace
 
-option_table::option_table(std::string command) : command_(std::move(command)), app_("", "syncpoint " + command_) {
+option_table::option_table(const std::string& command) : app_("", "syncpoint " + command) {
   app_.set_help_flag();  // --help is ours: it wins over every other argument (parse_args)
   add(config_file_, "config-file", "read these options from FILE, one 'name = value' a line");
 }
@@ -103,14 +97,12 @@ void option_table::declare(CLI::Option* opt, const std::string& names, value_kin
   e.kind = kind;
   e.group = group_;
   e.option = opt;
+  entries_.push_back(e);
   opt->group(group_);
-  if (kind == value_kind::flag) {
-    entries_.push_back(e);
+  if (kind == value_kind::flag)
     return;
-  }
   opt->type_name(kind == value_kind::integer ? "N" : kind == value_kind::number ? "NUMBER" : "VALUE");
   opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // the last word: a later one, or the command line's
-  entries_.push_back(e);
   if (kind == value_kind::text)
     return;
   auto name = e.name;
@@ -207,7 +199,7 @@ const option_table::entry* option_table::find(char short_name) const {
 }
 
 bool option_table::given(const std::string& name) const {
-  return on_option_table_.count(name) > 0 || from_file_.count(name) > 0;
+  return on_command_line_.count(name) > 0 || from_file_.count(name) > 0;
 }
 
 std::string option_table::expected(const entry& e) const {
@@ -268,7 +260,7 @@ std::string option_table::normalize(const std::vector<std::string>& args, std::v
       }
       return "unknown option '" + (is_long ? "--" + name : a) + "' (see --help)";
     }
-    on_option_table_.insert(e->name);
+    on_command_line_.insert(e->name);
     if (e->kind == value_kind::flag) {
       if (!value)
         value = next_is_value && bool_word(args[i + 1]) ? args[++i] : std::string("true");
@@ -333,7 +325,7 @@ std::string option_table::read_config(std::vector<std::string>& out) {
     const entry* e = find(key);
     if (e == nullptr || e->name == "config-file")
       return "unknown option '" + key + "' in " + file_words_ + " (see --help)";
-    if (on_option_table_.count(e->name))
+    if (on_command_line_.count(e->name))
       continue;
     std::string value;
     for (auto& v : item.inputs)

@@ -34,7 +34,7 @@ namespace syncpoint::cli {
 
 class option_table {
  public:
-  explicit option_table(std::string command);
+  explicit option_table(const std::string& command);
 
   /// Options added after this are listed under NAME in --help (job,
   /// protocol, data, optimizer, cluster, output).
@@ -107,7 +107,6 @@ class option_table {
   std::string read_config(std::vector<std::string>& out);
   std::string apply_actor_system_args();
 
-  std::string command_;
   CLI::App app_;
   std::string group_ = "job";
   std::vector<entry> entries_;
@@ -118,7 +117,7 @@ class option_table {
   std::string about_;
   bool pass_unknown_ = false;
   bool help_printed_ = false;
-  std::set<std::string> on_option_table_, from_file_;
+  std::set<std::string> on_command_line_, from_file_;
   std::string file_words_;  // how a refusal names the config file
   std::vector<std::string> system_args_, passed_;
 };

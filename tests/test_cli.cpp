@@ -162,11 +162,7 @@ TEST_CASE("cli: a switch works bare, a flag takes true or false, and no option t
   CHECK_MESSAGE(r.status == 0, r.output);
   CHECK(r.output.find("[asp] eval") == std::string::npos);
   // A missing value is refused naming the option and what it expects.
-  auto refused = [](const std::string& args, const std::string& words) {
-    auto r = run(args);
-    CHECK_MESSAGE(r.status == 2, (args + "\n" + r.output));
-    CHECK_MESSAGE(r.output.find(words) != std::string::npos, (args + "\n" + r.output));
-  };
+  const auto& refused = syncpoint::testing::check_refused;
   refused("train --lr --workers 2" + fast,
           "syncpoint train: option '--lr' needs a value (a number), not the option '--workers' after it");
   refused("train" + fast + " --workers", "syncpoint train: option '--workers' needs a value (an integer)");

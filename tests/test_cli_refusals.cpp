@@ -30,32 +30,16 @@ TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
   CHECK(r.output.find("unknown protocol 'nope' (valid: asp, bsp, ") != std::string::npos);
   for (auto name : {"elastic-bsp", "r2sp", "ssp", "sync-switch", "wbsp", "wbsp-overlap"})  // and any added later
     CHECK(r.output.find(std::string(", ") + name) != std::string::npos);
-  r = run("train --lr fast");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("invalid value in '--lr=fast' (expected a number)") != std::string::npos);
-  r = run("train --bogus 1");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("unknown option '--bogus") != std::string::npos);
-  r = run("train --straggler 3:x4@8" + fast);
-  CHECK(r.status == 2);
-  CHECK(r.output.find("window '8' must be T1-T2") != std::string::npos);
-  r = run("train --clock wall");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("--clock=wall") != std::string::npos);
-  r = run("train --workers");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("needs a value") != std::string::npos);
-  r = run("frobnicate");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("syncpoint: unknown command 'frobnicate'\nusage: syncpoint <command> [options]") != std::string::npos);
-  r = run("train --data /nowhere --epochs 1");
-  CHECK(r.status == 2);
-  CHECK(r.output.find("/nowhere/train-images-idx3-ubyte.gz: no such file") != std::string::npos);
-  r = run("compare --protocols bsp,nope" + fast);
-  CHECK(r.status == 2);
-  CHECK(r.output.find("unknown protocol 'nope'") != std::string::npos);
+  const auto& refused = syncpoint::testing::check_refused;
+  refused("train --lr fast", "invalid value in '--lr=fast' (expected a number)");
+  refused("train --bogus 1", "unknown option '--bogus");
+  refused("train --straggler 3:x4@8" + fast, "window '8' must be T1-T2");
+  refused("train --clock wall", "--clock=wall");
+  refused("train --workers", "needs a value");
+  refused("frobnicate", "syncpoint: unknown command 'frobnicate'\nusage: syncpoint <command> [options]");
+  refused("train --data /nowhere --epochs 1", "/nowhere/train-images-idx3-ubyte.gz: no such file");
+  refused("compare --protocols bsp,nope" + fast, "unknown protocol 'nope'");
 }
-
 
 TEST_CASE("cli: short names follow the long ones' rules, integers are decimal, and CAF's settings reach only an actor system") {
   const auto& refused = syncpoint::testing::check_refused;
