@@ -45,7 +45,7 @@ std::optional<snapshot> next_whole(evaluator_state& st) {
 }
 
 evaluator_actor::behavior_type evaluator(evaluator_ptr self, evaluator_config cfg) {
-  self->state.m = make_model(cfg.model);
+  self->state.m = make_model(cfg.model, cfg.input);
   return {
     [=](snapshot& s) {
       auto& st = self->state;

@@ -14,6 +14,7 @@ namespace syncpoint {
 struct evaluator_config {
   std::shared_ptr<const dataset> test;  // read-only, shared by nobody else
   std::string model;
+  model_input input;                    // what the model is made for, and its device
   int64_t limit = 0;                    // first N test examples (0: all)
   coordinator_actor coordinator;
   /// Real clock: run on a thread of its own, so evaluating never occupies a

@@ -319,7 +319,7 @@ void resume(worker_ptr self) {
 
 worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   auto& st = self->state;
-  st.m = make_model(cfg.model);
+  st.m = make_model(cfg.model, cfg.input);
   st.sampler.emplace(cfg.train->size, cfg.workers, cfg.id, cfg.seed);
   st.batch = cfg.batch;
   st.cfg = std::move(cfg);

@@ -24,6 +24,7 @@ struct worker_config {
   int workers = 1;                         // shard = examples i with i % workers == id (after shuffle)
   std::shared_ptr<const dataset> train;    // read-only
   std::string model;
+  model_input input;                       // what the model is made for, and its device
   int batch = 64;
   double lr = 0.05;                        // local steps (WBSP), unless a release says the schedule's
   double clip_norm = 0;                    // each gradient scaled to at most this L2 norm (0: never)

@@ -17,6 +17,10 @@ F* openblas_symbol(const char* name) {
 
 blas_library find_blas() {
   blas_library b;
+  if (torch_uses_mkl()) {  // MKL is thread-safe, and LibTorch calls it rather than libblas.so.3
+    b.name = "MKL (inside LibTorch)";
+    return b;
+  }
   auto parallel = openblas_symbol<int()>("openblas_get_parallel");
   auto config = openblas_symbol<char*()>("openblas_get_config");
   if (!parallel || !config) {

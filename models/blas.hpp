@@ -1,5 +1,6 @@
 // The BLAS under LibTorch. Debian's LibTorch calls whatever libblas.so.3 the
-// alternatives system points to, and not every BLAS may be called from two
+// alternatives system points to; pip's carries MKL inside, which is safe to
+// call from any number of threads. Not every BLAS may be called from two
 // threads at once: OpenBLAS's serial build shares its work buffers without a
 // lock, and two workers computing gradients together then corrupt each other
 // (measured: losses of 10^9 from a model at 85% accuracy). The models take
@@ -15,10 +16,13 @@
 namespace syncpoint {
 
 struct blas_library {
-  std::string name;  // "OpenBLAS 0.3.21 (pthreads build)", or "reference or other BLAS"
+  std::string name;  // "OpenBLAS 0.3.21 (pthreads build)", "MKL (inside LibTorch)", or "reference or other BLAS"
   std::string path;  // the shared object, when known
   bool concurrent_calls_safe = true;
 };
+
+/// Whether the LibTorch linked carries MKL as its BLAS (defined beside the torch models).
+bool torch_uses_mkl();
 
 /// The BLAS this process calls, found once.
 const blas_library& blas();

@@ -6,20 +6,29 @@
 
 namespace syncpoint {
 
-// Defined in torch_models.cpp, the only place that includes LibTorch here.
-std::unique_ptr<model> make_torch_mlp();
-std::unique_ptr<model> make_torch_cnn();
-std::unique_ptr<model> make_torch_resnet();
+// Defined in torch_nets.cpp (the files that include LibTorch are torch_*.cpp).
+std::unique_ptr<model> make_torch_mlp(const model_input& in);
+std::unique_ptr<model> make_torch_cnn(const model_input& in);
+std::unique_ptr<model> make_torch_resnet(const model_input& in);
+std::unique_ptr<model> make_torch_resnet18(const model_input& in);
 
 namespace {
 
+int64_t features(const model_input& in) {
+  int64_t n = 1;
+  for (auto d : in.shape)
+    n *= d;
+  return n;
+}
+
 std::map<std::string, model_factory>& registry() {
   static std::map<std::string, model_factory> models{
-    {"softmax", [] { return make_softmax_model(); }},
-    {"mlp", [] { return make_torch_mlp(); }},
-    {"cnn", [] { return make_torch_cnn(); }},
-    {"resnet", [] { return make_torch_resnet(); }},
-    {"timing-only", [] { return make_timing_model(); }},
+    {"softmax", [](const model_input& in) { return make_softmax_model(features(in), in.classes); }},
+    {"mlp", make_torch_mlp},
+    {"cnn", make_torch_cnn},
+    {"resnet", make_torch_resnet},
+    {"resnet18", make_torch_resnet18},
+    {"timing-only", [](const model_input&) { return make_timing_model(); }},
   };
   return models;
 }
@@ -33,7 +42,27 @@ std::vector<float> model::current_weights() const {
                          "cannot be checkpointed");
 }
 
-std::unique_ptr<model> make_model(const std::string& name) {
+void model::place(const std::string& device, const std::string& precision) {
+  if (device != "cpu" || precision != "fp32")
+    throw std::invalid_argument("this model computes on the CPU in fp32 only (asked for " + device + " in " +
+                                precision + ")");
+}
+
+model_input input_of(const dataset& data) {
+  model_input in;
+  in.shape = data.shape;
+  in.classes = data.classes;
+  return in;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out;
+  for (auto d : shape)
+    out += (out.empty() ? "" : "x") + std::to_string(d);
+  return out;
+}
+
+std::unique_ptr<model> make_model(const std::string& name, const model_input& in) {
   model_factory f;
   {
     std::lock_guard<std::mutex> guard(registry_mutex);
@@ -47,12 +76,19 @@ std::unique_ptr<model> make_model(const std::string& name) {
       known += (known.empty() ? "" : ", ") + n;
     throw std::invalid_argument("unknown model '" + name + "' (known: " + known + ")");
   }
-  return f();
+  auto m = f(in);
+  if (in.device != "cpu" || in.precision != "fp32")
+    m->place(in.device, in.precision);
+  return m;
 }
 
 bool register_model(const std::string& name, model_factory factory) {
   std::lock_guard<std::mutex> guard(registry_mutex);
   return registry().emplace(name, std::move(factory)).second;
+}
+
+bool register_model(const std::string& name, std::function<std::unique_ptr<model>()> factory) {
+  return register_model(name, [f = std::move(factory)](const model_input&) { return f(); });
 }
 
 std::vector<std::string> model_names() {
@@ -82,18 +118,22 @@ double accuracy(model& m, const float* w, const dataset& data, int64_t limit) {
   return static_cast<double>(correct) / static_cast<double>(n);
 }
 
-double reference_gradient_ms(const std::string& model, int batch, std::string* source) {
+double reference_gradient_ms(const std::string& model, int batch, std::string* source, const model_input& in) {
   // ms per batch of 64 on the reference core (docs/architecture.md, "Virtual time").
   static const std::map<std::string, double> table{
     {"mlp", 0.70}, {"cnn", 3.80}, {"softmax", 0.075}, {"resnet", 76.0}};
   constexpr double mlp_params = 203530;
   double per64 = 0;
-  if (auto i = table.find(model); i != table.end()) {
+  auto i = table.find(model);
+  if (i != table.end() && in.shape == model_input{}.shape && in.classes == model_input{}.classes) {
     per64 = i->second;
     if (source)
       *source = "model table";
   } else {
-    per64 = table.at("mlp") * static_cast<double>(make_model(model)->size()) / mlp_params;
+    model_input on_cpu = in;
+    on_cpu.device = "cpu";
+    on_cpu.precision = "fp32";
+    per64 = table.at("mlp") * static_cast<double>(make_model(model, on_cpu)->size()) / mlp_params;
     if (source)
       *source = "parameter formula";
   }

@@ -139,8 +139,9 @@ struct rows_net : torch::nn::Module {
 // -- <syncpoint/torch_model.hpp> ---------------------------------------------------------
 
 struct net : torch::nn::Module {
-  torch::nn::Linear fc{register_module("fc", torch::nn::Linear(784, 10))};
-  torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }  // x: [B, 1, 28, 28]
+  torch::nn::Linear fc;
+  net(int64_t features, int64_t classes) : fc(register_module("fc", torch::nn::Linear(features, classes))) {}
+  torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }  // x: [B, shape...]
 };
 
 }  // namespace
@@ -179,7 +180,7 @@ TEST_CASE("header examples: <syncpoint/model.hpp> computes a gradient of the mlp
     return i % 10;
   });
   auto batch = train_set.view(0, 64);
-  auto m = syncpoint::make_model("mlp");
+  auto m = syncpoint::make_model("mlp", syncpoint::input_of(train_set));  // fits train_set's examples
   std::vector<float> w = m->initial_weights(/*seed=*/1);
   std::vector<float> g(m->size());
   m->load(w.data());
@@ -262,7 +263,11 @@ TEST_CASE("header examples: <syncpoint/torch_data.hpp>'s rows train as a data se
 }
 
 TEST_CASE("header examples: <syncpoint/torch_model.hpp>'s module trains once registered") {
-  syncpoint::register_model("my-net", [] { return syncpoint::wrap_module(std::make_shared<net>()); });
+  syncpoint::register_model("my-net", [](const syncpoint::model_input& in) {
+    int64_t features = 1;
+    for (auto d : in.shape) features *= d;
+    return syncpoint::wrap_module(std::make_shared<net>(features, in.classes));
+  });
   auto cfg = small_cfg("asp");
   cfg.model = "my-net";
   auto s = syncpoint::train(cfg).summary;

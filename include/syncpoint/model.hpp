@@ -1,11 +1,13 @@
 /// \file
 /// A model seen through one flat float parameter vector: the PS stores and
 /// updates that vector, workers load it and return gradients of the same length.
-/// A model takes examples of the shape its data set gives (Fashion-MNIST:
-/// 1x28x28), as a [batch, shape...] tensor.
+/// A model is made for its data set's examples (their shape and classes, by
+/// default Fashion-MNIST's 1x28x28 and 10) and takes them as a [batch, shape...]
+/// tensor; it computes on a device ("cpu" by default, or a GPU: docs/gpu.md),
+/// while weights and gradients always cross the seam as host floats.
 ///
 /// ```cpp
-/// auto m = syncpoint::make_model("mlp");
+/// auto m = syncpoint::make_model("mlp", syncpoint::input_of(train_set));  // fits train_set's examples
 /// std::vector<float> w = m->initial_weights(/*seed=*/1);
 /// std::vector<float> g(m->size());
 /// m->load(w.data());
@@ -55,21 +57,48 @@ class model {
   virtual float gradient(const batch_view& b, float* grad) = 0;
   /// Writes the predicted class of each example into `labels`.
   virtual void predict(const batch_view& b, int64_t* labels) = 0;
+  /// Moves the model to `device` ("cpu", "cuda:N") computing in `precision`
+  /// ("fp32", "bf16"); make_model calls it. Weights and gradients stay host
+  /// floats. The default accepts only "cpu" and "fp32" and throws
+  /// std::invalid_argument naming what it cannot do.
+  virtual void place(const std::string& device, const std::string& precision);
 };
 
-/// Makes a fresh model.
-using model_factory = std::function<std::unique_ptr<model>()>;
+/// What a model is made for: its data set's examples and where it computes.
+struct model_input {
+  std::vector<int64_t> shape{1, 28, 28};  ///< one example's (rank 1: a vector; rank 3: channels x height x width)
+  int64_t classes = 10;                   ///< labels 0 .. classes - 1
+  std::string device = "cpu";             ///< "cpu" or "cuda:N" (docs/gpu.md)
+  std::string precision = "fp32";         ///< "fp32", or "bf16" (autocast, on CUDA only)
+};
 
-/// Builds the model registered as `name`; throws std::invalid_argument listing
-/// the known names otherwise. Built in: "softmax" (Eigen), "mlp" (784-256-10),
-/// "cnn" (two conv layers), "resnet" (three residual blocks with BatchNorm,
-/// 308k parameters), all three LibTorch; "timing-only" (one parameter, a
-/// zero gradient, no work: what `syncpoint simulate` runs).
-std::unique_ptr<model> make_model(const std::string& name);
+/// What a model for `data`'s examples takes (its shape and classes, on the CPU in fp32).
+model_input input_of(const dataset& data);
+
+/// An example shape as text, e.g. "3x32x32".
+std::string shape_text(const std::vector<int64_t>& shape);
+
+/// Makes a fresh model for an input (make_model moves it to in.device afterwards).
+using model_factory = std::function<std::unique_ptr<model>(const model_input&)>;
+
+/// Builds the model registered as `name` for `in`'s examples and places it on
+/// in.device; throws std::invalid_argument listing the known names, or naming
+/// the shape, device or precision the model cannot take. Built in: "softmax"
+/// (Eigen), "mlp" (one hidden layer of 256), "cnn" (two 5x5 conv layers),
+/// "resnet" (three residual blocks with BatchNorm, 308k parameters at 1x28x28),
+/// "resnet18" (ResNet-18's CIFAR variant, 11.2M parameters), the last four
+/// LibTorch, each sized by in.shape and in.classes; "timing-only" (one
+/// parameter, a zero gradient, no work: what `syncpoint simulate` runs).
+std::unique_ptr<model> make_model(const std::string& name, const model_input& in = {});
 
 /// Adds a model under `name`, e.g. one wrapping any torch::nn::Module (see
-/// <syncpoint/torch_model.hpp>). Returns false if the name is taken.
+/// <syncpoint/torch_model.hpp>), sized by the input it is made for. Returns
+/// false if the name is taken.
 bool register_model(const std::string& name, model_factory factory);
+
+/// As above, for a model of a fixed shape: its factory takes no input, and a
+/// data set its shape does not fit is refused when a job starts.
+bool register_model(const std::string& name, std::function<std::unique_ptr<model>()> factory);
 
 /// Every registered model's name, sorted.
 std::vector<std::string> model_names();
@@ -82,10 +111,13 @@ double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0
 /// the virtual clock's default per-iteration cost, so that a virtual run is
 /// reproducible from its command line. Built-in models come from a table
 /// measured once (one core of the development VM, LibTorch 1.13 with serial
-/// OpenBLAS, batch 64: mlp 0.70 ms, cnn 3.80 ms, softmax 0.075 ms, resnet 76 ms); any other
-/// model costs like the mlp per parameter. Linear in `batch`. `source` (if
-/// given) says which: "model table" or "parameter formula".
-double reference_gradient_ms(const std::string& model, int batch, std::string* source = nullptr);
+/// OpenBLAS, batch 64, examples of 1x28x28 and 10 classes: mlp 0.70 ms, cnn
+/// 3.80 ms, softmax 0.075 ms, resnet 76 ms); any other model, or a built-in one
+/// made for another input `in`, costs like the mlp per parameter (a GPU worker
+/// or another shape: measure it, docs/architecture.md "Virtual time"). Linear
+/// in `batch`. `source` (if given) says which: "model table" or "parameter formula".
+double reference_gradient_ms(const std::string& model, int batch, std::string* source = nullptr,
+                             const model_input& in = {});
 
 /// The "timing-only" model.
 std::unique_ptr<model> make_timing_model();
@@ -100,5 +132,11 @@ void set_torch_threads(int n);
 
 /// The LibTorch version built against, e.g. "1.13.0".
 std::string torch_version();
+
+/// Whether the LibTorch built against has CUDA (whatever devices this machine has).
+bool torch_has_cuda();
+
+/// The CUDA devices this process sees (0 without CUDA): "cuda:0" .. "cuda:N-1".
+int cuda_device_count();
 
 }  // namespace syncpoint

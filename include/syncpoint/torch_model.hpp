@@ -1,14 +1,20 @@
 /// \file
 /// Bring any torch::nn::Module to syncpoint. Its parameters are re-seated as
 /// views into one contiguous buffer, so loading weights is one copy and the
-/// gradient is written by autograd straight into the caller's buffer.
+/// gradient is written by autograd straight into that buffer's twin: on the
+/// CPU the caller's, on a GPU one on the device, copied to the host once.
 ///
 /// ```cpp
 /// struct net : torch::nn::Module {
-///   torch::nn::Linear fc{register_module("fc", torch::nn::Linear(784, 10))};
-///   torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }  // x: [B, 1, 28, 28]
+///   torch::nn::Linear fc;
+///   net(int64_t features, int64_t classes) : fc(register_module("fc", torch::nn::Linear(features, classes))) {}
+///   torch::Tensor forward(const torch::Tensor& x) { return fc(x.flatten(1)); }  // x: [B, shape...]
 /// };
-/// syncpoint::register_model("my-net", [] { return syncpoint::wrap_module(std::make_shared<net>()); });
+/// syncpoint::register_model("my-net", [](const syncpoint::model_input& in) {
+///   int64_t features = 1;
+///   for (auto d : in.shape) features *= d;
+///   return syncpoint::wrap_module(std::make_shared<net>(features, in.classes));
+/// });
 /// ```
 ///
 /// Only files that wrap their own module include this header (it pulls in LibTorch).
@@ -46,6 +52,10 @@ class torch_model : public model {
   std::vector<float> current_weights() const override;
   float gradient(const batch_view& b, float* grad) override;
   void predict(const batch_view& b, int64_t* labels) override;
+  /// Moves the module to `device` ("cpu", "cuda", "cuda:N"); "bf16" runs the
+  /// forward and backward under CUDA autocast. Throws std::invalid_argument
+  /// for a device this LibTorch or machine lacks, or bf16 on the CPU.
+  void place(const std::string& device, const std::string& precision) override;
 
  private:
   std::shared_ptr<torch::nn::Module> module_;
@@ -63,6 +73,16 @@ class torch_model : public model {
   torch::Tensor flat_;  ///< every parameter, contiguous; params_ are views of it
   std::shared_ptr<const std::vector<float>> adopted_;  ///< flat_'s storage after adopt()
   torch::Tensor own_;  ///< storage of our own
+
+  // Off the CPU (place()): the device, the gradient on it, and pinned host
+  // buffers that batches come from and the gradient goes to.
+  torch::Device device_{torch::kCPU};
+  bool bf16_ = false;
+  torch::Tensor device_grad_;  ///< parameters' gradient on the device
+  torch::Tensor pinned_grad_;  ///< gradient and buffers, pinned on the host
+  torch::Tensor pinned_x_;     ///< a batch's examples, pinned (grows to the largest batch)
+  bool on_cpu() const { return device_.is_cpu(); }
+  torch::Tensor examples_on_device(const batch_view& b);
 };
 
 /// A model of `m`, whose forward() maps a batch to logits: what register_model's factory returns.

@@ -161,10 +161,11 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
       st.data_key = key;
     }
     test = st.test;
-    auto m = make_model(cfg.model);
+    auto input = input_of(*test);
+    auto m = make_model(cfg.model, input);
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
     auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;
-    plan = make_plan(cfg, {st.train_size, m->size(), m->buffers(), shard_hosts});
+    plan = make_plan(cfg, {st.train_size, m->size(), m->buffers(), shard_hosts, input});
     if (plan.cfg.checkpoint_every_s > 0)
       check_checkpointable(plan);
     if (!plan.cfg.resume_dir.empty())

@@ -123,7 +123,7 @@ void check_checkpointable(const job_plan& plan) {
   try {
     auto p = make_protocol(cfg.protocol, plan.protocol);
     save_protocol_state(*p, cfg.protocol);
-    make_model(cfg.model)->current_weights();
+    make_model(cfg.model, plan.input)->current_weights();
   } catch (const std::logic_error& e) {
     throw config_error(std::string("--checkpoint-every: ") + e.what());
   }

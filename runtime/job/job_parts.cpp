@@ -16,25 +16,18 @@ namespace syncpoint {
 
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string out;
-  for (auto d : shape)
-    out += (out.empty() ? "" : "x") + std::to_string(d);
-  return out;
-}
-
 // One gradient on two examples, one of them of the largest label: a model
 // that cannot take the data's shape or classes is refused before anything starts.
 void check_model_fits(const job_config& cfg, const dataset& train) {
   if (cfg.model == "timing-only" || train.size == 0)
     return;
-  auto m = make_model(cfg.model);
   auto top = std::max_element(train.y.begin(), train.y.end()) - train.y.begin();
   std::vector<float> x(train.row(0), train.row(0) + train.dim);
   x.insert(x.end(), train.row(top), train.row(top) + train.dim);
   std::vector<int64_t> y{train.y[0], train.y[static_cast<size_t>(top)]};
-  std::vector<float> g(m->size());
   try {
+    auto m = make_model(cfg.model, input_of(train));
+    std::vector<float> g(m->size());
     m->load(m->initial_weights(cfg.seed).data());
     m->gradient({x.data(), y.data(), 2, train.dim, train.shape.data(), static_cast<int64_t>(train.shape.size())},
                 g.data());
@@ -117,7 +110,7 @@ ps_parts prepare_ps(caf::actor_system& sys, const job_plan& plan, const core_opt
   auto& cfg = plan.cfg;
   ps_parts out;
   auto* resume = opts.resume;
-  auto initial = make_model(cfg.model)->initial_weights(cfg.seed);
+  auto initial = make_model(cfg.model, plan.input)->initial_weights(cfg.seed);
   auto k = plan.shards();
   auto parts = resume ? resume_parts(plan.bounds, resume->ps) : shard_states{};  // before anything is spawned
   // About six events a push (compute, push, wait, pull, apply, a barrier's
@@ -172,7 +165,7 @@ job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::sh
   }
   core.coordinator = spawn_coordinator(sys, co);
   core.evaluator =
-    spawn_evaluator(sys, {std::move(test), cfg.model, 0, core.coordinator, opts.detached_evaluator});
+    spawn_evaluator(sys, {std::move(test), cfg.model, plan.input, 0, core.coordinator, opts.detached_evaluator});
   return core;
 }
 
@@ -195,6 +188,7 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.workers = cfg.workers;
   w.train = std::move(train);
   w.model = cfg.model;
+  w.input = worker_input(plan, id);
   w.batch = cfg.batch;
   w.lr = plan.lr;
   w.clip_norm = cfg.clip_norm;

@@ -66,9 +66,18 @@ job_plan make_plan(const job_config& options, const plan_context& ctx) {
   p.bounds = ps_group::even_bounds(ctx.model_size, static_cast<size_t>(shards));
   for (int32_t k = 0; k < shards; ++k)
     p.shard_hosts.push_back(k % std::max(1, ctx.hosts));
+  p.input = ctx.input;
   p.devices.assign(static_cast<size_t>(cfg.workers), "cpu");
   p.protocol = protocol_options_for(cfg);
   return p;
+}
+
+model_input worker_input(const job_plan& plan, int id) {
+  auto in = plan.input;
+  auto i = static_cast<size_t>(id);
+  if (i < plan.devices.size())
+    in.device = plan.devices[i];
+  return in;
 }
 
 }  // namespace syncpoint

@@ -13,6 +13,7 @@
 
 #include "core/optimizer.hpp"
 #include <syncpoint/job_config.hpp>
+#include <syncpoint/model.hpp>
 
 #include <cstdint>
 #include <string>
@@ -27,6 +28,7 @@ struct plan_context {
   uint64_t buffers = 0;     ///< of which the last `buffers` are buffers (BatchNorm's statistics)
   int32_t hosts = 1;        ///< the hosts the shards are spread over: 1 in one process and with
                             ///< --ps-placement head, the workers' nodes with --ps-placement nodes
+  model_input input;        ///< what the model is made for: the data set's example shape and classes
 };
 
 struct job_plan {
@@ -40,6 +42,7 @@ struct job_plan {
   lr_schedule schedule;             ///< built over the run's length (or --lr-epochs)
   std::vector<uint64_t> bounds;     ///< shard k holds values [bounds[k], bounds[k + 1])
   std::vector<int32_t> shard_hosts; ///< per shard: the host (of plan_context::hosts) that runs it
+  model_input input;                ///< the data set's example shape and classes (on the CPU: the PS's model)
   std::vector<std::string> devices; ///< per worker: where it computes ("cpu")
   protocol_options protocol;        ///< the protocol's options, with the job's context (job.model, ...)
 
@@ -49,10 +52,18 @@ struct job_plan {
 };
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, model_input& x) {
+  return f(caf::meta::type_name("model_input"), x.shape, x.classes, x.device, x.precision);
+}
+
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_plan& x) {
   return f(caf::meta::type_name("job_plan"), x.cfg, x.train_size, x.model_size, x.buffers, x.sample_budget,
-           x.eval_every_samples, exact(x.lr), x.schedule, x.bounds, x.shard_hosts, x.devices, x.protocol);
+           x.eval_every_samples, exact(x.lr), x.schedule, x.bounds, x.shard_hosts, x.input, x.devices, x.protocol);
 }
+
+/// What worker `id`'s model is made for: the plan's input on the worker's device.
+model_input worker_input(const job_plan& plan, int id);
 
 /// `cfg` with its implicit limits made explicit (no limit: 1 epoch; a target
 /// alone: stop at it, capped at target_only_epoch_cap epochs).

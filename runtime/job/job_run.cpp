@@ -91,7 +91,7 @@ run_start find_start(const job_plan& plan, const dataset& train) {
     s.cost_source = "checkpoint";
   } else if (cfg.clock == clock_kind::virtual_time && s.iter_cost_ms == 0) {
     if (cfg.measure_iter_cost) {
-      auto m = make_model(cfg.model);
+      auto m = make_model(cfg.model, worker_input(plan, 0));
       s.iter_cost_ms = measure_iter_cost_ms(*m, m->initial_weights(cfg.seed), train, cfg.batch);
       s.cost_source = "measured";
       if (cfg.progress)
@@ -100,7 +100,7 @@ run_start find_start(const job_plan& plan, const dataset& train) {
                      "to reproduce this run bit for bit\n",
                      cfg.protocol.c_str(), s.iter_cost_ms, s.iter_cost_ms);
     } else {
-      s.iter_cost_ms = reference_gradient_ms(cfg.model, cfg.batch, &s.cost_source);
+      s.iter_cost_ms = reference_gradient_ms(cfg.model, cfg.batch, &s.cost_source, plan.input);
     }
   }
   return s;
@@ -327,8 +327,9 @@ job job::spawn(caf::actor_system& sys, const job_config& cfg_in, job_options opt
   }
   tune_allocator();
   p->data = load_data(cfg_in);
-  auto m = make_model(cfg_in.model);
-  p->plan = make_plan(cfg_in, {p->data.train->size, m->size(), m->buffers()});
+  auto input = input_of(*p->data.train);
+  auto m = make_model(cfg_in.model, input);
+  p->plan = make_plan(cfg_in, {p->data.train->size, m->size(), m->buffers(), 1, input});
   p->start = find_start(p->plan, *p->data.train);
   p->write_checkpoint = checkpoint_writer(p->plan, run_settings(p->plan, p->start.iter_cost_ms));
   p->on_progress = opts.on_progress;

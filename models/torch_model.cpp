@@ -1,6 +1,7 @@
 #include <syncpoint/torch_model.hpp>
 
 #include "models/blas.hpp"
+#include "models/torch_compat.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -88,13 +89,20 @@ void torch_model::seat_parameters() {
 }
 
 void torch_model::load_buffers(const float* b) {
-  std::copy(b, b + buffer_store_.numel(), buffer_store_.data_ptr<float>());
+  if (on_cpu())
+    std::copy(b, b + buffer_store_.numel(), buffer_store_.data_ptr<float>());
+  else
+    buffer_store_.copy_(torch::from_blob(const_cast<float*>(b), {buffer_store_.numel()}));
 }
 
 void torch_model::adopt(std::shared_ptr<const std::vector<float>> w) {
   if (w->size() != size())
     throw std::invalid_argument("torch_model::adopt: " + std::to_string(w->size()) + " values for " +
                                 std::to_string(size()) + " parameters and buffers");
+  if (!on_cpu()) {  // a device cannot read host memory in place: one copy
+    load(w->data());
+    return;
+  }
   adopted_ = std::move(w);
   // Read-only from here on: gradients go to their own buffer, and load()
   // first gives the model storage of its own again. The buffers are copied:
@@ -127,7 +135,12 @@ std::vector<float> torch_model::initial_weights(uint64_t seed) {
     } else {
       if (p.dim() >= 2)
         bound = 1.0 / std::sqrt(static_cast<double>(p.numel() / p.size(0)));
-      p.uniform_(-bound, bound);  // a bias uses the fan-in of the weight before it
+      // Drawn on the host from the CPU generator whatever the device: the
+      // same seed gives the same weights on every device.
+      auto drawn = on_cpu() ? p : torch::empty(p.sizes());
+      drawn.uniform_(-bound, bound);  // a bias uses the fan-in of the weight before it
+      if (!on_cpu())
+        p.copy_(drawn);
     }
     offset += p.numel();
   }
@@ -148,6 +161,11 @@ void torch_model::load(const float* w) {
 
 std::vector<float> torch_model::current_weights() const {
   std::vector<float> out(size());
+  if (!on_cpu()) {
+    torch::from_blob(out.data(), {flat_.numel()}).copy_(flat_);
+    torch::from_blob(out.data() + flat_.numel(), {buffer_store_.numel()}).copy_(buffer_store_);
+    return out;
+  }
   std::copy(flat_.data_ptr<float>(), flat_.data_ptr<float>() + flat_.numel(), out.begin());
   std::copy(buffer_store_.data_ptr<float>(), buffer_store_.data_ptr<float>() + buffer_store_.numel(),
             out.begin() + flat_.numel());
@@ -162,16 +180,18 @@ void torch_model::local_step(const float* grad, float lr) {
     flat_ = own_;
     seat_parameters();
   }
-  flat_.add_(torch::from_blob(const_cast<float*>(grad), {parameter_count()}), -lr);
+  auto step = torch::from_blob(const_cast<float*>(grad), {parameter_count()});
+  flat_.add_(on_cpu() ? step : step.to(device_), -lr);
   load_buffers(grad + parameter_count());
 }
 
 float torch_model::gradient(const batch_view& b, float* grad) {
   apply_thread_setting();
-  // Each parameter's .grad is a view into `grad`, so autograd accumulates
-  // straight into the caller's buffer (measured faster than copying out
-  // freshly allocated gradients).
-  auto g = torch::from_blob(grad, {parameter_count()});
+  // Each parameter's .grad is a view into one flat gradient, so autograd
+  // accumulates straight into it (measured faster than copying out freshly
+  // allocated gradients). On the CPU that is the caller's buffer; on a
+  // device, device_grad_, copied to the host once at the end.
+  auto g = on_cpu() ? torch::from_blob(grad, {parameter_count()}) : device_grad_;
   g.zero_();
   int64_t offset = 0;
   std::vector<torch::Tensor> targets;
@@ -181,109 +201,123 @@ float torch_model::gradient(const batch_view& b, float* grad) {
     p.mutable_grad() = targets.back();
     offset += p.numel();
   }
-  auto x = torch::from_blob(const_cast<float*>(b.x), b.sizes());
+  auto x = examples_on_device(b);
   auto y = torch::from_blob(const_cast<int64_t*>(b.y), {b.count}, torch::kLong);
+  if (!on_cpu())
+    y = y.to(device_);
   auto turn = blas_turn();
   module_->train();
-  auto loss = torch::nn::functional::cross_entropy(forward_(x), y);
-  loss.backward();
+  torch::Tensor loss;
+  {
+    autocast_scope bf16(bf16_);
+    loss = torch::nn::functional::cross_entropy(forward_(x), y);
+    loss.backward();
+  }
   for (size_t i = 0; i < params_.size(); ++i) {
     auto& pg = params_[i].mutable_grad();
     if (pg.data_ptr() != targets[i].data_ptr())  // autograd chose a fresh tensor
       targets[i].copy_(pg);
     pg = torch::Tensor();
   }
-  // The buffers as the forward pass left them (BatchNorm's running statistics).
-  std::copy(buffer_store_.data_ptr<float>(), buffer_store_.data_ptr<float>() + buffer_store_.numel(),
-            grad + parameter_count());
+  if (on_cpu()) {
+    // The buffers as the forward pass left them (BatchNorm's running statistics).
+    std::copy(buffer_store_.data_ptr<float>(), buffer_store_.data_ptr<float>() + buffer_store_.numel(),
+              grad + parameter_count());
+    return loss.item<float>();
+  }
+  // Device to pinned host memory (the fast path of a device copy), then to the caller's buffer.
+  pinned_grad_.narrow(0, 0, parameter_count()).copy_(device_grad_);
+  pinned_grad_.narrow(0, parameter_count(), buffer_store_.numel()).copy_(buffer_store_);
+  std::copy(pinned_grad_.data_ptr<float>(), pinned_grad_.data_ptr<float>() + pinned_grad_.numel(), grad);
   return loss.item<float>();
+}
+
+// A batch's examples as a tensor on the model's device: on the CPU the
+// caller's memory itself; on a device, staged through pinned host memory,
+// from which the copy runs at the bus's speed.
+torch::Tensor torch_model::examples_on_device(const batch_view& b) {
+  auto x = torch::from_blob(const_cast<float*>(b.x), b.sizes());
+  if (on_cpu())
+    return x;
+  auto n = x.numel();
+  if (!pinned_x_.defined() || pinned_x_.numel() < n)
+    pinned_x_ = torch::empty({n}, torch::TensorOptions().pinned_memory(true));
+  auto staged = pinned_x_.narrow(0, 0, n).view(b.sizes());
+  staged.copy_(x);
+  return staged.to(device_, /*non_blocking=*/true);
 }
 
 void torch_model::predict(const batch_view& b, int64_t* labels) {
   apply_thread_setting();
   torch::NoGradGuard no_grad;
-  auto x = torch::from_blob(const_cast<float*>(b.x), b.sizes());
+  auto x = examples_on_device(b);
   auto turn = blas_turn();
   module_->eval();  // BatchNorm uses its running statistics
-  auto predicted = forward_(x).argmax(1).contiguous();
+  torch::Tensor predicted;
+  {
+    autocast_scope bf16(bf16_);
+    predicted = forward_(x).argmax(1).to(torch::kCPU).contiguous();
+  }
   module_->train();
   std::copy(predicted.data_ptr<int64_t>(), predicted.data_ptr<int64_t>() + b.count, labels);
 }
 
-namespace {
-
-struct mlp : torch::nn::Module {
-  torch::nn::Linear fc1{register_module("fc1", torch::nn::Linear(784, 256))};
-  torch::nn::Linear fc2{register_module("fc2", torch::nn::Linear(256, 10))};
-  torch::Tensor forward(const torch::Tensor& x) { return fc2(torch::relu(fc1(x.flatten(1)))); }
-};
-
-struct cnn : torch::nn::Module {
-  torch::nn::Conv2d conv1{register_module("conv1", torch::nn::Conv2d(1, 8, 5))};
-  torch::nn::Conv2d conv2{register_module("conv2", torch::nn::Conv2d(8, 16, 5))};
-  torch::nn::Linear fc{register_module("fc", torch::nn::Linear(16 * 4 * 4, 10))};
-  torch::Tensor forward(const torch::Tensor& x) {
-    auto h = torch::max_pool2d(torch::relu(conv1(x.view({-1, 1, 28, 28}))), 2);
-    h = torch::max_pool2d(torch::relu(conv2(h)), 2);
-    return fc(h.flatten(1));
-  }
-};
-
-// Two 3x3 convolutions with BatchNorm and a shortcut (He et al. 2016); a
-// 1x1 convolution on the shortcut where the shape changes.
-struct basic_block : torch::nn::Module {
-  torch::nn::Conv2d conv1{nullptr}, conv2{nullptr}, down{nullptr};
-  torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr}, down_bn{nullptr};
-
-  basic_block(int64_t in, int64_t out, int64_t stride) {
-    using torch::nn::Conv2dOptions;
-    conv1 = register_module("conv1", torch::nn::Conv2d(Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false)));
-    bn1 = register_module("bn1", torch::nn::BatchNorm2d(out));
-    conv2 = register_module("conv2", torch::nn::Conv2d(Conv2dOptions(out, out, 3).padding(1).bias(false)));
-    bn2 = register_module("bn2", torch::nn::BatchNorm2d(out));
-    if (stride != 1 || in != out) {
-      down = register_module("down", torch::nn::Conv2d(Conv2dOptions(in, out, 1).stride(stride).bias(false)));
-      down_bn = register_module("down_bn", torch::nn::BatchNorm2d(out));
+void torch_model::place(const std::string& device, const std::string& precision) {
+  if (precision != "fp32" && precision != "bf16")
+    throw std::invalid_argument("precision '" + precision + "' is not one of fp32, bf16");
+  torch::Device to = torch::kCPU;
+  if (device != "cpu") {
+    if (device != "cuda" && device.rfind("cuda:", 0) != 0)
+      throw std::invalid_argument("device '" + device + "' is not one of cpu, cuda, cuda:N");
+    if (!built_with_cuda())
+      throw std::invalid_argument("this LibTorch was built without CUDA (device " + device + ")");
+    try {
+      to = torch::Device(device);
+    } catch (const std::exception&) {
+      throw std::invalid_argument("device '" + device + "' is not one of cpu, cuda, cuda:N");
     }
+    auto visible = cuda_device_count();
+    if (to.index() >= visible)
+      throw std::invalid_argument("device " + device + ": " + std::to_string(visible) + " CUDA device" +
+                                  (visible == 1 ? "" : "s") + " visible");
   }
-  torch::Tensor forward(const torch::Tensor& x) {
-    auto h = torch::relu(bn1(conv1(x)));
-    h = bn2(conv2(h));
-    return torch::relu(h + (down ? down_bn(down(x)) : x));
+  if (precision == "bf16" && to.is_cpu())
+    throw std::invalid_argument("--precision bf16 needs a CUDA device (autocast runs on CUDA); on the CPU use fp32");
+  bf16_ = precision == "bf16";
+  if (to == device_)
+    return;
+  if (adopted_)
+    load(adopted_->data());  // storage of our own before it moves
+  torch::NoGradGuard no_grad;
+  module_->to(to);  // integer buffers too (BatchNorm's batch count)
+  device_ = to;
+  flat_ = flat_.to(to);
+  own_ = flat_;
+  seat_parameters();
+  buffer_store_ = buffer_store_.to(to);
+  int64_t offset = 0;
+  for (auto& b : buffers_) {
+    b.set_data(buffer_store_.narrow(0, offset, b.numel()).view(b.sizes()));
+    offset += b.numel();
   }
-};
-
-// A small ResNet for 28x28 single-channel images: a 3x3 stem and a pooling
-// to 14x14, then three residual blocks of 32, 64 and 128 channels (14x14,
-// 7x7, 4x4), global average pooling and a linear layer: 308,074 parameters
-// and 1,344 BatchNorm statistics.
-struct resnet : torch::nn::Module {
-  torch::nn::Conv2d stem{register_module(
-    "stem", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 32, 3).padding(1).bias(false)))};
-  torch::nn::BatchNorm2d stem_bn{register_module("stem_bn", torch::nn::BatchNorm2d(32))};
-  std::shared_ptr<basic_block> block1{register_module("block1", std::make_shared<basic_block>(32, 32, 1))};
-  std::shared_ptr<basic_block> block2{register_module("block2", std::make_shared<basic_block>(32, 64, 2))};
-  std::shared_ptr<basic_block> block3{register_module("block3", std::make_shared<basic_block>(64, 128, 2))};
-  torch::nn::Linear fc{register_module("fc", torch::nn::Linear(128, 10))};
-  torch::Tensor forward(const torch::Tensor& x) {
-    auto h = torch::max_pool2d(torch::relu(stem_bn(stem(x.view({-1, 1, 28, 28})))), 2);
-    h = block3->forward(block2->forward(block1->forward(h)));
-    return fc(torch::adaptive_avg_pool2d(h, {1, 1}).flatten(1));
+  if (to.is_cpu()) {
+    device_grad_ = pinned_grad_ = pinned_x_ = torch::Tensor();
+    return;
   }
-};
-
-}  // namespace
-
-std::unique_ptr<model> make_torch_resnet() {
-  return wrap_module(std::make_shared<resnet>());
+  device_grad_ = torch::empty({parameter_count()}, torch::TensorOptions().device(to));
+  pinned_grad_ = torch::empty({static_cast<int64_t>(size())}, torch::TensorOptions().pinned_memory(true));
 }
 
-std::unique_ptr<model> make_torch_mlp() {
-  return wrap_module(std::make_shared<mlp>());
+bool torch_has_cuda() {
+  return built_with_cuda();
 }
 
-std::unique_ptr<model> make_torch_cnn() {
-  return wrap_module(std::make_shared<cnn>());
+int cuda_device_count() {
+  return built_with_cuda() ? static_cast<int>(torch::cuda::device_count()) : 0;
+}
+
+bool torch_uses_mkl() {
+  return at::hasMKL();
 }
 
 std::string torch_version() {
