@@ -65,6 +65,11 @@ options::options(command c) : table_(command_name(c)) {
                                     : "model: " + model_list() + " (default mlp)")
     .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
     .add(cfg_.seed, "seed", "random seed (default 1)");
+  if (!sim)
+    t.add(cfg_.device, "device", "where workers and the evaluator compute: cpu, cuda (the visible GPUs, round robin), "
+                                 "cuda:N, or auto (cuda if there is one, else cpu); default cpu (docs/gpu.md)")
+      .add(cfg_.precision, "precision", "fp32, or bf16: CUDA autocast for the forward and backward, the PS stays fp32 "
+                                        "(default fp32)");
   if (sim)
     t.add(iterations, "iterations,k", "iterations per worker: the run stops after workers x K pushes' samples (default 100)");
   else

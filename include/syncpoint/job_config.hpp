@@ -83,6 +83,14 @@ struct job_config {
   double clip_norm = 0;
   int batch = 64;  ///< examples per gradient
 
+  /// Where workers and the evaluator compute (docs/gpu.md): "cpu", "cuda"
+  /// (the visible GPUs shared round robin), "cuda:N", or "auto" (cuda if the
+  /// LibTorch has it and a GPU is visible, else cpu).
+  std::string device = "cpu";
+  /// "fp32", or "bf16": the forward and backward under CUDA autocast; the
+  /// gradients the PS gets and the weights it keeps stay fp32.
+  std::string precision = "fp32";
+
   uint64_t seed = 1;  ///< every random choice of the run follows it
   clock_kind clock = clock_kind::virtual_time;  ///< virtual: reproducible bit for bit; real: wall time
   std::string straggler;       ///< slow workers, e.g. "3:x4" (worker 3 four times slower): `syncpoint train --help`
@@ -137,7 +145,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
-           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic);
+           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision);
 }
 
 }  // namespace syncpoint

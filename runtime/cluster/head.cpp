@@ -161,6 +161,9 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
       st.data_key = key;
     }
     test = st.test;
+    if (cfg.device != "cpu" && cfg.device != "auto")
+      throw config_error("--device " + cfg.device + ": no node of this cluster offers a GPU (nodes offer them "
+                         "with --gpus)");
     auto input = input_of(*test);
     auto m = make_model(cfg.model, input);
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.

@@ -89,6 +89,7 @@ void validate(const job_config& cfg) {
   require(cfg.checkpoint_keep >= 0, "--checkpoint-keep must be >= 0 (0: keep all)");
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
+  check_device_options(cfg);
   try {
     straggler_plan::parse(cfg.straggler).check_workers(cfg.workers);
   } catch (const straggler_error& e) {

@@ -165,7 +165,7 @@ job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::sh
   }
   core.coordinator = spawn_coordinator(sys, co);
   core.evaluator =
-    spawn_evaluator(sys, {std::move(test), cfg.model, plan.input, 0, core.coordinator, opts.detached_evaluator});
+    spawn_evaluator(sys, {std::move(test), cfg.model, evaluator_input(plan), 0, core.coordinator, opts.detached_evaluator});
   return core;
 }
 

@@ -67,9 +67,18 @@ job_plan make_plan(const job_config& options, const plan_context& ctx) {
   for (int32_t k = 0; k < shards; ++k)
     p.shard_hosts.push_back(k % std::max(1, ctx.hosts));
   p.input = ctx.input;
-  p.devices.assign(static_cast<size_t>(cfg.workers), "cpu");
+  p.devices = resolve_devices(cfg, ctx.offer, cfg.workers);
+  p.eval_device = p.devices.empty() ? "cpu" : p.devices.front();
   p.protocol = protocol_options_for(cfg);
   return p;
+}
+
+model_input evaluator_input(const job_plan& plan) {
+  auto in = plan.input;
+  in.device = plan.eval_device;
+  if (in.device != "cpu")
+    in.precision = plan.cfg.precision;
+  return in;
 }
 
 model_input worker_input(const job_plan& plan, int id) {
@@ -77,6 +86,8 @@ model_input worker_input(const job_plan& plan, int id) {
   auto i = static_cast<size_t>(id);
   if (i < plan.devices.size())
     in.device = plan.devices[i];
+  if (in.device != "cpu")
+    in.precision = plan.cfg.precision;
   return in;
 }
 

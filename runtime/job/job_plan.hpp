@@ -12,6 +12,7 @@
 #pragma once
 
 #include "core/optimizer.hpp"
+#include "runtime/job/devices.hpp"
 #include <syncpoint/job_config.hpp>
 #include <syncpoint/model.hpp>
 
@@ -29,6 +30,7 @@ struct plan_context {
   int32_t hosts = 1;        ///< the hosts the shards are spread over: 1 in one process and with
                             ///< --ps-placement head, the workers' nodes with --ps-placement nodes
   model_input input;        ///< what the model is made for: the data set's example shape and classes
+  device_offer offer;       ///< the devices workers may take (one process: this_machine())
 };
 
 struct job_plan {
@@ -43,7 +45,8 @@ struct job_plan {
   std::vector<uint64_t> bounds;     ///< shard k holds values [bounds[k], bounds[k + 1])
   std::vector<int32_t> shard_hosts; ///< per shard: the host (of plan_context::hosts) that runs it
   model_input input;                ///< the data set's example shape and classes (on the CPU: the PS's model)
-  std::vector<std::string> devices; ///< per worker: where it computes ("cpu")
+  std::vector<std::string> devices; ///< per worker: where it computes ("cpu", "cuda:0", ...)
+  std::string eval_device = "cpu";  ///< where the evaluator computes: worker 0's device
   protocol_options protocol;        ///< the protocol's options, with the job's context (job.model, ...)
 
   size_t shards() const { return bounds.size() - 1; }
@@ -59,11 +62,15 @@ typename Inspector::result_type inspect(Inspector& f, model_input& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_plan& x) {
   return f(caf::meta::type_name("job_plan"), x.cfg, x.train_size, x.model_size, x.buffers, x.sample_budget,
-           x.eval_every_samples, exact(x.lr), x.schedule, x.bounds, x.shard_hosts, x.input, x.devices, x.protocol);
+           x.eval_every_samples, exact(x.lr), x.schedule, x.bounds, x.shard_hosts, x.input, x.devices, x.eval_device, x.protocol);
 }
 
-/// What worker `id`'s model is made for: the plan's input on the worker's device.
+/// What worker `id`'s model is made for: the plan's input on the worker's
+/// device, in the job's precision.
 model_input worker_input(const job_plan& plan, int id);
+
+/// What the evaluator's model is made for: the plan's input on plan.eval_device.
+model_input evaluator_input(const job_plan& plan);
 
 /// `cfg` with its implicit limits made explicit (no limit: 1 epoch; a target
 /// alone: stop at it, capped at target_only_epoch_cap epochs).
@@ -74,8 +81,9 @@ job_config with_limits(const job_config& cfg);
 protocol_options protocol_options_for(const job_config& cfg);
 
 /// The plan of `cfg` (validated already) in `ctx`. The one rule for
-/// --ps-shards 0: one shard per host of ctx.hosts. Throws config_error naming
-/// what is wrong (a schedule the run's length cannot carry).
+/// --ps-shards 0: one shard per host of ctx.hosts; --device resolved against
+/// ctx.offer (runtime/job/devices.hpp). Throws config_error naming what is
+/// wrong (a schedule the run's length cannot carry, a device not offered).
 job_plan make_plan(const job_config& cfg, const plan_context& ctx);
 
 }  // namespace syncpoint

@@ -294,6 +294,8 @@ run_provenance current_provenance(const std::string& command, const job_config& 
   auto limit = [](auto v) { return v > 0 ? json::num(static_cast<double>(v)) : std::string("none"); };
   p.settings = {{"dataset", job.dataset},
                 {"batch", std::to_string(job.batch)},
+                {"device", job.device},
+                {"precision", job.precision},
                 {"epochs", limit(job.epochs)},
                 {"max time s", limit(job.max_time_s)},
                 {"train limit", limit(job.train_limit)},
@@ -311,7 +313,7 @@ run_provenance current_provenance(const std::string& command, const job_config& 
   p.build = {{"syncpoint", build_text()},
              {"caf", std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100) +
                        "." + std::to_string(CAF_VERSION % 100)},
-             {"libtorch", torch_version()},
+             {"libtorch", torch_version() + (torch_has_cuda() ? " (CUDA)" : " (CPU only)")},
              {"compiler", __VERSION__}};
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
