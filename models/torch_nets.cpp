@@ -2,7 +2,7 @@
 // (model_input: shape and classes). Made for Fashion-MNIST (1x28x28, 10
 // classes) they are the layers, in the order, they always were, so a run
 // of them draws the same initial weights and trains to the same bytes.
-#include <syncpoint/torch_model.hpp>
+#include "models/torch_nets.hpp"
 
 #include <stdexcept>
 
@@ -145,20 +145,46 @@ struct resnet18 : torch::nn::Module {
 
 }  // namespace
 
+template <class Net>
+torch_net net_of(std::shared_ptr<Net> m) {
+  return {m, [m](const torch::Tensor& x) { return m->forward(x); }};
+}
+
+torch_net make_torch_net(const std::string& name, const model_input& in) {
+  if (name == "mlp")
+    return net_of(std::make_shared<mlp>(features(in), in.classes));
+  if (name == "cnn")
+    return net_of(std::make_shared<cnn>(image_of("cnn", in, 16), in.classes));
+  if (name == "resnet")
+    return net_of(std::make_shared<resnet>(image_of("resnet", in, 4), in.classes));
+  if (name == "resnet18")
+    return net_of(std::make_shared<resnet18>(image_of("resnet18", in, 8), in.classes));
+  throw std::invalid_argument("no built-in LibTorch network '" + name + "'");
+}
+
+namespace {
+
+std::unique_ptr<model> wrapped(const std::string& name, const model_input& in) {
+  auto net = make_torch_net(name, in);
+  return std::make_unique<torch_model>(net.module, net.forward);
+}
+
+}  // namespace
+
 std::unique_ptr<model> make_torch_mlp(const model_input& in) {
-  return wrap_module(std::make_shared<mlp>(features(in), in.classes));
+  return wrapped("mlp", in);
 }
 
 std::unique_ptr<model> make_torch_cnn(const model_input& in) {
-  return wrap_module(std::make_shared<cnn>(image_of("cnn", in, 16), in.classes));
+  return wrapped("cnn", in);
 }
 
 std::unique_ptr<model> make_torch_resnet(const model_input& in) {
-  return wrap_module(std::make_shared<resnet>(image_of("resnet", in, 4), in.classes));
+  return wrapped("resnet", in);
 }
 
 std::unique_ptr<model> make_torch_resnet18(const model_input& in) {
-  return wrap_module(std::make_shared<resnet18>(image_of("resnet18", in, 8), in.classes));
+  return wrapped("resnet18", in);
 }
 
 }  // namespace syncpoint

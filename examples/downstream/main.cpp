@@ -87,6 +87,10 @@ int main() {
       std::strcmp(syncpoint::version(), SYNCPOINT_VERSION_STRING) != 0)
     return fail(std::string("versions differ: package ") + DOWNSTREAM_FOUND_VERSION + ", header " +
                 SYNCPOINT_VERSION_STRING + ", library " + syncpoint::version());
+  // The package records the LibTorch it was built with: the one the library runs with.
+  if (syncpoint::torch_version() != DOWNSTREAM_PACKAGE_TORCH)
+    return fail(std::string("the package says LibTorch ") + DOWNSTREAM_PACKAGE_TORCH + ", the library runs " +
+                syncpoint::torch_version());
 
   syncpoint::register_dataset("corners", corners);
   syncpoint::register_model("small-net", [] { return syncpoint::wrap_module(std::make_shared<small_net>()); });
