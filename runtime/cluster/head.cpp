@@ -162,8 +162,8 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     }
     test = st.test;
     if (cfg.device != "cpu" && cfg.device != "auto")
-      throw config_error("--device " + cfg.device + ": no node of this cluster offers a GPU (nodes offer them "
-                         "with --gpus)");
+      throw config_error("--device " + cfg.device + ": a cluster's nodes offer no GPUs yet; GPU workers run in "
+                         "one process (syncpoint train --device, docs/gpu.md)");
     auto input = input_of(*test);
     auto m = make_model(cfg.model, input);
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
