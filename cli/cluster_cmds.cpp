@@ -71,6 +71,7 @@ struct cluster_options {
   std::string dashboard;  // head: "" is the default port
   std::string runs;       // head: where finished jobs' files go ("" a new folder under the temp dir)
   std::string listen;     // node: where its bulk channel listens ("" the interface that reaches the head)
+  std::string gpus;       // node: the CUDA devices its workers may take ("0,1"; "" none)
   std::string log_level = "info";  // head, node: the lowest level their log shows
   caf::actor_system_config actor_system;
   option_table table;
@@ -323,6 +324,8 @@ int run_node(const std::vector<std::string>& args) {
     .add(opts.join, "join", "HOST:PORT of the head (required)")
     .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
+    .add(opts.gpus, "gpus", "CUDA devices this node's workers may take, e.g. 0,1: a job with --device cuda is "
+                            "placed only on nodes that offer GPUs (default none; docs/gpu.md)")
     .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
                               "0.0.0.0: every interface)")
     .group("data")
@@ -349,6 +352,13 @@ int run_node(const std::vector<std::string>& args) {
     std::cerr << "syncpoint node: --name must be 1 to " << max_node_name << " printable characters\n";
     return 2;
   }
+  std::vector<int32_t> gpus;
+  try {
+    gpus = parse_gpu_list(opts.gpus, this_machine());
+  } catch (const config_error& e) {
+    std::cerr << "syncpoint node: " << e.what() << "\n";
+    return 2;
+  }
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
   // A thread per worker slot, up to the cores (a worker is busy one core).
   auto tls = cluster_tls(opts.tls, opts.tls_paths, "node");
@@ -361,6 +371,7 @@ int run_node(const std::vector<std::string>& args) {
   node_config cfg;
   cfg.name = opts.name;
   cfg.slots = opts.slots;
+  cfg.gpus = gpus;
   cfg.data_dir = opts.data;
   cfg.head = head;
   cfg.register_timeout = std::chrono::seconds(5);
@@ -451,15 +462,19 @@ int run_status(const std::vector<std::string>& args) {
     .receive(
       [&](cluster_status& s) {
         std::printf("nodes (%zu):\n", s.nodes.size());
-        std::printf("  %-20s %-22s %5s %5s %5s  %-19s  %s\n", "NAME", "ADDRESS", "SLOTS", "USED",
-                    "FREE", "UP SINCE", "LAST HEARTBEAT");
-        for (auto& n : s.nodes)
-          std::printf("  %-20s %-22s %5d %5d %5d  %-19s  %s\n", n.name.c_str(), n.address.c_str(),
+        std::printf("  %-20s %-22s %5s %5s %5s  %-19s  %-14s  %s\n", "NAME", "ADDRESS", "SLOTS", "USED",
+                    "FREE", "UP SINCE", "LAST HEARTBEAT", "GPUS");
+        for (auto& n : s.nodes) {
+          std::string gpus;
+          for (auto g : n.gpus)
+            gpus += (gpus.empty() ? "cuda:" : ",cuda:") + std::to_string(g);
+          std::printf("  %-20s %-22s %5d %5d %5d  %-19s  %-14s  %s\n", n.name.c_str(), n.address.c_str(),
                       n.slots, n.used, n.slots - n.used, clock_time(n.up_since_ms).c_str(),
-                      age(n.last_heartbeat_ms).c_str());
+                      age(n.last_heartbeat_ms).c_str(), gpus.empty() ? "-" : gpus.c_str());
+        }
         std::printf("jobs (%zu):\n", s.jobs.size());
-        std::printf("  %-4s %-14s %7s %9s %9s  %-8s  %s\n", "ID", "PROTOCOL", "WORKERS", "PROGRESS",
-                    "ACCURACY", "STATE", "PS SHARDS");
+        std::printf("  %-4s %-14s %7s %9s %9s  %-8s  %-14s  %s\n", "ID", "PROTOCOL", "WORKERS", "PROGRESS",
+                    "ACCURACY", "STATE", "DEVICES", "PS SHARDS");
         for (auto& j : s.jobs) {
           char acc[16] = "-";
           if (j.accuracy >= 0)
@@ -467,9 +482,9 @@ int run_status(const std::vector<std::string>& args) {
           std::string shards;  // shard k's host, in shard order
           for (size_t k = 0; k < j.shards.size(); ++k)
             shards += (k ? ", " : "") + std::to_string(k) + ": " + j.shards[k];
-          std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %-8s  %s\n", static_cast<unsigned long long>(j.id),
+          std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %-8s  %-14s  %s\n", static_cast<unsigned long long>(j.id),
                       j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, to_string(j.state).c_str(),
-                      shards.empty() ? "-" : shards.c_str());
+                      describe_devices(j.devices).c_str(), shards.empty() ? "-" : shards.c_str());
         }
       },
       [&](caf::error& e) {

@@ -152,7 +152,7 @@ int garbage(const endpoint& at) {
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: impostor interface|schema|badname|noslots|garbage|stranger|stopper|node HOST:PORT\n");
+    std::fprintf(stderr, "usage: impostor interface|schema|badname|noslots|badgpus|garbage|stranger|stopper|node HOST:PORT\n");
     return 64;
   }
   std::string mode = argv[1];
@@ -183,11 +183,12 @@ int main(int argc, char** argv) {
   caf::scoped_actor self{sys};
   int rc = 0;
   // Registrations a syncpoint node would not send: another schema, a name with
-  // a terminal escape in it, no slots.
+  // a terminal escape in it, no slots, a GPU offered twice.
   auto hello = mode == "schema"    ? node_hello{"impostor", 1, "0123456789abcdef", "", ""}
                : mode == "badname" ? node_hello{"imp\x1b[31mred", 1, schema_fingerprint(), "", ""}
+               : mode == "badgpus" ? node_hello{"impostor", 1, schema_fingerprint(), "", "", 0, {0, 0}}
                                    : node_hello{"impostor", 0, schema_fingerprint(), "", ""};
-  if (mode == "schema" || mode == "badname" || mode == "noslots") {
+  if (mode == "schema" || mode == "badname" || mode == "noslots" || mode == "badgpus") {
     self->request(*head, std::chrono::seconds(5), register_atom::value, hello,
                   caf::actor_cast<node_actor>(self.ptr()))
       .receive([&](const std::string&) { std::printf("accepted\n"); },

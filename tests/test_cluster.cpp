@@ -2,6 +2,7 @@
 // are `syncpoint` processes on random free ports; every wait has a deadline
 // and every process is killed by pid when its test ends.
 #include "runtime/records/model_file.hpp"
+#include <syncpoint/model.hpp>
 #include "tests/cluster_fixture.hpp"
 #include "bench/process.hpp"
 
@@ -160,6 +161,7 @@ TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another sche
   timed(impostor("schema"), 2, "another message schema");
   timed(impostor("badname"), 2, "a node's name must be 1 to 128 printable characters, not 'imp?[31mred'");
   timed(impostor("noslots"), 2, "node 'impostor' offers 0 slots (1..4096)");
+  timed(impostor("badgpus"), 2, "node 'impostor' offers GPU 0 twice or out of 0..63");
   timed(impostor("stranger"), 2, "only the head's own process");
   auto junk = impostor("garbage");
   CHECK(junk->wait(hang_deadline) == 0);
@@ -168,6 +170,13 @@ TEST_CASE("cluster: refusals: a taken name, no head, a silent port, another sche
   timed(c.submit(cat(small_job("bsp", 1, 1), {"--clock", "virtual"}), "virtual"), 2,
         "virtual time runs in one process");
   timed(c.submit(small_job("no-such-protocol", 1, 1), "unknown"), 2, "no-such-protocol");
+  // GPU workers: placed only on nodes that offer GPUs, and none here does (docs/gpu.md).
+  timed(c.submit(cat(small_job("bsp", 2, 1), {"--device", "cuda"}), "gpu-job"), 2,
+        "--device cuda: the job needs 2 worker slots on nodes that offer GPUs (node --gpus), and the cluster has no "
+        "node that offers any");
+  if (!syncpoint::torch_has_cuda())
+    timed(c.run("node", {"--join", c.address(), "--name", "gpu-node", "--gpus", "0"}, "gpu-node"), 2,
+          "--gpus: this LibTorch was built without CUDA");
   // Through all of it the head kept running and still knows node a.
   REQUIRE(c.head->running());
   auto s = c.status();

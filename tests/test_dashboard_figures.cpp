@@ -184,10 +184,10 @@ TEST_CASE("dashboard figures: the pages' JSON holds the nodes, the jobs and one 
   dashboard_view v;
   v.now_ms = 10'000;
   v.version = "0.11.0";
-  v.nodes = {{"a", "127.0.0.1:1", 4, 1, 1'000, 8'500}};
+  v.nodes = {{"a", "127.0.0.1:1", 4, 1, 1'000, 8'500, {0, 1}}};
   auto live = std::make_shared<live_job>(scripted());
   live->set_counts(192, {128, 64}, 2, 3000 * ms);
-  v.jobs = {{{7, "sync-switch", 2, 0.5, 0.625, job_stage::running, {"head", "a"}}, false, live}};
+  v.jobs = {{{7, "sync-switch", 2, 0.5, 0.625, job_stage::running, {"head", "a"}, {"cuda:0", "cuda:1"}}, false, live}};
   rapidjson::Document c;
   c.Parse(cluster_json(v).c_str());
   REQUIRE(!c.HasParseError());
@@ -195,7 +195,9 @@ TEST_CASE("dashboard figures: the pages' JSON holds the nodes, the jobs and one 
   CHECK(std::string(c["nodes"][0]["name"].GetString()) == "a");
   CHECK(c["nodes"][0]["free"].GetInt() == 3);
   CHECK(c["nodes"][0]["shards"].GetInt() == 1);
+  CHECK(c["nodes"][0]["gpus"][1].GetInt() == 1);  // what the node offers GPU workers (node --gpus)
   CHECK(c["jobs"][0]["samples"].GetInt() == 192);
+  CHECK(std::string(c["jobs"][0]["devices"][1].GetString()) == "cuda:1");  // each worker's device
   rapidjson::Document d;
   d.Parse(job_json(v.jobs[0]).c_str());
   REQUIRE(!d.HasParseError());

@@ -2,6 +2,7 @@
 // that places workers on what a machine offers, the refusals of what it does
 // not offer, and that a CPU run's bytes do not depend on how it asked for the
 // CPU. What needs a GPU is in tests/gpu/ (CTest label gpu).
+#include "runtime/cluster/placement.hpp"
 #include "runtime/job/job_plan.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/train.hpp>
@@ -162,4 +163,40 @@ TEST_CASE("devices: a checkpoint names no device, and resumes under another --de
   again.device = cuda_device_count() > 0 ? "cpu" : "auto";
   auto resumed = train(again);
   CHECK(resumed.final_model.values == whole.final_model.values);
+}
+
+TEST_CASE("devices: a cluster places GPU workers only on nodes that offer GPUs, each on one of its node's") {
+  using cluster::placement;
+  std::vector<std::vector<int32_t>> gpus{{}, {0, 1}, {3}};
+  auto g = cluster::place_on_gpus({4, 4, 4}, gpus, 3, placement::spread, "cuda");
+  REQUIRE(g);
+  CHECK(g->nodes == std::vector<size_t>{1, 2, 1});
+  CHECK(g->devices == devices{"cuda:0", "cuda:3", "cuda:1"});
+  auto packed = cluster::place_on_gpus({4, 4, 4}, gpus, 3, placement::pack, "cuda");
+  REQUIRE(packed);
+  CHECK(packed->nodes == std::vector<size_t>{1, 1, 1});
+  CHECK(packed->devices == devices{"cuda:0", "cuda:1", "cuda:0"});
+  auto three = cluster::place_on_gpus({4, 4, 4}, gpus, 2, placement::spread, "cuda:3");  // only node 2 has GPU 3
+  REQUIRE(three);
+  CHECK(three->nodes == std::vector<size_t>{2, 2});
+  CHECK(three->devices == devices{"cuda:3", "cuda:3"});
+  CHECK_FALSE(cluster::place_on_gpus({4, 4, 1}, gpus, 2, placement::spread, "cuda:3"));  // one slot there
+  CHECK_FALSE(cluster::place_on_gpus({8, 1, 1}, gpus, 3, placement::spread, "cuda"));    // node 0's slots are CPU's
+  CHECK_FALSE(cluster::place_on_gpus({4}, {{}}, 1, placement::spread, "cuda"));
+}
+
+TEST_CASE("devices: a node's --gpus list is checked against what its machine has") {
+  device_offer none{false, 0}, two{true, 2};
+  CHECK(parse_gpu_list("", none).empty());
+  CHECK(parse_gpu_list("0,1", two) == std::vector<int32_t>{0, 1});
+  CHECK(parse_gpu_list("1", two) == std::vector<int32_t>{1});
+  CHECK_THROWS_WITH_AS(parse_gpu_list("0", none),
+                       ("--gpus: this LibTorch was built without CUDA (LibTorch " + torch_version() + ")").c_str(),
+                       config_error);
+  CHECK_THROWS_WITH_AS(parse_gpu_list("0,0", two), "--gpus: 0 is listed twice", config_error);
+  CHECK_THROWS_WITH_AS(parse_gpu_list("2", two), "--gpus: cuda:2 is not visible here (cuda:0, cuda:1)", config_error);
+  CHECK_THROWS_WITH_AS(parse_gpu_list("0,", two), "--gpus: '' is not a GPU index (a list like 0,1)", config_error);
+  CHECK_THROWS_WITH_AS(parse_gpu_list("a", two), "--gpus: 'a' is not a GPU index (a list like 0,1)", config_error);
+  CHECK_THROWS_WITH_AS(parse_gpu_list("0", device_offer{true, 0}), "--gpus: cuda:0 is not visible here (no CUDA device)",
+                       config_error);
 }

@@ -66,6 +66,24 @@ namespace {
 
 using namespace head_detail;
 
+// "3 free on nodes with GPUs (gpu-a: 2 of 4, cuda:0, cuda:1; gpu-b: 1 of 2, cuda:0)", or "none".
+std::string gpu_offer(const std::vector<node_entry>& nodes) {
+  int total = 0;
+  std::string each;
+  for (auto& n : nodes) {
+    if (n.status.gpus.empty())
+      continue;
+    total += free_slots(n);
+    each += (each.empty() ? "" : "; ") + n.status.name + ": " + std::to_string(free_slots(n)) + " of " +
+            std::to_string(n.status.slots);
+    for (auto g : n.status.gpus)
+      each += ", cuda:" + std::to_string(g);
+  }
+  if (each.empty())
+    return "no node that offers any";
+  return std::to_string(total) + " free on nodes with GPUs (" + each + ")";
+}
+
 caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_actor& node) {
   auto& st = self->state;
   if (st.shutting_down)
@@ -83,6 +101,12 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   if (hello.slots < 1 || hello.slots > 4096)
     return make_error(sp_error::bad_input, "node '" + hello.name + "' offers " +
                                              std::to_string(hello.slots) + " slots (1..4096)");
+  for (size_t i = 0; i < hello.gpus.size(); ++i)
+    if (hello.gpus[i] < 0 || hello.gpus[i] > 63 ||
+        std::find(hello.gpus.begin(), hello.gpus.begin() + static_cast<std::ptrdiff_t>(i), hello.gpus[i]) !=
+          hello.gpus.begin() + static_cast<std::ptrdiff_t>(i))
+      return make_error(sp_error::bad_input, "node '" + hello.name + "' offers GPU " + std::to_string(hello.gpus[i]) +
+                                               " twice or out of 0..63");
   if (auto* taken = find_node(self, hello.name))
     return make_error(sp_error::bad_input, "a node named '" + hello.name +
                                              "' is already registered (at " +
@@ -95,6 +119,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   e.bulk_port = hello.bulk_port;
   e.status.name = hello.name;
   e.status.slots = hello.slots;
+  e.status.gpus = hello.gpus;
   e.status.up_since_ms = e.status.last_heartbeat_ms = unix_ms();
   bool local = node.node() == self->node();
   e.status.address = local ? "local (head)" : to_string(node.node());
@@ -110,7 +135,10 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
         log(self, "node '" + name + "' is at " + host + ":" + std::to_string(port));
       }, [](caf::error&) {});
   }
-  log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + (hello.slots == 1 ? " slot" : " slots"));
+  std::string gpus;
+  for (auto g : hello.gpus)
+    gpus += (gpus.empty() ? " and GPUs cuda:" : ", cuda:") + std::to_string(g);
+  log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + (hello.slots == 1 ? " slot" : " slots") + gpus);
   offer_slots(self, hello.name, elastic_jobs(self));
   return hello.name;
 }
@@ -141,7 +169,19 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     total_free += std::max(f, 0);
   // Elastic: start on the free slots, the rest as slots free up (a node joins, a job ends).
   int now = cfg.elastic ? std::min(cfg.workers, total_free) : cfg.workers;
-  auto where = now > 0 ? place(free, now, how) : std::nullopt;
+  // --device cuda or cuda:N: only the slots of nodes that offer GPUs (node --gpus), each worker
+  // on one of its node's; auto: so if such slots suffice, else the CPU anywhere.
+  std::vector<std::vector<int32_t>> gpus;
+  bool offered = false;
+  for (auto& n : st.nodes) {
+    gpus.push_back(n.status.gpus);
+    offered = offered || !n.status.gpus.empty();
+  }
+  bool wants_gpu = cfg.device.rfind("cuda", 0) == 0;
+  std::optional<gpu_placement> on_gpus;
+  if (now > 0 && (wants_gpu || (cfg.device == "auto" && offered)))
+    on_gpus = place_on_gpus(free, gpus, now, how, wants_gpu ? cfg.device : "cuda");
+  auto where = on_gpus ? std::optional(on_gpus->nodes) : wants_gpu || now == 0 ? std::nullopt : place(free, now, how);
   std::vector<size_t> hosts;  // the workers' nodes, in the order of their first worker
   if (where)
     for (auto idx : *where)
@@ -161,14 +201,21 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
       st.data_key = key;
     }
     test = st.test;
-    if (cfg.device != "cpu" && cfg.device != "auto")
-      throw config_error("--device " + cfg.device + ": a cluster's nodes offer no GPUs yet; GPU workers run in "
-                         "one process (syncpoint train --device, docs/gpu.md)");
+    if (wants_gpu && cfg.elastic)
+      throw config_error("--elastic with --device " + cfg.device + ": an elastic job's later workers are not placed "
+                         "on GPUs yet (docs/gpu.md)");
+    if (wants_gpu && !on_gpus)
+      throw config_error("--device " + cfg.device + ": the job needs " + std::to_string(cfg.workers) +
+                         " worker slots on nodes that offer " + (cfg.device == "cuda" ? "GPUs" : cfg.device) +
+                         " (node --gpus), and the cluster has " + gpu_offer(st.nodes));
     auto input = input_of(*test);
     auto m = make_model(cfg.model, input);
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
     auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;
-    plan = make_plan(cfg, {st.train_size, m->size(), m->buffers(), shard_hosts, input});
+    plan_context ctx{st.train_size, m->size(), m->buffers(), shard_hosts, input};
+    if (on_gpus)
+      ctx.placed = on_gpus->devices;
+    plan = make_plan(cfg, ctx);
     if (plan.cfg.checkpoint_every_s > 0)
       check_checkpointable(plan);
     if (!plan.cfg.resume_dir.empty())
@@ -226,6 +273,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   setup.node_tokens.resize(setup.nodes.size());
   entry.elastic = cfg.elastic;
   entry.status = {id, cfg.protocol, cfg.workers, 0, -1, job_stage::starting};
+  entry.status.devices = plan.devices;
   entry.runner = spawn_job(self->system(), std::move(setup));
   entry.handle = entry.runner;
   self->monitor(entry.handle);

@@ -65,6 +65,7 @@ struct node_hello {
   std::string token;      // the head sends it back with every job request
   std::string secret;     // the cluster's token (--token), when the head requires one
   uint16_t bulk_port = 0; // where its PS shards take bulk connections (0: none)
+  std::vector<int32_t> gpus;  // the CUDA devices its workers may take (node --gpus; none: CPU only)
 };
 
 /// A worker's part of a job, sent to the node that hosts it.
@@ -104,6 +105,7 @@ struct node_status {
   int32_t used = 0;
   int64_t up_since_ms = 0;       // Unix time
   int64_t last_heartbeat_ms = 0; // Unix time
+  std::vector<int32_t> gpus;     // what it offers GPU workers (node --gpus)
 };
 
 /// Where a job is; written as its word in status lines, JSON, the dashboard and /metrics.
@@ -123,6 +125,7 @@ struct job_status {
   double accuracy = -1;     // last evaluation
   job_stage state = job_stage::starting;
   std::vector<std::string> shards;  // where each PS shard runs: "head" or a node's name
+  std::vector<std::string> devices; // per worker: where it computes ("cpu", "cuda:0", ...)
 };
 
 struct cluster_status {
@@ -198,7 +201,7 @@ typename Inspector::result_type inspect(Inspector& f, cell_event& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
-  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret, x.bulk_port);
+  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret, x.bulk_port, x.gpus);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
@@ -213,12 +216,12 @@ typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.name, x.address, x.slots, x.used, x.up_since_ms,
-           x.last_heartbeat_ms);
+           x.last_heartbeat_ms, x.gpus);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.protocol, x.workers, exact(x.progress), exact(x.accuracy),
-           x.state, x.shards);
+           x.state, x.shards, x.devices);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {

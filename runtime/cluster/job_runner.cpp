@@ -434,6 +434,7 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
   st.setup = std::move(setup);
   auto& cfg = st.setup.plan.cfg;
   st.status = {st.setup.id, cfg.protocol, cfg.workers, 0, -1, job_stage::starting};
+  st.status.devices = st.setup.plan.devices;
   st.vacant.assign(static_cast<size_t>(cfg.workers), false);
   st.hosts.resize(st.vacant.size());
   for (size_t i = 0; i < st.setup.nodes.size(); ++i) {

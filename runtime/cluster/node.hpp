@@ -36,6 +36,7 @@ struct node_config {
   std::string train_exe = "/proc/self/exe";
   /// Told what the node decided on its own (a worker's shard left on CAF, and why).
   std::function<void(const std::string&)> on_note;
+  std::vector<int32_t> gpus;     // CUDA devices its workers may take (--gpus; checked by the command)
 };
 
 node_actor spawn_node(caf::actor_system& sys, node_config cfg);

@@ -1,6 +1,7 @@
 #include "runtime/cluster/placement.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 
 namespace syncpoint::cluster {
@@ -39,6 +40,32 @@ std::optional<std::vector<size_t>> place(const std::vector<int>& free_in, int wo
       --free[node];
     }
   return out;
+}
+
+std::optional<gpu_placement> place_on_gpus(const std::vector<int>& free_in, const std::vector<std::vector<int32_t>>& gpus,
+                                           int workers, placement how, const std::string& device) {
+  int wanted = device.rfind("cuda:", 0) == 0 ? std::atoi(device.c_str() + 5) : -1;
+  auto offers = [&](size_t node) {
+    if (node >= gpus.size() || gpus[node].empty())
+      return false;
+    return wanted < 0 || std::find(gpus[node].begin(), gpus[node].end(), wanted) != gpus[node].end();
+  };
+  std::vector<int> free = free_in;
+  for (size_t k = 0; k < free.size(); ++k)
+    if (!offers(k))
+      free[k] = 0;
+  auto where = place(free, workers, how);
+  if (!where)
+    return std::nullopt;
+  gpu_placement g;
+  g.nodes = *where;
+  std::vector<size_t> taken(free.size(), 0);  // workers given to each node so far
+  for (auto node : g.nodes) {
+    auto& on = gpus[node];
+    auto gpu = wanted >= 0 ? wanted : on[taken[node]++ % on.size()];
+    g.devices.push_back("cuda:" + std::to_string(gpu));
+  }
+  return g;
 }
 
 }  // namespace syncpoint::cluster

@@ -5,8 +5,16 @@
 //           job uses as few nodes as possible.
 //
 //   auto p = place({2, 3}, 4, placement::spread);  // {1, 0, 1, 0}: node per worker
+//
+// A job that wants GPUs (--device cuda or cuda:N) is placed the same way on
+// the slots of the nodes that offer them (node --gpus; for cuda:N, GPU N), and
+// each worker takes its node's GPUs round robin, as workers of one process do:
+//
+//   auto g = place_on_gpus({2, 2}, {{}, {0, 1}}, 2, placement::spread, "cuda");
+//   // g->nodes {1, 1}, g->devices {"cuda:0", "cuda:1"}
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,5 +29,16 @@ std::optional<placement> parse_placement(const std::string& s);
 /// The node index of each of `workers` workers, or nothing if the free slots
 /// do not suffice.
 std::optional<std::vector<size_t>> place(const std::vector<int>& free, int workers, placement how);
+
+struct gpu_placement {
+  std::vector<size_t> nodes;         ///< per worker: its node's index
+  std::vector<std::string> devices;  ///< per worker: "cuda:N" on that node
+};
+
+/// Places `workers` workers asking for `device` ("cuda" or "cuda:N") on the
+/// free slots of the nodes whose `gpus` (per node, the indices it offers) can
+/// give it; nothing if they do not suffice.
+std::optional<gpu_placement> place_on_gpus(const std::vector<int>& free, const std::vector<std::vector<int32_t>>& gpus,
+                                           int workers, placement how, const std::string& device);
 
 }  // namespace syncpoint::cluster

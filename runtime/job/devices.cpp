@@ -68,6 +68,30 @@ std::vector<std::string> resolve_devices(const job_config& cfg, const device_off
   return out;
 }
 
+std::vector<int32_t> parse_gpu_list(const std::string& text, const device_offer& here) {
+  std::vector<int32_t> out;
+  if (text.empty())
+    return out;
+  if (!here.cuda)
+    throw config_error("--gpus: this LibTorch was built without CUDA (LibTorch " + torch_version() + ")");
+  size_t start = 0;
+  while (start <= text.size()) {
+    auto end = std::min(text.find(',', start), text.size());
+    auto word = text.substr(start, end - start);
+    int index = cuda_index("cuda:" + word);
+    if (word.empty() || index < 0)
+      throw config_error("--gpus: '" + word + "' is not a GPU index (a list like 0,1)");
+    if (std::find(out.begin(), out.end(), index) != out.end())
+      throw config_error("--gpus: " + word + " is listed twice");
+    if (index >= here.gpus)
+      throw config_error("--gpus: cuda:" + word + " is not visible here (" +
+                         (here.gpus == 0 ? std::string("no CUDA device") : listed(here.gpus)) + ")");
+    out.push_back(index);
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string describe_devices(const std::vector<std::string>& devices) {
   std::vector<std::string> seen;
   for (auto& d : devices)

@@ -14,6 +14,7 @@
 
 #include <syncpoint/job_config.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ void check_device_options(const job_config& cfg);
 /// without CUDA", no device visible, a device index past the last, or bf16
 /// without CUDA.
 std::vector<std::string> resolve_devices(const job_config& cfg, const device_offer& offer, int workers);
+
+/// A node's `--gpus` list ("0,1"): the GPU indices its workers may take,
+/// checked against what `here` offers. "" is none. Throws config_error naming
+/// the fault: no CUDA in this LibTorch, a word that is no index, an index
+/// listed twice or not visible.
+std::vector<int32_t> parse_gpu_list(const std::string& text, const device_offer& here);
 
 /// "cpu", or the distinct devices in order ("cuda:0, cuda:1"): what run.json
 /// and status show.

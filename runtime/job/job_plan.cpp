@@ -67,7 +67,12 @@ job_plan make_plan(const job_config& options, const plan_context& ctx) {
   for (int32_t k = 0; k < shards; ++k)
     p.shard_hosts.push_back(k % std::max(1, ctx.hosts));
   p.input = ctx.input;
-  p.devices = resolve_devices(cfg, ctx.offer, cfg.workers);
+  if (!ctx.placed.empty()) {
+    check_device_options(cfg);
+    p.devices = ctx.placed;
+  } else {
+    p.devices = resolve_devices(cfg, ctx.offer, cfg.workers);
+  }
   p.eval_device = p.devices.empty() ? "cpu" : p.devices.front();
   p.protocol = protocol_options_for(cfg);
   return p;

@@ -31,6 +31,8 @@ struct plan_context {
                             ///< --ps-placement head, the workers' nodes with --ps-placement nodes
   model_input input;        ///< what the model is made for: the data set's example shape and classes
   device_offer offer;       ///< the devices workers may take (one process: this_machine())
+  std::vector<std::string> placed;  ///< each worker's device as placement chose it (a cluster's GPU
+                                    ///< slots); empty: --device resolved against `offer`
 };
 
 struct job_plan {

@@ -199,7 +199,8 @@ json::object job_summary(const job_view& j) {
     .add("workers", j.status.workers)
     .add("progress", j.status.progress)
     .raw("accuracy", j.status.accuracy >= 0 ? json::num(j.status.accuracy) : "null")
-    .raw("shards", strings(j.status.shards));
+    .raw("shards", strings(j.status.shards))
+    .raw("devices", strings(j.status.devices));
   if (j.live) {
     o.add("workers_live", j.live->workers_live())
       .add("samples", static_cast<unsigned long long>(j.live->samples()))
@@ -255,7 +256,8 @@ std::string cluster_json(const dashboard_view& v) {
       .add("free", std::max(0, n.slots - n.used))
       .add("heartbeat_age_s", heartbeat_age_s(v, n))
       .add("up_s", std::max<int64_t>(0, v.now_ms - n.up_since_ms) / 1000.0)
-      .add("shards", hosted.count(n.name) ? hosted[n.name] : 0);
+      .add("shards", hosted.count(n.name) ? hosted[n.name] : 0)
+      .raw("gpus", json::array(n.gpus, [](int32_t g) { return std::to_string(g); }));
     return x.done();
   }));
   o.raw("jobs", json::array(v.jobs, [&](const job_view& j) { return job_summary(j).done(); }));
