@@ -1,5 +1,7 @@
 #include <syncpoint/model.hpp>
 
+#include "models/input_size.hpp"
+
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -13,13 +15,6 @@ std::unique_ptr<model> make_torch_resnet(const model_input& in);
 std::unique_ptr<model> make_torch_resnet18(const model_input& in);
 
 namespace {
-
-int64_t features(const model_input& in) {
-  int64_t n = 1;
-  for (auto d : in.shape)
-    n *= d;
-  return n;
-}
 
 std::map<std::string, model_factory>& registry() {
   static std::map<std::string, model_factory> models{

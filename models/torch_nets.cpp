@@ -3,19 +3,13 @@
 // classes) they are the layers, in the order, they always were, so a run
 // of them draws the same initial weights and trains to the same bytes.
 #include "models/torch_nets.hpp"
+#include "models/input_size.hpp"
 
 #include <stdexcept>
 
 namespace syncpoint {
 
 namespace {
-
-int64_t features(const model_input& in) {
-  int64_t n = 1;
-  for (auto d : in.shape)
-    n *= d;
-  return n;
-}
 
 // An image's channels, height and width: CxHxW, or HxW as one channel.
 struct image {
