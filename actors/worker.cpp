@@ -73,6 +73,12 @@ void watch(worker_ptr self) {
   self->delayed_send(self, *limit - waited, timeout_atom::value);
 }
 
+batch_view view_of(const worker_state& st, const std::vector<float>& x, const std::vector<int64_t>& y) {
+  const auto& shape = st.cfg.train->shape;
+  return {x.data(), y.data(), static_cast<int64_t>(y.size()), st.cfg.train->dim, shape.data(),
+          static_cast<int64_t>(shape.size())};
+}
+
 template <class Index>
 void gather(const worker_state& st, size_t b, std::vector<float>& x, std::vector<int64_t>& y, Index index) {
   auto dim = static_cast<size_t>(st.cfg.train->dim);
@@ -88,14 +94,16 @@ void gather(const worker_state& st, size_t b, std::vector<float>& x, std::vector
 }  // namespace
 
 // Gathers the next batch while the worker waits for a reply (under a barrier
-// the PS's step runs on the other core meanwhile). The sampler does not move,
-// so a checkpoint or a new batch size finds it where it was.
+// the PS's step runs on the other core meanwhile), and has a GPU model start
+// copying it to the device. The sampler does not move, so a checkpoint or a
+// new batch size finds it where it was.
 void prefetch(worker_state& st) {
   auto b = static_cast<size_t>(st.batch);
   if (st.prefetched == st.batch || !st.sampler->can_peek(b))
     return;
   gather(st, b, st.next_x, st.next_y, [&](size_t i) { return st.sampler->peek(i); });
   st.prefetched = st.batch;
+  st.m->stage(view_of(st, st.next_x, st.next_y));  // next_batch swaps these very buffers in
 }
 
 namespace {
@@ -110,8 +118,7 @@ batch_view next_batch(worker_state& st) {
     gather(st, b, st.xbuf, st.ybuf, [&](size_t) { return st.sampler->next(); });
   }
   st.prefetched = 0;
-  const auto& shape = st.cfg.train->shape;
-  return {st.xbuf.data(), st.ybuf.data(), st.batch, st.cfg.train->dim, shape.data(), static_cast<int64_t>(shape.size())};
+  return view_of(st, st.xbuf, st.ybuf);
 }
 
 void computed(worker_ptr self) {

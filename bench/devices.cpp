@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -81,8 +82,9 @@ int main(int argc, char** argv) {
               device.c_str(), torch_version().c_str(), repeat);
 
   auto plain_run = [&] { return bench::plain_model_loop(model, data, batch, samples, 0.05, 0.9, 1, device).samples_per_s; };
+  std::map<int, worker_summary> last;  // worker 0 of the last run with this many workers
   auto syncpoint_run = [&](int workers) {
-    return [=] {
+    return [=, &last] {
       job_config cfg;
       cfg.protocol = "bsp";
       cfg.workers = workers;
@@ -97,7 +99,9 @@ int main(int argc, char** argv) {
       cfg.threads = gpu ? 0 : 2;
       cfg.clock = clock_kind::real;
       cfg.progress = false;
-      return train(cfg).summary.samples_per_s;
+      auto s = train(cfg).summary;
+      last[workers] = s.per_worker.at(0);
+      return s.samples_per_s;
     };
   };
   struct row {
@@ -129,6 +133,14 @@ int main(int argc, char** argv) {
   std::printf("\nframework overhead, 1 worker (bsp) vs plain loop on %s: %.2f%% (target on a GPU, resnet18 at batch "
               "128: at most 10%%)\n",
               device.c_str(), (1 / paired(1, 0) - 1) * 100);
+  std::printf("worker 0's step, last run: ");
+  for (auto& [workers, w] : last) {
+    auto ms = [&](double s) { return 1000 * s / static_cast<double>(std::max<uint64_t>(1, w.iterations)); };
+    std::printf("%s%d worker%s: gradient %.2f ms (its copies included), push and pull %.2f ms, waiting %.2f ms",
+                workers == last.begin()->first ? "" : "; ", workers, workers == 1 ? "" : "s", ms(w.compute_s),
+                ms(w.comm_s), ms(w.wait_s));
+  }
+  std::printf("\n");
   if (gpu) {
     auto t = bench::time_copies(values, device, 20);
     std::printf("a step's copies of %lld floats: gradient to host %.0f us pinned (%.0f pageable), weights to the "

@@ -3,6 +3,10 @@
 #include "models/blas.hpp"
 #include "models/torch_compat.hpp"
 
+#include <c10/core/Event.h>
+#include <c10/core/StreamGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+
 #include <algorithm>
 #include <atomic>
 #include <mutex>
@@ -78,6 +82,75 @@ torch_model::torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn f
   }
   constructed_ = current_weights();
   seat_parameters();
+}
+
+// A batch copied to the device ahead of its gradient (stage()), on a stream of
+// its own so that the copy runs while the worker waits for the PS. Through
+// c10's device-generic stream and event API: no CUDA header, and the same
+// calls in LibTorch 1.13 and 2.x.
+struct torch_model::staging {
+  staging(torch::Device on)
+    : impl(on.type()), stream(impl.getStreamFromGlobalPool(on)), copied(on.type()), consumed(on.type()) {}
+  ~staging() {
+    try {
+      impl.synchronizeStream(stream);  // no copy may land in memory freed below
+    } catch (...) {
+    }
+  }
+  c10::impl::VirtualGuardImpl impl;
+  c10::Stream stream;
+  c10::Event copied;    ///< recorded on `stream` after the batch's copies
+  c10::Event consumed;  ///< recorded on the compute stream after the gradient that read them
+  torch::Tensor pinned_x, pinned_y, x, y;  ///< host side (pinned) and device side
+  const float* from_x = nullptr;  ///< the batch staged: its memory and size
+  const int64_t* from_y = nullptr;
+  int64_t count = 0;
+  bool waiting = false;  ///< staged, not yet taken by gradient()
+};
+
+torch_model::~torch_model() = default;
+
+void torch_model::stage(const batch_view& b) {
+  if (on_cpu())
+    return;
+  auto& s = *staged_;
+  s.impl.synchronizeStream(s.stream);  // the last staged copy is done: its host buffers are free
+  auto n = b.count * b.dim;
+  if (!s.pinned_x.defined() || s.pinned_x.numel() < n) {
+    s.pinned_x = torch::empty({n}, torch::TensorOptions().pinned_memory(true));
+    s.x = torch::empty({n}, torch::TensorOptions().device(device_));
+  }
+  if (!s.pinned_y.defined() || s.pinned_y.numel() < b.count) {
+    s.pinned_y = torch::empty({b.count}, torch::TensorOptions().dtype(torch::kLong).pinned_memory(true));
+    s.y = torch::empty({b.count}, torch::TensorOptions().dtype(torch::kLong).device(device_));
+  }
+  std::copy(b.x, b.x + n, s.pinned_x.data_ptr<float>());
+  std::copy(b.y, b.y + b.count, s.pinned_y.data_ptr<int64_t>());
+  {
+    c10::StreamGuard on(s.stream);
+    s.consumed.block(s.stream);  // the last gradient has read the device buffers (no-op if never recorded)
+    s.x.narrow(0, 0, n).copy_(s.pinned_x.narrow(0, 0, n), /*non_blocking=*/true);
+    s.y.narrow(0, 0, b.count).copy_(s.pinned_y.narrow(0, 0, b.count), /*non_blocking=*/true);
+    s.copied.record(s.stream);
+  }
+  s.from_x = b.x;
+  s.from_y = b.y;
+  s.count = b.count;
+  s.waiting = true;
+}
+
+// The staged batch, if `b` is it: the compute stream then waits for its copy.
+bool torch_model::take_staged(const batch_view& b, torch::Tensor& x, torch::Tensor& y) {
+  if (on_cpu() || !staged_->waiting)
+    return false;
+  auto& s = *staged_;
+  s.waiting = false;
+  if (b.x != s.from_x || b.y != s.from_y || b.count != s.count)
+    return false;
+  s.copied.block(s.impl.getStream(device_));
+  x = s.x.narrow(0, 0, b.count * b.dim).view(b.sizes());
+  y = s.y.narrow(0, 0, b.count);
+  return true;
 }
 
 void torch_model::seat_parameters() {
@@ -201,10 +274,14 @@ float torch_model::gradient(const batch_view& b, float* grad) {
     p.mutable_grad() = targets.back();
     offset += p.numel();
   }
-  auto x = examples_on_device(b);
-  auto y = torch::from_blob(const_cast<int64_t*>(b.y), {b.count}, torch::kLong);
-  if (!on_cpu())
-    y = y.to(device_);
+  torch::Tensor x, y;
+  bool staged = take_staged(b, x, y);
+  if (!staged) {
+    x = examples_on_device(b);
+    y = torch::from_blob(const_cast<int64_t*>(b.y), {b.count}, torch::kLong);
+    if (!on_cpu())
+      y = y.to(device_);
+  }
   auto turn = blas_turn();
   module_->train();
   torch::Tensor loss;
@@ -225,6 +302,8 @@ float torch_model::gradient(const batch_view& b, float* grad) {
               grad + parameter_count());
     return loss.item<float>();
   }
+  if (staged)  // the next stage() waits for this before it overwrites the batch on the device
+    staged_->consumed.record(staged_->impl.getStream(device_));
   // Device to pinned host memory (the fast path of a device copy), then to the caller's buffer.
   pinned_grad_.narrow(0, 0, parameter_count()).copy_(device_grad_);
   pinned_grad_.narrow(0, parameter_count(), buffer_store_.numel()).copy_(buffer_store_);
@@ -300,10 +379,12 @@ void torch_model::place(const std::string& device, const std::string& precision)
     b.set_data(buffer_store_.narrow(0, offset, b.numel()).view(b.sizes()));
     offset += b.numel();
   }
+  staged_.reset();
   if (to.is_cpu()) {
     device_grad_ = pinned_grad_ = pinned_x_ = torch::Tensor();
     return;
   }
+  staged_ = std::make_unique<staging>(to);
   device_grad_ = torch::empty({parameter_count()}, torch::TensorOptions().device(to));
   pinned_grad_ = torch::empty({static_cast<int64_t>(size())}, torch::TensorOptions().pinned_memory(true));
 }

@@ -55,6 +55,11 @@ class model {
   /// (overwriting it; the buffers' places get the buffers as the forward pass
   /// left them) and returns that loss.
   virtual float gradient(const batch_view& b, float* grad) = 0;
+  /// Starts moving `b` to the model's device ahead of gradient(b), e.g. while
+  /// a push waits for its reply; the caller leaves b's memory as it is until
+  /// then. gradient() on the same memory finds the batch there; on any other
+  /// batch it copies as usual. The default does nothing (nothing to move).
+  virtual void stage(const batch_view& b) { (void) b; }
   /// Writes the predicted class of each example into `labels`.
   virtual void predict(const batch_view& b, int64_t* labels) = 0;
   /// Moves the model to `device` ("cpu", "cuda:N") computing in `precision`

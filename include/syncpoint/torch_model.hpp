@@ -37,6 +37,7 @@ class torch_model : public model {
 
   /// Wraps `module`, whose forward pass is `forward`.
   torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn forward);
+  ~torch_model() override;
 
   /// The parameters, then the float buffers (BatchNorm's running mean and
   /// variance; an integer buffer such as its batch count stays the worker's).
@@ -51,6 +52,8 @@ class torch_model : public model {
   void local_step(const float* grad, float lr) override;
   std::vector<float> current_weights() const override;
   float gradient(const batch_view& b, float* grad) override;
+  /// On a device: copies `b` there on a stream of its own (nothing on the CPU).
+  void stage(const batch_view& b) override;
   void predict(const batch_view& b, int64_t* labels) override;
   /// Moves the module to `device` ("cpu", "cuda", "cuda:N"); "bf16" runs the
   /// forward and backward under CUDA autocast. Throws std::invalid_argument
@@ -81,8 +84,11 @@ class torch_model : public model {
   torch::Tensor device_grad_;  ///< parameters' gradient on the device
   torch::Tensor pinned_grad_;  ///< gradient and buffers, pinned on the host
   torch::Tensor pinned_x_;     ///< a batch's examples, pinned (grows to the largest batch)
+  struct staging;              ///< a batch stage() copied ahead, and the stream that copies it
+  std::unique_ptr<staging> staged_;
   bool on_cpu() const { return device_.is_cpu(); }
   torch::Tensor examples_on_device(const batch_view& b);
+  bool take_staged(const batch_view& b, torch::Tensor& x, torch::Tensor& y);
 };
 
 /// A model of `m`, whose forward() maps a batch to logits: what register_model's factory returns.
