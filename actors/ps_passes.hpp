@@ -5,6 +5,7 @@
 #pragma once
 
 #include "actors/ps_state.hpp"
+#include "core/parallel_chunks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -36,14 +37,18 @@ inline void adopt(ps_state& st, float* out) {
 // The pass every update makes over the model: the new weights, next(i, w[i])
 // for the parameters and buffer(i, w[i]) for the model's buffers after them,
 // go where writable_weights says and then become the current ones. `next`
-// may update the optimizer's state or the round's step at i in the same pass.
+// may update the optimizer's state or the round's step at i in the same pass,
+// and nothing else: a model of millions of parameters is passed over on
+// several cores at once (core/parallel_chunks.hpp), with the same result.
 template <class Next, class Buffer>
 void rewrite_weights(ps_state& st, Next next, Buffer buffer) {
   const auto n = st.w->size(), trained = st.trained;
   const float* w = st.w->data();
   float* out = writable_weights(st);
-  for (size_t i = 0; i < trained; ++i)
-    out[i] = next(i, w[i]);
+  parallel_chunks(trained, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      out[i] = next(i, w[i]);
+  });
   for (size_t i = trained; i < n; ++i)
     out[i] = buffer(i, w[i]);
   adopt(st, out);

@@ -4,10 +4,12 @@
 
 #include "actors/ps_passes.hpp"
 #include "core/float_buffers.hpp"
+#include "core/parallel_chunks.hpp"
 
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace syncpoint {
@@ -46,8 +48,10 @@ void fold_held(ps_state& st) {
   float* b = st.buffer.data();
   const float* h = st.held.data();
   const float scale = st.buffer_scale, weight = st.held_weight;
-  for (size_t i = 0; i < st.buffer.size(); ++i)
-    b[i] = round_sum(b[i], scale, h[i], weight);
+  parallel_chunks(st.buffer.size(), [=](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i)
+      b[i] = round_sum(b[i], scale, h[i], weight);
+  });
   st.buffer_scale = 1;
   float_buffers::give(std::move(st.held));
   st.held = {};
@@ -250,9 +254,15 @@ void rescale_velocity(ps_state& st, ps_mode from, ps_mode to) {
     v *= factor;
 }
 
-// A vectorized read of `g`: NaN * 0 and Inf * 0 are NaN, so the sum is 0 iff all are finite.
+// A vectorized read of `g`: NaN * 0 and Inf * 0 are NaN, so a chunk's sum is
+// 0 iff all its values are finite. Chunks on several cores for a large model.
 bool all_finite(const std::vector<float>& g) {
-  return (cvec(g.data(), g.size()).array() * 0.0f).sum() == 0.0f;
+  std::atomic<bool> finite{true};
+  parallel_chunks(g.size(), [&](size_t begin, size_t end) {
+    if ((cvec(g.data() + begin, static_cast<Eigen::Index>(end - begin)).array() * 0.0f).sum() != 0.0f)
+      finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load();
 }
 
 }  // namespace syncpoint

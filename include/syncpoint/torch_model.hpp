@@ -83,6 +83,7 @@ class torch_model : public model {
   bool bf16_ = false;
   torch::Tensor device_grad_;  ///< parameters' gradient on the device
   torch::Tensor pinned_grad_;  ///< gradient and buffers, pinned on the host
+  torch::Tensor pinned_w_;     ///< pulled weights on their way to the device, pinned
   torch::Tensor pinned_x_;     ///< a batch's examples, pinned (grows to the largest batch)
   struct staging;              ///< a batch stage() copied ahead, and the stream that copies it
   std::unique_ptr<staging> staged_;
