@@ -3,6 +3,7 @@
 // not offer, and that a CPU run's bytes do not depend on how it asked for the
 // CPU. What needs a GPU is in tests/gpu/ (CTest label gpu).
 #include "runtime/cluster/placement.hpp"
+#include "runtime/job/devices.hpp"
 #include "runtime/job/job_plan.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/train.hpp>
@@ -29,6 +30,24 @@ job_config asking(const std::string& device, const std::string& precision = "fp3
 using devices = std::vector<std::string>;
 
 }  // namespace
+
+TEST_CASE("devices: one reading of a device's name, for the plan, the head and the placement") {
+  CHECK(cuda_index("cuda") == -1);
+  CHECK(cuda_index("cuda:0") == 0);
+  CHECK(cuda_index("cuda:7") == 7);
+  CHECK(cuda_index("cuda:12") == 12);
+  for (auto word : {"cpu", "auto", "gpu", "cuda:", "cuda:01", "cuda:x", "cuda:1x", "cuda:123", "cudax", "CUDA"}) {
+    CAPTURE(word);
+    CHECK(cuda_index(word) == -2);
+  }
+  // The placement reads "cuda:N" as that GPU and "cuda" as any of a node's.
+  auto any = cluster::place_on_gpus({2, 2}, {{}, {0, 1}}, 2, cluster::placement::spread, "cuda");
+  REQUIRE(any);
+  CHECK(any->devices == devices{"cuda:0", "cuda:1"});
+  auto one = cluster::place_on_gpus({2, 2}, {{}, {0, 1}}, 2, cluster::placement::spread, "cuda:1");
+  REQUIRE(one);
+  CHECK(one->devices == devices{"cuda:1", "cuda:1"});
+}
 
 TEST_CASE("devices: the rule places workers on what is offered, round robin over the GPUs for cuda") {
   device_offer none{false, 0}, two{true, 2}, cuda_no_gpu{true, 0};

@@ -5,6 +5,7 @@
 #include "runtime/cluster/job_runner.hpp"
 #include <syncpoint/train.hpp>
 #include "runtime/job/checkpointing.hpp"
+#include "runtime/job/devices.hpp"
 #include "runtime/job/job_parts.hpp"
 
 #include <caf/io/middleman.hpp>
@@ -177,7 +178,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     gpus.push_back(n.status.gpus);
     offered = offered || !n.status.gpus.empty();
   }
-  bool wants_gpu = cfg.device.rfind("cuda", 0) == 0;
+  bool wants_gpu = cuda_index(cfg.device) >= -1;
   std::optional<gpu_placement> on_gpus;
   if (now > 0 && (wants_gpu || (cfg.device == "auto" && offered)))
     on_gpus = place_on_gpus(free, gpus, now, how, wants_gpu ? cfg.device : "cuda");

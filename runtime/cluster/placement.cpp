@@ -1,7 +1,7 @@
 #include "runtime/cluster/placement.hpp"
+#include "runtime/job/devices.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 
 namespace syncpoint::cluster {
@@ -44,7 +44,7 @@ std::optional<std::vector<size_t>> place(const std::vector<int>& free_in, int wo
 
 std::optional<gpu_placement> place_on_gpus(const std::vector<int>& free_in, const std::vector<std::vector<int32_t>>& gpus,
                                            int workers, placement how, const std::string& device) {
-  int wanted = device.rfind("cuda:", 0) == 0 ? std::atoi(device.c_str() + 5) : -1;
+  int wanted = cuda_index(device);  // -1: any of a node's GPUs
   auto offers = [&](size_t node) {
     if (node >= gpus.size() || gpus[node].empty())
       return false;

@@ -6,9 +6,6 @@
 
 namespace syncpoint {
 
-namespace {
-
-// N of "cuda:N" (-1 for "cuda"), or -2 if `device` is not a CUDA device's name.
 int cuda_index(const std::string& device) {
   if (device == "cuda")
     return -1;
@@ -22,6 +19,8 @@ int cuda_index(const std::string& device) {
   }
   return device.size() > 6 && device[5] == '0' ? -2 : n;  // no leading zero: "cuda:01" is not a name
 }
+
+namespace {
 
 std::string listed(int gpus) {
   std::string out;

@@ -26,6 +26,10 @@ struct device_offer {
   int gpus = 0;       ///< CUDA devices visible to it
 };
 
+/// N of "cuda:N", -1 for "cuda" (any GPU), -2 for anything else ("cpu",
+/// "auto", "cuda:01", "gpu"): the one reading of a device's name.
+int cuda_index(const std::string& device);
+
 /// The offer of this process: its LibTorch and the devices it sees.
 device_offer this_machine();
 
