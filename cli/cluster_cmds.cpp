@@ -465,9 +465,7 @@ int run_status(const std::vector<std::string>& args) {
         std::printf("  %-20s %-22s %5s %5s %5s  %-19s  %-14s  %s\n", "NAME", "ADDRESS", "SLOTS", "USED",
                     "FREE", "UP SINCE", "LAST HEARTBEAT", "GPUS");
         for (auto& n : s.nodes) {
-          std::string gpus;
-          for (auto g : n.gpus)
-            gpus += (gpus.empty() ? "cuda:" : ",cuda:") + std::to_string(g);
+          auto gpus = gpu_names(n.gpus, ",");
           std::printf("  %-20s %-22s %5d %5d %5d  %-19s  %-14s  %s\n", n.name.c_str(), n.address.c_str(),
                       n.slots, n.used, n.slots - n.used, clock_time(n.up_since_ms).c_str(),
                       age(n.last_heartbeat_ms).c_str(), gpus.empty() ? "-" : gpus.c_str());

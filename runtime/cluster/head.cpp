@@ -76,9 +76,7 @@ std::string gpu_offer(const std::vector<node_entry>& nodes) {
       continue;
     total += free_slots(n);
     each += (each.empty() ? "" : "; ") + n.status.name + ": " + std::to_string(free_slots(n)) + " of " +
-            std::to_string(n.status.slots);
-    for (auto g : n.status.gpus)
-      each += ", cuda:" + std::to_string(g);
+            std::to_string(n.status.slots) + ", " + gpu_names(n.status.gpus);
   }
   if (each.empty())
     return "no node that offers any";
@@ -136,9 +134,7 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
         log(self, "node '" + name + "' is at " + host + ":" + std::to_string(port));
       }, [](caf::error&) {});
   }
-  std::string gpus;
-  for (auto g : hello.gpus)
-    gpus += (gpus.empty() ? " and GPUs cuda:" : ", cuda:") + std::to_string(g);
+  auto gpus = hello.gpus.empty() ? std::string() : " and GPUs " + gpu_names(hello.gpus);
   log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + (hello.slots == 1 ? " slot" : " slots") + gpus);
   offer_slots(self, hello.name, elastic_jobs(self));
   return hello.name;

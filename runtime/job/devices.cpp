@@ -3,8 +3,16 @@
 #include <syncpoint/model.hpp>
 
 #include <algorithm>
+#include <numeric>
 
 namespace syncpoint {
+
+std::string gpu_names(const std::vector<int32_t>& gpus, const std::string& sep) {
+  std::string out;
+  for (auto g : gpus)
+    out += (out.empty() ? "cuda:" : sep + "cuda:") + std::to_string(g);
+  return out;
+}
 
 int cuda_index(const std::string& device) {
   if (device == "cuda")
@@ -23,10 +31,9 @@ int cuda_index(const std::string& device) {
 namespace {
 
 std::string listed(int gpus) {
-  std::string out;
-  for (int i = 0; i < gpus; ++i)
-    out += (i ? ", cuda:" : "cuda:") + std::to_string(i);
-  return out;
+  std::vector<int32_t> all(static_cast<size_t>(std::max(gpus, 0)));
+  std::iota(all.begin(), all.end(), 0);
+  return gpu_names(all);
 }
 
 }  // namespace

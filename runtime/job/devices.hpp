@@ -49,6 +49,9 @@ std::vector<std::string> resolve_devices(const job_config& cfg, const device_off
 /// listed twice or not visible.
 std::vector<int32_t> parse_gpu_list(const std::string& text, const device_offer& here);
 
+/// The names of GPUs by index, joined by `sep`: {0, 1} gives "cuda:0, cuda:1"; {} gives "".
+std::string gpu_names(const std::vector<int32_t>& gpus, const std::string& sep = ", ");
+
 /// "cpu", or the distinct devices in order ("cuda:0, cuda:1"): what run.json
 /// and status show.
 std::string describe_devices(const std::vector<std::string>& devices);
