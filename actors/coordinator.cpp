@@ -8,11 +8,6 @@
 
 namespace syncpoint {
 
-namespace {
-
-void begin_stop(coordinator_ptr self, const std::string& reason);
-
-}  // namespace
 
 void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp) {
   auto& st = self->state;
@@ -135,8 +130,6 @@ void maybe_finish(coordinator_ptr self) {
   st.request_snapshot(true);
 }
 
-namespace {
-
 void begin_stop(coordinator_ptr self, const std::string& reason) {
   auto& st = self->state;
   if (st.ending())  // stopping already, or the run ends on its own
@@ -150,12 +143,17 @@ void begin_stop(coordinator_ptr self, const std::string& reason) {
     st.release(w, false);
 }
 
+namespace {
+
 void on_eval(coordinator_ptr self, const eval_result& r) {
   auto& st = self->state;
   if (st.evals_pending > 0)
     --st.evals_pending;
   st.last_accuracy = r.accuracy;
   st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
+  for (auto& m : r.metrics)  // the accuracy is the eval event's own
+    if (m.name != "accuracy")
+      st.trace({"metric", -1, r.taken, r.taken, r.samples, r.version, m.value, m.name});
   st.tell_followers(eval_atom::value, r);
   if (!r.final) {
     st.print_progress("eval");

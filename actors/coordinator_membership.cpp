@@ -51,6 +51,11 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
     record_loss();
     st.send_worker_weights();
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
+    // A user's loop that failed is a fault in the program, not a lost
+    // machine: the others would fail the same way, so the run ends, saying why.
+    const auto& why = st.losses.back().reason;
+    if (auto at = why.find("user_loop_failed"); at != std::string::npos)
+      begin_stop(self, why.substr(at, why.find_last_not_of("\")") + 1 - at));
   }
   st.set_live(i, false);
   st.flush_ops();

@@ -419,6 +419,10 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
 /// which monitors the coordinator, reports `why`.
 void fail_run(coordinator_ptr self, caf::error why);
 
+/// The run stops (a limit, the target, a stop from outside): every worker is
+/// released to stop, and `reason` is the run's end (the first one wins).
+void begin_stop(coordinator_ptr self, const std::string& reason);
+
 /// Every worker is gone (ended or lost): the shards flush, and the final
 /// snapshot and evaluation follow.
 void maybe_finish(coordinator_ptr self);

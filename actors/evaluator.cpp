@@ -10,6 +10,8 @@ namespace {
 
 struct evaluator_state {
   std::unique_ptr<model> m;
+  evaluate_fn measure;  // the loop's (none: nothing to measure)
+  dataset limited;      // the first `limit` test examples, when a limit is set
   // A sharded PS sends a snapshot as one part per shard, each shard's in the
   // order they were taken: the next model is the first part in every queue.
   std::vector<std::deque<snapshot>> parts;
@@ -20,9 +22,22 @@ struct evaluator_state {
 using evaluator_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
 
 void evaluate(evaluator_ptr self, const evaluator_config& cfg, const snapshot& s) {
-  self->state.m->adopt(s.values.shared());
-  double acc = accuracy(*self->state.m, nullptr, *cfg.test, cfg.limit);
-  self->send(cfg.coordinator, eval_atom::value, eval_result{s.version, s.taken, s.samples, s.final, acc});
+  auto& st = self->state;
+  st.m->adopt(s.values.shared());
+  eval_result r{s.version, s.taken, s.samples, s.final, 0, {}};
+  if (st.measure) {
+    const dataset& test = cfg.limit > 0 && cfg.limit < cfg.test->size ? st.limited : *cfg.test;
+    try {
+      r.metrics = st.measure(*st.m, test, cfg.job);
+    } catch (const std::exception& e) {  // the run cannot be measured: it fails, saying why
+      self->quit(caf::make_error(caf::sec::runtime_error, std::string("user_loop_failed: the loop's evaluation failed: ") + e.what()));
+      return;
+    }
+    for (auto& mt : r.metrics)
+      if (mt.name == "accuracy")
+        r.accuracy = mt.value;
+  }
+  self->send(cfg.coordinator, eval_atom::value, std::move(r));
 }
 
 // The first snapshot of every shard as one model, once each shard's part is in.
@@ -45,7 +60,13 @@ std::optional<snapshot> next_whole(evaluator_state& st) {
 }
 
 evaluator_actor::behavior_type evaluator(evaluator_ptr self, evaluator_config cfg) {
-  self->state.m = make_model(cfg.model, cfg.input);
+  auto& st = self->state;
+  st.m = make_model(cfg.model, cfg.input);
+  st.measure = find_loop(cfg.loop).evaluate;
+  if (cfg.limit > 0 && cfg.limit < cfg.test->size) {
+    st.limited = *cfg.test;
+    st.limited.truncate(cfg.limit);
+  }
   return {
     [=](snapshot& s) {
       auto& st = self->state;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <syncpoint/model.hpp>
+#include <syncpoint/worker_loop.hpp>
 #include "core/interfaces.hpp"
 
 #include <memory>
@@ -14,8 +15,10 @@ namespace syncpoint {
 struct evaluator_config {
   std::shared_ptr<const dataset> test;  // read-only, shared by nobody else
   std::string model;
+  std::string loop = "classify";        // whose evaluate function measures a snapshot
   model_input input;                    // what the model is made for, and its device
   int64_t limit = 0;                    // first N test examples (0: all)
+  loop_context job;                     // what the loop's evaluation may need: the job's seed, workers, batch
   coordinator_actor coordinator;
   /// Real clock: run on a thread of its own, so evaluating never occupies a
   /// scheduler thread that a worker could use. (Never on the virtual clock,

@@ -1,7 +1,6 @@
 #include "actors/worker_state.hpp"
 
 #include "core/float_buffers.hpp"
-#include "models/shard_sampler.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -18,6 +17,14 @@ void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value) 
   if (st.cfg.tracer)
     self->send(st.cfg.tracer, trace_atom::value,
                trace_event{kind, st.cfg.id, t0, t1, st.iter, st.version, value});
+}
+
+void trace_metric(worker_ptr self, const metric& m) {
+  auto& st = self->state;
+  if (st.cfg.tracer) {
+    auto t = now(self);
+    self->send(st.cfg.tracer, trace_atom::value, trace_event{"metric", st.cfg.id, t, t, st.iter, st.version, m.value, m.name});
+  }
 }
 
 nanos now(worker_ptr self) {
@@ -73,53 +80,14 @@ void watch(worker_ptr self) {
   self->delayed_send(self, *limit - waited, timeout_atom::value);
 }
 
-batch_view view_of(const worker_state& st, const std::vector<float>& x, const std::vector<int64_t>& y) {
-  const auto& shape = st.cfg.train->shape;
-  return {x.data(), y.data(), static_cast<int64_t>(y.size()), st.cfg.train->dim, shape.data(),
-          static_cast<int64_t>(shape.size())};
-}
-
-template <class Index>
-void gather(const worker_state& st, size_t b, std::vector<float>& x, std::vector<int64_t>& y, Index index) {
-  auto dim = static_cast<size_t>(st.cfg.train->dim);
-  x.resize(b * dim);
-  y.resize(b);
-  for (size_t i = 0; i < b; ++i) {
-    auto idx = index(i);
-    std::copy(st.cfg.train->row(idx), st.cfg.train->row(idx) + dim, x.data() + i * dim);
-    y[i] = st.cfg.train->y[static_cast<size_t>(idx)];
-  }
-}
-
 }  // namespace
 
-// Gathers the next batch while the worker waits for a reply (under a barrier
-// the PS's step runs on the other core meanwhile), and has a GPU model start
-// copying it to the device. The sampler does not move, so a checkpoint or a
-// new batch size finds it where it was.
+// The loop gets its next batch ready while the worker waits for a reply.
 void prefetch(worker_state& st) {
-  auto b = static_cast<size_t>(st.batch);
-  if (st.prefetched == st.batch || !st.sampler->can_peek(b))
-    return;
-  gather(st, b, st.next_x, st.next_y, [&](size_t i) { return st.sampler->peek(i); });
-  st.prefetched = st.batch;
-  st.m->stage(view_of(st, st.next_x, st.next_y));  // next_batch swaps these very buffers in
+  st.loop->prepare(*st.m, st.batch);
 }
 
 namespace {
-
-batch_view next_batch(worker_state& st) {
-  auto b = static_cast<size_t>(st.batch);
-  if (st.prefetched == st.batch) {
-    std::swap(st.xbuf, st.next_x);
-    std::swap(st.ybuf, st.next_y);
-    st.sampler->advance(b);
-  } else {
-    gather(st, b, st.xbuf, st.ybuf, [&](size_t) { return st.sampler->next(); });
-  }
-  st.prefetched = 0;
-  return view_of(st, st.xbuf, st.ybuf);
-}
 
 void computed(worker_ptr self) {
   auto& st = self->state;
@@ -151,11 +119,22 @@ void compute(worker_ptr self) {
   st.pipe.compute_started();
   st.compute_start = now(self);
   st.grad_version = st.version;
-  auto b = next_batch(st);
   if (st.grad.size() != st.m->size())  // pushed away (one shard): one handed back, the model writes it whole
     st.grad = float_buffers::take(st.m->size());
   auto wall0 = std::chrono::steady_clock::now();
-  st.loss = st.m->gradient(b, st.grad.data());
+  step_result r;
+  try {
+    r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local_lr, st.refused}, st.grad.data());
+  } catch (const std::exception& e) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "user_loop_failed: worker " + std::to_string(st.cfg.id) +
+                                                          "'s loop failed: " + e.what()));
+    return;
+  }
+  st.refused.clear();
+  st.loss = r.loss;
+  st.samples = r.samples;
+  for (auto& mt : r.metrics)
+    trace_metric(self, mt);
   if (st.cfg.clip_norm > 0)
     clip(st.grad, st.m->size() - st.m->buffers(), st.cfg.clip_norm);
   if (st.local_step)  // WBSP: the worker's own copy moves with its gradient
@@ -165,7 +144,7 @@ void compute(worker_ptr self) {
   double factor = st.cfg.stragglers.factor(st.cfg.id, t_s);
   double extra = st.cfg.stragglers.extra_s(st.cfg.id, t_s);
   double delay = st.cfg.virtual_clock
-                   ? st.cfg.iter_cost_s * st.batch / st.cfg.batch * factor + extra
+                   ? st.cfg.iter_cost_s * static_cast<double>(st.samples) / st.cfg.batch * factor + extra
                    : std::max(0.0, (factor - 1.0) * measured) + extra;
   if (delay > 0) {
     st.compute_due = now(self) + seconds(delay).count();
@@ -223,8 +202,9 @@ saved_worker save(worker_state& st) {
   s.version = st.version;
   s.grad_version = st.grad_version;
   s.batch = st.batch;
-  s.data_position = st.sampler->draws();
-  s.rng_state = st.sampler->rng_state();
+  auto ls = st.loop->save();
+  s.data_position = ls.position;
+  s.rng_state = std::move(ls.bytes);
   s.model = st.m->current_weights();
   s.grad = st.grad;
   s.loss = st.loss;
@@ -284,10 +264,7 @@ void restore_pull(worker_state& st, const saved_worker& s) {
 // reply is asked for again on (resume_atom), once the PS knows the job's workers.
 void restore(worker_ptr self, const saved_worker& s) {
   auto& st = self->state;
-  st.sampler->advance(s.data_position);
-  if (st.sampler->rng_state() != s.rng_state)
-    throw std::invalid_argument("worker " + std::to_string(s.id) +
-                                ": the checkpoint's data position does not match its shard (another data set?)");
+  st.loop->restore(loop_state{s.data_position, s.rng_state});
   if (s.model.size() != st.m->size())
     throw std::invalid_argument("worker " + std::to_string(s.id) + ": the checkpoint's model has " +
                                 std::to_string(s.model.size()) + " values, not " + std::to_string(st.m->size()));
@@ -298,6 +275,7 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.batch = s.batch;
   st.grad = s.grad;
   st.loss = s.loss;
+  st.samples = s.batch;  // (a checkpoint keeps the batch a waiting gradient averages)
   st.compute_start = s.compute_start;
   st.push_sent = s.push_sent;
   st.ready_since = s.ready_since;
@@ -327,7 +305,7 @@ void resume(worker_ptr self) {
 worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   auto& st = self->state;
   st.m = make_model(cfg.model, cfg.input);
-  st.sampler.emplace(cfg.train->size, cfg.workers, cfg.id, cfg.seed);
+  st.loop = find_loop(cfg.loop).make(loop_context{cfg.id, cfg.workers, cfg.seed, cfg.batch, cfg.train, cfg.input, cfg.loop_timeout_s});
   st.batch = cfg.batch;
   st.cfg = std::move(cfg);
   // Without its PS a worker has nothing to do (on a node: the job ended or

@@ -24,6 +24,7 @@ struct worker_config {
   int workers = 1;                         // shard = examples i with i % workers == id (after shuffle)
   std::shared_ptr<const dataset> train;    // read-only
   std::string model;
+  std::string loop = "classify";           // what computes each gradient (<syncpoint/worker_loop.hpp>)
   model_input input;                       // what the model is made for, and its device
   int batch = 64;
   double lr = 0.05;                        // local steps (WBSP), unless a release says the schedule's
@@ -36,6 +37,7 @@ struct worker_config {
   tracer_actor tracer;
   time_point origin;
   caf::duration request_timeout = caf::infinite;  // a request unanswered this long ends the worker
+  double loop_timeout_s = 600;             // wall seconds the loop may take for a gradient (either clock)
   uint64_t fail_at_iter = 0;               // fault injection: die instead of this push (0: never)
   std::shared_ptr<const saved_worker> resume;  // continue from a checkpoint (core/saved_state.hpp)
 };

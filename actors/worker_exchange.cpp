@@ -29,6 +29,7 @@ void refused(worker_ptr self, proceed p, const std::string& why) {
     return;
   }
   trace(self, "push", st.push_sent, t);
+  st.refused = why;  // the loop hears it with its next step
   st.pipe.push_answered();
   p.accepted = t;
   st.reply = p;
@@ -99,12 +100,12 @@ void push(worker_ptr self) {
   auto seq = ++st.push_seq;
   auto& ps = st.cfg.ps;
   if (ps.size() == 1) {  // the gradient itself goes, no copy
-    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch), std::move(st.grad)};
+    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad)};
     st.grad = {};
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
   } else {  // each shard its slice, all at once
     for (size_t k = 0; k < ps.size(); ++k) {
-      gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.batch),
+      gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
                       std::vector<float>(st.grad.begin() + static_cast<std::ptrdiff_t>(ps.begin(k)),
                                          st.grad.begin() + static_cast<std::ptrdiff_t>(ps.end(k)))};
       expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, std::move(g)), seq, k == 0);

@@ -4,7 +4,7 @@
 
 #include "actors/worker.hpp"
 #include "actors/worker_pipeline.hpp"
-#include "models/shard_sampler.hpp"
+#include <syncpoint/worker_loop.hpp>
 
 #include <memory>
 #include <optional>
@@ -15,18 +15,15 @@ namespace syncpoint {
 struct worker_state {
   worker_config cfg;
   std::unique_ptr<model> m;
-  std::optional<shard_sampler> sampler;  // this worker's examples, pass after pass
+  std::unique_ptr<worker_loop> loop;    // what computes each gradient (the job's loop)
   int batch = 0;
   uint64_t iter = 0;              // gradients pushed
   uint64_t version = 0;           // version of the loaded weights
   uint64_t grad_version = 0;      // version the waiting gradient was computed on
-  std::vector<float> xbuf;
-  std::vector<int64_t> ybuf;
-  std::vector<float> next_x;      // the next batch, gathered while a push waits
-  std::vector<int64_t> next_y;
-  int prefetched = 0;             // ... its size (0: none); the sampler has not moved
   std::vector<float> grad;        // the gradient being computed or waiting to be pushed
   float loss = 0;
+  int64_t samples = 0;            // ... what it averages
+  std::string refused;            // why the PS refused the last push ("": it did not)
   nanos compute_start = 0;
   nanos push_sent = 0;
   nanos ready_since = 0;          // when the waiting gradient was done
@@ -58,10 +55,11 @@ using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 
 // actors/worker.cpp: the trace, the run clock, the watchdog's bookkeeping and the pipeline.
 void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0);
+void trace_metric(worker_ptr self, const metric& m);  // a "metric" instant: the name in its note
 nanos now(worker_ptr self);
 void asked(worker_ptr self, const char* what);  // a request went out (the watchdog's clock starts)
 void answered(worker_ptr self);                 // ... and is over
-void prefetch(worker_state& st);                // gathers the next batch while a push waits
+void prefetch(worker_state& st);                // the loop gets its next batch ready while a push waits
 void advance(worker_ptr self);                  // moves the pipeline on
 
 // actors/worker_exchange.cpp: requests to the PS shards and their replies.

@@ -2,6 +2,7 @@
 
 #include "core/link_model.hpp"
 #include <syncpoint/model.hpp>
+#include <syncpoint/worker_loop.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +20,13 @@ std::string model_list() {
   for (auto& name : model_names())
     if (name != "timing-only")
       out += (out.empty() ? "" : ", ") + name;
+  return out;
+}
+
+std::string loop_list() {
+  std::string out;
+  for (auto& name : loop_names())
+    out += (out.empty() ? "" : ", ") + name;
   return out;
 }
 
@@ -63,8 +71,11 @@ options::options(command c) : table_(command_name(c)) {
     .add(cfg_.model, "model,m", sim ? "model whose iteration cost and size are charged: " + model_list() +
                                         " (default mlp); nothing is computed"
                                     : "model: " + model_list() + " (default mlp)")
-    .add(cfg_.batch, "batch,b", "batch size per worker (default 64)")
-    .add(cfg_.seed, "seed", "random seed (default 1)");
+    .add(cfg_.batch, "batch,b", "batch size per worker (default 64)");
+  if (!sim)
+    t.add(cfg_.loop, "loop", "what each worker computes: " + loop_list() +
+                             " (default classify: the data set's batches, the model's cross-entropy)");
+  t.add(cfg_.seed, "seed", "random seed (default 1)");
   if (!sim)
     t.add(cfg_.device, "device", "where workers and the evaluator compute: cpu, cuda (the visible GPUs, round robin), "
                                  "cuda:N, or auto (cuda if there is one, else cpu); default cpu (docs/gpu.md)")

@@ -9,6 +9,10 @@
 #include "runtime/cluster/placement.hpp"
 #include "runtime/records/model_file.hpp"
 #include "runtime/records/run_files.hpp"
+#include <syncpoint/model.hpp>
+#include <syncpoint/worker_loop.hpp>
+
+#include <algorithm>
 
 #include <syncpoint/cluster.hpp>
 
@@ -44,7 +48,15 @@ int run_submit(const std::vector<std::string>& args) {
     std::cerr << "syncpoint submit: --placement must be spread or pack, got '" << cfg.placement << "'\n";
     return 2;
   }
-  validate(cfg);  // bad options are refused here, before the network (config_error: exit 2)
+  // Bad options are refused here, before the network (config_error: exit 2). A loop or model this
+  // program does not register may be the head's and its nodes' own (their program's): the head checks those.
+  auto here = cfg;
+  auto loops = loop_names(), models = model_names();
+  if (std::find(loops.begin(), loops.end(), here.loop) == loops.end())
+    here.loop = "classify";
+  if (std::find(models.begin(), models.end(), here.model) == models.end())
+    here.model = "mlp";
+  validate(here);
   if (auto misfit = check_options_fit(cfg, {cfg.protocol}); !misfit.empty()) {
     std::cerr << "syncpoint submit: " << misfit << "\n";
     return 2;

@@ -1,9 +1,10 @@
 # What `cmake --install build --prefix P` puts in P (issue 27; docs/api.md, "Install"):
 #   bin/syncpoint                          the command, finding the library through $ORIGIN
 #   lib/libsyncpoint.so.<major.minor>      the library (+ the libsyncpoint.so link for linking)
+#   lib/libsyncpoint-command.so.<m.m>      the command as a library (<syncpoint/command.hpp>)
 #   include/syncpoint/*.hpp                the public headers, nothing else of the tree
 #   lib/cmake/syncpoint/                   find_package(syncpoint CONFIG): syncpoint::syncpoint,
-#                                          and with COMPONENTS torch, syncpoint::torch
+#                                          syncpoint::command, and with COMPONENTS torch, syncpoint::torch
 #   lib/pkgconfig/syncpoint.pc             pkg-config --cflags --libs syncpoint
 #   share/doc/syncpoint/                   README.md, docs/*.md, the examples
 # Components: `runtime` (command, library, docs) and `dev` (headers, CMake and pkg-config
@@ -12,7 +13,9 @@ include(CMakePackageConfigHelpers)
 set(SYNCPOINT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/syncpoint)
 
 set_target_properties(syncpoint_cli PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
-install(TARGETS syncpoint EXPORT syncpointTargets
+# The command library finds the library beside it (a RUNPATH serves direct dependencies only).
+set_target_properties(syncpoint_command PROPERTIES INSTALL_RPATH "$ORIGIN")
+install(TARGETS syncpoint syncpoint_command EXPORT syncpointTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev)
 install(TARGETS syncpoint_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 install(DIRECTORY include/syncpoint DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev

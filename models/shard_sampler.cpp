@@ -1,5 +1,7 @@
 #include "models/shard_sampler.hpp"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <sstream>
 
@@ -39,6 +41,13 @@ void shard_sampler::advance(uint64_t n) {
     draws_ += step;
     n -= step;
   }
+}
+
+void shard_sampler::restore(const loop_state& s, int worker) {
+  advance(s.position);
+  if (rng_state() != s.bytes)
+    throw std::invalid_argument("worker " + std::to_string(worker) +
+                                ": the checkpoint's data position does not match its shard (another data set?)");
 }
 
 }  // namespace syncpoint

@@ -8,6 +8,8 @@
 //   int64_t next = s.next();   // an example index of worker 1's shard
 #pragma once
 
+#include <syncpoint/worker_loop.hpp>
+
 #include <cstdint>
 #include <random>
 #include <string>
@@ -34,6 +36,12 @@ class shard_sampler {
   int64_t peek(uint64_t ahead) const { return shard_[cursor_ + ahead]; }
   std::string rng_state() const;
   void advance(uint64_t n);
+
+  /// As a loop's checkpoint: draws() and rng_state().
+  loop_state saved() const { return {draws(), rng_state()}; }
+  /// Back to `s` (replayed from a fresh sampler); throws std::invalid_argument
+  /// naming `worker` when the engine does not match (another data set or seed).
+  void restore(const loop_state& s, int worker);
 
  private:
   std::vector<int64_t> shard_;

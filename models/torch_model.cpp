@@ -272,6 +272,28 @@ void torch_model::local_step(const float* grad, float lr) {
 }
 
 float torch_model::gradient(const batch_view& b, float* grad) {
+  torch::Tensor x, y;
+  bool staged = take_staged(b, x, y);
+  if (!staged) {
+    x = examples_on_device(b);
+    y = torch::from_blob(const_cast<int64_t*>(b.y), {b.count}, torch::kLong);
+    if (!on_cpu())
+      y = y.to(device_);
+  }
+  return backpropagate([&] { return torch::nn::functional::cross_entropy(forward_(x), y); }, grad, staged);
+}
+
+float torch_model::gradient(const loss_fn& loss, const torch_batch& b, float* grad) {
+  torch_batch here = b;
+  if (!on_cpu()) {
+    here.data = b.data.to(device_);
+    if (b.target.defined())
+      here.target = b.target.to(device_);
+  }
+  return backpropagate([&] { return loss(*this, here); }, grad, false);
+}
+
+float torch_model::backpropagate(const std::function<torch::Tensor()>& loss_of, float* grad, bool staged) {
   apply_thread_setting();
   // Each parameter's .grad is a view into one flat gradient, so autograd
   // accumulates straight into it (measured faster than copying out freshly
@@ -287,20 +309,15 @@ float torch_model::gradient(const batch_view& b, float* grad) {
     p.mutable_grad() = targets.back();
     offset += p.numel();
   }
-  torch::Tensor x, y;
-  bool staged = take_staged(b, x, y);
-  if (!staged) {
-    x = examples_on_device(b);
-    y = torch::from_blob(const_cast<int64_t*>(b.y), {b.count}, torch::kLong);
-    if (!on_cpu())
-      y = y.to(device_);
-  }
   auto turn = blas_turn();
   module_->train();
   torch::Tensor loss;
   {
     autocast_scope bf16(bf16_);
-    loss = torch::nn::functional::cross_entropy(forward_(x), y);
+    loss = loss_of();
+    if (loss.numel() != 1)
+      throw std::invalid_argument("the loss is a tensor of " + std::to_string(loss.numel()) +
+                                  " values, not a scalar");
     loss.backward();
   }
   for (size_t i = 0; i < params_.size(); ++i) {

@@ -70,6 +70,10 @@ CCACHE_BASEDIR=$WORK cmake -S "$SRC/examples/downstream" -B "$WORK/build" -DCMAK
 CCACHE_BASEDIR=$WORK cmake --build "$WORK/build" -j 2 > "$WORK/build.log" 2>&1 ||
   { cat "$WORK/build.log" >&2; fail "the downstream project does not build against the prefix"; }
 "$WORK/build/downstream" || fail "the downstream program failed (exit $?)"
+"$WORK/build/own_node" protocols | grep -q '^bsp ' || fail "examples/own_node.cpp, built against the prefix, is not the syncpoint command"
+for loop in linear_regression bandit; do  # (the autoencoder trains on Fashion-MNIST: built here, run in the tree's ctest)
+  "$WORK/build/$loop" > "$WORK/$loop.log" 2>&1 || { cat "$WORK/$loop.log" >&2; fail "examples/$loop.cpp, built against the prefix, failed"; }
+done
 
 # pkg-config: a program that names no library but syncpoint.
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig

@@ -46,6 +46,8 @@ for f in usr/bin/syncpoint usr/include/syncpoint/syncpoint.hpp usr/include/syncp
 done
 lib=$(ls "$root"/usr/lib/libsyncpoint.so.* 2> /dev/null | head -1 || true)
 [ -n "$lib" ] || fail "the package lacks /usr/lib/libsyncpoint.so.*"
+command_lib=$(ls "$root"/usr/lib/libsyncpoint-command.so.* 2> /dev/null | head -1 || true)
+[ -n "$command_lib" ] || fail "the package lacks /usr/lib/libsyncpoint-command.so.* (the command as a library)"
 
 depends=$(dpkg-deb -f "$deb" Depends)
 [ "$plant" != depends ] || depends=$(echo "$depends" | sed 's/libtorch1\.13 ([^)]*),* *//')
@@ -53,8 +55,8 @@ echo "test-package: $(basename "$deb"): Depends: $depends"
 # Every NEEDED library but the package's own, by the Debian package that holds it on this machine.
 missing=()
 known=$(ldconfig -p)
-for soname in $(readelf -d "$root/usr/bin/syncpoint" "$lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
-  case $soname in libsyncpoint.so.*) continue ;; esac
+for soname in $(readelf -d "$root/usr/bin/syncpoint" "$lib" "$command_lib" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
+  case $soname in libsyncpoint.so.* | libsyncpoint-command.so.*) continue ;; esac
   path=$(awk -v s="$soname" '$1 == s && /x86-64/ { print $NF; exit }' <<< "$known")
   [ -n "$path" ] || fail "cannot find $soname on this machine to name its package"
   pkg=$({ dpkg -S "$(readlink -f "$path")" || dpkg -S "$path"; } 2> /dev/null | sed -n '1s/:.*//p') || true

@@ -135,10 +135,15 @@ struct cluster {
   int port = 0;
   int runs = 0;
 
+  std::string program = syncpoint_binary();  // the head's: `syncpoint`, or a program of the user's own
+
   // Every head serves its dashboard, on a free port (tests/test_dashboard.cpp reads it).
-  explicit cluster(const std::vector<std::string>& head_args = {}) {
+  explicit cluster(const std::vector<std::string>& head_args = {}) : cluster(syncpoint_binary(), head_args) {}
+
+  // A head started from `head_program` (a program that calls syncpoint::command_main).
+  cluster(const std::string& head_program, const std::vector<std::string>& head_args) : program(head_program) {
     head = std::make_unique<process>(
-      cat({syncpoint_binary(), "head", "--host", "127.0.0.1", "--port", "0", "--dashboard", "any", "--runs",
+      cat({program, "head", "--host", "127.0.0.1", "--port", "0", "--dashboard", "any", "--runs",
            dir / "head-runs"},
           head_args),
       dir.path(), "head");
@@ -159,9 +164,11 @@ struct cluster {
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }
 
-  process& node(const std::string& name, int slots) {
+  // A node of `slots` started from `node_program` ("": the head's program).
+  process& node(const std::string& name, int slots, const std::string& node_program = "") {
     auto& p = nodes[name];
-    p = std::make_unique<process>(std::vector<std::string>{syncpoint_binary(), "node", "--join", address(),
+    p = std::make_unique<process>(std::vector<std::string>{node_program.empty() ? program : node_program, "node",
+                                                           "--join", address(),
                                                            "--name", name, "--slots",
                                                            std::to_string(slots)},
                                   dir.path(), "node-" + name + std::to_string(runs++));
@@ -171,7 +178,7 @@ struct cluster {
 
   std::unique_ptr<process> run(const std::string& cmd, const std::vector<std::string>& args,
                                const std::string& name) {
-    auto argv = cat({syncpoint_binary(), cmd}, args);
+    auto argv = cat({program, cmd}, args);
     return std::make_unique<process>(argv, dir.path(), name);
   }
 

@@ -11,6 +11,8 @@
 //                                  commit, prints the answers and leaves the job
 // Prints what the head or CAF answered; exit 2 when refused, 0 when accepted.
 #include "runtime/cluster/connect.hpp"
+#include <syncpoint/model.hpp>
+#include <syncpoint/worker_loop.hpp>
 
 #include <caf/io/middleman.hpp>
 
@@ -103,7 +105,8 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
   auto done = std::make_shared<std::atomic<bool>>(false);
   auto node = sys.spawn([=](node_actor::pointer self) -> node_actor::behavior_type {
     self->request(head, std::chrono::seconds(5), register_atom::value,
-                  node_hello{"evil", 1, schema_fingerprint(), "evil-token", ""}, node_actor{self})
+                  node_hello{"evil", 1, schema_fingerprint(), "evil-token", "", 0, {}, loop_names(), model_names()},
+                  node_actor{self})
       .then([](const std::string&) { std::printf("joined\n"); std::fflush(stdout); },
             [=](caf::error& e) { std::printf("refused: %s\n", self->system().render(e).c_str()); self->quit(); });
     return {

@@ -10,7 +10,9 @@
 #include <syncpoint/float_block.hpp>
 #include <syncpoint/torch_data.hpp>
 #include <syncpoint/torch_model.hpp>
+#include <syncpoint/torch_loop.hpp>
 #include "tests/header_examples.hpp"
+#include <syncpoint/worker_client.hpp>
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
@@ -296,6 +298,110 @@ std::vector<std::string> lines_of(const std::filesystem::path& p) {
 }
 
 }  // namespace
+
+namespace {
+
+struct half_squares : syncpoint::worker_loop {  // the gradient of sum (w_i - 1)^2 / 2
+  syncpoint::step_result step(syncpoint::model& m, const syncpoint::step_input&, float* grad) override {
+    auto w = m.current_weights();
+    float loss = 0;
+    for (size_t i = 0; i < w.size(); ++i) { grad[i] = w[i] - 1; loss += grad[i] * grad[i] / 2; }
+    return {loss, 1};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("header examples: <syncpoint/worker_loop.hpp>'s loop of its own trains weights of their own") {
+  auto cfg = small_cfg("bsp");
+  syncpoint::register_loop("half-squares", [](const syncpoint::loop_context&) {
+    return std::make_unique<half_squares>();
+  });
+  cfg.loop = "half-squares";  // with a model of weights only: cfg.model = a weights_only() model's name
+  syncpoint::register_model("half-squares-weights", [] { return syncpoint::weights_only(3); });
+  cfg.model = "half-squares-weights";
+  cfg.momentum = 0;
+  auto r = syncpoint::train(cfg);
+  REQUIRE(r.failures.empty());
+  for (float v : r.final_model.values.vec())
+    CHECK(v == doctest::Approx(1.0f).epsilon(1e-3));
+}
+
+TEST_CASE("header examples: <syncpoint/worker_client.hpp>'s blocking loop fits a line") {
+  auto cfg = small_cfg("ssp");
+  // Fits y = w0 + w1 x by least squares, each worker on data of its own.
+  syncpoint::register_model("line", [] { return syncpoint::weights_only(2); });
+  syncpoint::register_client_loop("fit-line", [](syncpoint::worker_client& ps) {
+    std::mt19937_64 rng(ps.context().seed * 1000 + ps.context().worker);
+    std::normal_distribution<float> x_of, noise(0, 0.1f);
+    std::vector<float> g(2);
+    for (;;) {
+      std::vector<float> w = ps.pull().values;      // the weights of one version
+      g = {0, 0};
+      for (int i = 0; i < 32; ++i) {                // the mean squared error's gradient
+        float x = x_of(rng), y = 3 * x + 1 + noise(rng), e = w[0] + w[1] * x - y;
+        g[0] += e / 32, g[1] += e * x / 32;
+      }
+      if (ps.push(g, 32).stop)                       // answered when the protocol lets it go on
+        return;
+    }
+  });
+  cfg.model = "line";
+  cfg.loop = "fit-line";                            // or: syncpoint train --model line --loop fit-line
+  cfg.dataset = "blank";
+  cfg.momentum = 0;
+  cfg.epochs = 10;
+  auto r = syncpoint::train(cfg);
+  REQUIRE(r.failures.empty());
+  CHECK(r.final_model.values.vec()[0] == doctest::Approx(1.0f).epsilon(0.02));
+  CHECK(r.final_model.values.vec()[1] == doctest::Approx(3.0f).epsilon(0.02));
+}
+
+TEST_CASE("header examples: <syncpoint/torch_loop.hpp>'s reconstruction loss trains an autoencoder") {
+  struct tiny_autoencoder : torch::nn::Module {
+    torch::nn::Linear enc{nullptr}, dec{nullptr};
+    explicit tiny_autoencoder(int64_t features)
+      : enc(register_module("enc", torch::nn::Linear(features, 8))),
+        dec(register_module("dec", torch::nn::Linear(8, features))) {}
+    torch::Tensor forward(const torch::Tensor& x) { return dec(torch::relu(enc(x.flatten(1)))); }
+  };
+  syncpoint::register_model("header-autoencoder", [](const syncpoint::model_input& in) {
+    int64_t features = 1;
+    for (auto d : in.shape) features *= d;
+    return syncpoint::wrap_module(std::make_shared<tiny_autoencoder>(features));
+  });
+  syncpoint::register_dataset("header-two-factors", [](const syncpoint::data_request& r) {
+    auto make = [](int64_t n, uint64_t seed) {  // 20 features driven by 2 hidden factors: an 8-wide code holds them
+      std::mt19937_64 rng(seed);
+      std::normal_distribution<float> normal;
+      return syncpoint::dataset_from(n, {20}, 2, [&](int64_t, float* x) {
+        float a = normal(rng), b = normal(rng);
+        for (int k = 0; k < 20; ++k) x[k] = a * std::sin(float(k)) + b * std::cos(float(k)) + 0.05f * normal(rng);
+        return int64_t{0};
+      });
+    };
+    return syncpoint::train_test{make(r.train_size, r.seed), make(r.test_size, r.seed + 1)};
+  });
+  auto cfg = small_cfg("bsp");
+  cfg.dataset = "header-two-factors";
+  cfg.model = "header-autoencoder";
+  // An autoencoder's loss: the mean squared error of its reconstruction.
+  syncpoint::torch_loop_spec autoencoder;
+  autoencoder.loss = [](syncpoint::torch_model& m, const syncpoint::torch_batch& b) {
+    return torch::mse_loss(m.forward(b.data), b.data.flatten(1));
+  };
+  syncpoint::register_torch_loop("reconstruct", autoencoder);  // batches: the job's data set (dataset_batches)
+  cfg.loop = "reconstruct";                                     // with a model whose forward() reconstructs
+  cfg.epochs = 3;
+  auto r = syncpoint::train(cfg);
+  REQUIRE(r.failures.empty());
+  std::vector<double> losses;
+  for (auto& e : r.trace)
+    if (e.kind == "compute")
+      losses.push_back(e.value);
+  REQUIRE(losses.size() > 20);
+  CHECK(losses.back() < 0.5 * losses.front());
+}
 
 TEST_CASE("header examples: every ```cpp example of a public header is in its test, line by line, in order") {
   auto root = std::filesystem::path(SYNCPOINT_SOURCE_DIR);

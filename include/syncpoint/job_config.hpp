@@ -37,6 +37,9 @@ struct job_config {
   protocol_options protocol_opts;  ///< its options by name (e.g. "staleness")
   int workers = 4;  ///< 1..4096
   std::string model = "mlp";  ///< a registered model: "softmax", "mlp", "cnn", or your own
+  /// What each worker computes between pull and push (<syncpoint/worker_loop.hpp>):
+  /// "classify" (the data set's batches, the model's cross-entropy), or a registered loop of your own.
+  std::string loop = "classify";
 
   /// Data: a registered data set (<syncpoint/data_registry.hpp>): "fashion-mnist",
   /// "idx" and "cifar10" (files in data_dir; "": the set's default folder),
@@ -145,7 +148,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
-           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision);
+           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop);
 }
 
 }  // namespace syncpoint

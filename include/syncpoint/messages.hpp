@@ -46,7 +46,8 @@ struct weights {
 
 /// One line of trace.jsonl: a span (t0..t1) or an instant (t0 == t1).
 /// Kinds: compute, push, pull, wait (worker spans); apply (value = staleness);
-/// barrier; eval (value = accuracy); rejected; lost.
+/// barrier; eval (value = accuracy); rejected; lost; metric (a loop's or an
+/// evaluation's number, its name in `note`).
 struct trace_event {
   std::string kind;  ///< what happened (above)
   worker_id worker = -1;  ///< whose event (-1: no worker's)
@@ -58,13 +59,20 @@ struct trace_event {
   std::string note;  ///< words for events that need them (a protocol switch: "bsp>asp share")
 };
 
+/// A named number: a part of a loop's loss, an episode's return, a held-out error.
+struct metric {
+  std::string name;  ///< e.g. "mse"
+  double value = 0;  ///< its value
+};
+
 /// Evaluator -> coordinator: accuracy of one snapshot.
 struct eval_result {
   uint64_t version = 0;  ///< the evaluated model's version
   nanos taken = 0;  ///< when the model was taken, on the run clock
   uint64_t samples = 0;  ///< samples applied by then
   bool final = false;  ///< the run's last evaluation
-  double accuracy = 0;  ///< test accuracy, 0..1
+  double accuracy = 0;  ///< test accuracy, 0..1 (0 for a loop whose evaluation measures no accuracy)
+  std::vector<metric> metrics;  ///< everything the job's loop measured (the classifier's: its accuracy)
 };
 
 /// A worker that left the run before its end, and why.
@@ -171,6 +179,10 @@ typename Inspector::result_type inspect(Inspector& f, phase_change& x) {
   return f(caf::meta::type_name("phase_change"), x.from, x.to, x.reason, x.t, x.samples);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, metric& x) {
+  return f(caf::meta::type_name("metric"), x.name, exact(x.value));
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, trace_event& x) {
   return f(caf::meta::type_name("trace_event"), x.kind, x.worker, x.t0, x.t1, x.iter,
            x.version, exact(x.value), x.note);
@@ -178,7 +190,7 @@ typename Inspector::result_type inspect(Inspector& f, trace_event& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, eval_result& x) {
   return f(caf::meta::type_name("eval_result"), x.version, x.taken, x.samples, x.final,
-           exact(x.accuracy));
+           exact(x.accuracy), x.metrics);
 }
 
 template <class Inspector>

@@ -31,3 +31,4 @@
 #include <syncpoint/shared_floats.hpp>
 #include <syncpoint/summary.hpp>
 #include <syncpoint/train.hpp>
+#include <syncpoint/worker_loop.hpp>

@@ -26,6 +26,10 @@
 
 namespace syncpoint {
 
+/// A batch for a loss of your own (<syncpoint/torch_loop.hpp>): `data` (the
+/// inputs, [batch, ...]) and `target` (anything else; may be undefined).
+using torch_batch = torch::data::Example<>;
+
 /// A torch::nn::Module as a syncpoint model: its parameters and float buffers flattened
 /// into one vector. wrap_module() makes one for register_model.
 class torch_model : public model {
@@ -34,6 +38,10 @@ class torch_model : public model {
   /// classes] logits. It runs in training mode for gradients and in
   /// evaluation mode (module->eval()) for predictions.
   using forward_fn = std::function<torch::Tensor(const torch::Tensor&)>;
+
+  /// A loss of the model on a batch, as a scalar tensor (a loop's own,
+  /// <syncpoint/torch_loop.hpp>).
+  using loss_fn = std::function<torch::Tensor(torch_model& m, const torch_batch& b)>;
 
   /// Wraps `module`, whose forward pass is `forward`.
   torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn forward);
@@ -51,7 +59,21 @@ class torch_model : public model {
   void adopt(std::shared_ptr<const std::vector<float>> w) override;
   void local_step(const float* grad, float lr) override;
   std::vector<float> current_weights() const override;
+  /// The mean cross-entropy of the logits forward() gives.
   float gradient(const batch_view& b, float* grad) override;
+  /// As above, for `loss` on `b` instead: b's tensors go to the model's
+  /// device first, and `loss(*this, b)` is differentiated.
+  float gradient(const loss_fn& loss, const torch_batch& b, float* grad);
+  /// The module's forward pass (`forward` as wrapped), for a loss or an evaluation.
+  torch::Tensor forward(const torch::Tensor& x) { return forward_(x); }
+  /// The wrapped module as its own type (a loss that needs more than forward()).
+  /// Throws std::bad_cast for another type.
+  template <class Module>
+  Module& module() {
+    return dynamic_cast<Module&>(*module_);
+  }
+  /// Where it computes.
+  torch::Device device() const { return device_; }
   /// On a device: copies `b` there on a stream of its own (nothing on the CPU).
   void stage(const batch_view& b) override;
   void predict(const batch_view& b, int64_t* labels) override;
@@ -90,6 +112,8 @@ class torch_model : public model {
   bool on_cpu() const { return device_.is_cpu(); }
   torch::Tensor examples_on_device(const batch_view& b);
   bool take_staged(const batch_view& b, torch::Tensor& x, torch::Tensor& y);
+  /// Backpropagates loss() into `grad` (the parameters' gradient, then the buffers).
+  float backpropagate(const std::function<torch::Tensor()>& loss, float* grad, bool staged);
 };
 
 /// A model of `m`, whose forward() maps a batch to logits: what register_model's factory returns.

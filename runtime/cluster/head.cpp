@@ -1,5 +1,7 @@
 #include "runtime/cluster/head.hpp"
 
+#include <syncpoint/worker_loop.hpp>
+
 #include "runtime/cluster/connect.hpp"
 #include "runtime/cluster/head_state.hpp"
 #include "runtime/cluster/job_runner.hpp"
@@ -65,6 +67,28 @@ node_entry* find_node(head_ptr self, const std::string& name) {
 
 namespace {
 
+// What a node's program lacks of a job's code (its loop, its model), in words; "" when it has both.
+std::string lacks_code(const head_detail::node_entry& n, const job_config& cfg) {
+  auto listed = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (auto& x : names)
+      out += (out.empty() ? "" : ", ") + x;
+    return out;
+  };
+  auto lacks = [&](const std::vector<std::string>& names, const std::string& what, const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) != names.end())
+      return std::string();
+    return "node '" + n.status.name + "' lacks the " + what + " '" + name + "' (its program registers " + listed(names) +
+           "): start it from a program that registers it (docs/cluster.md, \"Your own node program\")";
+  };
+  auto why = lacks(n.loops, "loop", cfg.loop);
+  return why.empty() ? lacks(n.models, "model", cfg.model) : why;
+}
+
+}  // namespace
+
+namespace {
+
 using namespace head_detail;
 
 // "3 free on nodes with GPUs (gpu-a: 2 of 4, cuda:0, cuda:1; gpu-b: 1 of 2, cuda:0)", or "none".
@@ -116,6 +140,8 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   e.handle = node;
   e.token = hello.token;
   e.bulk_port = hello.bulk_port;
+  e.loops = hello.loops;
+  e.models = hello.models;
   e.status.name = hello.name;
   e.status.slots = hello.slots;
   e.status.gpus = hello.gpus;
@@ -220,6 +246,10 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   } catch (const std::exception& e) {
     return make_error(sp_error::bad_input, std::string("head: ") + e.what());
   }
+  if (where)  // a node runs the job's code only if its program registered it
+    for (auto idx : hosts)
+      if (auto why = lacks_code(st.nodes[idx], cfg); !why.empty())
+        return make_error(sp_error::bad_input, why);
   if (!where)
     return make_error(sp_error::bad_input,
                       "the job needs " + std::to_string(cfg.workers) + " worker slots but the cluster has " +

@@ -17,6 +17,8 @@ struct node_entry {
   node_actor handle;
   std::string token;  // the node accepts job requests with it
   uint16_t bulk_port = 0;  // where its shards take bulk connections (0: none)
+  std::vector<std::string> loops;   // what its program registers: a job's workers go only where their loop is
+  std::vector<std::string> models;
 };
 
 /// The node's slots neither used nor offered to a job.

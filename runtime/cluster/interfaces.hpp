@@ -66,6 +66,8 @@ struct node_hello {
   std::string secret;     // the cluster's token (--token), when the head requires one
   uint16_t bulk_port = 0; // where its PS shards take bulk connections (0: none)
   std::vector<int32_t> gpus;  // the CUDA devices its workers may take (node --gpus; none: CPU only)
+  std::vector<std::string> loops;   // the worker loops its program registers (a job's loop must be among them)
+  std::vector<std::string> models;  // ... and the models
 };
 
 /// A worker's part of a job, sent to the node that hosts it.
@@ -201,7 +203,8 @@ typename Inspector::result_type inspect(Inspector& f, cell_event& x) {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
-  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret, x.bulk_port, x.gpus);
+  return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret, x.bulk_port, x.gpus, x.loops,
+           x.models);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {

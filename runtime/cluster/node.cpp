@@ -1,5 +1,7 @@
 #include "runtime/cluster/node.hpp"
 
+#include <syncpoint/worker_loop.hpp>
+
 #include "runtime/cluster/cell_host.hpp"
 #include "runtime/job/job_parts.hpp"
 
@@ -206,7 +208,8 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
   });
   self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
                 node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token, st.cfg.secret,
-                           st.cfg.plane ? st.cfg.plane->port() : uint16_t{0}, st.cfg.gpus}, node_actor{self})
+                           st.cfg.plane ? st.cfg.plane->port() : uint16_t{0}, st.cfg.gpus, loop_names(), model_names()},
+                node_actor{self})
     .then(
       [=](const std::string& name) {
         auto& st = self->state;

@@ -1,5 +1,6 @@
 // train(), validate() and a run's files; the job's steps are in job_run.cpp.
 #include <syncpoint/job.hpp>
+#include <syncpoint/worker_loop.hpp>
 
 #include "core/straggler.hpp"
 #include "runtime/job/job_parts.hpp"
@@ -40,6 +41,11 @@ void validate(const job_config& cfg) {
     for (auto& n : names)
       known += (known.empty() ? "" : ", ") + n;
     throw config_error("unknown model '" + cfg.model + "' (valid: " + known + ")");
+  }
+  try {
+    find_loop(cfg.loop);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(e.what());
   }
   require(cfg.workers >= 1 && cfg.workers <= 4096, "--workers must be in 1..4096");
   require(cfg.batch >= 1, "--batch must be >= 1");

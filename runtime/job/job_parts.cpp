@@ -7,6 +7,7 @@
 #include "actors/tracer.hpp"
 #include <syncpoint/data_registry.hpp>
 #include <syncpoint/model.hpp>
+#include <syncpoint/worker_loop.hpp>
 
 #include <algorithm>
 #include <thread>
@@ -17,9 +18,10 @@ namespace syncpoint {
 namespace {
 
 // One gradient on two examples, one of them of the largest label: a model
-// that cannot take the data's shape or classes is refused before anything starts.
+// that cannot take the data's shape or classes is refused before anything
+// starts. (A loop of the user's own takes its data its own way.)
 void check_model_fits(const job_config& cfg, const dataset& train) {
-  if (cfg.model == "timing-only" || train.size == 0)
+  if (cfg.model == "timing-only" || cfg.loop != "classify" || train.size == 0)
     return;
   auto top = std::max_element(train.y.begin(), train.y.end()) - train.y.begin();
   std::vector<float> x(train.row(0), train.row(0) + train.dim);
@@ -36,6 +38,18 @@ void check_model_fits(const job_config& cfg, const dataset& train) {
     why = why.substr(0, why.find('\n'));
     throw config_error("model '" + cfg.model + "' cannot train on data set '" + cfg.dataset + "' (examples of shape " +
                        shape_text(train.shape) + ", " + std::to_string(train.classes) + " classes): " + why);
+  }
+}
+
+// A loop of the user's own says which models it can train.
+void check_loop_takes_model(const job_config& cfg, const dataset& train) {
+  auto spec = find_loop(cfg.loop);
+  if (!spec.check)
+    return;
+  try {
+    spec.check(*make_model(cfg.model, input_of(train)));
+  } catch (const std::exception& e) {
+    throw config_error("loop '" + cfg.loop + "' cannot train model '" + cfg.model + "': " + e.what());
   }
 }
 
@@ -62,6 +76,7 @@ train_test load_job_data(const job_config& cfg) {
     throw config_error("the training set has " + std::to_string(data.train.size) + " examples for " +
                        std::to_string(cfg.workers) + " workers");
   check_model_fits(cfg, data.train);
+  check_loop_takes_model(cfg, data.train);
   return data;
 }
 
@@ -164,8 +179,15 @@ job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::sh
     co->on_checkpoint = opts.on_checkpoint;
   }
   core.coordinator = spawn_coordinator(sys, co);
-  core.evaluator =
-    spawn_evaluator(sys, {std::move(test), cfg.model, evaluator_input(plan), 0, core.coordinator, opts.detached_evaluator});
+  evaluator_config ev;
+  ev.model = cfg.model;
+  ev.loop = cfg.loop;
+  ev.input = evaluator_input(plan);
+  ev.job = loop_context{-1, cfg.workers, cfg.seed, cfg.batch, test, ev.input, cfg.request_timeout_s};
+  ev.test = std::move(test);
+  ev.coordinator = core.coordinator;
+  ev.detached = opts.detached_evaluator;
+  core.evaluator = spawn_evaluator(sys, std::move(ev));
   return core;
 }
 
@@ -188,6 +210,7 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.workers = cfg.workers;
   w.train = std::move(train);
   w.model = cfg.model;
+  w.loop = cfg.loop;
   w.input = worker_input(plan, id);
   w.batch = cfg.batch;
   w.lr = plan.lr;
@@ -200,6 +223,7 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.tracer = std::move(tracer);
   w.origin = origin;
   w.request_timeout = request_timeout;
+  w.loop_timeout_s = cfg.request_timeout_s;
   if (id == cfg.fail_worker)
     w.fail_at_iter = cfg.fail_at_iter;
   auto i = static_cast<size_t>(id);
