@@ -127,7 +127,7 @@ void compute(worker_ptr self) {
     r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local_lr, st.refused}, st.grad.data());
   } catch (const std::exception& e) {
     self->quit(caf::make_error(caf::sec::runtime_error, "user_loop_failed: worker " + std::to_string(st.cfg.id) +
-                                                          "'s loop failed: " + e.what()));
+                                                          "'s loop failed: " + first_line(e.what())));
     return;
   }
   st.refused.clear();

@@ -36,7 +36,7 @@ inline void register_autoencoder() {
   spec.evaluate = [](syncpoint::torch_model& m, const syncpoint::dataset& test, const syncpoint::loop_context&) {
     torch::NoGradGuard no_grad;
     auto n = std::min<int64_t>(test.size, 2000);
-    auto x = torch::from_blob(const_cast<float*>(test.x.data()), {n, 1, 28, 28});
+    auto x = torch::from_blob(const_cast<float*>(test.x.data()), {n, 1, 28, 28}).to(m.device());  // where m computes
     return std::vector<syncpoint::metric>{{"mse", torch::mse_loss(m.forward(x), x.flatten(1)).item<double>()}};
   };
   syncpoint::register_torch_loop("reconstruct", spec);

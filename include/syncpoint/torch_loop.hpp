@@ -51,7 +51,9 @@ using source_factory = std::function<std::unique_ptr<batch_source>(const loop_co
 source_factory dataset_batches();
 
 /// Held-out metrics of the module as the evaluator loaded it (weights of one
-/// version), e.g. a reconstruction error on the job's test set.
+/// version), e.g. a reconstruction error on the job's test set. The model
+/// computes on its device (m.device(): the job's first GPU with --device
+/// cuda): move the data there first.
 using torch_evaluate_fn =
   std::function<std::vector<metric>(torch_model& m, const dataset& test, const loop_context& job)>;
 

@@ -92,6 +92,12 @@ class worker_loop {
   virtual void restore(const loop_state& s) { (void) s; }
 };
 
+/// An error's first line: what a failed loop's message keeps (LibTorch's
+/// errors carry a backtrace after it).
+inline std::string first_line(const std::string& what) {
+  return what.substr(0, what.find('\n'));
+}
+
 /// Makes one worker's loop.
 using loop_factory = std::function<std::unique_ptr<worker_loop>(const loop_context&)>;
 
