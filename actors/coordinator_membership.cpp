@@ -53,9 +53,8 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
     // A user's loop that failed is a fault in the program, not a lost
     // machine: the others would fail the same way, so the run ends, saying why.
-    const auto& why = st.losses.back().reason;
-    if (auto at = why.find("user_loop_failed"); at != std::string::npos)
-      begin_stop(self, why.substr(at, why.find_last_not_of("\")") + 1 - at));
+    if (reason.category() == caf::atom("syncpoint") && reason.code() == static_cast<uint8_t>(sp_error::user_loop_failed))
+      begin_stop(self, st.losses.back().reason);
   }
   st.set_live(i, false);
   st.flush_ops();

@@ -30,7 +30,7 @@ void evaluate(evaluator_ptr self, const evaluator_config& cfg, const snapshot& s
     try {
       r.metrics = st.measure(*st.m, test, cfg.job);
     } catch (const std::exception& e) {  // the run cannot be measured: it fails, saying why
-      self->quit(caf::make_error(caf::sec::runtime_error, std::string("user_loop_failed: the loop's evaluation failed: ") + first_line(e.what())));
+      self->quit(make_error(sp_error::user_loop_failed, "the loop's evaluation failed: " + first_line(e.what())));
       return;
     }
     for (auto& mt : r.metrics)

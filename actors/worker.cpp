@@ -12,19 +12,11 @@
 
 namespace syncpoint {
 
-void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value) {
+void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value, const std::string& note) {
   auto& st = self->state;
   if (st.cfg.tracer)
     self->send(st.cfg.tracer, trace_atom::value,
-               trace_event{kind, st.cfg.id, t0, t1, st.iter, st.version, value});
-}
-
-void trace_metric(worker_ptr self, const metric& m) {
-  auto& st = self->state;
-  if (st.cfg.tracer) {
-    auto t = now(self);
-    self->send(st.cfg.tracer, trace_atom::value, trace_event{"metric", st.cfg.id, t, t, st.iter, st.version, m.value, m.name});
-  }
+               trace_event{kind, st.cfg.id, t0, t1, st.iter, st.version, value, note});
 }
 
 nanos now(worker_ptr self) {
@@ -126,15 +118,17 @@ void compute(worker_ptr self) {
   try {
     r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local_lr, st.refused}, st.grad.data());
   } catch (const std::exception& e) {
-    self->quit(caf::make_error(caf::sec::runtime_error, "user_loop_failed: worker " + std::to_string(st.cfg.id) +
-                                                          "'s loop failed: " + first_line(e.what())));
+    self->quit(make_error(sp_error::user_loop_failed,
+                          "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
     return;
   }
   st.refused.clear();
   st.loss = r.loss;
   st.samples = r.samples;
-  for (auto& mt : r.metrics)
-    trace_metric(self, mt);
+  for (auto& mt : r.metrics) {  // a "metric" instant each, its name in the note
+    auto t = now(self);
+    trace(self, "metric", t, t, mt.value, mt.name);
+  }
   if (st.cfg.clip_norm > 0)
     clip(st.grad, st.m->size() - st.m->buffers(), st.cfg.clip_norm);
   if (st.local_step)  // WBSP: the worker's own copy moves with its gradient

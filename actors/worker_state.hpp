@@ -54,8 +54,7 @@ struct worker_state {
 using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 
 // actors/worker.cpp: the trace, the run clock, the watchdog's bookkeeping and the pipeline.
-void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0);
-void trace_metric(worker_ptr self, const metric& m);  // a "metric" instant: the name in its note
+void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0, const std::string& note = {});
 nanos now(worker_ptr self);
 void asked(worker_ptr self, const char* what);  // a request went out (the watchdog's clock starts)
 void answered(worker_ptr self);                 // ... and is over

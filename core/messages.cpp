@@ -23,6 +23,7 @@ std::string to_string(sp_error code) {
     case sp_error::not_now: return "not_now";
     case sp_error::lost_shard: return "lost_shard";
     case sp_error::user_actor_failed: return "user_actor_failed";
+    case sp_error::user_loop_failed: return "user_loop_failed";
   }
   return "unknown";
 }

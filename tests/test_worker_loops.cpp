@@ -11,7 +11,7 @@
 
 #include <doctest/doctest.h>
 
-#include <atomic>
+#include <future>
 #include <cmath>
 #include <filesystem>
 
@@ -177,7 +177,8 @@ TEST_CASE("worker loops: a gradient of the wrong length ends the run naming both
 }
 
 namespace {
-std::atomic<bool> release_hung_loop{false};
+std::promise<void> release_hung_loop;  // the test sets it once the run has ended
+std::shared_future<void> hung_loop_released = release_hung_loop.get_future().share();
 }
 
 TEST_CASE("worker loops: a loop that never pushes is ended by the request timeout") {
@@ -185,8 +186,8 @@ TEST_CASE("worker loops: a loop that never pushes is ended by the request timeou
     std::vector<float> g(4, 0.0f);
     for (;;) {
       ps.pull();
-      while (ps.context().worker == 2 && ps.step() == 5 && !release_hung_loop)
-        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (ps.context().worker == 2 && ps.step() == 5)
+        hung_loop_released.wait();
       if (ps.push(g, 16).stop)
         return;
     }
@@ -196,7 +197,7 @@ TEST_CASE("worker loops: a loop that never pushes is ended by the request timeou
   cfg.loop = "test-loops-hangs";
   cfg.request_timeout_s = 0.5;
   auto r = train(cfg);
-  release_hung_loop = true;  // its thread, left running, ends now
+  release_hung_loop.set_value();  // its thread, left running, ends now
   REQUIRE(!r.failures.empty());
   CHECK(r.failures[0].find("worker 2's loop failed: it did not push within 0.5 s (--request-timeout)") !=
         std::string::npos);
