@@ -53,7 +53,8 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
     st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
     // A user's loop that failed is a fault in the program, not a lost
     // machine: the others would fail the same way, so the run ends, saying why.
-    if (reason.category() == caf::atom("syncpoint") && reason.code() == static_cast<uint8_t>(sp_error::user_loop_failed))
+    if (reason && reason.category() == caf::atom("syncpoint") &&
+        reason.code() == static_cast<uint8_t>(sp_error::user_loop_failed))  // (an empty error has no category)
       begin_stop(self, st.losses.back().reason);
   }
   st.set_live(i, false);
