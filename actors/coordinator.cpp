@@ -150,6 +150,11 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
   if (st.evals_pending > 0)
     --st.evals_pending;
   st.last_accuracy = r.accuracy;
+  if (r.accuracy < 0 && !r.metrics.empty()) {  // the first of the loop's measures stands in the progress line
+    char text[96];
+    std::snprintf(text, sizeof text, "%.40s=%.4g", r.metrics.front().name.c_str(), r.metrics.front().value);
+    st.last_measure = text;
+  }
   st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
   for (auto& m : r.metrics)  // the accuracy is the eval event's own
     if (m.name != "accuracy")

@@ -131,10 +131,11 @@ void coordinator_state::print_progress(const std::string& what) {
     return;
   double pct = 100.0 * run_fraction();
   char line[256];
-  std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) acc=%.4f",
-                cfg->protocol_name.c_str(), what.c_str(), now(),
-                static_cast<unsigned long long>(samples_), std::min(pct, 100.0),
-                std::max(last_accuracy, 0.0));
+  char acc[32];
+  std::snprintf(acc, sizeof acc, "acc=%.4f", std::max(last_accuracy, 0.0));
+  std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) %s", cfg->protocol_name.c_str(),
+                what.c_str(), now(), static_cast<unsigned long long>(samples_), std::min(pct, 100.0),
+                last_accuracy < 0 && !last_measure.empty() ? last_measure.c_str() : acc);
   report(line);
 }
 

@@ -100,6 +100,7 @@ struct coordinator_state : coordinator_api {
   int shard_syncs_pending_ = 0;
   nanos run_time = 0;
   double last_accuracy = -1;
+  std::string last_measure;  // "mse=0.1940": the progress line's figure when the loop measures no accuracy
   double next_tick = 0.01;  // the run fraction of the next silent progress report (bars)
   bool target_reached = false;
   std::vector<worker_loss> losses;  // who left the run early, and why

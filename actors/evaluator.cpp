@@ -24,7 +24,7 @@ using evaluator_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
 void evaluate(evaluator_ptr self, const evaluator_config& cfg, const snapshot& s) {
   auto& st = self->state;
   st.m->adopt(s.values.shared());
-  eval_result r{s.version, s.taken, s.samples, s.final, 0, {}};
+  eval_result r{s.version, s.taken, s.samples, s.final, -1, {}};  // -1: no accuracy, unless the loop measures one
   if (st.measure) {
     const dataset& test = cfg.limit > 0 && cfg.limit < cfg.test->size ? st.limited : *cfg.test;
     try {

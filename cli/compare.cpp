@@ -49,7 +49,7 @@ std::string seeds_table(const std::vector<std::vector<const compared_run*>>& gro
   };
   std::vector<column> cols{
     {"to target s", "%.2f", [](auto& r) { return r.summary.time_to_target_s >= 0 ? std::optional(r.summary.time_to_target_s) : std::nullopt; }},
-    {"final acc", "%.4f", [](auto& r) { return std::optional(r.summary.final_accuracy); }},
+    {"final acc", "%.4f", [](auto& r) { return r.summary.final_accuracy >= 0 ? std::optional(r.summary.final_accuracy) : std::nullopt; }},
     {"acc@" + std::to_string(equal_samples), "%.4f", [](auto& r) { return r.acc_equal >= 0 ? std::optional(r.acc_equal) : std::nullopt; }},
     {"samples/s", "%.1f", [](auto& r) { return std::optional(r.summary.samples_per_s); }},
     {"compute", "%.3f", [](auto& r) { return std::optional(r.summary.mean_compute_ratio); }},
@@ -146,7 +146,7 @@ std::string comparison_table(const std::vector<compared_run>& runs, uint64_t equ
     auto& s = r.summary;
     std::string stopped = r.stopped_by.empty() ? "" : r.stopped_by + (r.stopped_by == "failed" ? "" : " " + fmt("%.2f", s.run_time_s));
     row({r.label, fmt("%g", r.lr), s.time_to_target_s >= 0 ? fmt("%.2f", s.time_to_target_s) : "not reached",
-         stopped, fmt("%.4f", s.final_accuracy), r.acc_equal >= 0 ? fmt("%.4f", r.acc_equal) : "-",
+         stopped, s.final_accuracy >= 0 ? fmt("%.4f", s.final_accuracy) : "-", r.acc_equal >= 0 ? fmt("%.4f", r.acc_equal) : "-",
          fmt("%.2f", s.run_time_s), fmt("%.1f", s.samples_per_s), fmt("%.3f", s.mean_compute_ratio),
          fmt("%.1f", total_wait_s(s)), fmt("%.2f", s.staleness_mean), std::to_string(s.barriers)},
         false);
@@ -205,13 +205,23 @@ void write_text(const std::string& path, const std::string& text) {
     throw config_error("cannot write '" + path + "'");
 }
 
+std::string final_measures(const run_summary& s) {
+  std::string out = s.final_accuracy >= 0 ? fmt("final accuracy %.4f", s.final_accuracy) : "final";
+  bool first = s.final_accuracy < 0;
+  for (auto& m : s.final_metrics) {
+    out += (first ? " " : ", ") + m.name + " " + fmt("%.4g", m.value);
+    first = false;
+  }
+  return first ? "final: the loop measured nothing (it has no evaluation)" : out;
+}
+
 void print_summary(const run_summary& s) {
   std::printf("protocol %s: %d workers, %s clock, run time %.2f s, %llu samples (%.1f/s)\n",
               s.protocol.c_str(), s.workers, s.clock.c_str(), s.run_time_s,
               static_cast<unsigned long long>(s.samples), s.samples_per_s);
   if (!s.resumed_from.empty())
     std::printf("  resumed from %s (t = %.3f s on the run clock)\n", s.resumed_from.c_str(), s.resumed_at_s);
-  std::printf("  final accuracy %.4f", s.final_accuracy);
+  std::printf("  %s", final_measures(s).c_str());
   if (s.target_accuracy > 0) {
     if (s.time_to_target_s >= 0)
       std::printf(", reached %.3f at %.2f s", s.target_accuracy, s.time_to_target_s);

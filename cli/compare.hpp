@@ -22,6 +22,10 @@ std::string fmt(const char* format, double x);
 
 /// One run's summary as lines of text (protocol, times, accuracy, per worker).
 void print_summary(const run_summary& s);
+/// What the final evaluation measured: "final accuracy 0.8612", with what else
+/// the loop measured ("final accuracy 0.8612, mse 0.194"), or "final mse 0.194"
+/// for a loop that measures no accuracy.
+std::string final_measures(const run_summary& s);
 
 /// A fixed-width table: time to target, how the run stopped, accuracy at the
 /// stop and at `equal_samples` (0: no such column), samples/s, compute ratio, ...

@@ -38,7 +38,23 @@ double shared_target(const std::vector<run_record>& runs) {
   return t;
 }
 
-
+std::string axes(const frame& f, const std::vector<double>& y_ticks, const std::function<double(double)>& y,
+                 const std::string& y_format, double x_max, bool by_samples) {
+  std::string svg = "<rect x='" + fmt("%.0f", f.L) + "' y='" + fmt("%.0f", f.T) + "' width='" +
+                    fmt("%.0f", f.W - f.L - f.R) + "' height='" + fmt("%.0f", f.H - f.B - f.T) +
+                    "' fill='none' stroke='#bbb'/>";
+  for (double v : y_ticks)
+    svg += "<line x1='" + fmt("%.0f", f.L) + "' x2='" + fmt("%.0f", f.W - f.R) + "' y1='" + fmt("%.1f", y(v)) +
+           "' y2='" + fmt("%.1f", y(v)) + "' stroke='#eee'/><text x='" + fmt("%.0f", f.L - 5) + "' y='" +
+           fmt("%.1f", y(v) + 4) + "' text-anchor='end' fill='#555'>" + fmt(y_format.c_str(), v) + "</text>";
+  for (double v : nice_ticks(0, x_max, 5))
+    svg += "<line x1='" + fmt("%.1f", f.x(v, x_max)) + "' x2='" + fmt("%.1f", f.x(v, x_max)) + "' y1='" +
+           fmt("%.0f", f.H - f.B) + "' y2='" + fmt("%.0f", f.H - f.B + 4) + "' stroke='#999'/><text x='" +
+           fmt("%.1f", f.x(v, x_max)) + "' y='" + fmt("%.0f", f.H - f.B + 15) + "' text-anchor='middle' fill='#555'>" +
+           (by_samples ? with_commas(static_cast<uint64_t>(v)) : fmt("%g", v)) + "</text>";
+  return svg + "<text x='" + fmt("%.0f", (f.L + f.W - f.R) / 2) + "' y='" + fmt("%.0f", f.H - 6) +
+         "' text-anchor='middle' fill='#333'>" + (by_samples ? "samples" : "time (s, run clock)") + "</text>";
+}
 
 }  // namespace report_parts
 
@@ -108,32 +124,6 @@ double x_extent(const std::vector<run_record>& runs, bool by_samples) {
       x_max = std::max(x_max, p.x);
   }
   return x_max > 0 ? x_max : 1;
-}
-
-// A chart's plot box and margins (pixels).
-struct frame {
-  double W, H, L, R, T, B;
-  double x(double v, double x_max) const { return L + (W - L - R) * v / x_max; }
-};
-
-// The plot box, a grid line and label at each y tick, the x ticks and the x axis's name.
-template <class Y>
-std::string axes(const frame& f, const std::vector<double>& y_ticks, Y y, const std::string& y_format, double x_max,
-                 bool by_samples) {
-  std::string svg = "<rect x='" + fmt("%.0f", f.L) + "' y='" + fmt("%.0f", f.T) + "' width='" +
-                    fmt("%.0f", f.W - f.L - f.R) + "' height='" + fmt("%.0f", f.H - f.B - f.T) +
-                    "' fill='none' stroke='#bbb'/>";
-  for (double v : y_ticks)
-    svg += "<line x1='" + fmt("%.0f", f.L) + "' x2='" + fmt("%.0f", f.W - f.R) + "' y1='" + fmt("%.1f", y(v)) +
-           "' y2='" + fmt("%.1f", y(v)) + "' stroke='#eee'/><text x='" + fmt("%.0f", f.L - 5) + "' y='" +
-           fmt("%.1f", y(v) + 4) + "' text-anchor='end' fill='#555'>" + fmt(y_format.c_str(), v) + "</text>";
-  for (double v : nice_ticks(0, x_max, 5))
-    svg += "<line x1='" + fmt("%.1f", f.x(v, x_max)) + "' x2='" + fmt("%.1f", f.x(v, x_max)) + "' y1='" +
-           fmt("%.0f", f.H - f.B) + "' y2='" + fmt("%.0f", f.H - f.B + 4) + "' stroke='#999'/><text x='" +
-           fmt("%.1f", f.x(v, x_max)) + "' y='" + fmt("%.0f", f.H - f.B + 15) + "' text-anchor='middle' fill='#555'>" +
-           (by_samples ? with_commas(static_cast<uint64_t>(v)) : fmt("%g", v)) + "</text>";
-  return svg + "<text x='" + fmt("%.0f", (f.L + f.W - f.R) / 2) + "' y='" + fmt("%.0f", f.H - 6) +
-         "' text-anchor='middle' fill='#333'>" + (by_samples ? "samples" : "time (s, run clock)") + "</text>";
 }
 
 std::string accuracy_chart(const std::vector<series>& all, const std::vector<run_record>& runs, bool by_samples,
@@ -315,12 +305,17 @@ std::string report_html(const std::vector<run_record>& runs) {
                      (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler))
                  : std::string(" whose model, workers, clock or stragglers differ (see Settings)")) +
           "</p>";
+  bool accuracy = std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.summary.final_accuracy >= 0; });
   page += "<h2>Who won, and why</h2>" + verdict(all, runs);
   page += "<h2>Comparison</h2>" + table(all, runs) +
           "<p class='note'>Best figure of each column in bold on green. to target = first evaluation at or above "
-          "the target; stopped = what ended the run (target or the shared time cap) and when; final acc = "
-          "accuracy of the model at the stop; acc@N = accuracy after N samples, the fewest any run processed "
-          "(interpolated between evaluations); compute ratio = mean over workers of compute time / run time; "
+          "the target; stopped = what ended the run (target or the shared time cap) and when; " +
+          (accuracy ? "final acc = accuracy of the model at the stop; acc@N = accuracy after N samples, the fewest any "
+                      "run processed (interpolated between evaluations); "
+                    : "") +
+          (final_metric_names(runs).empty() ? "" : "final NAME = what the loop's final evaluation measured (never "
+                                                   "marked: whether more is better depends on the measure); ") +
+          "compute ratio = mean over workers of compute time / run time; "
           "wait s = waiting summed over workers; staleness = mean updates between a gradient's weights and "
           "its application." +
           (seeded ? std::string(" Over seeds, each figure is the mean and, under it, the lowest and highest; "
@@ -333,18 +328,26 @@ std::string report_html(const std::vector<run_record>& runs) {
   auto column = [&](bool by_samples) {
     return accuracy_chart(all, runs, by_samples, page_w / 2 - 8) + (lr ? lr_chart(all, runs, by_samples, page_w / 2 - 8) : "");
   };
-  page += std::string("<h2>Test accuracy") + (lr ? " and learning rate" : "") + "</h2>" + legend(all) +
-          "<div class='charts'><div><h3>against time</h3>" + column(false) + "</div><div><h3>against samples</h3>" +
-          column(true) + "</div></div><p class='note'>A dot marks each run's end, at its final evaluation." +
-          (seeded ? " Over seeds, the bold line is the mean and the shaded band the lowest to highest accuracy, "
-                    "drawn where every seed has data (to the earliest end); each seed's own run is the pale line "
-                    "under it."
-                  : "") +
-          (lr ? " Below each chart, the learning rate the PS applied, as the trace records it (its first update, "
-                "then each move of 1% of the base rate); every protocol meets the same rate at the same sample "
-                "count: against samples the rates coincide, against time each run follows its own speed."
-              : "") +
-          "</p>";
+  if (accuracy)
+    page += std::string("<h2>Test accuracy") + (lr ? " and learning rate" : "") + "</h2>" + legend(all) +
+            "<div class='charts'><div><h3>against time</h3>" + column(false) + "</div><div><h3>against samples</h3>" +
+            column(true) + "</div></div><p class='note'>A dot marks each run's end, at its final evaluation." +
+            (seeded ? " Over seeds, the bold line is the mean and the shaded band the lowest to highest accuracy, "
+                      "drawn where every seed has data (to the earliest end); each seed's own run is the pale line "
+                      "under it."
+                    : "") +
+            (lr ? " Below each chart, the learning rate the PS applied, as the trace records it (its first update, "
+                  "then each move of 1% of the base rate); every protocol meets the same rate at the same sample "
+                  "count: against samples the rates coincide, against time each run follows its own speed."
+                : "") +
+            "</p>";
+  else  // a regression, an autoencoder: what the loop measured, and its training loss
+    page += "<h2>What the loop measured, and training loss</h2>" + legend(all) +
+            measures_section(all, runs, page_w / 2 - 8) +
+            (lr ? "<div class='charts'><div><h3>learning rate against time</h3>" +
+                    lr_chart(all, runs, false, page_w / 2 - 8) + "</div><div><h3>learning rate against samples</h3>" +
+                    lr_chart(all, runs, true, page_w / 2 - 8) + "</div></div>"
+                : std::string());
   double t_max = 0;
   for (auto& r : runs)
     t_max = std::max(t_max, r.summary.run_time_s);

@@ -38,6 +38,27 @@ struct band_point {
 };
 std::vector<band_point> accuracy_band(const series& s, bool by_samples);
 
+/// A chart's plot box and margins (pixels).
+struct frame {
+  double W, H, L, R, T, B;
+  double x(double v, double x_max) const { return L + (W - L - R) * v / x_max; }
+};
+/// The plot box, a grid line and label at each y tick (placed by `y`), the x
+/// ticks from 0 to `x_max` and the x axis's name (samples or run-clock time).
+std::string axes(const frame& f, const std::vector<double>& y_ticks, const std::function<double(double)>& y,
+                 const std::string& y_format, double x_max, bool by_samples);
+
+/// The names of what the runs' final evaluations measured besides accuracy, in order of first appearance.
+std::vector<std::string> final_metric_names(const std::vector<run_record>& runs);
+/// For runs whose loop measures no accuracy: each held-out measure (the
+/// trace's "metric" events of the evaluator) and the workers' training loss,
+/// against time and against samples, `width` pixels a chart.
+std::string measures_section(const std::vector<series>& all, const std::vector<run_record>& runs, int width);
+
+/// The value at `x` of a curve of (x, value) sorted by x and not empty,
+/// linear between its points (its first or last value outside them).
+double value_at(const std::vector<std::pair<double, double>>& c, double x);
+
 /// The evaluations and the final one, as (x, accuracy).
 std::vector<std::pair<double, double>> accuracy_curve(const run_summary& s, bool by_samples);
 

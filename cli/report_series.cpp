@@ -22,8 +22,9 @@ std::string experiment_key(const run_record& r) {
   return key;
 }
 
-// Accuracy at `x` on the curve, linear between evaluations (x within the curve).
-double accuracy_at(const std::vector<std::pair<double, double>>& c, double x) {
+}  // namespace
+
+double value_at(const std::vector<std::pair<double, double>>& c, double x) {
   auto it = std::lower_bound(c.begin(), c.end(), x, [](auto& p, double v) { return p.first < v; });
   if (it == c.end())
     return c.back().second;
@@ -33,8 +34,6 @@ double accuracy_at(const std::vector<std::pair<double, double>>& c, double x) {
   double w = (x - prev->first) / (it->first - prev->first);
   return prev->second + w * (it->second - prev->second);
 }
-
-}  // namespace
 
 spread series::over(const std::function<std::optional<double>(const run_record&)>& figure) const {
   spread out;
@@ -72,7 +71,7 @@ std::vector<std::pair<double, double>> accuracy_curve(const run_summary& s, bool
   std::vector<std::pair<double, double>> out;
   for (auto& e : s.evals)
     out.push_back({by_samples ? static_cast<double>(e.samples) : e.t_s, e.accuracy});
-  if (s.samples > 0)
+  if (s.samples > 0 && s.final_accuracy >= 0)
     out.push_back({by_samples ? static_cast<double>(s.samples) : s.run_time_s, s.final_accuracy});
   return out;
 }
@@ -98,7 +97,7 @@ std::vector<band_point> accuracy_band(const series& s, bool by_samples) {
   for (double x : xs) {
     spread a;
     for (auto& c : curves)
-      a.add(accuracy_at(c, x));
+      a.add(value_at(c, x));
     out.push_back({x, a.mean(), a.lo(), a.hi()});
   }
   return out;

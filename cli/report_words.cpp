@@ -187,6 +187,21 @@ std::string verdict(const std::vector<series>& all, const std::vector<run_record
     out += "<li><b>Most accurate at equal samples (" + with_commas(n_eq) + "): " + escape_html(most->label()) +
            "</b>, " + fmt("%.4f", most_acc.mean()) + spread_words(*most, most_acc, "%.4f") +
            within_spread(*most, most_acc, next, next_acc, "%.4f") + ".</li>";
+  for (auto& name : final_metric_names(runs)) {  // listed, not ranked: whether more is better depends on the measure
+    std::string each;
+    for (auto& s : all) {
+      auto v = s.over([&](const run_record& r) -> std::optional<double> {
+        for (auto& m : r.summary.final_metrics)
+          if (m.name == name)
+            return m.value;
+        return std::nullopt;
+      });
+      if (!v.empty())
+        each += (each.empty() ? "" : ", ") + escape_html(s.label()) + " " + fmt("%.4g", v.mean()) +
+                (s.seeded() && v.n() > 1 ? " (" + v.str("%.4g") + ")" : "");
+    }
+    out += "<li><b>Final held-out " + escape_html(name) + "</b>: " + each + ".</li>";
+  }
   auto [fastest, fast, runner, run_up] = podium([](const run_record& r) { return std::optional(r.summary.samples_per_s); });
   double slowest_rate = 0;
   const series* slowest = nullptr;

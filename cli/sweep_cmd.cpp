@@ -61,7 +61,7 @@ std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& o
       out += " " + why + " | | | |\n";
       continue;
     }
-    out += " " + fmt("%.4f", s->final_accuracy) + " | " + time_to_target_text(*s) + " | " + fmt("%.2f", s->run_time_s) +
+    out += " " + (s->final_accuracy >= 0 ? fmt("%.4f", s->final_accuracy) : "-") + " | " + time_to_target_text(*s) + " | " + fmt("%.2f", s->run_time_s) +
            " | " + fmt("%.1f", s->samples_per_s) + " |\n";
   }
   return out;

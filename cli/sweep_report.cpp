@@ -226,7 +226,7 @@ std::string cell_table(const sweep_result& r) {
       out += "<td colspan='4'>not finished</td><td>" + escape_html("cells/" + c.folder) + "</td></tr>";
       continue;
     }
-    out += "<td>" + fmt("%.4f", s->final_accuracy) + "</td><td>" + time_to_target_text(*s) + "</td><td>" + fmt("%.2f", s->run_time_s) + "</td><td>" + fmt("%.1f", s->samples_per_s) + "</td><td>" +
+    out += "<td>" + (s->final_accuracy >= 0 ? fmt("%.4f", s->final_accuracy) : "-") + "</td><td>" + time_to_target_text(*s) + "</td><td>" + fmt("%.2f", s->run_time_s) + "</td><td>" + fmt("%.1f", s->samples_per_s) + "</td><td>" +
            escape_html("cells/" + c.folder) + "</td></tr>";
   }
   return out + "</tbody></table>";

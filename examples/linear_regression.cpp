@@ -2,7 +2,10 @@
 // squares on generated data (examples/linear_regression.hpp), 4 workers
 // under SSP with worker 3 four times slower, on the virtual clock.
 //
-//   example_linear_regression [PROTOCOL] [CLOCK]     (default: ssp virtual)
+//   example_linear_regression [PROTOCOL] [CLOCK] [OUT]   (default: ssp virtual, no files)
+//
+// With OUT, the run's files go there: `syncpoint report OUT...` draws the
+// held-out MSE and the training loss of the runs side by side.
 #include "linear_regression.hpp"
 
 #include <syncpoint/train.hpp>
@@ -16,6 +19,8 @@ int main(int argc, char** argv) {
   auto cfg = linreg::job(argc > 1 ? argv[1] : "ssp");
   cfg.clock = argc > 2 && std::string(argv[2]) == "real" ? syncpoint::clock_kind::real
                                                           : syncpoint::clock_kind::virtual_time;
+  if (argc > 3)
+    cfg.out_dir = argv[3];
   auto r = syncpoint::train(cfg);
   for (auto& f : r.failures)
     std::fprintf(stderr, "%s\n", f.c_str());

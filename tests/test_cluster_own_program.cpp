@@ -1,7 +1,8 @@
 // Your own node program (examples/own_node.cpp: the command plus the
 // autoencoder's module and loop) as a cluster's head and nodes: the loop it
-// registers trains across processes, and a job is refused at submit when a
-// node that would host its workers runs a program without its loop.
+// registers trains across processes, a job is refused at submit when a node
+// that would host its workers runs a program without its loop, and an elastic
+// job grows only onto nodes whose program has it.
 #include "tests/cluster_fixture.hpp"
 
 #include <doctest/doctest.h>
@@ -10,10 +11,10 @@ using namespace syncpoint::testing;
 
 namespace {
 
-std::vector<std::string> autoencoder_job(int workers) {
+std::vector<std::string> autoencoder_job(int workers, const std::string& epochs = "1") {
   return {"--model", "autoencoder", "--loop", "reconstruct", "--optimizer", "adam", "--lr", "0.002",
           "--workers", std::to_string(workers), "--train-limit", "6000", "--test-limit", "1000",
-          "--epochs", "1", "--eval-every", "0.5", "--placement", "spread"};
+          "--epochs", epochs, "--eval-every", "0.5", "--placement", "spread"};
 }
 
 }  // namespace
@@ -55,4 +56,23 @@ TEST_CASE("cluster: a job is refused at submit when a node that would host it la
   CHECK_MESSAGE(sub->err().find("node 'plain' lacks the loop 'reconstruct' (its program registers classify)") !=
                   std::string::npos,
                 sub->err());
+}
+
+TEST_CASE("cluster: an elastic job is not offered the slots of a node that lacks its loop, and grows onto one that has it") {
+  cluster c(SYNCPOINT_EXAMPLE_OWN_NODE, {});
+  c.node("mine", 1);
+  auto out = c.dir / "elastic";
+  // An open job (it does not end on its own within the test): 2 workers, 1 to start.
+  auto sub = c.submit(cat(autoencoder_job(2, "100000"), {"--elastic", "--max-time", "900", "--out", out}), "elastic");
+  auto at = await(*sub, "1 of 2 workers started");  // on "mine"
+  c.node("plain", 1, syncpoint_binary());  // the stock command: no loop "reconstruct"
+  await(*c.head, "is not offered the slots of node 'plain': node 'plain' lacks the loop 'reconstruct'");
+  c.node("mine2", 1);
+  at = await(*sub, "worker 1 joined (node mine2)", at);
+  await(*sub, "] eval ", at);  // trained on with it
+  interrupt(*sub);
+  auto summary = slurp(out + "/summary.json");
+  CHECK(summary.find("\"where\": \"node mine2\"") != std::string::npos);
+  CHECK(summary.find("plain") == std::string::npos);
+  CHECK(json_number(summary, "lost_workers") == 0);
 }

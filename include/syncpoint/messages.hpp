@@ -71,7 +71,7 @@ struct eval_result {
   nanos taken = 0;  ///< when the model was taken, on the run clock
   uint64_t samples = 0;  ///< samples applied by then
   bool final = false;  ///< the run's last evaluation
-  double accuracy = 0;  ///< test accuracy, 0..1 (0 for a loop whose evaluation measures no accuracy)
+  double accuracy = 0;  ///< test accuracy, 0..1 (-1 for a loop whose evaluation measures no accuracy)
   std::vector<metric> metrics;  ///< everything the job's loop measured (the classifier's: its accuracy)
 };
 

@@ -69,7 +69,8 @@ struct run_summary {
   double run_time_s = 0;  ///< seconds on the run clock from start to end
   uint64_t samples = 0;  ///< samples applied by the PS
   double samples_per_s = 0;  ///< samples over run_time_s
-  double final_accuracy = 0;  ///< test accuracy of the final model
+  double final_accuracy = 0;  ///< test accuracy of the final model (< 0: the job's loop measures none; null in JSON)
+  std::vector<metric> final_metrics;  ///< what else the final evaluation measured, e.g. a held-out "mse" (absent from JSON when none)
   double target_accuracy = 0;    ///< 0: unset
   double time_to_target_s = -1;  ///< < 0: unset or not reached (null in JSON)
   double mean_compute_ratio = 0;  ///< the workers' compute_ratio, averaged
@@ -81,7 +82,7 @@ struct run_summary {
   double link_busy_s = -1;       ///< time the PS links carried data, summed over shards (< 0: no link model)
   double link_utilization = -1;  ///< link_busy_s / run_time_s / the number of links: their mean
   std::vector<worker_summary> per_worker;  ///< one entry per worker
-  std::vector<eval_point> evals;  ///< the periodic evaluations (the final one is final_accuracy)
+  std::vector<eval_point> evals;  ///< the periodic evaluations of accuracy (the final one is final_accuracy)
   std::vector<loss_point> losses;  ///< each lost worker, when and why
   std::vector<loss_point> joins;   ///< each worker that joined the running job, when and where (reason)
   std::vector<phase_summary> phases;  ///< empty unless the protocol switched phases

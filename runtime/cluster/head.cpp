@@ -63,12 +63,7 @@ node_entry* find_node(head_ptr self, const std::string& name) {
   return nullptr;
 }
 
-}  // namespace head_detail
-
-namespace {
-
-// What a node's program lacks of a job's code (its loop, its model), in words; "" when it has both.
-std::string lacks_code(const head_detail::node_entry& n, const job_config& cfg) {
+std::string lacks_code(const node_entry& n, const std::string& loop, const std::string& model) {
   auto listed = [](const std::vector<std::string>& names) {
     std::string out;
     for (auto& x : names)
@@ -81,11 +76,11 @@ std::string lacks_code(const head_detail::node_entry& n, const job_config& cfg) 
     return "node '" + n.status.name + "' lacks the " + what + " '" + name + "' (its program registers " + listed(names) +
            "): start it from a program that registers it (docs/cluster.md, \"Your own node program\")";
   };
-  auto why = lacks(n.loops, "loop", cfg.loop);
-  return why.empty() ? lacks(n.models, "model", cfg.model) : why;
+  auto why = lacks(n.loops, "loop", loop);
+  return why.empty() ? lacks(n.models, "model", model) : why;
 }
 
-}  // namespace
+}  // namespace head_detail
 
 namespace {
 
@@ -248,7 +243,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   }
   if (where)  // a node runs the job's code only if its program registered it
     for (auto idx : hosts)
-      if (auto why = lacks_code(st.nodes[idx], cfg); !why.empty())
+      if (auto why = lacks_code(st.nodes[idx], cfg.loop, cfg.model); !why.empty())
         return make_error(sp_error::bad_input, why);
   if (!where)
     return make_error(sp_error::bad_input,
@@ -299,6 +294,8 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
   setup.node_names.resize(setup.nodes.size());
   setup.node_tokens.resize(setup.nodes.size());
   entry.elastic = cfg.elastic;
+  entry.loop = cfg.loop;
+  entry.model = cfg.model;
   entry.status = {id, cfg.protocol, cfg.workers, 0, -1, job_stage::starting};
   entry.status.devices = plan.devices;
   entry.runner = spawn_job(self->system(), std::move(setup));

@@ -41,6 +41,13 @@ void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64
     offer_slots(self, node_name, std::move(jobs));
     return;
   }
+  if (!j->second.loop.empty()) {  // (a sweep's cells say what they need themselves)
+    if (auto why = lacks_code(*n, j->second.loop, j->second.model); !why.empty()) {
+      log(self, job_name(id, j->second) + " is not offered the slots of node '" + node_name + "': " + why);
+      offer_slots(self, node_name, std::move(jobs));
+      return;
+    }
+  }
   // The offered slots count as used until the job answers, so that two
   // offers of one slot cannot cross (a node joining while a job ends).
   n->status.used += free;

@@ -34,6 +34,7 @@ struct job_entry {
   // joined again under the same name starts afresh), until the job ends.
   std::map<caf::actor_addr, int> held;
   bool elastic = false;
+  std::string loop, model;  // a training job's: its later workers go only to nodes whose program has both
 };
 
 struct head_state {
@@ -65,6 +66,10 @@ caf::error check_secret(head_ptr self, const std::string& given, const std::stri
 caf::error check_submission(head_ptr self, const std::string& secret, const std::string& kind, bool has_client);
 
 node_entry* find_node(head_ptr self, const std::string& name);
+
+/// What a node's program lacks of a job's code (its loop, then its model), in
+/// words that name both; "" when it registers both.
+std::string lacks_code(const node_entry& n, const std::string& loop, const std::string& model);
 
 /// "job 3" or "sweep 4", for log lines.
 inline std::string job_name(uint64_t id, const job_entry& job) {

@@ -166,9 +166,14 @@ void live_job::add(const trace_event& ev) {
     auto first = timeline_.last_bin - static_cast<int64_t>(timeline_.barriers.size()) + 1;
     if (bin >= first)
       ++timeline_.barriers[static_cast<size_t>(bin - first)];
-  } else if (k == "eval" || k == "final_eval") {
+  } else if ((k == "eval" || k == "final_eval") && ev.value >= 0) {  // (< 0: the loop measures no accuracy)
     accuracy_ = ev.value;
     accuracy_series_.push_back({to_s(ev.t0), ev.value});
+  } else if (k == "metric" && std::isfinite(ev.value)) {
+    if (ev.worker < 0)
+      measures_[ev.note].push_back({to_s(ev.t0), ev.value});
+    else
+      reported_[ev.note] = ev.value;
   } else if (k == "phase") {
     auto change = phase_of(ev);
     phase_ = change.to;

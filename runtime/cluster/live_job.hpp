@@ -131,6 +131,10 @@ class live_job {
   const histogram& staleness() const { return staleness_; }  ///< every applied gradient's
   double staleness_max() const { return staleness_max_; }
   const std::vector<point>& accuracy_series() const { return accuracy_series_; }
+  /// What the loop's evaluation measured besides accuracy (a held-out "mse"): each evaluation's value, by name.
+  const std::map<std::string, std::vector<point>>& measure_series() const { return measures_; }
+  /// What the workers' loops reported with their pushes (a "reward"): the last value, by name.
+  const std::map<std::string, double>& reported() const { return reported_; }
   std::vector<point> loss_series() const { return loss_.points(); }
   std::vector<point> rate_series() const { return rate_.points(); }
   std::vector<point> lr_series() const;
@@ -156,6 +160,8 @@ class live_job {
   histogram staleness_{staleness_buckets()};
   double staleness_max_ = 0;
   std::vector<point> accuracy_series_;
+  std::map<std::string, std::vector<point>> measures_;
+  std::map<std::string, double> reported_;
   std::vector<point> lr_points_;
   thinned_series loss_{1}, rate_{1};
   std::deque<std::pair<nanos, uint64_t>> recent_samples_;  // (time, samples) of the last 10 s of counts

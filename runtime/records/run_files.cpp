@@ -185,7 +185,16 @@ run_summary summary_from_json(const std::string& text, const std::string& source
   s.run_time_s = r.number("run_time_s");
   s.samples = r.count("samples");
   s.samples_per_s = r.number("samples_per_s");
-  s.final_accuracy = r.number("final_accuracy");
+  s.final_accuracy = r.number("final_accuracy", -1);  // (null: the job's loop measures no accuracy)
+  if (auto* m = r.find("final_metrics")) {
+    if (!m->IsObject())
+      r.fail("final_metrics", "an object of numbers");
+    for (auto& x : m->GetObject()) {
+      if (!x.value.IsNumber())
+        r.fail("final_metrics", "an object of numbers");
+      s.final_metrics.push_back({x.name.GetString(), x.value.GetDouble()});
+    }
+  }
   s.target_accuracy = r.number("target_accuracy");
   s.time_to_target_s = r.number("time_to_target_s", -1);
   s.mean_compute_ratio = r.number("mean_compute_ratio");

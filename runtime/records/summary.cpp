@@ -57,7 +57,7 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       ++s.lost;
     } else if (ev.kind == "joined") {
       s.joins.push_back({ev.worker, to_seconds(ev.t0), ev.note});
-    } else if (ev.kind == "eval") {
+    } else if (ev.kind == "eval" && ev.value >= 0) {  // (< 0: the loop measures no accuracy)
       s.evals.push_back({to_seconds(ev.t0), ev.iter, ev.value});
       if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
         s.time_to_target_s = to_seconds(ev.t0);
@@ -65,6 +65,13 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       s.final_accuracy = ev.value;
       if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
         s.time_to_target_s = to_seconds(ev.t0);
+    } else if (ev.kind == "metric" && ev.worker < 0) {  // the evaluator's: the last of each name is the final one
+      auto same = [&](const metric& m) { return m.name == ev.note; };
+      auto it = std::find_if(s.final_metrics.begin(), s.final_metrics.end(), same);
+      if (it == s.final_metrics.end())
+        s.final_metrics.push_back({ev.note, ev.value});
+      else
+        it->value = ev.value;
     } else if (ev.kind == "end") {
       s.run_time_s = to_seconds(ev.t0);
       s.samples = ev.iter;
@@ -143,8 +150,8 @@ std::string to_json(const run_summary& s) {
   auto losses = array(s.losses, [](const loss_point& l) {
     return object().add("worker", l.worker).add("t_s", l.t_s).add("reason", l.reason).done();
   });
-  return object()
-           .add("protocol", s.protocol)
+  auto o = object();
+  o.add("protocol", s.protocol)
            .add("model", s.model)
            .add("workers", s.workers)
            .add("clock", s.clock)
@@ -158,7 +165,14 @@ std::string to_json(const run_summary& s) {
            .add("run_time_s", s.run_time_s)
            .add("samples", static_cast<unsigned long long>(s.samples))
            .add("samples_per_s", s.samples_per_s)
-           .add("final_accuracy", s.final_accuracy)
+           .raw("final_accuracy", s.final_accuracy >= 0 ? num(s.final_accuracy) : "null");
+  if (!s.final_metrics.empty()) {  // (a job that measures only accuracy keeps the summary it always had)
+    json::object m;
+    for (auto& x : s.final_metrics)
+      m.add(x.name, x.value);
+    o.raw("final_metrics", m.done());
+  }
+  return o
            .raw("target_accuracy", s.target_accuracy > 0 ? num(s.target_accuracy) : "null")
            .raw("time_to_target_s", s.time_to_target_s >= 0 ? num(s.time_to_target_s) : "null")
            .add("mean_compute_ratio", s.mean_compute_ratio)
@@ -227,7 +241,7 @@ uint64_t equal_samples(const std::vector<const run_summary*>& runs) {
 
 double accuracy_at_samples(const run_summary& s, uint64_t samples) {
   auto points = s.evals;  // and the final evaluation, at the run's last sample
-  if (s.samples > 0 && (points.empty() || points.back().samples <= s.samples))
+  if (s.samples > 0 && s.final_accuracy >= 0 && (points.empty() || points.back().samples <= s.samples))
     points.push_back({s.run_time_s, s.samples, s.final_accuracy});
   const eval_point* before = nullptr;
   for (auto& e : points) {

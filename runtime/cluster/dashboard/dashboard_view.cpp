@@ -132,6 +132,19 @@ std::string metrics_text(const dashboard_view& v) {
           [](const live_job& l) { return l.samples(); });
   per_job("syncpoint_job_accuracy", MetricType::Gauge, "Test accuracy at the job's last evaluation.",
           [](const live_job& l) { return l.accuracy(); }, true);
+  {
+    family f(out, "syncpoint_job_measure", prometheus::MetricType::Gauge,
+             "The last value of what the job's loop measured (source evaluation: the held-out model's; workers: "
+             "reported with a push, by any worker).");
+    for (auto& j : v.jobs)
+      if (j.live) {
+        auto id = std::to_string(j.status.id);
+        for (auto& [name, series] : j.live->measure_series())
+          f.sample({{"job", id}, {"name", name}, {"source", "evaluation"}}, series.back().value);
+        for (auto& [name, value] : j.live->reported())
+          f.sample({{"job", id}, {"name", name}, {"source", "workers"}}, value);
+      }
+  }
   per_job("syncpoint_job_learning_rate", MetricType::Gauge, "The learning rate the PS applies now.",
           [](const live_job& l) { return l.lr(); }, true);
   per_job("syncpoint_job_workers_live", MetricType::Gauge, "Workers of the job still running.",
@@ -281,7 +294,19 @@ std::string job_json(const job_view& j) {
                      .raw("loss", points(l.loss_series()))
                      .raw("samples_per_s", points(l.rate_series()))
                      .raw("lr", points(l.lr_series()))
+                     .raw("measures", [&] {
+                       json::object m;
+                       for (auto& [name, series] : l.measure_series())
+                         m.raw(name, points(series));
+                       return m.done();
+                     }())
                      .done())
+    .raw("reported", [&] {
+      json::object m;
+      for (auto& [name, value] : l.reported())
+        m.add(name, value);
+      return m.done();
+    }())
     .raw("phases", json::array(l.phases(), [](const phase_change& p) {
            return json::object{}
              .add("t_s", static_cast<double>(p.t) * 1e-9)
