@@ -182,12 +182,14 @@ std::shared_future<void> hung_loop_released = release_hung_loop.get_future().sha
 }
 
 TEST_CASE("worker loops: a loop that never pushes is ended by the request timeout") {
-  register_client_loop("test-loops-hangs", [](worker_client& ps) {
+  // The loop holds its own share of the future's state: its thread, left running, may read it
+  // after the test's globals are gone, and the last share frees it (TSan saw the global's free race).
+  register_client_loop("test-loops-hangs", [released = hung_loop_released](worker_client& ps) {
     std::vector<float> g(4, 0.0f);
     for (;;) {
       ps.pull();
       if (ps.context().worker == 2 && ps.step() == 5)
-        hung_loop_released.wait();
+        released.wait();
       if (ps.push(g, 16).stop)
         return;
     }
