@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -73,6 +74,7 @@ struct cluster_options {
   std::string listen;     // node: where its bulk channel listens ("" the interface that reaches the head)
   std::string gpus;       // node: the CUDA devices its workers may take ("0,1"; "" none)
   std::string log_level = "info";  // head, node: the lowest level their log shows
+  int wait_for_head = 0;  // node: seconds to keep trying to reach a head that is still starting
   caf::actor_system_config actor_system;
   option_table table;
 
@@ -83,19 +85,6 @@ struct cluster_options {
   // --token and --token-file, and --tls --cert --key --ca, on every cluster command.
   option_table& with_token() { return add_cluster_access(table, token, token_file, tls, tls_paths); }
 };
-
-std::string age(int64_t then_ms) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s ago", static_cast<double>(unix_ms() - then_ms) / 1000.0);
-  return buf;
-}
-
-std::string clock_time(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", std::localtime(&t));
-  return buf;
-}
 
 }  // namespace
 
@@ -109,6 +98,12 @@ std::string cluster_secret(const std::string& token, const std::string& token_fi
   if (!token.empty() && !token_file.empty()) {
     say(stderr, "syncpoint " + command + ": give --token or --token-file, not both");
     leave_now(2);
+  }
+  if (token.empty() && token_file.empty()) {  // the variables, for launchers and Kubernetes Secrets (docs/launch.md)
+    if (const char* file = std::getenv("SYNCPOINT_TOKEN_FILE"); file && *file)
+      return cluster_secret("", file, command);
+    const char* secret = std::getenv("SYNCPOINT_TOKEN");
+    return secret ? secret : "";
   }
   if (token_file.empty())
     return token;
@@ -142,10 +137,17 @@ cluster::tls_files cluster_tls(bool tls, const cluster::tls_files& files, const 
   return files;
 }
 
-cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const std::string& command) {
+cluster::head_actor reach_head(caf::actor_system& sys, const endpoint& at, const std::string& command,
+                               std::chrono::seconds patience) {
+  auto deadline = std::chrono::steady_clock::now() + patience;
   auto head = connect_head(sys, at, std::chrono::seconds(5));
+  while (!head && std::chrono::steady_clock::now() < deadline) {  // a head that is still starting
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    head = connect_head(sys, at, std::chrono::seconds(5));
+  }
   if (!head) {
-    say(stderr, "syncpoint " + command + ": " + error_words(sys, head.error()));
+    say(stderr, "syncpoint " + command + ": " + error_words(sys, head.error()) +
+                  (patience.count() > 0 ? " (tried for " + std::to_string(patience.count()) + " s)" : ""));
     leave_now(2);
   }
   return *head;
@@ -323,6 +325,7 @@ int run_node(const std::vector<std::string>& args) {
   opts.with_token()
     .add(opts.join, "join", "HOST:PORT of the head (required)")
     .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
+    .add(opts.wait_for_head, "wait-for-head", "seconds to keep trying to reach the head (default 0: one try)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
     .add(opts.gpus, "gpus", "CUDA devices this node's workers may take, e.g. 0,1: a job with --device cuda is "
                             "placed only on nodes that offer GPUs (default none; docs/gpu.md)")
@@ -364,7 +367,7 @@ int run_node(const std::vector<std::string>& args) {
   auto tls = cluster_tls(opts.tls, opts.tls_paths, "node");
   configure_cluster(opts.actor_system, tls, scheduler_threads(opts.slots));
   caf::actor_system sys{opts.actor_system};
-  auto head = reach_head(sys, *at, "node");
+  auto head = reach_head(sys, *at, "node", std::chrono::seconds(std::max(0, opts.wait_for_head)));
   std::atomic<bool> joined{false};
   auto why = std::make_shared<std::string>();
   auto why_mutex = std::make_shared<std::mutex>();
@@ -440,62 +443,6 @@ int run_node(const std::vector<std::string>& args) {
   bool failed = ended && ended != caf::exit_reason::normal;
   log_line(failed ? log_level::error : log_level::info, "syncpoint node: " + reason);
   return failed ? 1 : 0;
-}
-
-int run_status(const std::vector<std::string>& args) {
-  cluster_options opts("status");
-  opts.with_token().add(opts.head, "head", "HOST:PORT of the head (required)");
-  if (int rc = parse_command(opts, args, "status"); rc >= 0)
-    return rc;
-  auto at = parse_endpoint(opts.head);
-  if (!at) {
-    std::cerr << "syncpoint status: --head expects HOST:PORT, got '" << opts.head << "'\n";
-    return 2;
-  }
-  auto secret = cluster_secret(opts.token, opts.token_file, "status");
-  configure_cluster(opts.actor_system, cluster_tls(opts.tls, opts.tls_paths, "status"));
-  caf::actor_system sys{opts.actor_system};
-  auto head = reach_head(sys, *at, "status");
-  caf::scoped_actor self{sys};
-  int rc = 0;
-  self->request(head, std::chrono::seconds(10), status_atom::value, secret)
-    .receive(
-      [&](cluster_status& s) {
-        std::printf("nodes (%zu):\n", s.nodes.size());
-        std::printf("  %-20s %-22s %5s %5s %5s  %-19s  %-14s  %s\n", "NAME", "ADDRESS", "SLOTS", "USED",
-                    "FREE", "UP SINCE", "LAST HEARTBEAT", "GPUS");
-        for (auto& n : s.nodes) {
-          auto gpus = gpu_names(n.gpus, ",");
-          std::printf("  %-20s %-22s %5d %5d %5d  %-19s  %-14s  %s\n", n.name.c_str(), n.address.c_str(),
-                      n.slots, n.used, n.slots - n.used, clock_time(n.up_since_ms).c_str(),
-                      age(n.last_heartbeat_ms).c_str(), gpus.empty() ? "-" : gpus.c_str());
-        }
-        std::printf("jobs (%zu):\n", s.jobs.size());
-        std::printf("  %-4s %-14s %7s %9s %9s  %-8s  %-14s  %s\n", "ID", "PROTOCOL", "WORKERS", "PROGRESS",
-                    "ACCURACY", "STATE", "DEVICES", "PS SHARDS");
-        for (auto& j : s.jobs) {
-          char acc[16] = "-";
-          if (j.accuracy >= 0)
-            std::snprintf(acc, sizeof acc, "%.4f", j.accuracy);
-          std::string shards;  // shard k's host, in shard order
-          for (size_t k = 0; k < j.shards.size(); ++k)
-            shards += (k ? ", " : "") + std::to_string(k) + ": " + j.shards[k];
-          std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %-8s  %-14s  %s\n", static_cast<unsigned long long>(j.id),
-                      j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, to_string(j.state).c_str(),
-                      describe_devices(j.devices).c_str(), shards.empty() ? "-" : shards.c_str());
-        }
-      },
-      [&](caf::error& e) {
-        if (e.category() == caf::atom("syncpoint")) {  // a refusal (no or wrong token): bad input
-          say(stderr, "syncpoint status: " + error_words(sys, e));
-          rc = 2;
-          return;
-        }
-        say(stderr, "syncpoint status: the head did not answer: " + sys.render(e));
-        rc = 1;
-      });
-  std::fflush(stdout);
-  return rc;
 }
 
 }  // namespace syncpoint::cli

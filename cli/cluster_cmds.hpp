@@ -14,22 +14,26 @@
 
 #include <caf/scoped_actor.hpp>
 
+#include <chrono>
+
 #include <string>
 #include <vector>
 
 namespace syncpoint::cli {
 
-/// The head at `at`, reached within 5 s; otherwise prints "syncpoint
-/// COMMAND: why" and ends the process with status 2 (without waiting for
-/// CAF's shutdown, which a timed-out connect may block).
-cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& at,
-                               const std::string& command);
+/// The head at `at`, reached within 5 s (trying again for `patience`, a head
+/// that is still starting); otherwise prints "syncpoint COMMAND: why" and ends
+/// the process with status 2 (without waiting for CAF's shutdown, which a
+/// timed-out connect may block).
+cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& at, const std::string& command,
+                               std::chrono::seconds patience = std::chrono::seconds(0));
 
 /// Ends the process at once with `code`: a connect that timed out may still
 /// block CAF's middleman, whose orderly shutdown would then wait for it.
 [[noreturn]] void leave_now(int code);
 
-/// The cluster's token from --token or --token-file ("" when neither). Prints
+/// The cluster's token from --token or --token-file; when neither, from the file
+/// SYNCPOINT_TOKEN_FILE names, else the variable SYNCPOINT_TOKEN ("" when none). Prints
 /// "syncpoint COMMAND: why" and ends with status 2 when both are given or the
 /// file cannot be read or is empty.
 std::string cluster_secret(const std::string& token, const std::string& token_file, const std::string& command);

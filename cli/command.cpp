@@ -10,6 +10,7 @@
 #include "cli/cluster_cmds.hpp"
 #include "cli/compare.hpp"
 #include "cli/compare_runs.hpp"
+#include "cli/launch_cmd.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
 #include "cli/report_cmd.hpp"
@@ -50,6 +51,8 @@ constexpr const char* usage =
   "  node       join a head with this machine's slots: syncpoint node --join HOST:P\n"
   "  submit     run a job on a cluster: syncpoint submit --head HOST:P [train options]\n"
   "  status     list a cluster's nodes and jobs: syncpoint status --head HOST:P\n"
+  "  launch     what every process of a launched job runs (srun, mpirun, Kubernetes; docs/launch.md):\n"
+  "             srun syncpoint launch -- [train options]\n"
   "Run 'syncpoint <command> --help' for the options of a command, 'syncpoint --version' for the version.\n";
 
 void print_protocols() {
@@ -288,6 +291,8 @@ int command_main(int argc, char** argv) {
       return cli::run_submit(args);
     if (command == "status")
       return cli::run_status(args);
+    if (command == "launch")
+      return cli::run_launch(args);
     if (command == "protocols") {
       print_protocols();
       return 0;

@@ -13,6 +13,7 @@ packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeig
           libcli11-dev  # the command lines (cli/option_table.cpp, bench/args.hpp)
           pkgconf  # the installed package's .pc file, tried by scripts/test-downstream.sh
           doxygen  # the API reference (cmake --build build --target docs), checked by the test suite
+          openmpi-bin  # mpirun, which starts syncpoint launch in tests/test_cluster_launch.cpp (no MPI library is linked)
           clang libclang-rt-14-dev lld)  # clang and lld: the sanitizer and fuzz builds (scripts/hardening.sh)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,5 +1,5 @@
 // Small helpers the test files share: a temporary folder, a file's bytes, a shell command's
-// exit status and output, and a loopback port that refuses or ignores.
+// exit status and output, a loopback port that refuses or ignores, and what a refusal said.
 #pragma once
 
 #include <array>
@@ -20,6 +20,20 @@
 #include <unistd.h>
 
 namespace syncpoint::testing {
+
+/// The message of the config_error `f` throws (a std::invalid_argument: this
+/// header is the bench's too, which does not see syncpoint's), or "not refused".
+///
+///   CHECK(refusal([] { expand_nodelist("n[1-"); }).find("a '[' with no ']'") != std::string::npos);
+template <class F>
+std::string refusal(F f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "not refused";
+}
 
 /// A folder under the system's temp directory, `name` plus this process's id,
 /// empty at first and removed with everything in it at the end.

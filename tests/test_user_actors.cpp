@@ -5,6 +5,7 @@
 #include "examples/early_stopping.hpp"
 #include "examples/metrics_sink.hpp"
 #include "tests/failing_observer.hpp"
+#include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
 
 #include <syncpoint/job.hpp>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 
 using namespace syncpoint;
+using testing::refusal;
 
 namespace {
 
@@ -280,20 +282,6 @@ TEST_CASE("user actors: an observer may request an evaluation and mark the trace
   CHECK(mark->note == "watching");
   CHECK(mark->value == 1.5);
 }
-
-namespace {
-
-template <class F>
-std::string refusal(F f) {
-  try {
-    f();
-  } catch (const config_error& e) {
-    return e.what();
-  }
-  return "not refused";
-}
-
-}  // namespace
 
 TEST_CASE("user actors: a job refuses a system not set up for its clock, and a second virtual job in one system") {
   auto cfg = testing::small_job("bsp");

@@ -1,0 +1,231 @@
+// syncpoint launch [OPTIONS] -- TRAIN-OPTIONS: the one command every process
+// of a launched job runs (srun, mpirun, torchrun-style variables, a Kubernetes
+// Indexed Job; docs/launch.md). Rank 0 starts the head (a child process of
+// this program), waits for the other ranks to join it as nodes, submits the
+// job, writes its files and ends the head; the others are nodes.
+#include "cli/launch_cmd.hpp"
+
+#include "cli/cluster_cmds.hpp"
+#include "cli/option_table.hpp"
+#include "runtime/cluster/head.hpp"
+#include "runtime/cluster/launch.hpp"
+
+#include <caf/all.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <iostream>
+#include <thread>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace syncpoint::cli {
+
+using namespace syncpoint::cluster;
+
+namespace {
+
+struct launch_options {
+  std::string head;        // HOST:PORT, over the launcher's
+  int port = 0;            // over the launcher's (or the job id's)
+  int slots = 1;           // a node rank's workers
+  int head_slots = 0;      // workers the head hosts
+  int wait_s = 120;        // for the head to listen, and for the nodes to join
+  std::string token_file;  // else SYNCPOINT_TOKEN_FILE, else SYNCPOINT_TOKEN (never the secret on a command line)
+  bool tls = false;
+  tls_files tls_paths;
+  std::string data;
+  std::string dashboard = "off";
+  caf::actor_system_config actor_system;
+  option_table table{"launch"};
+
+  launch_options() {
+    table.about("syncpoint launch [OPTIONS] -- TRAIN-OPTIONS\n\nRun by every process of a job a launcher starts "
+                "(srun, mpirun, mpiexec, torchrun-style RANK/WORLD_SIZE, a Kubernetes Indexed Job): rank 0 "
+                "becomes the head and submits the job given after --, the other ranks join it as nodes. Each "
+                "process exits with the job's outcome (docs/launch.md).")
+      .add(head, "head", "HOST:PORT of the head (default: MASTER_ADDR:MASTER_PORT, else the first host of "
+                         "Slurm's node list, with a port derived from the job's id)")
+      .add(port, "port", "the head's port (default: MASTER_PORT, else derived from the job's id)")
+      .add(slots, "slots", "workers each node rank hosts (default 1)")
+      .add(head_slots, "head-slots", "workers the head (rank 0) hosts too (default 0)")
+      .add(wait_s, "wait", "seconds a node waits to reach the head, and the head for the nodes (default 120)")
+      .add(token_file, "token-file", "a file holding the cluster's token (default: SYNCPOINT_TOKEN_FILE, else "
+                                     "the variable SYNCPOINT_TOKEN)")
+      .add(tls, "tls", "TLS between the ranks (then --cert, --key, --ca)")
+      .add(tls_paths.cert, "cert", "this process's certificate (PEM)")
+      .add(tls_paths.key, "key", "its private key (PEM)")
+      .add(tls_paths.ca, "ca", "the CA that signed the peers' certificates (PEM)")
+      .add(data, "data", "the Fashion-MNIST folder of every rank (default /usr/share/datasets/fashion-mnist)")
+      .add(dashboard, "dashboard", "the head's dashboard port ('any': a free one; default off)")
+      .actor_system(actor_system);
+  }
+  std::string parse_args(const std::vector<std::string>& args) { return table.parse_args(args); }
+  bool help_printed() const { return table.help_printed(); }
+};
+
+std::string this_host() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  return name;
+}
+
+// The arguments every part of the job shares: the token (by file) and TLS.
+std::vector<std::string> access_args(const launch_options& o) {
+  std::vector<std::string> out;
+  if (!o.token_file.empty())
+    out.insert(out.end(), {"--token-file", o.token_file});
+  if (o.tls)
+    out.insert(out.end(), {"--tls", "--cert", o.tls_paths.cert, "--key", o.tls_paths.key, "--ca", o.tls_paths.ca});
+  return out;
+}
+
+std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Starts this program as the head, in a child process (a signal to the job
+// reaches it as it would a head started by hand). Its pid, or -1.
+pid_t start_head(const launch_options& o, int port, const std::string& listen) {
+  std::vector<std::string> args{"head", "--port", std::to_string(port), "--host", listen, "--slots",
+                                std::to_string(o.head_slots), "--dashboard", o.dashboard};
+  if (!o.data.empty())
+    args.insert(args.end(), {"--data", o.data});
+  args = joined(args, access_args(o));
+  std::vector<char*> argv;
+  static std::string self = "syncpoint";
+  argv.push_back(self.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);  // rank 0 killed outright: its head goes too
+    execv("/proc/self/exe", argv.data());
+    std::fprintf(stderr, "syncpoint launch: cannot start the head (/proc/self/exe): %s\n", std::strerror(errno));
+    _exit(2);
+  }
+  return pid;
+}
+
+// Waits until the head at `at` lists `nodes` nodes, or the deadline; "" or why not.
+std::string await_nodes(const launch_options& o, const endpoint& at, size_t nodes, pid_t head,
+                        const std::string& secret) {
+  caf::actor_system_config cfg;
+  configure_cluster(cfg, cluster_tls(o.tls, o.tls_paths, "launch"));
+  caf::actor_system sys{cfg};
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(o.wait_s);
+  std::string last = "the head did not listen";
+  caf::scoped_actor self{sys};
+  std::optional<head_actor> h;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(head, nullptr, WNOHANG) == head)
+      return "the head ended before the job started (its messages are above)";
+    if (!h) {
+      auto c = connect_head(sys, at, std::chrono::seconds(2));
+      if (c)
+        h = *c;
+      else
+        last = sys.render(c.error());
+    }
+    if (h) {
+      size_t seen = 0;
+      self->request(*h, std::chrono::seconds(5), status_atom::value, secret)
+        .receive([&](cluster_status& s) { seen = s.nodes.size(); },
+                 [&](caf::error& e) { last = sys.render(e); });
+      if (seen >= nodes)
+        return "";
+      last = std::to_string(seen) + " of " + std::to_string(nodes) + " nodes joined";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return "not ready within --wait " + std::to_string(o.wait_s) + " s: " + last;
+}
+
+int run_rank0(const launch_options& o, const launch_env& env, const endpoint& at, const std::vector<std::string>& job) {
+  // Every rank here: listen on loopback only; else on every interface (the nodes come from other hosts).
+  std::string listen = at.host == "127.0.0.1" || at.host == "localhost" ? "127.0.0.1" : "0.0.0.0";
+  pid_t head = start_head(o, at.port, listen);
+  if (head < 0) {
+    std::cerr << "syncpoint launch: cannot start the head: " << std::strerror(errno) << "\n";
+    return 2;
+  }
+  auto stop_head = [&] {
+    kill(head, SIGTERM);
+    waitpid(head, nullptr, 0);
+  };
+  auto secret = cluster_secret("", o.token_file, "launch");  // (or SYNCPOINT_TOKEN_FILE, SYNCPOINT_TOKEN)
+  endpoint local{"127.0.0.1", at.port};
+  if (auto why = await_nodes(o, local, static_cast<size_t>(env.world - 1), head, secret); !why.empty()) {
+    std::cerr << "syncpoint launch: rank 0 (the head, " << at.host << ":" << at.port << "): " << why << "\n";
+    stop_head();
+    return 1;
+  }
+  int rc = run_submit(joined(joined({"--head", "127.0.0.1:" + std::to_string(at.port)}, access_args(o)), job));
+  stop_head();
+  return rc;
+}
+
+}  // namespace
+
+int run_launch(const std::vector<std::string>& args) {
+  auto dashes = std::find(args.begin(), args.end(), "--");
+  std::vector<std::string> own(args.begin(), dashes);
+  std::vector<std::string> job(dashes == args.end() ? dashes : dashes + 1, args.end());
+  launch_options o;
+  if (int rc = parse_command(o, own, "launch"); rc >= 0)
+    return rc;
+  launch_env env;
+  try {
+    env = read_launch_env(process_env());
+  } catch (const config_error& e) {
+    std::cerr << "syncpoint launch: " << e.what() << "\n";
+    return 2;
+  }
+  // The head's address: --head, else the launcher's; --port over either.
+  endpoint at{env.head_host, static_cast<uint16_t>(env.head_port)};
+  if (!o.head.empty()) {
+    auto given = parse_endpoint(o.head);
+    if (!given) {
+      std::cerr << "syncpoint launch: --head expects HOST:PORT, got '" << o.head << "'\n";
+      return 2;
+    }
+    at = *given;
+  }
+  if (o.port != 0) {
+    if (o.port < 1 || o.port > 65535) {
+      std::cerr << "syncpoint launch: --port must be in 1..65535\n";
+      return 2;
+    }
+    at.port = static_cast<uint16_t>(o.port);
+  }
+  if (at.host.empty() || at.port == 0) {
+    std::cerr << "syncpoint launch: rank " << env.rank << " of " << env.world << " (" << env.launcher
+              << ") does not know where the head is: " << (at.host.empty() ? "no host" : "no port")
+              << " (set MASTER_ADDR and MASTER_PORT, or give --head HOST:PORT)\n";
+    return 2;
+  }
+  if (o.slots < 1 || o.slots > 4096 || o.head_slots < 0 || o.head_slots > 4096 || o.wait_s < 1) {
+    std::cerr << "syncpoint launch: --slots must be in 1..4096, --head-slots in 0..4096 and --wait >= 1\n";
+    return 2;
+  }
+  if (env.world == 1 && o.head_slots == 0)
+    o.head_slots = 1;  // a job of one rank: the head hosts it
+  if (env.rank == 0)
+    return run_rank0(o, env, at, job);
+  std::vector<std::string> node{"--join", at.host + ":" + std::to_string(at.port), "--name",
+                                this_host() + "-rank" + std::to_string(env.rank), "--slots", std::to_string(o.slots),
+                                "--wait-for-head", std::to_string(o.wait_s)};
+  if (!o.data.empty())
+    node.insert(node.end(), {"--data", o.data});
+  return run_node(joined(node, access_args(o)));
+}
+
+}  // namespace syncpoint::cli
