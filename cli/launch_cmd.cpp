@@ -21,7 +21,11 @@
 #include <optional>
 #include <iostream>
 #include <thread>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +90,49 @@ std::vector<std::string> access_args(const launch_options& o) {
   return out;
 }
 
+// Whether every address `host` names is this machine's loopback (a head there takes no other host's nodes).
+bool loopback_only(const std::string& host) {
+  if (is_loopback(host))
+    return true;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found)
+    return false;
+  bool all = true;
+  for (auto* a = found; a; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    void* where = a->ai_family == AF_INET ? static_cast<void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
+                                          : static_cast<void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
+    all = all && inet_ntop(a->ai_family, where, text, sizeof text) && is_loopback(text);
+  }
+  freeaddrinfo(found);
+  return all;
+}
+
+// Whether the job's options ask for the virtual clock (it runs in one process: rank 0's).
+bool virtual_clock(const std::vector<std::string>& job) {
+  for (size_t i = 0; i < job.size(); ++i)
+    if (job[i] == "--clock=virtual" || (job[i] == "--clock" && i + 1 < job.size() && job[i + 1] == "virtual"))
+      return true;
+  return false;
+}
+
+// Replaces this process with this program running `args` (a child of the launcher still).
+[[noreturn]] void become(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  static std::string self = "syncpoint";
+  argv.push_back(self.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  execv("/proc/self/exe", argv.data());
+  std::fprintf(stderr, "syncpoint launch: cannot run this program again (/proc/self/exe): %s\n", std::strerror(errno));
+  _exit(2);
+}
+
 std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -99,18 +146,10 @@ pid_t start_head(const launch_options& o, int port, const std::string& listen) {
   if (!o.data.empty())
     args.insert(args.end(), {"--data", o.data});
   args = joined(args, access_args(o));
-  std::vector<char*> argv;
-  static std::string self = "syncpoint";
-  argv.push_back(self.data());
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);  // rank 0 killed outright: its head goes too
-    execv("/proc/self/exe", argv.data());
-    std::fprintf(stderr, "syncpoint launch: cannot start the head (/proc/self/exe): %s\n", std::strerror(errno));
-    _exit(2);
+    become(args);
   }
   return pid;
 }
@@ -150,8 +189,9 @@ std::string await_nodes(const launch_options& o, const endpoint& at, size_t node
 }
 
 int run_rank0(const launch_options& o, const launch_env& env, const endpoint& at, const std::vector<std::string>& job) {
-  // Every rank here: listen on loopback only; else on every interface (the nodes come from other hosts).
-  std::string listen = at.host == "127.0.0.1" || at.host == "localhost" ? "127.0.0.1" : "0.0.0.0";
+  // A head named by a loopback address (every rank here): it listens there only; else on every
+  // interface, since the nodes come from other hosts.
+  std::string listen = loopback_only(at.host) ? "127.0.0.1" : "0.0.0.0";
   pid_t head = start_head(o, at.port, listen);
   if (head < 0) {
     std::cerr << "syncpoint launch: cannot start the head: " << std::strerror(errno) << "\n";
@@ -218,6 +258,13 @@ int run_launch(const std::vector<std::string>& args) {
   }
   if (env.world == 1 && o.head_slots == 0)
     o.head_slots = 1;  // a job of one rank: the head hosts it
+  if (virtual_clock(job)) {  // virtual time runs in one process: rank 0 trains, the others have nothing to do
+    if (env.rank != 0) {
+      std::printf("syncpoint launch: rank %d: the virtual clock runs the whole job in rank 0\n", env.rank);
+      return 0;
+    }
+    become(joined({"train"}, job));
+  }
   if (env.rank == 0)
     return run_rank0(o, env, at, job);
   std::vector<std::string> node{"--join", at.host + ":" + std::to_string(at.port), "--name",

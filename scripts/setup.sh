@@ -14,6 +14,8 @@ packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeig
           pkgconf  # the installed package's .pc file, tried by scripts/test-downstream.sh
           doxygen  # the API reference (cmake --build build --target docs), checked by the test suite
           openmpi-bin  # mpirun, which starts syncpoint launch in tests/test_cluster_launch.cpp (no MPI library is linked)
+          slurm-wlm munge  # a Slurm of the test's own, which starts syncpoint launch (scripts/test-slurm.sh)
+          libyaml-cpp-dev  # the Kubernetes manifests, read by tests/test_deploy.cpp
           clang libclang-rt-14-dev lld)  # clang and lld: the sanitizer and fuzz builds (scripts/hardening.sh)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# scripts/test-slurm.sh BUILD: `syncpoint launch` under a real Slurm (issue 46).
+# Starts a Slurm of its own on this machine: munged with its own key and
+# socket, slurmctld and slurmd with a slurm.conf for this host, their state
+# under a temporary folder, their ports free ones. Then, with srun and sbatch:
+#   1. a 3-task job trains bsp with 2 workers on the real clock: accuracy and files;
+#   2. the same on the virtual clock (rank 0 runs it; the others have nothing to do);
+#   3. an open job, scancel'led once its first evaluation is in the output: it
+#      ends cleanly, with its files written.
+# Exit 77 (counted as skipped by ctest, never as passed) when Slurm cannot run
+# here, after printing the exact error. Kills what it started, by pid.
+set -euo pipefail
+build=$(realpath "${1:?usage: scripts/test-slurm.sh BUILD}")
+bin=$build/syncpoint
+[ -x "$bin" ] || { echo "test-slurm: no $bin (build first)" >&2; exit 2; }
+
+skip() { echo "test-slurm: SKIPPED: $*" >&2; exit 77; }
+fail() { echo "test-slurm: FAILED: $*" >&2; exit 1; }
+
+for tool in munged munge slurmctld slurmd srun sbatch scancel squeue sinfo; do
+  command -v "$tool" > /dev/null || skip "$tool is not installed (scripts/setup.sh installs slurm-wlm and munge)"
+done
+[ "$(id -u)" = 0 ] || skip "slurmd runs as root (it starts jobs as their users); this is user $(id -un)"
+getent passwd munge > /dev/null || skip "no user munge (Debian's munge package creates it)"
+
+work=$(mktemp -d /tmp/syncpoint-slurm.XXXXXX)
+chmod 755 "$work"
+pids=()
+cleanup() {
+  [ -n "${SLURM_CONF:-}" ] && scancel --quiet --user=root 2> /dev/null || true
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  [ -f "$work/run/munged.pid" ] && kill "$(cat "$work/run/munged.pid")" 2> /dev/null || true
+  sleep 0.5
+  for p in "${pids[@]}"; do kill -9 "$p" 2> /dev/null || true; done
+  [ -n "${KEEP_SLURM_WORK:-}" ] && echo "test-slurm: kept $work" >&2 || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# Waits (up to $2 s: a hang's deadline) for the command $1 to succeed.
+await() {
+  local deadline=$((SECONDS + $2))
+  until eval "$1"; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+# A TCP port no socket of this machine holds now.
+free_port() {
+  local p
+  while :; do
+    p=$((20000 + RANDOM % 20000))
+    grep -qi "$(printf ':%04X ' "$p")" /proc/net/tcp /proc/net/tcp6 2> /dev/null || { echo "$p"; return; }
+  done
+}
+
+# munged: its own key and socket (the socket's folder open to all, the key's not).
+mkdir -p "$work/munge" "$work/run"
+chown munge:munge "$work/munge" "$work/run"
+chmod 700 "$work/munge"
+chmod 755 "$work/run"
+dd if=/dev/urandom of="$work/munge/munge.key" bs=1024 count=1 2> /dev/null
+chown munge:munge "$work/munge/munge.key"
+chmod 400 "$work/munge/munge.key"
+if ! out=$(runuser -u munge -- munged --socket="$work/run/munge.sock" --key-file="$work/munge/munge.key" \
+             --pid-file="$work/run/munged.pid" --log-file="$work/munge/munged.log" \
+             --seed-file="$work/munge/munged.seed" 2>&1); then
+  skip "munged does not start: $out"
+fi
+await "[ -S '$work/run/munge.sock' ]" 10 || skip "munged made no socket: $(cat "$work/munge/munged.log" 2> /dev/null)"
+
+host=$(hostname -s)
+getent hosts "$host" > /dev/null || skip "this host's name '$host' does not resolve (slurmd finds its node by it)"
+mkdir -p "$work/state" "$work/spool" "$work/log"
+export SLURM_CONF=$work/slurm.conf
+cat > "$SLURM_CONF" << EOF
+ClusterName=syncpoint
+SlurmctldHost=$host
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$work/run/munge.sock
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+StateSaveLocation=$work/state
+SlurmdSpoolDir=$work/spool
+SlurmctldPidFile=$work/run/slurmctld.pid
+SlurmdPidFile=$work/run/slurmd.pid
+SlurmctldLogFile=$work/log/slurmctld.log
+SlurmdLogFile=$work/log/slurmd.log
+SlurmUser=root
+ReturnToService=2
+KillWait=30
+NodeName=$host CPUs=$(nproc) State=UNKNOWN
+PartitionName=main Nodes=$host Default=YES MaxTime=60 State=UP
+EOF
+slurmctld -D -f "$SLURM_CONF" > "$work/log/slurmctld.out" 2>&1 & pids+=($!)
+slurmd -D -f "$SLURM_CONF" > "$work/log/slurmd.out" 2>&1 & pids+=($!)
+if ! await "[ \"\$(sinfo -h -o %t 2> /dev/null)\" = idle ]" 60; then
+  echo "--- slurmctld ---" >&2; tail -20 "$work/log/slurmctld.log" "$work/log/slurmctld.out" >&2 || true
+  echo "--- slurmd ---" >&2; tail -20 "$work/log/slurmd.log" "$work/log/slurmd.out" >&2 || true
+  skip "the node did not become idle within 60 s: $(sinfo -h -o '%t %E' 2>&1 | head -1)"
+fi
+echo "test-slurm: Slurm $(sinfo -V | cut -d' ' -f2) up, node $host idle"
+
+job=(--protocol bsp --workers 2 --model softmax --dataset synthetic --train-limit 4000 --test-limit 500
+     --lr 0.1 --seed 3 --eval-every 0.5)
+# A figure of a summary.json ("final_accuracy": 0.968 -> 0.968).
+figure() { grep -o "\"$2\": [^,}]*" "$1/summary.json" | head -1 | cut -d' ' -f2; }
+check_run() {  # DIR CLOCK
+  [ -f "$1/summary.json" ] && [ -f "$1/trace.jsonl" ] || fail "$1: no summary.json and trace.jsonl"
+  [ "$(figure "$1" workers)" = 2 ] || fail "$1: workers $(figure "$1" workers), not 2"
+  [ "$(figure "$1" clock)" = "\"$2\"" ] || fail "$1: clock $(figure "$1" clock), not $2"
+  awk -v a="$(figure "$1" final_accuracy)" 'BEGIN { exit !(a > 0.8) }' || fail "$1: final accuracy $(figure "$1" final_accuracy) <= 0.8"
+  echo "test-slurm: $2 clock: final accuracy $(figure "$1" final_accuracy)"
+}
+
+# 1 and 2: srun, 3 tasks on 2 CPUs (--overcommit: Slurm places them on one node anyway).
+timeout 300 srun --overcommit -n 3 -t 5 "$bin" launch -- "${job[@]}" --epochs 2 --out "$work/real" \
+  > "$work/real.out" 2>&1 || { rc=$?; cat "$work/real.out" >&2; fail "srun, real clock: exit $rc"; }
+check_run "$work/real" real
+grep -q "rank2' joined the head" "$work/real.out" || fail "no node rank 2 in the output"
+timeout 300 srun --overcommit -n 3 -t 5 "$bin" launch -- "${job[@]}" --epochs 2 --clock virtual --out "$work/virtual" \
+  > "$work/virtual.out" 2>&1 || { rc=$?; cat "$work/virtual.out" >&2; fail "srun, virtual clock: exit $rc"; }
+check_run "$work/virtual" virtual
+
+# 3: scancel mid-job. The job cannot end on its own first (1e5 epochs); its first evaluation proves it runs.
+cat > "$work/open.sbatch" << EOF
+#!/bin/bash
+#SBATCH --ntasks=3 --overcommit --time=10 --output=$work/open.out
+srun "$bin" launch -- ${job[*]} --epochs 100000 --max-time 900 --progress --out $work/open
+EOF
+id=$(sbatch --parsable "$work/open.sbatch") || fail "sbatch refused the job"
+await "grep -q '\] eval ' '$work/open.out' 2> /dev/null" 120 || { cat "$work/open.out" >&2; fail "job $id never evaluated"; }
+scancel "$id"
+await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still in the queue 120 s after scancel"
+grep -q "stopped early" "$work/open.out" || { cat "$work/open.out" >&2; fail "scancel: the submitter did not say the job stopped"; }
+[ -f "$work/open/summary.json" ] && [ -f "$work/open/trace.jsonl" ] || { cat "$work/open.out" >&2; fail "scancel: no files written"; }
+echo "test-slurm: scancel ended job $id cleanly after $(figure "$work/open" samples) samples, files written"
+echo "test-slurm: passed"
