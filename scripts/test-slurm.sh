@@ -6,7 +6,9 @@
 #   1. a 3-task job trains bsp with 2 workers on the real clock: accuracy and files;
 #   2. the same on the virtual clock (rank 0 runs it; the others have nothing to do);
 #   3. an open job, scancel'led once its first evaluation is in the output: it
-#      ends cleanly, with its files written.
+#      ends cleanly, with its files written;
+#   4. with SLURM_REQUEUE=1 only (3 minutes): examples/slurm/train.sbatch,
+#      requeued once it has a checkpoint, resumes from it.
 # Exit 77 (counted as skipped by ctest, never as passed) when Slurm cannot run
 # here, after printing the exact error. Kills what it started, by pid.
 set -euo pipefail
@@ -141,4 +143,24 @@ await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still 
 grep -q "stopped early" "$work/open.out" || { cat "$work/open.out" >&2; fail "scancel: the submitter did not say the job stopped"; }
 [ -f "$work/open/summary.json" ] && [ -f "$work/open/trace.jsonl" ] || { cat "$work/open.out" >&2; fail "scancel: no files written"; }
 echo "test-slurm: scancel ended job $id cleanly after $(figure "$work/open" samples) samples, files written"
+
+# 4 (with SLURM_REQUEUE=1; not in the test command: Slurm holds a requeued job back about 2
+# minutes, and the run then takes 3): the example's sbatch, requeued once it has a checkpoint,
+# resumes from it. Each step waits for the event that proves the job got there: a checkpoint file,
+# the script's resuming line, an evaluation after it.
+if [ "${SLURM_REQUEUE:-0}" = 1 ]; then
+src=$(cd "$(dirname "$0")/.." && pwd)
+id=$(PATH="$build:$PATH" SHARED="$work/shared" CHECKPOINT_EVERY=0.2 \
+     SYNCPOINT_JOB="${job[*]} --epochs 100000 --max-time 900 --progress" \
+     sbatch --parsable --overcommit --output="$work/example.out" --open-mode=append "$src/examples/slurm/train.sbatch") ||
+  fail "sbatch refused examples/slurm/train.sbatch"
+await "ls '$work'/shared/ckpt/checkpoint-*.bin > /dev/null 2>&1" 120 || { cat "$work/example.out" >&2; fail "job $id wrote no checkpoint"; }
+scontrol requeue "$id" || fail "scontrol requeue $id refused"
+await "grep -q 'train.sbatch: resuming from' '$work/example.out'" 300 || { cat "$work/example.out" >&2; fail "job $id did not restart from its checkpoint"; }
+await "sed -n '/train.sbatch: resuming/,\$p' '$work/example.out' | grep -q '\] eval '" 120 || { cat "$work/example.out" >&2; fail "job $id did not train after its restart"; }
+scancel "$id"
+await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still in the queue 120 s after scancel"
+grep -q '"resumed_from": "' "$work/shared/results/summary.json" || { cat "$work/example.out" >&2; fail "the restarted job's summary does not say it resumed"; }
+echo "test-slurm: examples/slurm/train.sbatch requeued after a checkpoint resumed from it"
+fi
 echo "test-slurm: passed"
