@@ -28,17 +28,7 @@ getent passwd munge > /dev/null || skip "no user munge (Debian's munge package c
 work=$(mktemp -d /tmp/syncpoint-slurm.XXXXXX)
 chmod 755 "$work"
 pids=()
-cleanup() {
-  [ -n "${SLURM_CONF:-}" ] && scancel --quiet --user=root 2> /dev/null || true
-  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
-  [ -f "$work/run/munged.pid" ] && kill "$(cat "$work/run/munged.pid")" 2> /dev/null || true
-  sleep 0.5
-  for p in "${pids[@]}"; do kill -9 "$p" 2> /dev/null || true; done
-  [ -n "${KEEP_SLURM_WORK:-}" ] && echo "test-slurm: kept $work" >&2 || rm -rf "$work"
-}
-trap cleanup EXIT
-
-# Waits (up to $2 s: a hang's deadline) for the command $1 to succeed.
+# Waits (up to $2 s: a hang's deadline) for the command $1 to succeed, looking every 0.2 s.
 await() {
   local deadline=$((SECONDS + $2))
   until eval "$1"; do
@@ -46,6 +36,23 @@ await() {
     sleep 0.2
   done
 }
+
+# Whether none of the processes named is alive.
+all_gone() {
+  local p
+  for p in "$@"; do kill -0 "$p" 2> /dev/null && return 1; done
+  return 0
+}
+
+# The daemons get SIGTERM and 10 s to end (the hang's deadline), then SIGKILL.
+cleanup() {
+  [ -n "${SLURM_CONF:-}" ] && scancel --quiet --user=root 2> /dev/null || true
+  [ -f "$work/run/munged.pid" ] && pids+=("$(cat "$work/run/munged.pid")")
+  for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+  await 'all_gone "${pids[@]}"' 10 || for p in "${pids[@]}"; do kill -9 "$p" 2> /dev/null || true; done
+  [ -n "${KEEP_SLURM_WORK:-}" ] && echo "test-slurm: kept $work" >&2 || rm -rf "$work"
+}
+trap cleanup EXIT
 
 # A TCP port no socket of this machine holds now.
 free_port() {
