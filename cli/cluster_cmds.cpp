@@ -49,13 +49,6 @@ void say(FILE* to, const std::string& line) {
 }
 
 
-std::string hostname() {
-  char buf[256] = {};
-  if (gethostname(buf, sizeof buf - 1) != 0)
-    return "localhost";
-  return buf;
-}
-
 // The options of a cluster command: ours, and CAF's own (--middleman.* ...) for its actor system.
 struct cluster_options {
   std::string host = "127.0.0.1";
@@ -87,6 +80,13 @@ struct cluster_options {
 };
 
 }  // namespace
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0)
+    return "localhost";
+  return buf;
+}
 
 void leave_now(int code) {
   std::fflush(stdout);

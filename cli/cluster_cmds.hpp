@@ -28,6 +28,9 @@ namespace syncpoint::cli {
 cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& at, const std::string& command,
                                std::chrono::seconds patience = std::chrono::seconds(0));
 
+/// This machine's name ("localhost" when it has none): a node's default name starts with it.
+std::string hostname();
+
 /// Ends the process at once with `code`: a connect that timed out may still
 /// block CAF's middleman, whose orderly shutdown would then wait for it.
 [[noreturn]] void leave_now(int code);

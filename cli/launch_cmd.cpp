@@ -21,11 +21,7 @@
 #include <optional>
 #include <iostream>
 #include <thread>
-#include <arpa/inet.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,12 +70,6 @@ struct launch_options {
   bool help_printed() const { return table.help_printed(); }
 };
 
-std::string this_host() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  return name;
-}
-
 // The arguments every part of the job shares: the token (by file) and TLS.
 std::vector<std::string> access_args(const launch_options& o) {
   std::vector<std::string> out;
@@ -88,26 +78,6 @@ std::vector<std::string> access_args(const launch_options& o) {
   if (o.tls)
     out.insert(out.end(), {"--tls", "--cert", o.tls_paths.cert, "--key", o.tls_paths.key, "--ca", o.tls_paths.ca});
   return out;
-}
-
-// Whether every address `host` names is this machine's loopback (a head there takes no other host's nodes).
-bool loopback_only(const std::string& host) {
-  if (is_loopback(host))
-    return true;
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found)
-    return false;
-  bool all = true;
-  for (auto* a = found; a; a = a->ai_next) {
-    char text[INET6_ADDRSTRLEN] = {};
-    void* where = a->ai_family == AF_INET ? static_cast<void*>(&reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr)
-                                          : static_cast<void*>(&reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr);
-    all = all && inet_ntop(a->ai_family, where, text, sizeof text) && is_loopback(text);
-  }
-  freeaddrinfo(found);
-  return all;
 }
 
 // Whether the job's options ask for the virtual clock (it runs in one process: rank 0's).
@@ -191,7 +161,7 @@ std::string await_nodes(const launch_options& o, const endpoint& at, size_t node
 int run_rank0(const launch_options& o, const launch_env& env, const endpoint& at, const std::vector<std::string>& job) {
   // A head named by a loopback address (every rank here): it listens there only; else on every
   // interface, since the nodes come from other hosts.
-  std::string listen = loopback_only(at.host) ? "127.0.0.1" : "0.0.0.0";
+  std::string listen = resolves_to_loopback(at.host) ? "127.0.0.1" : "0.0.0.0";
   pid_t head = start_head(o, at.port, listen);
   if (head < 0) {
     std::cerr << "syncpoint launch: cannot start the head: " << std::strerror(errno) << "\n";
@@ -268,7 +238,7 @@ int run_launch(const std::vector<std::string>& args) {
   if (env.rank == 0)
     return run_rank0(o, env, at, job);
   std::vector<std::string> node{"--join", at.host + ":" + std::to_string(at.port), "--name",
-                                this_host() + "-rank" + std::to_string(env.rank), "--slots", std::to_string(o.slots),
+                                hostname() + "-rank" + std::to_string(env.rank), "--slots", std::to_string(o.slots),
                                 "--wait-for-head", std::to_string(o.wait_s)};
   if (!o.data.empty())
     node.insert(node.end(), {"--data", o.data});

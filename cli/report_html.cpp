@@ -305,7 +305,7 @@ std::string report_html(const std::vector<run_record>& runs) {
                      (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler))
                  : std::string(" whose model, workers, clock or stragglers differ (see Settings)")) +
           "</p>";
-  bool accuracy = std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.summary.final_accuracy >= 0; });
+  bool accuracy = measures_accuracy(runs);
   page += "<h2>Who won, and why</h2>" + verdict(all, runs);
   page += "<h2>Comparison</h2>" + table(all, runs) +
           "<p class='note'>Best figure of each column in bold on green. to target = first evaluation at or above "

@@ -143,6 +143,17 @@ std::string two_charts(const std::vector<series>& all, const std::function<curve
 
 }  // namespace
 
+bool measures_accuracy(const std::vector<run_record>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.summary.final_accuracy >= 0; });
+}
+
+std::optional<double> final_metric(const run_summary& s, const std::string& name) {
+  for (auto& m : s.final_metrics)
+    if (m.name == name)
+      return m.value;
+  return std::nullopt;
+}
+
 std::vector<std::string> final_metric_names(const std::vector<run_record>& runs) {
   std::vector<std::string> names;
   for (auto& r : runs)

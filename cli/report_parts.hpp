@@ -48,8 +48,12 @@ struct frame {
 std::string axes(const frame& f, const std::vector<double>& y_ticks, const std::function<double(double)>& y,
                  const std::string& y_format, double x_max, bool by_samples);
 
+/// Whether some run's loop measures accuracy (else the page shows what it measured instead).
+bool measures_accuracy(const std::vector<run_record>& runs);
 /// The names of what the runs' final evaluations measured besides accuracy, in order of first appearance.
 std::vector<std::string> final_metric_names(const std::vector<run_record>& runs);
+/// A run's final value of the measure `name` (nothing: its loop did not measure it).
+std::optional<double> final_metric(const run_summary& s, const std::string& name);
 /// For runs whose loop measures no accuracy: each held-out measure (the
 /// trace's "metric" events of the evaluator) and the workers' training loss,
 /// against time and against samples, `width` pixels a chart.

@@ -56,7 +56,7 @@ std::string table(const std::vector<series>& all, const std::vector<run_record>&
     cols.push_back({"stopped", [](auto& r) { return r.summary.run_time_s; }, "%.2f", 0, [](auto& r, double v) {
                       return r.provenance.stopped_by + (r.provenance.stopped_by == "failed" ? "" : " at " + fmt("%.2f", v) + " s");
                     }, stops_of});
-  if (std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.summary.final_accuracy >= 0; })) {
+  if (measures_accuracy(runs)) {
     cols.push_back({"final acc", [&](auto& r) { return r.summary.final_accuracy >= 0 ? r.summary.final_accuracy : nan; },
                     "%.4f", +1});
     cols.push_back({"acc@" + with_commas(n_eq), [&](auto& r) { double a = accuracy_at_samples(r.summary, n_eq); return a >= 0 ? a : nan; },
@@ -64,12 +64,8 @@ std::string table(const std::vector<series>& all, const std::vector<run_record>&
   }
   // What else the loops measured (a held-out MSE): unmarked, since whether more is better depends on the measure.
   for (auto& name : final_metric_names(runs))
-    cols.push_back({"final " + name, [&, name](auto& r) {
-                      for (auto& m : r.summary.final_metrics)
-                        if (m.name == name)
-                          return m.value;
-                      return nan;
-                    }, "%.4g", 0});
+    cols.push_back({"final " + name, [&, name](auto& r) { return final_metric(r.summary, name).value_or(nan); },
+                    "%.4g", 0});
   cols.push_back({"run time s", [](auto& r) { return r.summary.run_time_s; }, "%.2f", 0});
   cols.push_back({"samples", [](auto& r) { return static_cast<double>(r.summary.samples); }, "%.0f", 0,
                   [](auto&, double v) { return with_commas(static_cast<uint64_t>(v)); }});

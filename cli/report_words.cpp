@@ -190,12 +190,7 @@ std::string verdict(const std::vector<series>& all, const std::vector<run_record
   for (auto& name : final_metric_names(runs)) {  // listed, not ranked: whether more is better depends on the measure
     std::string each;
     for (auto& s : all) {
-      auto v = s.over([&](const run_record& r) -> std::optional<double> {
-        for (auto& m : r.summary.final_metrics)
-          if (m.name == name)
-            return m.value;
-        return std::nullopt;
-      });
+      auto v = s.over([&](const run_record& r) { return final_metric(r.summary, name); });
       if (!v.empty())
         each += (each.empty() ? "" : ", ") + escape_html(s.label()) + " " + fmt("%.4g", v.mean()) +
                 (s.seeded() && v.n() > 1 ? " (" + v.str("%.4g") + ")" : "");

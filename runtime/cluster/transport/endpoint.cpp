@@ -2,6 +2,7 @@
 
 #include <boost/asio.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace syncpoint::cluster {
@@ -44,6 +45,18 @@ bool is_loopback(const std::string& host) {
   boost::system::error_code ec;
   auto a = boost::asio::ip::make_address(host, ec);
   return !ec && a.is_loopback();
+}
+
+bool resolves_to_loopback(const std::string& host) {
+  if (is_loopback(host))
+    return true;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::resolver resolver(io);
+  boost::system::error_code ec;
+  auto found = resolver.resolve(host, "", ec);
+  if (ec || found.empty())
+    return false;
+  return std::all_of(found.begin(), found.end(), [](const auto& e) { return e.endpoint().address().is_loopback(); });
 }
 
 }  // namespace syncpoint::cluster

@@ -26,4 +26,8 @@ std::string local_address_towards(const std::string& host, uint16_t port);
 /// Whether `host` names this machine's loopback (127.0.0.0/8, ::1, localhost).
 bool is_loopback(const std::string& host);
 
+/// Whether every address `host` resolves to is a loopback one (a name such as
+/// a Slurm node's that /etc/hosts maps to 127.0.0.1); false if it does not resolve.
+bool resolves_to_loopback(const std::string& host);
+
 }  // namespace syncpoint::cluster
