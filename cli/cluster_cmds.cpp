@@ -68,6 +68,7 @@ struct cluster_options {
   std::string gpus;       // node: the CUDA devices its workers may take ("0,1"; "" none)
   std::string log_level = "info";  // head, node: the lowest level their log shows
   int wait_for_head = 0;  // node: seconds to keep trying to reach a head that is still starting
+  bool head_ends_it = false;  // node: SIGINT/SIGTERM do not make it leave (launch: the head got them too)
   caf::actor_system_config actor_system;
   option_table table;
 
@@ -326,6 +327,9 @@ int run_node(const std::vector<std::string>& args) {
     .add(opts.join, "join", "HOST:PORT of the head (required)")
     .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
     .add(opts.wait_for_head, "wait-for-head", "seconds to keep trying to reach the head (default 0: one try)")
+    .add(opts.head_ends_it, "stay-on-signal", "SIGINT and SIGTERM do not make the node leave: it waits for the head "
+                                              "to end the job and tell it (syncpoint launch, where the job's every "
+                                              "process gets the signal)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
     .add(opts.gpus, "gpus", "CUDA devices this node's workers may take, e.g. 0,1: a job with --device cuda is "
                             "placed only on nodes that offer GPUs (default none; docs/gpu.md)")
@@ -422,7 +426,7 @@ int run_node(const std::vector<std::string>& args) {
   caf::error ended;
   bool down = false;
   while (!down) {
-    if (signals.wait(200)) {
+    if (signals.wait(200) && !opts.head_ends_it) {
       self->send_exit(node, caf::exit_reason::user_shutdown);
       self->receive([&](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
       log_line(log_level::info, "syncpoint node: leaving the cluster");

@@ -239,7 +239,7 @@ int run_launch(const std::vector<std::string>& args) {
     return run_rank0(o, env, at, job);
   std::vector<std::string> node{"--join", at.host + ":" + std::to_string(at.port), "--name",
                                 hostname() + "-rank" + std::to_string(env.rank), "--slots", std::to_string(o.slots),
-                                "--wait-for-head", std::to_string(o.wait_s)};
+                                "--wait-for-head", std::to_string(o.wait_s), "--stay-on-signal"};
   if (!o.data.empty())
     node.insert(node.end(), {"--data", o.data});
   return run_node(joined(node, access_args(o)));
