@@ -373,6 +373,10 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
         st.stop_before_start_ = stop.why;
     },
     [=](eval_request) { observer_asks_eval(self); },
+    [=](const checkpoint_request& r) {
+      if (from_driver_or_observer(self))
+        checkpoint_asked(self, r.why);
+    },
     [=](const mark_request& m) { observer_marks(self, m.note, m.value); },
     [=](counts_request) { return counts_of(self); },
   };

@@ -11,6 +11,7 @@
 //   stop_request{why}                         ends the run early (as a limit would), from
 //                                             the driver or an observer
 //   eval_request, mark_request{note, value}   from the driver or an observer: evaluate now; a "mark" event
+//   checkpoint_request{why}                   from the driver or an observer: a checkpoint now (real clock)
 //   counts_request -> job_counts              from anyone: the run's counts so far
 //   (save_atom) -> saved_coordinator          its state and its protocol's, for a
 //                                             checkpoint (an error while the run ends)

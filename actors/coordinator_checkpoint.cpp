@@ -104,10 +104,29 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
 
 void begin_checkpoint(coordinator_ptr self) {
   auto& st = self->state;
+  if (st.holding() && st.checkpoint_asked_)
+    st.tick_missed_ = true;  // the asked one stands for it; the period goes on after it
   if (st.phase_ != coordinator_phase::running)
     return;
   st.move_to(coordinator_phase::freezing);
   checkpoint_if_still(self);
+}
+
+void checkpoint_asked(coordinator_ptr self, const std::string& why) {
+  auto& st = self->state;
+  auto no = [&](const char* reason) {
+    st.report("[" + st.cfg->protocol_name + "] no checkpoint on request (" + why + "): " + reason, true);
+  };
+  if (!st.cfg->on_checkpoint)
+    return no("the job has no checkpoint folder on the real clock (--checkpoint-dir)");
+  if (st.holding())
+    return;  // one is being taken: it is the one asked for
+  if (st.phase_ != coordinator_phase::running)
+    return no(st.started() ? "the run is ending" : "the run has not started");
+  st.report("[" + st.cfg->protocol_name + "] checkpoint on request (" + why + ")", true);
+  st.checkpoint_asked_ = true;
+  st.tick_missed_ = false;
+  begin_checkpoint(self);
 }
 
 namespace {
@@ -119,7 +138,10 @@ void resume_run(coordinator_ptr self) {
     return;  // stopped meanwhile: the checkpoint was given up
   st.move_to(coordinator_phase::running);
   st.deliver_deferred();
-  self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
+  bool periodic = !st.checkpoint_asked_ || st.tick_missed_;  // an asked one leaves the period's tick in flight
+  st.checkpoint_asked_ = st.tick_missed_ = false;
+  if (periodic && st.cfg->checkpoint_every_s > 0)
+    self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
 }
 
 }  // namespace

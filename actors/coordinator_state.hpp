@@ -89,6 +89,8 @@ struct coordinator_state : coordinator_api {
   uint64_t event = 0;                      // pushes and losses handled so far
   bool barrier_in_event = false;
   coordinator_phase phase_ = coordinator_phase::starting;
+  bool checkpoint_asked_ = false;  // the checkpoint in the making was asked for (checkpoint_request)
+  bool tick_missed_ = false;       // and the periodic tick came meanwhile
   bool resumed = false;  // restored from a checkpoint before the start
   std::optional<std::string> stop_before_start_;  // a stop that came before the workers
   uint64_t evals_pending = 0;
@@ -467,6 +469,11 @@ void observer_marks(coordinator_ptr self, const std::string& note, double value)
 /// worker waits, then gathers every actor's state, hands it to
 /// cfg.on_checkpoint, and lets everyone go.
 void begin_checkpoint(coordinator_ptr self);
+
+/// A checkpoint_request from the driver or an observer: begin_checkpoint
+/// now, outside the period (which goes on as it was); where none can be
+/// taken, the progress line says why.
+void checkpoint_asked(coordinator_ptr self, const std::string& why);
 
 /// Takes the checkpoint if the run has come to rest since begin_checkpoint.
 void checkpoint_if_still(coordinator_ptr self);

@@ -68,7 +68,9 @@ struct cluster_options {
   std::string gpus;       // node: the CUDA devices its workers may take ("0,1"; "" none)
   std::string log_level = "info";  // head, node: the lowest level their log shows
   int wait_for_head = 0;  // node: seconds to keep trying to reach a head that is still starting
-  bool head_ends_it = false;  // node: SIGINT/SIGTERM do not make it leave (launch: the head got them too)
+  int rank = -1;          // node: its rank in a launched job (launch sets it; status shows it)
+  std::string launcher;   // node: the launcher of that job
+  bool head_ends_it = false;  // head, node: SIGINT/SIGTERM do not end it (launch: rank 0 ends the job, then the head)
   caf::actor_system_config actor_system;
   option_table table;
 
@@ -201,6 +203,9 @@ int run_head(const std::vector<std::string>& args) {
     .add(opts.host, "host", "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
     .add(opts.port, "port", "port to listen on (required; 0 picks a free one)")
     .add(opts.slots, "slots", "workers the head itself may host (default 0)")
+    .add(opts.head_ends_it, "stay-on-signal", "SIGINT and SIGTERM do not stop the head: the process that started "
+                                              "it ends it (syncpoint launch, where the job's every process gets "
+                                              "the signal and rank 0 stops the job)")
     .group("data")
     .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")")
     .group("output")
@@ -256,6 +261,14 @@ int run_head(const std::vector<std::string>& args) {
   hc.data_dir = opts.data;
   hc.secret = secret;
   hc.log = [](const std::string& line) { log_line(log_level::info, "[head] " + line); };
+  // `syncpoint launch` owns this head: it gives it the secret that ends it (in the environment,
+  // never on a command line) and ends it with the job's exit code for the nodes.
+  if (const char* given = std::getenv(head_control_variable); given && *given) {
+    hc.control_token = given;
+    unsetenv(head_control_variable);
+  }
+  auto shut_down = std::make_shared<std::atomic<bool>>(false);
+  hc.on_shut_down = [shut_down] { *shut_down = true; };
   auto control = hc.control_token;
   auto head = spawn_head(sys, std::move(hc));
   auto port = publish_head(sys, head, static_cast<uint16_t>(opts.port), opts.host);
@@ -292,13 +305,18 @@ int run_head(const std::vector<std::string>& args) {
                                                      "(it asks no certificate; see --token)"
                                                    : ""));
   node_actor local;
-  if (opts.slots > 0)
-    local = spawn_node(sys, {"head", opts.slots, opts.data, head, std::chrono::seconds(10),
-                             std::chrono::seconds(1), nullptr, nullptr, secret, plane, "127.0.0.1"});
+  if (opts.slots > 0) {
+    node_config here{"head", opts.slots, opts.data, head, std::chrono::seconds(10),
+                     std::chrono::seconds(1), nullptr, nullptr, secret, plane, "127.0.0.1"};
+    here.host = hostname();
+    local = spawn_node(sys, std::move(here));
+  }
   caf::scoped_actor self{sys};
   self->monitor(head);
   bool head_died = false;
-  while (!signals.wait(500)) {
+  while (!*shut_down) {
+    if (signals.wait(500) && !opts.head_ends_it)
+      break;
     self->receive([&](caf::down_msg&) { head_died = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
     if (head_died) {
       log_line(log_level::error, "syncpoint head: the cluster manager stopped unexpectedly");
@@ -306,7 +324,7 @@ int run_head(const std::vector<std::string>& args) {
     }
   }
   log_line(log_level::info, "[head] stopping: ending running jobs and telling the nodes");
-  self->request(head, std::chrono::seconds(20), shutdown_atom::value, control)
+  self->request(head, std::chrono::seconds(20), shutdown_atom::value, control, int32_t{0})  // (a code given first stays)
     .receive([](bool) {}, [&](caf::error& e) {
       log_line(log_level::warn, "[head] not every job ended in time (" + sys.render(e) + ")");
     });
@@ -331,6 +349,9 @@ int run_node(const std::vector<std::string>& args) {
                                               "to end the job and tell it (syncpoint launch, where the job's every "
                                               "process gets the signal)")
     .add(opts.slots, "slots", "workers this node may host (default: its cores)")
+    .add(opts.rank, "rank", "its rank in a launched job, shown by status and the dashboard (syncpoint launch "
+                            "sets it; default none)")
+    .add(opts.launcher, "launcher", "what launched that job: slurm, openmpi, mpich, torchrun, kubernetes (with --rank)")
     .add(opts.gpus, "gpus", "CUDA devices this node's workers may take, e.g. 0,1: a job with --device cuda is "
                             "placed only on nodes that offer GPUs (default none; docs/gpu.md)")
     .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
@@ -359,6 +380,11 @@ int run_node(const std::vector<std::string>& args) {
     std::cerr << "syncpoint node: --name must be 1 to " << max_node_name << " printable characters\n";
     return 2;
   }
+  if (opts.rank < -1 || (!opts.launcher.empty() && !valid_node_name(opts.launcher))) {
+    std::cerr << "syncpoint node: --rank must be >= 0 and --launcher 1 to " << max_node_name
+              << " printable characters\n";
+    return 2;
+  }
   std::vector<int32_t> gpus;
   try {
     gpus = parse_gpu_list(opts.gpus, this_machine());
@@ -375,10 +401,14 @@ int run_node(const std::vector<std::string>& args) {
   std::atomic<bool> joined{false};
   auto why = std::make_shared<std::string>();
   auto why_mutex = std::make_shared<std::mutex>();
+  auto code = std::make_shared<int32_t>(0);
   node_config cfg;
   cfg.name = opts.name;
   cfg.slots = opts.slots;
   cfg.gpus = gpus;
+  cfg.host = hostname();
+  cfg.rank = opts.rank;
+  cfg.launcher = opts.rank >= 0 && opts.launcher.empty() ? "launch" : opts.launcher;
   cfg.data_dir = opts.data;
   cfg.head = head;
   cfg.register_timeout = std::chrono::seconds(5);
@@ -416,9 +446,10 @@ int run_node(const std::vector<std::string>& args) {
     say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
                   std::to_string(opts.slots) + (opts.slots == 1 ? " slot" : " slots"));
   };
-  cfg.on_leave = [why, why_mutex](const std::string& reason) {
+  cfg.on_leave = [why, why_mutex, code](const std::string& reason, int32_t asked) {
     std::lock_guard<std::mutex> guard{*why_mutex};
     *why = reason;
+    *code = asked;
   };
   auto node = spawn_node(sys, std::move(cfg));
   caf::scoped_actor self{sys};
@@ -436,9 +467,11 @@ int run_node(const std::vector<std::string>& args) {
                   caf::after(std::chrono::seconds(0)) >> [] {});
   }
   std::string reason;
+  int32_t asked = 0;
   {
     std::lock_guard<std::mutex> guard{*why_mutex};
     reason = *why;
+    asked = *code;
   }
   if (!joined) {
     log_line(log_level::error, "syncpoint node: the head refused this node: " + reason);
@@ -446,7 +479,9 @@ int run_node(const std::vector<std::string>& args) {
   }
   bool failed = ended && ended != caf::exit_reason::normal;
   log_line(failed ? log_level::error : log_level::info, "syncpoint node: " + reason);
-  return failed ? 1 : 0;
+  if (!failed && asked != 0)  // launch: every process exits with the job's outcome
+    log_line(log_level::info, "syncpoint node: the job's exit code is " + std::to_string(asked));
+  return failed ? 1 : asked;
 }
 
 }  // namespace syncpoint::cli

@@ -6,7 +6,8 @@
 //   syncpoint sweep  ... --head HOST:P [--token ...]   (a sweep's cells on the nodes: cli/sweep_cluster.cpp)
 // Exit status: 0 success, 1 a job that failed or a lost head, 2 bad input or
 // an unreachable or refusing head, 128+N when submit got signal N (SIGINT,
-// SIGTERM): the head stopped the job and its files were written.
+// SIGTERM): the head stopped the job and its files were written. A node that
+// the head tells to leave with an exit code (launch: the job's) exits with it.
 #pragma once
 
 #include "runtime/cluster/connect.hpp"
@@ -27,6 +28,10 @@ namespace syncpoint::cli {
 /// timed-out connect may block).
 cluster::head_actor reach_head(caf::actor_system& sys, const cluster::endpoint& at, const std::string& command,
                                std::chrono::seconds patience = std::chrono::seconds(0));
+
+/// The variable through which `syncpoint launch` gives the head it starts the
+/// secret that ends it (shutdown_atom with the job's exit code for the nodes).
+inline constexpr const char* head_control_variable = "SYNCPOINT_HEAD_CONTROL";
 
 /// This machine's name ("localhost" when it has none): a node's default name starts with it.
 std::string hostname();
@@ -76,14 +81,17 @@ int run_node(const std::vector<std::string>& args);
 int run_submit(const std::vector<std::string>& args);
 int run_status(const std::vector<std::string>& args);
 
-/// Catches SIGINT and SIGTERM for the whole process, whichever thread the
-/// kernel hands them to; wait() then takes them, one per signal.
+/// Catches SIGINT, SIGTERM and SIGUSR1 for the whole process, whichever
+/// thread the kernel hands them to; wait() then takes the first two, one per
+/// signal, and take_usr1() the third (which then no longer ends the process).
 class signal_catcher {
  public:
   signal_catcher();
   /// Waits up to `ms` milliseconds (0: only looks); the signal that arrived
   /// (SIGINT or SIGTERM), or 0.
   int wait(int ms);
+  /// Whether a SIGUSR1 came since the last call (one per signal).
+  bool take_usr1();
 };
 
 }  // namespace syncpoint::cli

@@ -9,6 +9,7 @@
 #include "cli/option_table.hpp"
 #include "runtime/cluster/head.hpp"
 #include "runtime/cluster/launch.hpp"
+#include "runtime/job/devices.hpp"
 
 #include <caf/all.hpp>
 
@@ -34,7 +35,8 @@ namespace {
 struct launch_options {
   std::string head;        // HOST:PORT, over the launcher's
   int port = 0;            // over the launcher's (or the job id's)
-  int slots = 1;           // a node rank's workers
+  std::string slots = "auto";  // a node rank's workers (auto: from the allocation)
+  std::string gpus = "auto";   // the GPUs its workers may take (auto: those the launcher gave it)
   int head_slots = 0;      // workers the head hosts
   int wait_s = 120;        // for the head to listen, and for the nodes to join
   std::string token_file;  // else SYNCPOINT_TOKEN_FILE, else SYNCPOINT_TOKEN (never the secret on a command line)
@@ -53,7 +55,10 @@ struct launch_options {
       .add(head, "head", "HOST:PORT of the head (default: MASTER_ADDR:MASTER_PORT, else the first host of "
                          "Slurm's node list, with a port derived from the job's id)")
       .add(port, "port", "the head's port (default: MASTER_PORT, else derived from the job's id)")
-      .add(slots, "slots", "workers each node rank hosts (default 1)")
+      .add(slots, "slots", "workers each node rank hosts: N, or auto (default): one per GPU the launcher gave the "
+                           "rank, else SLURM_CPUS_PER_TASK, else 1")
+      .add(gpus, "gpus", "the GPUs a node rank's workers may take: a list like 0,1, none, or auto (default): "
+                         "CUDA_VISIBLE_DEVICES, else SLURM_GPUS_ON_NODE, where this build has CUDA")
       .add(head_slots, "head-slots", "workers the head (rank 0) hosts too (default 0)")
       .add(wait_s, "wait", "seconds a node waits to reach the head, and the head for the nodes (default 120)")
       .add(token_file, "token-file", "a file holding the cluster's token (default: SYNCPOINT_TOKEN_FILE, else "
@@ -103,6 +108,54 @@ bool virtual_clock(const std::vector<std::string>& job) {
   _exit(2);
 }
 
+// A node rank's slots and GPUs (--gpus's list, "" none), from the options and the allocation.
+struct node_placement {
+  int slots = 1;
+  std::string gpus;
+  std::string error;  // a bad --slots or --gpus, in words
+  std::string note;   // GPUs the launcher gave that this build cannot use
+};
+
+node_placement placement_of(const launch_options& o, const launch_env& env) {
+  node_placement out;
+  std::vector<int> gpus;
+  if (o.gpus == "auto") {
+    // The launcher's GPUs, where this build can use them (a CPU-only LibTorch offers none).
+    auto here = this_machine();
+    for (int g : env.gpus)
+      if (here.cuda && g < here.gpus)
+        gpus.push_back(g);
+    if (gpus.size() < env.gpus.size())
+      out.note = "the launcher gave this rank " + std::to_string(env.gpus.size()) + " GPU(s), and this build sees " +
+                 (here.cuda ? std::to_string(here.gpus) : std::string("none (a LibTorch without CUDA)")) +
+                 ": the node offers " + std::to_string(gpus.size());
+  } else if (o.gpus != "none") {
+    try {
+      for (int g : parse_gpu_list(o.gpus, this_machine()))
+        gpus.push_back(g);
+    } catch (const config_error& e) {
+      out.error = e.what();
+      return out;
+    }
+  }
+  for (size_t i = 0; i < gpus.size(); ++i)
+    out.gpus += (i ? "," : "") + std::to_string(gpus[i]);
+  if (o.slots == "auto") {
+    out.slots = !gpus.empty() ? static_cast<int>(gpus.size()) : env.cpus_per_task > 0 ? env.cpus_per_task : 1;
+    out.slots = std::min(out.slots, 4096);
+    return out;
+  }
+  try {
+    size_t used = 0;
+    out.slots = std::stoi(o.slots, &used);
+    if (used != o.slots.size() || out.slots < 1 || out.slots > 4096)
+      throw std::invalid_argument(o.slots);
+  } catch (const std::exception&) {
+    out.error = "--slots must be auto or a number in 1..4096, got '" + o.slots + "'";
+  }
+  return out;
+}
+
 std::vector<std::string> joined(std::vector<std::string> a, const std::vector<std::string>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -110,23 +163,26 @@ std::vector<std::string> joined(std::vector<std::string> a, const std::vector<st
 
 // Starts this program as the head, in a child process (a signal to the job
 // reaches it as it would a head started by hand). Its pid, or -1.
-pid_t start_head(const launch_options& o, int port, const std::string& listen) {
+pid_t start_head(const launch_options& o, int port, const std::string& listen, const std::string& control) {
   std::vector<std::string> args{"head", "--port", std::to_string(port), "--host", listen, "--slots",
-                                std::to_string(o.head_slots), "--dashboard", o.dashboard};
+                                std::to_string(o.head_slots), "--dashboard", o.dashboard, "--stay-on-signal"};
   if (!o.data.empty())
     args.insert(args.end(), {"--data", o.data});
   args = joined(args, access_args(o));
   pid_t pid = fork();
   if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGTERM);  // rank 0 killed outright: its head goes too
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // rank 0 killed outright: its head goes too (it stays on SIGTERM)
+    setenv(head_control_variable, control.c_str(), 1);
     become(args);
   }
   return pid;
 }
 
-// Waits until the head at `at` lists `nodes` nodes, or the deadline; "" or why not.
+// Waits until the head at `at` lists `nodes` nodes, or the deadline, or a
+// SIGINT/SIGTERM (`interrupted` takes it); "" or why not. A SIGUSR1 waits in
+// `signals` for the job (a checkpoint once it runs).
 std::string await_nodes(const launch_options& o, const endpoint& at, size_t nodes, pid_t head,
-                        const std::string& secret) {
+                        const std::string& secret, signal_catcher& signals, int& interrupted) {
   caf::actor_system_config cfg;
   configure_cluster(cfg, cluster_tls(o.tls, o.tls_paths, "launch"));
   caf::actor_system sys{cfg};
@@ -135,6 +191,8 @@ std::string await_nodes(const launch_options& o, const endpoint& at, size_t node
   caf::scoped_actor self{sys};
   std::optional<head_actor> h;
   while (std::chrono::steady_clock::now() < deadline) {
+    if ((interrupted = signals.wait(0)) != 0)
+      return std::string("interrupted (") + (interrupted == SIGINT ? "SIGINT" : "SIGTERM") + ") before the job started";
     if (waitpid(head, nullptr, WNOHANG) == head)
       return "the head ended before the job started (its messages are above)";
     if (!h) {
@@ -158,34 +216,70 @@ std::string await_nodes(const launch_options& o, const endpoint& at, size_t node
   return "not ready within --wait " + std::to_string(o.wait_s) + " s: " + last;
 }
 
+// Whether `pid` ended within `limit` (reaped).
+bool ended_within(pid_t pid, std::chrono::seconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Ends the head: asked with its control secret, so that it tells the nodes
+// to leave with the job's exit code `rc`; SIGTERM if it cannot be asked.
+void end_head(const launch_options& o, pid_t head, const endpoint& local, const std::string& control, int rc) {
+  {
+    caf::actor_system_config cfg;
+    configure_cluster(cfg, cluster_tls(o.tls, o.tls_paths, "launch"));
+    caf::actor_system sys{cfg};
+    if (auto h = connect_head(sys, local, std::chrono::seconds(5))) {
+      caf::scoped_actor self{sys};
+      self->request(*h, std::chrono::seconds(30), shutdown_atom::value, control, static_cast<int32_t>(rc))
+        .receive([](bool) {}, [&](caf::error& e) {
+          std::cerr << "syncpoint launch: the head did not end as asked: " << sys.render(e) << "\n";
+        });
+    }
+  }
+  if (ended_within(head, std::chrono::seconds(30)))
+    return;
+  kill(head, SIGKILL);  // it stays on SIGTERM (--stay-on-signal)
+  waitpid(head, nullptr, 0);
+}
+
 int run_rank0(const launch_options& o, const launch_env& env, const endpoint& at, const std::vector<std::string>& job) {
   // A head named by a loopback address (every rank here): it listens there only; else on every
   // interface, since the nodes come from other hosts.
   std::string listen = resolves_to_loopback(at.host) ? "127.0.0.1" : "0.0.0.0";
-  pid_t head = start_head(o, at.port, listen);
+  signal_catcher signals;  // from here on, run_submit's catcher takes over what comes
+  auto control = make_token();
+  pid_t head = start_head(o, at.port, listen, control);
   if (head < 0) {
     std::cerr << "syncpoint launch: cannot start the head: " << std::strerror(errno) << "\n";
     return 2;
   }
-  auto stop_head = [&] {
-    kill(head, SIGTERM);
-    waitpid(head, nullptr, 0);
-  };
   auto secret = cluster_secret("", o.token_file, "launch");  // (or SYNCPOINT_TOKEN_FILE, SYNCPOINT_TOKEN)
   endpoint local{"127.0.0.1", at.port};
-  if (auto why = await_nodes(o, local, static_cast<size_t>(env.world - 1), head, secret); !why.empty()) {
+  int interrupted = 0;
+  if (auto why = await_nodes(o, local, static_cast<size_t>(env.world - 1), head, secret, signals, interrupted);
+      !why.empty()) {
     std::cerr << "syncpoint launch: rank 0 (the head, " << at.host << ":" << at.port << "): " << why << "\n";
-    stop_head();
-    return 1;
+    int rc = interrupted ? 128 + interrupted : 1;
+    end_head(o, head, local, control, rc);
+    return rc;
   }
   int rc = run_submit(joined(joined({"--head", "127.0.0.1:" + std::to_string(at.port)}, access_args(o)), job));
-  stop_head();
+  end_head(o, head, local, control, rc);  // every rank exits with the job's outcome
   return rc;
 }
 
 }  // namespace
 
 int run_launch(const std::vector<std::string>& args) {
+  // Slurm's warning (--signal=USR1@T) goes to every task of the job, and its default would end
+  // the process: until a part of the job takes it (rank 0's submit), it changes nothing.
+  signal(SIGUSR1, SIG_IGN);
   auto dashes = std::find(args.begin(), args.end(), "--");
   std::vector<std::string> own(args.begin(), dashes);
   std::vector<std::string> job(dashes == args.end() ? dashes : dashes + 1, args.end());
@@ -222,10 +316,17 @@ int run_launch(const std::vector<std::string>& args) {
               << " (set MASTER_ADDR and MASTER_PORT, or give --head HOST:PORT)\n";
     return 2;
   }
-  if (o.slots < 1 || o.slots > 4096 || o.head_slots < 0 || o.head_slots > 4096 || o.wait_s < 1) {
-    std::cerr << "syncpoint launch: --slots must be in 1..4096, --head-slots in 0..4096 and --wait >= 1\n";
+  if (o.head_slots < 0 || o.head_slots > 4096 || o.wait_s < 1) {
+    std::cerr << "syncpoint launch: --head-slots must be in 0..4096 and --wait >= 1\n";
     return 2;
   }
+  auto placed = placement_of(o, env);
+  if (!placed.error.empty()) {
+    std::cerr << "syncpoint launch: " << placed.error << "\n";
+    return 2;
+  }
+  if (!placed.note.empty() && env.rank != 0)
+    std::cerr << "syncpoint launch: rank " << env.rank << ": " << placed.note << "\n";
   if (env.world == 1 && o.head_slots == 0)
     o.head_slots = 1;  // a job of one rank: the head hosts it
   if (virtual_clock(job)) {  // virtual time runs in one process: rank 0 trains, the others have nothing to do
@@ -233,13 +334,17 @@ int run_launch(const std::vector<std::string>& args) {
       std::printf("syncpoint launch: rank %d: the virtual clock runs the whole job in rank 0\n", env.rank);
       return 0;
     }
+    signal(SIGUSR1, SIG_IGN);  // a real-clock checkpoint's signal: the virtual clock has no use for it
     become(joined({"train"}, job));
   }
   if (env.rank == 0)
     return run_rank0(o, env, at, job);
   std::vector<std::string> node{"--join", at.host + ":" + std::to_string(at.port), "--name",
-                                hostname() + "-rank" + std::to_string(env.rank), "--slots", std::to_string(o.slots),
-                                "--wait-for-head", std::to_string(o.wait_s), "--stay-on-signal"};
+                                hostname() + "-rank" + std::to_string(env.rank), "--slots", std::to_string(placed.slots),
+                                "--wait-for-head", std::to_string(o.wait_s), "--stay-on-signal", "--rank",
+                                std::to_string(env.rank), "--launcher", env.launcher};
+  if (!placed.gpus.empty())
+    node.insert(node.end(), {"--gpus", placed.gpus});
   if (!o.data.empty())
     node.insert(node.end(), {"--data", o.data});
   return run_node(joined(node, access_args(o)));

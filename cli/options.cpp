@@ -188,7 +188,8 @@ options::options(command c) : table_(command_name(c)) {
     t.add(policy_out, "policy-out", "where to write the policy (default sync-switch-policy.json)");
   if (c == command::train || submit)
     t.add(cfg_.checkpoint_every_s, "checkpoint-every", "take a checkpoint every S seconds on the run clock")
-      .add(cfg_.checkpoint_dir, "checkpoint-dir", submit ? "where the head writes checkpoints (a folder on the head's machine)"
+      .add(cfg_.checkpoint_dir, "checkpoint-dir", submit ? "where the head writes checkpoints (a folder on the head's machine; SIGUSR1 to "
+                                                                  "submit takes one at once)"
                                                          : "where checkpoints go (checkpoint-<samples>.bin)")
       .add(cfg_.checkpoint_keep, "checkpoint-keep", "keep the newest N checkpoints, 0: all (default 3)")
       .add(cfg_.resume_dir, "resume", "continue from the newest checkpoint in DIR, or from the checkpoint FILE (same options; limits may be raised)");

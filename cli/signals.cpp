@@ -1,4 +1,4 @@
-// Ctrl-C and SIGTERM for the cluster commands (cli/cluster_cmds.hpp,
+// Ctrl-C, SIGTERM and SIGUSR1 for the cluster commands (cli/cluster_cmds.hpp,
 // signal_catcher): caught by a handler that wakes a waiting thread.
 #include "cli/cluster_cmds.hpp"
 
@@ -17,9 +17,14 @@ namespace {
 // its pool when it is loaded), which the kernel may then pick to take them.
 std::atomic<int> last_signal{0};
 std::atomic<int> pending_signals{0};
+std::atomic<int> pending_usr1{0};
 int wake_pipe[2] = {-1, -1};
 
 void on_signal(int sig) {
+  if (sig == SIGUSR1) {
+    pending_usr1.fetch_add(1);
+    return;
+  }
   last_signal.store(sig);
   pending_signals.fetch_add(1);
   char c = 0;
@@ -37,6 +42,14 @@ signal_catcher::signal_catcher() {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);  // its default would end the process: Slurm sends it before a time limit
+}
+
+bool signal_catcher::take_usr1() {
+  int n = pending_usr1.load();
+  while (n > 0 && !pending_usr1.compare_exchange_weak(n, n - 1)) {
+  }
+  return n > 0;
 }
 
 int signal_catcher::wait(int ms) {

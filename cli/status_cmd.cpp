@@ -66,13 +66,14 @@ int run_status(const std::vector<std::string>& args) {
     .receive(
       [&](cluster_status& s) {
         std::printf("nodes (%zu):\n", s.nodes.size());
-        std::printf("  %-20s %-22s %5s %5s %5s  %-19s  %-14s  %s\n", "NAME", "ADDRESS", "SLOTS", "USED",
-                    "FREE", "UP SINCE", "LAST HEARTBEAT", "GPUS");
+        std::printf("  %-20s %-16s %-14s %-22s %5s %5s %5s  %-19s  %-14s  %s\n", "NAME", "HOST", "RANK", "ADDRESS",
+                    "SLOTS", "USED", "FREE", "UP SINCE", "LAST HEARTBEAT", "GPUS");
         for (auto& n : s.nodes) {
           auto gpus = gpu_names(n.gpus, ",");
-          std::printf("  %-20s %-22s %5d %5d %5d  %-19s  %-14s  %s\n", n.name.c_str(), n.address.c_str(),
-                      n.slots, n.used, n.slots - n.used, clock_time(n.up_since_ms).c_str(),
-                      age(n.last_heartbeat_ms).c_str(), gpus.empty() ? "-" : gpus.c_str());
+          std::printf("  %-20s %-16s %-14s %-22s %5d %5d %5d  %-19s  %-14s  %s\n", n.name.c_str(),
+                      n.host.empty() ? "-" : n.host.c_str(), launch_rank(n).c_str(), n.address.c_str(), n.slots,
+                      n.used, n.slots - n.used, clock_time(n.up_since_ms).c_str(), age(n.last_heartbeat_ms).c_str(),
+                      gpus.empty() ? "-" : gpus.c_str());
         }
         std::printf("jobs (%zu):\n", s.jobs.size());
         std::printf("  %-4s %-14s %7s %9s %9s  %-8s  %-14s  %s\n", "ID", "PROTOCOL", "WORKERS", "PROGRESS",

@@ -1,7 +1,8 @@
 // syncpoint submit: sends a job to the head, streams its progress to this
 // terminal, and writes trace.jsonl and summary.json as `train` does. The
 // library's submit() (runtime/cluster/submit.cpp) does the work; this adds
-// the terminal: options, Ctrl-C, exit status, run.json and the model file.
+// the terminal: options, Ctrl-C, SIGUSR1 (a checkpoint now), exit status,
+// run.json and the model file.
 #include "cli/cluster_cmds.hpp"
 
 #include "cli/compare.hpp"
@@ -71,6 +72,12 @@ int run_submit(const std::vector<std::string>& args) {
   std::string what = "the job";
   int interrupted = 0;
   how.stop_when = stop_on_signal(signals, interrupted, "submit", what);
+  how.checkpoint_when = [&]() -> std::string {  // Slurm's warning before a time limit (--signal=USR1@60)
+    if (!signals.take_usr1())
+      return "";
+    std::fprintf(stderr, "syncpoint submit: SIGUSR1: asking %s for a checkpoint\n", what.c_str());
+    return "SIGUSR1";
+  };
   how.on_accepted = [&](uint64_t id) {
     what = "job " + std::to_string(id);
     std::fprintf(stderr, "syncpoint submit: job %llu accepted by the head at %s\n",

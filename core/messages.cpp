@@ -65,6 +65,7 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<stop_request>("stop_request");
   cfg.add_message_type<eval_request>("eval_request");
   cfg.add_message_type<mark_request>("mark_request");
+  cfg.add_message_type<checkpoint_request>("checkpoint_request");
   cfg.add_message_type<counts_request>("counts_request");
   cfg.add_message_type<run_ended>("run_ended");
   cfg.add_message_type<job_started>("job_started");

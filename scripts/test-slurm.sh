@@ -3,12 +3,14 @@
 # Starts a Slurm of its own on this machine: munged with its own key and
 # socket, slurmctld and slurmd with a slurm.conf for this host, their state
 # under a temporary folder, their ports free ones. Then, with srun and sbatch:
-#   1. a 3-task job trains bsp with 2 workers on the real clock: accuracy and files;
+#   1. a 3-task job trains bsp with 2 workers on the real clock: accuracy and
+#      files, and each node's slots from --cpus-per-task;
 #   2. the same on the virtual clock (rank 0 runs it; the others have nothing to do);
 #   3. an open job, scancel'led once its first evaluation is in the output: it
-#      ends cleanly, with its files written;
-#   4. with SLURM_REQUEUE=1 only (3 minutes): examples/slurm/train.sbatch,
-#      requeued once it has a checkpoint, resumes from it.
+#      ends cleanly, with its files written, and every task exits 143;
+#   4. examples/slurm/train.sbatch with --signal=USR1@80 and no periodic
+#      checkpoint: Slurm's warning takes one, and the job, requeued, resumes
+#      from it (cred_expire=5 below: Slurm holds a requeued job back that long).
 # Exit 77 (counted as skipped by ctest, never as passed) when Slurm cannot run
 # here, after printing the exact error. Kills what it started, by pid.
 set -euo pipefail
@@ -89,7 +91,7 @@ SlurmctldPort=$(free_port)
 SlurmdPort=$(free_port)
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$work/run/munge.sock
+AuthInfo=socket=$work/run/munge.sock,cred_expire=5
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
@@ -129,10 +131,11 @@ check_run() {  # DIR CLOCK
 }
 
 # 1 and 2: srun, 3 tasks on 2 CPUs (--overcommit: Slurm places them on one node anyway).
-timeout 300 srun --overcommit -n 3 -t 5 "$bin" launch -- "${job[@]}" --epochs 2 --out "$work/real" \
+timeout 300 srun --overcommit -n 3 -c 2 -t 5 "$bin" launch -- "${job[@]}" --epochs 2 --out "$work/real" \
   > "$work/real.out" 2>&1 || { rc=$?; cat "$work/real.out" >&2; fail "srun, real clock: exit $rc"; }
 check_run "$work/real" real
-grep -q "rank2' joined the head" "$work/real.out" || fail "no node rank 2 in the output"
+grep -q "rank2' joined the head at .* with 2 slots" "$work/real.out" ||
+  { cat "$work/real.out" >&2; fail "no node rank 2 with 2 slots (srun -c 2) in the output"; }
 timeout 300 srun --overcommit -n 3 -t 5 "$bin" launch -- "${job[@]}" --epochs 2 --clock virtual --out "$work/virtual" \
   > "$work/virtual.out" 2>&1 || { rc=$?; cat "$work/virtual.out" >&2; fail "srun, virtual clock: exit $rc"; }
 check_run "$work/virtual" virtual
@@ -148,26 +151,31 @@ await "grep -q '\] eval ' '$work/open.out' 2> /dev/null" 120 || { cat "$work/ope
 scancel "$id"
 await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still in the queue 120 s after scancel"
 grep -q "stopped early" "$work/open.out" || { cat "$work/open.out" >&2; fail "scancel: the submitter did not say the job stopped"; }
+[ "$(grep -c "the job's exit code is 143" "$work/open.out")" = 2 ] ||
+  { cat "$work/open.out" >&2; fail "scancel: the two nodes did not exit with the job's code 143"; }
 [ -f "$work/open/summary.json" ] && [ -f "$work/open/trace.jsonl" ] || { cat "$work/open.out" >&2; fail "scancel: no files written"; }
 echo "test-slurm: scancel ended job $id cleanly after $(figure "$work/open" samples) samples, files written"
 
-# 4 (with SLURM_REQUEUE=1; not in the test command: Slurm holds a requeued job back about 2
-# minutes, and the run then takes 3): the example's sbatch, requeued once it has a checkpoint,
-# resumes from it. Each step waits for the event that proves the job got there: a checkpoint file,
-# the script's resuming line, an evaluation after it.
-if [ "${SLURM_REQUEUE:-0}" = 1 ]; then
+# 4: Slurm's warning before the time limit takes a checkpoint, and the job, requeued, resumes from
+# it. No periodic checkpoint (CHECKPOINT_EVERY=0): the one there is the signal's. Slurm sends
+# USR1 80 s before the 2-minute limit, give or take its 30 s tick (so 10 to 70 s in, never while
+# the processes start); a signal before the run starts is held until it does. Each step waits for
+# the event that proves the job got there: the checkpoint, the script's resuming line, an
+# evaluation after it.
 src=$(cd "$(dirname "$0")/.." && pwd)
-id=$(PATH="$build:$PATH" SHARED="$work/shared" CHECKPOINT_EVERY=0.2 \
+id=$(PATH="$build:$PATH" SHARED="$work/shared" CHECKPOINT_EVERY=0 \
      SYNCPOINT_JOB="${job[*]} --epochs 100000 --max-time 900 --progress" \
-     sbatch --parsable --overcommit --output="$work/example.out" --open-mode=append "$src/examples/slurm/train.sbatch") ||
-  fail "sbatch refused examples/slurm/train.sbatch"
-await "ls '$work'/shared/ckpt/checkpoint-*.bin > /dev/null 2>&1" 120 || { cat "$work/example.out" >&2; fail "job $id wrote no checkpoint"; }
+     sbatch --parsable --overcommit --time=2 --signal=USR1@80 --output="$work/example.out" --open-mode=append \
+     "$src/examples/slurm/train.sbatch") || fail "sbatch refused examples/slurm/train.sbatch"
+await "ls '$work'/shared/ckpt/checkpoint-*.bin > /dev/null 2>&1" 120 ||
+  { cat "$work/example.out" >&2; fail "job $id wrote no checkpoint on Slurm's USR1"; }
+grep -q "checkpoint on request (SIGUSR1)" "$work/example.out" ||
+  { cat "$work/example.out" >&2; fail "job $id: the checkpoint was not the signal's"; }
 scontrol requeue "$id" || fail "scontrol requeue $id refused"
-await "grep -q 'train.sbatch: resuming from' '$work/example.out'" 300 || { cat "$work/example.out" >&2; fail "job $id did not restart from its checkpoint"; }
+await "grep -q 'train.sbatch: resuming from' '$work/example.out'" 120 || { cat "$work/example.out" >&2; fail "job $id did not restart from its checkpoint"; }
 await "sed -n '/train.sbatch: resuming/,\$p' '$work/example.out' | grep -q '\] eval '" 120 || { cat "$work/example.out" >&2; fail "job $id did not train after its restart"; }
 scancel "$id"
 await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still in the queue 120 s after scancel"
 grep -q '"resumed_from": "' "$work/shared/results/summary.json" || { cat "$work/example.out" >&2; fail "the restarted job's summary does not say it resumed"; }
-echo "test-slurm: examples/slurm/train.sbatch requeued after a checkpoint resumed from it"
-fi
+echo "test-slurm: Slurm's USR1 took a checkpoint, and job $id, requeued, resumed from it"
 echo "test-slurm: passed"

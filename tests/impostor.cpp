@@ -121,7 +121,7 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
         return caf::make_error(caf::sec::unexpected_message);  // runs no sweep cells
       },
       [](stop_atom, const std::string&, uint64_t) {},
-      [=](leave_atom, const std::string&, const std::string&) { self->quit(); },
+      [=](leave_atom, const std::string&, const std::string&, int32_t) { self->quit(); },
       [](heartbeat_atom) {},
     };
   });
@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (mode == "stranger") {
-    self->request(*head, std::chrono::seconds(5), shutdown_atom::value, std::string("a guess"))
+    self->request(*head, std::chrono::seconds(5), shutdown_atom::value, std::string("a guess"), int32_t{0})
       .receive([&](bool) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());

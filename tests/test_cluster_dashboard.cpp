@@ -104,11 +104,17 @@ TEST_CASE("dashboard: /metrics of a running job is Prometheus text, and once it 
   auto api = json_of(http_get(port, "/api/cluster"));
   auto status = c.status();
   std::set<std::string> listed, shown;
-  for (auto& row : status_rows(status, "nodes"))
-    listed.insert(row.at(0) + " " + row.at(1));
+  for (auto& row : status_rows(status, "nodes"))  // NAME HOST RANK ADDRESS ... (rank "-": started by hand)
+    listed.insert(row.at(0) + " " + row.at(1) + " " + row.at(2) + " " + row.at(3));
   for (auto& n : api["nodes"].GetArray())
-    shown.insert(std::string(n["name"].GetString()) + " " + n["address"].GetString());
-  CHECK(listed == shown);
+    shown.insert(std::string(n["name"].GetString()) + " " + n["host"].GetString() + " " +
+                 (n["rank"].IsNull() ? "-" : "?") + " " + n["address"].GetString());
+  std::string both;
+  for (auto& x : listed)
+    both += "status: " + x + "\n";
+  for (auto& x : shown)
+    both += "api: " + x + "\n";
+  CHECK_MESSAGE(listed == shown, both);
   CHECK(shown.size() == 2);
   auto jobs = status_rows(status, "jobs");
   REQUIRE(jobs.size() == 1);

@@ -65,6 +65,10 @@ TEST_CASE("launch: a rank out of the world, or a head that never comes, is refus
   CHECK_MESSAGE(lonely->err().find("cannot connect to 127.0.0.1:" + std::to_string(port)) != std::string::npos,
                 lonely->err());
   CHECK(lonely->err().find("(tried for 2 s)") != std::string::npos);
+  auto no_slots = rank_process(dir, 1, 2, port, {"--slots", "0"}, small_job("bsp", 2, 1));
+  CHECK(no_slots->wait(hang_deadline) == 2);
+  CHECK_MESSAGE(no_slots->err().find("--slots must be auto or a number in 1..4096, got '0'") != std::string::npos,
+                no_slots->err());
   // Rank 0 whose nodes never come: it says how many joined, and ends its head.
   auto alone = rank_process(dir, 0, 3, port, {"--wait", "3"}, small_job("bsp", 2, 1));
   CHECK(alone->wait(hang_deadline) == 1);
@@ -87,4 +91,53 @@ TEST_CASE("launch: Open MPI's mpirun starts three ranks that train bsp with 2 wo
   CHECK(json_number(summary, "final_accuracy") > 0.8);
   CHECK(mpirun.out().find("-rank1' joined the head at 127.0.0.1:") != std::string::npos);
   CHECK(mpirun.out().find("-rank2' joined the head at 127.0.0.1:") != std::string::npos);
+}
+
+TEST_CASE("launch: SIGUSR1 takes a checkpoint now, status shows each node's host and rank, and after SIGTERM "
+          "every rank exits with the job's outcome") {
+  temp_dir dir;
+  int port = free_port();
+  auto out = dir / "run";
+  auto ckpt = dir / "ckpt";
+  // No period: the only checkpoint is the one the signal asks for.
+  auto job = cat(open_job("bsp", 2), {"--progress", "--checkpoint-dir", ckpt, "--out", out});
+  std::vector<std::unique_ptr<process>> ranks;
+  for (int r = 2; r >= 0; --r)
+    ranks.push_back(rank_process(dir, r, 3, port, {}, job));
+  auto& rank0 = *ranks.back();
+  auto at = await(rank0, "] eval ");  // the job runs
+
+  auto status = run_shell(syncpoint_binary() + " status --head 127.0.0.1:" + std::to_string(port));
+  REQUIRE_MESSAGE(status.status == 0, status.output);
+  auto host = run_shell("hostname").output;
+  host.erase(host.find_last_not_of("\n") + 1);
+  for (int r : {1, 2}) {
+    auto row = status.output.find(host + "-rank" + std::to_string(r) + " ");
+    REQUIRE_MESSAGE(row != std::string::npos, status.output);
+    auto line = status.output.substr(row, status.output.find('\n', row) - row);
+    CHECK_MESSAGE(line.find(" torchrun " + std::to_string(r) + " ") != std::string::npos, line);
+    CHECK_MESSAGE(line.find(" " + host + " ") != std::string::npos, line);
+  }
+
+  for (auto& p : ranks)  // as Slurm's --signal=USR1@T does: every task hears it
+    p->signal(SIGUSR1);
+  await(rank0, "checkpoint on request (SIGUSR1)", at);
+  at = await(rank0, "checkpoint at", at);
+  auto written = std::filesystem::directory_iterator(ckpt);
+  CHECK_MESSAGE(std::any_of(begin(written), end(written),
+                            [](auto& e) { return e.path().filename().string().rfind("checkpoint-", 0) == 0; }),
+                rank0.err());
+  for (auto& p : ranks)
+    CHECK_MESSAGE(p->running(), p->err());  // USR1 ended no one
+
+  for (auto& p : ranks)  // scancel, or the time limit: every task hears SIGTERM
+    p->signal(SIGTERM);
+  for (auto& p : ranks)
+    CHECK_MESSAGE(p->wait(hang_deadline) == 128 + SIGTERM, p->err());
+  CHECK_MESSAGE(rank0.err().find("stopped early: its submitter was interrupted (SIGTERM)") != std::string::npos,
+                rank0.err());
+  CHECK(std::filesystem::exists(out + "/summary.json"));
+  for (int i : {0, 1})
+    CHECK_MESSAGE(ranks[static_cast<size_t>(i)]->err().find("the job's exit code is 143") != std::string::npos,
+                  ranks[static_cast<size_t>(i)]->err());
 }

@@ -184,14 +184,21 @@ TEST_CASE("dashboard figures: the pages' JSON holds the nodes, the jobs and one 
   dashboard_view v;
   v.now_ms = 10'000;
   v.version = "0.11.0";
-  v.nodes = {{"a", "127.0.0.1:1", 4, 1, 1'000, 8'500, {0, 1}}};
+  v.nodes = {{"a", "127.0.0.1:1", 4, 1, 1'000, 8'500, {0, 1}, "n1", "slurm", 2},
+             {"b", "127.0.0.1:2", 1, 0, 1'000, 8'500, {}, "n2"}};
   auto live = std::make_shared<live_job>(scripted());
   live->set_counts(192, {128, 64}, 2, 3000 * ms);
   v.jobs = {{{7, "sync-switch", 2, 0.5, 0.625, job_stage::running, {"head", "a"}, {"cuda:0", "cuda:1"}}, false, live}};
   rapidjson::Document c;
   c.Parse(cluster_json(v).c_str());
   REQUIRE(!c.HasParseError());
-  REQUIRE(c["nodes"].Size() == 1);
+  REQUIRE(c["nodes"].Size() == 2);
+  CHECK(std::string(c["nodes"][0]["host"].GetString()) == "n1");  // launched: its host and rank
+  CHECK(std::string(c["nodes"][0]["launcher"].GetString()) == "slurm");
+  CHECK(c["nodes"][0]["rank"].GetInt() == 2);
+  CHECK(c["nodes"][1]["rank"].IsNull());  // started by hand
+  CHECK(launch_rank(v.nodes[0]) == "slurm 2");
+  CHECK(launch_rank(v.nodes[1]) == "-");
   CHECK(std::string(c["nodes"][0]["name"].GetString()) == "a");
   CHECK(c["nodes"][0]["free"].GetInt() == 3);
   CHECK(c["nodes"][0]["shards"].GetInt() == 1);

@@ -51,7 +51,7 @@ node_actor::behavior_type scripted_node(node_actor::pointer self, std::string na
       return int32_t{4242};
     },
     [](stop_atom, const std::string&, uint64_t) {},
-    [=](leave_atom, const std::string&, const std::string&) { self->quit(); },
+    [=](leave_atom, const std::string&, const std::string&, int32_t) { self->quit(); },
     [](heartbeat_atom) {},
   };
 }

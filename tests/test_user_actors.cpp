@@ -307,3 +307,79 @@ TEST_CASE("user actors: a job refuses a system not set up for its clock, and a s
   CHECK(r.summary.samples > 0);
   CHECK_THROWS_AS(first.wait(), std::logic_error);
 }
+
+namespace {
+
+// Asks for a checkpoint at the first evaluation it hears of, keeps the progress lines it is told,
+// and stops the run once the checkpoint is written (the run cannot end first: it is open).
+struct asking_state {
+  job_control_actor control;
+  bool asked = false;
+  std::shared_ptr<std::vector<std::string>> lines;
+};
+
+job_observer_actor::behavior_type asks_checkpoint(job_observer_actor::stateful_pointer<asking_state> self,
+                                                  std::shared_ptr<std::vector<std::string>> lines) {
+  self->state.lines = std::move(lines);
+  return {
+    [=](const job_started& s) { self->state.control = s.control; },
+    [=](const eval_result&) {
+      if (!std::exchange(self->state.asked, true))
+        self->send(self->state.control, checkpoint_request{"first eval"});
+    },
+    [=](const progress_report& r) {
+      self->state.lines->push_back(r.line);
+      if (r.line.find("] checkpoint at t=") != std::string::npos || r.line.find("no checkpoint") != std::string::npos)
+        self->send(self->state.control, stop_request{"checkpointed"});
+    },
+    [](const phase_change&) {},
+    [](const run_ended&) {},
+  };
+}
+
+bool has_line(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("user actors: a checkpoint_request takes a checkpoint at once on the real clock, the run goes on, and "
+          "resuming from it works, while the virtual clock says it takes none") {
+  testing::temp_folder dir{"checkpoint_request"};
+  auto cfg = testing::small_job("bsp");
+  cfg.clock = clock_kind::real;
+  cfg.workers = 2;
+  cfg.epochs = 1e5;  // open: the observer stops it
+  cfg.max_time_s = 900;
+  cfg.eval_every = 0.5;
+  cfg.checkpoint_dir = (dir.path / "ckpt").string();  // no period: only the one asked for
+  auto lines = std::make_shared<std::vector<std::string>>();
+  auto run = run_observed(cfg, [&](caf::actor_system& sys) {
+    return std::vector<job_observer_actor>{sys.spawn(asks_checkpoint, lines)};
+  });
+  CHECK_MESSAGE(has_line(*lines, "[bsp] checkpoint on request (first eval)"), lines->size());
+  CHECK(has_line(*lines, "] checkpoint at t="));
+  auto files = testing::checkpoint_files(cfg.checkpoint_dir);
+  REQUIRE(files.size() == 1);
+  auto at = std::stoull(files.front().stem().string().substr(std::string("checkpoint-").size()));
+  CHECK(run.summary.samples >= at);
+  auto resumed = cfg;  // one more epoch from the checkpoint
+  resumed.epochs = static_cast<double>(at + 4000) / 4000;
+  resumed.max_time_s = 0;
+  resumed.resume_dir = files.front().string();
+  resumed.checkpoint_dir = (dir.path / "ckpt2").string();
+  auto again = train(resumed);
+  CHECK(again.summary.resumed_from == files.front().string());
+  CHECK(again.summary.samples >= at + 4000);
+  CHECK(again.summary.final_accuracy > 0.8);
+
+  auto virt = testing::small_job("bsp");
+  virt.eval_every = 0.5;
+  virt.checkpoint_dir = (dir.path / "virtual").string();
+  lines->clear();
+  run_observed(virt, [&](caf::actor_system& sys) {
+    return std::vector<job_observer_actor>{sys.spawn(asks_checkpoint, lines)};
+  });
+  CHECK(has_line(*lines, "no checkpoint on request (first eval): the job has no checkpoint folder on the real clock"));
+  CHECK(!std::filesystem::exists(virt.checkpoint_dir));
+}

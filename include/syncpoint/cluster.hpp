@@ -48,7 +48,7 @@ struct submit_options {
   std::string tls_key;  ///< this machine's private key (PEM)
   std::string tls_ca;   ///< the CA the cluster's certificates are signed by (PEM)
   /// Told of the run as a one-process job tells them (job_observer_actor):
-  /// start (with a handle whose stop, eval and mark go through the head),
+  /// start (with a handle whose stop, eval, mark and checkpoint go through the head),
   /// every evaluation, progress report and phase change, and why it ended.
   /// They may live in any actor system of this process. One that fails
   /// stops the job; the result then says "failed" with user_actor_failed.
@@ -62,6 +62,10 @@ struct submit_options {
   /// the job with it (what `syncpoint submit` does on Ctrl-C). Its result
   /// still comes, "stopped" with that reason.
   std::function<std::string()> stop_when;
+  /// Polled with stop_when; a non-empty reason asks the job for a checkpoint
+  /// now (checkpoint_request: with a checkpoint folder, it is written there,
+  /// as the periodic ones are). `syncpoint submit` does this on SIGUSR1.
+  std::function<std::string()> checkpoint_when;
   /// Called once the head has taken the job, with the head's number for it.
   std::function<void(uint64_t)> on_accepted;
   std::chrono::seconds connect_timeout{5};  ///< to reach the head

@@ -43,7 +43,8 @@ using job_reader_actor = caf::typed_actor<caf::replies_to<counts_request>::with<
 /// What a job's observers may send it (the handle comes in job_started):
 /// end the run early with a reason (which run_ended then carries); evaluate
 /// the model as it is now (an "eval" event and an evaluation to every
-/// observer follow); write a "mark" event into the trace. A job takes them
+/// observer follow); write a "mark" event into the trace; take a checkpoint
+/// now (real clock, with a checkpoint folder). A job takes them
 /// from its observers and its own driver only; on a cluster they go through
 /// the head with the job's stop token.
 ///
@@ -51,7 +52,7 @@ using job_reader_actor = caf::typed_actor<caf::replies_to<counts_request>::with<
 /// self->send(control, syncpoint::stop_request{"no progress"});
 /// ```
 using job_control_actor = caf::typed_actor<caf::reacts_to<stop_request>, caf::reacts_to<eval_request>,
-                                           caf::reacts_to<mark_request>>;
+                                           caf::reacts_to<mark_request>, caf::reacts_to<checkpoint_request>>;
 
 /// A job -> each observer, first: the handle to control the job with.
 struct job_started {

@@ -116,7 +116,9 @@ struct job_config {
 
   /// Checkpoints (docs/cluster.md, "Checkpoints"): every `checkpoint_every_s`
   /// on the run's clock into `checkpoint_dir`, keeping the newest
-  /// `checkpoint_keep` (0: all). `resume_dir`: continue from the newest
+  /// `checkpoint_keep` (0: all). On the real clock a checkpoint_request (or
+  /// SIGUSR1 to `syncpoint submit` and `launch`) takes one into
+  /// `checkpoint_dir` at once, with or without a period. `resume_dir`: continue from the newest
   /// checkpoint there (or from that file); only the limits may differ from
   /// the checkpointed run.
   double checkpoint_every_s = 0;

@@ -150,6 +150,14 @@ struct mark_request {
   double value = 0;  ///< the event's value
 };
 
+/// Take a checkpoint now, as the periodic one would, into the job's
+/// checkpoint folder (real clock, with `checkpoint_dir`; `checkpoint_every_s`
+/// may be 0). A job without one, on the virtual clock, or between a stop and
+/// its end says so on its progress line and takes none.
+struct checkpoint_request {
+  std::string why;  ///< the progress line's reason ("SIGUSR1", "before the time limit")
+};
+
 /// Asks a job for its counts so far: answered with job_counts.
 struct counts_request {};
 
@@ -210,6 +218,10 @@ typename Inspector::result_type inspect(Inspector& f, eval_request&) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, mark_request& x) {
   return f(caf::meta::type_name("mark_request"), x.note, exact(x.value));
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, checkpoint_request& x) {
+  return f(caf::meta::type_name("checkpoint_request"), x.why);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, counts_request&) {

@@ -140,6 +140,9 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   e.status.name = hello.name;
   e.status.slots = hello.slots;
   e.status.gpus = hello.gpus;
+  e.status.host = hello.host;
+  e.status.launcher = hello.launcher;
+  e.status.rank = hello.rank;
   e.status.up_since_ms = e.status.last_heartbeat_ms = unix_ms();
   bool local = node.node() == self->node();
   e.status.address = local ? "local (head)" : to_string(node.node());
@@ -331,7 +334,8 @@ caf::result<bool> relay_to_job(head_ptr self, Atom what, uint64_t id, const std:
   auto& st = self->state;
   auto i = st.jobs.find(id);
   if (i == st.jobs.end() || !i->second.runner || !same_secret(token, i->second.stop_token))
-    return make_error(sp_error::not_a_member, "only the job's submitter asks it for an evaluation or a mark");
+    return make_error(sp_error::not_a_member,
+                      "only the job's submitter asks it for an evaluation, a mark or a checkpoint");
   if (is_final(i->second.status.state))
     return false;
   self->send(i->second.runner, what, st.cfg.control_token, xs...);
@@ -399,6 +403,9 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       -> caf::result<bool> {
       return relay_to_job(self, mark_atom::value, id, token, note, value);
     },
+    [=](checkpoint_atom, uint64_t id, const std::string& token, const std::string& why) -> caf::result<bool> {
+      return relay_to_job(self, checkpoint_atom::value, id, token, why);
+    },
     [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
       auto& st = self->state;
       auto i = st.jobs.find(id);
@@ -421,10 +428,12 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
     [=](slots_atom, const std::string& token, uint64_t id, node_actor& node, int32_t n) {
       on_slots(self, token, id, node, n);
     },
-    [=](shutdown_atom, const std::string& token) -> caf::result<bool> {
+    [=](shutdown_atom, const std::string& token, int32_t code) -> caf::result<bool> {
       auto& st = self->state;
       if (!same_secret(token, st.cfg.control_token))
         return make_error(sp_error::not_a_member, "only the head's own process shuts it down");
+      if (!st.shutting_down)
+        st.leave_code = code;
       st.shutting_down = true;
       auto rp = self->make_response_promise<bool>();
       st.shutdown_waiters.push_back(rp);

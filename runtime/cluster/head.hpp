@@ -18,7 +18,8 @@ namespace syncpoint::cluster {
 
 struct head_config {
   std::string data_dir;                        // the head's Fashion-MNIST (for evaluation)
-  std::string control_token = make_token();    // shutdown_atom must carry it (keep it in-process)
+  std::string control_token = make_token();    // shutdown_atom must carry it (in-process, or launch's rank 0)
+  std::function<void()> on_shut_down;          // the nodes were told to leave (on the head's thread)
   std::string secret;                          // nodes, submits and status requests must carry it ("": none)
   placement default_placement = placement::spread;
   std::function<void(const std::string&)> log; // one line per event (node joined, job ended, ...)

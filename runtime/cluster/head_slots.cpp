@@ -22,10 +22,12 @@ void maybe_done_shutting_down(head_ptr self) {
     if (!is_final(kv.second.status.state))
       return;
   for (auto& n : st.nodes)
-    self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"));
+    self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"), st.leave_code);
   for (auto& rp : st.shutdown_waiters)
     rp.deliver(true);
   st.shutdown_waiters.clear();
+  if (st.cfg.on_shut_down)
+    st.cfg.on_shut_down();
 }
 
 void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64_t> jobs) {

@@ -43,6 +43,7 @@ struct head_state {
   std::map<uint64_t, job_entry> jobs;
   uint64_t next_job = 1;
   bool shutting_down = false;
+  int32_t leave_code = 0;  // the exit code the nodes are told to leave with (the first shutdown's)
   // The last data set loaded for a job (a recurring job does not reload it).
   std::string data_key;
   int64_t train_size = 0;

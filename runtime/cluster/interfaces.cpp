@@ -75,6 +75,12 @@ int64_t unix_ms() {
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
 }
 
+std::string launch_rank(const node_status& n) {
+  if (n.rank < 0)
+    return "-";
+  return (n.launcher.empty() ? std::string() : n.launcher + " ") + std::to_string(n.rank);
+}
+
 std::string to_string(job_stage s) {
   switch (s) {
     case job_stage::starting: return "starting";

@@ -68,6 +68,9 @@ struct node_hello {
   std::vector<int32_t> gpus;  // the CUDA devices its workers may take (node --gpus; none: CPU only)
   std::vector<std::string> loops;   // the worker loops its program registers (a job's loop must be among them)
   std::vector<std::string> models;  // ... and the models
+  std::string host;       // the machine's name, as it calls itself
+  std::string launcher;   // what started it (syncpoint launch: slurm, openmpi, ...; "": by hand)
+  int32_t rank = -1;      // its rank in that launched job (-1: none)
 };
 
 /// A worker's part of a job, sent to the node that hosts it.
@@ -108,7 +111,13 @@ struct node_status {
   int64_t up_since_ms = 0;       // Unix time
   int64_t last_heartbeat_ms = 0; // Unix time
   std::vector<int32_t> gpus;     // what it offers GPU workers (node --gpus)
+  std::string host;              // the machine's name, as the node calls itself
+  std::string launcher;          // syncpoint launch's launcher ("": started by hand)
+  int32_t rank = -1;             // its rank in the launched job (-1: none)
 };
+
+/// A launched node's rank as status shows it: "slurm 2"; "-" for a node started by hand.
+std::string launch_rank(const node_status& n);
 
 /// Where a job is; written as its word in status lines, JSON, the dashboard and /metrics.
 enum class job_stage : uint8_t { starting, running, done, failed, stopped };
@@ -204,7 +213,7 @@ typename Inspector::result_type inspect(Inspector& f, cell_event& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
   return f(caf::meta::type_name("node_hello"), x.name, x.slots, x.schema, x.token, x.secret, x.bulk_port, x.gpus, x.loops,
-           x.models);
+           x.models, x.host, x.launcher, x.rank);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
@@ -219,7 +228,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.name, x.address, x.slots, x.used, x.up_since_ms,
-           x.last_heartbeat_ms, x.gpus);
+           x.last_heartbeat_ms, x.gpus, x.host, x.launcher, x.rank);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
@@ -271,7 +280,7 @@ using node_actor = caf::typed_actor<
   caf::replies_to<prepare_atom, std::string, job_config>::with<int64_t>,
   caf::replies_to<spawn_atom, std::string, worker_spec>::with<worker_actor>,
   caf::replies_to<spawn_atom, std::string, shard_spec>::with<ps_actor>,
-  caf::reacts_to<leave_atom, std::string, std::string>,
+  caf::reacts_to<leave_atom, std::string, std::string, int32_t>,  // (token, why, the exit code it leaves with)
   caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat
 
 /// What the head tells any job it runs (a training job or a sweep): stop
@@ -282,11 +291,12 @@ using managed_actor = caf::typed_actor<
   caf::replies_to<grow_atom, std::string, node_actor, std::string, std::string, int32_t>::with<int32_t>>;
 
 /// Runs one job on the head: the driver of its coordinator. From the head,
-/// with its secret: evaluate now, mark the trace (note, value): what the
-/// submitter's observers ask for.
+/// with its secret: evaluate now, mark the trace (note, value), take a
+/// checkpoint (why): what the submitter and its observers ask for.
 using job_actor = driver_actor::extend_with<managed_actor>::extend<
   caf::reacts_to<eval_atom, std::string>,
-  caf::reacts_to<mark_atom, std::string, std::string, double>>;
+  caf::reacts_to<mark_atom, std::string, std::string, double>,
+  caf::reacts_to<checkpoint_atom, std::string, std::string>>;  // (secret, why): a checkpoint now
 
 /// Runs one sweep on the head: places its cells on free slots and relays their files.
 using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
@@ -309,6 +319,8 @@ using head_actor = caf::typed_actor<
   // (job id, its stop token[, note, value]): evaluate now, mark the trace; false once it ended
   caf::replies_to<eval_atom, uint64_t, std::string>::with<bool>,
   caf::replies_to<mark_atom, uint64_t, std::string, std::string, double>::with<bool>,
+  // (job id, its stop token, why): a checkpoint now (into the job's checkpoint folder); false once it ended
+  caf::replies_to<checkpoint_atom, uint64_t, std::string, std::string>::with<bool>,
   caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
   // (the cluster's token) a sweep's cells -> its id and stop token, as submit
   caf::replies_to<sweep_atom, std::vector<sweep_cell_order>, sweep_client_actor, std::string>::with<uint64_t,
@@ -316,7 +328,8 @@ using head_actor = caf::typed_actor<
   // (own sweep actors, with the secret, sweep id, node, n): give back n slots of the node
   // (n = 0: offer the free slots again)
   caf::reacts_to<slots_atom, std::string, uint64_t, node_actor, int32_t>,
-  caf::replies_to<shutdown_atom, std::string>::with<bool>>;     // (own process, with the secret)
+  // (the head's control secret, the exit code its nodes leave with): end the jobs, tell the nodes
+  caf::replies_to<shutdown_atom, std::string, int32_t>::with<bool>>;
 
 /// Registers the types above (and the job's, core/interfaces.hpp).
 void register_cluster_messages(caf::actor_system_config& cfg);
@@ -336,6 +349,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 18;  // 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
+inline constexpr int wire_version = 19;  // 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
 
 }  // namespace syncpoint::cluster

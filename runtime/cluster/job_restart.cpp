@@ -48,7 +48,7 @@ bool can_restart(job_ptr self) {
   auto& st = self->state;
   auto& cfg = st.setup.plan.cfg;
   return st.phase == job_phase::running && st.stop_reason.empty() && !st.client_gone &&
-         cfg.checkpoint_every_s > 0 && st.restarts < 3 && !newest_checkpoint(cfg.checkpoint_dir).empty();
+         !cfg.checkpoint_dir.empty() && st.restarts < 3 && !newest_checkpoint(cfg.checkpoint_dir).empty();
 }
 
 namespace {

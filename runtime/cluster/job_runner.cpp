@@ -101,6 +101,8 @@ void start(job_ptr self) {
   auto& st = self->state;
   st.phase = job_phase::running;
   self->send(st.core.coordinator, start_atom::value, st.workers, st.core.evaluator);
+  if (!st.checkpoint_asked.empty())  // (Slurm's warning can come while the nodes load the data)
+    self->send(st.core.coordinator, checkpoint_request{std::exchange(st.checkpoint_asked, {})});
   if (st.setup.dashboard.hub) {  // the run (again, after a restart) for the dashboard
     if (!st.watch)
       st.watch = spawn_watch(self->system(), {st.setup.id, st.setup.plan.cfg, st.setup.dashboard, self->address()});
@@ -200,7 +202,7 @@ core_options core_options_for(job_ptr self) {
   auto& cfg = st.setup.plan.cfg;
   core_options opts;
   opts.resume = st.setup.resume ? &st.setup.resume->point.state : nullptr;
-  if (cfg.checkpoint_every_s > 0)
+  if (!cfg.checkpoint_dir.empty())  // periodic, or asked for (checkpoint_request)
     opts.on_checkpoint = checkpoint_writer(st.setup.plan, run_settings(st.setup.plan, cfg.iter_cost_ms));
   opts.driver = job_actor{self};
   opts.origin = st.origin;
@@ -476,6 +478,13 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
         stop_job(self, reason);
     },
     [=](eval_atom, const std::string& token) { ask_coordinator(self, token, eval_request{}); },
+    [=](checkpoint_atom, const std::string& token, const std::string& why) {
+      auto& st = self->state;
+      if (same_secret(token, st.setup.head_token) && !st.ended() && st.phase != job_phase::running)
+        st.checkpoint_asked = why;
+      else
+        ask_coordinator(self, token, checkpoint_request{why});
+    },
     [=](mark_atom, const std::string& token, const std::string& note, double value) {
       ask_coordinator(self, token, mark_request{note, value});
     },

@@ -31,6 +31,7 @@ struct job_state {
   bool ended() const { return phase == job_phase::ended; }
   bool client_gone = false;
   std::string stop_reason;
+  std::string checkpoint_asked;  // a checkpoint asked for before the run started (again): sent at its start
   job_status status;
   // A shard's node died and the job goes on from its newest checkpoint: the
   // old actors whose end is awaited before it starts again (restarting).

@@ -33,7 +33,7 @@ int used_slots(const node_state& st) {
 }
 
 // Leaves with the node's workers.
-void leave(node_ptr self, const std::string& why, caf::error reason = caf::none) {
+void leave(node_ptr self, const std::string& why, caf::error reason = caf::none, int32_t code = 0) {
   auto& st = self->state;
   for (auto& w : st.workers)
     self->send_exit(w, caf::exit_reason::user_shutdown);
@@ -49,7 +49,7 @@ void leave(node_ptr self, const std::string& why, caf::error reason = caf::none)
     kill_cell(c);
   st.cells.clear();
   if (st.cfg.on_leave)
-    st.cfg.on_leave(why);
+    st.cfg.on_leave(why, code);
   self->quit(reason ? std::move(reason) : caf::error{caf::exit_reason::normal});
 }
 
@@ -208,7 +208,8 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
   });
   self->request(st.cfg.head, st.cfg.register_timeout, register_atom::value,
                 node_hello{st.cfg.name, st.cfg.slots, schema_fingerprint(), st.token, st.cfg.secret,
-                           st.cfg.plane ? st.cfg.plane->port() : uint16_t{0}, st.cfg.gpus, loop_names(), model_names()},
+                           st.cfg.plane ? st.cfg.plane->port() : uint16_t{0}, st.cfg.gpus, loop_names(), model_names(),
+                           st.cfg.host, st.cfg.launcher, st.cfg.rank},
                 node_actor{self})
     .then(
       [=](const std::string& name) {
@@ -244,9 +245,9 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
           if (c.sweep == sweep)
             kill_cell(c);
     },
-    [=](leave_atom, const std::string& token, const std::string& reason) {
+    [=](leave_atom, const std::string& token, const std::string& reason, int32_t code) {
       if (!check_head(self, token))
-        leave(self, reason);
+        leave(self, reason, caf::none, code);
     },
     [=](heartbeat_atom) {
       auto& st = self->state;

@@ -24,9 +24,10 @@ struct node_config {
   head_actor head;
   caf::timespan register_timeout = std::chrono::seconds(10);
   caf::timespan heartbeat = std::chrono::seconds(1);
-  /// Told once the head accepted the node, and when the node leaves (why).
+  /// Told once the head accepted the node, and when the node leaves: why,
+  /// and the exit code the head asked it to leave with (0 when it did not).
   std::function<void(const std::string&)> on_joined;
-  std::function<void(const std::string&)> on_leave;
+  std::function<void(const std::string&, int32_t)> on_leave;
   std::string secret;            // the cluster's token, if the head requires one
   // The process's data plane (runtime/cluster/transport/data_plane.hpp; null: none),
   // and the host this process reaches the head at (for the head's shards).
@@ -37,6 +38,9 @@ struct node_config {
   /// Told what the node decided on its own (a worker's shard left on CAF, and why).
   std::function<void(const std::string&)> on_note;
   std::vector<int32_t> gpus;     // CUDA devices its workers may take (--gpus; checked by the command)
+  std::string host;              // this machine's name (status and the dashboard show it)
+  std::string launcher;          // syncpoint launch: the launcher that started it ("": by hand)
+  int32_t rank = -1;             // and its rank in that job (-1: none)
 };
 
 node_actor spawn_node(caf::actor_system& sys, node_config cfg);

@@ -3,7 +3,8 @@
 // job runner reports to (lines, and for observers every event in the
 // coordinator's order, then the result), and the control relay, which the
 // observers hold as the job's job_control_actor and which asks the head, with
-// the job's stop token, to stop the job, evaluate or mark the trace.
+// the job's stop token, to stop the job, evaluate, mark the trace or take a
+// checkpoint.
 #include <syncpoint/cluster.hpp>
 #include "runtime/records/run_files.hpp"
 
@@ -62,6 +63,7 @@ relay_actor::behavior_type control_relay(relay_ptr self, head_actor head) {
     [=](const stop_request& r) { ask_head(self, stop_atom::value, r.why); },
     [=](eval_request) { ask_head(self, eval_atom::value); },
     [=](const mark_request& r) { ask_head(self, mark_atom::value, r.note, r.value); },
+    [=](const checkpoint_request& r) { ask_head(self, checkpoint_atom::value, r.why); },
   };
 }
 
@@ -256,7 +258,13 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
     auto line = "the head did not stop job " + std::to_string(run.id) + ": " + why;
     opts.on_line ? opts.on_line(line) : void(std::fprintf(stderr, "%s\n", line.c_str()));
   };
-  auto waited = await_result(self, *head, run.id, stop_token, opts.stop_when, result_deadline(cfg), stop_failed);
+  auto stop_when = [&]() -> std::string {  // checkpoint_when is polled with it
+    if (opts.checkpoint_when)
+      if (auto why = opts.checkpoint_when(); !why.empty())
+        self->send(relay, checkpoint_request{why});
+    return opts.stop_when ? opts.stop_when() : std::string();
+  };
+  auto waited = await_result(self, *head, run.id, stop_token, stop_when, result_deadline(cfg), stop_failed);
   end_here();  // the client has quit when the result came; the relay is done with
   if (!waited.got)
     throw cluster_error(cluster_error::kind::lost, waited.lost ? "lost the connection to the head"

@@ -151,7 +151,7 @@ started_job spawn_actors(caf::actor_system& sys, caf::scoped_actor& driver, cons
   opts.observers = options.observers;
   opts.detached_evaluator = !virtual_clock;
   opts.resume = from;
-  if (!virtual_clock && cfg.checkpoint_every_s > 0)
+  if (!virtual_clock && !cfg.checkpoint_dir.empty())  // periodic, or asked for (checkpoint_request)
     opts.on_checkpoint = write_checkpoint;
   started_job job{{spawn_job_core(sys, plan, data.test, opts), {}}, origin};
   auto& core = job.actors.core;

@@ -264,6 +264,9 @@ std::string cluster_json(const dashboard_view& v) {
     json::object x;
     x.add("name", n.name)
       .add("address", n.address)
+      .add("host", n.host)
+      .add("launcher", n.launcher)
+      .raw("rank", n.rank >= 0 ? std::to_string(n.rank) : "null")
       .add("slots", n.slots)
       .add("used", n.used)
       .add("free", std::max(0, n.slots - n.used))
