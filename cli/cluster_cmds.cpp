@@ -205,7 +205,8 @@ int run_head(const std::vector<std::string>& args) {
     .add(opts.slots, "slots", "workers the head itself may host (default 0)")
     .add(opts.head_ends_it, "stay-on-signal", "SIGINT and SIGTERM do not stop the head: the process that started "
                                               "it ends it (syncpoint launch, where the job's every process gets "
-                                              "the signal and rank 0 stops the job)")
+                                              "the signal and rank 0 stops the job; started by hand, only "
+                                              "SIGKILL ends it)")
     .group("data")
     .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")")
     .group("output")
@@ -328,7 +329,17 @@ int run_head(const std::vector<std::string>& args) {
     .receive([](bool) {}, [&](caf::error& e) {
       log_line(log_level::warn, "[head] not every job ended in time (" + sys.render(e) + ")");
     });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the leave messages go out
+  // The leave messages (with the exit code a launched job's nodes take) go out before this
+  // process ends: wait until the head lists no node that is still there, 10 s at most.
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       std::chrono::steady_clock::now() < until;) {
+    size_t left = 1;
+    self->request(head, std::chrono::seconds(2), status_atom::value, secret)
+      .receive([&](const cluster_status& s) { left = s.nodes.size(); }, [&](caf::error&) { left = 0; });
+    if (left == 0)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   self->send_exit(head, caf::exit_reason::user_shutdown);
   if (local)
     self->send_exit(local, caf::exit_reason::user_shutdown);

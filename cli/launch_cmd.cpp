@@ -169,12 +169,14 @@ pid_t start_head(const launch_options& o, int port, const std::string& listen, c
   if (!o.data.empty())
     args.insert(args.end(), {"--data", o.data});
   args = joined(args, access_args(o));
+  setenv(head_control_variable, control.c_str(), 1);  // before the fork: the child only execs
   pid_t pid = fork();
   if (pid == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);  // rank 0 killed outright: its head goes too (it stays on SIGTERM)
-    setenv(head_control_variable, control.c_str(), 1);
+    signal(SIGUSR1, SIG_IGN);          // ignored across the exec, until the head's own catcher takes it
     become(args);
   }
+  unsetenv(head_control_variable);
   return pid;
 }
 
@@ -182,7 +184,7 @@ pid_t start_head(const launch_options& o, int port, const std::string& listen, c
 // SIGINT/SIGTERM (`interrupted` takes it); "" or why not. A SIGUSR1 waits in
 // `signals` for the job (a checkpoint once it runs).
 std::string await_nodes(const launch_options& o, const endpoint& at, size_t nodes, pid_t head,
-                        const std::string& secret, signal_catcher& signals, int& interrupted) {
+                        const std::string& secret, signal_catcher& signals, int& interrupted, bool& head_gone) {
   caf::actor_system_config cfg;
   configure_cluster(cfg, cluster_tls(o.tls, o.tls_paths, "launch"));
   caf::actor_system sys{cfg};
@@ -193,7 +195,7 @@ std::string await_nodes(const launch_options& o, const endpoint& at, size_t node
   while (std::chrono::steady_clock::now() < deadline) {
     if ((interrupted = signals.wait(0)) != 0)
       return std::string("interrupted (") + (interrupted == SIGINT ? "SIGINT" : "SIGTERM") + ") before the job started";
-    if (waitpid(head, nullptr, WNOHANG) == head)
+    if ((head_gone = waitpid(head, nullptr, WNOHANG) == head))
       return "the head ended before the job started (its messages are above)";
     if (!h) {
       auto c = connect_head(sys, at, std::chrono::seconds(2));
@@ -220,7 +222,7 @@ std::string await_nodes(const launch_options& o, const endpoint& at, size_t node
 bool ended_within(pid_t pid, std::chrono::seconds limit) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (waitpid(pid, nullptr, WNOHANG) == pid)
+    if (auto r = waitpid(pid, nullptr, WNOHANG); r == pid || (r < 0 && errno == ECHILD))
       return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -228,8 +230,10 @@ bool ended_within(pid_t pid, std::chrono::seconds limit) {
 }
 
 // Ends the head: asked with its control secret, so that it tells the nodes
-// to leave with the job's exit code `rc`; SIGTERM if it cannot be asked.
+// to leave with the job's exit code `rc`; killed if it cannot be asked or
+// does not end (it stays on SIGTERM).
 void end_head(const launch_options& o, pid_t head, const endpoint& local, const std::string& control, int rc) {
+  bool asked = false;
   {
     caf::actor_system_config cfg;
     configure_cluster(cfg, cluster_tls(o.tls, o.tls_paths, "launch"));
@@ -237,12 +241,12 @@ void end_head(const launch_options& o, pid_t head, const endpoint& local, const 
     if (auto h = connect_head(sys, local, std::chrono::seconds(5))) {
       caf::scoped_actor self{sys};
       self->request(*h, std::chrono::seconds(30), shutdown_atom::value, control, static_cast<int32_t>(rc))
-        .receive([](bool) {}, [&](caf::error& e) {
+        .receive([&](bool) { asked = true; }, [&](caf::error& e) {
           std::cerr << "syncpoint launch: the head did not end as asked: " << sys.render(e) << "\n";
         });
     }
   }
-  if (ended_within(head, std::chrono::seconds(30)))
+  if (asked && ended_within(head, std::chrono::seconds(30)))
     return;
   kill(head, SIGKILL);  // it stays on SIGTERM (--stay-on-signal)
   waitpid(head, nullptr, 0);
@@ -262,11 +266,14 @@ int run_rank0(const launch_options& o, const launch_env& env, const endpoint& at
   auto secret = cluster_secret("", o.token_file, "launch");  // (or SYNCPOINT_TOKEN_FILE, SYNCPOINT_TOKEN)
   endpoint local{"127.0.0.1", at.port};
   int interrupted = 0;
-  if (auto why = await_nodes(o, local, static_cast<size_t>(env.world - 1), head, secret, signals, interrupted);
+  bool head_gone = false;
+  if (auto why = await_nodes(o, local, static_cast<size_t>(env.world - 1), head, secret, signals, interrupted,
+                             head_gone);
       !why.empty()) {
     std::cerr << "syncpoint launch: rank 0 (the head, " << at.host << ":" << at.port << "): " << why << "\n";
     int rc = interrupted ? 128 + interrupted : 1;
-    end_head(o, head, local, control, rc);
+    if (!head_gone)
+      end_head(o, head, local, control, rc);
     return rc;
   }
   int rc = run_submit(joined(joined({"--head", "127.0.0.1:" + std::to_string(at.port)}, access_args(o)), job));

@@ -116,6 +116,11 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   if (!valid_node_name(hello.name))
     return make_error(sp_error::bad_input, "a node's name must be 1 to " + std::to_string(max_node_name) +
                                              " printable characters, not '" + printable(hello.name) + "'");
+  for (auto* shown : {&hello.host, &hello.launcher})  // what status and the dashboard show
+    if (!shown->empty() && !valid_node_name(*shown))
+      return make_error(sp_error::bad_input, "node '" + hello.name + "' gives a host or launcher of more than " +
+                                               std::to_string(max_node_name) + " printable characters: '" +
+                                               printable(*shown) + "'");
   if (hello.slots < 1 || hello.slots > 4096)
     return make_error(sp_error::bad_input, "node '" + hello.name + "' offers " +
                                              std::to_string(hello.slots) + " slots (1..4096)");
@@ -237,7 +242,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     if (on_gpus)
       ctx.placed = on_gpus->devices;
     plan = make_plan(cfg, ctx);
-    if (plan.cfg.checkpoint_every_s > 0)
+    if (takes_checkpoints(plan.cfg))
       check_checkpointable(plan);
     if (!plan.cfg.resume_dir.empty())
       resume = std::make_shared<const resume_point>(load_resume_point(plan));

@@ -125,7 +125,8 @@ void check_checkpointable(const job_plan& plan) {
     save_protocol_state(*p, cfg.protocol);
     make_model(cfg.model, plan.input)->current_weights();
   } catch (const std::logic_error& e) {
-    throw config_error(std::string("--checkpoint-every: ") + e.what());
+    throw config_error(std::string(cfg.checkpoint_every_s > 0 ? "--checkpoint-every: " : "--checkpoint-dir: ") +
+                       e.what());
   }
   // The folder must take files now, not fail at the first checkpoint.
   std::error_code ec;

@@ -53,6 +53,12 @@ std::string store_checkpoint(const job_plan& plan, const std::vector<std::pair<s
 std::function<std::string(checkpoint_state&)> checkpoint_writer(
   const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings);
 
+/// Whether a run of `cfg` takes checkpoints: periodic ones, or, on the real
+/// clock, a folder for those asked for (checkpoint_request, SIGUSR1).
+inline bool takes_checkpoints(const job_config& cfg) {
+  return cfg.checkpoint_every_s > 0 || (!cfg.checkpoint_dir.empty() && cfg.clock == clock_kind::real);
+}
+
 /// Throws config_error if --checkpoint-dir cannot take files, or runs of the
 /// plan's protocol or model cannot be checkpointed (before a run that would
 /// fail at its first checkpoint).

@@ -81,7 +81,7 @@ struct run_start {
 run_start find_start(const job_plan& plan, const dataset& train) {
   auto& cfg = plan.cfg;
   run_start s;
-  if (cfg.checkpoint_every_s > 0)
+  if (takes_checkpoints(cfg))
     check_checkpointable(plan);
   if (!cfg.resume_dir.empty())
     s.resume = load_resume_point(plan);
