@@ -131,8 +131,10 @@ void compute(worker_ptr self) {
   }
   if (st.cfg.clip_norm > 0)
     clip(st.grad, st.m->size() - st.m->buffers(), st.cfg.clip_norm);
-  if (st.local_step)  // WBSP: the worker's own copy moves with its gradient
+  if (st.local_step)  // WBSP: the worker's own copy moves with its gradient (as computed)
     st.m->local_step(st.grad.data(), static_cast<float>(st.local_lr > 0 ? st.local_lr : st.cfg.lr));
+  if (st.cfg.compress)
+    compress_gradient(st);
   double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   double t_s = to_seconds(st.compute_start);
   double factor = st.cfg.stragglers.factor(st.cfg.id, t_s);
@@ -225,6 +227,8 @@ saved_worker save(worker_state& st) {
   s.local_step = st.local_step;
   s.local_lr = st.local_lr;
   s.overlap = st.overlap;
+  s.residual = st.residual;
+  s.push_bytes = st.push_bytes;
   return s;
 }
 
@@ -285,6 +289,12 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.local_step = s.local_step;
   st.local_lr = s.local_lr;
   st.overlap = s.overlap;
+  if (!s.residual.empty() && s.residual.size() != st.m->size() - st.m->buffers())
+    throw std::invalid_argument("worker " + std::to_string(s.id) + ": the checkpoint's residual has " +
+                                std::to_string(s.residual.size()) + " values, not " +
+                                std::to_string(st.m->size() - st.m->buffers()));
+  st.residual = s.residual;
+  st.push_bytes = s.push_bytes;
   if (st.pipe.computing() && !st.cfg.virtual_clock)  // (the virtual clock's runner restores timers itself)
     self->delayed_send(self, caf::timespan{std::max<nanos>(0, st.compute_due - now(self))}, computed_atom::value);
 }

@@ -9,6 +9,7 @@
 // straggler's extra time ((slowdown-1) x measured + extra) is a delayed_send.
 #pragma once
 
+#include <syncpoint/compressor.hpp>
 #include <syncpoint/model.hpp>
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
@@ -29,6 +30,7 @@ struct worker_config {
   int batch = 64;
   double lr = 0.05;                        // local steps (WBSP), unless a release says the schedule's
   double clip_norm = 0;                    // each gradient scaled to at most this L2 norm (0: never)
+  std::shared_ptr<const compressor> compress;  // each pushed gradient compressed, with error feedback (null: none)
   uint64_t seed = 1;
   bool virtual_clock = true;
   double iter_cost_s = 0;                  // virtual clock only

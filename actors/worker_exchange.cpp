@@ -28,7 +28,7 @@ void refused(worker_ptr self, proceed p, const std::string& why) {
                                  "); the model has diverged, try a lower --lr"));
     return;
   }
-  trace(self, "push", st.push_sent, t);
+  trace(self, "push", st.push_sent, t, st.push_bytes);
   st.refused = why;  // the loop hears it with its next step
   st.pipe.push_answered();
   p.accepted = t;
@@ -55,7 +55,7 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
       st.rejected_in_a_row = 0;
       auto t = now(self);
       auto accepted = std::clamp(p.accepted, st.push_sent, t);
-      trace(self, "push", st.push_sent, accepted);
+      trace(self, "push", st.push_sent, accepted, st.push_bytes);
       if (!st.overlap) {  // idle from acceptance to this reply
         trace(self, "wait", accepted, t);
       } else if (st.pipe.ready()) {  // overlapped: idle only since the next gradient was done
@@ -99,15 +99,24 @@ void push(worker_ptr self) {
   asked(self, "push");
   auto seq = ++st.push_seq;
   auto& ps = st.cfg.ps;
+  st.push_bytes = 0;
+  // A compressed slice says its encoding's bytes (the link model charges them); a plain one, none.
+  auto wire = [&](size_t k) {
+    auto b = slice_bytes(st, k);
+    st.push_bytes += static_cast<double>(b);
+    return st.cfg.compress ? b : uint64_t{0};
+  };
   if (ps.size() == 1) {  // the gradient itself goes, no copy
-    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad)};
+    auto bytes = wire(0);
+    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad), bytes};
     st.grad = {};
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
   } else {  // each shard its slice, all at once
     for (size_t k = 0; k < ps.size(); ++k) {
       gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
                       std::vector<float>(st.grad.begin() + static_cast<std::ptrdiff_t>(ps.begin(k)),
-                                         st.grad.begin() + static_cast<std::ptrdiff_t>(ps.end(k)))};
+                                         st.grad.begin() + static_cast<std::ptrdiff_t>(ps.end(k))),
+                      wire(k)};
       expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, std::move(g)), seq, k == 0);
     }
   }

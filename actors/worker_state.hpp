@@ -21,6 +21,8 @@ struct worker_state {
   uint64_t version = 0;           // version of the loaded weights
   uint64_t grad_version = 0;      // version the waiting gradient was computed on
   std::vector<float> grad;        // the gradient being computed or waiting to be pushed
+  std::vector<float> residual;    // --compress: what compression left out so far (error feedback; empty: none yet)
+  double push_bytes = 0;          // the bytes of the push in flight (its trace event's value)
   float loss = 0;
   int64_t samples = 0;            // ... what it averages
   std::string refused;            // why the PS refused the last push ("": it did not)
@@ -60,6 +62,14 @@ void asked(worker_ptr self, const char* what);  // a request went out (the watch
 void answered(worker_ptr self);                 // ... and is over
 void prefetch(worker_state& st);                // the loop gets its next batch ready while a push waits
 void advance(worker_ptr self);                  // moves the pipeline on
+
+// actors/worker_compress.cpp: --compress with error feedback.
+/// Adds the residual to st.grad, compresses each shard's slice of its
+/// parameters in place (into what the PS receives) and keeps what was lost
+/// as the next residual. BatchNorm statistics (the model's buffers) go as they are.
+void compress_gradient(worker_state& st);
+/// The bytes shard `k`'s slice of the gradient takes on the wire (4 a value without compression).
+uint64_t slice_bytes(const worker_state& st, size_t k);
 
 // actors/worker_exchange.cpp: requests to the PS shards and their replies.
 void push(worker_ptr self);                          // the computed gradient, a slice to each shard

@@ -167,7 +167,10 @@ options::options(command c) : table_(command_name(c)) {
     .add(cfg_.lr_min, "lr-min", "cosine: the rate it ends at (default 0)")
     .add(cfg_.warmup, "warmup", "rise linearly to the rate over a share of the run below 1 (0.05) or a number of samples (3000)")
     .add(cfg_.lr_scaling, "lr-scaling", "none, or linear: --lr times workers x batch / 256 (Goyal et al.; default none)")
-    .add(cfg_.clip_norm, "clip-norm", "scale each pushed gradient to at most this global L2 norm (default 0: never)");
+    .add(cfg_.clip_norm, "clip-norm", "scale each pushed gradient to at most this global L2 norm (default 0: never)")
+    .add(cfg_.compress, "compress", "compress each pushed gradient, with error feedback: none, fp16, bf16, topk:R, "
+                                    "randomk:R (R: the share of values sent), onebit (default none; "
+                                    "docs/compression.md)");
 
   if (submit)
     add_cluster_access(t.group("cluster").add(head, "head", "HOST:PORT of the head to submit to (required)"), token,

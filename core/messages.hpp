@@ -86,7 +86,8 @@ struct gradient_push {
   uint64_t iter = 0;          // the worker's clock after this push (1-based)
   uint64_t base_version = 0;  // version of the weights the gradient was computed on
   uint32_t samples = 0;       // batch size
-  std::vector<float> grad;
+  std::vector<float> grad;    // as the PS applies it (a compressed gradient, decompressed)
+  uint64_t wire_bytes = 0;    // the bytes its encoding takes (--compress; 0: its floats, 4 each)
 };
 
 /// PS -> coordinator: a push (a shard's slice of it) was accepted, or refused.
@@ -147,7 +148,7 @@ struct snapshot {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, gradient_push& x) {
   return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version,
-           x.samples, float_block{x.grad});
+           x.samples, float_block{x.grad}, x.wire_bytes);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_info& x) {

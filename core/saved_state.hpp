@@ -45,6 +45,8 @@ struct saved_worker {
   proceed reply;
   bool local_step = false, overlap = false;
   double local_lr = 0;          // the rate of its local steps (0: its --lr)
+  std::vector<float> residual;  // --compress: its error feedback (empty: none yet)
+  double push_bytes = 0;        // the bytes of its push in flight
 };
 
 struct saved_buffered_push {
@@ -178,7 +180,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
            x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, exact(x.loss), x.compute_start,
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
            x.pulling, x.started, x.pull_min_version, flag_block{x.slices_in}, float_block{x.pulled}, x.pulled_version,
-           x.has_reply, x.reply, x.local_step, x.overlap, exact(x.local_lr));
+           x.has_reply, x.reply, x.local_step, x.overlap, exact(x.local_lr),
+           float_block{x.residual}, exact(x.push_bytes));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {

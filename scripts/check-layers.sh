@@ -26,14 +26,14 @@ set -euo pipefail
 
 check() {
   local dirs=()
-  for d in include core models protocols actors runtime cli bench examples tests fuzz; do
+  for d in include core models protocols compressors actors runtime cli bench examples tests fuzz; do
     [ -d "$1/$d" ] && dirs+=("$d")
   done
   (cd "$1" && find "${dirs[@]}" \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \) -print | sort | xargs awk '
   function layer(p) {
     if (p ~ /^include\//) return -1
     if (p ~ /^core\//) return 0
-    if (p ~ /^(models|protocols)\//) return 1
+    if (p ~ /^(models|protocols|compressors)\//) return 1
     if (p ~ /^actors\//) return 2
     if (p ~ /^runtime\/records\//) return 3
     if (p ~ /^runtime\/job\//) return 4

@@ -5,6 +5,7 @@
 // its test, in order, so an example changed in its header and not in its test
 // fails.
 #include <syncpoint/syncpoint.hpp>
+#include <syncpoint/compressor.hpp>
 #include <syncpoint/protocol.hpp>
 #include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/float_block.hpp>
@@ -20,6 +21,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -31,6 +33,17 @@
 using syncpoint::testing::small_cfg;
 
 namespace {
+
+// -- <syncpoint/compressor.hpp> --------------------------------------------------------
+class halve : public syncpoint::compressor {
+ public:
+  uint64_t compress(float* v, size_t n, uint64_t) const override {
+    for (size_t i = 0; i < n; ++i) v[i] = std::round(v[i] * 2) / 2;  // what the PS receives
+    return bytes(n);
+  }
+  uint64_t bytes(size_t n) const override { return n; }  // a byte a value
+};
+SYNCPOINT_REGISTER_COMPRESSOR("halve", "values to the nearest 0.5, a byte each", halve);
 
 // -- <syncpoint/protocol.hpp> ----------------------------------------------------------
 
@@ -401,6 +414,24 @@ TEST_CASE("header examples: <syncpoint/torch_loop.hpp>'s reconstruction loss tra
       losses.push_back(e.value);
   REQUIRE(losses.size() > 20);
   CHECK(losses.back() < 0.5 * losses.front());
+}
+
+TEST_CASE("header examples: <syncpoint/compressor.hpp>'s own compressor trains once registered, and error feedback as shown") {
+  auto cfg = small_cfg("bsp");
+  // then: cfg.compress = "halve";  (or --compress halve)
+  cfg.compress = "halve";
+  auto r = syncpoint::train(cfg);
+  CHECK(r.summary.compress == "halve");
+  CHECK(r.summary.final_accuracy > 0.6);
+  uint64_t pushes = 0;
+  for (auto& e : r.trace)
+    pushes += e.kind == "push";
+  CHECK(r.summary.pushed_bytes == pushes * r.final_model.values.size());  // a byte a value (softmax: no buffers)
+  std::vector<float> g{1, -3, 2, 0.5f}, e(4, 0.0f);
+  compress_with_feedback(*syncpoint::make_compressor("topk:0.5"), g.data(), e.data(), 4, 0);
+  // g == {0, -3, 2, 0}, e == {1, 0, 0, 0.5}
+  CHECK(g == std::vector<float>{0, -3, 2, 0});
+  CHECK(e == std::vector<float>{1, 0, 0, 0.5f});
 }
 
 TEST_CASE("header examples: every ```cpp example of a public header is in its test, line by line, in order") {

@@ -45,12 +45,12 @@ TEST_CASE("transport: a gradient is one block of bytes, not one field per float"
   std::vector<float> grad(250000);
   for (size_t i = 0; i < grad.size(); ++i)
     grad[i] = static_cast<float>(i) * 0.5f - 3.0f;
-  gradient_push g{3, 17, 5, 64, grad};
+  gradient_push g{3, 17, 5, 64, grad, 123};
   auto buf = f.save(g);
-  // Four header fields (4+8+8+4 bytes), a length, then exactly the floats' bytes.
-  REQUIRE(buf.size() >= grad.size() * sizeof(float));
-  CHECK(buf.size() <= grad.size() * sizeof(float) + 40);
-  CHECK(std::memcmp(buf.data() + buf.size() - grad.size() * sizeof(float), grad.data(),
+  // Four header fields (4+8+8+4 bytes), a length, exactly the floats' bytes, then the wire bytes (8).
+  REQUIRE(buf.size() >= grad.size() * sizeof(float) + sizeof(uint64_t));
+  CHECK(buf.size() <= grad.size() * sizeof(float) + 48);
+  CHECK(std::memcmp(buf.data() + buf.size() - sizeof(uint64_t) - grad.size() * sizeof(float), grad.data(),
                     grad.size() * sizeof(float)) == 0);
   gradient_push back;
   REQUIRE(!f.load(buf, back));
@@ -59,6 +59,7 @@ TEST_CASE("transport: a gradient is one block of bytes, not one field per float"
   CHECK(back.base_version == 5);
   CHECK(back.samples == 64);
   CHECK(back.grad == grad);
+  CHECK(back.wire_bytes == 123);
 }
 
 TEST_CASE("transport: weights keep their values and version, a job config round-trips") {
@@ -95,8 +96,8 @@ TEST_CASE("transport: a truncated buffer or an absurd length is an error, not a 
   gradient_push back;
   auto cut = std::vector<char>(buf.begin(), buf.begin() + static_cast<long>(buf.size() / 2));
   CHECK(f.load(cut, back));
-  // Overwrite the length field (right before the floats) with 2^40 floats.
-  auto at = buf.size() - 1000 * sizeof(float) - sizeof(uint64_t);
+  // Overwrite the length field (right before the floats, which the wire bytes follow) with 2^40 floats.
+  auto at = buf.size() - sizeof(uint64_t) - 1000 * sizeof(float) - sizeof(uint64_t);
   uint64_t huge = uint64_t{1} << 40;
   std::memcpy(buf.data() + at, &huge, sizeof huge);
   gradient_push bad;

@@ -84,6 +84,11 @@ struct job_config {
   double lr_min = 0;  ///< cosine: the rate it ends at
   /// Each pushed gradient scaled to at most this global L2 norm (0: never).
   double clip_norm = 0;
+  /// How each pushed gradient is compressed on its way to the PS, with error
+  /// feedback (docs/compression.md): "none", "fp16", "bf16", "topk:R",
+  /// "randomk:R" (R in (0, 1]: the share of values sent), "onebit", or a
+  /// compressor of the program's own (<syncpoint/compressor.hpp>).
+  std::string compress = "none";
   int batch = 64;  ///< examples per gradient
 
   /// Where workers and the evaluator compute (docs/gpu.md): "cpu", "cuda"
@@ -150,7 +155,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
-           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop);
+           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress);
 }
 
 }  // namespace syncpoint

@@ -79,6 +79,8 @@ struct run_summary {
   uint64_t barriers = 0;  ///< barriers the protocol opened
   uint64_t rejected = 0;  ///< pushes the PS refused (NaN, a wrong length): a refusal by any shard of several counts once
   uint64_t lost = 0;  ///< workers lost before the end
+  std::string compress = "none";  ///< how gradients were compressed on their way (--compress)
+  uint64_t pushed_bytes = 0;     ///< the bytes of every push the workers sent, as encoded (4 a value uncompressed)
   double link_busy_s = -1;       ///< time the PS links carried data, summed over shards (< 0: no link model)
   double link_utilization = -1;  ///< link_busy_s / run_time_s / the number of links: their mean
   std::vector<worker_summary> per_worker;  ///< one entry per worker

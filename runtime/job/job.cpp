@@ -1,5 +1,6 @@
 // train(), validate() and a run's files; the job's steps are in job_run.cpp.
 #include <syncpoint/job.hpp>
+#include <syncpoint/compressor.hpp>
 #include <syncpoint/worker_loop.hpp>
 
 #include "core/straggler.hpp"
@@ -69,6 +70,11 @@ void validate(const job_config& cfg) {
           "--lr-scaling must be none or linear, not '" + cfg.lr_scaling + "'");
   require(std::isfinite(cfg.lr_epochs) && cfg.lr_epochs >= 0, "--lr-epochs must be >= 0 (0: the run's --epochs)");
   require(std::isfinite(cfg.clip_norm) && cfg.clip_norm >= 0, "--clip-norm must be >= 0 (0: no clipping)");
+  try {
+    make_compressor(cfg.compress);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(std::string("--compress: ") + e.what());
+  }
   require(std::isfinite(cfg.epochs) && cfg.epochs >= 0, "--epochs must be >= 0");
   require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0 && cfg.max_time_s <= 1e9,
           "--max-time must be in [0, 1e9] seconds");

@@ -1,5 +1,7 @@
 #include "runtime/job/job_parts.hpp"
 
+#include <syncpoint/compressor.hpp>
+
 #include "actors/coordinator.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/parameter_server.hpp"
@@ -215,6 +217,7 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.batch = cfg.batch;
   w.lr = plan.lr;
   w.clip_norm = cfg.clip_norm;
+  w.compress = make_compressor(cfg.compress);
   w.seed = cfg.seed;
   w.virtual_clock = cfg.clock == clock_kind::virtual_time;
   w.iter_cost_s = iter_cost_ms * 1e-3;

@@ -204,6 +204,10 @@ run_summary summary_from_json(const std::string& text, const std::string& source
   s.rejected = r.count("rejected_pushes");
   s.lost = r.count("lost_workers");
   s.link_busy_s = r.number("link_busy_s", -1);
+  s.compress = r.text("compress");
+  if (s.compress.empty())
+    s.compress = "none";  // (a summary from before --compress)
+  s.pushed_bytes = r.count("pushed_bytes");
   s.resumed_from = r.text("resumed_from");
   s.resumed_at_s = r.number("resumed_at_s", -1);
   s.link_utilization = r.number("link_utilization", -1);
@@ -314,6 +318,7 @@ run_provenance current_provenance(const std::string& command, const job_config& 
                 {"optimizer", job.optimizer},
                 {"lr schedule", describe_options(job)},
                 {"clip norm", limit(job.clip_norm)},
+                {"compress", job.compress},
                 {"PS bandwidth B/s", limit(job.ps_bandwidth)},
                 {"latency ms", json::num(job.latency_ms)},
                 {"fail worker", job.fail_worker < 0 ? std::string("none")

@@ -22,6 +22,7 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
   s.lr = cfg.lr;
   s.momentum = cfg.momentum;
   s.momentum_rule = cfg.momentum_rule;
+  s.compress = cfg.compress;
   s.iter_cost_ms = iter_cost_ms;
   s.target_accuracy = cfg.target_accuracy;
   s.per_worker.resize(static_cast<size_t>(cfg.workers));
@@ -38,6 +39,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       w->compute_s += span;
     } else if ((ev.kind == "push" || ev.kind == "pull") && w) {
       w->comm_s += span;
+      if (ev.kind == "push")  // its value: its bytes on the wire
+        s.pushed_bytes += static_cast<uint64_t>(ev.value);
     } else if (ev.kind == "wait" && w) {
       w->wait_s += span;
     } else if (ev.kind == "apply") {
@@ -181,6 +184,8 @@ std::string to_json(const run_summary& s) {
            .add("barriers", static_cast<unsigned long long>(s.barriers))
            .add("rejected_pushes", static_cast<unsigned long long>(s.rejected))
            .add("lost_workers", static_cast<unsigned long long>(s.lost))
+           .add("compress", s.compress)
+           .add("pushed_bytes", static_cast<unsigned long long>(s.pushed_bytes))
            .raw("link_busy_s", s.link_busy_s >= 0 ? num(s.link_busy_s) : "null")
            .raw("link_utilization", s.link_utilization >= 0 ? num(s.link_utilization) : "null")
            .raw("phases", phases)

@@ -99,7 +99,7 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
       if (f.kind == push_frame) {
         gradient_push g;
         g.worker = st.worker;
-        if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples))
+        if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes))
           return st.link->close();
         g.grad = std::move(f.values);
         self->request(st.shard, caf::infinite, push_atom::value, bulk_atom::value, st.key, std::move(g))
@@ -176,7 +176,7 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
       auto& st = self->state;
       auto seq = ++st.seq;
       auto grad = handed_back_floats(std::move(g.grad)).shared();  // once written, the next gradient's buffer
-      st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples), grad->data(), grad->size(), grad);
+      st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes), grad->data(), grad->size(), grad);
       st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
       return caf::delegated<proceed>{};
     },
