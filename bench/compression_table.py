@@ -6,7 +6,8 @@
 Per protocol and compressor, over the seeds: the bytes pushed per push
 against uncompressed (traffic saved), the final accuracy as mean (min-max)
 and its difference from uncompressed's mean, and the time to TARGET on the
-virtual clock as mean and against uncompressed.
+virtual clock as mean and against uncompressed; the run time is the
+fixed budget's (the epochs given) on the virtual clock.
 """
 import collections
 import json
@@ -28,8 +29,8 @@ def main(folder, target):
     protocols = sorted({p for p, _ in runs}, key=lambda p: ["bsp", "ssp", "asp"].index(p) if p in ["bsp", "ssp", "asp"] else 9)
     model = next(iter(runs.values()))[0]["model"]
     print(f"\n{model}: {sum(len(v) for v in runs.values())} runs, target {target}\n")
-    print("| protocol | compress | bytes per push | traffic saved | final accuracy | vs none | time to target s | vs none |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| protocol | compress | bytes per push | traffic saved | run time s | final accuracy | vs none | time to target s | vs none |")
+    print("|---|---|---|---|---|---|---|---|---|")
 
     def per_push(s):
         pushes = sum(w["iterations"] for w in s["per_worker"]) + s["rejected_pushes"]
@@ -51,7 +52,8 @@ def main(folder, target):
             tt = f"{t:.3f}" if t is not None else f"{len(ts)} of {len(ss)} reached"
             vs = (f"{t / statistics.mean(base_t):.2f}x" if t is not None and len(base_t) == len(base) and base_t
                   else "-")
-            print(f"| {p} | {c} | {b / 1e3:.1f} kB | {saved} | {statistics.mean(accs):.4f} "
+            run_time = statistics.mean(s["run_time_s"] for s in ss)
+            print(f"| {p} | {c} | {b / 1e3:.1f} kB | {saved} | {run_time:.2f} | {statistics.mean(accs):.4f} "
                   f"({min(accs):.4f}-{max(accs):.4f}) | {dacc} | {tt} | {vs} |")
 
 
