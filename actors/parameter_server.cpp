@@ -42,8 +42,8 @@ void transfer(ps_ptr self, transit t) {
   double bytes = st.cfg.wire_bytes <= 0 ? values * sizeof(float)
                  : st.cfg.shards > 1   ? st.cfg.wire_bytes * values / static_cast<double>(st.cfg.model_size)
                                        : st.cfg.wire_bytes;
-  if (t.is_push && t.push.wire_bytes > 0 && values > 0)  // compressed (--compress): its encoding's share
-    bytes *= static_cast<double>(t.push.wire_bytes) / (values * sizeof(float));
+  if (t.is_push && t.push.wire_bytes > 0)  // compressed (--compress): its encoding's bytes, as charged
+    bytes = static_cast<double>(t.push.wire_bytes);
   double now = to_seconds(since(self, st.cfg.origin));
   auto slot = st.link.reserve(now, bytes);
   double delay = slot.arrive - now;

@@ -31,6 +31,7 @@ struct worker_config {
   double lr = 0.05;                        // local steps (WBSP), unless a release says the schedule's
   double clip_norm = 0;                    // each gradient scaled to at most this L2 norm (0: never)
   std::shared_ptr<const compressor> compress;  // each pushed gradient compressed, with error feedback (null: none)
+  double wire_bytes = 0;                   // the whole model's bytes on the PS link, as charged (0: its floats')
   uint64_t seed = 1;
   bool virtual_clock = true;
   double iter_cost_s = 0;                  // virtual clock only

@@ -8,6 +8,7 @@
 #include "actors/worker_state.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace syncpoint {
 
@@ -19,12 +20,17 @@ std::pair<size_t, size_t> parameters_of(const worker_state& st, size_t k) {
   return {std::min(st.cfg.ps.begin(k), parameters), std::min(st.cfg.ps.end(k), parameters)};
 }
 
-// A seed per (run, worker, iteration, slice): the same when the run is repeated (splitmix64's mix).
-uint64_t slice_seed(const worker_state& st, size_t k) {
-  uint64_t z = st.cfg.seed * 0x9E3779B97F4A7C15ull ^ (static_cast<uint64_t>(st.cfg.id) << 40) ^ (st.iter << 8) ^ k;
+// splitmix64's finalizer.
+uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
+}
+
+// A seed per (run, worker, iteration, slice), each mixed in turn: the same when the run is repeated.
+uint64_t slice_seed(const worker_state& st, size_t k) {
+  return mix(mix(mix(mix(st.cfg.seed) ^ static_cast<uint64_t>(st.cfg.id)) ^ st.iter) ^ k);
 }
 
 }  // namespace
@@ -40,12 +46,16 @@ void compress_gradient(worker_state& st) {
 }
 
 uint64_t slice_bytes(const worker_state& st, size_t k) {
-  auto dense = static_cast<uint64_t>(st.cfg.ps.end(k) - st.cfg.ps.begin(k)) * sizeof(float);
-  if (!st.cfg.compress)
-    return dense;
+  // As the link charges: --wire-bytes (simulate's timing-only model holds one value for a whole
+  // named model) counts each value held as that many.
+  double scale = st.cfg.wire_bytes > 0 ? st.cfg.wire_bytes / (sizeof(float) * static_cast<double>(st.m->size())) : 1.0;
+  auto charged = [&](uint64_t values) { return static_cast<size_t>(std::llround(static_cast<double>(values) * scale)); };
   auto [b, end] = parameters_of(st, k);
-  auto buffers = dense / sizeof(float) - (end - b);
-  return st.cfg.compress->bytes(end - b) + buffers * sizeof(float);
+  auto whole = charged(st.cfg.ps.end(k) - st.cfg.ps.begin(k));
+  auto params = std::min(charged(end - b), whole);
+  auto buffers = whole - params;  // (BatchNorm statistics go as they are)
+  auto values = st.cfg.compress ? st.cfg.compress->bytes(params) : params * sizeof(float);
+  return values + buffers * sizeof(float);
 }
 
 }  // namespace syncpoint

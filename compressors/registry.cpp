@@ -51,8 +51,10 @@ bool register_compressor(const std::string& name, const std::string& summary, bo
 }
 
 std::unique_ptr<compressor> make_compressor(const std::string& spec) {
-  if (spec.empty() || spec == "none")
+  if (spec == "none")
     return nullptr;
+  if (spec.empty())
+    throw std::invalid_argument("no compressor named (none: the gradient as it is)");
   auto colon = spec.find(':');
   auto name = spec.substr(0, colon);
   auto& r = the_registry();
@@ -84,7 +86,8 @@ std::unique_ptr<compressor> make_compressor(const std::string& spec) {
 size_t values_kept(double ratio, size_t n) {
   if (n == 0)
     return 0;
-  return std::min(n, std::max<size_t>(1, static_cast<size_t>(std::ceil(ratio * static_cast<double>(n)))));
+  // (less a hair: 0.07 * 100 is 7.000000000000001 in double, and keeps 7)
+  return std::min(n, std::max<size_t>(1, static_cast<size_t>(std::ceil(ratio * static_cast<double>(n) - 1e-9))));
 }
 
 uint64_t compress_with_feedback(const compressor& c, float* values, float* residual, size_t n, uint64_t seed) {
@@ -93,8 +96,11 @@ uint64_t compress_with_feedback(const compressor& c, float* values, float* resid
     residual[i] = values[i];
   }
   auto bytes = c.compress(values, n, seed);
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
     residual[i] -= values[i];  // what did not
+    if (!std::isfinite(residual[i]))
+      residual[i] = 0;  // a non-finite gradient is refused once, as without compression, not carried on
+  }
   return bytes;
 }
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -20,8 +21,11 @@ class topk : public compressor {
     if (k < n) {
       std::vector<uint32_t> order(n);
       std::iota(order.begin(), order.end(), 0u);
-      auto larger = [v](uint32_t a, uint32_t b) {
-        float x = std::fabs(v[a]), y = std::fabs(v[b]);
+      auto size = [v](uint32_t i) {  // NaN as the largest (a strict order; the PS refuses the push)
+        return std::isnan(v[i]) ? std::numeric_limits<float>::infinity() : std::fabs(v[i]);
+      };
+      auto larger = [&](uint32_t a, uint32_t b) {
+        float x = size(a), y = size(b);
         return x > y || (x == y && a < b);
       };
       std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), larger);

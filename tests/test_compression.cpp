@@ -13,7 +13,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 
 using namespace syncpoint;
 namespace fs = std::filesystem;
@@ -42,7 +44,7 @@ TEST_CASE("compress: each compressor's output and bytes on scripted values") {
   uint64_t bytes = 0;
   CHECK(make_compressor("none") == nullptr);
   CHECK(compressed("fp16", {1.0f / 3, 70000.0f}, &bytes) ==
-        std::vector<float>{static_cast<float>(Eigen::half(1.0f / 3)), std::numeric_limits<float>::infinity()});
+        std::vector<float>{static_cast<float>(Eigen::half(1.0f / 3)), 65504.0f});
   CHECK(bytes == 4);
   CHECK(compressed("bf16", {1.0f / 3, 70000.0f}, &bytes) ==
         std::vector<float>{static_cast<float>(Eigen::bfloat16(1.0f / 3)), static_cast<float>(Eigen::bfloat16(70000.0f))});
@@ -60,6 +62,12 @@ TEST_CASE("compress: each compressor's output and bytes on scripted values") {
   CHECK(compressed("randomk:0.1", ones, nullptr, 7) == r);   // the same seed draws the same
   CHECK(compressed("randomk:0.1", ones, nullptr, 8) != r);
   CHECK(make_compressor("topk:1")->bytes(3) == 24);
+  CHECK(make_compressor("topk:0.07")->bytes(100) == 7 * 8);  // (0.07 * 100 is a hair over 7 in double)
+  CHECK(compressed("fp16", {1e5f, -1e6f}) == std::vector<float>{65504, -65504});  // the largest half
+  std::vector<float> nan{1, std::nanf(""), -2, 0.5f};
+  auto kept = compressed("topk:0.5", nan);
+  CHECK(std::isnan(kept[1]));  // NaN ranks largest (the PS refuses the push)
+  CHECK(kept[2] == -2);
 }
 
 TEST_CASE("compress: a bad --compress is refused by name") {
@@ -79,6 +87,7 @@ TEST_CASE("compress: a bad --compress is refused by name") {
   CHECK(refused("topk:1.5").find("R must be a number in (0, 1]") != std::string::npos);
   CHECK(refused("randomk:x").find("R must be a number") != std::string::npos);
   CHECK(refused("fp16:0.5") == "'fp16' takes no ratio: give it as 'fp16'");
+  CHECK(refused("") == "no compressor named (none: the gradient as it is)");
   auto cfg = testing::small_job("bsp");
   cfg.compress = "topk:2";
   CHECK_THROWS_WITH_AS(train(cfg), doctest::Contains("--compress: 'topk:2': R must be a number in (0, 1]"),
@@ -106,6 +115,15 @@ TEST_CASE("compress: error feedback sends, push after push, what the hand comput
   compress_with_feedback(*sign, h.data(), r.data(), 2, 0);
   CHECK(h == std::vector<float>{2, 2});
   CHECK(r == std::vector<float>{2, -2});
+  // What fp16 cannot hold goes later; a non-finite gradient is refused once, not carried on.
+  auto half = make_compressor("fp16");
+  std::vector<float> big{1e5f}, carried(1, 0.0f);
+  compress_with_feedback(*half, big.data(), carried.data(), 1, 0);
+  CHECK(big[0] == 65504);
+  CHECK(carried[0] == 1e5f - 65504);
+  std::vector<float> bad{std::nanf(""), std::numeric_limits<float>::infinity()}, kept(2, 1.0f);
+  compress_with_feedback(*half, bad.data(), kept.data(), 2, 0);
+  CHECK(kept == std::vector<float>{0, 0});
 }
 
 TEST_CASE("compress: the trace and the summary count each push's bytes, and the link model charges them") {
@@ -125,6 +143,11 @@ TEST_CASE("compress: the trace and the summary count each push's bytes, and the 
   REQUIRE(pushes(half) == pushes(plain));
   CHECK(half.summary.link_busy_s == doctest::Approx(0.75 * plain.summary.link_busy_s).epsilon(0.01));
   CHECK(half.summary.run_time_s < plain.summary.run_time_s);
+  cfg.wire_bytes = 4e6;  // a model charged as 4 MB (simulate's named model): topk keeps 1 % of that
+  cfg.compress = "topk:0.01";
+  auto scaled = train(cfg);
+  CHECK(scaled.summary.pushed_bytes == pushes(scaled) * 8 * 10000);
+  cfg.wire_bytes = 0;
   cfg.ps_shards = 3;  // each slice compressed alone: its own bytes
   cfg.compress = "topk:0.01";
   auto sharded = train(cfg);

@@ -218,6 +218,7 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.lr = plan.lr;
   w.clip_norm = cfg.clip_norm;
   w.compress = make_compressor(cfg.compress);
+  w.wire_bytes = cfg.wire_bytes;
   w.seed = cfg.seed;
   w.virtual_clock = cfg.clock == clock_kind::virtual_time;
   w.iter_cost_s = iter_cost_ms * 1e-3;

@@ -48,7 +48,7 @@ namespace {
 
 using closed_atom = caf::atom_constant<caf::atom("bk_closed")>;
 
-// push: (seq, iter, base version, samples) + gradient; pull: (seq, min version);
+// push: (seq, iter, base version, samples, wire bytes) + gradient; pull: (seq, min version);
 // proceed: (seq, proceed); model: (seq, version) + weights; refused: (seq, error).
 enum frame_kind : uint32_t { push_frame = 1, pull_frame, proceed_frame, model_frame, refused_frame };
 
