@@ -40,14 +40,21 @@ inline void adopt(ps_state& st, float* out) {
 // may update the optimizer's state or the round's step at i in the same pass,
 // and nothing else: a model of millions of parameters is passed over on
 // several cores at once (core/parallel_chunks.hpp), with the same result.
+//
+// The loop vectorizes: each chunk reads `next` from a copy of its own, which
+// no store in the loop can reach, and `ivdep` says what the compiler cannot
+// see, that out, w and the state `next` writes meet only at the same index.
+// So `next` captures by value (pointers and constants), never by reference.
 template <class Next, class Buffer>
 void rewrite_weights(ps_state& st, Next next, Buffer buffer) {
   const auto n = st.w->size(), trained = st.trained;
   const float* w = st.w->data();
   float* out = writable_weights(st);
-  parallel_chunks(trained, [&](size_t begin, size_t end) {
+  parallel_chunks(trained, [&next, w, out](size_t begin, size_t end) {
+    const Next f = next;
+#pragma GCC ivdep
     for (size_t i = begin; i < end; ++i)
-      out[i] = next(i, w[i]);
+      out[i] = f(i, w[i]);
   });
   for (size_t i = trained; i < n; ++i)
     out[i] = buffer(i, w[i]);
@@ -86,14 +93,14 @@ void sgd_pass(ps_state& st, Gradient g, float scale, float share, float mu, floa
   float* v = st.velocity.data();
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
   if (st.cfg.optimizer.kind == optimizer_kind::nesterov) {
-    rewrite_weights(st, [&](size_t i, float w) {
+    rewrite_weights(st, [=](size_t i, float w) {
       float d = scale * g(i) + decay * w;
       v[i] = mu * v[i] + d;
       return w - lr * (d + mu * v[i]);
     }, buffer);
     return;
   }
-  rewrite_weights(st, [&](size_t i, float w) {
+  rewrite_weights(st, [=](size_t i, float w) {
     v[i] = mu * v[i] + scale * g(i) + decay * w;
     return w - lr * v[i];
   }, buffer);
@@ -123,7 +130,7 @@ void adam_pass(ps_state& st, Gradient g, double steps, double b1, double b2, dou
   const auto eps = static_cast<float>(o.eps);
   const auto d1 = static_cast<float>(b1), d2 = static_cast<float>(b2);
   const auto c1 = static_cast<float>(1 - b1), c2 = static_cast<float>(1 - b2);
-  rewrite_weights(st, [&](size_t i, float w) {
+  rewrite_weights(st, [=](size_t i, float w) {
     float gi = g(i) + l2 * w;
     m[i] = d1 * m[i] + c1 * gi;
     v[i] = d2 * v[i] + c2 * gi * gi;

@@ -48,9 +48,12 @@ void fold_held(ps_state& st) {
   float* b = st.buffer.data();
   const float* h = st.held.data();
   const float scale = st.buffer_scale, weight = st.held_weight;
-  parallel_chunks(st.buffer.size(), [=](size_t begin, size_t end) {
+  parallel_chunks(st.buffer.size(), [b, h, scale, weight](size_t begin, size_t end) {
+    float* out = b;  // locals, which the stores cannot reach: the loop vectorizes (ps_passes.hpp)
+    const float *held = h, s = scale, hw = weight;
+#pragma GCC ivdep
     for (size_t i = begin; i < end; ++i)
-      b[i] = round_sum(b[i], scale, h[i], weight);
+      out[i] = round_sum(out[i], s, held[i], hw);
   });
   st.buffer_scale = 1;
   float_buffers::give(std::move(st.held));
@@ -67,7 +70,7 @@ void round_part(ps_state& st, const float* g, float scale, float share, float lr
   st.round_open = true;
   float* r = st.round_step.data();
   const auto decay = static_cast<float>(st.cfg.weight_decay) * share;
-  rewrite_weights(st, [&](size_t i, float w) {
+  rewrite_weights(st, [=](size_t i, float w) {
     float d = scale * g[i] + decay * w;
     r[i] += d;
     return w - lr * d;
@@ -221,13 +224,13 @@ void close_round(ps_state& st) {
   float* v = st.velocity.data();
   float* r = st.round_step.data();
   if (st.cfg.optimizer.kind == optimizer_kind::nesterov) {
-    rewrite_weights(st, [&](size_t i, float w) {
+    rewrite_weights(st, [=](size_t i, float w) {
       v[i] = mu * v[i] + r[i];
       r[i] = 0;
       return w - lr * mu * v[i];
     });
   } else {
-    rewrite_weights(st, [&](size_t i, float w) {
+    rewrite_weights(st, [=](size_t i, float w) {
       float next = w - lr * mu * v[i];
       v[i] = mu * v[i] + r[i];
       r[i] = 0;

@@ -29,6 +29,10 @@ tracer_actor::behavior_type tracer(tracer_ptr self, std::vector<trace_event> so_
   self->state.events.reserve(expected);
   return {
     [=](trace_atom, trace_event& ev) { self->state.events.push_back(std::move(ev)); },
+    [=](trace_atom, std::vector<trace_event>& evs) {
+      auto& events = self->state.events;
+      events.insert(events.end(), std::make_move_iterator(evs.begin()), std::make_move_iterator(evs.end()));
+    },
     [=](collect_atom) -> caf::result<std::vector<trace_event>> {
       if (auto err = may_read(self))
         return err;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -14,9 +15,26 @@ namespace syncpoint {
 
 void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value, const std::string& note) {
   auto& st = self->state;
-  if (st.cfg.tracer)
-    self->send(st.cfg.tracer, trace_atom::value,
-               trace_event{kind, st.cfg.id, t0, t1, st.iter, st.version, value, note});
+  if (!st.cfg.tracer)
+    return;
+  trace_event ev{kind, st.cfg.id, t0, t1, st.iter, st.version, value, note};
+  if (!st.batch_trace) {
+    self->send(st.cfg.tracer, trace_atom::value, std::move(ev));
+    return;
+  }
+  if (st.held_events.empty() && std::strcmp(kind, "compute") != 0)
+    self->delayed_send(self, std::chrono::milliseconds(20), trace_atom::value);
+  st.held_events.push_back(std::move(ev));
+  if (std::strcmp(kind, "compute") == 0 || st.held_events.size() >= 64)
+    send_held_events(self);
+}
+
+void send_held_events(worker_ptr self) {
+  auto& st = self->state;
+  if (st.held_events.empty())
+    return;
+  self->send(st.cfg.tracer, trace_atom::value, std::move(st.held_events));
+  st.held_events = {};
 }
 
 nanos now(worker_ptr self) {
@@ -65,6 +83,7 @@ void watch(worker_ptr self) {
     char secs[96];
     std::snprintf(secs, sizeof secs, "%.3g s (--request-timeout %g s)", std::chrono::duration<double>(waited).count(),
                   std::chrono::duration<double>(*limit).count());
+    send_held_events(self);  // before it goes: its last events
     self->quit(caf::make_error(caf::sec::request_timeout, "worker " + std::to_string(st.cfg.id) + ": its " +
                                                             st.asked_for + " had no reply in " + secs));
     return;
@@ -118,6 +137,7 @@ void compute(worker_ptr self) {
   try {
     r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local_lr, st.refused}, st.grad.data());
   } catch (const std::exception& e) {
+    send_held_events(self);  // before it goes: its last events
     self->quit(make_error(sp_error::user_loop_failed,
                           "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
     return;
@@ -162,6 +182,7 @@ void advance(worker_ptr self) {
     auto p = *st.reply;
     st.reply.reset();
     if (p.stop) {
+      send_held_events(self);
       self->quit();
       return;
     }
@@ -318,11 +339,14 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     for (auto& shard : st.cfg.ps.shards)
       self->monitor(shard);
     self->set_down_handler([=](caf::down_msg& dm) {
-      if (self->state.cfg.ps.has(dm.source))
+      if (self->state.cfg.ps.has(dm.source)) {
+        send_held_events(self);  // before it goes: its last events
         self->quit(dm.reason ? dm.reason : caf::error{caf::exit_reason::normal});
+      }
     });
   }
   st.born = now(self);
+  st.batch_trace = !st.cfg.virtual_clock && st.cfg.tracer && st.cfg.tracer->node() != self->node();
   if (st.cfg.resume)
     restore(self, *st.cfg.resume);
   watch(self);
@@ -344,6 +368,10 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     [=](timeout_atom) {
       if (self->current_sender() == self->ctrl())
         watch(self);
+    },
+    [=](trace_atom) {
+      if (self->current_sender() == self->ctrl())
+        send_held_events(self);
     },
     [=](save_atom) { return save(self->state); },
     [=](resume_atom) {

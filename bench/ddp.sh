@@ -31,7 +31,7 @@ rate() {  # samples/s of one syncpoint run in one process
 }
 
 # Runs a command in a network namespace, or here when the first argument is "-".
-in_ns() { local ns=$1; shift; if [ "$ns" = - ]; then "$@"; else ip netns exec "$ns" "$@"; fi; }
+in_ns() { local ns=$1; shift; if [ "$ns" = - ]; then exec "$@"; else exec ip netns exec "$ns" "$@"; fi; }
 
 # A head and two nodes with `slots` slots each; killed by pid on exit. On loopback by
 # default; start_cluster slots host ns_a ns_b puts the head and node a in ns_a, node b in ns_b.

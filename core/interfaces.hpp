@@ -36,6 +36,7 @@ namespace syncpoint {
 /// Collects every trace event of the job, in arrival order.
 using tracer_actor = caf::typed_actor<
   caf::reacts_to<trace_atom, trace_event>,
+  caf::reacts_to<trace_atom, std::vector<trace_event>>,  // several, in order (a worker of another process)
   caf::replies_to<collect_atom>::with<std::vector<trace_event>>,
   caf::replies_to<save_atom>::with<std::vector<trace_event>>,  // a copy, in arrival order
   // (from) the events from the from-th on, in arrival order, and where the next read starts
@@ -46,6 +47,7 @@ using worker_actor = caf::typed_actor<
   caf::reacts_to<proceed>,          // the start of the run
   caf::reacts_to<computed_atom>,    // (to itself) the charged compute time is over
   caf::reacts_to<timeout_atom>,     // (to itself) the request watchdog's period
+  caf::reacts_to<trace_atom>,       // (to itself) time to send the trace events it holds
   caf::replies_to<save_atom>::with<saved_worker>,
   caf::reacts_to<resume_atom>>;     // resumed: ask again for the reply it waited for
 

@@ -96,6 +96,7 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
     },
     [](computed_atom) {},
     [](timeout_atom) {},
+    [](trace_atom) {},
     [](save_atom) { return saved_worker{}; },
     [](resume_atom) {},
   };

@@ -55,7 +55,38 @@ TEST_CASE("cluster: a 4-worker BSP job on a head and two nodes ends with the mod
   CHECK(json_number(sa, "final_accuracy") == doctest::Approx(json_number(sb, "final_accuracy")).epsilon(0.003));
   CHECK(json_number(sa, "samples") == json_number(sb, "samples"));
   CHECK(sa.find("\"clock\": \"real\"") != std::string::npos);
-  CHECK(slurp(c.dir / "cluster/trace.jsonl").find("\"kind\": \"compute\"") != std::string::npos);
+  // Every worker's events came (a node's worker sends a round's at once), and
+  // the processes' times agree (they share this machine: the head sends its
+  // origin): no worker computes on a version before the PS made it.
+  std::map<int64_t, double> made;                 // version -> its apply's time
+  std::map<int64_t, int64_t> computes, pushes;    // per worker
+  std::vector<std::pair<int64_t, double>> starts;  // (version computed on, t0)
+  std::istringstream trace(slurp(c.dir / "cluster/trace.jsonl"));
+  std::regex event(R"re("kind": "(\w+)", "worker": (-?\d+), "t0": ([0-9.e+-]+), .*"version": (\d+))re");
+  for (std::string line; std::getline(trace, line);) {
+    std::smatch m;
+    REQUIRE_MESSAGE(std::regex_search(line, m, event), line);
+    auto kind = m[1].str();
+    auto worker = std::stoll(m[2].str()), version = std::stoll(m[4].str());
+    double t0 = std::stod(m[3].str());
+    if (kind == "apply")
+      made.emplace(version, t0);
+    else if (kind == "compute")
+      ++computes[worker], starts.emplace_back(version, t0);
+    else if (kind == "push")
+      ++pushes[worker];
+  }
+  REQUIRE(computes.size() == 4);
+  for (auto& [worker, n] : computes) {  // BSP: every worker pushed each round's gradient, 64 samples each
+    CHECK(n >= pushes[worker]);
+    CHECK(pushes[worker] == pushes[0]);
+  }
+  CHECK(std::abs(4 * 64 * pushes[0] - json_number(sa, "samples")) <= 4 * 64);
+  size_t before = 0;
+  for (auto& [version, t0] : starts)
+    if (version > 0 && made.count(version) && t0 < made[version])
+      ++before;
+  CHECK(before == 0);
 }
 
 // Every protocol the CLI knows, so that one added later is covered too.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <random>
 #include <typeinfo>
 
@@ -68,6 +69,33 @@ const std::string& schema_fingerprint() {
     return std::string(hex);
   }();
   return value;
+}
+
+namespace {
+
+const std::string& boot_id() {
+  static const std::string id = [] {
+    std::string line;
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::getline(in, line);
+    return line;
+  }();
+  return id;
+}
+
+}  // namespace
+
+run_clock clock_of(caf::actor_clock::time_point now, caf::actor_clock::time_point origin) {
+  using std::chrono::nanoseconds;
+  return {std::chrono::duration_cast<nanoseconds>(now - origin).count(),
+          std::chrono::duration_cast<nanoseconds>(origin.time_since_epoch()).count(), boot_id()};
+}
+
+caf::actor_clock::time_point origin_here(const run_clock& c, caf::actor_clock::time_point now) {
+  if (!c.boot.empty() && c.boot == boot_id())
+    return caf::actor_clock::time_point{std::chrono::duration_cast<caf::actor_clock::time_point::duration>(
+      std::chrono::nanoseconds(c.origin_ns))};
+  return now - std::chrono::nanoseconds(c.elapsed_ns);
 }
 
 int64_t unix_ms() {

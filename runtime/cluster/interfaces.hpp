@@ -73,6 +73,24 @@ struct node_hello {
   int32_t rank = -1;      // its rank in that launched job (-1: none)
 };
 
+/// The run's origin as the head sends it to a node: the time since it, and
+/// where the node shares the head's machine (the same boot), the origin
+/// itself on the steady clock every process of that machine reads, so the
+/// trace's times of co-located processes agree exactly (the round's critical
+/// path, bench/round_path.py). Elsewhere the node's origin is late by the
+/// message's flight.
+struct run_clock {
+  int64_t elapsed_ns = 0;  // time since the run's origin when the head sent this
+  int64_t origin_ns = 0;   // the origin on the head's steady clock (its time since that clock's epoch)
+  std::string boot;        // the head machine's boot id ("": unknown)
+};
+
+/// The clock the head sends for a run that began at `origin`.
+run_clock clock_of(caf::actor_clock::time_point now, caf::actor_clock::time_point origin);
+
+/// The run's origin on this process's clock.
+caf::actor_clock::time_point origin_here(const run_clock& c, caf::actor_clock::time_point now);
+
 /// A worker's part of a job, sent to the node that hosts it.
 struct worker_spec {
   job_plan plan;            // the job's; its data_dir is the head's (a node loads from its own)
@@ -80,7 +98,7 @@ struct worker_spec {
   double iter_cost_ms = 0;
   ps_group ps;
   tracer_actor tracer;
-  int64_t elapsed_ns = 0;   // time since the run's origin when the head sent this
+  run_clock clock;
   bool resumed = false;     // continue from a checkpoint, where `resume` was
   saved_worker resume;
   uint64_t bulk_key = 0;    // what its pushes and pulls on the bulk channel carry (0: none)
@@ -96,7 +114,7 @@ struct shard_spec {
   bool resumed = false;           // continue from a checkpoint's part, `resume`
   saved_ps resume;
   tracer_actor tracer;
-  int64_t elapsed_ns = 0;         // time since the run's origin when the head sent this
+  run_clock clock;
   std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
 };
 
@@ -216,14 +234,18 @@ typename Inspector::result_type inspect(Inspector& f, node_hello& x) {
            x.models, x.host, x.launcher, x.rank);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, run_clock& x) {
+  return f(caf::meta::type_name("run_clock"), x.elapsed_ns, x.origin_ns, x.boot);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
   return f(caf::meta::type_name("worker_spec"), x.plan, x.id, exact(x.iter_cost_ms), x.ps, x.tracer,
-           x.elapsed_ns, x.resumed, x.resume, x.bulk_key);
+           x.clock, x.resumed, x.resume, x.bulk_key);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
   return f(caf::meta::type_name("shard_spec"), x.plan, x.shard, float_block{x.initial}, x.resumed, x.resume,
-           x.tracer, x.elapsed_ns, x.bulk_keys);
+           x.tracer, x.clock, x.bulk_keys);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {

@@ -169,9 +169,8 @@ std::vector<uint64_t> bulk_keys(size_t workers) {
 // What node `node` needs to spawn worker `id` now: its time since the run's origin.
 worker_spec spec_for(job_ptr self, size_t id) {
   auto& st = self->state;
-  auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
   worker_spec spec{st.setup.plan, static_cast<int32_t>(id), st.setup.plan.cfg.iter_cost_ms, st.core.ps, st.core.tracer,
-                   elapsed.count()};
+                   clock_of(self->clock().now(), st.origin)};
   spec.bulk_key = id < st.bulk_keys.size() ? st.bulk_keys[id] : 0;
   return spec;
 }
@@ -268,9 +267,9 @@ bool on_head(const job_state& st, size_t k) {
 void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_parts> parts, size_t k) {
   auto& st = self->state;
   auto& c = parts->shards[k];
-  auto elapsed = std::chrono::duration_cast<std::chrono::nanoseconds>(self->clock().now() - st.origin);
   shard_spec spec{st.setup.plan, static_cast<uint32_t>(k), std::move(c.initial), c.resume != nullptr,
-                  c.resume ? *c.resume : saved_ps{}, parts->tracer, elapsed.count(), st.bulk_keys};
+                  c.resume ? *c.resume : saved_ps{}, parts->tracer, clock_of(self->clock().now(), st.origin),
+                  st.bulk_keys};
   auto name = st.setup.shard_node_names[k];
   self->request(st.setup.shard_nodes[k], st.setup.spawn_timeout, spawn_atom::value, st.setup.shard_node_tokens[k],
                 std::move(spec))

@@ -97,7 +97,7 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
                                              std::to_string(st.cfg.slots) + " in use)");
   try {
     auto cfg = load(self, spec.plan.cfg);
-    auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
+    auto origin = origin_here(spec.clock, self->clock().now());
     auto timeout = caf::duration{seconds(cfg.request_timeout_s)};
     auto ps = spec.ps;
     std::vector<caf::actor> proxies;
@@ -140,7 +140,7 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
       (spec.resumed && spec.resume.w.size() != spec.initial.size()))
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) +
                                              " does not match its bounds, its job or its saved state");
-  auto origin = self->clock().now() - std::chrono::nanoseconds(spec.elapsed_ns);
+  auto origin = origin_here(spec.clock, self->clock().now());
   auto resume = spec.resumed ? std::make_shared<const saved_ps>(std::move(spec.resume)) : nullptr;
   ps_config ps_cfg;
   try {
