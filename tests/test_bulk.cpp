@@ -18,7 +18,8 @@ using namespace syncpoint::testing;
 
 namespace {
 
-void round_trip(const bulk_security& server_side, const bulk_security& client_side) {
+// Whether the floats went through shared memory.
+bool round_trip(const bulk_security& server_side, const bulk_security& client_side) {
   inbox server_log, got;  // before the io: its end calls their handlers
   bulk_io io;
   bulk_server server(io, server_side, echo(), 1 << 22, server_log.logger());
@@ -39,12 +40,13 @@ void round_trip(const bulk_security& server_side, const bulk_security& client_si
   c.link->close();
   REQUIRE(got.wait([&] { return !got.closed.empty(); }));
   CHECK(got.closed.front() == "");
+  return c.shared_memory;
 }
 
 }  // namespace
 
 TEST_CASE("bulk channel: frames cross both ways whole, in order and bit for bit") {
-  round_trip({"s3cret", {}}, {"s3cret", {}});
+  CHECK(round_trip({"s3cret", {}}, {"s3cret", {}}));  // one process: through shared memory
 }
 
 TEST_CASE("bulk channel: a wrong token, a refused hello and a stranger's bytes are turned away with reasons") {
@@ -151,7 +153,7 @@ TEST_CASE("bulk channel: over TLS both sides show a certificate from the cluster
   auto files = [&](const std::string& who, const std::string& ca) {
     return tls_files{pki + "/" + who + ".pem", pki + "/" + who + ".key", pki + "/" + ca + ".pem"};
   };
-  round_trip({"t", files("server", "ca1")}, {"t", files("client", "ca1")});
+  CHECK_FALSE(round_trip({"t", files("server", "ca1")}, {"t", files("client", "ca1")}));  // TLS: all on the wire
   inbox log, ignored;  // before the io: its end calls their handlers
   bulk_io io;
   bulk_server server(io, {"t", files("server", "ca1")}, echo(), 16, log.logger());

@@ -30,16 +30,21 @@ struct raw_client {
   asio::ip::tcp::socket s{ctx};
   explicit raw_client(uint16_t port) { s.connect({asio::ip::make_address("127.0.0.1"), port}); }
   bool greet(const std::string& token, const std::string& hello) {
-    std::string out = "spbulk01";
+    std::string out = "spbulk02";
     auto put = [&](uint32_t n) { out.append(reinterpret_cast<const char*>(&n), 4); };
     put(static_cast<uint32_t>(token.size()));
     out += token;
     put(static_cast<uint32_t>(hello.size()));
     out += hello;
+    put(0);  // no shared memory offered
     asio::write(s, asio::buffer(out));
     std::array<char, 5> answer{};
     asio::read(s, asio::buffer(answer));
-    return answer[0] == 1;  // (an accepted answer has no words after it)
+    if (answer[0] != 1)
+      return false;
+    std::array<char, 4> offer{};  // an accepted answer has no words, then the server's offer: none to none
+    asio::read(s, asio::buffer(offer));
+    return offer == std::array<char, 4>{};
   }
   // Blocks until the server closes the connection (true), or it sends bytes (false).
   bool closed_by_server() {
@@ -161,3 +166,20 @@ TEST_CASE("bulk channel: a peer that does not read its answers is not read eithe
   CHECK(sent < total / 2);  // stopped well short: the server stopped reading, then closed it
 }
 
+
+TEST_CASE("bulk channel: a frame that says its floats are in shared memory, on a connection that agreed to none, "
+          "closes it at once") {
+  inbox log;
+  bulk_io io;
+  bulk_server server(io, {}, echo(), 1 << 20, log.logger(), "127.0.0.1", quick(std::chrono::milliseconds(60'000)));
+  raw_client c(server.port());
+  REQUIRE(c.greet("", "hi"));  // (no offer: no ring)
+  std::array<char, 16> head{};
+  uint32_t kind = 1, control = 1u << 31;  // "in the ring"
+  uint64_t floats = 4;
+  std::memcpy(head.data(), &kind, 4);
+  std::memcpy(head.data() + 4, &control, 4);
+  std::memcpy(head.data() + 8, &floats, 8);
+  asio::write(c.s, asio::buffer(head));
+  CHECK(c.closed_by_server());  // long before the idle limit of a minute
+}

@@ -1,5 +1,6 @@
 #include "runtime/cluster/interfaces.hpp"
 
+#include "runtime/cluster/transport/shm_ring.hpp"
 #include "runtime/job/job_parts.hpp"
 
 #include <syncpoint/train.hpp>
@@ -7,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <random>
 #include <typeinfo>
 
@@ -71,28 +71,14 @@ const std::string& schema_fingerprint() {
   return value;
 }
 
-namespace {
-
-const std::string& boot_id() {
-  static const std::string id = [] {
-    std::string line;
-    std::ifstream in("/proc/sys/kernel/random/boot_id");
-    std::getline(in, line);
-    return line;
-  }();
-  return id;
-}
-
-}  // namespace
-
 run_clock clock_of(caf::actor_clock::time_point now, caf::actor_clock::time_point origin) {
   using std::chrono::nanoseconds;
   return {std::chrono::duration_cast<nanoseconds>(now - origin).count(),
-          std::chrono::duration_cast<nanoseconds>(origin.time_since_epoch()).count(), boot_id()};
+          std::chrono::duration_cast<nanoseconds>(origin.time_since_epoch()).count(), machine_boot_id()};
 }
 
 caf::actor_clock::time_point origin_here(const run_clock& c, caf::actor_clock::time_point now) {
-  if (!c.boot.empty() && c.boot == boot_id())
+  if (!c.boot.empty() && c.boot == machine_boot_id())
     return caf::actor_clock::time_point{std::chrono::duration_cast<caf::actor_clock::time_point::duration>(
       std::chrono::nanoseconds(c.origin_ns))};
   return now - std::chrono::nanoseconds(c.elapsed_ns);

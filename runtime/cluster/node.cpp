@@ -109,7 +109,10 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
       for (auto k : p.on_bulk)
         bulk += (bulk.empty() ? "" : ", ") + std::to_string(k);
       if (!bulk.empty())
-        p.notes.push_back((p.on_bulk.size() > 1 ? "shards " : "shard ") + bulk + " on the bulk channel");
+        p.notes.push_back((p.on_bulk.size() > 1 ? "shards " : "shard ") + bulk + " on the bulk channel" +
+                          (p.in_memory.empty()                       ? ""
+                           : p.in_memory.size() == p.on_bulk.size() ? ", through shared memory"
+                                                                    : ", some through shared memory"));
       for (auto& note : p.notes)
         if (st.cfg.on_note)
           st.cfg.on_note("worker " + std::to_string(spec.id) + ": " + note);

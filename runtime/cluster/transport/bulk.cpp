@@ -191,33 +191,57 @@ struct bulk_server::impl : std::enable_shared_from_this<bulk_server::impl> {
         auto hello_len = get<uint32_t>(buf->data() + buf->size() - 4);
         if (hello_len > max_hello)
           return c->end("hello too long");
-        auto hello = std::make_shared<std::vector<char>>(hello_len);
+        auto hello = std::make_shared<std::vector<char>>(hello_len + 4);
         asio::async_read(c->stream(), asio::buffer(*hello), [self, c, hello, token, deadline](boost::system::error_code ec, size_t) {
           if (ec)
             return c->end("no hello");
-          deadline->cancel();
-          std::string refusal;
-          std::optional<bulk_handler> handler;
-          if (!same_secret(token, self->security.secret)) {
-            refusal = "wrong token";
-          } else {
-            auto verdict = self->accept(*hello, c);
-            if (auto* why = std::get_if<std::string>(&verdict))
-              refusal = *why;
-            else
-              handler = std::move(std::get<bulk_handler>(verdict));
-          }
-          if (!refusal.empty())
-            self->say("bulk channel: refused a connection: " + refusal);
-          auto reply = std::make_shared<std::vector<char>>(answer(refusal));
-          asio::async_write(c->stream(), asio::buffer(*reply), [self, c, reply, handler, refusal](boost::system::error_code ec, size_t) mutable {
-            if (ec || !refusal.empty())
-              return c->end(refusal.empty() ? "the answer could not be sent" : refusal);
-            self->warned = false;
-            c->start(std::move(*handler));
+          auto offer_len = get<uint32_t>(hello->data() + hello->size() - 4);
+          hello->resize(hello->size() - 4);
+          if (offer_len > max_offer)
+            return c->end("offer too long");
+          auto offer = std::make_shared<std::string>(offer_len, '\0');
+          asio::async_read(c->stream(), asio::buffer(*offer), [self, c, hello, token, offer, deadline](boost::system::error_code ec, size_t) {
+            if (ec)
+              return c->end("no offer");
+            deadline->cancel();
+            self->judge(c, *hello, token, *offer);
           });
         });
       });
+    });
+  }
+
+  // The hello's verdict and the answer, with shared memory where both sides can.
+  template <class Stream>
+  void judge(std::shared_ptr<connection<Stream>> c, const std::vector<char>& hello, const std::string& token,
+             const std::string& offer) {
+    std::string refusal;
+    std::optional<bulk_handler> handler;
+    if (!same_secret(token, security.secret)) {
+      refusal = "wrong token";
+    } else {
+      auto verdict = accept(hello, c);
+      if (auto* why = std::get_if<std::string>(&verdict))
+        refusal = *why;
+      else
+        handler = std::move(std::get<bulk_handler>(verdict));
+    }
+    if (!refusal.empty())
+      say("bulk channel: refused a connection: " + refusal);
+    std::unique_ptr<shm_ring> in, out;
+    if (handler && !tls && limits.shared_memory && (in = open_offer(offer))) {
+      std::string error;
+      out = shm_ring::create(ring_capacity(handler->max_floats ? handler->max_floats : max_floats), error);
+      if (!out)
+        in.reset();  // both ways or neither
+    }
+    auto reply = std::make_shared<std::vector<char>>(answer(refusal, ring_offer(out.get())));
+    c->use_rings(std::move(out), std::move(in));
+    asio::async_write(c->stream(), asio::buffer(*reply), [self = shared_from_this(), c, reply, handler, refusal](boost::system::error_code ec, size_t) mutable {
+      if (ec || !refusal.empty())
+        return c->end(refusal.empty() ? "the answer could not be sent" : refusal);
+      self->warned = false;
+      c->start(std::move(*handler));
     });
   }
 };

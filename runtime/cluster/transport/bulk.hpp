@@ -98,6 +98,10 @@ struct bulk_limits {
   std::chrono::milliseconds idle{60'000};     ///< a server closes a connection that sent nothing for this long
   std::chrono::milliseconds ping{15'000};     ///< a client sends a ping when it sent nothing for this long
   size_t max_queued_bytes = 64 << 20;         ///< frames waiting to be written; above it the peer is not read
+  /// Not a bound: whether a plain (not TLS) connection between two processes
+  /// of one machine moves its floats through shared memory (shm_ring.hpp)
+  /// where both can. SYNCPOINT_BULK_SHM=0 turns it off (data_plane.cpp).
+  bool shared_memory = true;
 };
 
 /// What the server's owner answers to a hello: a handler for the new
@@ -127,6 +131,7 @@ class bulk_server {
 struct bulk_connect_result {
   std::shared_ptr<bulk_link> link;
   std::string error;
+  bool shared_memory = false;  // the floats go through shared memory both ways (bulk_limits)
 };
 bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, const std::string& host,
                                  uint16_t port, const std::vector<char>& hello, bulk_handler handler,

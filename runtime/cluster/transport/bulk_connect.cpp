@@ -23,26 +23,47 @@ struct pending_connect {
   }
 };
 
+// The ring this side would write its floats to, offered to the server (null:
+// none; the server may turn it down, and then it is not used).
 template <class Stream>
 void greet_server(std::shared_ptr<connection<Stream>> c, const bulk_security& security, const std::vector<char>& hello,
-                  bulk_handler handler, std::shared_ptr<pending_connect> result) {
-  auto out = std::make_shared<std::vector<char>>(greeting(security.secret, hello));
-  asio::async_write(c->stream(), asio::buffer(*out), [c, out, handler = std::move(handler), result](boost::system::error_code ec, size_t) mutable {
+                  bulk_handler handler, std::shared_ptr<pending_connect> result,
+                  std::shared_ptr<std::unique_ptr<shm_ring>> ring) {
+  auto out = std::make_shared<std::vector<char>>(greeting(security.secret, hello, ring_offer(ring->get())));
+  asio::async_write(c->stream(), asio::buffer(*out), [c, out, handler = std::move(handler), result, ring](boost::system::error_code ec, size_t) mutable {
     if (ec)
       return result->set_value({nullptr, "the greeting could not be sent: " + ec.message()});
     auto head = std::make_shared<std::array<char, 5>>();
-    asio::async_read(c->stream(), asio::buffer(*head), [c, head, handler = std::move(handler), result](boost::system::error_code ec, size_t) mutable {
+    asio::async_read(c->stream(), asio::buffer(*head), [c, head, handler = std::move(handler), result, ring](boost::system::error_code ec, size_t) mutable {
       if (ec)
         return result->set_value({nullptr, "the server did not answer: " + ec.message()});
       auto len = std::min<uint32_t>(get<uint32_t>(head->data() + 1), max_hello);
-      auto why = std::make_shared<std::string>(len, '\0');
-      asio::async_read(c->stream(), asio::buffer(*why), [c, head, why, handler = std::move(handler), result](boost::system::error_code ec, size_t) mutable {
-        if (ec || (*head)[0] != 1) {
+      auto why = std::make_shared<std::string>(len + 4, '\0');
+      asio::async_read(c->stream(), asio::buffer(*why), [c, head, why, handler = std::move(handler), result, ring](boost::system::error_code ec, size_t) mutable {
+        uint32_t offer_len = ec ? 0 : get<uint32_t>(why->data() + why->size() - 4);
+        why->resize(why->size() - 4);
+        if (ec || (*head)[0] != 1 || offer_len > max_offer) {
           c->end("refused");
           return result->set_value({nullptr, ec ? "the server's answer broke off" : "refused: " + *why});
         }
-        c->start(std::move(handler));
-        result->set_value({c, ""});  // closes it again if the caller gave up
+        auto offer = std::make_shared<std::string>(offer_len, '\0');
+        asio::async_read(c->stream(), asio::buffer(*offer), [c, offer, handler = std::move(handler), result, ring](boost::system::error_code ec, size_t) mutable {
+          if (ec) {
+            c->end("refused");
+            return result->set_value({nullptr, "the server's answer broke off"});
+          }
+          // The server took this side's ring (it offers its own back) or not.
+          std::unique_ptr<shm_ring> in = open_offer(*offer);
+          if (!offer->empty() && !in) {
+            c->end("no shared memory");
+            return result->set_value({nullptr, "the server's shared memory could not be opened here"});
+          }
+          bool shared = in != nullptr;
+          if (shared)
+            c->use_rings(std::move(*ring), std::move(in));
+          c->start(std::move(handler));
+          result->set_value({c, "", shared});  // closes it again if the caller gave up
+        });
       });
     });
   });
@@ -75,12 +96,17 @@ bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, con
   auto sec = std::make_shared<bulk_security>(security);
   auto hi = std::make_shared<std::vector<char>>(hello);
   auto* owner = &io.get();
+  auto ring = std::make_shared<std::unique_ptr<shm_ring>>();
+  if (!tls && limits.shared_memory && !machine_boot_id().empty()) {
+    std::string error;  // (none: the floats go inline)
+    *ring = shm_ring::create(ring_capacity(max_floats), error);
+  }
   auto on_connected = [=, handler = std::move(handler)](tcp::socket s) mutable {
     s.set_option(tcp::no_delay(true));
     if (!tls) {
       auto c = std::make_shared<connection<tcp::socket>>(std::move(s), max_floats, owner->gate, limits, false);
       owner->keep(c);
-      greet_server(c, *sec, *hi, std::move(handler), result);
+      greet_server(c, *sec, *hi, std::move(handler), result, ring);
       return;
     }
     auto c = std::make_shared<connection<tls_stream>>(tls_stream(std::move(s), *tls), max_floats, owner->gate, limits,
@@ -91,7 +117,7 @@ bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, con
         c->end("TLS handshake failed");
         return result->set_value({nullptr, "TLS handshake failed: " + ec.message()});
       }
-      greet_server(c, *sec, *hi, std::move(handler), result);
+      greet_server(c, *sec, *hi, std::move(handler), result, ring);
     });
   };
   auto socket = std::make_shared<tcp::socket>(ctx);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "runtime/cluster/transport/bulk.hpp"
+#include "runtime/cluster/transport/shm_ring.hpp"
 
 #include "core/float_buffers.hpp"
 #include "core/interfaces.hpp"
@@ -31,11 +32,12 @@ using tls_stream = asio::ssl::stream<tcp::socket>;
 
 namespace bulk_wire {
 
-constexpr char magic[8] = {'s', 'p', 'b', 'u', 'l', 'k', '0', '1'};
+constexpr char magic[8] = {'s', 'p', 'b', 'u', 'l', 'k', '0', '2'};
 constexpr uint32_t max_hello = 1 << 16;
 constexpr uint32_t max_token = 1 << 12;
 constexpr uint32_t ping_frame = UINT32_MAX;  // a frame of no content: the client is alive (never handed on)
 constexpr double min_rate = 1e6;   // bytes/s a frame's body must at least come at, once begun
+constexpr uint32_t in_ring = 1u << 31;  // in a frame's control length: its floats are in the shared-memory ring
 
 // Fixed-size fields in the machine's byte order, as float blocks are
 // (include/syncpoint/float_block.hpp: nodes share byte order and float format).
@@ -100,6 +102,13 @@ class connection : public link_base, public std::enable_shared_from_this<connect
       ping_(executor_) {}
 
   Stream& stream() { return stream_; }
+
+  // Before start (the io thread): the floats go through shared memory, `out`
+  // this side's frames, `in` the peer's (either may be null).
+  void use_rings(std::unique_ptr<shm_ring> out, std::unique_ptr<shm_ring> in) {
+    out_ring_ = std::move(out);
+    in_ring_ = std::move(in);
+  }
   bool started() const override { return started_; }
   bool ended() const override { return closed_; }
 
@@ -149,6 +158,8 @@ class connection : public link_base, public std::enable_shared_from_this<connect
     socket_of(stream_).close(ignored);
     queue_.clear();
     queued_bytes_ = 0;
+    if (out_ring_)
+      out_ring_->unlink();  // (a peer that never opened it)
     if (handler_.on_closed)
       handler_.on_closed(why);
   }
@@ -216,6 +227,7 @@ class connection : public link_base, public std::enable_shared_from_this<connect
           self->end("the peer did not take a frame in time");
       });
     }
+    to_ring(f);
     std::array<asio::const_buffer, 3> bufs{asio::buffer(f.head), asio::buffer(f.control),
                                            asio::buffer(f.values, f.count * sizeof(float))};
     asio::async_write(stream_, bufs, [self = this->shared_from_this()](boost::system::error_code ec, size_t) {
@@ -234,6 +246,25 @@ class connection : public link_base, public std::enable_shared_from_this<connect
       }
       self->write_next();
     });
+  }
+
+  // A frame's floats go into the ring when it has room: the frame then
+  // carries only its head and control part, and its floats' owner lets go.
+  void to_ring(frame& f) {
+    if (!out_ring_ || f.count == 0 || f.head.size() != 16)
+      return;
+    auto bytes = f.count * sizeof(float);
+    char* at = out_ring_->reserve(bytes);
+    if (!at)
+      return;
+    std::memcpy(at, f.values, bytes);
+    std::atomic_thread_fence(std::memory_order_release);
+    queued_bytes_ -= std::min(queued_bytes_, static_cast<size_t>(bytes));
+    uint32_t control = get<uint32_t>(f.head.data() + 4) | in_ring;
+    std::memcpy(f.head.data() + 4, &control, sizeof control);
+    f.count = 0;
+    f.values = nullptr;
+    f.keep.reset();
   }
 
   void read_head() {
@@ -260,6 +291,10 @@ class connection : public link_base, public std::enable_shared_from_this<connect
     in_.kind = get<uint32_t>(head_.data());
     auto control = get<uint32_t>(head_.data() + 4);
     auto floats = get<uint64_t>(head_.data() + 8);
+    bool ringed = (control & in_ring) != 0;
+    control &= ~in_ring;
+    if (out_ring_ && server_)
+      out_ring_->unlink();  // the client opened it before its first frame
     if (control > max_bulk_control) {
       end("a frame's control part of " + std::to_string(control) + " bytes exceeds " +
           std::to_string(max_bulk_control));
@@ -271,25 +306,32 @@ class connection : public link_base, public std::enable_shared_from_this<connect
       return;
     }
     if (in_.kind == ping_frame) {
-      if (control != 0 || floats != 0)
+      if (control != 0 || floats != 0 || ringed)
         return end("a ping with a content");
       return read_head();
     }
+    if (ringed && (!in_ring_ || floats == 0 || floats * sizeof(float) > in_ring_->capacity()))
+      return end(in_ring_ ? "a frame longer than the shared-memory ring"
+                          : "a frame in shared memory, which this connection did not agree to");
     auto bytes = static_cast<double>(control) + static_cast<double>(floats) * sizeof(float);
     expect_within(limits_.idle + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                    std::chrono::duration<double>(bytes / min_rate)),
                   "a frame of " + std::to_string(static_cast<uint64_t>(bytes)) + " bytes stalled");
     in_.control.resize(control);
-    in_.values = float_buffers::take(static_cast<size_t>(floats));  // the socket overwrites it
+    in_.values = float_buffers::take(static_cast<size_t>(floats));  // the socket or the ring overwrites it
     std::array<asio::mutable_buffer, 2> bufs{asio::buffer(in_.control),
-                                             asio::buffer(in_.values.data(), in_.values.size() * sizeof(float))};
-    asio::async_read(stream_, bufs, [self = this->shared_from_this()](boost::system::error_code ec, size_t) {
+                                             asio::buffer(in_.values.data(), ringed ? 0 : in_.values.size() * sizeof(float))};
+    asio::async_read(stream_, bufs, [self = this->shared_from_this(), ringed](boost::system::error_code ec, size_t) {
       if (ec) {
         self->end("read failed: " + ec.message());
         return;
       }
       if (self->closed_)
         return;
+      if (ringed) {
+        std::atomic_thread_fence(std::memory_order_acquire);
+        self->in_ring_->take(self->in_.values.size() * sizeof(float), self->in_.values.data());
+      }
       if (self->handler_.on_frame)
         self->handler_.on_frame(std::move(self->in_));
       self->in_ = {};
@@ -311,6 +353,7 @@ class connection : public link_base, public std::enable_shared_from_this<connect
   bulk_frame in_;
   std::deque<frame> queue_;
   size_t queued_bytes_ = 0;
+  std::unique_ptr<shm_ring> out_ring_, in_ring_;  // co-located peers: the floats of each way
   bool writing_ = false;
   bool paused_ = false;          // not reading: the peer leaves too much unread
   bool sent_since_ping_ = false;
@@ -318,20 +361,44 @@ class connection : public link_base, public std::enable_shared_from_this<connect
   bool closed_ = false;
 };
 
-inline std::vector<char> greeting(const std::string& secret, const std::vector<char>& hello) {
+// A side's offer of shared memory: its machine's boot id, the ring it
+// writes its frames' floats to, and the ring's size ("": none).
+constexpr uint32_t max_offer = 256;
+
+inline std::string ring_offer(const shm_ring* ring) {
+  return ring ? machine_boot_id() + " " + ring->name() + " " + std::to_string(ring->capacity()) : std::string();
+}
+
+// The peer's ring from its offer, if it is on this machine and this side may
+// open it (else null, and the floats of its frames come inline).
+inline std::unique_ptr<shm_ring> open_offer(const std::string& offer) {
+  char boot[64] = {}, name[128] = {};
+  unsigned long long capacity = 0;
+  if (offer.empty() || std::sscanf(offer.c_str(), "%63s %127s %llu", boot, name, &capacity) != 3 ||
+      machine_boot_id().empty() || boot != machine_boot_id())
+    return nullptr;
+  std::string error;
+  return shm_ring::open(name, static_cast<size_t>(capacity), error);
+}
+
+inline std::vector<char> greeting(const std::string& secret, const std::vector<char>& hello, const std::string& offer) {
   std::vector<char> out(magic, magic + sizeof magic);
   put(out, static_cast<uint32_t>(secret.size()));
   out.insert(out.end(), secret.begin(), secret.end());
   put(out, static_cast<uint32_t>(hello.size()));
   out.insert(out.end(), hello.begin(), hello.end());
+  put(out, static_cast<uint32_t>(offer.size()));
+  out.insert(out.end(), offer.begin(), offer.end());
   return out;
 }
 
-inline std::vector<char> answer(const std::string& refusal) {
+inline std::vector<char> answer(const std::string& refusal, const std::string& offer) {
   std::vector<char> out;
   out.push_back(refusal.empty() ? 1 : 0);
   put(out, static_cast<uint32_t>(refusal.size()));
   out.insert(out.end(), refusal.begin(), refusal.end());
+  put(out, static_cast<uint32_t>(offer.size()));
+  out.insert(out.end(), offer.begin(), offer.end());
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <caf/binary_serializer.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <unordered_map>
@@ -277,6 +278,10 @@ std::string bulk_endpoint(const std::string& host, uint16_t port) {
 data_plane::data_plane(caf::actor_system& sys, bulk_security security, std::function<void(const std::string&)> log,
                        const std::string& host, bulk_limits limits)
   : sys_(sys), security_(std::move(security)), log_(std::move(log)), limits_(limits) {
+  // SYNCPOINT_BULK_SHM=0: every float through TCP, also between co-located
+  // processes (a comparison, or a /dev/shm to keep free).
+  if (const char* shm = std::getenv("SYNCPOINT_BULK_SHM"); shm && std::string(shm) == "0")
+    limits_.shared_memory = false;
   server_ = std::make_unique<bulk_server>(
     io_, security_, [this](const std::vector<char>& hello, std::shared_ptr<bulk_link> link) { return accept(hello, link); },
     max_block_floats, log_, host, limits_);
@@ -380,6 +385,8 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
     out.ps.shards[k] = caf::actor_cast<ps_actor>(p);
     out.proxies.push_back(p);
     out.on_bulk.push_back(k);
+    if (c.shared_memory)
+      out.in_memory.push_back(k);
   }
   return out;
 }

@@ -52,6 +52,7 @@ class data_plane {
     ps_group ps;                       // `ps` with each reachable shard of another process proxied
     std::vector<caf::actor> proxies;   // to end with the worker
     std::vector<size_t> on_bulk;       // the shards proxied
+    std::vector<size_t> in_memory;     // ... of them, those whose floats go through shared memory
     std::vector<std::string> notes;    // shards left on CAF, and why
   };
   /// The PS as worker `worker` of this process sees it: each shard of another
