@@ -345,6 +345,14 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
       }
     });
   }
+  // Ended from outside (a node leaving, a job ending or restarting): the
+  // events it holds go first, as on its own quits.
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    if (msg.reason) {
+      send_held_events(self);
+      self->quit(std::move(msg.reason));
+    }
+  });
   st.born = now(self);
   st.batch_trace = !st.cfg.virtual_clock && st.cfg.tracer && st.cfg.tracer->node() != self->node();
   if (st.cfg.resume)

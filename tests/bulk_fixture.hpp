@@ -4,6 +4,7 @@
 #pragma once
 
 #include "runtime/cluster/transport/bulk.hpp"
+#include "runtime/cluster/transport/shm_ring.hpp"
 
 #include <chrono>
 #include <condition_variable>
@@ -66,6 +67,13 @@ inline bulk_accept echo(std::string refuse_hello = "") {
                         },
                         {}};
   };
+}
+
+// Whether this machine lets two processes share memory (a /dev/shm with room, a boot id):
+// where not, the bulk channel keeps every float on the wire, and the tests expect that.
+inline bool shared_memory_here() {
+  std::string error;
+  return !machine_boot_id().empty() && shm_ring::create(1 << 20, error) != nullptr;
 }
 
 inline std::vector<float> pattern(size_t n, float seed) {

@@ -23,6 +23,8 @@ struct pending_connect {
   }
 };
 
+constexpr const char* no_server_ring = "the server's shared memory could not be opened here";
+
 // The ring this side would write its floats to, offered to the server (null:
 // none; the server may turn it down, and then it is not used).
 template <class Stream>
@@ -56,7 +58,7 @@ void greet_server(std::shared_ptr<connection<Stream>> c, const bulk_security& se
           std::unique_ptr<shm_ring> in = open_offer(*offer);
           if (!offer->empty() && !in) {
             c->end("no shared memory");
-            return result->set_value({nullptr, "the server's shared memory could not be opened here"});
+            return result->set_value({nullptr, no_server_ring});
           }
           bool shared = in != nullptr;
           if (shared)
@@ -69,11 +71,20 @@ void greet_server(std::shared_ptr<connection<Stream>> c, const bulk_security& se
   });
 }
 
+// Whether the server may be this machine: loopback, or this end's own
+// address (the server's ring is judged by its boot id all the same).
+bool on_this_machine(const tcp::socket& s) {
+  boost::system::error_code a, b;
+  auto remote = s.remote_endpoint(a).address(), local = s.local_endpoint(b).address();
+  return !a && !b && (remote.is_loopback() || remote == local);
+}
+
 }  // namespace
 
 bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, const std::string& host,
                                  uint16_t port, const std::vector<char>& hello, bulk_handler handler,
                                  uint64_t max_floats, int timeout_ms, bulk_limits limits) {
+  auto handler_copy = limits.shared_memory ? handler : bulk_handler{};  // for a second try without shared memory
   auto& ctx = io.get().io;
   std::shared_ptr<asio::ssl::context> tls;
   try {
@@ -97,12 +108,12 @@ bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, con
   auto hi = std::make_shared<std::vector<char>>(hello);
   auto* owner = &io.get();
   auto ring = std::make_shared<std::unique_ptr<shm_ring>>();
-  if (!tls && limits.shared_memory && !machine_boot_id().empty()) {
-    std::string error;  // (none: the floats go inline)
-    *ring = shm_ring::create(ring_capacity(max_floats), error);
-  }
   auto on_connected = [=, handler = std::move(handler)](tcp::socket s) mutable {
     s.set_option(tcp::no_delay(true));
+    if (!tls && limits.shared_memory && on_this_machine(s) && !machine_boot_id().empty()) {
+      std::string error;  // (none: the floats go inline)
+      *ring = shm_ring::create(ring_capacity(max_floats), error);
+    }
     if (!tls) {
       auto c = std::make_shared<connection<tcp::socket>>(std::move(s), max_floats, owner->gate, limits, false);
       owner->keep(c);
@@ -136,7 +147,12 @@ bulk_connect_result bulk_connect(bulk_io& io, const bulk_security& security, con
     return {nullptr, "no answer from " + host + ":" + std::to_string(port) + " within " +
                        std::to_string(timeout_ms) + " ms"};
   }
-  return future.get();
+  auto r = future.get();
+  if (!r.link && r.error == no_server_ring) {  // (a file limit, the memory map's): once more, all inline
+    limits.shared_memory = false;
+    return bulk_connect(io, security, host, port, hello, std::move(handler_copy), max_floats, timeout_ms, limits);
+  }
+  return r;
 }
 
 }  // namespace syncpoint::cluster

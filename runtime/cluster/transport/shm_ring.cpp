@@ -3,6 +3,7 @@
 // by hand because Boost.Interprocess's queues copy per element and lock.
 #include "runtime/cluster/transport/shm_ring.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -19,6 +20,9 @@ namespace {
 
 constexpr size_t header = 64;  // the reader's progress, on a cache line of its own
 constexpr size_t page = 4096;
+constexpr uint64_t max_ring = uint64_t{64} << 20;
+
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "the reader's progress is shared between processes");
 
 std::atomic<uint64_t>* consumed(char* base) {
   return reinterpret_cast<std::atomic<uint64_t>*>(base);
@@ -42,8 +46,9 @@ char* map(int fd, size_t bytes) {
 
 size_t ring_capacity(uint64_t max_floats) {
   uint64_t frame = max_floats * sizeof(float);
+  if (frame > max_ring)
+    return 0;  // a frame the ring could never hold: no ring
   uint64_t room = frame <= (uint64_t{4} << 20) ? 2 * frame : frame;
-  room = std::min<uint64_t>(room, uint64_t{64} << 20);
   return static_cast<size_t>((room + page - 1) / page * page);
 }
 
@@ -101,14 +106,15 @@ std::unique_ptr<shm_ring> shm_ring::open(const std::string& name, size_t capacit
   }
   struct stat st {};
   char* base = nullptr;
-  if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != header + capacity || st.st_uid != geteuid())
-    error = "the ring is not what its writer said";
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<size_t>(st.st_size) != header + capacity ||
+      st.st_uid != geteuid())
+    error = "the ring is not what its writer said";  // (its name stays: not ours to remove)
   else if (!(base = map(fd, header + capacity)))
     error = std::string("mmap: ") + std::strerror(errno);
   close(fd);
-  shm_unlink(name.c_str());  // mapped by both now (or given up): the name has served
   if (!base)
     return nullptr;
+  shm_unlink(name.c_str());  // mapped by both now: the name has served
   return std::unique_ptr<shm_ring>(new shm_ring(name, base, capacity, false));
 }
 

@@ -61,8 +61,8 @@ class shm_ring {
 };
 
 /// The ring a connection sending frames of up to `max_floats` floats uses:
-/// two frames' room for frames up to 4 MB (a push and the next), one above,
-/// at most 64 MB (larger frames go inline).
+/// two frames' room for frames up to 4 MB (a push and the next), one above;
+/// 0 (none: every frame inline) for frames over 64 MB.
 size_t ring_capacity(uint64_t max_floats);
 
 /// This machine's boot id ("" if unknown): two processes with the same one
