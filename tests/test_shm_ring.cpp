@@ -100,7 +100,8 @@ TEST_CASE("shared-memory ring: a frame starts at the next lap rather than wrap, 
 
 TEST_CASE("bulk channel: co-located sides move floats through shared memory bit for bit, inline when the ring is "
           "full, and all on the wire when either side opts out") {
-  for (auto [server_shm, client_shm] : {std::pair{true, true}, std::pair{false, true}, std::pair{true, false}}) {
+  for (auto sides : {std::pair{true, true}, std::pair{false, true}, std::pair{true, false}}) {
+    bool server_shm = sides.first, client_shm = sides.second;  // (clang: no structured binding in CAPTURE's lambda)
     CAPTURE(server_shm);
     CAPTURE(client_shm);
     inbox server_log, got;  // before the io: its end calls their handlers
