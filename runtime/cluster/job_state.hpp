@@ -49,6 +49,7 @@ using job_ptr = job_actor::stateful_pointer<job_state>;
 // job_runner.cpp
 void say(job_ptr self, const std::string& line);   // a progress line to the submitter
 void abort_job(job_ptr self, const std::string& why);
+void stop_job(job_ptr self, const std::string& why);  // the coordinator ends the run early; its outcome still comes
 void launch(job_ptr self);                          // spawn the run (again, after a restart)
 bool on_head(const job_state& st, size_t k);        // shard k runs on the head
 
@@ -58,6 +59,10 @@ worker_spec spec_for(job_ptr self, size_t id);
 /// set, else `failed` with why (another data set, or no answer).
 void prepare_node(job_ptr self, const node_actor& node, const std::string& token, const std::string& name,
                   std::function<void()> ready, std::function<void(const std::string&)> failed);
+
+// job_down.cpp
+/// Something the job monitors went: the client, the coordinator, a shard or a node.
+void on_down(job_ptr self, const caf::down_msg& dm);
 
 // job_grow.cpp
 /// Elastic: a node with `free` slots joined. Up to that many vacant ids get a
