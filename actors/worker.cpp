@@ -22,8 +22,10 @@ void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value, 
     self->send(st.cfg.tracer, trace_atom::value, std::move(ev));
     return;
   }
-  if (st.held_events.empty() && std::strcmp(kind, "compute") != 0)
+  if (!st.send_due && std::strcmp(kind, "compute") != 0) {  // one timer at a time
+    st.send_due = true;
     self->delayed_send(self, std::chrono::milliseconds(20), trace_atom::value);
+  }
   st.held_events.push_back(std::move(ev));
   if (std::strcmp(kind, "compute") == 0 || st.held_events.size() >= 64)
     send_held_events(self);
@@ -35,6 +37,11 @@ void send_held_events(worker_ptr self) {
     return;
   self->send(st.cfg.tracer, trace_atom::value, std::move(st.held_events));
   st.held_events = {};
+}
+
+void leave(worker_ptr self, caf::error reason) {
+  send_held_events(self);  // its last events go first
+  self->quit(std::move(reason));
 }
 
 nanos now(worker_ptr self) {
@@ -83,9 +90,8 @@ void watch(worker_ptr self) {
     char secs[96];
     std::snprintf(secs, sizeof secs, "%.3g s (--request-timeout %g s)", std::chrono::duration<double>(waited).count(),
                   std::chrono::duration<double>(*limit).count());
-    send_held_events(self);  // before it goes: its last events
-    self->quit(caf::make_error(caf::sec::request_timeout, "worker " + std::to_string(st.cfg.id) + ": its " +
-                                                            st.asked_for + " had no reply in " + secs));
+    leave(self, caf::make_error(caf::sec::request_timeout, "worker " + std::to_string(st.cfg.id) + ": its " +
+                                                             st.asked_for + " had no reply in " + secs));
     return;
   }
   self->delayed_send(self, *limit - waited, timeout_atom::value);
@@ -137,9 +143,8 @@ void compute(worker_ptr self) {
   try {
     r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local_lr, st.refused}, st.grad.data());
   } catch (const std::exception& e) {
-    send_held_events(self);  // before it goes: its last events
-    self->quit(make_error(sp_error::user_loop_failed,
-                          "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
+    leave(self, make_error(sp_error::user_loop_failed,
+                           "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
     return;
   }
   st.refused.clear();
@@ -182,8 +187,7 @@ void advance(worker_ptr self) {
     auto p = *st.reply;
     st.reply.reset();
     if (p.stop) {
-      send_held_events(self);
-      self->quit();
+      leave(self);
       return;
     }
     if (p.batch > 0)
@@ -339,19 +343,15 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     for (auto& shard : st.cfg.ps.shards)
       self->monitor(shard);
     self->set_down_handler([=](caf::down_msg& dm) {
-      if (self->state.cfg.ps.has(dm.source)) {
-        send_held_events(self);  // before it goes: its last events
-        self->quit(dm.reason ? dm.reason : caf::error{caf::exit_reason::normal});
-      }
+      if (self->state.cfg.ps.has(dm.source))
+        leave(self, dm.reason ? dm.reason : caf::error{caf::exit_reason::normal});
     });
   }
   // Ended from outside (a node leaving, a job ending or restarting): the
   // events it holds go first, as on its own quits.
   self->set_exit_handler([=](caf::exit_msg& msg) {
-    if (msg.reason) {
-      send_held_events(self);
-      self->quit(std::move(msg.reason));
-    }
+    if (msg.reason)
+      leave(self, std::move(msg.reason));
   });
   st.born = now(self);
   st.batch_trace = !st.cfg.virtual_clock && st.cfg.tracer && st.cfg.tracer->node() != self->node();
@@ -378,8 +378,10 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
         watch(self);
     },
     [=](trace_atom) {
-      if (self->current_sender() == self->ctrl())
+      if (self->current_sender() == self->ctrl()) {
+        self->state.send_due = false;
         send_held_events(self);
+      }
     },
     [=](save_atom) { return save(self->state); },
     [=](resume_atom) {

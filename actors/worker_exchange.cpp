@@ -22,11 +22,10 @@ void refused(worker_ptr self, proceed p, const std::string& why) {
   auto& st = self->state;
   auto t = now(self);
   if (++st.rejected_in_a_row >= max_rejections_in_a_row) {
-    send_held_events(self);  // before it goes: its last events
-    self->quit(caf::make_error(caf::sec::runtime_error,
-                               "worker " + std::to_string(st.cfg.id) + ": " + std::to_string(max_rejections_in_a_row) +
-                                 " gradients in a row rejected (last: " + why +
-                                 "); the model has diverged, try a lower --lr"));
+    leave(self, caf::make_error(caf::sec::runtime_error,
+                                "worker " + std::to_string(st.cfg.id) + ": " + std::to_string(max_rejections_in_a_row) +
+                                  " gradients in a row rejected (last: " + why +
+                                  "); the model has diverged, try a lower --lr"));
     return;
   }
   trace(self, "push", st.push_sent, t, st.push_bytes);
@@ -78,9 +77,8 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
         refused(self, proceed{false, true, 0, 0, 0, st.local_step, st.overlap}, self->system().render(err));
         return;
       }
-      send_held_events(self);  // before it goes: its last events
-      self->quit(std::move(err));  // PS unreachable: the coordinator sees us go
-    });
+      leave(self, std::move(err));  // PS unreachable: the coordinator sees us go
+     });
 }
 
 }  // namespace
@@ -89,9 +87,8 @@ void push(worker_ptr self) {
   auto& st = self->state;
   auto t = now(self);
   if (st.cfg.fail_at_iter > 0 && st.iter + 1 == st.cfg.fail_at_iter) {
-    send_held_events(self);  // before it goes: its last events
-    self->quit(caf::make_error(caf::sec::runtime_error, "injected failure of worker " +
-                                                          std::to_string(st.cfg.id)));
+    leave(self, caf::make_error(caf::sec::runtime_error, "injected failure of worker " +
+                                                           std::to_string(st.cfg.id)));
     return;
   }
   ++st.iter;
@@ -170,20 +167,18 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
         return;
       }
       if (w.values.size() != ps.end(k) - ps.begin(k)) {
-        send_held_events(self);  // before it goes: its last events
-        self->quit(make_error(sp_error::wrong_size, "worker " + std::to_string(st.cfg.id) + ": shard " +
-                                                      std::to_string(k) + " sent " + std::to_string(w.values.size()) +
-                                                      " weights, not " + std::to_string(ps.end(k) - ps.begin(k))));
+        leave(self, make_error(sp_error::wrong_size, "worker " + std::to_string(st.cfg.id) + ": shard " +
+                                                       std::to_string(k) + " sent " + std::to_string(w.values.size()) +
+                                                       " weights, not " + std::to_string(ps.end(k) - ps.begin(k))));
         return;
       }
       // Every shard serves the version of the worker's release: a pull never mixes versions.
       if (st.pull_version != UINT64_MAX && w.version != st.pull_version) {
-        send_held_events(self);  // before it goes: its last events
-        self->quit(make_error(sp_error::bad_input, "worker " + std::to_string(st.cfg.id) + ": shard " +
-                                                     std::to_string(k) + " sent version " + std::to_string(w.version) +
-                                                     " of the model, another shard version " +
-                                                     std::to_string(st.pull_version) +
-                                                     ": the slices of one pull must be of one version"));
+        leave(self, make_error(sp_error::bad_input, "worker " + std::to_string(st.cfg.id) + ": shard " +
+                                                      std::to_string(k) + " sent version " + std::to_string(w.version) +
+                                                      " of the model, another shard version " +
+                                                      std::to_string(st.pull_version) +
+                                                      ": the slices of one pull must be of one version"));
         return;
       }
       std::copy(w.values.data(), w.values.data() + w.values.size(), st.pulled->data() + ps.begin(k));
@@ -196,8 +191,7 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
       if (seq != self->state.pull_seq)
         return;
       answered(self);
-      send_held_events(self);  // before it goes: its last events
-      self->quit(std::move(err));
+      leave(self, std::move(err));
     });
 }
 

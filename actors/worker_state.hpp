@@ -51,10 +51,11 @@ struct worker_state {
   double local_lr = 0;            // ... and its rate (0: cfg.lr)
   bool overlap = false;
   // A tracer in another process on the real clock gets the events of a round
-  // as one message (at the round's compute, or 20 ms after the first): one
+  // as one message (at the round's compute, or within 20 ms of an event): one
   // message crossing processes per round instead of five.
   bool batch_trace = false;
   std::vector<trace_event> held_events;
+  bool send_due = false;          // ... a timer to send them is set
   static inline const char* name = "worker";
 };
 
@@ -63,6 +64,7 @@ using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 // actors/worker.cpp: the trace, the run clock, the watchdog's bookkeeping and the pipeline.
 void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0, const std::string& note = {});
 void send_held_events(worker_ptr self);  // the events batch_trace holds, now
+void leave(worker_ptr self, caf::error reason = {});  // quits, its held events sent first
 nanos now(worker_ptr self);
 void asked(worker_ptr self, const char* what);  // a request went out (the watchdog's clock starts)
 void answered(worker_ptr self);                 // ... and is over
