@@ -103,7 +103,7 @@ void take_in(ps_ptr self, gradient_push& g) {
   auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
   apply_now(st, g, tau);
   trace_rate(self);
-  float_buffers::give(std::move(g.grad));  // applied: its buffer can take the next frame or gradient
+  g.grad.give_back();  // applied: its buffer can take the next frame or gradient
   auto now = since(self, st.cfg.origin);
   if (is_lead(st))
     trace(self, {"apply", g.worker, now, now, g.iter, st.version + 1, tau});
@@ -190,7 +190,7 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
                             std::to_string(st.cfg.offset + st.w->size() - 1) + " of the model)"
                         : "gradient from worker " + std::to_string(g.worker) + " has " +
                             std::to_string(g.grad.size()) + " values, the model has " + std::to_string(st.w->size()));
-  if (!all_finite(g.grad))
+  if (!all_finite(g.grad.data(), g.grad.size()))
     return make_error(sp_error::non_finite, std::string(st.cfg.shards > 1 ? "gradient slice" : "gradient") +
                                               " from worker " + std::to_string(g.worker) + " (iteration " +
                                               std::to_string(g.iter) + ") contains NaN or Inf" +

@@ -49,7 +49,7 @@ saved_ps save(const ps_state& st) {
   s.buffer = st.buffer;
   if (!st.held.empty())  // saved folded, as a later push would fold it
     for (size_t i = 0; i < s.buffer.size(); ++i)
-      s.buffer[i] = round_sum(st.buffer[i], st.buffer_scale, st.held[i], st.held_weight);
+      s.buffer[i] = round_sum(st.buffer[i], st.buffer_scale, st.held.data()[i], st.held_weight);
   s.worker_weight = st.worker_weight;
   s.visible = st.visible.vec();
   s.momentum = st.cfg.momentum;

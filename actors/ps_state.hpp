@@ -64,7 +64,7 @@ struct ps_state {
   std::deque<std::pair<uint64_t, uint64_t>> samples_at_version;  // (version, samples), by version
   std::vector<float> buffer;      // sum of buffered gradients, each times its weight,
   float buffer_scale = 1;         // ... all of it times buffer_scale (lazily applied)
-  std::vector<float> held;        // ... but for the latest push, held apart: the commit adds it in
+  float_slice held;               // ... but for the latest push, held apart: the commit adds it in
   float held_weight = 0;          //     its own pass, a later push folds it in (round_sum)
   double buffer_weight = 0;       // sum of the batches
   double buffer_taken = 0;        // sum of the weights (the batches, less for stale pushes)

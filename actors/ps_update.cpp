@@ -56,8 +56,7 @@ void fold_held(ps_state& st) {
       out[i] = round_sum(out[i], s, held[i], hw);
   });
   st.buffer_scale = 1;
-  float_buffers::give(std::move(st.held));
-  st.held = {};
+  st.held.give_back();
 }
 
 // Gated mode, adjusted rule: a push moves the weights at once (a round's
@@ -117,11 +116,11 @@ void add_to_round(ps_state& st, gradient_push& g) {
   }
   if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
     float_buffers::give(std::move(st.buffer));  // the last round's
-    st.buffer = std::move(g.grad);
+    st.buffer = g.grad.take();  // a view (a slice of a sharded push): copied now
     st.buffer_scale = weight;
   } else {  // later ones are held, and summed when the next arrives or the round commits
     fold_held(st);
-    st.held = std::move(g.grad);
+    st.held = std::move(g.grad);  // read only: a view stays one
     st.held_weight = weight;
   }
   st.buffer_weight += g.samples;
@@ -172,8 +171,7 @@ void step_round(ps_state& st) {
   }
   if (!st.held.empty()) {
     st.buffer_scale = 1;
-    float_buffers::give(std::move(st.held));
-    st.held = {};
+    st.held.give_back();
   }
 }
 
@@ -259,10 +257,10 @@ void rescale_velocity(ps_state& st, ps_mode from, ps_mode to) {
 
 // A vectorized read of `g`: NaN * 0 and Inf * 0 are NaN, so a chunk's sum is
 // 0 iff all its values are finite. Chunks on several cores for a large model.
-bool all_finite(const std::vector<float>& g) {
+bool all_finite(const float* g, size_t n) {
   std::atomic<bool> finite{true};
-  parallel_chunks(g.size(), [&](size_t begin, size_t end) {
-    if ((cvec(g.data() + begin, static_cast<Eigen::Index>(end - begin)).array() * 0.0f).sum() != 0.0f)
+  parallel_chunks(n, [&](size_t begin, size_t end) {
+    if ((cvec(g + begin, static_cast<Eigen::Index>(end - begin)).array() * 0.0f).sum() != 0.0f)
       finite.store(false, std::memory_order_relaxed);
   });
   return finite.load();

@@ -28,8 +28,8 @@ void close_round(ps_state& st);
 /// A mode switch between per-round and per-push steps converts the velocity.
 void rescale_velocity(ps_state& st, ps_mode from, ps_mode to);
 
-/// Whether every value of `g` is finite (neither NaN nor Inf).
-bool all_finite(const std::vector<float>& g);
+/// Whether every value of g[0, n) is finite (neither NaN nor Inf).
+bool all_finite(const float* g, size_t n);
 
 /// An element of a round's sum: the buffer's times its scale, plus the held
 /// push's times its weight. Every path that folds (a later push, the commit, a

@@ -136,7 +136,7 @@ void compute(worker_ptr self) {
   st.pipe.compute_started();
   st.compute_start = now(self);
   st.grad_version = st.version;
-  if (st.grad.size() != st.m->size())  // pushed away (one shard): one handed back, the model writes it whole
+  if (st.grad.size() != st.m->size())  // pushed away (whole, or as views): one handed back, the model writes it whole
     st.grad = float_buffers::take(st.m->size());
   auto wall0 = std::chrono::steady_clock::now();
   step_result r;

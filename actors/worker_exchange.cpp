@@ -4,6 +4,7 @@
 // one model. With one shard, the gradient is moved and the pulled model
 // adopted as they are.
 #include "actors/worker_state.hpp"
+#include "core/shared_floats.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -111,12 +112,12 @@ void push(worker_ptr self) {
     gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad), bytes};
     st.grad = {};
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
-  } else {  // each shard its slice, all at once
+  } else {  // each shard its slice, all at once: views of the gradient, shared, no copy
+    auto whole = handed_back_floats(std::move(st.grad)).shared();  // the next gradient's buffer once all let go
+    st.grad = {};
     for (size_t k = 0; k < ps.size(); ++k) {
       gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
-                      std::vector<float>(st.grad.begin() + static_cast<std::ptrdiff_t>(ps.begin(k)),
-                                         st.grad.begin() + static_cast<std::ptrdiff_t>(ps.end(k))),
-                      wire(k)};
+                      float_slice(whole, ps.begin(k), ps.end(k)), wire(k)};
       expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, std::move(g)), seq, k == 0);
     }
   }

@@ -13,6 +13,7 @@
 
 #include <syncpoint/messages.hpp>
 
+#include "core/float_slice.hpp"
 #include "core/shared_floats.hpp"
 
 #include <caf/all.hpp>
@@ -86,7 +87,7 @@ struct gradient_push {
   uint64_t iter = 0;          // the worker's clock after this push (1-based)
   uint64_t base_version = 0;  // version of the weights the gradient was computed on
   uint32_t samples = 0;       // batch size
-  std::vector<float> grad;    // as the PS applies it (a compressed gradient, decompressed)
+  float_slice grad;           // as the PS applies it (a compressed gradient, decompressed)
   uint64_t wire_bytes = 0;    // the bytes its encoding takes (--compress; 0: its floats, 4 each)
 };
 
@@ -147,8 +148,13 @@ struct snapshot {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, gradient_push& x) {
+  if (x.grad.is_view()) {  // written out (a view is never read into): its range as a block
+    std::vector<float> values(x.grad.data(), x.grad.data() + x.grad.size());
+    return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version, x.samples,
+             float_block{values}, x.wire_bytes);
+  }
   return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version,
-           x.samples, float_block{x.grad}, x.wire_bytes);
+           x.samples, float_block{x.grad.own()}, x.wire_bytes);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_info& x) {

@@ -62,6 +62,23 @@ TEST_CASE("transport: a gradient is one block of bytes, not one field per float"
   CHECK(back.wire_bytes == 123);
 }
 
+TEST_CASE("transport: a slice that views a gradient crosses as the same bytes as one with its own floats") {
+  fixture f;
+  std::vector<float> grad(1000);
+  for (size_t i = 0; i < grad.size(); ++i)
+    grad[i] = static_cast<float>(i) * 0.25f;
+  auto whole = std::make_shared<const std::vector<float>>(grad);
+  gradient_push view{1, 2, 3, 8, float_slice(whole, 200, 700), 0};
+  gradient_push own{1, 2, 3, 8, std::vector<float>(grad.begin() + 200, grad.begin() + 700), 0};
+  auto buf = f.save(view);
+  CHECK(buf == f.save(own));
+  CHECK(view.grad.is_view());  // written out, still the view
+  gradient_push back;
+  REQUIRE(!f.load(buf, back));
+  CHECK(!back.grad.is_view());  // read back: floats of its own
+  CHECK(back.grad == own.grad);
+}
+
 TEST_CASE("transport: weights keep their values and version, a job config round-trips") {
   fixture f;
   weights w{42, shared_floats(std::vector<float>{1.5f, -2.0f, 3.25f})};

@@ -176,8 +176,11 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
     [=, &sys](push_atom, gradient_push& g) -> caf::result<proceed> {
       auto& st = self->state;
       auto seq = ++st.seq;
-      auto grad = handed_back_floats(std::move(g.grad)).shared();  // once written, the next gradient's buffer
-      st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes), grad->data(), grad->size(), grad);
+      // A slice of the worker's gradient (a view, no copy) or a vector of its own,
+      // handed back once written: the next gradient's buffer.
+      auto keep = g.grad.share();
+      st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes), g.grad.data(),
+                    g.grad.size(), keep);
       st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
       return caf::delegated<proceed>{};
     },
