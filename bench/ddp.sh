@@ -115,17 +115,11 @@ if ! { [ "$(id -u)" -eq 0 ] && command -v tc > /dev/null && ip netns add "spddp_
   echo "veth rows skipped: network namespaces are not permitted here (they need root and CAP_NET_ADMIN)"
   exit 0
 fi
+source bench/veth_link.sh
 link_up() {  # rate, burst
   A=spddp_a$$ B=spddp_b$$ va=spva$$ vb=spvb$$
-  ip netns add "$A"; ip netns add "$B"; namespaces=("$A" "$B")
-  ip link add "$va" type veth peer name "$vb"
-  ip link set "$va" netns "$A"; ip link set "$vb" netns "$B"
-  ip -n "$A" addr add 10.77.0.1/24 dev "$va"; ip -n "$B" addr add 10.77.0.2/24 dev "$vb"
-  for side in "$A $va" "$B $vb"; do
-    set -- $side
-    ip -n "$1" link set lo up; ip -n "$1" link set "$2" up
-    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$rate" burst "$burst" latency 20ms
-  done
+  namespaces=("$A" "$B")
+  veth_up "$A" "$B" "$va" "$vb" 10.77.0 "$rate" "$burst"
 }
 link_down() { for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done; namespaces=(); }
 ddp_veth() {  # processes: half on A (with rank 0), half on B

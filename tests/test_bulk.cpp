@@ -5,6 +5,8 @@
 #include "tests/bulk_fixture.hpp"
 #include "tests/helpers.hpp"
 
+#include <syncpoint/compressor.hpp>
+
 #include <doctest/doctest.h>
 
 #include <boost/asio.hpp>
@@ -182,7 +184,9 @@ struct plane_fixture {
   inbox log;
   std::unique_ptr<data_plane> plane;
 
-  plane_fixture() {
+  // shared_memory: as between processes of one machine where it can; false:
+  // every float on the socket, as between machines.
+  explicit plane_fixture(bool shared_memory = true) {
     syncpoint::register_messages(cfg);
     sys = std::make_unique<caf::actor_system>(cfg);
     self = std::make_unique<caf::scoped_actor>(*sys);
@@ -193,7 +197,9 @@ struct plane_fixture {
     };
     bulk_ps = spawn_parameter_server(*sys, config());
     plain_ps = spawn_parameter_server(*sys, config());
-    plane = std::make_unique<data_plane>(*sys, bulk_security{"tok", {}}, log.logger());
+    bulk_limits limits;
+    limits.shared_memory = shared_memory;
+    plane = std::make_unique<data_plane>(*sys, bulk_security{"tok", {}}, log.logger(), "127.0.0.1", limits);
     plane->serve(bulk_ps, 1000, {111, 222});
   }
   ~plane_fixture() {
@@ -222,9 +228,10 @@ struct plane_fixture {
                   p.notes[0]);
   }
 
-  caf::error push(const ps_actor& to, worker_id w, std::vector<float> g) {
+  // wire_bytes > 0: a compressed gradient (--compress), whose encoding takes that many.
+  caf::error push(const ps_actor& to, worker_id w, std::vector<float> g, uint64_t wire_bytes = 0) {
     caf::error result;
-    (*self)->request(to, std::chrono::seconds(30), push_atom::value, gradient_push{w, 1, 0, 64, std::move(g)})
+    (*self)->request(to, std::chrono::seconds(30), push_atom::value, gradient_push{w, 1, 0, 64, std::move(g), wire_bytes})
       .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
     return result;
   }
@@ -253,6 +260,33 @@ TEST_CASE("data plane: pushes and pulls on the bulk channel change the shard exa
   CHECK(a.version == 6);
   CHECK(a.version == b.version);
   CHECK(a.values.vec() == b.values.vec());  // bit for bit
+}
+
+TEST_CASE("data plane: a compressed gradient crosses a socket packed, and the shard applies exactly its floats") {
+  for (bool shared_memory : {false, true}) {
+    CAPTURE(shared_memory);
+    plane_fixture f(shared_memory);
+    auto as0 = f.proxy(0, 111);
+    uint64_t packed = 0;
+    for (auto spec : {"bf16", "fp16", "topk:0.01", "randomk:0.1", "onebit"}) {
+      CAPTURE(spec);
+      auto g = pattern(1000, 0.01f);
+      std::vector<float> residual(g.size(), 0.0f);
+      auto bytes = compress_with_feedback(*make_compressor(spec), g.data(), residual.data(), g.size(), 1);
+      CHECK(!f.push(as0, 0, g, bytes));
+      CHECK(!f.push(f.plain_ps, 0, g, bytes));
+      if (!shared_memory || !shared_memory_here())
+        ++packed;  // through shared memory the floats go as they are: a copy costs less than packing
+      CHECK(f.plane->packed_pushes() == packed);
+    }
+    CHECK(!f.push(as0, 0, pattern(1000, 0.02f)));  // not compressed: as it is
+    CHECK(!f.push(f.plain_ps, 0, pattern(1000, 0.02f)));
+    CHECK(f.plane->packed_pushes() == packed);
+    auto a = f.pull(as0), b = f.pull(f.plain_ps);
+    CHECK(a.version == 6);
+    CHECK(a.version == b.version);
+    CHECK(a.values.vec() == b.values.vec());  // bit for bit
+  }
 }
 
 TEST_CASE("data plane: a wrong key or another worker's key is refused at the hello, a wrong length and NaN as the PS "

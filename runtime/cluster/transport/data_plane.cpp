@@ -6,12 +6,14 @@
 #include <syncpoint/float_block.hpp>
 #include "core/secret.hpp"
 #include "runtime/cluster/transport/endpoint.hpp"
+#include "runtime/cluster/transport/float_packing.hpp"
 #include "runtime/cluster/transport/pull_share.hpp"
 
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -31,6 +33,9 @@ namespace {
 // messages only).
 struct link_handle {
   std::shared_ptr<bulk_link> link;
+  // Set: a compressed gradient goes packed (float_packing.hpp), as the floats
+  // cross a socket; each packed push counts here (data_plane::packed_pushes).
+  std::shared_ptr<std::atomic<uint64_t>> packed_count;
 };
 struct share_handle {
   caf::actor share;
@@ -50,8 +55,9 @@ namespace {
 using closed_atom = caf::atom_constant<caf::atom("bk_closed")>;
 
 // push: (seq, iter, base version, samples, wire bytes) + gradient; pull: (seq, min version);
-// proceed: (seq, proceed); model: (seq, version) + weights; refused: (seq, error).
-enum frame_kind : uint32_t { push_frame = 1, pull_frame, proceed_frame, model_frame, refused_frame };
+// proceed: (seq, proceed); model: (seq, version) + weights; refused: (seq, error);
+// packed push: a push's control, then (packing, values) + the packed words.
+enum frame_kind : uint32_t { push_frame = 1, pull_frame, proceed_frame, model_frame, refused_frame, packed_push_frame };
 
 template <class... Ts>
 std::vector<char> control(caf::actor_system& sys, const Ts&... xs) {
@@ -74,16 +80,18 @@ struct gateway_state {
   ps_actor shard;
   int32_t worker = 0;
   uint64_t key = 0;
+  uint64_t floats = 0;  // the shard's: no packed push unpacks to more
   std::shared_ptr<bulk_link> link;
   size_t in_flight = 0;  // requests to the shard not answered yet
   static inline const char* name = "bulk_gateway";
 };
 
 caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, int32_t worker, uint64_t key,
-                      std::shared_ptr<bulk_link> link) {
+                      uint64_t floats, std::shared_ptr<bulk_link> link) {
   self->state.shard = std::move(shard);
   self->state.worker = worker;
   self->state.key = key;
+  self->state.floats = floats;
   self->state.link = std::move(link);
   auto& sys = self->system();
   // An answer the worker's proxy can match: the error travels as CAF serializes it.
@@ -97,12 +105,24 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
       uint64_t seq = 0;
       if (++st.in_flight > data_plane::max_in_flight)  // a proxy asks once or twice at a time
         return st.link->close();
-      if (f.kind == push_frame) {
+      if (f.kind == push_frame || f.kind == packed_push_frame) {
         gradient_push g;
         g.worker = st.worker;
-        if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes))
-          return st.link->close();
-        g.grad = std::move(f.values);
+        if (f.kind == push_frame) {
+          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes))
+            return st.link->close();
+          g.grad = std::move(f.values);
+        } else {
+          uint8_t how = 0;
+          uint64_t n = 0;
+          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, how, n) || n > st.floats)
+            return st.link->close();
+          auto values = float_buffers::take(static_cast<size_t>(n));
+          if (!unpack(static_cast<packing>(how), f.values.data(), f.values.size(), values.data(), values.size()))
+            return st.link->close();  // not what a proxy packs
+          float_buffers::give(std::move(f.values));
+          g.grad = std::move(values);
+        }
         self->request(st.shard, caf::infinite, push_atom::value, bulk_atom::value, st.key, std::move(g))
           .then(
             [=, &sys](const proceed& p) {
@@ -136,6 +156,7 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
 struct proxy_state {
   ps_actor shard;  // for what does not go on the bulk channel
   std::shared_ptr<bulk_link> link;
+  std::shared_ptr<std::atomic<uint64_t>> packed_count;  // link_handle::packed_count
   std::string label;  // "shard 1 at host:port", for errors
   caf::actor share;   // with other workers of this process pulling from the shard (runtime/cluster/transport/pull_share.hpp)
   bool proven = false;  // the shard has taken this worker's key once: it may take a pull fetched by another
@@ -169,6 +190,7 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
   return {
     [=](link_handle& h) {  // (from data_plane::proxied) the connection, once open
       self->state.link = std::move(h.link);
+      self->state.packed_count = std::move(h.packed_count);
     },
     [=](share_handle& h) {  // (from data_plane::proxied) another worker here pulls from the shard too
       self->state.share = std::move(h.share);
@@ -176,11 +198,28 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
     [=, &sys](push_atom, gradient_push& g) -> caf::result<proceed> {
       auto& st = self->state;
       auto seq = ++st.seq;
-      // A slice of the worker's gradient (a view, no copy) or a vector of its own,
-      // handed back once written: the next gradient's buffer.
-      auto keep = g.grad.share();
-      st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes), g.grad.data(),
-                    g.grad.size(), keep);
+      // A compressed gradient over a socket: packed, if a shorter form holds it.
+      std::optional<packed> p;
+      if (st.packed_count && g.wire_bytes > 0) {
+        p = pack(g.grad.data(), g.grad.size());
+        if (p->how == packing::none)
+          p.reset();
+      }
+      if (p) {
+        auto words = std::make_shared<const std::vector<float>>(std::move(p->words));
+        st.link->send(packed_push_frame,
+                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, static_cast<uint8_t>(p->how),
+                              static_cast<uint64_t>(g.grad.size())),
+                      words->data(), words->size(), words);
+        g.grad.give_back();
+        st.packed_count->fetch_add(1, std::memory_order_relaxed);
+      } else {
+        // A slice of the worker's gradient (a view, no copy) or a vector of its own,
+        // handed back once written: the next gradient's buffer.
+        auto keep = g.grad.share();
+        st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes), g.grad.data(),
+                      g.grad.size(), keep);
+      }
       st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
       return caf::delegated<proceed>{};
     },
@@ -285,6 +324,9 @@ data_plane::data_plane(caf::actor_system& sys, bulk_security security, std::func
   // processes (a comparison, or a /dev/shm to keep free).
   if (const char* shm = std::getenv("SYNCPOINT_BULK_SHM"); shm && std::string(shm) == "0")
     limits_.shared_memory = false;
+  // SYNCPOINT_BULK_PACK=0: a compressed gradient's floats go as they are (a comparison).
+  if (const char* pack = std::getenv("SYNCPOINT_BULK_PACK"); pack && std::string(pack) == "0")
+    pack_ = false;
   server_ = std::make_unique<bulk_server>(
     io_, security_, [this](const std::vector<char>& hello, std::shared_ptr<bulk_link> link) { return accept(hello, link); },
     max_block_floats, log_, host, limits_);
@@ -352,7 +394,7 @@ std::variant<bulk_handler, std::string> data_plane::accept(const std::vector<cha
     return "no shard " + std::to_string(id) + " here";
   if (!keyed)  // before anything is made for the connection; the shard checks again on every push and pull
     return "not worker " + std::to_string(worker) + "'s key for shard " + std::to_string(id);
-  auto g = sys_.spawn(gateway, shard, worker, key, link);
+  auto g = sys_.spawn(gateway, shard, worker, key, floats, link);
   auto h = to_actor(caf::actor_cast<caf::actor>(g));
   h.max_floats = floats;  // a gradient slice is never longer than the shard
   return h;
@@ -383,7 +425,7 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
       out.notes.push_back(name + ": " + c.error + " (its pushes and pulls go on CAF)");
       continue;
     }
-    caf::anon_send(p, link_handle{c.link});
+    caf::anon_send(p, link_handle{c.link, pack_ && !c.shared_memory ? packed_ : nullptr});
     share_pulls(shard, p);
     out.ps.shards[k] = caf::actor_cast<ps_actor>(p);
     out.proxies.push_back(p);

@@ -26,6 +26,7 @@
 #include "core/ps_group.hpp"
 #include "runtime/cluster/transport/bulk.hpp"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +45,12 @@ class data_plane {
   /// `shard` (of this process, `floats` values long) takes bulk connections
   /// from now on, until it quits, from the workers whose keys it holds (by id).
   void serve(const ps_actor& shard, uint64_t floats, std::vector<uint64_t> keys);
+
+  /// Pushes this process's proxies sent packed so far: compressed gradients
+  /// (--compress) whose floats crossed a socket in a shorter form that gives
+  /// back the same bits (runtime/cluster/transport/float_packing.hpp).
+  /// SYNCPOINT_BULK_PACK=0 sends them as they are.
+  uint64_t packed_pushes() const { return packed_->load(); }
 
   /// The requests a connection may have open at once (more: it is closed).
   static constexpr size_t max_in_flight = 16;
@@ -71,6 +78,8 @@ class data_plane {
   bulk_security security_;
   std::function<void(const std::string&)> log_;
   bulk_limits limits_;
+  bool pack_ = true;  // compressed gradients packed over sockets (float_packing.hpp)
+  std::shared_ptr<std::atomic<uint64_t>> packed_ = std::make_shared<std::atomic<uint64_t>>(0);
   bulk_io io_;
   std::mutex mutex_;
   struct served {
