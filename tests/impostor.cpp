@@ -56,42 +56,50 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
         .then([=](weights& w) {
           auto size = w.values.size();
           std::printf("pulled %zu values\n", size);
+          // Not ours to send: each is refused and logged, and changes nothing.
+          // Nor are the PS's whole state and the job's trace ours to read.
+          auto misbehave = [=] {
+            self->send(ps, commit_atom::value);
+            self->send(ps, publish_atom::value);
+            self->send(ps, momentum_atom::value, 0.0, true, uint32_t{0});
+            self->send(ps, weights_atom::value, std::vector<float>(static_cast<size_t>(n), 1.0f));
+            self->send(ps, stop_atom::value);
+            self->send(ps, flush_atom::value);
+            self->send(ps, snapshot_atom::value, caf::actor_cast<evaluator_actor>(self), uint64_t{0}, false);
+            auto read_ps = [=] {
+              self->request(ps, std::chrono::seconds(10), save_atom::value)
+                .then([=](const saved_ps&) { report("read the PS's state", caf::none); self->quit(); },
+                      [=](caf::error& e) {
+                        report("read the PS's state", e);
+                        self->quit();  // leave the job: the others go on
+                      });
+            };
+            self->request(tracer, std::chrono::seconds(10), collect_atom::value)
+              .then([=](const std::vector<trace_event>&) { report("took the trace", caf::none); read_ps(); },
+                    [=](caf::error& e) { report("took the trace", e); read_ps(); });
+          };
+          // The three pushes' answers come by different ways (the coordinator's
+          // word, the PS's own refusal): the rest waits for all three, so that
+          // its last line printed says every line above it is in.
+          auto answers_left = std::make_shared<int>(3);
+          auto after_answers = [=] {
+            if (--*answers_left == 0)
+              misbehave();
+          };
           self->request(ps, std::chrono::seconds(10), push_atom::value,
                         gradient_push{me, 1, 0, 64, std::vector<float>(3, 1.0f)})
-            .then([=](const proceed& p) { answer("wrong size", p); },
-                  [=](caf::error& e) { report("wrong size", e); });
+            .then([=](const proceed& p) { answer("wrong size", p); after_answers(); },
+                  [=](caf::error& e) { report("wrong size", e); after_answers(); });
           std::vector<float> nan(size, 0.0f);
           nan[size / 2] = std::nanf("");
           self->request(ps, std::chrono::seconds(10), push_atom::value,
                         gradient_push{me, 1, 0, 64, std::move(nan)})
-            .then([=](const proceed& p) { answer("nan", p); },
-                  [=](caf::error& e) { report("nan", e); });
+            .then([=](const proceed& p) { answer("nan", p); after_answers(); },
+                  [=](caf::error& e) { report("nan", e); after_answers(); });
           self->request(ps, std::chrono::seconds(10), push_atom::value,
                         gradient_push{(me + 1) % n, 1, 0, 64, std::vector<float>(size, 100.0f)})
-            .then([=](const proceed&) { report("as another worker", caf::none); },
-                  [=](caf::error& e) {
-                    report("as another worker", e);
-                    // Not ours to send: each is refused and logged, and changes nothing.
-                    self->send(ps, commit_atom::value);
-                    self->send(ps, publish_atom::value);
-                    self->send(ps, momentum_atom::value, 0.0, true, uint32_t{0});
-                    self->send(ps, weights_atom::value, std::vector<float>(static_cast<size_t>(n), 1.0f));
-                    self->send(ps, stop_atom::value);
-                    self->send(ps, flush_atom::value);
-                    self->send(ps, snapshot_atom::value, caf::actor_cast<evaluator_actor>(self), uint64_t{0}, false);
-                    // Nor are the PS's whole state and the job's trace ours to read.
-                    auto read_ps = [=] {
-                      self->request(ps, std::chrono::seconds(10), save_atom::value)
-                        .then([=](const saved_ps&) { report("read the PS's state", caf::none); self->quit(); },
-                              [=](caf::error& e) {
-                                report("read the PS's state", e);
-                                self->quit();  // leave the job: the others go on
-                              });
-                    };
-                    self->request(tracer, std::chrono::seconds(10), collect_atom::value)
-                      .then([=](const std::vector<trace_event>&) { report("took the trace", caf::none); read_ps(); },
-                            [=](caf::error& e) { report("took the trace", e); read_ps(); });
-                  });
+            .then([=](const proceed&) { report("as another worker", caf::none); after_answers(); },
+                  [=](caf::error& e) { report("as another worker", e); after_answers(); });
         }, [=](caf::error& e) { report("pull", e); self->quit(); });
     },
     [](computed_atom) {},
