@@ -79,7 +79,7 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
         return;
       }
       leave(self, std::move(err));  // PS unreachable: the coordinator sees us go
-     });
+    });
 }
 
 }  // namespace

@@ -199,16 +199,13 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
       auto& st = self->state;
       auto seq = ++st.seq;
       // A compressed gradient over a socket: packed, if a shorter form holds it.
-      std::optional<packed> p;
-      if (st.packed_count && g.wire_bytes > 0) {
+      packed p;  // packing::none: the floats as they are
+      if (st.packed_count && g.wire_bytes > 0)
         p = pack(g.grad.data(), g.grad.size());
-        if (p->how == packing::none)
-          p.reset();
-      }
-      if (p) {
-        auto words = std::make_shared<const std::vector<float>>(std::move(p->words));
+      if (p.how != packing::none) {
+        auto words = std::make_shared<const std::vector<float>>(std::move(p.words));
         st.link->send(packed_push_frame,
-                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, static_cast<uint8_t>(p->how),
+                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, static_cast<uint8_t>(p.how),
                               static_cast<uint64_t>(g.grad.size())),
                       words->data(), words->size(), words);
         g.grad.give_back();
