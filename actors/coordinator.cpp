@@ -18,29 +18,26 @@ void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_
     return;
   }
   auto i = coordinator_state::idx(info.worker);
-  st.set_clock(i, st.slots_[i].clock + 1);
-  st.samples_ += info.samples;
-  st.slots_[i].samples += info.samples;
-  st.version_ = std::max(st.version_, info.version);
-  st.set_waiting(i, true);
-  st.slots_[i].promise = std::move(rp);
-  st.slots_[i].waiting_since = st.event + 1;
-  st.slots_[i].accepted = info.accepted;
-  if (!st.ending() && st.cfg->sample_budget > 0 && st.samples_ >= st.cfg->sample_budget)
+  st.workers.tick(i);
+  st.run.samples += info.samples;
+  st.workers[i].samples += info.samples;
+  st.ps.reported_version(info.version);
+  st.workers.pushed(i, std::move(rp), st.event + 1, info.accepted);
+  if (!st.phase.ending() && st.cfg->sample_budget > 0 && st.run.samples >= st.cfg->sample_budget)
     begin_stop(self, "budget");
-  if (st.ending())
+  if (st.phase.ending())
     st.release(info.worker, false);
   else
-    st.protocol_event([&] { st.cfg->proto->on_push(st, info.worker); });
-  if (st.cfg->on_progress && st.run_fraction() >= st.next_tick) {  // a bar moves every 1%, no line
+    st.protocol_event([&] { st.cfg->proto->on_push(st.view, info.worker); });
+  if (st.cfg->on_progress && st.run_fraction() >= st.run.next_tick) {  // a bar moves every 1%, no line
     auto f = st.run_fraction();
-    st.next_tick = (std::floor(f * 100) + 1) / 100;
-    st.cfg->on_progress(progress_report{"", st.samples_, std::min(f, 1.0), st.last_accuracy, false});
+    st.run.next_tick = (std::floor(f * 100) + 1) / 100;
+    st.cfg->on_progress(progress_report{"", st.run.samples, std::min(f, 1.0), st.run.last_accuracy, false});
   }
   // After the protocol: a commit it sent reaches the PS before this request.
-  if (st.cfg->eval_every_samples > 0 && st.samples_ >= st.next_eval) {
-    while (st.next_eval <= st.samples_)
-      st.next_eval += st.cfg->eval_every_samples;
+  if (st.cfg->eval_every_samples > 0 && st.run.samples >= st.run.next_eval) {
+    while (st.run.next_eval <= st.run.samples)
+      st.run.next_eval += st.cfg->eval_every_samples;
     st.request_snapshot(false);
   }
   checkpoint_if_still(self);
@@ -104,7 +101,7 @@ void shut_down_everything(coordinator_ptr self) {
     self->send_exit(shard, caf::exit_reason::user_shutdown);
   self->send_exit(st.evaluator, caf::exit_reason::user_shutdown);
   self->send_exit(st.cfg->tracer, caf::exit_reason::user_shutdown);
-  for (auto& s : st.slots_)
+  for (auto& s : st.workers.slots())
     self->send_exit(s.handle, caf::exit_reason::user_shutdown);
 }
 
@@ -120,26 +117,25 @@ void fail_run(coordinator_ptr self, caf::error why) {
 
 void maybe_finish(coordinator_ptr self) {
   auto& st = self->state;
-  if (st.phase_ == coordinator_phase::finishing ||
-      std::any_of(st.slots_.begin(), st.slots_.end(), [](const worker_slot& s) { return !s.gone; }))
+  if (st.phase.is(coordinator_phase::finishing) || !st.workers.everyone_gone())
     return;
-  st.move_to(coordinator_phase::finishing);
-  st.run_time = since(self, st.cfg->origin);
+  st.phase.finish();
+  st.run.run_time = since(self, st.cfg->origin);
   st.to_shards(flush_atom::value);  // a partial BSP round is applied, not lost
-  st.round_flushed();
+  st.ps.round_flushed();
   st.request_snapshot(true);
 }
 
 void begin_stop(coordinator_ptr self, const std::string& reason) {
   auto& st = self->state;
-  if (st.ending())  // stopping already, or the run ends on its own
+  if (st.phase.ending())  // stopping already, or the run ends on its own
     return;
-  st.move_to(coordinator_phase::stopping);
-  st.end_reason = reason;
+  st.phase.stop();
+  st.run.end_reason = reason;
   st.deliver_deferred();  // a checkpoint in the making is given up
   st.print_progress(reason);
   st.to_shards(stop_atom::value);  // no worker stays parked in a pull
-  for (auto w : st.live_workers())
+  for (auto w : st.workers.live_workers())
     st.release(w, false);
 }
 
@@ -147,13 +143,14 @@ namespace {
 
 void on_eval(coordinator_ptr self, const eval_result& r) {
   auto& st = self->state;
-  if (st.evals_pending > 0)
-    --st.evals_pending;
-  st.last_accuracy = r.accuracy;
+  auto& run = st.run;
+  if (run.evals_pending > 0)
+    --run.evals_pending;
+  run.last_accuracy = r.accuracy;
   if (r.accuracy < 0 && !r.metrics.empty()) {  // the first of the loop's measures stands in the progress line
     char text[96];
     std::snprintf(text, sizeof text, "%.40s=%.4g", r.metrics.front().name.c_str(), r.metrics.front().value);
-    st.last_measure = text;
+    run.last_measure = text;
   }
   st.trace({r.final ? "final_eval" : "eval", -1, r.taken, r.taken, r.samples, r.version, r.accuracy});
   for (auto& m : r.metrics)  // the accuracy is the eval event's own
@@ -163,14 +160,14 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
   if (!r.final) {
     st.print_progress("eval");
     checkpoint_if_still(self);
-    if (st.cfg->target_accuracy > 0 && r.accuracy >= st.cfg->target_accuracy && !st.target_reached) {
-      st.target_reached = true;
+    if (st.cfg->target_accuracy > 0 && r.accuracy >= st.cfg->target_accuracy && !run.target_reached) {
+      run.target_reached = true;
       if (st.cfg->stop_at_target)
         begin_stop(self, "target");
     }
     return;
   }
-  st.trace({"end", -1, st.run_time, st.run_time, st.samples_, r.version, 0});
+  st.trace({"end", -1, run.run_time, run.run_time, run.samples, r.version, 0});
   st.print_progress("done");
   auto fail = [=](caf::error& err) { fail_run(self, std::move(err)); };
   self->request(st.cfg->tracer, st.cfg->request_timeout, collect_atom::value)
@@ -180,27 +177,170 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
       auto events = std::make_shared<std::vector<trace_event>>(std::move(trace));
       gather_model(self, [=](weights& model) mutable {
           auto& st = self->state;
-          st.tell_observers(run_ended{st.end_reason});
+          st.tell_observers(run_ended{st.run.end_reason});
           self->send(st.cfg->driver, done_atom::value,
                      run_outcome{std::move(*events), st.losses, std::move(model),
-                                 std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.end_reason,
-                                 st.worker_samples()});
+                                 std::chrono::duration<double>(st.busy).count(), st.pushes_handled, st.run.end_reason,
+                                 st.workers.samples()});
           shut_down_everything(self);
           self->quit();
         }, fail);
     }, fail);
 }
 
+// -- the start, in its steps ----------------------------------------------------
+
+// The job's workers take their places; those without a handle are vacant
+// (an elastic job short of slots), or, resumed, missing: their node went
+// with a shard, and they leave as a lost node's workers do (returned).
+std::vector<size_t> take_places(coordinator_ptr self, std::vector<worker_actor>& handles, bool resumed) {
+  auto& st = self->state;
+  for (size_t i = 0; i < handles.size(); ++i)
+    st.workers[i].handle = std::move(handles[i]);
+  // The job's members: only these workers may push to and pull from the PS.
+  st.to_shards(attach_atom::value, coordinator_actor{self}, st.workers.handles());
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < st.workers.size(); ++i) {
+    auto& slot = st.workers[i];
+    if (!slot.handle && resumed && slot.live())
+      missing.push_back(i);
+    else if (!slot.handle)
+      st.workers.lost(i);
+    else if (slot.live())
+      self->monitor(slot.handle);
+  }
+  return missing;
+}
+
+// Whatever the run cannot go on without: the PS's shards, the evaluator, the tracer.
+void monitor_the_run(coordinator_ptr self) {
+  auto& st = self->state;
+  for (auto& shard : st.cfg->ps.shards)
+    self->monitor(shard);
+  if (st.evaluator)
+    self->monitor(st.evaluator);
+  if (st.cfg->tracer)
+    self->monitor(st.cfg->tracer);
+}
+
+// Resumed: the PS has its weights, the protocol its state, pending timers
+// come back with the checkpoint's; only a time cap that changed is new. The
+// workers ask again for the replies they waited for.
+void resume_where_saved(coordinator_ptr self, const std::vector<size_t>& missing, std::optional<double> saved_cap) {
+  auto& st = self->state;
+  if (st.cfg->max_time_s > 0 && (st.cfg->max_time_s != saved_cap || st.cfg->own_timers))
+    self->delayed_send(self, st.until(st.cfg->max_time_s), timeout_atom::value);
+  if (st.cfg->own_timers)  // the real clock: the runner does not restore them
+    for (auto& [id, e] : st.timers.pending())
+      self->delayed_send(self, st.until(to_seconds(e.due)), timeout_atom::value, id);
+  if (st.cfg->checkpoint_every_s > 0)
+    self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
+  for (auto& slot : st.workers.slots())  // after the attach: the PS knows them
+    if (slot.live() && slot.handle)
+      self->send(slot.handle, resume_atom::value);
+  for (auto i : missing)
+    lose_worker(self, i, caf::exit_reason::remote_link_unreachable);
+}
+
+// A fresh run: the limits' timers, and the protocol starts it.
+void start_fresh(coordinator_ptr self) {
+  auto& st = self->state;
+  st.send_worker_weights();
+  if (st.cfg->max_time_s > 0)
+    self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);
+  if (st.cfg->checkpoint_every_s > 0)
+    self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
+  st.protocol_event([&] { st.cfg->proto->on_start(st.view); });
+}
+
+void on_start(coordinator_ptr self, std::vector<worker_actor>& handles, evaluator_actor& evaluator,
+              std::optional<double> saved_cap) {
+  auto& st = self->state;
+  if (st.phase.started() || handles.size() != st.workers.size())
+    return;
+  st.evaluator = std::move(evaluator);
+  auto missing = take_places(self, handles, st.cfg->resume != nullptr);
+  monitor_the_run(self);
+  greet_observers(self);
+  auto plan = st.phase.start();
+  if (plan.stop)  // stopped before it started: every worker is told to stop at once
+    begin_stop(self, *plan.stop);
+  else if (plan.resumed)
+    resume_where_saved(self, missing, saved_cap);
+  else
+    start_fresh(self);
+}
+
+// -- the rest of the behavior's handlers -----------------------------------------------
+
+// The PS delegates a worker's push request here, so the sender is that
+// worker: nobody else may report a push, nor one in another's name; but the
+// lead shard asks itself for a push that came on the bulk channel, whose
+// worker it knew by its key (runtime/cluster/transport/data_plane.hpp).
+caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info) {
+  auto& st = self->state;
+  auto from = self->current_sender();
+  if (!st.phase.started() || !st.valid(info.worker)
+      || (from != caf::actor_cast<caf::strong_actor_ptr>(st.workers[coordinator_state::idx(info.worker)].handle)
+          && from != caf::actor_cast<caf::strong_actor_ptr>(st.cfg->ps.lead())))
+    return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
+  auto rp = self->make_response_promise<proceed>();
+  shard_reported(self, info, 0, rp);
+  return rp;
+}
+
+// A resumed worker asks again for the reply to the push it was held on.
+caf::result<proceed> on_resumed_push(coordinator_ptr self, worker_id w) {
+  auto& st = self->state;
+  auto i = coordinator_state::idx(w);
+  if (!st.phase.started() || !st.valid(w)
+      || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.workers[i].handle))
+    return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
+  auto state = st.workers[i].state;
+  if (state != slot_state::away && state != slot_state::away_released) {
+    // Its push was reported by some shards when the checkpoint was taken, the lead's among them.
+    for (auto& [key, p] : st.ps.partial)
+      if (key.first == w && p.lead_in && !p.reply.pending()) {
+        p.reply = self->make_response_promise<proceed>();
+        return p.reply;
+      }
+    return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
+  }
+  auto rp = self->make_response_promise<proceed>();
+  st.workers.asked_again(i, rp);
+  if (state == slot_state::away_released) {  // released while it was away
+    st.answer(rp, i, st.workers[i].held_back);
+    st.flush_ops();
+  }
+  return rp;
+}
+
+// A timer fired: a protocol's, or a delayed release that is still current.
+void on_timer(coordinator_ptr self, uint64_t id) {
+  auto& st = self->state;
+  if (self->current_sender() != self->ctrl())
+    return;
+  auto e = st.timers.take(id);
+  if (!e)
+    return;
+  busy_timer busy(st);
+  if (st.phase.ending())
+    return;
+  if (e->is_release) {
+    if (st.valid(e->worker) && st.workers[coordinator_state::idx(e->worker)].pending_release == id)
+      st.protocol_event([&] { st.release(e->worker, e->pull); });
+  } else {
+    st.protocol_event([&] { st.cfg->proto->on_timer(st.view, e->tag); });
+  }
+}
+
 coordinator_actor::behavior_type coordinator(coordinator_ptr self,
                                              std::shared_ptr<coordinator_config> cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  auto n = static_cast<size_t>(st.cfg->workers);
-  worker_slot fresh;  // live, waiting for its start
-  fresh.batch = static_cast<uint32_t>(st.cfg->batch);
-  st.slots_.assign(n, fresh);
-  st.next_eval = st.cfg->eval_every_samples;
-  st.recount();
+  st.workers = worker_table(static_cast<size_t>(st.cfg->workers), static_cast<uint32_t>(st.cfg->batch));
+  st.ps = ps_sequence(st.cfg->ps.size() > 1);
+  st.run.next_eval = st.cfg->eval_every_samples;
   std::optional<double> saved_cap;
   if (st.cfg->resume) {
     restore(st, *st.cfg->resume);
@@ -212,114 +352,21 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
   return {
     [=](start_atom, std::vector<worker_actor>& workers, evaluator_actor& evaluator) {
-      auto& st = self->state;
-      if (st.started() || workers.size() != st.slots_.size())
-        return;
-      for (size_t i = 0; i < workers.size(); ++i)
-        st.slots_[i].handle = std::move(workers[i]);
-      // The job's members: only these workers may push to and pull from the PS.
-      st.to_shards(attach_atom::value, coordinator_actor{self}, st.handles());
-      st.evaluator = std::move(evaluator);
-      std::vector<size_t> missing;  // resumed without a worker: its node went with a shard
-      for (size_t i = 0; i < st.slots_.size(); ++i)
-        if (!st.slots_[i].handle && st.resumed && st.slots_[i].live && !st.slots_[i].gone) {
-          missing.push_back(i);
-        } else if (!st.slots_[i].handle) {  // vacant: an elastic job short of slots
-          st.set_live(i, false);
-          st.set_waiting(i, false);
-          st.slots_[i].gone = true;
-        } else if (!st.slots_[i].gone) {
-          self->monitor(st.slots_[i].handle);
-        }
-      for (auto& shard : st.cfg->ps.shards)
-        self->monitor(shard);
-      if (st.evaluator)
-        self->monitor(st.evaluator);
-      if (st.cfg->tracer)
-        self->monitor(st.cfg->tracer);
-      greet_observers(self);
-      st.move_to(coordinator_phase::running);
-      if (st.stop_before_start_) {  // stopped before it started: every worker is told to stop at once
-        begin_stop(self, *st.stop_before_start_);
-        return;
-      }
-      if (st.resumed) {
-        // The PS has its weights, the protocol its state, pending timers
-        // come back with the checkpoint's; only a time cap that changed is new.
-        if (st.cfg->max_time_s > 0 && (st.cfg->max_time_s != saved_cap || st.cfg->own_timers))
-          self->delayed_send(self, st.until(st.cfg->max_time_s), timeout_atom::value);
-        if (st.cfg->own_timers)  // the real clock: the runner does not restore them
-          for (auto& [id, e] : st.timers_)
-            self->delayed_send(self, st.until(to_seconds(e.due)), timeout_atom::value, id);
-        if (st.cfg->checkpoint_every_s > 0)
-          self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
-        for (size_t i = 0; i < st.slots_.size(); ++i)  // after the attach: the PS knows them
-          if (!st.slots_[i].gone && st.slots_[i].handle)
-            self->send(st.slots_[i].handle, resume_atom::value);
-        for (auto i : missing)  // they leave as a lost node's workers do
-          lose_worker(self, i, caf::exit_reason::remote_link_unreachable);
-        return;
-      }
-      st.send_worker_weights();
-      if (st.cfg->max_time_s > 0)
-        self->delayed_send(self, seconds(st.cfg->max_time_s), timeout_atom::value);
-      if (st.cfg->checkpoint_every_s > 0)
-        self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
-      st.protocol_event([&] { st.cfg->proto->on_start(st); });
+      on_start(self, workers, evaluator, saved_cap);
     },
-    [=](pushed_atom, const push_info& info) -> caf::result<proceed> {
-      // The PS delegates a worker's push request here, so the sender is that
-      // worker: nobody else may report a push, nor one in another's name;
-      // but the lead shard asks itself for a push that came on the bulk
-      // channel, whose worker it knew by its key (runtime/cluster/transport/data_plane.hpp).
-      auto& st = self->state;
-      auto from = self->current_sender();
-      if (!st.started() || !st.valid(info.worker)
-          || (from != caf::actor_cast<caf::strong_actor_ptr>(st.slots_[coordinator_state::idx(info.worker)].handle)
-              && from != caf::actor_cast<caf::strong_actor_ptr>(st.cfg->ps.lead())))
-        return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
-      auto rp = self->make_response_promise<proceed>();
-      shard_reported(self, info, 0, rp);
-      return rp;
-    },
+    [=](pushed_atom, const push_info& info) -> caf::result<proceed> { return on_push_request(self, info); },
     [=](pushed_atom, const push_info& info, uint32_t shard) {
       auto& st = self->state;
       auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-      if (!st.started() || !st.valid(info.worker) || shard == 0 || shard >= st.cfg->ps.size()
+      if (!st.phase.started() || !st.valid(info.worker) || shard == 0 || shard >= st.cfg->ps.size()
           || from != caf::actor_cast<caf::actor_addr>(st.cfg->ps.shards[shard]))
         return;  // only a shard reports its own slices
       shard_reported(self, info, shard, {});
     },
-    [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> {
-      // A resumed worker asks again for the reply to the push it was held on.
-      auto& st = self->state;
-      auto i = coordinator_state::idx(w);
-      if (!st.started() || !st.valid(w)
-          || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.slots_[i].handle))
-        return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
-      if (!st.slots_[i].held_for_resume) {
-        // Its push was reported by some shards when the checkpoint was taken, the lead's among them.
-        for (auto& [key, p] : st.partial_pushes)
-          if (key.first == w && p.lead_in && !p.reply.pending()) {
-            p.reply = self->make_response_promise<proceed>();
-            return p.reply;
-          }
-        return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
-      }
-      st.slots_[i].held_for_resume = false;
-      st.slots_[i].promise = self->make_response_promise<proceed>();
-      auto rp = st.slots_[i].promise;
-      if (auto p = st.slots_[i].deferred) {  // released while it was away
-        st.slots_[i].deferred.reset();
-        st.slots_[i].promise = caf::typed_response_promise<proceed>{};
-        st.answer(rp, i, *p);
-        st.flush_ops();
-      }
-      return rp;
-    },
+    [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> { return on_resumed_push(self, w); },
     [=](save_atom) -> caf::result<saved_coordinator> {
       auto& st = self->state;
-      if (!st.started() || st.ending())
+      if (!st.phase.started() || st.phase.ending())
         return make_error(sp_error::not_now, "the run is starting or ending: no checkpoint now");
       try {
         return save(st);
@@ -338,23 +385,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
           && st.now() >= st.cfg->max_time_s - 1e-6)
         begin_stop(self, "time");
     },
-    [=](timeout_atom, uint64_t id) {
-      auto& st = self->state;
-      auto i = st.timers_.find(id);
-      if (self->current_sender() != self->ctrl() || i == st.timers_.end())
-        return;
-      busy_timer busy(st);
-      auto e = i->second;
-      st.timers_.erase(i);
-      if (st.ending())
-        return;
-      if (e.is_release) {
-        if (st.valid(e.worker) && st.slots_[coordinator_state::idx(e.worker)].pending_release == id)
-          st.protocol_event([&] { st.release(e.worker, e.pull); });
-      } else {
-        st.protocol_event([&] { st.cfg->proto->on_timer(st, e.tag); });
-      }
-    },
+    [=](timeout_atom, uint64_t id) { on_timer(self, id); },
     [=](join_atom, worker_id w, worker_actor& handle, const std::string& where) {
       if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver))
         on_join(self, w, std::move(handle), where);
@@ -365,12 +396,12 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     },
     [=](const stop_request& stop) {
       auto& st = self->state;  // once the run ends on its own, a stop changes nothing
-      if (!from_driver_or_observer(self) || st.phase_ == coordinator_phase::finishing)
+      if (!from_driver_or_observer(self) || st.phase.is(coordinator_phase::finishing))
         return;
-      if (st.started())
+      if (st.phase.started())
         begin_stop(self, stop.why);
-      else if (!st.stop_before_start_)
-        st.stop_before_start_ = stop.why;
+      else
+        st.phase.stop_before_start(stop.why);
     },
     [=](eval_request) { observer_asks_eval(self); },
     [=](const checkpoint_request& r) {

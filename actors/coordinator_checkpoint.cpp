@@ -9,45 +9,47 @@ namespace syncpoint {
 
 saved_coordinator save(coordinator_state& st) {
   saved_coordinator s;
-  for (auto& w : st.slots_) {
-    s.live.push_back(w.live);
-    s.gone.push_back(w.gone);
-    s.waiting.push_back(w.waiting);
-    s.held.push_back(w.promise.pending() || w.held_for_resume);
-    s.has_deferred.push_back(w.deferred.has_value());
-    s.deferred.push_back(w.deferred.value_or(proceed{}));
+  for (size_t i = 0; i < st.workers.size(); ++i) {
+    auto& w = st.workers[i];
+    auto f = st.workers.flags(i);
+    s.live.push_back(f.live);
+    s.gone.push_back(f.gone);
+    s.waiting.push_back(f.waiting);
+    s.held.push_back(f.held);
+    s.has_deferred.push_back(f.has_deferred);
+    s.deferred.push_back(f.has_deferred ? w.held_back : proceed{});
     s.clock.push_back(w.clock);
     s.waiting_since.push_back(w.waiting_since);
     s.pending_release.push_back(w.pending_release);
     s.accepted.push_back(w.accepted);
     s.batch.push_back(w.batch);
   }
-  for (auto& [id, e] : st.timers_)
+  for (auto& [id, e] : st.timers.pending())
     s.timers.push_back({id, e.is_release, e.worker, e.pull, e.tag, e.due});
-  s.next_timer = st.next_timer_;
-  s.version = st.version_;
-  s.published_version = st.published_version_;
-  s.samples = st.samples_;
-  s.next_eval = st.next_eval;
+  s.next_timer = st.timers.last_id();
+  s.version = st.ps.version();
+  s.published_version = st.ps.published();
+  s.samples = st.run.samples;
+  s.next_eval = st.run.next_eval;
   s.event = st.event;
-  s.mode = static_cast<uint8_t>(st.mode_);
-  s.local_step = st.local_step_;
-  s.overlap = st.overlap_;
-  s.target_reached = st.target_reached;
-  s.last_accuracy = st.last_accuracy;
-  s.next_tick = st.next_tick;
+  s.mode = static_cast<uint8_t>(st.ps.mode());
+  s.local_step = st.local_step;
+  s.overlap = st.overlap;
+  s.target_reached = st.run.target_reached;
+  s.last_accuracy = st.run.last_accuracy;
+  s.next_tick = st.run.next_tick;
   s.max_time_s = st.cfg->max_time_s;
   s.losses = st.losses;
   s.protocol_state = save_protocol_state(*st.cfg->proto, st.cfg->protocol_name);
-  for (auto& [key, p] : st.partial_pushes)
+  for (auto& [key, p] : st.ps.partial)
     s.partial.push_back({p.info, p.reports, p.lead_in});
-  s.buffered = st.buffered_;
-  s.rejected = st.rejected_;
+  s.buffered = st.ps.buffered();
+  s.rejected = st.rejected;
   return s;
 }
 
 void restore(coordinator_state& st, const saved_coordinator& s) {
-  auto n = st.slots_.size();
+  auto n = st.workers.size();
   for (auto size : {s.live.size(), s.gone.size(), s.waiting.size(), s.held.size(), s.has_deferred.size(),
                     s.deferred.size(), s.clock.size(),
                     s.waiting_since.size(), s.pending_release.size(), s.accepted.size(), s.batch.size()})
@@ -55,60 +57,51 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
       throw std::invalid_argument("the checkpoint's coordinator has " + std::to_string(size) +
                                   " workers, the job " + std::to_string(n));
   for (size_t i = 0; i < n; ++i) {
-    auto& w = st.slots_[i];
-    w.live = s.live[i];
-    w.gone = s.gone[i];
-    w.waiting = s.waiting[i];
-    w.held_for_resume = s.held[i];
-    w.deferred = s.has_deferred[i] ? std::optional<proceed>(s.deferred[i]) : std::nullopt;
-    w.clock = s.clock[i];
+    st.workers.restore(i, {s.live[i], s.gone[i], s.waiting[i], s.held[i], s.has_deferred[i]}, s.deferred[i],
+                       s.clock[i]);
+    auto& w = st.workers[i];
     w.waiting_since = s.waiting_since[i];
     w.pending_release = s.pending_release[i];
     w.accepted = s.accepted[i];
     w.batch = s.batch[i];
   }
-  st.recount();
-  st.timers_.clear();
+  std::map<uint64_t, timer_entry> timers;
   for (auto& t : s.timers)
-    st.timers_[t.id] = {t.is_release, t.worker, t.pull, t.tag, t.due};
-  st.next_timer_ = s.next_timer;
-  st.version_ = s.version;
-  st.published_version_ = s.published_version;
-  st.samples_ = s.samples;
-  st.next_eval = s.next_eval;
+    timers[t.id] = {t.is_release, t.worker, t.pull, t.tag, t.due};
+  st.timers.restore(std::move(timers), s.next_timer);
+  st.ps.restore(static_cast<ps_mode>(s.mode), s.version, s.published_version, s.buffered);
+  st.run.samples = s.samples;
+  st.run.next_eval = s.next_eval;
   st.event = s.event;
-  st.mode_ = static_cast<ps_mode>(s.mode);
-  st.local_step_ = s.local_step;
-  st.overlap_ = s.overlap;
-  st.target_reached = s.target_reached;
-  st.last_accuracy = s.last_accuracy;
-  st.next_tick = s.next_tick;
+  st.local_step = s.local_step;
+  st.overlap = s.overlap;
+  st.run.target_reached = s.target_reached;
+  st.run.last_accuracy = s.last_accuracy;
+  st.run.next_tick = s.next_tick;
   st.losses = s.losses;
   load_protocol_state(*st.cfg->proto, st.cfg->protocol_name, s.protocol_state);
-  st.partial_pushes.clear();
+  st.ps.partial.clear();
   if (!s.partial.empty() && st.cfg->ps.size() <= 1)
     throw std::invalid_argument("the checkpoint holds pushes some shards of its PS had and others not: resume it "
                                 "with the shards it was taken with");
   for (auto& p : s.partial) {  // the lead's reply: the worker asks for it again
-    auto& e = st.partial_pushes[{p.info.worker, p.info.iter}];
+    auto& e = st.ps.partial[{p.info.worker, p.info.iter}];
     e.info = p.info;
     e.reports = p.reports;
     e.lead_in = p.lead_in;
   }
-  st.buffered_ = s.buffered;
-  st.rejected_ = s.rejected;
-  st.resumed = true;
+  st.rejected = s.rejected;
+  st.phase.restored();
 }
 
 // -- the real clock's checkpoints ---------------------------------------------
 
 void begin_checkpoint(coordinator_ptr self) {
   auto& st = self->state;
-  if (st.holding() && st.checkpoint_asked_)
-    st.tick_missed_ = true;  // the asked one stands for it; the period goes on after it
-  if (st.phase_ != coordinator_phase::running)
+  st.phase.tick_while_holding();
+  if (!st.phase.is(coordinator_phase::running))
     return;
-  st.move_to(coordinator_phase::freezing);
+  st.phase.freeze(checkpoint_cause::tick);
   checkpoint_if_still(self);
 }
 
@@ -119,14 +112,13 @@ void checkpoint_asked(coordinator_ptr self, const std::string& why) {
   };
   if (!st.cfg->on_checkpoint)
     return no("the job has no checkpoint folder on the real clock (--checkpoint-dir)");
-  if (st.holding())
+  if (st.phase.holding())
     return;  // one is being taken: it is the one asked for
-  if (st.phase_ != coordinator_phase::running)
-    return no(st.started() ? "the run is ending" : "the run has not started");
+  if (!st.phase.is(coordinator_phase::running))
+    return no(st.phase.started() ? "the run is ending" : "the run has not started");
   st.report("[" + st.cfg->protocol_name + "] checkpoint on request (" + why + ")", true);
-  st.checkpoint_asked_ = true;
-  st.tick_missed_ = false;
-  begin_checkpoint(self);
+  st.phase.freeze(checkpoint_cause::asked);
+  checkpoint_if_still(self);
 }
 
 namespace {
@@ -134,12 +126,10 @@ namespace {
 // Everyone may go on; the next checkpoint is due a period from now.
 void resume_run(coordinator_ptr self) {
   auto& st = self->state;
-  if (st.phase_ != coordinator_phase::collecting)
+  if (!st.phase.is(coordinator_phase::collecting))
     return;  // stopped meanwhile: the checkpoint was given up
-  st.move_to(coordinator_phase::running);
+  bool periodic = st.phase.thaw();
   st.deliver_deferred();
-  bool periodic = !st.checkpoint_asked_ || st.tick_missed_;  // an asked one leaves the period's tick in flight
-  st.checkpoint_asked_ = st.tick_missed_ = false;
   if (periodic && st.cfg->checkpoint_every_s > 0)
     self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
 }
@@ -148,12 +138,12 @@ void resume_run(coordinator_ptr self) {
 
 void checkpoint_if_still(coordinator_ptr self) {
   auto& st = self->state;
-  if (st.phase_ != coordinator_phase::freezing || st.evals_pending > 0)
+  if (!st.phase.is(coordinator_phase::freezing) || st.run.evals_pending > 0)
     return;
-  for (size_t i = 0; i < st.slots_.size(); ++i)
-    if (st.slots_[i].live && !st.slots_[i].promise.pending())
+  for (auto& slot : st.workers.slots())
+    if (slot.live() && slot.state != slot_state::held && slot.state != slot_state::reply_deferred)
       return;  // computing, pushing or pulling: not at rest yet
-  st.move_to(coordinator_phase::collecting);
+  st.phase.collect();
   auto cp = std::make_shared<checkpoint_state>();
   try {
     cp->coordinator = save(st);
@@ -163,8 +153,8 @@ void checkpoint_if_still(coordinator_ptr self) {
     return;
   }
   cp->time_ns = since(self, st.cfg->origin);
-  cp->samples = st.samples_;
-  cp->workers.resize(st.slots_.size());
+  cp->samples = st.run.samples;
+  cp->workers.resize(st.workers.size());
   for (size_t i = 0; i < cp->workers.size(); ++i)
     cp->workers[i].id = static_cast<worker_id>(i);
   // Everyone is at rest: ask each for its state, then write, then go on.
@@ -209,11 +199,11 @@ void checkpoint_if_still(coordinator_ptr self) {
     }, fail);
   };
   auto workers_left = std::make_shared<size_t>(0);
-  for (size_t i = 0; i < st.slots_.size(); ++i)
-    if (!st.slots_[i].gone) {
+  for (size_t i = 0; i < st.workers.size(); ++i)
+    if (st.workers[i].live()) {
       ++*pending;
       ++*workers_left;
-      self->request(st.slots_[i].handle, timeout, save_atom::value).then([=](saved_worker& s) {
+      self->request(st.workers[i].handle, timeout, save_atom::value).then([=](saved_worker& s) {
         cp->workers[i] = std::move(s);
         one_more();
         if (--*workers_left == 0)

@@ -26,38 +26,34 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   auto& st = self->state;
   auto w = static_cast<worker_id>(i);
   busy_timer busy(st);
-  st.slots_[i].gone = true;
+  bool was_live = st.workers[i].live();
   auto record_loss = [&] {
     auto t = since(self, st.cfg->origin);
-    st.trace({"lost", w, t, t, st.slots_[i].clock, st.version_, 0});
+    st.trace({"lost", w, t, t, st.workers[i].clock, st.ps.version(), 0});
     st.losses.push_back({w, t, loss_reason(self, reason)});
     st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " lost: " +
                 st.losses.back().reason,
               true);
   };
-  if (st.slots_[i].live && st.ending() && is_failure(reason))  // died while stopping: say so
+  if (was_live && st.phase.ending() && is_failure(reason))  // died while stopping: say so
     record_loss();
   // Nothing of its pushes stays: reports of some shards, slices staged on them,
   // the version a shard holds for its pull.
   auto mine = [w](const auto& kv) { return kv.first.first == w; };
-  for (auto it = st.partial_pushes.begin(); it != st.partial_pushes.end();)
-    it = mine(*it) ? st.partial_pushes.erase(it) : std::next(it);
-  st.queue_op(shard_op::drop, w, shard_op::all);
-  if (st.slots_[i].live && !st.ending()) {
-    st.set_live(i, false);
-    st.set_waiting(i, false);
-    st.slots_[i].pending_release = 0;
-    st.slots_[i].promise = caf::typed_response_promise<proceed>{};
+  for (auto it = st.ps.partial.begin(); it != st.ps.partial.end();)
+    it = mine(*it) ? st.ps.partial.erase(it) : std::next(it);
+  st.ps.queue(shard_op::drop, w, shard_op::all);
+  st.workers.lost(i);
+  if (was_live && !st.phase.ending()) {
     record_loss();
     st.send_worker_weights();
-    st.protocol_event([&] { st.cfg->proto->on_lost(st, w); });
+    st.protocol_event([&] { st.cfg->proto->on_lost(st.view, w); });
     // A user's loop that failed is a fault in the program, not a lost
     // machine: the others would fail the same way, so the run ends, saying why.
     if (reason && reason.category() == caf::atom("syncpoint") &&
         reason.code() == static_cast<uint8_t>(sp_error::user_loop_failed))  // (an empty error has no category)
       begin_stop(self, st.losses.back().reason);
   }
-  st.set_live(i, false);
   st.flush_ops();
   maybe_finish(self);
   checkpoint_if_still(self);
@@ -67,12 +63,13 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   if (observer_down(self, dm))
     return;
-  auto it = std::find_if(st.slots_.begin(), st.slots_.end(),
+  auto& slots = st.workers.slots();
+  auto it = std::find_if(slots.begin(), slots.end(),
                          [&](const worker_slot& s) { return s.handle.address() == dm.source; });
-  if (it == st.slots_.end()) {
+  if (it == slots.end()) {
     // The PS, the evaluator or the tracer died: the run cannot go on. The
     // driver monitors us and reports the reason.
-    if (st.phase_ != coordinator_phase::finishing || is_failure(dm.reason)) {
+    if (!st.phase.is(coordinator_phase::finishing) || is_failure(dm.reason)) {
       auto& shards = st.cfg->ps.shards;
       auto s = std::find_if(shards.begin(), shards.end(), [&](const ps_actor& a) { return a.address() == dm.source; });
       caf::error why = is_failure(dm.reason) ? dm.reason
@@ -90,7 +87,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
     }
     return;
   }
-  lose_worker(self, static_cast<size_t>(it - st.slots_.begin()), dm.reason);
+  lose_worker(self, static_cast<size_t>(it - slots.begin()), dm.reason);
 }
 
 // A vacant worker id (never started, or lost) gets a running worker: live,
@@ -100,36 +97,26 @@ void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::
   auto& st = self->state;
   busy_timer busy(st);
   auto i = coordinator_state::idx(w);
-  if (!st.started() || st.ending() || !st.valid(w) || st.slots_[i].live || !st.slots_[i].gone || !handle) {
+  if (!st.phase.started() || st.phase.ending() || !st.valid(w) || st.workers[i].live() || !handle) {
     if (handle)  // not wanted: it goes
       self->send_exit(handle, caf::exit_reason::user_shutdown);
     return;
   }
-  uint64_t slowest = st.min_clock();  // 0 with nobody live
-  st.slots_[i].handle = std::move(handle);
-  self->monitor(st.slots_[i].handle);
-  st.to_shards(attach_atom::value, coordinator_actor{self}, st.handles());
+  // Waiting for its first release at the slowest live worker's clock (0 with nobody live).
+  st.workers.joined(i, std::move(handle), st.workers.min_clock(), st.event + 1, static_cast<uint32_t>(st.cfg->batch));
+  self->monitor(st.workers[i].handle);
+  st.to_shards(attach_atom::value, coordinator_actor{self}, st.workers.handles());
   // The newcomer's first push reaches a shard of another process by another
   // connection: its release waits until every such shard has the attach, or
   // that shard would refuse the push as not a member's.
   st.sync_remote_shards();
-  st.set_live(i, true);
-  st.slots_[i].gone = false;
-  st.set_waiting(i, true);
-  st.slots_[i].promise = caf::typed_response_promise<proceed>{};
-  st.slots_[i].deferred.reset();
-  st.slots_[i].held_for_resume = false;
-  st.set_clock(i, slowest);
-  st.slots_[i].waiting_since = st.event + 1;
-  st.slots_[i].batch = static_cast<uint32_t>(st.cfg->batch);
-  st.slots_[i].pending_release = 0;
   st.send_worker_weights();
   auto t = since(self, st.cfg->origin);
-  st.trace({"joined", w, t, t, st.slots_[i].clock, st.version_, 0, where});
+  st.trace({"joined", w, t, t, st.workers[i].clock, st.ps.version(), 0, where});
   st.report("[" + st.cfg->protocol_name + "] worker " + std::to_string(w) + " joined" +
               (where.empty() ? "" : " (" + where + ")"),
             true);
-  st.protocol_event([&] { st.cfg->proto->on_joined(st, w); });
+  st.protocol_event([&] { st.cfg->proto->on_joined(st.view, w); });
 }
 
 }  // namespace syncpoint

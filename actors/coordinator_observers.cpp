@@ -19,7 +19,8 @@ void greet_observers(coordinator_ptr self) {
 
 job_counts counts_of(coordinator_ptr self) {
   auto& st = self->state;
-  return {st.samples_, st.version_, st.worker_samples(), st.live_count(), since(self, st.cfg->origin), st.rejected_};
+  return {st.run.samples, st.ps.version(), st.workers.samples(), st.workers.live_count(), since(self, st.cfg->origin),
+          st.rejected};
 }
 
 bool from_driver_or_observer(coordinator_ptr self) {
@@ -37,7 +38,7 @@ bool observer_down(coordinator_ptr self, const caf::down_msg& dm) {
     return false;
   auto which = static_cast<size_t>(o - st.observers.begin());
   st.observers.erase(o);
-  if (is_failure(dm.reason) && st.phase_ != coordinator_phase::finishing)
+  if (is_failure(dm.reason) && !st.phase.is(coordinator_phase::finishing))
     fail_run(self, observer_failed(self->system(), which, dm.reason));
   return true;
 }
@@ -47,9 +48,9 @@ void observer_asks_eval(coordinator_ptr self) {
   // once per sample count: an observer that asks at every evaluation it hears
   // of would otherwise loop at one virtual instant forever.
   auto& st = self->state;
-  if (from_driver_or_observer(self) && st.phase_ == coordinator_phase::running
-      && st.samples_ != st.observer_eval_at) {
-    st.observer_eval_at = st.samples_;
+  if (from_driver_or_observer(self) && st.phase.is(coordinator_phase::running)
+      && st.run.samples != st.run.observer_eval_at) {
+    st.run.observer_eval_at = st.run.samples;
     st.request_snapshot(false);
   }
 }

@@ -14,9 +14,9 @@ namespace {
 // A refused push is counted once and traced once,
 void count_refusal(coordinator_ptr self, const push_info& info) {
   auto& st = self->state;
-  ++st.rejected_;
+  ++st.rejected;
   auto t = since(self, st.cfg->origin);
-  st.trace({"rejected", info.worker, t, t, info.iter, st.version_, 0, info.refused});
+  st.trace({"rejected", info.worker, t, t, info.iter, st.ps.version(), 0, info.refused});
 }
 
 // ... and its worker is told why. It drops the gradient and pulls (on a
@@ -26,7 +26,7 @@ void answer_refusal(coordinator_ptr self, const push_info& info, caf::typed_resp
   auto& st = self->state;
   if (!reply.pending())
     return;
-  proceed p{st.ending(), true, st.pullable_version(), 0, info.accepted, st.local_step_, st.overlap_,
+  proceed p{st.phase.ending(), true, st.ps.pullable_version(), 0, info.accepted, st.local_step, st.overlap,
             st.local_rate(), info.refused};
   st.answer(reply, coordinator_state::idx(info.worker), p);
 }
@@ -52,14 +52,14 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
     return;
   }
   if (!st.live(info.worker)) {  // a late slice of a worker declared lost: nothing of it stays
-    st.queue_op(shard_op::drop, info.worker, info.iter);
+    st.ps.queue(shard_op::drop, info.worker, info.iter);
     st.flush_ops();
     if (reply.pending())
       reply.deliver(proceed{true, false, 0, 0, info.accepted});
     return;
   }
   auto key = std::make_pair(info.worker, info.iter);
-  auto& p = st.partial_pushes[key];
+  auto& p = st.ps.partial[key];
   if (p.reports++ == 0) {
     p.info = info;
     p.info.refused.clear();
@@ -75,52 +75,32 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
   if (!p.info.refused.empty()) {
     // Every shard forgets its slice, and one that stages it later does too.
     if (!refused_before || info.refused.empty())
-      st.queue_op(shard_op::drop, info.worker, info.iter);
+      st.ps.queue(shard_op::drop, info.worker, info.iter);
     if (!refused_before)
       count_refusal(self, p.info);
     if (p.lead_in)
       answer_refusal(self, p.info, p.reply);  // now, or when the lead reports
     if (p.reports == shards)
-      st.partial_pushes.erase(key);
+      st.ps.partial.erase(key);
     st.flush_ops();
     return;
   }
   if (p.reports < shards)
     return;
   auto done = std::move(p);
-  st.partial_pushes.erase(key);
-  st.apply_op(info.worker, info.iter);
-  done.info.version = st.version_;
+  st.ps.partial.erase(key);
+  st.ps.applied(info.worker, info.iter);
+  done.info.version = st.ps.version();
   on_pushed(self, done.info, std::move(done.reply));
   st.flush_ops();
 }
 
 // -- the sequence ---------------------------------------------------------------
 
-void coordinator_state::queue_op(uint8_t kind, worker_id w, uint64_t n) {
-  if (sequenced())
-    ops_.push_back({kind, w, n});
-}
-
-void coordinator_state::apply_op(worker_id w, uint64_t iter) {
-  queue_op(shard_op::apply, w, iter);
-  if (mode_ == ps_mode::buffered)
-    ++buffered_;
-  else
-    ++version_;
-}
-
-void coordinator_state::round_flushed() {
-  if (sequenced() && buffered_ > 0)
-    ++version_;
-  buffered_ = 0;
-}
-
 void coordinator_state::flush_ops() {
-  if (ops_.empty())
+  if (!ps.ops_queued())
     return;
-  auto ops = std::move(ops_);
-  ops_.clear();
+  auto ops = ps.take_ops();
   for (auto& shard : cfg->ps.shards)
     self->send(shard, sequence_atom::value, ops);
 }
@@ -132,14 +112,14 @@ void coordinator_state::answer(caf::typed_response_promise<proceed>& rp, size_t 
 
 void coordinator_state::start(size_t i, proceed p) {
   serve(i, p);
-  self->send(slots_[i].handle, p);
+  self->send(workers[i].handle, p);
 }
 
 void coordinator_state::serve(size_t i, proceed& p) {
-  if (!sequenced() || !p.pull || p.stop)
+  if (!ps.sequenced() || !p.pull || p.stop)
     return;
-  p.min_version = pullable_version();  // released earlier and held back: the version of now
-  queue_op(shard_op::serve, static_cast<worker_id>(i), p.min_version);
+  p.min_version = ps.pullable_version();  // released earlier and held back: the version of now
+  ps.queue(shard_op::serve, static_cast<worker_id>(i), p.min_version);
 }
 
 }  // namespace syncpoint

@@ -1,5 +1,5 @@
-// The coordinator's state (actors/coordinator_state.hpp): its answers to
-// the protocol that take more than a line, and its reports.
+// The coordinator's state (actors/coordinator_state.hpp): what it does for
+// the protocol that takes more than a line, the run's phase moves, and its reports.
 #include "actors/coordinator_state.hpp"
 
 #include <cstdio>
@@ -21,7 +21,7 @@ const char* to_string(coordinator_phase p) {
 
 namespace {
 
-// The moves of coordinator_phase's table (actors/coordinator_state.hpp).
+// The moves of coordinator_phase's table (actors/coordinator_run.hpp).
 bool allowed(coordinator_phase from, coordinator_phase to) {
   using p = coordinator_phase;
   switch (to) {
@@ -37,51 +37,112 @@ bool allowed(coordinator_phase from, coordinator_phase to) {
 
 }  // namespace
 
-void coordinator_state::move_to(coordinator_phase next) {
+void run_phase::move_to(coordinator_phase next) {
   if (!allowed(phase_, next))
     throw std::logic_error(std::string("coordinator: no move from ") + to_string(phase_) + " to " + to_string(next));
   phase_ = next;
 }
 
+void run_phase::expect(coordinator_phase p, const char* what) const {
+  if (phase_ != p)
+    throw std::logic_error(std::string("coordinator: ") + what + " in phase " + to_string(phase_));
+}
+
+// A release goes now, or is held back: by a checkpoint, by a shard sync, or
+// until a resumed worker asks again for its reply.
 void coordinator_state::release(worker_id w, bool pull) {
   if (!waiting(w))
     return;
   auto i = idx(w);
-  set_waiting(i, false);
-  slots_[i].pending_release = 0;
-  if (weights_stale_)
+  auto& slot = workers[i];
+  if (weights_stale)
     send_worker_weights();
-  proceed p{ending(), pull, pullable_version(), slots_[i].batch, slots_[i].accepted, local_step_, overlap_,
+  proceed p{phase.ending(), pull, ps.pullable_version(), slot.batch, slot.accepted, local_step, overlap,
             local_rate()};
-  if (slots_[i].promise.pending() || slots_[i].held_for_resume) {
-    if (slots_[i].waiting_since < event)
-      barrier_in_event = true;  // someone was held across events: a barrier opened
-    if (holding() || slots_[i].held_for_resume || shard_syncs_pending_ > 0) {
-      slots_[i].deferred = p;  // delivered once the checkpoint is taken, the worker is back or the shards synced
-      return;
+  if (slot.state == slot_state::unstarted) {
+    if (ps.syncing()) {
+      workers.hold_release(i, p);
+    } else {
+      workers.release_now(i);
+      start(i, p);
     }
-    answer(slots_[i].promise, i, p);
-    slots_[i].promise = caf::typed_response_promise<proceed>{};
-  } else if (shard_syncs_pending_ > 0) {
-    slots_[i].deferred_start = p;
-  } else {
-    start(i, p);
+    return;
   }
+  if (slot.waiting_since < event)
+    barrier_in_event = true;  // someone was held across events: a barrier opened
+  if (phase.holding() || slot.state == slot_state::away || ps.syncing()) {
+    workers.hold_release(i, p);  // delivered once the checkpoint is taken, the worker is back or the shards synced
+    return;
+  }
+  auto rp = workers.release_now(i);
+  answer(rp, i, p);
+}
+
+void coordinator_state::commit() {
+  to_ps(commit_atom::value);
+  ps.committed();
+}
+
+void coordinator_state::publish() {
+  to_ps(publish_atom::value);
+  ps.published_now();
+}
+
+void coordinator_state::set_mode(ps_mode mode) {
+  to_ps(mode_atom::value, static_cast<uint8_t>(mode));
+  ps.mode_set(mode);
+  sync_remote_shards();
+}
+
+uint64_t coordinator_state::add_timer(double t, timer_entry e) {
+  e.due = static_cast<nanos>(std::llround(t * 1e9));
+  auto id = timers.add(e);
+  self->delayed_send(self, until(t), timeout_atom::value, id);
+  return id;
+}
+
+void coordinator_state::release_at(worker_id w, double t, bool pull) {
+  if (!waiting(w))
+    return;
+  if (until(t).count() == 0) {
+    release(w, pull);
+    return;
+  }
+  workers[idx(w)].pending_release = add_timer(t, {true, w, pull, 0});
+}
+
+void coordinator_state::set_timer(double t, uint64_t tag) {
+  add_timer(t, {false, -1, true, tag});
+}
+
+void coordinator_state::set_batch(worker_id w, uint32_t b) {
+  if (!valid(w) || b == 0 || workers[idx(w)].batch == b)
+    return;
+  workers[idx(w)].batch = b;
+  weights_stale = true;  // one message for a protocol that sets every batch (to_ps, release)
+}
+
+void coordinator_state::mark(const std::string& kind, const std::string& note, double value) {
+  auto t = since(self, cfg->origin);
+  trace_event ev{kind, -1, t, t, run.samples, ps.version(), value, note};
+  if (kind == "phase")
+    tell_followers(phase_atom::value, phase_of(ev));
+  trace(std::move(ev));
 }
 
 void coordinator_state::deliver_deferred() {
-  if (holding() || shard_syncs_pending_ > 0)
+  if (phase.holding() || ps.syncing())
     return;
-  for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].deferred && slots_[i].promise.pending() && !slots_[i].held_for_resume) {
-      answer(slots_[i].promise, i, *slots_[i].deferred);
-      slots_[i].promise = caf::typed_response_promise<proceed>{};
-      slots_[i].deferred.reset();
+  for (size_t i = 0; i < workers.size(); ++i)
+    if (workers[i].state == slot_state::reply_deferred) {
+      auto p = workers[i].held_back;
+      auto rp = workers.delivered(i);
+      answer(rp, i, p);
     }
-  for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].deferred_start) {
-      start(i, *slots_[i].deferred_start);
-      slots_[i].deferred_start.reset();
+  for (size_t i = 0; i < workers.size(); ++i)
+    if (workers[i].state == slot_state::start_deferred) {
+      workers.delivered(i);
+      start(i, workers[i].held_back);
     }
   flush_ops();
 }
@@ -92,9 +153,9 @@ void coordinator_state::sync_remote_shards() {
   if (!remote)
     return;  // in this process, mailbox order already holds
   for (auto& shard : cfg->ps.shards) {
-    ++shard_syncs_pending_;
+    ps.sync_sent();
     auto done = [this] {
-      if (--shard_syncs_pending_ == 0)
+      if (ps.sync_answered())
         deliver_deferred();
     };
     self->request(shard, caf::infinite, sync_atom::value).then([done](bool) { done(); }, [done](caf::error&) { done(); });
@@ -102,21 +163,21 @@ void coordinator_state::sync_remote_shards() {
 }
 
 void coordinator_state::send_worker_weights() {
-  weights_stale_ = false;
+  weights_stale = false;
   // Weight rule: a push counts b_i / (sum of the live workers' batches),
   // which is 1/n when every batch is the same.
   double total = 0;
-  for (auto& s : slots_)
-    if (s.live)
+  for (auto& s : workers.slots())
+    if (s.live())
       total += s.batch;
-  std::vector<float> wts(slots_.size(), 0.0f);
-  for (size_t i = 0; i < slots_.size(); ++i)
-    wts[i] = slots_[i].live && total > 0 ? static_cast<float>(slots_[i].batch / total) : 0.0f;
+  std::vector<float> wts(workers.size(), 0.0f);
+  for (size_t i = 0; i < workers.size(); ++i)
+    wts[i] = workers[i].live() && total > 0 ? static_cast<float>(workers[i].batch / total) : 0.0f;
   to_shards(weights_atom::value, wts);
 }
 
 void coordinator_state::report(std::string line, bool event) {
-  progress_report r{std::move(line), samples_, std::min(run_fraction(), 1.0), last_accuracy, event};
+  progress_report r{std::move(line), run.samples, std::min(run_fraction(), 1.0), run.last_accuracy, event};
   tell_observers(r);
   if (cfg->on_progress)
     cfg->on_progress(r);
@@ -132,10 +193,10 @@ void coordinator_state::print_progress(const std::string& what) {
   double pct = 100.0 * run_fraction();
   char line[256];
   char acc[32];
-  std::snprintf(acc, sizeof acc, "acc=%.4f", std::max(last_accuracy, 0.0));
+  std::snprintf(acc, sizeof acc, "acc=%.4f", std::max(run.last_accuracy, 0.0));
   std::snprintf(line, sizeof line, "[%s] %-6s t=%9.2fs samples=%9llu (%5.1f%%) %s", cfg->protocol_name.c_str(),
-                what.c_str(), now(), static_cast<unsigned long long>(samples_), std::min(pct, 100.0),
-                last_accuracy < 0 && !last_measure.empty() ? last_measure.c_str() : acc);
+                what.c_str(), now(), static_cast<unsigned long long>(run.samples), std::min(pct, 100.0),
+                run.last_accuracy < 0 && !run.last_measure.empty() ? run.last_measure.c_str() : acc);
   report(line);
 }
 

@@ -1,9 +1,15 @@
-// The coordinator's state (actors/coordinator.cpp): what it knows of the
-// run, and the coordinator_api its protocol sees. Shared with its checkpoint
-// code (actors/coordinator_checkpoint.cpp). Not part of the API.
+// The coordinator's state (actors/coordinator.cpp): four small machines (its
+// workers, its timers, the PS's sequence, the run's phase) and what ties them
+// together; the protocol sees it through protocol_view. Shared with the
+// coordinator's other files (membership, sequence, checkpoints, observers).
+// Not part of the API.
 #pragma once
 
 #include "actors/coordinator.hpp"
+#include "actors/coordinator_ps.hpp"
+#include "actors/coordinator_run.hpp"
+#include "actors/coordinator_timers.hpp"
+#include "actors/coordinator_workers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -13,168 +19,91 @@
 
 namespace syncpoint {
 
-/// The coordinator's life, one phase at a time (transitions: move_to in
-/// coordinator_state.cpp; anything else is a bug and stops the run):
-///   starting -> running -> stopping -> finishing
-///   running -> freezing -> collecting -> running     a real-clock checkpoint
-///   any phase but finishing -> finishing              every worker is gone
-///   freezing, collecting -> stopping                  a stop gives the checkpoint up
-enum class coordinator_phase : uint8_t {
-  starting,    // spawned, waiting for its workers (start_atom)
-  running,
-  freezing,    // a checkpoint is due: releases are held until every live worker waits
-  collecting,  // everyone is at rest: the actors' states are being gathered
-  stopping,    // a limit, a target or a stop: every worker is told to stop
-  finishing,   // every worker is gone: the final snapshot, evaluation and outcome
-};
-
-const char* to_string(coordinator_phase p);
-
-/// What the coordinator knows of one worker.
-struct worker_slot {
-  worker_actor handle;     // invalid until the start (and for a vacant place)
-  bool live = true;        // in the run (set_live keeps the counts)
-  bool gone = false;       // quit: finished, lost, or vacant
-  uint64_t clock = 0;      // pushes so far (set_clock)
-  bool waiting = true;     // its push (or its start) awaits a release (set_waiting)
-  caf::typed_response_promise<proceed> promise;  // valid while a push awaits its release
-  uint64_t waiting_since = 0;    // event number of the push being answered
-  nanos accepted = 0;
-  uint32_t batch = 0;            // sent with each release
-  uint64_t pending_release = 0;  // the release_at timer that is current (0: none)
-  uint64_t samples = 0;          // since this coordinator started
-  // A release held back: by a checkpoint or a shard sync (deferred), or the
-  // start's message during a shard sync (deferred_start).
-  std::optional<proceed> deferred;
-  std::optional<proceed> deferred_start;
-  bool held_for_resume = false;  // resumed: held until the worker asks again
-};
-
 struct coordinator_state;
 using coordinator_ptr = coordinator_actor::stateful_pointer<coordinator_state>;
 
-struct coordinator_state : coordinator_api {
+/// What the protocol sees of the run (coordinator_api): a thin adapter over
+/// the coordinator's state, which does what it asks (actors/coordinator_view.cpp).
+class protocol_view : public coordinator_api {
+ public:
+  explicit protocol_view(coordinator_state& st) : st_(st) {}
+  int workers() const override;
+  bool live(worker_id w) const override;
+  std::vector<worker_id> live_workers() const override;
+  int live_count() const override;
+  int waiting_count() const override;
+  uint64_t min_clock() const override;
+  uint64_t clock(worker_id w) const override;
+  double now() const override;
+  bool waiting(worker_id w) const override;
+  void release(worker_id w, bool pull) override;
+  void commit() override;
+  void set_mode(ps_mode mode) override;
+  void publish() override;
+  void set_worker_behavior(bool local_step, bool overlap) override;
+  void release_at(worker_id w, double t, bool pull) override;
+  void set_timer(double t, uint64_t tag) override;
+  void set_batch(worker_id w, uint32_t batch) override;
+  uint32_t batch(worker_id w) const override;
+  uint64_t samples() const override;
+  uint64_t sample_budget() const override;
+  double time_budget() const override;
+  void set_momentum(double mu, bool clear, uint32_t ramp_steps) override;
+  double base_momentum() const override;
+  void mark(const std::string& kind, const std::string& note, double value) override;
+  void evaluate() override;
+
+ private:
+  coordinator_state& st_;
+};
+
+struct coordinator_state {
   coordinator_ptr self;
   std::shared_ptr<coordinator_config> cfg;
   evaluator_actor evaluator;
   std::vector<job_observer_actor> observers;  // a program's own actors that follow the run
-  std::string end_reason = "end";             // why the run ended: the first stop's reason
-  std::vector<worker_slot> slots_;            // one per worker id
-  // Kept with each slot's live, waiting and clock (set_live, set_waiting,
-  // set_clock) so that a protocol's per-push questions are O(1) (recount after
-  // bulk changes).
-  int live_count_ = 0;
-  int waiting_count_ = 0;                  // live and waiting
-  std::map<uint64_t, uint32_t> live_clocks_;  // clock -> live workers at it
-  bool weights_stale_ = false;             // a batch changed: new weights go before the next release or PS message
-  // Protocol timers: id -> what to do. A release_at is current while
-  // slots_[w].pending_release holds its id.
-  struct timer_entry {
-    bool is_release = false;
-    worker_id worker = -1;
-    bool pull = true;
-    uint64_t tag = 0;
-    nanos due = 0;
-  };
-  std::map<uint64_t, timer_entry> timers_;
-  uint64_t next_timer_ = 0;
-  uint64_t version_ = 0;
-  uint64_t buffered_ = 0;  // a sharded PS: pushes applied into the round since its last commit
-  ps_mode mode_ = ps_mode::immediate;
-  uint64_t published_version_ = 0;  // gated mode: what pulls can get
-  bool local_step_ = false;
-  bool overlap_ = false;
-  uint64_t samples_ = 0;
-  uint64_t next_eval = 0;
-  uint64_t event = 0;                      // pushes and losses handled so far
+  worker_table workers;  // by worker id
+  timer_table timers;    // the protocol's timers and delayed releases
+  ps_sequence ps;        // the PS's mode and versions, and a sharded PS's sequence
+  run_phase phase;
+  run_figures run;
+  protocol_view view{*this};  // what the protocol sees
+  bool weights_stale = false;  // a batch changed: new weights go before the next release or PS message
+  bool local_step = false;     // the workers' behaviour from their next release (WBSP)
+  bool overlap = false;
+  // Protocol events (pushes, losses, joins, timers) handled so far, and
+  // whether the one being handled released someone held since an earlier one.
+  uint64_t event = 0;
   bool barrier_in_event = false;
-  coordinator_phase phase_ = coordinator_phase::starting;
-  bool checkpoint_asked_ = false;  // the checkpoint in the making was asked for (checkpoint_request)
-  bool tick_missed_ = false;       // and the periodic tick came meanwhile
-  bool resumed = false;  // restored from a checkpoint before the start
-  std::optional<std::string> stop_before_start_;  // a stop that came before the workers
-  uint64_t evals_pending = 0;
-  uint64_t observer_eval_at = UINT64_MAX;  // samples at the last evaluation an observer asked for
-  // Shards in other processes: after a mode change, releases wait until
-  // every shard has it (sync_atom answered), because a released worker's
-  // next push reaches a shard by another connection and could overtake the
-  // mode. The start's releases (messages, not replies) wait too.
-  int shard_syncs_pending_ = 0;
-  nanos run_time = 0;
-  double last_accuracy = -1;
-  std::string last_measure;  // "mse=0.1940": the progress line's figure when the loop measures no accuracy
-  double next_tick = 0.01;  // the run fraction of the next silent progress report (bars)
-  bool target_reached = false;
   std::vector<worker_loss> losses;  // who left the run early, and why
   // Wall time spent in the handlers that decide (pushes, timers, losses,
   // joins), and pushes handled: the coordinator's cost per push.
   std::chrono::steady_clock::duration busy{};
   uint64_t pushes_handled = 0;
-  uint64_t rejected_ = 0;  // pushes the PS refused (all shards', counted once)
-  // A sharded PS: the ops of this message's handling, sent to every shard at
-  // its end (or before any other message to the shards), in one order.
-  std::vector<shard_op> ops_;
+  uint64_t rejected = 0;  // pushes the PS refused (all shards', counted once)
   static inline const char* name = "coordinator";
 
   explicit coordinator_state(coordinator_ptr ptr) : self(ptr) {}
 
-  // -- the phase ----------------------------------------------------------------
-  /// To `next`; an impossible move fails the run (a bug, not an input).
-  void move_to(coordinator_phase next);
-  bool started() const { return phase_ != coordinator_phase::starting; }
-  /// A stop was decided, or every worker is gone: no new work, no checkpoint.
-  bool ending() const { return phase_ == coordinator_phase::stopping || phase_ == coordinator_phase::finishing; }
-  /// A checkpoint holds releases back (real clock).
-  bool holding() const { return phase_ == coordinator_phase::freezing || phase_ == coordinator_phase::collecting; }
-  /// Per worker, the samples it pushed since this coordinator started.
-  std::vector<uint64_t> worker_samples() const {
-    std::vector<uint64_t> out;
-    for (auto& s : slots_)
-      out.push_back(s.samples);
-    return out;
-  }
-  /// The job's workers, by id (invalid: vacant or not started).
-  std::vector<worker_actor> handles() const {
-    std::vector<worker_actor> out;
-    for (auto& s : slots_)
-      out.push_back(s.handle);
-    return out;
-  }
+  /// Seconds since the start of the run, on its clock.
+  double now() const { return to_seconds(since(self, cfg->origin)); }
+  bool valid(worker_id w) const { return workers.valid(w); }
+  static size_t idx(worker_id w) { return static_cast<size_t>(w); }
+  bool live(worker_id w) const { return valid(w) && workers[idx(w)].live(); }
+  bool waiting(worker_id w) const { return live(w) && workers[idx(w)].waiting(); }
+  /// How far the run is, 0..1 (coordinator_api::run_fraction).
+  double run_fraction() const { return view.run_fraction(); }
 
-  // -- coordinator_api --------------------------------------------------------
-  int workers() const override { return static_cast<int>(slots_.size()); }
-  bool live(worker_id w) const override { return valid(w) && slots_[idx(w)].live; }
-  std::vector<worker_id> live_workers() const override {
-    std::vector<worker_id> out;
-    for (size_t i = 0; i < slots_.size(); ++i)
-      if (slots_[i].live)
-        out.push_back(static_cast<worker_id>(i));
-    return out;
-  }
-  int live_count() const override { return live_count_; }
-  int waiting_count() const override { return waiting_count_; }
-  uint64_t min_clock() const override { return live_clocks_.empty() ? 0 : live_clocks_.begin()->first; }
-  uint64_t clock(worker_id w) const override { return valid(w) ? slots_[idx(w)].clock : 0; }
-  double now() const override { return to_seconds(since(self, cfg->origin)); }
-  bool waiting(worker_id w) const override { return live(w) && slots_[idx(w)].waiting; }
-
-  void release(worker_id w, bool pull) override;
-
-  void commit() override {
-    to_ps(commit_atom::value);
-    ++version_;
-    buffered_ = 0;
-  }
-
-  void publish() override {
-    to_ps(publish_atom::value);
-    published_version_ = version_;
-  }
-
-  void set_worker_behavior(bool local_step, bool overlap) override {
-    local_step_ = local_step;
-    overlap_ = overlap;
-  }
+  // -- what the protocol asks for (protocol_view forwards here) -----------------
+  void release(worker_id w, bool pull);
+  void commit();
+  void publish();
+  void set_mode(ps_mode mode);
+  void release_at(worker_id w, double t, bool pull);
+  void set_timer(double t, uint64_t tag);
+  void set_batch(worker_id w, uint32_t b);
+  void mark(const std::string& kind, const std::string& note, double value);
+  void evaluate() { request_snapshot(false); }
 
   // Nanoseconds from now until `t` seconds on the run clock: exact in virtual time.
   caf::timespan until(double t) const {
@@ -182,80 +111,22 @@ struct coordinator_state : coordinator_api {
     auto now_ns = since(self, cfg->origin);
     return caf::timespan{std::max<nanos>(0, target - now_ns)};
   }
+  uint64_t add_timer(double t, timer_entry e);
 
-  uint64_t add_timer(double t, timer_entry e) {
-    auto id = ++next_timer_;
-    e.due = static_cast<nanos>(std::llround(t * 1e9));
-    timers_.emplace(id, e);
-    self->delayed_send(self, until(t), timeout_atom::value, id);
-    return id;
-  }
-
-  // -- a sharded PS's sequence (actors/ps_sequence.cpp) ------------------------
-
-  bool sequenced() const { return cfg->ps.size() > 1; }
-
-  // The version a released worker pulls now: what the shards serve at this point of the sequence.
   /// What a worker taking local steps steps with now (0: no local steps, or the constant rate).
-  double local_rate() const { return local_step_ && cfg->schedule.varies() ? cfg->schedule.at(samples_) : 0.0; }
-  uint64_t pullable_version() const { return mode_ == ps_mode::gated ? published_version_ : version_; }
+  double local_rate() const { return local_step && cfg->schedule.varies() ? cfg->schedule.at(run.samples) : 0.0; }
 
-  // (actors/coordinator_sequence.cpp)
-  void queue_op(uint8_t kind, worker_id w, uint64_t n);
-  // A push every shard holds goes into the model: a new version, or the round's.
-  void apply_op(worker_id w, uint64_t iter);
-  // The PS applies what its round holds (flush, a mode change): a version if anything was.
-  void round_flushed();
+  // -- a sharded PS's sequence (actors/coordinator_sequence.cpp) ---------------
   // The ops queued while handling this message go out, to every shard in the same order.
   void flush_ops();
   // A release goes to worker i (a reply, or the start's message): a sharded PS holds the version it pulls.
   void answer(caf::typed_response_promise<proceed>& rp, size_t i, proceed p);
   void start(size_t i, proceed p);
   void serve(size_t i, proceed& p);
-
   // The releases held back, once neither a checkpoint nor a shard sync holds them.
   void deliver_deferred();
-
   // Releases wait until every shard of another process has what was sent so far.
   void sync_remote_shards();
-
-  void release_at(worker_id w, double t, bool pull) override {
-    if (!waiting(w))
-      return;
-    if (until(t).count() == 0) {
-      release(w, pull);
-      return;
-    }
-    slots_[idx(w)].pending_release = add_timer(t, {true, w, pull, 0});
-  }
-
-  void set_timer(double t, uint64_t tag) override { add_timer(t, {false, -1, true, tag}); }
-
-  void set_batch(worker_id w, uint32_t b) override {
-    if (!valid(w) || b == 0 || slots_[idx(w)].batch == b)
-      return;
-    slots_[idx(w)].batch = b;
-    weights_stale_ = true;  // one message for a protocol that sets every batch (to_ps, release)
-  }
-
-  uint32_t batch(worker_id w) const override { return valid(w) ? slots_[idx(w)].batch : 0; }
-
-  uint64_t samples() const override { return samples_; }
-  uint64_t sample_budget() const override { return cfg->sample_budget; }
-  double time_budget() const override { return cfg->max_time_s; }
-  double base_momentum() const override { return cfg->momentum; }
-
-  void set_momentum(double mu, bool clear, uint32_t ramp_steps) override {
-    to_ps(momentum_atom::value, mu, clear, ramp_steps);
-  }
-
-  void mark(const std::string& kind, const std::string& note, double value) override {
-    auto t = since(self, cfg->origin);
-    trace_event ev{kind, -1, t, t, samples_, version_, value, note};
-    if (kind == "phase")
-      tell_followers(phase_atom::value, phase_of(ev));
-    trace(std::move(ev));
-  }
 
   template <class T>
   void tell_observers(const T& x) {
@@ -272,69 +143,6 @@ struct coordinator_state : coordinator_api {
       self->send(cfg->driver, what, x);
   }
 
-  void evaluate() override { request_snapshot(false); }
-
-  void set_mode(ps_mode mode) override {
-    to_ps(mode_atom::value, static_cast<uint8_t>(mode));
-    if (mode != ps_mode::buffered)
-      round_flushed();  // the PS never strands a round's pushes
-    mode_ = mode;
-    published_version_ = version_;
-    sync_remote_shards();
-  }
-
-  // -- helpers ----------------------------------------------------------------
-  bool valid(worker_id w) const { return w >= 0 && static_cast<size_t>(w) < slots_.size(); }
-  static size_t idx(worker_id w) { return static_cast<size_t>(w); }
-
-  void set_waiting(size_t i, bool v) {
-    if (slots_[i].waiting == v)
-      return;
-    slots_[i].waiting = v;
-    if (slots_[i].live)
-      waiting_count_ += v ? 1 : -1;
-  }
-
-  void set_live(size_t i, bool v) {
-    if (slots_[i].live == v)
-      return;
-    slots_[i].live = v;
-    int d = v ? 1 : -1;
-    live_count_ += d;
-    if (slots_[i].waiting)
-      waiting_count_ += d;
-    if (v)
-      ++live_clocks_[slots_[i].clock];
-    else
-      drop_clock(slots_[i].clock);
-  }
-
-  void set_clock(size_t i, uint64_t c) {
-    if (slots_[i].live) {
-      drop_clock(slots_[i].clock);
-      ++live_clocks_[c];
-    }
-    slots_[i].clock = c;
-  }
-
-  void drop_clock(uint64_t c) {
-    auto it = live_clocks_.find(c);
-    if (--it->second == 0)
-      live_clocks_.erase(it);
-  }
-
-  // The counts from the slots as they are (start, restore).
-  void recount() {
-    live_count_ = waiting_count_ = 0;
-    live_clocks_.clear();
-    for (auto& s : slots_)
-      if (s.live) {
-        ++live_count_;
-        waiting_count_ += s.waiting ? 1 : 0;
-        ++live_clocks_[s.clock];
-      }
-  }
-
   void trace(trace_event ev) {
     if (cfg->tracer)
       self->send(cfg->tracer, trace_atom::value, std::move(ev));
@@ -347,12 +155,12 @@ struct coordinator_state : coordinator_api {
     ++event;
     barrier_in_event = false;
     f();
-    if (weights_stale_)  // batches set and nobody released since
+    if (weights_stale)  // batches set and nobody released since
       send_worker_weights();
     flush_ops();
     if (barrier_in_event) {
       auto t = since(self, cfg->origin);
-      trace({"barrier", -1, t, t, event, version_, 0});
+      trace({"barrier", -1, t, t, event, ps.version(), 0});
     }
   }
 
@@ -361,7 +169,7 @@ struct coordinator_state : coordinator_api {
   // changes as one message.
   template <class... Ts>
   void to_ps(const Ts&... xs) {
-    if (weights_stale_)
+    if (weights_stale)
       send_worker_weights();
     to_shards(xs...);
   }
@@ -374,21 +182,11 @@ struct coordinator_state : coordinator_api {
       self->send(shard, xs...);
   }
 
-  // A push some shards have reported and others not yet: acted on once all
-  // have, or at once when one refused its slice (info.refused).
-  struct partial_push {
-    uint32_t reports = 0;
-    push_info info;
-    bool lead_in = false;                        // the lead has reported: reply is the worker's
-    caf::typed_response_promise<proceed> reply;  // ... which waits for it
-  };
-  std::map<std::pair<worker_id, uint64_t>, partial_push> partial_pushes;
-
   void send_worker_weights();
 
   void request_snapshot(bool final) {
-    ++evals_pending;
-    to_ps(snapshot_atom::value, evaluator, samples_, final);
+    ++run.evals_pending;
+    to_ps(snapshot_atom::value, evaluator, run.samples, final);
   }
 
   // One line on stderr and/or to the driver.

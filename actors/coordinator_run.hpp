@@ -1,0 +1,115 @@
+// The coordinator's run (actors/coordinator_state.hpp): its phase, with what
+// each phase carries, and its figures (samples, evaluations, progress bars).
+// Not part of the API.
+//
+//   run_phase r;
+//   r.restored();                    // starting, from a checkpoint
+//   auto how = r.start();            // -> running; how.resumed, how.stop
+//   r.freeze(checkpoint_cause::asked);  r.collect();  bool tick = r.thaw();
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace syncpoint {
+
+/// The coordinator's life, one phase at a time (anything else is a bug and stops the run):
+///   starting -> running -> stopping -> finishing
+///   running -> freezing -> collecting -> running     a real-clock checkpoint
+///   any phase but finishing -> finishing              every worker is gone
+///   freezing, collecting -> stopping                  a stop gives the checkpoint up
+enum class coordinator_phase : uint8_t {
+  starting,    // spawned, waiting for its workers (start_atom)
+  running,
+  freezing,    // a checkpoint is due: releases are held until every live worker waits
+  collecting,  // everyone is at rest: the actors' states are being gathered
+  stopping,    // a limit, a target or a stop: every worker is told to stop
+  finishing,   // every worker is gone: the final snapshot, evaluation and outcome
+};
+
+const char* to_string(coordinator_phase p);
+
+/// Why a checkpoint is being taken: the period's tick, or a request (during
+/// which the period's tick came too, and is taken by it).
+enum class checkpoint_cause : uint8_t { tick, asked, asked_tick_missed };
+
+class run_phase {
+ public:
+  /// What the starting phase carried into the run.
+  struct start_plan {
+    bool resumed = false;             // restored from a checkpoint
+    std::optional<std::string> stop;  // a stop that came before the workers: the run stops at once
+  };
+
+  coordinator_phase now() const { return phase_; }
+  bool is(coordinator_phase p) const { return phase_ == p; }
+  bool started() const { return phase_ != coordinator_phase::starting; }
+  /// A stop was decided, or every worker is gone: no new work, no checkpoint.
+  bool ending() const { return phase_ == coordinator_phase::stopping || phase_ == coordinator_phase::finishing; }
+  /// A checkpoint holds releases back (real clock).
+  bool holding() const { return phase_ == coordinator_phase::freezing || phase_ == coordinator_phase::collecting; }
+
+  // -- starting
+  void restored() {
+    expect(coordinator_phase::starting, "restored");
+    plan_.resumed = true;
+  }
+  void stop_before_start(const std::string& why) {
+    expect(coordinator_phase::starting, "stop_before_start");
+    if (!plan_.stop)
+      plan_.stop = why;
+  }
+  /// starting -> running; what the start carried.
+  start_plan start() {
+    move_to(coordinator_phase::running);
+    return std::move(plan_);
+  }
+
+  // -- a checkpoint (real clock)
+  /// running -> freezing, for `cause`.
+  void freeze(checkpoint_cause cause) {
+    move_to(coordinator_phase::freezing);
+    cause_ = cause;
+  }
+  /// The period's tick came while an asked checkpoint is being taken: it stands for the tick.
+  void tick_while_holding() {
+    if (holding() && cause_ == checkpoint_cause::asked)
+      cause_ = checkpoint_cause::asked_tick_missed;
+  }
+  void collect() { move_to(coordinator_phase::collecting); }
+  /// collecting -> running; true when the period's next tick is due from now
+  /// (an asked checkpoint leaves the period's tick in flight).
+  bool thaw() {
+    move_to(coordinator_phase::running);
+    return cause_ != checkpoint_cause::asked;
+  }
+
+  // -- the end
+  void stop() { move_to(coordinator_phase::stopping); }
+  void finish() { move_to(coordinator_phase::finishing); }
+
+ private:
+  void move_to(coordinator_phase next);
+  void expect(coordinator_phase p, const char* what) const;
+
+  coordinator_phase phase_ = coordinator_phase::starting;
+  start_plan plan_;                                   // starting
+  checkpoint_cause cause_ = checkpoint_cause::tick;  // freezing, collecting
+};
+
+/// The run's figures as the coordinator counts them.
+struct run_figures {
+  uint64_t samples = 0;
+  uint64_t next_eval = 0;                  // samples at which the next periodic evaluation is due
+  double next_tick = 0.01;                 // the run fraction of the next silent progress report (bars)
+  uint64_t evals_pending = 0;
+  uint64_t observer_eval_at = UINT64_MAX;  // samples at the last evaluation an observer asked for
+  bool target_reached = false;             // an evaluation reached the target (once)
+  double last_accuracy = -1;
+  std::string last_measure;  // "mse=0.1940": the progress line's figure when the loop measures no accuracy
+  int64_t run_time = 0;      // nanoseconds, when every worker was gone
+  std::string end_reason = "end";  // why the run ended: the first stop's reason
+};
+
+}  // namespace syncpoint
