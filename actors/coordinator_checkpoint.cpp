@@ -23,6 +23,7 @@ saved_coordinator save(coordinator_state& st) {
     s.pending_release.push_back(w.pending_release);
     s.accepted.push_back(w.accepted);
     s.batch.push_back(w.batch);
+    s.work.push_back(w.work);
   }
   for (auto& [id, e] : st.timers.pending())
     s.timers.push_back({id, e.is_release, e.worker, e.pull, e.tag, e.due});
@@ -33,8 +34,6 @@ saved_coordinator save(coordinator_state& st) {
   s.next_eval = st.run.next_eval;
   s.event = st.event;
   s.mode = static_cast<uint8_t>(st.ps.mode());
-  s.local_step = st.local_step;
-  s.overlap = st.overlap;
   s.target_reached = st.run.target_reached;
   s.last_accuracy = st.run.last_accuracy;
   s.next_tick = st.run.next_tick;
@@ -52,7 +51,8 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   auto n = st.workers.size();
   for (auto size : {s.live.size(), s.gone.size(), s.waiting.size(), s.held.size(), s.has_deferred.size(),
                     s.deferred.size(), s.clock.size(),
-                    s.waiting_since.size(), s.pending_release.size(), s.accepted.size(), s.batch.size()})
+                    s.waiting_since.size(), s.pending_release.size(), s.accepted.size(), s.batch.size(),
+                    s.work.size()})
     if (size != n)
       throw std::invalid_argument("the checkpoint's coordinator has " + std::to_string(size) +
                                   " workers, the job " + std::to_string(n));
@@ -64,6 +64,7 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
     w.pending_release = s.pending_release[i];
     w.accepted = s.accepted[i];
     w.batch = s.batch[i];
+    w.work = s.work[i];
   }
   std::map<uint64_t, timer_entry> timers;
   for (auto& t : s.timers)
@@ -73,8 +74,6 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   st.run.samples = s.samples;
   st.run.next_eval = s.next_eval;
   st.event = s.event;
-  st.local_step = s.local_step;
-  st.overlap = s.overlap;
   st.run.target_reached = s.target_reached;
   st.run.last_accuracy = s.last_accuracy;
   st.run.next_tick = s.next_tick;

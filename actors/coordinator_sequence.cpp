@@ -26,8 +26,10 @@ void answer_refusal(coordinator_ptr self, const push_info& info, caf::typed_resp
   auto& st = self->state;
   if (!reply.pending())
     return;
-  proceed p{st.phase.ending(), true, st.ps.pullable_version(), 0, info.accepted, st.local_step, st.overlap,
-            st.local_rate(), info.refused};
+  auto p = st.release_of(coordinator_state::idx(info.worker), true);
+  p.batch = 0;
+  p.accepted = info.accepted;
+  p.refused = info.refused;
   st.answer(reply, coordinator_state::idx(info.worker), p);
 }
 

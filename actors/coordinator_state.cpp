@@ -48,6 +48,14 @@ void run_phase::expect(coordinator_phase p, const char* what) const {
     throw std::logic_error(std::string("coordinator: ") + what + " in phase " + to_string(phase_));
 }
 
+proceed coordinator_state::release_of(size_t i, bool pull) const {
+  auto& slot = workers[i];
+  // An inner rate of 0 follows the PS's schedule (WBSP's local step), as it stands now.
+  bool scheduled = slot.work.inner.type != inner_kind::none && slot.work.inner.lr == 0 && cfg->schedule.varies();
+  return proceed{phase.ending(), pull, ps.pullable_version(), slot.batch, slot.accepted, slot.work,
+                 scheduled ? cfg->schedule.at(run.samples) : 0.0, {}, run.samples, workers.live_count()};
+}
+
 // A release goes now, or is held back: by a checkpoint, by a shard sync, or
 // until a resumed worker asks again for its reply.
 void coordinator_state::release(worker_id w, bool pull) {
@@ -57,8 +65,7 @@ void coordinator_state::release(worker_id w, bool pull) {
   auto& slot = workers[i];
   if (weights_stale)
     send_worker_weights();
-  proceed p{phase.ending(), pull, ps.pullable_version(), slot.batch, slot.accepted, local_step, overlap,
-            local_rate()};
+  auto p = release_of(i, pull);
   if (slot.state == slot_state::unstarted) {
     if (ps.syncing()) {
       workers.hold_release(i, p);

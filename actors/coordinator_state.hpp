@@ -41,6 +41,8 @@ class protocol_view : public coordinator_api {
   void set_mode(ps_mode mode) override;
   void publish() override;
   void set_worker_behavior(bool local_step, bool overlap) override;
+  void set_local_work(worker_id w, const local_work& work) override;
+  local_work local_work_of(worker_id w) const override;
   void release_at(worker_id w, double t, bool pull) override;
   void set_timer(double t, uint64_t tag) override;
   void set_batch(worker_id w, uint32_t batch) override;
@@ -69,8 +71,6 @@ struct coordinator_state {
   run_figures run;
   protocol_view view{*this};  // what the protocol sees
   bool weights_stale = false;  // a batch changed: new weights go before the next release or PS message
-  bool local_step = false;     // the workers' behaviour from their next release (WBSP)
-  bool overlap = false;
   // Protocol events (pushes, losses, joins, timers) handled so far, and
   // whether the one being handled released someone held since an earlier one.
   uint64_t event = 0;
@@ -113,8 +113,8 @@ struct coordinator_state {
   }
   uint64_t add_timer(double t, timer_entry e);
 
-  /// What a worker taking local steps steps with now (0: no local steps, or the constant rate).
-  double local_rate() const { return local_step && cfg->schedule.varies() ? cfg->schedule.at(run.samples) : 0.0; }
+  /// What worker i's release says: go on (or stop), pull first or not, with its batch and local work.
+  proceed release_of(size_t i, bool pull) const;
 
   // -- a sharded PS's sequence (actors/coordinator_sequence.cpp) ---------------
   // The ops queued while handling this message go out, to every shard in the same order.

@@ -20,8 +20,19 @@ void protocol_view::commit() { st_.commit(); }
 void protocol_view::set_mode(ps_mode mode) { st_.set_mode(mode); }
 void protocol_view::publish() { st_.publish(); }
 void protocol_view::set_worker_behavior(bool local_step, bool overlap) {
-  st_.local_step = local_step;
-  st_.overlap = overlap;
+  local_work work;  // WBSP's: a plain SGD step at the PS's rate with each gradient, which is pushed
+  if (local_step)
+    work.inner.type = inner_kind::sgd;
+  work.overlap = overlap ? 1 : 0;
+  for (size_t i = 0; i < st_.workers.size(); ++i)
+    st_.workers[i].work = work;
+}
+void protocol_view::set_local_work(worker_id w, const local_work& work) {
+  if (st_.valid(w))
+    st_.workers[coordinator_state::idx(w)].work = work;
+}
+local_work protocol_view::local_work_of(worker_id w) const {
+  return st_.valid(w) ? st_.workers[coordinator_state::idx(w)].work : local_work{};
 }
 void protocol_view::release_at(worker_id w, double t, bool pull) { st_.release_at(w, t, pull); }
 void protocol_view::set_timer(double t, uint64_t tag) { st_.set_timer(t, tag); }

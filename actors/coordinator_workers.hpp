@@ -55,6 +55,7 @@ struct worker_slot {
   uint32_t batch = 0;        // sent with each release
   uint64_t pending_release = 0;  // the release_at timer that is current (0: none)
   uint64_t samples = 0;      // since this coordinator started
+  local_work work;           // what it does until its next push, from its next release on
   bool live() const { return state != slot_state::vacant; }
   bool waiting() const {
     return state == slot_state::unstarted || state == slot_state::held || state == slot_state::away;

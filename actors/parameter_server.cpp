@@ -3,6 +3,7 @@
 #include "actors/ps_state.hpp"
 #include "actors/ps_update.hpp"
 #include "core/float_buffers.hpp"
+#include "core/index_ranges.hpp"
 #include "core/secret.hpp"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ void transfer(ps_ptr self, transit t) {
     arrive(self, t);
     return;
   }
-  auto values = static_cast<double>(t.is_push ? t.push.grad.size() : t.out.values.size());
+  auto values = static_cast<double>(t.is_push ? t.push.grad.size() : t.charged > 0 ? t.charged : t.out.values.size());
   // A shard carries its slice: its share of a push's or pull's charged bytes.
   double bytes = st.cfg.wire_bytes <= 0 ? values * sizeof(float)
                  : st.cfg.shards > 1   ? st.cfg.wire_bytes * values / static_cast<double>(st.cfg.model_size)
@@ -71,6 +72,7 @@ void send_weights(ps_ptr self, pending_pull p, weights out) {
   t.worker = p.worker;
   t.out = std::move(out);
   t.pull_reply = std::move(p.reply);
+  t.charged = p.charged;
   transfer(self, std::move(t));
 }
 
@@ -101,7 +103,9 @@ void take_in(ps_ptr self, gradient_push& g) {
     return;
   }
   auto tau = static_cast<double>(st.version - std::min(st.version, g.base_version));
+  st.only = g.ranges;  // a fragment's push steps its ranges alone
   apply_now(st, g, tau);
+  st.only.clear();
   trace_rate(self);
   g.grad.give_back();  // applied: its buffer can take the next frame or gradient
   auto now = since(self, st.cfg.origin);
@@ -154,7 +158,15 @@ void commit(ps_ptr self, bool new_version_even_if_empty) {
     }
     return;
   }
+  // The round steps what its pushes carried (all, unless every one was a fragment's).
+  st.only = clip_ranges(st.round_ranges, st.cfg.offset, st.cfg.offset + st.w->size());
+  if (ranges_size(st.only) == st.w->size())
+    st.only.clear();  // all of it
+  else if (st.only.empty())
+    st.only = {0, 0};  // none of it
   step_round(st);
+  st.only.clear();
+  st.round_ranges.clear();
   trace_rate(self);
   auto now = since(self, st.cfg.origin);
   for (auto& p : st.buffered)
@@ -190,6 +202,10 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
                             std::to_string(st.cfg.offset + st.w->size() - 1) + " of the model)"
                         : "gradient from worker " + std::to_string(g.worker) + " has " +
                             std::to_string(g.grad.size()) + " values, the model has " + std::to_string(st.w->size()));
+  std::string why;
+  if (!valid_ranges(g.ranges, g.grad.size(), &why))
+    return make_error(sp_error::bad_input, "the fragment of a push from worker " + std::to_string(g.worker) + " to " +
+                                             who(st) + ": " + why);
   if (!all_finite(g.grad.data(), g.grad.size()))
     return make_error(sp_error::non_finite, std::string(st.cfg.shards > 1 ? "gradient slice" : "gradient") +
                                               " from worker " + std::to_string(g.worker) + " (iteration " +
@@ -293,11 +309,11 @@ caf::result<proceed> take_push(ps_ptr self, gradient_push&& g, bool via_bulk = f
 
 // A pull of `worker` (-1: not a member's): a shard of several serves the
 // version the worker was released to; otherwise any version >= min_version.
-caf::result<weights> take_pull(ps_ptr self, worker_id worker, uint64_t min_version) {
+caf::result<weights> take_pull(ps_ptr self, worker_id worker, uint64_t min_version, uint64_t charged = 0) {
   auto& st = self->state;
   if (sequenced(st) && worker >= 0)
-    return take_sequenced_pull(self, worker, min_version);
-  pending_pull p{worker, self->make_response_promise<weights>()};
+    return take_sequenced_pull(self, worker, min_version, charged);
+  pending_pull p{worker, self->make_response_promise<weights>(), charged};
   auto rp = p.reply;
   if (pullable_version(st) >= min_version)
     send_weights(self, std::move(p), pullable_weights(st));
@@ -360,6 +376,15 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
         return err;
       return take_pull(self, member_index(self), min_version);
     },
+    [=](pull_atom, uint64_t min_version, const std::vector<uint64_t>& ranges) -> caf::result<weights> {
+      // A fragment's pull: the whole slice comes back, the link charges the fragment.
+      if (auto err = check_member(self, -1))
+        return err;
+      std::string why;
+      if (!valid_ranges(ranges, self->state.w->size(), &why))
+        return make_error(sp_error::bad_input, "a fragment's pull from " + who(self->state) + ": " + why);
+      return take_pull(self, member_index(self), min_version, std::max<uint64_t>(1, ranges_size(ranges)));
+    },
     [=](push_atom, bulk_atom, uint64_t key, gradient_push& g) -> caf::result<proceed> {
       if (auto err = check_bulk_key(self, key, g.worker))
         return err;
@@ -409,7 +434,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (!from_coordinator(self, "mode"))
         return;
       auto& st = self->state;
-      if (mode > static_cast<uint8_t>(ps_mode::gated))
+      if (mode > static_cast<uint8_t>(ps_mode::delayed))
         return;  // not a mode: ignore rather than guess
       auto m = static_cast<ps_mode>(mode);
       close_round(st);  // a gated round's step is complete before the mode changes
@@ -428,8 +453,11 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     },
     [=](sync_atom) { return true; },
     [=](commit_atom) {
-      if (from_coordinator(self, "commit"))
-        commit(self, true);
+      if (!from_coordinator(self, "commit"))
+        return;
+      if (self->state.mode == ps_mode::delayed)
+        close_round(self->state);  // the momentum step of the pushes since the last commit
+      commit(self, true);
     },
     [=](sequence_atom, std::vector<shard_op>& ops) {
       if (from_coordinator(self, "sequence"))

@@ -1,4 +1,5 @@
 #include "actors/ps_update.hpp"
+#include "core/index_ranges.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -66,11 +67,12 @@ saved_ps save(const ps_state& st) {
     s.samples_at_version.insert(s.samples_at_version.end(), {version, samples});
   for (auto& b : st.buffered)
     s.buffered.push_back({b.worker, b.iter, b.base_version});
+  s.round_ranges = st.round_ranges;
   s.version = st.version;
   s.visible_version = st.visible_version;
   s.mode = static_cast<uint8_t>(st.mode);
   for (auto& [version, p] : st.waiting_pulls)  // in the order they are answered
-    s.waiting_pulls.push_back({version, p.worker});
+    s.waiting_pulls.push_back({version, p.worker, p.charged});
   s.link_free_at = st.link.free_at();
   for (auto& [id, t] : st.in_transit) {
     saved_transfer x;
@@ -134,14 +136,15 @@ void restore(ps_state& st, const saved_ps& s) {
   st.buffered.clear();
   for (auto& b : s.buffered)
     st.buffered.push_back({b.worker, b.iter, b.base_version});
+  st.round_ranges = s.round_ranges;
   st.version = s.version;
   st.visible_version = s.visible_version;
-  if (s.mode > static_cast<uint8_t>(ps_mode::gated))
+  if (s.mode > static_cast<uint8_t>(ps_mode::delayed))
     throw std::invalid_argument("the checkpoint's parameter server mode is not one");
   st.mode = static_cast<ps_mode>(s.mode);
   st.waiting_pulls.clear();
   for (auto& p : s.waiting_pulls)  // equal versions keep their order: a multimap appends
-    st.waiting_pulls.emplace(p.min_version, pending_pull{p.worker, {}});
+    st.waiting_pulls.emplace(p.min_version, pending_pull{p.worker, {}, p.charged});
   st.link.resume_at(s.link_free_at);
   st.in_transit.clear();
   for (auto& x : s.in_transit) {
@@ -211,6 +214,8 @@ saved_ps merge_shards(std::vector<saved_ps> parts, const std::vector<uint64_t>& 
   for (auto field : {&saved_ps::w, &saved_ps::velocity, &saved_ps::round_step, &saved_ps::buffer,
                      &saved_ps::visible, &saved_ps::second})
     whole.*field = concat(parts, field, bounds);
+  for (auto& p : parts)  // each shard's part of what the round carried
+    add_ranges(whole.round_ranges, p.round_ranges);
   whole.shard_bounds = bounds;
   whole.shard_links.clear();
   for (auto& p : parts)

@@ -45,19 +45,32 @@ inline void adopt(ps_state& st, float* out) {
 // no store in the loop can reach, and `ivdep` says what the compiler cannot
 // see, that out, w and the state `next` writes meet only at the same index.
 // So `next` captures by value (pointers and constants), never by reference.
+//
+// An update of a fragment (st.only, <syncpoint/local_work.hpp>) passes over
+// its ranges alone: the other values and their optimizer state stay as they are.
 template <class Next, class Buffer>
 void rewrite_weights(ps_state& st, Next next, Buffer buffer) {
   const auto n = st.w->size(), trained = st.trained;
   const float* w = st.w->data();
   float* out = writable_weights(st);
-  parallel_chunks(trained, [&next, w, out](size_t begin, size_t end) {
-    const Next f = next;
+  auto pass = [&next, &buffer, w, out, trained](size_t lo, size_t hi) {
+    parallel_chunks(std::min(hi, trained) - std::min(lo, trained), [&next, w, out, lo](size_t begin, size_t end) {
+      const Next f = next;
 #pragma GCC ivdep
-    for (size_t i = begin; i < end; ++i)
-      out[i] = f(i, w[i]);
-  });
-  for (size_t i = trained; i < n; ++i)
-    out[i] = buffer(i, w[i]);
+      for (size_t i = lo + begin; i < lo + end; ++i)
+        out[i] = f(i, w[i]);
+    });
+    for (size_t i = std::max(lo, trained); i < hi; ++i)
+      out[i] = buffer(i, w[i]);
+  };
+  if (st.only.empty()) {
+    pass(0, n);
+  } else {
+    if (out != w)
+      std::copy(w, w + n, out);
+    for (size_t r = 0; r + 1 < st.only.size(); r += 2)
+      pass(static_cast<size_t>(st.only[r]), static_cast<size_t>(st.only[r + 1]));
+  }
   adopt(st, out);
 }
 

@@ -22,6 +22,7 @@ struct buffered_push {
 struct pending_pull {
   worker_id worker;  // -1: not a member's (a job without members)
   caf::typed_response_promise<weights> reply;
+  uint64_t charged = 0;  // a fragment's pull: the values the link charges (0: all it carries)
 };
 
 // A transfer on the link: a push on its way in, or weights on their way out.
@@ -34,6 +35,7 @@ struct transit {
   caf::typed_response_promise<proceed> push_reply;
   weights out;
   caf::typed_response_promise<weights> pull_reply;
+  uint64_t charged = 0;  // a pull's values as the link charges them (0: all of `out`)
 };
 
 struct ps_state {
@@ -53,6 +55,12 @@ struct ps_state {
   double lr_traced = -1;          // ... and the last one the trace has (the lead's)
   uint32_t ramp_steps = 0;        // momentum rises from 0 to cfg.momentum over this many updates
   uint32_t ramp_done = 0;
+  // A fragment's update (<syncpoint/local_work.hpp>): the ranges of this
+  // slice the pass steps (empty: all of it), set around each update; and the
+  // part of the model a buffered round's pushes carried, in the model's own
+  // positions (empty: none yet), which its step covers.
+  std::vector<uint64_t> only;
+  std::vector<uint64_t> round_ranges;
   std::vector<float> round_step;  // gated, adjusted rule: the steps applied since the last publish
   bool round_open = false;        // ... and whether there were any
   double mean_staleness = -1;     // running mean of pushes' staleness (-1: none yet)
@@ -138,8 +146,9 @@ void take_in(ps_ptr self, gradient_push& g);
 /// Sequenced: the coordinator's ops, in its order (actors/ps_sequence.cpp).
 void run_sequence(ps_ptr self, std::vector<shard_op>& ops);
 
-/// Sequenced: a pull of worker `w` (>= 0) for the version it was released to.
-caf::result<weights> take_sequenced_pull(ps_ptr self, worker_id w, uint64_t version);
+/// Sequenced: a pull of worker `w` (>= 0) for the version it was released to
+/// (`charged`: the values its fragment covers, which the link charges; 0: all).
+caf::result<weights> take_sequenced_pull(ps_ptr self, worker_id w, uint64_t version, uint64_t charged = 0);
 
 /// Sequenced: answers the held pulls of versions that exist now, each at
 /// exactly its version; false if one was skipped (the sequence is broken).

@@ -4,6 +4,7 @@
 
 #include "actors/ps_passes.hpp"
 #include "core/float_buffers.hpp"
+#include "core/index_ranges.hpp"
 #include "core/parallel_chunks.hpp"
 
 #include <Eigen/Core>
@@ -127,6 +128,9 @@ void add_to_round(ps_state& st, gradient_push& g) {
   st.buffer_taken += weight;
   st.buffer_share += st.worker_weight[static_cast<size_t>(g.worker)];
   st.buffered.push_back({g.worker, g.iter, g.base_version});
+  // In the model's positions, so that a checkpoint merges shards' alike.
+  add_ranges(st.round_ranges, g.ranges.empty() ? std::vector<uint64_t>{st.cfg.offset, st.cfg.offset + st.w->size()}
+                                                : shift_ranges(g.ranges, st.cfg.offset));
 }
 
 // The held push is added in the step's own pass: the round's last gradient
@@ -199,11 +203,15 @@ void apply_now(ps_state& st, const gradient_push& g, double tau) {
               st.lr * weigh, share, buffers_toward(grad, static_cast<float>(weigh)));
     return;
   }
+  auto scale = static_cast<float>(weigh);
+  if (st.mode == ps_mode::delayed) {  // no momentum now: the commit adds it (close_round)
+    round_part(st, grad, scale, share, lr);
+    return;
+  }
   if (plain) {
     sgd_step(st, grad, share, share, momentum(st), lr);
     return;
   }
-  auto scale = static_cast<float>(weigh);
   if (st.mode == ps_mode::gated) {
     round_part(st, grad, scale, share, lr);
     return;

@@ -110,8 +110,11 @@ void computed(worker_ptr self) {
   auto& st = self->state;
   auto t = now(self);
   trace(self, "compute", st.compute_start, t, st.loss);
-  st.pipe.compute_done();
-  st.ready_since = t;
+  st.ready_since = t;  // (a local step's end: idle from here if the worker cannot go on)
+  if (st.local.round_done)
+    st.pipe.compute_done();
+  else
+    st.pipe.step_taken();  // a local step: more before the push
   advance(self);
 }
 
@@ -141,7 +144,7 @@ void compute(worker_ptr self) {
   auto wall0 = std::chrono::steady_clock::now();
   step_result r;
   try {
-    r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local_lr, st.refused}, st.grad.data());
+    r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local.rate, st.refused}, st.grad.data());
   } catch (const std::exception& e) {
     leave(self, make_error(sp_error::user_loop_failed,
                            "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
@@ -156,16 +159,20 @@ void compute(worker_ptr self) {
   }
   if (st.cfg.clip_norm > 0)
     clip(st.grad, st.m->size() - st.m->buffers(), st.cfg.clip_norm);
-  if (st.local_step)  // WBSP: the worker's own copy moves with its gradient (as computed)
-    st.m->local_step(st.grad.data(), static_cast<float>(st.local_lr > 0 ? st.local_lr : st.cfg.lr));
-  if (st.cfg.compress)
-    compress_gradient(st);
+  if (st.local.work.local()) {  // its own copy moves with the gradient (as computed); the round may go on
+    st.local.round_done = take_local_step(st);
+  } else {
+    st.local.round_done = true;
+    st.local.built_work = st.local.work;
+    if (st.cfg.compress)
+      compress_gradient(st);
+  }
   double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   double t_s = to_seconds(st.compute_start);
   double factor = st.cfg.stragglers.factor(st.cfg.id, t_s);
   double extra = st.cfg.stragglers.extra_s(st.cfg.id, t_s);
   double delay = st.cfg.virtual_clock
-                   ? st.cfg.iter_cost_s * static_cast<double>(st.samples) / st.cfg.batch * factor + extra
+                   ? st.cfg.iter_cost_s * static_cast<double>(r.samples) / st.cfg.batch * factor + extra
                    : std::max(0.0, (factor - 1.0) * measured) + extra;
   if (delay > 0) {
     st.compute_due = now(self) + seconds(delay).count();
@@ -192,17 +199,18 @@ void advance(worker_ptr self) {
     }
     if (p.batch > 0)
       st.batch = static_cast<int>(p.batch);
-    st.local_step = p.local_step;
-    st.local_lr = p.lr;
-    st.overlap = p.overlap;
+    st.local.work = p.work;
+    st.local.rate = p.lr;
+    st.local.release_samples = p.samples;
+    st.local.release_live = p.live;
     if (p.pull) {
       pull(self, p.min_version);
       return;
     }
   }
   if (st.pipe.pushing()) {
-    if (!st.overlap || st.pipe.computing() || st.pipe.ready())
-      return;  // wait for the reply (a computed gradient waits with us)
+    if (st.local.steps_done >= st.local.work.overlap || st.pipe.computing() || st.pipe.ready())
+      return;  // wait for the reply (a computed gradient waits with us; τ local steps may go on first)
     compute(self);
     return;
   }
@@ -249,11 +257,11 @@ saved_worker save(worker_state& st) {
   s.has_reply = st.reply.has_value();
   if (st.reply)
     s.reply = *st.reply;
-  s.local_step = st.local_step;
-  s.local_lr = st.local_lr;
-  s.overlap = st.overlap;
+  s.local = st.local;
+  s.samples = st.samples;
   s.residual = st.residual;
   s.push_bytes = st.push_bytes;
+  s.pull_bytes = st.pull_bytes;
   return s;
 }
 
@@ -298,7 +306,7 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.batch = s.batch;
   st.grad = s.grad;
   st.loss = s.loss;
-  st.samples = s.batch;  // (a checkpoint keeps the batch a waiting gradient averages)
+  st.samples = s.samples;
   st.compute_start = s.compute_start;
   st.push_sent = s.push_sent;
   st.ready_since = s.ready_since;
@@ -311,15 +319,14 @@ void restore(worker_ptr self, const saved_worker& s) {
   restore_pull(st, s);
   if (s.has_reply)
     st.reply = s.reply;
-  st.local_step = s.local_step;
-  st.local_lr = s.local_lr;
-  st.overlap = s.overlap;
+  st.local = s.local;
   if (!s.residual.empty() && s.residual.size() != st.m->size() - st.m->buffers())
     throw std::invalid_argument("worker " + std::to_string(s.id) + ": the checkpoint's residual has " +
                                 std::to_string(s.residual.size()) + " values, not " +
                                 std::to_string(st.m->size() - st.m->buffers()));
   st.residual = s.residual;
   st.push_bytes = s.push_bytes;
+  st.pull_bytes = s.pull_bytes;
   if (st.pipe.computing() && !st.cfg.virtual_clock)  // (the virtual clock's runner restores timers itself)
     self->delayed_send(self, caf::timespan{std::max<nanos>(0, st.compute_due - now(self))}, computed_atom::value);
 }

@@ -29,6 +29,7 @@ struct worker_config {
   model_input input;                       // what the model is made for, and its device
   int batch = 64;
   double lr = 0.05;                        // local steps (WBSP), unless a release says the schedule's
+  uint64_t sample_budget = 0;              // the run's (0: none): where an inner schedule ends
   double clip_norm = 0;                    // each gradient scaled to at most this L2 norm (0: never)
   std::shared_ptr<const compressor> compress;  // each pushed gradient compressed, with error feedback (null: none)
   double wire_bytes = 0;                   // the whole model's bytes on the PS link, as charged (0: its floats')

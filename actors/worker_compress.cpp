@@ -6,6 +6,7 @@
 // a slice's bytes are its own; the model's buffers (BatchNorm statistics, at
 // its end) are no gradient and go as they are.
 #include "actors/worker_state.hpp"
+#include "core/index_ranges.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,23 @@ namespace {
 std::pair<size_t, size_t> parameters_of(const worker_state& st, size_t k) {
   auto parameters = st.m->size() - st.m->buffers();
   return {std::min(st.cfg.ps.begin(k), parameters), std::min(st.cfg.ps.end(k), parameters)};
+}
+
+// ... and of those, the ones the push carries: all, or its fragment's
+// (<syncpoint/local_work.hpp>), as [begin, end) ranges of the model.
+std::vector<std::pair<size_t, size_t>> pushed_parameters(const worker_state& st, size_t k,
+                                                         const local_work& work) {
+  auto [b, e] = parameters_of(st, k);
+  auto fragment = fragment_ranges(*st.m, work);
+  if (fragment.empty())
+    return {{b, e}};
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t r = 0; r + 1 < fragment.size(); r += 2) {
+    auto lo = std::max<size_t>(b, fragment[r]), hi = std::min<size_t>(e, fragment[r + 1]);
+    if (lo < hi)
+      out.emplace_back(lo, hi);
+  }
+  return out;
 }
 
 // splitmix64's finalizer.
@@ -40,9 +58,53 @@ void compress_gradient(worker_state& st) {
   if (st.residual.size() != parameters)
     st.residual.assign(parameters, 0.0f);
   for (size_t k = 0; k < st.cfg.ps.size(); ++k) {
-    auto [b, end] = parameters_of(st, k);
-    compress_with_feedback(*st.cfg.compress, st.grad.data() + b, st.residual.data() + b, end - b, slice_seed(st, k));
+    auto ranges = pushed_parameters(st, k, st.local.built_work);
+    if (ranges.size() == 1) {  // one run of values: compressed in place
+      auto [b, end] = ranges.front();
+      compress_with_feedback(*st.cfg.compress, st.grad.data() + b, st.residual.data() + b, end - b,
+                             slice_seed(st, k));
+      continue;
+    }
+    // A fragment's runs: compressed as one block (a top-k over all of them), then put back.
+    std::vector<float> values, residual;
+    for (auto [b, e] : ranges) {
+      values.insert(values.end(), st.grad.begin() + static_cast<std::ptrdiff_t>(b),
+                    st.grad.begin() + static_cast<std::ptrdiff_t>(e));
+      residual.insert(residual.end(), st.residual.begin() + static_cast<std::ptrdiff_t>(b),
+                      st.residual.begin() + static_cast<std::ptrdiff_t>(e));
+    }
+    compress_with_feedback(*st.cfg.compress, values.data(), residual.data(), values.size(), slice_seed(st, k));
+    size_t at = 0;
+    for (auto [b, e] : ranges) {
+      std::copy(values.begin() + static_cast<std::ptrdiff_t>(at), values.begin() + static_cast<std::ptrdiff_t>(at + e - b),
+                st.grad.begin() + static_cast<std::ptrdiff_t>(b));
+      std::copy(residual.begin() + static_cast<std::ptrdiff_t>(at),
+                residual.begin() + static_cast<std::ptrdiff_t>(at + e - b), st.residual.begin() + static_cast<std::ptrdiff_t>(b));
+      at += e - b;
+    }
   }
+}
+
+std::vector<uint64_t> slice_ranges(const worker_state& st, size_t k, const local_work& work) {
+  if (work.fragments <= 1)
+    return {};
+  auto begin = st.cfg.ps.begin(k), end = st.cfg.ps.end(k);
+  std::vector<uint64_t> out;
+  for (auto [b, e] : pushed_parameters(st, k, work))
+    out.insert(out.end(), {b - begin, e - begin});
+  auto buffers_from = std::max<size_t>(st.m->size() - st.m->buffers(), begin);
+  if (buffers_from < end)  // the buffers in this slice go with every fragment
+    out.insert(out.end(), {buffers_from - begin, end - begin});
+  if (out.empty())
+    out = {0, 0};  // nothing of this slice: one empty range (an empty list would be all of it)
+  return out;
+}
+
+uint64_t pulled_bytes(const worker_state& st, size_t k) {
+  double scale = st.cfg.wire_bytes > 0 ? st.cfg.wire_bytes / (sizeof(float) * static_cast<double>(st.m->size())) : 1.0;
+  auto ranges = slice_ranges(st, k, st.local.pushed_work);
+  uint64_t values = ranges.empty() ? st.cfg.ps.end(k) - st.cfg.ps.begin(k) : ranges_size(ranges);
+  return static_cast<uint64_t>(std::llround(static_cast<double>(values) * scale)) * sizeof(float);
 }
 
 uint64_t slice_bytes(const worker_state& st, size_t k) {
@@ -54,6 +116,12 @@ uint64_t slice_bytes(const worker_state& st, size_t k) {
   auto whole = charged(st.cfg.ps.end(k) - st.cfg.ps.begin(k));
   auto params = std::min(charged(end - b), whole);
   auto buffers = whole - params;  // (BatchNorm statistics go as they are)
+  if (st.local.built_work.fragments > 1) {  // a fragment's values only
+    size_t pushed = 0;
+    for (auto [lo, hi] : pushed_parameters(st, k, st.local.built_work))
+      pushed += hi - lo;
+    params = charged(pushed);
+  }
   auto values = st.cfg.compress ? st.cfg.compress->bytes(params) : params * sizeof(float);
   return values + buffers * sizeof(float);
 }

@@ -57,11 +57,13 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
       auto t = now(self);
       auto accepted = std::clamp(p.accepted, st.push_sent, t);
       trace(self, "push", st.push_sent, accepted, st.push_bytes);
-      if (!st.overlap) {  // idle from acceptance to this reply
+      if (st.local.work.overlap == 0) {  // idle from acceptance to this reply
         trace(self, "wait", accepted, t);
       } else if (st.pipe.ready()) {  // overlapped: idle only since the next gradient was done
         trace(self, "wait", st.ready_since, t);
         st.ready_since = t;
+      } else if (!st.pipe.computing()) {  // overlapped by τ local steps: idle since the last of them
+        trace(self, "wait", std::max(st.ready_since, st.push_sent), t);
       }
       st.pipe.push_answered();
       st.reply = p;
@@ -75,7 +77,12 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
       if (err.category() == caf::atom("syncpoint")) {
         // A PS on its own refused it (or a shard would not take it from this
         // worker): drop it, resync, go on.
-        refused(self, proceed{false, true, 0, 0, 0, st.local_step, st.overlap}, self->system().render(err));
+        proceed p;  // drop it, pull, and go on with the work as it was
+        p.work = st.local.work;
+        p.lr = st.local.rate;
+        p.samples = st.local.release_samples;
+        p.live = st.local.release_live;
+        refused(self, p, self->system().render(err));
         return;
       }
       leave(self, std::move(err));  // PS unreachable: the coordinator sees us go
@@ -101,15 +108,18 @@ void push(worker_ptr self) {
   auto seq = ++st.push_seq;
   auto& ps = st.cfg.ps;
   st.push_bytes = 0;
-  // A compressed slice says its encoding's bytes (the link model charges them); a plain one, none.
+  st.local.pushed_work = st.local.built_work;
+  bool fragment = st.local.built_work.fragments > 1;
+  // A compressed slice or a fragment says its bytes (the link model charges them); a plain one, none.
   auto wire = [&](size_t k) {
     auto b = slice_bytes(st, k);
     st.push_bytes += static_cast<double>(b);
-    return st.cfg.compress ? b : uint64_t{0};
+    return st.cfg.compress || fragment ? b : uint64_t{0};
   };
   if (ps.size() == 1) {  // the gradient itself goes, no copy
     auto bytes = wire(0);
-    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad), bytes};
+    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad), bytes,
+                    slice_ranges(st, 0, st.local.built_work)};
     st.grad = {};
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
   } else {  // each shard its slice, all at once: views of the gradient, shared, no copy
@@ -117,11 +127,11 @@ void push(worker_ptr self) {
     st.grad = {};
     for (size_t k = 0; k < ps.size(); ++k) {
       gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
-                      float_slice(whole, ps.begin(k), ps.end(k)), wire(k)};
+                      float_slice(whole, ps.begin(k), ps.end(k)), wire(k), slice_ranges(st, k, st.local.built_work)};
       expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, std::move(g)), seq, k == 0);
     }
   }
-  if (st.overlap)
+  if (st.local.work.overlap > 0)
     advance(self);  // start the next gradient while this push is in flight
   else
     prefetch(st);
@@ -134,8 +144,8 @@ void pulled(worker_ptr self, uint64_t version, shared_floats::pointer values) {
   auto& st = self->state;
   answered(self);
   st.version = version;
-  st.m->adopt(std::move(values));
-  trace(self, "pull", st.pull_start, now(self));
+  merge_pulled(st, std::move(values));
+  trace(self, "pull", st.pull_start, now(self), st.pull_bytes);
   if (st.pipe.ready())
     st.ready_since = now(self);  // the pull is not waiting
   st.pipe.pull_answered();
@@ -210,12 +220,21 @@ void request_weights(worker_ptr self, uint64_t min_version, bool resumed) {
     st.pull_version = UINT64_MAX;
     st.slice_in.assign(ps.size(), false);
   }
-  for (size_t k = 0; k < ps.size(); ++k)
-    if (ps.size() == 1 || !st.slice_in[k])
-      expect_weights(self,
-                     resumed ? self->request(ps.shards[k], caf::infinite, pull_atom::value, resume_atom::value, min_version)
-                             : self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version),
+  bool fragment = st.local.pushed_work.fragments > 1;  // the link charges the fragment it merges
+  for (size_t k = 0; k < ps.size(); ++k) {
+    if (ps.size() > 1 && st.slice_in[k])
+      continue;
+    if (resumed)
+      expect_weights(self, self->request(ps.shards[k], caf::infinite, pull_atom::value, resume_atom::value, min_version),
                      seq, k);
+    else if (fragment)
+      expect_weights(self,
+                     self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version,
+                                   slice_ranges(st, k, st.local.pushed_work)),
+                     seq, k);
+    else
+      expect_weights(self, self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version), seq, k);
+  }
 }
 
 }  // namespace
@@ -225,6 +244,9 @@ void pull(worker_ptr self, uint64_t min_version) {
   st.pipe.pull_sent();
   st.pull_start = now(self);
   st.pull_min_version = min_version;
+  st.pull_bytes = 0;
+  for (size_t k = 0; k < st.cfg.ps.size(); ++k)
+    st.pull_bytes += static_cast<double>(pulled_bytes(st, k));
   request_weights(self, min_version, false);
 }
 

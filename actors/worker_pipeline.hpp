@@ -18,8 +18,9 @@ namespace syncpoint {
 // The pipeline: compute -> push -> reply (proceed) -> [pull] -> compute. Two
 // lanes: the gradient (none, being computed, ready to push) and the link
 // (idle, a push or a pull waiting for its reply). With `overlap` the next
-// compute starts as soon as a push is sent, so every pair occurs. The six
-// transitions below are the only way the state changes; each names the state
+// compute starts as soon as a push is sent, so every pair occurs. A worker
+// taking local steps computes several gradients before one is ready to push
+// (step_taken). The transitions below are the only way the state changes; each names the state
 // it leaves. A worker restored from a checkpoint also waits for the
 // coordinator's word before it asks again for the reply it waited for.
 class worker_pipeline {
@@ -35,6 +36,7 @@ class worker_pipeline {
 
   void compute_started() { move(grad_, gradient::none, gradient::computing); }
   void compute_done() { move(grad_, gradient::computing, gradient::ready); }
+  void step_taken() { move(grad_, gradient::computing, gradient::none); }  // a local step; more before the push
   void push_sent() {
     move(grad_, gradient::ready, gradient::none);
     move(net_, link::idle, link::pushing);

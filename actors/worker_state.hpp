@@ -4,6 +4,7 @@
 
 #include "actors/worker.hpp"
 #include "actors/worker_pipeline.hpp"
+#include "core/local_progress.hpp"
 #include <syncpoint/worker_loop.hpp>
 
 #include <memory>
@@ -23,6 +24,7 @@ struct worker_state {
   std::vector<float> grad;        // the gradient being computed or waiting to be pushed
   std::vector<float> residual;    // --compress: what compression left out so far (error feedback; empty: none yet)
   double push_bytes = 0;          // the bytes of the push in flight (its trace event's value)
+  double pull_bytes = 0;          // ... and of the pull
   float loss = 0;
   int64_t samples = 0;            // ... what it averages
   std::string refused;            // why the PS refused the last push ("": it did not)
@@ -47,9 +49,7 @@ struct worker_state {
   bool started = false;           // the coordinator's start came
   nanos born = 0;                 // spawned (a worker that joins a running job waits from then)
   std::optional<proceed> reply;   // a reply not acted on yet
-  bool local_step = false;        // from the last proceed
-  double local_lr = 0;            // ... and its rate (0: cfg.lr)
-  bool overlap = false;
+  local_progress local;           // its local work, and where it stands (actors/worker_local.cpp)
   // A tracer in another process on the real clock gets the events of a round
   // as one message (at the round's compute, or within 20 ms of an event): one
   // message crossing processes per round instead of five.
@@ -71,6 +71,19 @@ void answered(worker_ptr self);                 // ... and is over
 void prefetch(worker_state& st);                // the loop gets its next batch ready while a push waits
 void advance(worker_ptr self);                  // moves the pipeline on
 
+// actors/worker_local.cpp: local work between exchanges (<syncpoint/local_work.hpp>).
+/// After a gradient is computed (and clipped): the inner step, and the sum of
+/// the round's gradients; true when the round's steps are done and st.grad
+/// holds what the worker pushes (compressed, if the job compresses).
+bool take_local_step(worker_state& st);
+/// The pulled model `values` (of the exchange `st.pushed_work` says) goes
+/// into the worker's: adopted whole, or merged into the fragment it
+/// exchanged; an outer push's anchor follows it.
+void merge_pulled(worker_state& st, shared_floats::pointer values);
+/// The ranges [begin, end) of the model that `work`'s fragment covers, in
+/// pairs (empty: the whole model).
+std::vector<uint64_t> fragment_ranges(const model& m, const local_work& work);
+
 // actors/worker_compress.cpp: --compress with error feedback.
 /// Adds the residual to st.grad, compresses each shard's slice of its
 /// parameters in place (into what the PS receives) and keeps what was lost
@@ -78,6 +91,12 @@ void advance(worker_ptr self);                  // moves the pipeline on
 void compress_gradient(worker_state& st);
 /// The bytes shard `k`'s slice of the gradient takes on the wire (4 a value without compression).
 uint64_t slice_bytes(const worker_state& st, size_t k);
+/// The bytes shard `k`'s slice of a pull takes on the wire: the slice, or the
+/// fragment the exchange in flight carries (as the link charges a pull).
+uint64_t pulled_bytes(const worker_state& st, size_t k);
+/// A fragment's exchange under `work`: the ranges of shard `k`'s slice it
+/// carries, in the slice's own positions (empty: all of it; gradient_push::ranges).
+std::vector<uint64_t> slice_ranges(const worker_state& st, size_t k, const local_work& work);
 
 // actors/worker_exchange.cpp: requests to the PS shards and their replies.
 void push(worker_ptr self);                          // the computed gradient, a slice to each shard

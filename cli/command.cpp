@@ -166,12 +166,25 @@ int run_compare(std::vector<std::string> args, bool defaults) {
                 << "' twice (each run writes its own folder)\n";
       return 2;
     }
+  std::vector<std::string> names;
   for (auto& p : opts.protocols) {  // all names checked before the first run
     auto cfg = base;
-    cfg.protocol = p;
+    try {
+      auto v = cli::parse_variant(p);
+      cfg.protocol = v.protocol;
+      for (auto& [name, value] : v.options)
+        cfg.protocol_opts.set(name, value);
+      if (!v.compress.empty())
+        cfg.compress = v.compress;
+      check_protocol_options(cfg.protocol_opts);
+    } catch (const std::invalid_argument& e) {
+      std::cerr << "syncpoint compare: " << e.what() << "\n";
+      return 2;
+    }
     validate(cfg);
+    names.push_back(cfg.protocol);
   }
-  if (auto misfit = cli::check_options_fit(base, opts.protocols); !misfit.empty()) {
+  if (auto misfit = cli::check_options_fit(base, names); !misfit.empty()) {
     std::cerr << "syncpoint compare: " << misfit << "\n";
     return 2;
   }
@@ -183,6 +196,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   plan.run_to_cap = opts.run_to_cap;
   plan.seeds = opts.seeds;
   plan.command = cli::command_line("compare", args);
+  plan.given = [&opts](const std::string& name) { return opts.given(name); };
   if (child.index >= 0)
     return cli::run_one(plan, static_cast<size_t>(child.index), child.cap_s, child.out);
   plan.on_run = [&](const std::string& label, int i, int n) { shown.begin(label, i, n); };

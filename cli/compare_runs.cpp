@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <unistd.h>
 
@@ -50,13 +51,27 @@ std::string run_name(const comparison_plan& plan, const planned_run& run) {
          (plan.seeds.empty() ? "" : " seed " + std::to_string(run.seed));
 }
 
+// A protocol of the list with its own values: its name, options and compressor.
+job_config with_variant(job_config cfg, const std::string& spec) {
+  auto v = parse_variant(spec);
+  auto base = cfg;
+  cfg.protocol = v.protocol;
+  cfg.protocol_opts = options_of(base, v.protocol);  // each protocol gets its own options
+  for (auto& [name, value] : v.options)
+    cfg.protocol_opts.set(name, value);
+  if (!v.compress.empty())
+    cfg.compress = v.compress;
+  return cfg;
+}
+
 // One protocol at one lr under the stop rule: no sample budget, the cap, the target.
 job_config run_config(const comparison_plan& plan, const planned_run& run, double cap_s) {
-  auto cfg = plan.base;
-  cfg.protocol = run.protocol;
+  auto cfg = with_variant(plan.base, run.protocol);
   cfg.seed = run.seed;
-  cfg.protocol_opts = options_of(plan.base, run.protocol);  // each protocol gets its own options
   cfg.lr = run.lr;
+  apply_job_defaults(cfg, [&](const std::string& name) {  // a tuned lr is given
+    return (plan.given && plan.given(name)) || (name == "lr" && !plan.lrs.empty());
+  });
   cfg.epochs = 0;
   cfg.max_time_s = cap_s;
   // A schedule is by samples and must not depend on where the cap stops a run:
@@ -67,7 +82,7 @@ job_config run_config(const comparison_plan& plan, const planned_run& run, doubl
     cfg.lr_epochs = reference_epochs(plan.base);
   cfg.stop_at_target = cfg.target_accuracy > 0 && !plan.run_to_cap;
   if (!plan.base.out_dir.empty())
-    cfg.out_dir = plan.base.out_dir + "/" + run.protocol + (plan.lrs.empty() ? "" : "-lr" + fmt("%g", run.lr)) +
+    cfg.out_dir = plan.base.out_dir + "/" + variant_folder(run.protocol) + (plan.lrs.empty() ? "" : "-lr" + fmt("%g", run.lr)) +
                   (plan.seeds.empty() ? "" : "-seed" + std::to_string(run.seed));
   return cfg;
 }
@@ -77,14 +92,16 @@ compared_run reported(const comparison_plan& plan, const planned_run& run, const
                       const comparison& c, const run_summary* summary, const std::string& error,
                       const std::vector<std::string>& run_failures, std::vector<std::string>& failures) {
   compared_run out;
-  out.label = protocol_label(run.protocol, cfg.protocol_opts) + (plan.lrs.empty() ? "" : " lr=" + fmt("%g", run.lr));
+  out.label = protocol_label(cfg.protocol, cfg.protocol_opts) +
+              (cfg.compress != plan.base.compress ? " " + cfg.compress : std::string()) +
+              (plan.lrs.empty() ? "" : " lr=" + fmt("%g", run.lr));
   out.lr = run.lr;
   auto whose = run.protocol + " (lr " + fmt("%g", run.lr) +
                (plan.seeds.empty() ? "" : ", seed " + std::to_string(run.seed)) + "): ";
   if (!summary) {  // e.g. no result in time: the other runs still count
     failures.push_back(whose + "the run failed: " + error);
     out.stopped_by = "failed";
-    out.summary.protocol = run.protocol;
+    out.summary.protocol = cfg.protocol;
     out.summary.workers = cfg.workers;
     out.summary.seed = run.seed;
     out.summary.lost = static_cast<uint64_t>(cfg.workers);  // failed_run() from here on
@@ -253,8 +270,8 @@ comparison run_comparison(const comparison_plan& plan) {
     c.cap_source = "--max-time";
   } else {
     auto cfg = base;
-    cfg.protocol = plan.protocols.front();
-    cfg.protocol_opts = options_of(base, cfg.protocol);
+    cfg = with_variant(cfg, plan.protocols.front());
+    apply_job_defaults(cfg, plan.given);
     cfg.epochs = reference_epochs(base);
     cfg.seed = seeds.front();
     cfg.stop_at_target = false;
@@ -308,6 +325,48 @@ comparison run_comparison(const comparison_plan& plan) {
     for (auto& r : *list)
       r.acc_equal = accuracy_at_samples(r.summary, c.equal_samples);
   return c;
+}
+
+}  // namespace syncpoint::cli
+
+namespace syncpoint::cli {
+
+protocol_variant parse_variant(const std::string& spec) {
+  protocol_variant v;
+  auto open = spec.find('(');
+  v.protocol = spec.substr(0, open);
+  if (open == std::string::npos)
+    return v;
+  if (spec.back() != ')')
+    throw std::invalid_argument("--protocols: '" + spec + "' opens a parenthesis it does not close");
+  auto specs = protocol_option_specs(v.protocol);
+  std::stringstream items(spec.substr(open + 1, spec.size() - open - 2));
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw std::invalid_argument("--protocols: '" + item + "' in '" + spec + "' is not NAME=VALUE");
+    auto name = item.substr(0, eq), value = item.substr(eq + 1);
+    if (name == "compress") {
+      v.compress = value;
+      continue;
+    }
+    auto o = std::find_if(specs.begin(), specs.end(), [&](auto& s) { return s.name == name || s.short_name == name; });
+    if (o == specs.end())
+      throw std::invalid_argument("--protocols: '" + spec + "': " + v.protocol + " has no option '" + name + "'");
+    v.options.emplace_back(o->name, value);
+  }
+  return v;
+}
+
+std::string variant_folder(const std::string& spec) {
+  std::string out;
+  for (char c : spec)
+    if (c == '(' || c == ',')
+      out += '-';
+    else if (c != ')' && c != '=' && c != ':')
+      out += c;
+  return out;
 }
 
 }  // namespace syncpoint::cli

@@ -17,6 +17,20 @@
 
 namespace syncpoint::cli {
 
+/// A protocol of compare's list with values of its own, e.g. "diloco(H=10)" or
+/// "streaming-diloco(H=50,F=4,compress=int4)": options by their name or short
+/// name, and the job's compressor (the axes of a comparison of local updates).
+struct protocol_variant {
+  std::string protocol;
+  std::vector<std::pair<std::string, std::string>> options;  // by their full names
+  std::string compress;                                       // "": the job's
+};
+/// Parses one entry; throws std::invalid_argument naming what is wrong (an
+/// option the protocol does not declare, no '=', an unclosed parenthesis).
+protocol_variant parse_variant(const std::string& spec);
+/// The entry as a folder name: "diloco(H=10,compress=int4)" -> "diloco-H10-compressint4".
+std::string variant_folder(const std::string& spec);
+
 struct comparison_plan {
   job_config base;                     // the shared job; its --lr is the shared lr
   std::vector<std::string> protocols;  // the first is the reference for the default cap
@@ -24,6 +38,9 @@ struct comparison_plan {
   bool run_to_cap = false;             // the target does not stop a run (still timed)
   std::vector<uint64_t> seeds;         // --seeds: every run once per seed (empty: base.seed alone)
   std::string command;                 // recorded in each run's run.json
+  /// Whether the command line gave job option NAME: each protocol's job
+  /// defaults (DiLoCo's outer step) fill in the others for its runs.
+  std::function<bool(const std::string&)> given;
   /// Called before each run: its label, its number (1-based) and how many there are.
   std::function<void(const std::string&, int, int)> on_run;
   /// Passed to train() for each run (none: the job's own progress lines).

@@ -2,6 +2,7 @@
 
 #include "core/link_model.hpp"
 #include <syncpoint/model.hpp>
+#include <syncpoint/train.hpp>
 #include <syncpoint/worker_loop.hpp>
 
 #include <algorithm>
@@ -70,7 +71,9 @@ options::options(command c) : table_(command_name(c)) {
   t.add(cfg_.workers, "workers,w", "number of workers (default 4)")
     .add(cfg_.model, "model,m", sim ? "model whose iteration cost and size are charged: " + model_list() +
                                         " (default mlp); nothing is computed"
-                                    : "model: " + model_list() + " (default mlp)")
+                                    : "model: " + model_list() +
+                                        " (default mlp); tinylm takes its size after a colon, e.g. "
+                                        "tinylm:layers=2,width=64,heads=4 (docs/datasets.md)")
     .add(cfg_.batch, "batch,b", "batch size per worker (default 64)");
   if (!sim)
     t.add(cfg_.loop, "loop", "what each worker computes: " + loop_list() +
@@ -146,10 +149,13 @@ options::options(command c) : table_(command_name(c)) {
 
   t.group("data")
     .add(cfg_.dataset, "dataset", "fashion-mnist, idx (MNIST-style files in --data), cifar10 (its binary version in --data), "
-                                  "synthetic, or one the program registered (default fashion-mnist)")
-    .add(cfg_.data_dir, "data", "the data set's folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist)")
+                                  "text (UTF-8 text in --data, character by character), synthetic, or one the program "
+                                  "registered (default fashion-mnist)")
+    .add(cfg_.data_dir, "data", "the data set's folder (default for fashion-mnist: /usr/share/datasets/fashion-mnist), "
+                                "or text's file or folder (default /usr/share/games/fortunes)")
     .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
-    .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)");
+    .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
+    .add(cfg_.context, "context", "text: characters of context each example holds, and the model sees (default 64)");
 
   t.group("optimizer")
     .add(cfg_.optimizer, "optimizer", "the PS's optimizer: sgd, nesterov, adam or adamw (default sgd; docs/optimizers.md)")
@@ -249,15 +255,12 @@ std::string options::parse_args(const std::vector<std::string>& args) {
       cfg_.protocol_opts.set(name, v);
   try {
     check_protocol_options(cfg_.protocol_opts);
+    apply_job_defaults(cfg_, [this](const std::string& name) { return table_.given(name); });
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
-  protocols.clear();
-  std::stringstream ss(protocol_list_);
+  protocols = split_protocols(protocol_list_);
   std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty())
-      protocols.push_back(item);
   cfg_.lr_milestones.clear();
   std::stringstream marks(milestones_);
   while (std::getline(marks, item, ',')) {
@@ -314,6 +317,25 @@ option_table& add_cluster_access(option_table& table, std::string& token, std::s
     .add(files.key, "key", "the private key of --cert (PEM)")
     .add(files.ca, "ca-cert", "(or --ca) the cluster's CA certificate (PEM): peers must present a certificate it signed")
     .alias("ca-cert", "ca");
+}
+
+std::vector<std::string> split_protocols(const std::string& list) {
+  std::vector<std::string> out;
+  std::string item;
+  int depth = 0;
+  for (char c : list) {
+    depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+    if (c == ',' && depth == 0) {
+      if (!item.empty())
+        out.push_back(item);
+      item.clear();
+    } else {
+      item += c;
+    }
+  }
+  if (!item.empty())
+    out.push_back(item);
+  return out;
 }
 
 std::string check_options_fit(const job_config& cfg, const std::vector<std::string>& protocols) {

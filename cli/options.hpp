@@ -25,6 +25,8 @@ class options {
   /// empty string on success, otherwise a message naming the bad argument.
   std::string parse_args(const std::vector<std::string>& args);
   bool help_printed() const { return table_.help_printed(); }
+  /// Whether the command line or config file gave option NAME (a protocol's job defaults fill in the rest).
+  bool given(const std::string& name) const { return table_.given(name); }
 
   /// The job described by the options (after parse_args). Throws on a bad --clock.
   job_config job() const;
@@ -79,6 +81,10 @@ std::string check_options_fit(const job_config& cfg, const std::vector<std::stri
 std::string command_line(const std::string& command, const std::vector<std::string>& args);
 
 /// `cfg`'s protocol options that `protocol` declares (compare: each its own).
+/// Splits compare's --protocols at the commas outside parentheses
+/// ("bsp,diloco(H=10,F=2)": two entries).
+std::vector<std::string> split_protocols(const std::string& list);
+
 protocol_options options_of(const job_config& cfg, const std::string& protocol);
 
 }  // namespace syncpoint::cli

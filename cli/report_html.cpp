@@ -348,6 +348,7 @@ std::string report_html(const std::vector<run_record>& runs) {
                     lr_chart(all, runs, false, page_w / 2 - 8) + "</div><div><h3>learning rate against samples</h3>" +
                     lr_chart(all, runs, true, page_w / 2 - 8) + "</div></div>"
                 : std::string());
+  page += communication_section(all, runs, page_w);
   double t_max = 0;
   for (auto& r : runs)
     t_max = std::max(t_max, r.summary.run_time_s);

@@ -59,6 +59,10 @@ std::optional<double> final_metric(const run_summary& s, const std::string& name
 /// against time and against samples, `width` pixels a chart.
 std::string measures_section(const std::vector<series>& all, const std::vector<run_record>& runs, int width);
 
+/// Bytes moved against final quality (the held-out loss, else the accuracy),
+/// a point per run and a box over seeds (report_bytes.cpp); empty when no run moved any.
+std::string communication_section(const std::vector<series>& all, const std::vector<run_record>& runs, int width);
+
 /// The value at `x` of a curve of (x, value) sorted by x and not empty,
 /// linear between its points (its first or last value outside them).
 double value_at(const std::vector<std::pair<double, double>>& c, double x);

@@ -11,6 +11,7 @@
 //                coordinator -> PS  commit / set_mode / set_weights / snapshot
 #pragma once
 
+#include <syncpoint/local_work.hpp>
 #include <syncpoint/messages.hpp>
 
 #include "core/float_slice.hpp"
@@ -88,7 +89,11 @@ struct gradient_push {
   uint64_t base_version = 0;  // version of the weights the gradient was computed on
   uint32_t samples = 0;       // batch size
   float_slice grad;           // as the PS applies it (a compressed gradient, decompressed)
-  uint64_t wire_bytes = 0;    // the bytes its encoding takes (--compress; 0: its floats, 4 each)
+  uint64_t wire_bytes = 0;    // the bytes its encoding takes (--compress, a fragment; 0: its floats, 4 each)
+  // A fragment's push (<syncpoint/local_work.hpp>): the ranges of `grad` it
+  // carries, as [begin, end) pairs ascending (empty: all of it). The PS steps
+  // these values only; the others and their optimizer state stay as they are.
+  std::vector<uint64_t> ranges;
 };
 
 /// PS -> coordinator: a push (a shard's slice of it) was accepted, or refused.
@@ -108,10 +113,11 @@ struct proceed {
   uint64_t min_version = 0;  // the pull is answered once the PS has this version
   uint32_t batch = 0;        // 0: keep the worker's batch size
   nanos accepted = 0;        // when the PS accepted the push this answers
-  bool local_step = false;   // update the worker's own copy with its gradient (WBSP)
-  bool overlap = false;      // compute the next gradient while this push is in flight
-  double lr = 0;             // the schedule's rate now, for a local step (0: the worker's own --lr)
+  local_work work;           // what the worker does until its next push (<syncpoint/local_work.hpp>)
+  double lr = 0;             // the PS's scheduled rate now, for an inner rate of 0 (0: the worker's own --lr)
   std::string refused;       // not empty: the push was refused, and why; the worker drops it and pulls
+  uint64_t samples = 0;      // the run's samples at the release, and its live workers: where an
+  int32_t live = 0;          // inner schedule stands (the worker adds its own samples times live)
 };
 
 /// Coordinator -> every shard of a sharded PS, in one order: what becomes of
@@ -151,10 +157,10 @@ typename Inspector::result_type inspect(Inspector& f, gradient_push& x) {
   if (x.grad.is_view()) {  // written out (a view is never read into): its range as a block
     std::vector<float> values(x.grad.data(), x.grad.data() + x.grad.size());
     return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version, x.samples,
-             float_block{values}, x.wire_bytes);
+             float_block{values}, x.wire_bytes, x.ranges);
   }
   return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version,
-           x.samples, float_block{x.grad.own()}, x.wire_bytes);
+           x.samples, float_block{x.grad.own()}, x.wire_bytes, x.ranges);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_info& x) {
@@ -164,7 +170,7 @@ typename Inspector::result_type inspect(Inspector& f, push_info& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, proceed& x) {
   return f(caf::meta::type_name("proceed"), x.stop, x.pull, x.min_version, x.batch,
-           x.accepted, x.local_step, x.overlap, exact(x.lr), x.refused);
+           x.accepted, x.work, exact(x.lr), x.refused, x.samples, x.live);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_op& x) {

@@ -11,6 +11,7 @@
 // takes the held place over.
 #pragma once
 
+#include "core/local_progress.hpp"
 #include "core/messages.hpp"
 
 #include <cstdint>
@@ -43,10 +44,11 @@ struct saved_worker {
   uint64_t pulled_version = 0;
   bool has_reply = false;
   proceed reply;
-  bool local_step = false, overlap = false;
-  double local_lr = 0;          // the rate of its local steps (0: its --lr)
+  local_progress local;         // its local work and where it stands (core/local_progress.hpp)
+  int64_t samples = 0;          // what its gradient (in hand) averages
   std::vector<float> residual;  // --compress: its error feedback (empty: none yet)
   double push_bytes = 0;        // the bytes of its push in flight
+  double pull_bytes = 0;        // ... and of its pull
 };
 
 struct saved_buffered_push {
@@ -59,6 +61,7 @@ struct saved_buffered_push {
 struct saved_pull {
   uint64_t min_version = 0;
   worker_id worker = 0;
+  uint64_t charged = 0;  // a fragment's pull: the values the link charges (0: all)
 };
 
 /// A transfer on the PS's link: a push on its way in, or weights on their way out.
@@ -100,6 +103,7 @@ struct saved_ps {
   double round_staleness = 0;     // buffered mode: the mean staleness in rounds of the pushes committed
   std::vector<uint64_t> samples_at_version;  // (version, samples taken in) pairs, end to end
   std::vector<saved_buffered_push> buffered;
+  std::vector<uint64_t> round_ranges;  // what the round's pushes carried, in the model's positions
   uint64_t version = 0, visible_version = 0;
   uint8_t mode = 0;
   std::vector<saved_pull> waiting_pulls;
@@ -137,7 +141,8 @@ struct saved_coordinator {
   std::vector<saved_coordinator_timer> timers;
   uint64_t next_timer = 0, version = 0, published_version = 0, samples = 0, next_eval = 0, event = 0;
   uint8_t mode = 0;
-  bool local_step = false, overlap = false, target_reached = false;
+  std::vector<local_work> work;  // per worker: the local work of its next release
+  bool target_reached = false;
   double last_accuracy = -1, next_tick = 0.01;
   double max_time_s = 0;        // the cap its pending timer is for
   std::vector<worker_loss> losses;
@@ -180,8 +185,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
            x.data_position, x.rng_state, float_block{x.model}, float_block{x.grad}, exact(x.loss), x.compute_start,
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
            x.pulling, x.started, x.pull_min_version, flag_block{x.slices_in}, float_block{x.pulled}, x.pulled_version,
-           x.has_reply, x.reply, x.local_step, x.overlap, exact(x.local_lr),
-           float_block{x.residual}, exact(x.push_bytes));
+           x.has_reply, x.reply, x.local, x.samples,
+           float_block{x.residual}, exact(x.push_bytes), exact(x.pull_bytes));
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {
@@ -189,7 +194,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_pull& x) {
-  return f(caf::meta::type_name("saved_pull"), x.min_version, x.worker);
+  return f(caf::meta::type_name("saved_pull"), x.min_version, x.worker, x.charged);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_transfer& x) {
@@ -204,7 +209,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            exact(x.buffer_scale), exact(x.buffer_weight), x.buffered, x.version, x.visible_version, x.mode, x.waiting_pulls,
            exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links,
            float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced), x.staged,
-           exact(x.buffer_taken), exact(x.round_staleness), x.samples_at_version, exact(x.buffer_share));
+           exact(x.buffer_taken), exact(x.round_staleness), x.samples_at_version, exact(x.buffer_share),
+           x.round_ranges);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {
@@ -225,7 +231,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_coordinator& x) {
            flag_block{x.waiting}, flag_block{x.held}, flag_block{x.has_deferred},
            x.deferred, x.clock,
            x.waiting_since, x.pending_release, x.accepted, x.batch, x.timers, x.next_timer, x.version,
-           x.published_version, x.samples, x.next_eval, x.event, x.mode, x.local_step, x.overlap,
+           x.published_version, x.samples, x.next_eval, x.event, x.mode, x.work,
            x.target_reached, exact(x.last_accuracy), exact(x.next_tick), exact(x.max_time_s), x.losses, x.protocol_state,
            x.partial, x.buffered, x.rejected);
 }

@@ -270,9 +270,13 @@ std::string encoded(Ts&&... xs) {
 
 std::vector<std::string> message_seeds() {
   using namespace cluster;
-  gradient_push push{2, 7, 6, 64, {0.5f, -0.25f, 1e-3f}};
+  gradient_push push{2, 7, 6, 64, {0.5f, -0.25f, 1e-3f}, 12, {0, 2}};
   push_info info{2, 7, 64, 9, 123456};
-  proceed go{false, true, 9, 32, 123456, true, false};
+  local_work work;
+  work.steps = 10;
+  work.inner.type = inner_kind::adamw;
+  work.push = push_kind::outer;
+  proceed go{false, true, 9, 32, 123456, work};
   weights w{9, shared_floats(std::vector<float>{1, 2, 3})};
   snapshot snap{9, 1000, 640, false, shared_floats(std::vector<float>{1, 2, 3})};
   trace_event ev{"compute", 1, 0, 1000, 3, 2, 0.5, "note"};

@@ -26,6 +26,7 @@ std::map<std::string, dataset_factory>& registry() {
                           "give --data");
        return load_cifar10(r.dir);
      }},
+    {"text", [](const data_request& r) { return load_text(or_default(r.dir, default_text_path), r.context); }},
     {"synthetic", [](const data_request& r) { return make_synthetic(r.train_size, r.test_size, r.seed); }},
     {"blank", [](const data_request& r) { return make_blank(r.train_size, r.test_size); }},
   };

@@ -245,6 +245,13 @@ void torch_model::load(const float* w) {
   load_buffers(w + parameter_count());
 }
 
+std::vector<size_t> torch_model::tensor_sizes() const {
+  std::vector<size_t> out;
+  for (auto& p : params_)
+    out.push_back(static_cast<size_t>(p.numel()));
+  return out;
+}
+
 std::vector<float> torch_model::current_weights() const {
   std::vector<float> out(size());
   if (!on_cpu()) {

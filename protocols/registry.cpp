@@ -45,6 +45,7 @@ struct entry {
   std::string summary;
   protocol_factory factory;
   std::vector<option_spec> options;
+  std::map<std::string, std::string> job_defaults;
 };
 
 // A function-local static so that registrations from other files' static
@@ -71,7 +72,8 @@ const option_spec* find_option(const std::string& name) {
 }  // namespace
 
 bool register_protocol(const std::string& name, const std::string& summary,
-                       protocol_factory factory, std::vector<option_spec> options) {
+                       protocol_factory factory, std::vector<option_spec> options,
+                       std::map<std::string, std::string> job_defaults) {
   std::lock_guard<std::mutex> guard(table_mutex());
   for (auto& o : options) {
     auto* other = find_option(o.name);
@@ -84,7 +86,7 @@ bool register_protocol(const std::string& name, const std::string& summary,
       return false;
     }
   }
-  return table().emplace(name, entry{summary, std::move(factory), std::move(options)}).second;
+  return table().emplace(name, entry{summary, std::move(factory), std::move(options), std::move(job_defaults)}).second;
 }
 
 void check_protocol_options(const protocol_options& opts) {
@@ -157,6 +159,12 @@ std::map<std::string, std::pair<option_spec, std::vector<std::string>>> all_prot
       slot.second.push_back(kv.first);
     }
   return out;
+}
+
+std::map<std::string, std::string> protocol_job_defaults(const std::string& protocol) {
+  std::lock_guard<std::mutex> guard(table_mutex());
+  auto i = table().find(protocol);
+  return i == table().end() ? std::map<std::string, std::string>{} : i->second.job_defaults;
 }
 
 std::map<std::string, std::string> protocol_catalog() {

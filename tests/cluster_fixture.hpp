@@ -3,6 +3,7 @@
 #pragma once
 
 #include "tests/helpers.hpp"
+#include <syncpoint/protocol.hpp>
 #include "bench/process.hpp"
 
 #include <doctest/doctest.h>
@@ -25,9 +26,25 @@ using namespace std::chrono_literals;
 
 // A small job: softmax on synthetic data, so a run takes a second or less.
 inline std::vector<std::string> small_job(const std::string& protocol, int workers, double epochs) {
-  return {"--protocol", protocol, "--workers", std::to_string(workers), "--model", "softmax",
-          "--dataset", "synthetic", "--train-limit", "4000", "--test-limit", "500",
-          "--epochs", std::to_string(epochs), "--lr", "0.1", "--seed", "3", "--eval-every", "0.5"};
+  std::vector<std::string> job{"--protocol", protocol, "--workers", std::to_string(workers), "--model", "softmax",
+                               "--dataset", "synthetic", "--train-limit", "4000", "--test-limit", "500",
+                               "--epochs", std::to_string(epochs), "--seed", "3", "--eval-every", "0.5"};
+  // A local-update protocol pushes every 4 plain SGD steps at the others' rate, its
+  // fragment the model's one tensor, with its own outer step (its job defaults).
+  bool local = false;
+  for (auto& o : syncpoint::protocol_option_specs(protocol)) {
+    if (o.name == "local-steps")
+      local = true, job.insert(job.end(), {"--local-steps", "4"});
+    if (o.name == "inner-optimizer")
+      job.insert(job.end(), {"--inner-optimizer", "sgd"});
+    if (o.name == "inner-lr")
+      job.insert(job.end(), {"--inner-lr", "0.1"});
+    if (o.name == "fragments")
+      job.insert(job.end(), {"--fragments", "1"});
+  }
+  if (!local)
+    job.insert(job.end(), {"--lr", "0.1"});
+  return job;
 }
 
 // A job that never ends on its own within a test: 1e5 epochs, with --max-time

@@ -57,6 +57,12 @@ struct recorder : coordinator_api {
     overlap = o;
   }
   void set_mode(ps_mode m) override { mode = m; }
+  std::map<worker_id, local_work> work;  // the local work each worker was last given
+  void set_local_work(worker_id w, const local_work& x) override { work[w] = x; }
+  local_work local_work_of(worker_id w) const override {
+    auto i = work.find(w);
+    return i == work.end() ? local_work{} : i->second;
+  }
 
   // Time: release_at and set_timer are kept until advance() reaches them.
   std::map<worker_id, std::pair<double, bool>> scheduled;  // w -> (t, pull)

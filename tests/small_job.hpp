@@ -10,6 +10,28 @@
 
 namespace syncpoint::testing {
 
+// A local-update protocol (docs/protocols.md, "Local updates") at this job's
+// size: a push every 4 plain SGD steps at the others' rate, the model's one
+// tensor a fragment, and the protocol's own outer step.
+inline void fit_local_updates(job_config& cfg) {
+  auto declares = [&](const std::string& name) {
+    for (auto& o : protocol_option_specs(cfg.protocol))
+      if (o.name == name)
+        return true;
+    return false;
+  };
+  if (!declares("local-steps"))
+    return;
+  cfg.protocol_opts.set("local-steps", 4);
+  if (declares("inner-optimizer"))
+    cfg.protocol_opts.set("inner-optimizer", "sgd");
+  if (declares("inner-lr"))
+    cfg.protocol_opts.set("inner-lr", 0.1);
+  if (declares("fragments"))
+    cfg.protocol_opts.set("fragments", 1);
+  apply_job_defaults(cfg);
+}
+
 inline job_config small_job(const std::string& protocol) {
   job_config cfg;
   cfg.protocol = protocol;
@@ -22,6 +44,7 @@ inline job_config small_job(const std::string& protocol) {
   cfg.iter_cost_ms = 10;
   cfg.lr = 0.1;
   cfg.progress = false;
+  fit_local_updates(cfg);
   return cfg;
 }
 

@@ -30,7 +30,7 @@ struct raw_client {
   asio::ip::tcp::socket s{ctx};
   explicit raw_client(uint16_t port) { s.connect({asio::ip::make_address("127.0.0.1"), port}); }
   bool greet(const std::string& token, const std::string& hello) {
-    std::string out = "spbulk03";
+    std::string out = "spbulk04";
     auto put = [&](uint32_t n) { out.append(reinterpret_cast<const char*>(&n), 4); };
     put(static_cast<uint32_t>(token.size()));
     out += token;

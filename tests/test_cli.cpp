@@ -74,6 +74,36 @@ TEST_CASE("cli: compare prints a table and writes a report") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("cli: compare takes protocols with values of their own: H, F and the compressor as axes") {
+  auto dir = std::filesystem::temp_directory_path() / "syncpoint_cli_compare_variants";
+  std::filesystem::remove_all(dir);
+  auto r = run("compare --protocols 'bsp,diloco(H=4,inner-optimizer=sgd,inner-lr=0.1),"
+               "diloco(H=4,inner-optimizer=sgd,inner-lr=0.1,compress=int4)' --epochs 2 --out " + dir.string() + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  // Two rows of diloco, told apart by their labels: the compressor is in the second's.
+  auto rows = [&](const std::string& label) {
+    size_t n = 0;
+    for (auto at = r.output.find(label); at != std::string::npos; at = r.output.find(label, at + 1))
+      ++n;
+    return n;
+  };
+  CHECK(rows("| diloco(H=4,inner-optimizer=sgd,inner-lr=0.1) ") == 2);
+  CHECK(rows("| diloco(H=4,inner-optimizer=sgd,inner-lr=0.1) int4 ") == 1);
+  auto folder = dir / "diloco-H4-inner-optimizersgd-inner-lr0.1-compressint4";
+  REQUIRE(std::filesystem::exists(folder / "summary.json"));
+  auto summary = syncpoint::testing::slurp((folder / "summary.json").string());
+  CHECK(summary.find("\"compress\": \"int4\"") != std::string::npos);
+  auto page = syncpoint::testing::slurp((dir / "index.html").string());
+  CHECK(page.find("Communication and quality") != std::string::npos);
+  std::filesystem::remove_all(dir);
+  auto bad = run("compare --protocols 'bsp,diloco(Q=3)' --epochs 1" + fast);
+  CHECK(bad.status == 2);
+  CHECK_MESSAGE(bad.output.find("diloco has no option 'Q'") != std::string::npos, bad.output);
+  bad = run("compare --protocols 'bsp,diloco(H=4' --epochs 1" + fast);
+  CHECK(bad.status == 2);
+  CHECK_MESSAGE(bad.output.find("opens a parenthesis it does not close") != std::string::npos, bad.output);
+}
+
 TEST_CASE("cli: syncpoint zipline follows the PROTOCOLS.md contract") {
   auto dir = std::filesystem::temp_directory_path() / "syncpoint_cli_zipline";
   std::filesystem::create_directories(dir);

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <random>
 
 using namespace syncpoint;
 namespace fs = std::filesystem;
@@ -64,6 +65,15 @@ TEST_CASE("compress: each compressor's output and bytes on scripted values") {
   CHECK(make_compressor("topk:1")->bytes(3) == 24);
   CHECK(make_compressor("topk:0.07")->bytes(100) == 7 * 8);  // (0.07 * 100 is a hair over 7 in double)
   CHECK(compressed("fp16", {1e5f, -1e6f}) == std::vector<float>{65504, -65504});  // the largest half
+  // int8 and int4: blocks of 64 whole numbers times the block's largest magnitude over 127 or 7.
+  CHECK(compressed("int4", {7, -3.4f, 1.2f, 0}, &bytes) == std::vector<float>{7, -3, 1, 0});
+  CHECK(bytes == 2 + 4);
+  CHECK(compressed("int8", {127, -0.6f, 63.5f}, &bytes) == std::vector<float>{127, -1, 64});  // 63.5: to even
+  CHECK(bytes == 3 + 4);
+  CHECK(make_compressor("int8")->bytes(129) == 129 + 3 * 4);
+  CHECK(make_compressor("int4")->bytes(129) == 65 + 3 * 4);
+  CHECK(compressed("fp8", {0.3f, -500, 1e-6f}, &bytes) == std::vector<float>{0.3125f, -448, 0});
+  CHECK(bytes == 3);
   std::vector<float> nan{1, std::nanf(""), -2, 0.5f};
   auto kept = compressed("topk:0.5", nan);
   CHECK(std::isnan(kept[1]));  // NaN ranks largest (the PS refuses the push)
@@ -92,6 +102,29 @@ TEST_CASE("compress: a bad --compress is refused by name") {
   cfg.compress = "topk:2";
   CHECK_THROWS_WITH_AS(train(cfg), doctest::Contains("--compress: 'topk:2': R must be a number in (0, 1]"),
                        config_error);
+}
+
+TEST_CASE("compress: int8, int4 and fp8 stay within their rounding's bound of every value") {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> d(0.0f, 0.02f);
+  std::vector<float> g(1000);
+  for (auto& x : g)
+    x = d(rng);
+  g[17] = 3;  // a large value in one block: its scale is large, the others' are not
+  for (auto [spec, levels] : {std::pair<const char*, float>{"int8", 127}, {"int4", 7}}) {
+    CAPTURE(spec);
+    auto q = compressed(spec, g);
+    for (size_t b = 0; b < g.size(); b += 64) {
+      float largest = 0;
+      for (size_t i = b; i < std::min(g.size(), b + 64); ++i)
+        largest = std::max(largest, std::fabs(g[i]));
+      for (size_t i = b; i < std::min(g.size(), b + 64); ++i)
+        CHECK(std::fabs(q[i] - g[i]) <= largest / levels / 2 * (1 + 1e-6f));  // half a step
+    }
+  }
+  auto q = compressed("fp8", g);
+  for (size_t i = 0; i < g.size(); ++i)  // half a unit of 3 bits of mantissa, or of the subnormals' step
+    CHECK(std::fabs(q[i] - g[i]) <= std::max(std::fabs(g[i]) / 16, std::ldexp(1.0f, -10)));
 }
 
 TEST_CASE("compress: error feedback sends, push after push, what the hand computation says") {

@@ -3,6 +3,7 @@
 // same bits; floats no form holds are not packed; words that are not such a
 // packing are refused.
 #include "runtime/cluster/transport/float_packing.hpp"
+#include "core/quantize.hpp"
 
 #include <syncpoint/compressor.hpp>
 
@@ -60,6 +61,35 @@ TEST_CASE("float packing: each compressor's gradient packs into its own form, ab
   round_trip(compressed("topk:0.01", n, 3), packing::sparse, 4 + 8 * 101);
   round_trip(compressed("randomk:0.1", n, 4), packing::sparse, 4 + 8 * 1001);
   round_trip(compressed("onebit", n, 5), packing::signs, 4 + (n + 7) / 8 + 3);
+  auto blocks = (n + 63) / 64;
+  round_trip(compressed("fp8", n, 6), packing::e4m3, n + 3);
+  round_trip(compressed("int8", n, 7), packing::blocks8, 4 * blocks + n + 3);
+  round_trip(compressed("int4", n, 8), packing::blocks4, 4 * blocks + (n + 1) / 2 + 3);
+  // A block of zeros, a block of one value, and a short last block.
+  auto g = compressed("int4", 130, 9);
+  std::fill(g.begin(), g.begin() + 64, 0.0f);
+  round_trip(g, packing::blocks4, 4 * 3 + 65 + 3);
+  std::vector<float> same(70, 0.125f);
+  auto c = make_compressor("int8");
+  c->compress(same.data(), same.size(), 1);
+  CHECK(same[0] == 0.125f);
+}
+
+TEST_CASE("float packing: every e4m3 byte but its NaNs packs and comes back as the same float") {
+  std::vector<float> all;
+  for (int b = 0; b < 256; ++b)
+    if ((b & 0x7f) != 0x7f)
+      all.push_back(e4m3_value(static_cast<uint8_t>(b)));
+  CHECK(all.size() == 254);
+  for (auto x : all)
+    CHECK(round_e4m3(x) == x);  // each is its own nearest
+  round_trip(all, packing::e4m3, 254 + 2);
+  CHECK(e4m3_value(0x7e) == 448.0f);
+  CHECK(e4m3_value(0x01) == std::ldexp(1.0f, -9));
+  CHECK(round_e4m3(1000.0f) == 448.0f);                    // saturates
+  CHECK(round_e4m3(0.3f) == 0.3125f);                      // 1.010 x 2^-2
+  CHECK(round_e4m3(std::ldexp(1.0f, -11)) == 0.0f);        // below half the smallest subnormal (ties to even: 0)
+  CHECK(round_e4m3(std::ldexp(3.0f, -11)) == std::ldexp(1.0f, -9));
 }
 
 TEST_CASE("float packing: a gradient no form holds is not packed") {

@@ -145,6 +145,18 @@ TEST_CASE("header examples: <syncpoint/train.hpp> trains ssp with a straggler an
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("header examples: <syncpoint/train.hpp>'s apply_job_defaults sets DiLoCo's outer step but the lr given") {
+  syncpoint::job_config cfg;
+  cfg.lr = 0.3;
+  cfg.protocol = "diloco";
+  syncpoint::apply_job_defaults(cfg, [](const std::string& name) { return name == "lr"; });  // keeps cfg.lr
+  CHECK(cfg.optimizer == "nesterov");
+  CHECK(cfg.momentum == 0.9);
+  CHECK(cfg.lr == 0.3);
+  syncpoint::apply_job_defaults(cfg);
+  CHECK(cfg.lr == 0.7);
+}
+
 TEST_CASE("header examples: <syncpoint/job.hpp> runs a job in the program's own system, observed") {
   auto cfg = small_cfg();
   caf::actor_system_config sys_cfg;

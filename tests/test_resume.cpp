@@ -45,6 +45,18 @@ job_config busy_job(const std::string& protocol) {
   cfg.fail_at_iter = 15;
   cfg.iter_cost_ms = 0.7;
   cfg.progress = false;
+  // A local-update protocol pushes every 4 steps (worker 1 dies at its third
+  // push), its fragments two of the mlp's four tensors: checkpoints fall inside
+  // rounds, AdamW's inner moments in them.
+  for (auto& o : protocol_option_specs(protocol)) {
+    if (o.name == "local-steps") {
+      cfg.protocol_opts.set("local-steps", 4);
+      cfg.fail_at_iter = 3;
+    }
+    if (o.name == "fragments")
+      cfg.protocol_opts.set("fragments", 2);
+  }
+  apply_job_defaults(cfg);
   return cfg;
 }
 

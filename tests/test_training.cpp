@@ -180,7 +180,7 @@ TEST_CASE("training: bad configurations are refused with a clear message") {
     train(cfg);
     FAIL("no error");
   } catch (const config_error& e) {  // this binary registers test protocols too
-    CHECK(std::string(e.what()).rfind("unknown protocol 'zipzap' (valid: asp, bsp, ", 0) == 0);
+    CHECK(std::string(e.what()).rfind("unknown protocol 'zipzap' (valid: asp, async-diloco, bsp, ", 0) == 0);
   }
   cfg = small_job("bsp");
   cfg.straggler = "7:x2";

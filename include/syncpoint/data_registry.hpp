@@ -36,6 +36,7 @@ struct data_request {
   int64_t train_size = 6000;  ///< --train-limit, else 6000
   int64_t test_size = 1000;   ///< --test-limit, else 1000
   uint64_t seed = 1;  ///< the job's seed, for a generated set
+  int64_t context = 64;  ///< a text set's window: this many characters, and the next (--context)
 };
 
 /// Makes a data set's two parts for a job's request.

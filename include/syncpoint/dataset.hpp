@@ -96,6 +96,24 @@ train_test load_cifar10(const std::string& dir);
 /// Reads CIFAR-10 binary files (records of a label byte and 3072 pixel bytes) into one set.
 dataset load_cifar10_files(const std::vector<std::string>& paths);
 
+/// Where --dataset text reads by default: Debian's fortunes package, about
+/// 2.6 MB of English text.
+inline const char* default_text_path = "/usr/share/games/fortunes";
+
+/// Character-level text for a language model (--dataset text): the UTF-8
+/// text at `path` (a file, or a folder's regular files by name that hold no
+/// NUL byte) as windows of context + 1 characters, each a code point's place
+/// in the vocabulary of every code point the text holds, sorted (classes: its
+/// size; the label: the window's last character). A window starts at the
+/// last character of the one before, so each character after the first is
+/// predicted once; the last tenth of the text is the test set. Throws
+/// data_error naming the path: missing, empty, not UTF-8, too short.
+///
+/// ```cpp
+/// auto d = syncpoint::load_text("/usr/share/games/fortunes", 64);  // d.train.shape == {65}
+/// ```
+train_test load_text(const std::string& path, int64_t context);
+
 /// 28x28 "images" of 10 Gaussian classes: learnable in a few hundred steps.
 train_test make_synthetic(int64_t train_size, int64_t test_size, uint64_t seed);
 

@@ -49,6 +49,7 @@ struct job_config {
   std::string data_dir;  ///< the data set's folder ("": its default)
   int64_t train_limit = 0;  ///< use only the first N training examples (0: all)
   int64_t test_limit = 0;   ///< evaluate on the first N test examples (0: all)
+  int context = 64;         ///< a text data set's window: characters of context each example holds
 
   /// Stop at the first limit reached among those set (> 0). With none set,
   /// the run stops at `target_accuracy` (or after target_only_epoch_cap epochs
@@ -155,7 +156,8 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
-           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress);
+           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress,
+           x.context);
 }
 
 }  // namespace syncpoint

@@ -35,8 +35,10 @@ using nanos = int64_t;
 
 /// How the PS treats pushes: apply each on arrival, or buffer until `commit`;
 /// `gated` applies on arrival but pulls only see the weights of the last
-/// `publish` (protocol_context::set_mode).
-enum class ps_mode : uint8_t { immediate, buffered, gated };
+/// `publish` (protocol_context::set_mode); `delayed` applies each push on
+/// arrival without momentum, and each `commit` adds the momentum step of the
+/// pushes since the last (Delayed Nesterov, Liu et al. 2024); pulls see every push.
+enum class ps_mode : uint8_t { immediate, buffered, gated, delayed };
 
 /// PS -> worker: the model at `version`.
 struct weights {

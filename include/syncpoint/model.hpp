@@ -24,6 +24,8 @@
 
 namespace syncpoint {
 
+struct metric;  // <syncpoint/messages.hpp>
+
 /// A model over one flat vector of floats: its weights (parameters, then buffers), the
 /// gradient of a batch's loss at given weights, and predictions. Workers and the evaluator
 /// use it; register your own with register_model (a torch::nn::Module: <syncpoint/torch_model.hpp>).
@@ -37,6 +39,10 @@ class model {
   /// gradient() writes their values after its forward pass there, and the PS
   /// combines the pushed values by the weight rule (docs/buffers.md).
   virtual size_t buffers() const { return 0; }
+  /// The lengths of the model's parameter tensors, in the order of the
+  /// weights (they sum to size() - buffers()): where a local-update protocol
+  /// may cut the model into fragments (<syncpoint/local_work.hpp>). Default: one.
+  virtual std::vector<size_t> tensor_sizes() const { return {size() - buffers()}; }
   /// Fresh weights, deterministic in `seed`.
   virtual std::vector<float> initial_weights(uint64_t seed) = 0;
   /// Replaces the model's parameters with `w[0..size())`.
@@ -62,6 +68,12 @@ class model {
   virtual void stage(const batch_view& b) { (void) b; }
   /// Writes the predicted class of each example into `labels`.
   virtual void predict(const batch_view& b, int64_t* labels) = 0;
+  /// What the evaluator measures of the weights the model holds on the
+  /// held-out `test` (the built-in loop's evaluation): by default the share
+  /// it classifies right, "accuracy"; a language model its "loss" per
+  /// character and "perplexity" instead (a run without accuracy reports
+  /// the first of them where accuracy would be).
+  virtual std::vector<metric> evaluate(const dataset& test);
   /// Moves the model to `device` ("cpu", "cuda:N") computing in `precision`
   /// ("fp32", "bf16"); make_model calls it. Weights and gradients stay host
   /// floats. The default accepts only "cpu" and "fp32" and throws
@@ -75,6 +87,7 @@ struct model_input {
   int64_t classes = 10;                   ///< labels 0 .. classes - 1
   std::string device = "cpu";             ///< "cpu" or "cuda:N" (docs/gpu.md)
   std::string precision = "fp32";         ///< "fp32", or "bf16" (autocast, on CUDA only)
+  std::string options;                    ///< what follows ':' in the model's name ("tinylm:layers=4": "layers=4")
 };
 
 /// What a model for `data`'s examples takes (its shape and classes, on the CPU in fp32).
@@ -88,7 +101,10 @@ using model_factory = std::function<std::unique_ptr<model>(const model_input&)>;
 
 /// Builds the model registered as `name` for `in`'s examples and places it on
 /// in.device; throws std::invalid_argument listing the known names, or naming
-/// the shape, device or precision the model cannot take. Built in: "softmax"
+/// the shape, device or precision the model cannot take. A name may carry the
+/// model's options after a colon, handed to it as in.options:
+/// "tinylm:layers=4,width=128,heads=4" (a decoder-only transformer for
+/// --dataset text, 2 layers of width 64 and 4 heads by default). Built in: "softmax"
 /// (Eigen), "mlp" (one hidden layer of 256), "cnn" (two 5x5 conv layers),
 /// "resnet" (three residual blocks with BatchNorm, 308k parameters at 1x28x28),
 /// "resnet18" (ResNet-18's CIFAR variant, 11.2M parameters), the last four
@@ -117,7 +133,8 @@ double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0
 /// reproducible from its command line. Built-in models come from a table
 /// measured once (one core of the development VM, LibTorch 1.13 with serial
 /// OpenBLAS, batch 64, examples of 1x28x28 and 10 classes: mlp 0.70 ms, cnn
-/// 3.80 ms, softmax 0.075 ms, resnet 76 ms); any other model, or a built-in one
+/// 3.80 ms, softmax 0.075 ms, resnet 76 ms; tinylm 67 ms at its default size
+/// and a context of 64, scaled by its parameters and context); any other model, or a built-in one
 /// made for another input `in`, costs like the mlp per parameter (a GPU worker
 /// or another shape: measure it, docs/architecture.md "Virtual time"). Linear
 /// in `batch`. `source` (if given) says which: "model table" or "parameter formula".

@@ -14,6 +14,7 @@
 /// ```
 #pragma once
 
+#include <syncpoint/local_work.hpp>
 #include <syncpoint/messages.hpp>
 
 #include <functional>
@@ -109,10 +110,26 @@ class coordinator_api {
   virtual void set_mode(ps_mode mode) = 0;
   /// Gated mode: pulls from now on get the PS's current weights.
   virtual void publish() {}
-  /// From the next release on, workers update their own copy with each
-  /// gradient (`local_step`) and/or compute the next gradient while a push is
-  /// in flight (`overlap`).
+  /// From the next release on, every worker updates its own copy with each
+  /// gradient (`local_step`: a plain SGD step at the PS's rate) and/or
+  /// computes the next gradient while a push is in flight (`overlap`): WBSP's
+  /// local work, set for every worker at once (set_local_work says more).
   virtual void set_worker_behavior(bool local_step, bool overlap) {}
+
+  // -- local updates (docs/protocols.md, "Local updates") -----------------------
+  /// What worker `w` does between its exchanges from its next release on:
+  /// how many local steps, with which inner optimizer, what it pushes, how a
+  /// pull merges and which fragment of the model it exchanges
+  /// (<syncpoint/local_work.hpp>). Changeable at any release; a worker keeps
+  /// its inner optimizer's state across exchanges.
+  ///
+  /// ```cpp
+  /// syncpoint::local_work h;  h.steps = 10;  h.inner.type = syncpoint::inner_kind::sgd;  h.push = syncpoint::push_kind::outer;
+  /// for (auto w : c.live_workers()) c.set_local_work(w, h);   // Local SGD, H = 10
+  /// ```
+  virtual void set_local_work(worker_id w, const local_work& work) {}
+  /// What `w` was last given (the default: one gradient an exchange).
+  virtual local_work local_work_of(worker_id w) const { return {}; }
 
   // -- time ---------------------------------------------------------------------
   /// Releases `w` at time `t` (seconds on the run clock; at once if t <= now()).
@@ -201,8 +218,18 @@ using protocol_factory = std::function<std::unique_ptr<protocol>(const protocol_
 
 /// Adds a protocol with the options it reads; returns false (and says why on
 /// stderr) if the name is taken or an option clashes with another protocol's.
+/// `job_defaults`: the job options it is meant to run with unless a job says
+/// otherwise, by their command-line names, e.g. DiLoCo's outer step
+/// {"optimizer": "nesterov", "lr": "0.7", "momentum": "0.9"}.
 bool register_protocol(const std::string& name, const std::string& summary,
-                       protocol_factory factory, std::vector<option_spec> options = {});
+                       protocol_factory factory, std::vector<option_spec> options = {},
+                       std::map<std::string, std::string> job_defaults = {});
+
+/// The job options `protocol` runs with unless they are given (empty for
+/// most): `syncpoint train` applies them to the options its command line and
+/// config file leave unset, and `syncpoint protocols` lists them. A program
+/// applies them itself (apply_job_defaults, <syncpoint/train.hpp>).
+std::map<std::string, std::string> protocol_job_defaults(const std::string& protocol);
 
 /// Builds the protocol registered as `name` from `opts` (checked, defaults
 /// filled in). Throws std::invalid_argument naming what is wrong: an unknown
@@ -239,15 +266,24 @@ template <class T>
 struct declared_options<T, std::void_t<decltype(T::options())>> {
   static std::vector<option_spec> get() { return T::options(); }
 };
+template <class T, class = void>
+struct declared_job_defaults {
+  static std::map<std::string, std::string> get() { return {}; }
+};
+template <class T>
+struct declared_job_defaults<T, std::void_t<decltype(T::job_defaults())>> {
+  static std::map<std::string, std::string> get() { return T::job_defaults(); }
+};
 }  // namespace detail
 
 }  // namespace syncpoint
 
 /// Registers `Type` (constructible from `const protocol_options&`) at
 /// start-up, with the options of its `static std::vector<option_spec> options()`
-/// if it has one.
+/// and the job defaults of its `static std::map<std::string, std::string> job_defaults()`
+/// if it has them.
 #define SYNCPOINT_REGISTER_PROTOCOL(name, summary, Type)                                  \
   static const bool syncpoint_registered_##Type = ::syncpoint::register_protocol(         \
     name, summary, [](const ::syncpoint::protocol_options& o) -> std::unique_ptr<::syncpoint::protocol> { \
       return std::make_unique<Type>(o);                                                   \
-    }, ::syncpoint::detail::declared_options<Type>::get())
+    }, ::syncpoint::detail::declared_options<Type>::get(), ::syncpoint::detail::declared_job_defaults<Type>::get())

@@ -81,6 +81,7 @@ struct run_summary {
   uint64_t lost = 0;  ///< workers lost before the end
   std::string compress = "none";  ///< how gradients were compressed on their way (--compress)
   uint64_t pushed_bytes = 0;     ///< the bytes of every push the workers sent, as encoded (4 a value uncompressed)
+  uint64_t pulled_bytes = 0;     ///< the bytes of every pull the workers made (the model, or the fragment exchanged)
   double link_busy_s = -1;       ///< time the PS links carried data, summed over shards (< 0: no link model)
   double link_utilization = -1;  ///< link_busy_s / run_time_s / the number of links: their mean
   std::vector<worker_summary> per_worker;  ///< one entry per worker

@@ -51,6 +51,8 @@ class torch_model : public model {
   /// variance; an integer buffer such as its batch count stays the worker's).
   size_t size() const override;
   size_t buffers() const override;
+  /// Each parameter's length, in named_parameters() order.
+  std::vector<size_t> tensor_sizes() const override;
   /// Torch's default init (uniform in +-1/sqrt(fan_in)), seeded; a
   /// normalization layer's parameters and every buffer as constructed (1, 0).
   std::vector<float> initial_weights(uint64_t seed) override;

@@ -14,6 +14,8 @@
 #include <syncpoint/job_config.hpp>
 #include <syncpoint/summary.hpp>
 
+#include <functional>
+
 namespace syncpoint {
 
 /// A finished run: its summary, trace and final model.
@@ -35,5 +37,16 @@ run_result train(const job_config& cfg, progress_fn on_progress = {});
 
 /// Checks `cfg` without running it; throws config_error.
 void validate(const job_config& cfg);
+
+/// Sets the job options cfg.protocol runs with unless told otherwise
+/// (protocol_job_defaults: DiLoCo's outer Nesterov at rate 0.7, say), each
+/// one `given` does not name (by its command-line name, e.g. "lr"); what
+/// `syncpoint train` does with the options its command line leaves unset.
+///
+/// ```cpp
+/// cfg.protocol = "diloco";
+/// syncpoint::apply_job_defaults(cfg, [](const std::string& name) { return name == "lr"; });  // keeps cfg.lr
+/// ```
+void apply_job_defaults(job_config& cfg, const std::function<bool(const std::string& name)>& given = {});
 
 }  // namespace syncpoint

@@ -239,6 +239,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
     auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;
     plan_context ctx{st.train_size, m->size(), m->buffers(), shard_hosts, input};
+    ctx.tensors = m->tensor_sizes().size();
     if (on_gpus)
       ctx.placed = on_gpus->devices;
     plan = make_plan(cfg, ctx);

@@ -37,7 +37,7 @@ void validate(const job_config& cfg) {
     throw config_error(e.what());
   }
   auto names = model_names();
-  if (std::find(names.begin(), names.end(), cfg.model) == names.end()) {
+  if (std::find(names.begin(), names.end(), cfg.model.substr(0, cfg.model.find(':'))) == names.end()) {
     std::string known;
     for (auto& n : names)
       known += (known.empty() ? "" : ", ") + n;
@@ -50,6 +50,7 @@ void validate(const job_config& cfg) {
   }
   require(cfg.workers >= 1 && cfg.workers <= 4096, "--workers must be in 1..4096");
   require(cfg.batch >= 1, "--batch must be >= 1");
+  require(cfg.context >= 1 && cfg.context <= 65536, "--context must be in 1..65536");
   require(std::isfinite(cfg.lr) && cfg.lr > 0, "--lr must be a positive number");
   require(std::isfinite(cfg.momentum) && cfg.momentum >= 0 && cfg.momentum < 1,
           "--momentum must be in [0, 1)");
@@ -118,6 +119,37 @@ run_result train(const job_config& cfg, progress_fn on_progress) {
   auto j = job::spawn(sys, cfg, std::move(opts));
   j.start();
   return j.wait();
+}
+
+}  // namespace syncpoint
+
+namespace syncpoint {
+
+void apply_job_defaults(job_config& cfg, const std::function<bool(const std::string& name)>& given) {
+  auto number = [](const std::string& name, const std::string& text) {
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0')
+      throw std::logic_error("a protocol's job default --" + name + "=" + text + " is not a number");
+    return v;
+  };
+  for (auto& [name, value] : protocol_job_defaults(cfg.protocol)) {
+    if (given && given(name))
+      continue;
+    if (name == "optimizer")
+      cfg.optimizer = value;
+    else if (name == "lr")
+      cfg.lr = number(name, value);
+    else if (name == "momentum")
+      cfg.momentum = number(name, value);
+    else if (name == "weight-decay")
+      cfg.weight_decay = number(name, value);
+    else if (name == "momentum-rule")
+      cfg.momentum_rule = value;
+    else
+      throw std::logic_error("protocol '" + cfg.protocol + "' has a job default for --" + name +
+                             ", which is not one a protocol may set");
+  }
 }
 
 }  // namespace syncpoint

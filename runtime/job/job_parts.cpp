@@ -65,6 +65,7 @@ train_test load_job_data(const job_config& cfg) {
   request.train_size = cfg.train_limit > 0 ? cfg.train_limit : 6000;
   request.test_size = cfg.test_limit > 0 ? cfg.test_limit : 1000;
   request.seed = cfg.seed;
+  request.context = cfg.context;
   try {
     data = make_dataset(cfg.dataset, request);
   } catch (const data_error& e) {
@@ -217,6 +218,7 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.batch = cfg.batch;
   w.lr = plan.lr;
   w.clip_norm = cfg.clip_norm;
+  w.sample_budget = plan.sample_budget;
   w.compress = make_compressor(cfg.compress);
   w.wire_bytes = cfg.wire_bytes;
   w.seed = cfg.seed;

@@ -75,6 +75,14 @@ job_plan make_plan(const job_config& options, const plan_context& ctx) {
   }
   p.eval_device = p.devices.empty() ? "cpu" : p.devices.front();
   p.protocol = protocol_options_for(cfg);
+  if (ctx.tensors > 0) {  // a protocol checks what it needs of the model (fragments: its tensors)
+    p.protocol.set("job.tensors", static_cast<long long>(ctx.tensors));
+    try {
+      make_protocol(cfg.protocol, p.protocol);
+    } catch (const std::invalid_argument& e) {
+      throw config_error(e.what());
+    }
+  }
   return p;
 }
 

@@ -33,6 +33,8 @@ struct plan_context {
   device_offer offer;       ///< the devices workers may take (one process: this_machine())
   std::vector<std::string> placed;  ///< each worker's device as placement chose it (a cluster's GPU
                                     ///< slots); empty: --device resolved against `offer`
+  uint64_t tensors = 0;             ///< the model's parameter tensors (0: unknown): what a protocol
+                                    ///< that exchanges fragments may cut it into ("job.tensors")
 };
 
 struct job_plan {
@@ -58,7 +60,7 @@ struct job_plan {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, model_input& x) {
-  return f(caf::meta::type_name("model_input"), x.shape, x.classes, x.device, x.precision);
+  return f(caf::meta::type_name("model_input"), x.shape, x.classes, x.device, x.precision, x.options);
 }
 
 template <class Inspector>

@@ -329,7 +329,9 @@ job job::spawn(caf::actor_system& sys, const job_config& cfg_in, job_options opt
   p->data = load_data(cfg_in);
   auto input = input_of(*p->data.train);
   auto m = make_model(cfg_in.model, input);
-  p->plan = make_plan(cfg_in, {p->data.train->size, m->size(), m->buffers(), 1, input, this_machine()});
+  plan_context ctx{p->data.train->size, m->size(), m->buffers(), 1, input, this_machine()};
+  ctx.tensors = m->tensor_sizes().size();
+  p->plan = make_plan(cfg_in, ctx);
   p->start = find_start(p->plan, *p->data.train);
   p->write_checkpoint = checkpoint_writer(p->plan, run_settings(p->plan, p->start.iter_cost_ms));
   p->on_progress = opts.on_progress;

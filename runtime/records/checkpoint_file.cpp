@@ -36,6 +36,22 @@ void serialize(Archive& ar, worker_loss& x) {
   cereal_by_inspect(ar, x);
 }
 template <class Archive>
+void serialize(Archive& ar, inner_optimizer_spec& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, local_work& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, inner_state& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
+void serialize(Archive& ar, local_progress& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
 void serialize(Archive& ar, proceed& x) {
   cereal_by_inspect(ar, x);
 }

@@ -208,6 +208,7 @@ run_summary summary_from_json(const std::string& text, const std::string& source
   if (s.compress.empty())
     s.compress = "none";  // (a summary from before --compress)
   s.pushed_bytes = r.count("pushed_bytes");
+  s.pulled_bytes = r.count("pulled_bytes");
   s.resumed_from = r.text("resumed_from");
   s.resumed_at_s = r.number("resumed_at_s", -1);
   s.link_utilization = r.number("link_utilization", -1);

@@ -41,6 +41,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       w->comm_s += span;
       if (ev.kind == "push")  // its value: its bytes on the wire
         s.pushed_bytes += static_cast<uint64_t>(ev.value);
+      else
+        s.pulled_bytes += static_cast<uint64_t>(ev.value);
     } else if (ev.kind == "wait" && w) {
       w->wait_s += span;
     } else if (ev.kind == "apply") {
@@ -186,6 +188,7 @@ std::string to_json(const run_summary& s) {
            .add("lost_workers", static_cast<unsigned long long>(s.lost))
            .add("compress", s.compress)
            .add("pushed_bytes", static_cast<unsigned long long>(s.pushed_bytes))
+           .add("pulled_bytes", static_cast<unsigned long long>(s.pulled_bytes))
            .raw("link_busy_s", s.link_busy_s >= 0 ? num(s.link_busy_s) : "null")
            .raw("link_utilization", s.link_utilization >= 0 ? num(s.link_utilization) : "null")
            .raw("phases", phases)

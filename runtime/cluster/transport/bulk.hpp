@@ -12,7 +12,7 @@
 //
 //   u32 kind | u32 control bytes | u64 floats | control | floats
 //
-// A connection starts with the magic "spbulk03", the cluster's token and a
+// A connection starts with the magic "spbulk04", the cluster's token and a
 // hello the server's owner judges (which job, shard and worker, with the
 // worker's key) before anything is made for it; it is refused with a reason
 // in words. With TLS it runs over the cluster's certificates, and each side

@@ -32,7 +32,7 @@ using tls_stream = asio::ssl::stream<tcp::socket>;
 
 namespace bulk_wire {
 
-constexpr char magic[8] = {'s', 'p', 'b', 'u', 'l', 'k', '0', '3'};
+constexpr char magic[8] = {'s', 'p', 'b', 'u', 'l', 'k', '0', '4'};
 constexpr uint32_t max_hello = 1 << 16;
 constexpr uint32_t max_token = 1 << 12;
 constexpr uint32_t ping_frame = UINT32_MAX;  // a frame of no content: the client is alive (never handed on)

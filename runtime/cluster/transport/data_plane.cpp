@@ -109,13 +109,14 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
         gradient_push g;
         g.worker = st.worker;
         if (f.kind == push_frame) {
-          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes))
+          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges))
             return st.link->close();
           g.grad = std::move(f.values);
         } else {
           uint8_t how = 0;
           uint64_t n = 0;
-          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, how, n) || n > st.floats)
+          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges, how, n) ||
+              n > st.floats)
             return st.link->close();
           auto values = float_buffers::take(static_cast<size_t>(n));
           if (!unpack(static_cast<packing>(how), f.values.data(), f.values.size(), values.data(), values.size()))
@@ -183,6 +184,27 @@ void fetch(proxy_ptr self, uint64_t min_version, caf::response_promise rp, std::
   st.pending.emplace(seq, proxy_state::request{std::move(rp), shared});
 }
 
+// A pull through the proxy: fetched on its own connection, or through the
+// share when another worker of this process fetches the same version.
+caf::result<weights> pull_through(proxy_ptr self, uint64_t min_version) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise();
+  if (!st.share || !st.proven) {
+    fetch(self, min_version, rp, std::nullopt);
+    return caf::delegated<weights>{};
+  }
+  self->request(st.share, caf::infinite, pull_atom::value, min_version)
+    .then(
+      [=](share_reply& r) mutable {
+        if (r.fetch)
+          fetch(self, min_version, rp, min_version);
+        else
+          rp.deliver(std::move(r.w));
+      },
+      [=](caf::error&) mutable { fetch(self, min_version, rp, std::nullopt); });  // the share went: alone
+  return caf::delegated<weights>{};
+}
+
 caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
   self->state.shard = std::move(shard);
   self->state.label = std::move(name);
@@ -205,8 +227,8 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
       if (p.how != packing::none) {
         auto words = std::make_shared<const std::vector<float>>(std::move(p.words));
         st.link->send(packed_push_frame,
-                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, static_cast<uint8_t>(p.how),
-                              static_cast<uint64_t>(g.grad.size())),
+                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges,
+                              static_cast<uint8_t>(p.how), static_cast<uint64_t>(g.grad.size())),
                       words->data(), words->size(), words);
         g.grad.give_back();
         st.packed_count->fetch_add(1, std::memory_order_relaxed);
@@ -214,29 +236,16 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
         // A slice of the worker's gradient (a view, no copy) or a vector of its own,
         // handed back once written: the next gradient's buffer.
         auto keep = g.grad.share();
-        st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes), g.grad.data(),
-                      g.grad.size(), keep);
+        st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges),
+                      g.grad.data(), g.grad.size(), keep);
       }
       st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
       return caf::delegated<proceed>{};
     },
-    [=](pull_atom, uint64_t min_version) -> caf::result<weights> {
-      auto& st = self->state;
-      auto rp = self->make_response_promise();
-      if (!st.share || !st.proven) {
-        fetch(self, min_version, rp, std::nullopt);
-        return caf::delegated<weights>{};
-      }
-      self->request(st.share, caf::infinite, pull_atom::value, min_version)
-        .then(
-          [=](share_reply& r) mutable {
-            if (r.fetch)
-              fetch(self, min_version, rp, min_version);
-            else
-              rp.deliver(std::move(r.w));
-          },
-          [=](caf::error&) mutable { fetch(self, min_version, rp, std::nullopt); });  // the share went: alone
-      return caf::delegated<weights>{};
+    [=](pull_atom, uint64_t min_version) -> caf::result<weights> { return pull_through(self, min_version); },
+    // A fragment's pull: on a socket the slice crosses whole (only the link model charges a fragment).
+    [=](pull_atom, uint64_t min_version, const std::vector<uint64_t>&) -> caf::result<weights> {
+      return pull_through(self, min_version);
     },
     // A resumed worker's exchange in flight goes on CAF (the sender stays the worker).
     [=](push_atom, resume_atom a, uint64_t iter) { return self->delegate(self->state.shard, push_atom::value, a, iter); },

@@ -2,6 +2,8 @@
 // bits, not values: -0 stays -0, a NaN keeps its payload or is not packed.
 #include "runtime/cluster/transport/float_packing.hpp"
 
+#include "core/quantize.hpp"
+
 #include <cstring>
 #include <optional>
 
@@ -77,6 +79,13 @@ size_t bytes_of(packing how, size_t n, size_t set) {
       return 4 + 8 * set;
     case packing::signs:
       return 4 + (n + 7) / 8;
+    case packing::e4m3:
+      return n;
+    case packing::blocks8:
+      return 4 * ((n + quantize_block - 1) / quantize_block) + n;
+    case packing::blocks4:
+      return 4 * ((n + quantize_block - 1) / quantize_block) + n / quantize_block * (quantize_block / 2) +
+             (n % quantize_block + 1) / 2;
     default:
       return 4 * n;
   }
@@ -101,6 +110,63 @@ class writer {
   std::vector<float> words_;
   size_t at_ = 0;
 };
+
+// The scale of a block whose values are all q * scale (|q| <= levels), if
+// there is one: the compressor's is its largest magnitude over `levels`,
+// which the packer finds back from the largest value, or an ulp or two off it.
+bool block_of_integers(const float* v, size_t n, int levels, float& scale) {
+  float largest = 0;
+  for (size_t i = 0; i < n; ++i)
+    largest = std::max(largest, std::fabs(v[i]));
+  auto holds = [&](float s) {
+    for (size_t i = 0; i < n; ++i) {
+      int q = quantized(v[i], s, levels);
+      if (bits_of(static_cast<float>(q) * s) != bits_of(v[i]))
+        return false;
+    }
+    return true;
+  };
+  if (largest == 0) {
+    scale = 0;
+    return holds(0);
+  }
+  float guess = largest / static_cast<float>(levels);
+  float down = guess, up = guess;
+  for (int k = 0; k < 3; ++k) {
+    for (float s : {down, up})
+      if (holds(s)) {
+        scale = s;
+        return true;
+      }
+    down = std::nextafter(down, 0.0f);
+    up = std::nextafter(up, largest);
+  }
+  return false;
+}
+
+// Blocks of `levels` integers: each block's scale, then its values `bits` each.
+bool write_blocks(const float* v, size_t n, int levels, int bits, writer* w) {
+  for (size_t b = 0; b < n; b += quantize_block) {
+    auto m = std::min(quantize_block, n - b);
+    float scale = 0;
+    if (!block_of_integers(v + b, m, levels, scale))
+      return false;
+    if (!w)
+      continue;
+    w->put(scale);
+    if (bits == 8) {
+      for (size_t i = b; i < b + m; ++i)
+        w->put(static_cast<int8_t>(quantized(v[i], scale, levels)));
+    } else {
+      for (size_t i = b; i < b + m; i += 2) {
+        auto lo = static_cast<uint8_t>(quantized(v[i], scale, levels) + levels);
+        auto hi = i + 1 < b + m ? static_cast<uint8_t>(quantized(v[i + 1], scale, levels) + levels) : uint8_t{0};
+        w->put(static_cast<uint8_t>(lo | hi << 4));
+      }
+    }
+  }
+  return true;
+}
 
 }  // namespace
 
@@ -139,6 +205,19 @@ packed pack(const float* v, size_t n) {
   consider(packing::halves, half);
   consider(packing::sparse, n <= UINT32_MAX);  // indices of 4 bytes
   consider(packing::signs, same_magnitude);
+  // Bytes and half bytes: a pass each, that stops at the first value (or block) they do not hold.
+  if (!same_magnitude && bytes_of(best, n, set) > n) {
+    uint8_t byte = 0;
+    bool fp8 = true;
+    for (size_t i = 0; fp8 && i < n; ++i)
+      fp8 = exact_e4m3(v[i], byte);
+    consider(packing::e4m3, fp8);
+    if (!fp8) {
+      consider(packing::blocks4, write_blocks(v, n, 7, 4, nullptr));
+      if (best != packing::blocks4)
+        consider(packing::blocks8, write_blocks(v, n, 127, 8, nullptr));
+    }
+  }
   if (best == packing::none || bytes_of(best, n, set) * 4 > bytes_of(packing::none, n, set) * 3)
     return out;
   out.how = best;
@@ -168,6 +247,19 @@ packed pack(const float* v, size_t n) {
           w.set_bit(from, i);
       break;
     }
+    case packing::e4m3:
+      for (size_t i = 0; i < n; ++i) {
+        uint8_t byte = 0;
+        exact_e4m3(v[i], byte);
+        w.put(byte);
+      }
+      break;
+    case packing::blocks8:
+      write_blocks(v, n, 127, 8, &w);
+      break;
+    case packing::blocks4:
+      write_blocks(v, n, 7, 4, &w);
+      break;
     default:
       break;
   }
@@ -228,6 +320,38 @@ bool unpack(packing how, const float* words, size_t count, float* out, size_t n)
         return false;
       for (size_t i = 0; i < n; ++i)
         out[i] = from_bits(magnitude | ((bytes[4 + i / 8] >> (i % 8)) & 1u ? sign_bit : 0u));
+      return true;
+    }
+    case packing::e4m3:
+      if (!fits(n))
+        return false;
+      for (size_t i = 0; i < n; ++i) {
+        if ((bytes[i] & 0x7f) == 0x7f)  // e4m3's NaN: never packed
+          return false;
+        out[i] = e4m3_value(bytes[i]);
+      }
+      return true;
+    case packing::blocks8:
+    case packing::blocks4: {
+      const bool eight = how == packing::blocks8;
+      const int levels = eight ? 127 : 7;
+      if (!fits(bytes_of(how, n, 0)))
+        return false;
+      size_t at = 0;
+      for (size_t b = 0; b < n; b += quantize_block) {
+        auto m = std::min(quantize_block, n - b);
+        float scale = from_bits(get32(at));
+        at += 4;
+        if (!std::isfinite(scale) || scale < 0)
+          return false;
+        for (size_t i = 0; i < m; ++i) {
+          int q = eight ? static_cast<int8_t>(bytes[at + i]) : ((bytes[at + i / 2] >> (i % 2 * 4)) & 0xf) - levels;
+          if (q < -levels || q > levels)
+            return false;
+          out[b + i] = static_cast<float>(q) * scale;
+        }
+        at += eight ? m : (m + 1) / 2;
+      }
       return true;
     }
     default:

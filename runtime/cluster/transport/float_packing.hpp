@@ -2,7 +2,8 @@
 // bulk channel between processes (runtime/cluster/transport/data_plane.cpp).
 // A compressed gradient (--compress) holds what its encoding can say: bf16
 // values (float's top 16 bits), fp16 values, mostly zeros (topk, randomk),
-// or one magnitude with signs (onebit). The worker's side finds the shortest
+// one magnitude with signs (onebit), e4m3 numbers (fp8), or blocks of 64
+// whole numbers times a scale (int8, int4). The worker's side finds the shortest
 // such form in a pass over the values, the shard's side unpacks it, and the
 // PS applies exactly the floats the worker computed. Over a socket the bytes
 // on the wire are then about those the trace counts; through shared memory
@@ -25,6 +26,9 @@ enum class packing : uint8_t {
   halves,       // each value as an IEEE half, which holds it exactly (fp16)
   sparse,       // the count, then (index, bits) of each value whose bits are not all zero, by index
   signs,        // one magnitude's bits, then a bit a value: set for a negative sign
+  e4m3,         // each value as an e4m3 byte, which holds it exactly (fp8)
+  blocks8,      // blocks of 64: the scale's bits, then a byte a value, q in [-127, 127] (v = q * scale)
+  blocks4,      // blocks of 64: the scale's bits, then 4 bits a value, q + 7 (q in [-7, 7])
 };
 
 struct packed {
