@@ -4,10 +4,10 @@
 // so that a protocol's per-push questions are O(1). Not part of the API.
 //
 //   worker_table t(4, 64);              // four slots, unstarted, batch 64
-//   t.released(0, false);               // unstarted -> running (its start goes now)
-//   t.pushed(0, promise, event);        // running -> held: its reply waits
-//   t.released(0, true);                // held -> reply_deferred (a checkpoint holds it back)
-//   t.delivered(0);                     // reply_deferred -> running
+//   t.release_now(0);                   // unstarted -> running (its start goes as a message)
+//   t.pushed(0, promise, event, when);  // running -> held: its reply waits
+//   t.hold_release(0, go);              // held -> reply_deferred (a checkpoint holds it back)
+//   auto rp = t.delivered(0);           // reply_deferred -> running: answer rp with t[0].held_back
 #pragma once
 
 #include "core/interfaces.hpp"

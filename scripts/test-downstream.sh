@@ -58,7 +58,8 @@ if grep -rlF -e "$SRC" -e "$BUILD" "$PREFIX/lib/cmake/syncpoint" "$PREFIX"/lib*/
   fail "the installed package files above name the source or build tree"
 fi
 
-"$PREFIX/bin/syncpoint" --version | grep -q "^syncpoint " || fail "the installed command does not run"
+# (each output is read whole before grep: grep -q stops at its match, and a writer still writing would die of SIGPIPE)
+grep -q "^syncpoint " <<< "$("$PREFIX/bin/syncpoint" --version)" || fail "the installed command does not run"
 
 # The downstream project, with nothing of this tree on its paths.
 rm -rf "$WORK/build"
@@ -70,7 +71,7 @@ CCACHE_BASEDIR=$WORK cmake -S "$SRC/examples/downstream" -B "$WORK/build" -DCMAK
 CCACHE_BASEDIR=$WORK cmake --build "$WORK/build" -j 2 > "$WORK/build.log" 2>&1 ||
   { cat "$WORK/build.log" >&2; fail "the downstream project does not build against the prefix"; }
 "$WORK/build/downstream" || fail "the downstream program failed (exit $?)"
-"$WORK/build/own_node" protocols | grep -q '^bsp ' || fail "examples/own_node.cpp, built against the prefix, is not the syncpoint command"
+grep -q '^bsp ' <<< "$("$WORK/build/own_node" protocols)" || fail "examples/own_node.cpp, built against the prefix, is not the syncpoint command"
 for loop in linear_regression bandit; do  # (the autoencoder trains on Fashion-MNIST: built here, run in the tree's ctest)
   "$WORK/build/$loop" > "$WORK/$loop.log" 2>&1 || { cat "$WORK/$loop.log" >&2; fail "examples/$loop.cpp, built against the prefix, failed"; }
 done
