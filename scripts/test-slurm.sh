@@ -173,7 +173,7 @@ grep -q "checkpoint on request (SIGUSR1)" "$work/example.out" ||
   { cat "$work/example.out" >&2; fail "job $id: the checkpoint was not the signal's"; }
 scontrol requeue "$id" || fail "scontrol requeue $id refused"
 await "grep -q 'train.sbatch: resuming from' '$work/example.out'" 120 || { cat "$work/example.out" >&2; fail "job $id did not restart from its checkpoint"; }
-await "sed -n '/train.sbatch: resuming/,\$p' '$work/example.out' | grep -q '\] eval '" 120 || { cat "$work/example.out" >&2; fail "job $id did not train after its restart"; }
+await "sed -n '/train.sbatch: resuming/,\$p' '$work/example.out' | grep -c '\] eval ' > /dev/null" 120 || { cat "$work/example.out" >&2; fail "job $id did not train after its restart"; }
 scancel "$id"
 await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still in the queue 120 s after scancel"
 grep -q '"resumed_from": "' "$work/shared/results/summary.json" || { cat "$work/example.out" >&2; fail "the restarted job's summary does not say it resumed"; }
