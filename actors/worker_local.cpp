@@ -80,6 +80,8 @@ void make_push(worker_state& st) {
       st.grad[i] = st.local.gradient_sum[i] / h;  // (the buffers: the last step's, in st.grad already)
   }
   st.samples = st.local.round_samples;
+  // Until the reply, the τ steps' schedule goes on from here, not back.
+  st.local.release_samples = static_cast<uint64_t>(run_samples_now(st));
   st.local.built_work = st.local.work;
   st.local.steps_done = 0;
   st.local.round_samples = 0;
@@ -143,8 +145,14 @@ std::vector<uint64_t> fragment_ranges(const model& m, const local_work& work) {
                                 std::to_string(f) + " fragments");
   std::vector<size_t> owner(sizes.size());
   if (work.layout == fragment_layout::strided) {
-    for (size_t t = 0; t < sizes.size(); ++t)
-      owner[t] = t % f;
+    // Dealt in order, each tensor to the fragment with the fewest values so
+    // far: every fragment spans the depth, they are about equal, and tensors
+    // of one size go round-robin, as Streaming DiLoCo's layer blocks do.
+    std::vector<size_t> held(f, 0);
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      owner[t] = static_cast<size_t>(std::min_element(held.begin(), held.end()) - held.begin());
+      held[owner[t]] += std::max<size_t>(sizes[t], 1);
+    }
   } else {
     // Runs of consecutive tensors of about equal size: a tensor goes where its
     // middle falls, no fragment skipped, and each keeps at least one tensor.

@@ -17,17 +17,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace syncpoint {
 
 /// Values a block of the int8 and int4 compressors.
 inline constexpr size_t quantize_block = 64;
 
-/// A block's scale: its largest magnitude over `levels` (0 for a block of zeros).
+/// A block's scale: its largest magnitude over `levels` (0 for a block of
+/// zeros); NaN when the block holds a value that is not finite.
 inline float block_scale(const float* v, size_t n, int levels) {
   float largest = 0;
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(v[i]))
+      return std::numeric_limits<float>::quiet_NaN();
     largest = std::max(largest, std::fabs(v[i]));
+  }
   return largest / static_cast<float>(levels);
 }
 
@@ -40,18 +45,23 @@ inline int quantized(float v, float scale, int levels) {
 }
 
 /// Rounds v[0, n) in place, block by block, to q * scale (int8: levels 127, int4: 7).
+/// A block with a value that is not finite is left as it is, so that the PS
+/// refuses the push rather than take a finite number made of it.
 inline void quantize_blocks(float* v, size_t n, int levels) {
   for (size_t b = 0; b < n; b += quantize_block) {
     auto m = std::min(quantize_block, n - b);
     float scale = block_scale(v + b, m, levels);
+    if (std::isnan(scale))
+      continue;
     for (size_t i = b; i < b + m; ++i)
       v[i] = static_cast<float>(quantized(v[i], scale, levels)) * scale;
   }
 }
 
-/// The e4m3 number nearest to x (ties to even), saturating at ±448; NaN stays NaN.
+/// The e4m3 number nearest to x (ties to even), saturating at ±448; NaN and
+/// ±inf stay as they are (the PS refuses them).
 inline float round_e4m3(float x) {
-  if (std::isnan(x))
+  if (!std::isfinite(x))
     return x;
   float a = std::min(std::fabs(x), 448.0f);
   if (a == 0)

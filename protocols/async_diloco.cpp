@@ -27,8 +27,11 @@ class async_diloco : public protocol {
                  "Updates)", -1e300, 1e300, {"on", "off"}});
     return o;
   }
+  // The plain momentum rule: an outer gradient is not discounted for its
+  // staleness (the adjusted rule's ASP heuristic); Delayed Nesterov is what
+  // handles staleness here.
   static std::map<std::string, std::string> job_defaults() {
-    return {{"optimizer", "nesterov"}, {"lr", "0.7"}, {"momentum", "0.9"}};
+    return {{"optimizer", "nesterov"}, {"lr", "0.7"}, {"momentum", "0.9"}, {"momentum-rule", "plain"}};
   }
 
   explicit async_diloco(const protocol_options& o)

@@ -7,7 +7,7 @@
 // worker pushes that fragment's outer gradient, the PS steps the outer
 // optimizer on its mean over that fragment alone, and each worker merges
 // the new fragment into its own copy by a lerp, θ ← α θ_local + (1 − α) θ_global,
-// after going on for τ inner steps while the exchange was in flight.
+// after going on for up to τ inner steps while its push waited for the round.
 #include "protocols/local_update.hpp"
 
 #include <syncpoint/protocol_archive.hpp>
@@ -25,11 +25,12 @@ class streaming_diloco : public protocol {
     o.push_back({"fragments", k::integer, "4", "streaming-diloco: fragments the model is cut into (F)", 1, 4096, {}, "F"});
     o.push_back({"fragment-offset", k::integer, "0", "streaming-diloco: inner steps between two fragments' syncs (0: H/F)",
                  0, 1e9});
-    o.push_back({"overlap-steps", k::integer, "1", "streaming-diloco: inner steps taken while an exchange is in flight (τ)",
+    o.push_back({"overlap-steps", k::integer, "1", "streaming-diloco: the most inner steps taken while an exchange is in flight (τ)",
                  0, 1e9});
     o.push_back({"alpha", k::real, "0.5", "streaming-diloco: merge θ ← α θ_local + (1 − α) θ_global (0: replace)", 0, 1});
-    o.push_back({"fragment-layout", k::text, "strided", "streaming-diloco: strided (tensor i in fragment i mod F) or "
-                 "contiguous", -1e300, 1e300, {"strided", "contiguous"}});
+    o.push_back({"fragment-layout", k::text, "strided",
+                 "streaming-diloco: strided (each tensor in turn to the smallest fragment) or contiguous", -1e300, 1e300,
+                 {"strided", "contiguous"}});
     return o;
   }
   static std::map<std::string, std::string> job_defaults() {

@@ -127,6 +127,20 @@ TEST_CASE("compress: int8, int4 and fp8 stay within their rounding's bound of ev
     CHECK(std::fabs(q[i] - g[i]) <= std::max(std::fabs(g[i]) / 16, std::ldexp(1.0f, -10)));
 }
 
+TEST_CASE("compress: a value that is not finite stays so through int8, int4 and fp8, for the PS to refuse") {
+  std::vector<float> g(130, 0.01f);
+  g[70] = std::numeric_limits<float>::quiet_NaN();  // the second block
+  g[129] = std::numeric_limits<float>::infinity();  // the third
+  for (const char* spec : {"int8", "int4", "fp8"}) {
+    CAPTURE(spec);
+    auto q = compressed(spec, g);
+    CHECK(std::isnan(q[70]));
+    CHECK(std::isinf(q[129]));
+    CHECK(std::isfinite(q[0]));  // the first block rounds as ever
+    CHECK(std::fabs(q[0] - 0.01f) <= 0.01f / 7);
+  }
+}
+
 TEST_CASE("compress: error feedback sends, push after push, what the hand computation says") {
   auto topk = make_compressor("topk:0.5");
   std::vector<float> e(4, 0.0f);

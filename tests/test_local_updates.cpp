@@ -292,11 +292,22 @@ TEST_CASE("local updates: fragments are whole tensors, strided or contiguous, wi
   m.sizes = {100, 10, 40, 4, 6};
   local_work w;
   CHECK(fragment_ranges(m, w).empty());  // F = 1: the whole model
-  w.fragments = 2;
+  w.fragments = 3;  // strided, tensors of one size: round-robin, tensor i in fragment i mod 3
+  m.sizes = {8, 8, 8, 8, 8, 8, 8};
   w.fragment = 0;
-  CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{0, 100, 110, 150, 154, 160});
+  CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{0, 8, 24, 32, 48, 56});
+  w.fragment = 2;
+  CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{16, 24, 40, 48});
+  m.sizes = {40, 10, 40, 4, 6, 30};  // each in turn to the fragment holding least: 40 | 10 4 6 30 | 40
+  w.fragment = 0;
+  CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{0, 40});
   w.fragment = 1;
-  CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{100, 110, 150, 154});
+  CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{40, 50, 90, 130});
+  w.fragment = 2;
+  CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{50, 90});
+  m.sizes = {100, 10, 40, 4, 6};
+  w.fragments = 2;
+  w.fragment = 1;
   w.layout = fragment_layout::contiguous;  // 100 | 10 40 4 6: each fragment at least one tensor
   CHECK(fragment_ranges(m, w) == std::vector<uint64_t>{100, 160});
   w.fragments = 5;

@@ -62,7 +62,7 @@ enum class push_kind : uint8_t {
 
 /// How the model's parameters are split into fragments, on tensor boundaries.
 enum class fragment_layout : uint8_t {
-  strided,     ///< tensor i belongs to fragment i mod F (Streaming DiLoCo)
+  strided,     ///< in order, each tensor to the fragment holding least so far: round-robin for tensors of a size (Streaming DiLoCo)
   contiguous,  ///< consecutive tensors, F runs of about equal size
 };
 
@@ -77,8 +77,8 @@ struct local_work {
   uint32_t fragments = 1;             ///< F: the model in this many fragments (1: the whole model)
   uint32_t fragment = 0;              ///< the one this exchange carries, 0 .. F-1
   fragment_layout layout = fragment_layout::strided;  ///< how the fragments are cut
-  /// τ: local steps the worker goes on with while its exchange is in flight;
-  /// the pulled model is merged into where it has got to by then.
+  /// τ: the most local steps the worker goes on with while its push waits for
+  /// the reply; the pulled model is merged into where it has got to when it arrives.
   uint32_t overlap = 0;
 
   /// Whether the worker keeps a copy of its own (anything but the default).
