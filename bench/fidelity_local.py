@@ -56,22 +56,20 @@ def spread(xs):
     return f"{m:.4g} ({min(xs):.4g}–{max(xs):.4g})" if len(xs) > 1 else f"{m:.4g}"
 
 
-def peak_link(trace, window):
-    """The most bytes the PS links carried in any window of `window` seconds."""
-    spans = [(e["t0"], e["t1"], e["value"]) for e in trace if e["kind"] == "link"]
-    if not spans:
-        return 0.0
-    end = max(t1 for _, t1, _ in spans)
-    best, t, step = 0.0, 0.0, window / 4
-    while t < end:
-        total = 0.0
-        for t0, t1, b in spans:
-            overlap = min(t1, t + window) - max(t0, t)
-            if overlap > 0:
-                total += b * overlap / max(t1 - t0, 1e-12) if t1 > t0 else b
-        best = max(best, total)
-        t += step
-    return best
+def peak_link(trace, gap):
+    """The most bytes the PS link carried in one exchange: a burst of link spans
+    less than `gap` seconds apart, the start's pulls of the whole model left out
+    (the same for every protocol). The bandwidth an exchange needs, to be done
+    within a given time, is in proportion."""
+    spans = sorted((e["t0"], e["t1"], e["value"]) for e in trace if e["kind"] == "link")
+    bursts, last = [], None
+    for t0, t1, b in spans:
+        if last is not None and t0 - last < gap:
+            bursts[-1][1] += b
+        else:
+            bursts.append([t0, b])
+        last = t1 if last is None else max(last, t1)
+    return max((b for t0, b in bursts if t0 > 0), default=0.0)
 
 
 def loss_curve(trace):
@@ -95,11 +93,39 @@ def verdict(ok, partly=False):
     return "**held**" if ok else ("**partly**" if partly else "**did not hold**")
 
 
+def straggler_rows(label, strag):
+    """Claim (c)'s table and verdict for one setting."""
+    protocols = ["async-diloco", "diloco", "elastic-bsp", "bsp"]
+    groups = by(strag, lambda s: s["protocol"])
+    finals = [final_loss(s) for s, _ in strag]
+    if not finals:
+        return []
+    target = max(finals)  # every run gets there
+    times = {p: [time_to(t, target) for s, t in sorted(groups.get(p, []), key=lambda r: r[0]["seed"])]
+             for p in protocols}
+    lines = [f"**(c) One worker 4× slower** (`--straggler 7:x4`), {label}: virtual seconds to reach a held-out "
+             f"loss of {target:.3f} (the highest final loss of these runs, so that every run reaches it), evaluated "
+             "every 0.05 epochs", "", "| protocol | time to target s | final loss | run time s |", "|---|---|---|---|"]
+    for p in protocols:
+        ts = [t for t in times[p] if t is not None]
+        fl = [final_loss(s) for s, _ in groups.get(p, [])]
+        rt = [s["run_time_s"] for s, _ in groups.get(p, [])]
+        if ts:
+            lines.append(f"| {p} | {spread(ts)} | {spread(fl)} | {spread(rt)} |")
+    lines.append("")
+    mean = lambda p: statistics.mean([t for t in times[p] if t is not None]) if any(times[p]) else math.inf
+    beats = [p for p in protocols[1:] if mean("async-diloco") < mean(p)]
+    lines.append(f"Claim: async-diloco with Dynamic Local Updates reaches the target sooner than diloco, elastic-bsp "
+                 f"and bsp. Ours, {label.split(':')[0]}: sooner than {', '.join(beats) if beats else 'none of them'}: "
+                 f"{verdict(len(beats) == 3, len(beats) > 0)}.")
+    lines.append("")
+    return lines
+
+
 def main(out, doc):
     bsp = cells(os.path.join(out, "bsp"))
     local = by(cells(os.path.join(out, "diloco")), lambda s: s["protocol"])
     int4 = cells(os.path.join(out, "int4"))
-    strag = cells(os.path.join(out, "straggler-sync")) + cells(os.path.join(out, "straggler-local"))
     seed = lambda r: r[0]["seed"]
     lines = []
 
@@ -142,9 +168,8 @@ def main(out, doc):
         s = stream.get(seed(r))
         if not s:
             continue
-        # The window: one sync interval of streaming-diloco (H/F inner steps, as charged).
-        window = 50 / 4 * r[0]["iter_cost_ms"] / 1e3
-        pd, ps = peak_link(r[1], window), peak_link(s[1], window)
+        gap = r[0]["iter_cost_ms"] / 2e3  # half an inner step: exchanges are further apart than that
+        pd, ps = peak_link(r[1], gap), peak_link(s[1], gap)
         if ps <= 0:
             continue
         peaks.append(pd / ps)
@@ -152,38 +177,24 @@ def main(out, doc):
         b_rows.append(f"| {seed(r)} | {pd / 1e6:.1f} MB | {ps / 1e6:.1f} MB | {pd / ps:.2f}× | {final_loss(r[0]):.4f} | "
                       f"{final_loss(s[0]):.4f} |")
     lines += [f"**(b) Streaming DiLoCo (F = 4, τ = 1, α = 0.5) against DiLoCo**: the most bytes the PS link carried "
-              "in any window of one streaming sync interval (H/F = 12.5 inner steps), 100 MB/s link", "",
+              "in one exchange (its pushes and pulls; the start's pulls of the whole model, the same for both, left "
+              "out), 100 MB/s link. The bandwidth that an exchange needs to be done in a given time is in proportion.", "",
               "| seed | diloco peak | streaming peak | lower by | diloco loss | streaming loss |",
               "|---|---|---|---|---|---|"] + b_rows + [""]
     if peaks:
-        held = statistics.mean(peaks) >= 3 and abs(statistics.mean(loss_gaps)) <= 0.02
+        same_loss = statistics.mean(loss_gaps) <= 0.02  # at the same loss, or a better one
+        held = statistics.mean(peaks) >= 0.9 * 4 and same_loss
         lines.append(f"Claim: peak link use about F× (4×) lower at the same loss. Ours: {spread(peaks)}× lower, the loss "
-                     f"{spread([100 * g for g in loss_gaps])} % from DiLoCo's: {verdict(held, statistics.mean(peaks) >= 3)}.")
+                     f"{spread([100 * g for g in loss_gaps])} % from DiLoCo's: "
+                     f"{verdict(held, statistics.mean(peaks) >= 2 and same_loss)}. The fragments are whole tensors, "
+                     "about equal but not exactly: the peak is the largest fragment's exchange, not a quarter of the "
+                     "model's.")
         lines.append("")
 
-    # (c) A 4x straggler: time to a target loss.
-    protocols = ["async-diloco", "diloco", "elastic-bsp", "bsp"]
-    groups = by(strag, lambda s: s["protocol"])
-    finals = [final_loss(s) for s, _ in strag]
-    if finals:
-        target = max(finals)  # every run gets there
-        times = {p: [time_to(t, target) for s, t in sorted(groups.get(p, []), key=lambda r: r[0]["seed"])]
-                 for p in protocols}
-        lines += [f"**(c) One worker 4× slower** (`--straggler 7:x4`): virtual seconds to reach a held-out loss of "
-                  f"{target:.3f} (the highest final loss of these runs, so that every run reaches it), evaluated every "
-                  "0.05 epochs", "", "| protocol | time to target s | final loss |", "|---|---|---|"]
-        for p in protocols:
-            ts = [t for t in times[p] if t is not None]
-            fl = [final_loss(s) for s, _ in groups.get(p, [])]
-            if ts:
-                lines.append(f"| {p} | {spread(ts)} | {spread(fl)} |")
-        lines.append("")
-        mean = lambda p: statistics.mean([t for t in times[p] if t is not None]) if any(times[p]) else math.inf
-        beats = [p for p in protocols[1:] if mean("async-diloco") < mean(p)]
-        lines.append(f"Claim: async-diloco with Dynamic Local Updates reaches the target sooner than diloco, elastic-bsp "
-                     f"and bsp. Ours: sooner than {', '.join(beats) if beats else 'none of them'}: "
-                     f"{verdict(len(beats) == 3, len(beats) > 0)}.")
-        lines.append("")
+    # (c) A 4x straggler: time to a target loss, with no link cost and with the link.
+    for label, folders in [("no link cost: compute alone", ["straggler-sync", "straggler-local"]),
+                           ("the 100 MB/s link of (a), (b) and (d)", ["straggler-sync-link", "straggler-local-link"])]:
+        lines += straggler_rows(label, sum((cells(os.path.join(out, f)) for f in folders), []))
 
     # (d) int4 outer gradients against fp32.
     d_rows, d_gaps = [], []

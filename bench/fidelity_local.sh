@@ -5,10 +5,10 @@
 #   (a) DiLoCo at H = 50 against bsp at equal samples: loss and bytes;
 #   (b) Streaming DiLoCo (F = 4) against DiLoCo: peak link use at the same loss;
 #   (c) one worker 4x slower: time to a target loss, async-diloco against
-#       diloco, elastic-bsp and bsp;
+#       diloco, elastic-bsp and bsp, with no link cost and with the 100 MB/s link;
 #   (d) DiLoCo's outer gradients in int4 against fp32: loss.
 # Then bench/fidelity_local.py writes the tables into docs/fidelity.md between
-# its markers. About 15 minutes on 2 cores after the build.
+# its markers. About 40 minutes on 2 cores after the build.
 #
 #   bench/fidelity_local.sh [OUT]        (default build/fidelity-local; finished cells stay)
 set -euo pipefail
@@ -35,4 +35,6 @@ run diloco --grid protocol=diloco,streaming-diloco "${inner[@]}" "${link[@]}"
 run int4 --grid protocol=diloco --compress int4 "${inner[@]}" "${link[@]}"
 run straggler-sync --grid protocol=bsp,elastic-bsp "${adam[@]}" --straggler 7:x4
 run straggler-local --grid protocol=diloco,async-diloco "${inner[@]}" --straggler 7:x4
+run straggler-sync-link --grid protocol=bsp,elastic-bsp "${adam[@]}" --straggler 7:x4 "${link[@]}"
+run straggler-local-link --grid protocol=diloco,async-diloco "${inner[@]}" --straggler 7:x4 "${link[@]}"
 python3 bench/fidelity_local.py "$out" docs/fidelity.md

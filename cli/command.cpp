@@ -87,7 +87,7 @@ int run_train(const std::vector<std::string>& args) {
   }
   const auto& job = opts.job();
   validate(job);  // before the progress line names the run
-  auto label = protocol_label(job.protocol, job.protocol_opts);
+  auto label = cli::run_label(job);
   cli::progress_display shown(job.progress);
   shown.begin(label);
   auto r = train(job, shown.callback());

@@ -319,6 +319,11 @@ option_table& add_cluster_access(option_table& table, std::string& token, std::s
     .alias("ca-cert", "ca");
 }
 
+std::string run_label(const job_config& cfg) {
+  return protocol_label(cfg.protocol, cfg.protocol_opts) +
+         (cfg.compress.empty() || cfg.compress == "none" ? "" : " " + cfg.compress);
+}
+
 std::vector<std::string> split_protocols(const std::string& list) {
   std::vector<std::string> out;
   std::string item;

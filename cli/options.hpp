@@ -80,11 +80,15 @@ std::string check_options_fit(const job_config& cfg, const std::vector<std::stri
 /// "syncpoint COMMAND ARGS..." quoted so that a shell takes it back as it was.
 std::string command_line(const std::string& command, const std::vector<std::string>& args);
 
-/// `cfg`'s protocol options that `protocol` declares (compare: each its own).
 /// Splits compare's --protocols at the commas outside parentheses
 /// ("bsp,diloco(H=10,F=2)": two entries).
 std::vector<std::string> split_protocols(const std::string& list);
 
+/// A run's name in progress lines and reports: the protocol with its options,
+/// and the compressor if any, as compare names it ("diloco(H=50) int4").
+std::string run_label(const job_config& cfg);
+
+/// `cfg`'s protocol options that `protocol` declares (compare: each its own).
 protocol_options options_of(const job_config& cfg, const std::string& protocol);
 
 }  // namespace syncpoint::cli

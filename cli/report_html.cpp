@@ -70,6 +70,7 @@ const char* const css =
   ".verdict li{margin:3px 0}table{border-collapse:collapse;font-size:13px;margin:8px 0}"
   "th,td{padding:4px 9px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}"
   "th{background:#fafafa;border-bottom:2px solid #ccc}td:first-child,th:first-child{text-align:left}"
+  ".wide{overflow-x:auto}table.comparison td:first-child{white-space:normal;min-width:120px;max-width:220px}"
   "td.best{font-weight:bold;background:#e3f1df}td small.range{display:block;color:#666;font-weight:normal;font-size:11px}"
   "table.seeded{font-size:12px}table.seeded th,table.seeded td{padding:3px 6px}.swatch{display:inline-block;width:11px;height:11px;"
   "margin-right:6px;vertical-align:-1px;border-radius:2px}.charts{display:flex;flex-wrap:wrap;gap:12px}"

@@ -87,7 +87,8 @@ std::string table(const std::vector<series>& all, const std::vector<run_record>&
     return !v.empty() && v.missing == 0 &&
            std::none_of(s.runs.begin(), s.runs.end(), [](auto* r) { return failed_run(r->summary); });
   };
-  std::string out = std::string(seeded ? "<table class='comparison seeded'>" : "<table class='comparison'>") +
+  std::string out = std::string("<div class='wide'>") +
+                    (seeded ? "<table class='comparison seeded'>" : "<table class='comparison'>") +
                     "<thead><tr><th>protocol</th>" + (seeded ? "<th>seeds</th>" : "");
   for (auto& c : cols)
     out += "<th>" + escape_html(c.head) + "</th>";
@@ -126,7 +127,7 @@ std::string table(const std::vector<series>& all, const std::vector<run_record>&
     }
     out += "</tr>";
   }
-  return out + "</tbody></table>";
+  return out + "</tbody></table></div>";
 }
 
 }  // namespace syncpoint::cli::report_parts

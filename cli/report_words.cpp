@@ -193,7 +193,7 @@ std::string verdict(const std::vector<series>& all, const std::vector<run_record
       auto v = s.over([&](const run_record& r) { return final_metric(r.summary, name); });
       if (!v.empty())
         each += (each.empty() ? "" : ", ") + escape_html(s.label()) + " " + fmt("%.4g", v.mean()) +
-                (s.seeded() && v.n() > 1 ? " (" + v.str("%.4g") + ")" : "");
+                (s.seeded() && v.n() > 1 ? " (" + fmt("%.4g", v.lo()) + "–" + fmt("%.4g", v.hi()) + ")" : "");
     }
     out += "<li><b>Final held-out " + escape_html(name) + "</b>: " + each + ".</li>";
   }

@@ -109,7 +109,7 @@ int run_submit(const std::vector<std::string>& args) {
     write_run(out_dir, r);
     cfg.out_dir = out_dir;
     auto p = current_provenance(command_line("submit", args), cfg);
-    p.label = protocol_label(cfg.protocol, cfg.protocol_opts);
+    p.label = run_label(cfg);
     p.machine = {{"ran on", "a cluster: head " + opts.head + ", job " + std::to_string(run.id)},
                  {"submitted from", p.machine["host"]}};
     write_provenance(out_dir, p);

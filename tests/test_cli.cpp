@@ -96,6 +96,13 @@ TEST_CASE("cli: compare takes protocols with values of their own: H, F and the c
   auto page = syncpoint::testing::slurp((dir / "index.html").string());
   CHECK(page.find("Communication and quality") != std::string::npos);
   std::filesystem::remove_all(dir);
+  // train names its run the same way, so that a report of separate runs tells them apart.
+  r = run("train --protocol diloco --local-steps 4 --inner-optimizer sgd --compress int4 --epochs 0.5 --out " +
+          (dir / "one").string() + fast);
+  REQUIRE_MESSAGE(r.status == 0, r.output);
+  auto one = syncpoint::testing::slurp((dir / "one" / "run.json").string());
+  CHECK_MESSAGE(one.find("\"label\": \"diloco(H=4,inner-optimizer=sgd) int4\"") != std::string::npos, one);
+  std::filesystem::remove_all(dir);
   auto bad = run("compare --protocols 'bsp,diloco(Q=3)' --epochs 1" + fast);
   CHECK(bad.status == 2);
   CHECK_MESSAGE(bad.output.find("diloco has no option 'Q'") != std::string::npos, bad.output);

@@ -269,7 +269,8 @@ document.getElementById('f').onload = function() {
   auto r = run_shell("timeout 90 chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files "
                  "--virtual-time-budget=5000 --dump-dom file://" + check.string());
   REQUIRE_MESSAGE(r.status == 0, r.output);
-  CHECK_MESSAGE(r.output.find("charts=2/2 lines=4 timelines=2/2 rows=8 cells=24") != std::string::npos, r.output);
+  // Three charts: accuracy against time and samples, and communication against quality.
+  CHECK_MESSAGE(r.output.find("charts=3/3 lines=4 timelines=2/2 rows=8 cells=24") != std::string::npos, r.output);
   fs::remove(check);
 }
 
