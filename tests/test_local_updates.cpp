@@ -8,11 +8,14 @@
 #include "tests/protocol_recorder.hpp"
 #include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/train.hpp>
+#include <syncpoint/worker_client.hpp>
 #include <syncpoint/worker_loop.hpp>
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cmath>
+#include <random>
 
 using namespace syncpoint;
 using syncpoint::testing::recorder;
@@ -361,6 +364,53 @@ TEST_CASE("local updates: bad local-update options are refused with exit 2, nami
   check_refused("train --protocol diloco --inner-optimizer adam" + fast_job, "--inner-optimizer");
   check_refused("train --protocol streaming-diloco --local-steps 8 --fragments 2 --overlap-steps 4" + fast_job,
                 "--overlap-steps 4");
+}
+
+TEST_CASE("local updates: a blocking loop of the user's own takes its inner steps through the same API, and fits a line") {
+  // worker_client's loop pushes a gradient a step; under diloco each push is
+  // an inner step on the worker's copy, and pull() shows the loop that copy:
+  // the weights move between pushes while the PS's version stays.
+  static std::atomic<int> moved_locally{0};
+  register_model("test-local-line", [] { return weights_only(2); });
+  register_client_loop("test-local-fit-line", [](worker_client& ps) {
+    std::mt19937_64 rng(ps.context().seed * 1000 + ps.context().worker);
+    std::normal_distribution<float> x_of, noise(0, 0.1f);
+    pulled_weights last;
+    for (;;) {
+      auto now = ps.pull();
+      if (now.version == last.version && !last.values.empty() && now.values != last.values)
+        ++moved_locally;
+      std::vector<float> g{0, 0};
+      for (int i = 0; i < 32; ++i) {
+        float x = x_of(rng), y = 3 * x + 1 + noise(rng), e = now.values[0] + now.values[1] * x - y;
+        g[0] += e / 32, g[1] += e * x / 32;
+      }
+      last = std::move(now);
+      if (ps.push(g, 32).stop)
+        return;
+    }
+  });
+  job_config cfg;
+  cfg.protocol = "diloco";
+  cfg.protocol_opts.set("local-steps", 4).set("inner-optimizer", "sgd").set("inner-lr", 0.1);
+  cfg.optimizer = "sgd";  // the outer step: the mean of the workers' models
+  cfg.lr = 1;
+  cfg.momentum = 0;
+  cfg.workers = 2;
+  cfg.model = "test-local-line";
+  cfg.loop = "test-local-fit-line";
+  cfg.dataset = "blank";
+  cfg.train_limit = 2000;
+  cfg.test_limit = 400;
+  cfg.epochs = 10;
+  cfg.eval_every = 0;
+  cfg.iter_cost_ms = 1;
+  cfg.progress = false;
+  auto r = train(cfg);
+  REQUIRE(r.failures.empty());
+  CHECK(moved_locally.load() > 0);
+  CHECK(r.final_model.values.vec()[0] == doctest::Approx(1.0f).epsilon(0.02));
+  CHECK(r.final_model.values.vec()[1] == doctest::Approx(3.0f).epsilon(0.02));
 }
 
 TEST_CASE("local updates: the quorum example merges K reports and those within the grace window, the rest the next time") {
