@@ -1,7 +1,8 @@
 // Every example of a public header's doc comments, compiled and run (see
 // test_header_examples.cpp). This file: the extension points (a data set, a
 // model, a protocol and its checkpoint, what crosses nodes, LibTorch's
-// modules and datasets), and the check that every example's lines are in
+// modules and datasets; a protocol's local work is in
+// test_header_examples_local.cpp), and the check that every example's lines are in
 // its test, in order, so an example changed in its header and not in its test
 // fails.
 #include <syncpoint/syncpoint.hpp>
@@ -70,52 +71,6 @@ class rounds : public syncpoint::protocol {
   std::vector<syncpoint::worker_id> pushed_;
   uint64_t round_ = 0;
 };
-
-// -- <syncpoint/local_work.hpp> and coordinator_api::set_local_work ---------------------
-
-// <syncpoint/local_work.hpp>'s DiLoCo work, given to every worker at the
-// start of a BSP round of outer gradients.
-class header_diloco : public syncpoint::protocol {
- public:
-  explicit header_diloco(const syncpoint::protocol_options&) {}
-  void on_start(syncpoint::coordinator_api& c) override {
-    c.set_mode(syncpoint::ps_mode::buffered);
-    for (auto w : c.live_workers()) {
-      syncpoint::local_work diloco;                    // DiLoCo (Douillard et al. 2023)
-      diloco.steps = 50;                               // H inner steps an exchange
-      diloco.inner.type = syncpoint::inner_kind::adamw;
-      diloco.inner.lr = 4e-4;
-      diloco.push = syncpoint::push_kind::outer;       // Δ = θ_pulled − θ_local
-      c.set_local_work(w, diloco);                     // in a protocol's on_start
-      c.release(w);
-    }
-  }
-  void on_push(syncpoint::coordinator_api& c, syncpoint::worker_id) override { round(c); }
-  void on_lost(syncpoint::coordinator_api& c, syncpoint::worker_id) override { round(c); }
-  void checkpoint(syncpoint::protocol_archive&) override {}
-  static void round(syncpoint::coordinator_api& c) {
-    if (!syncpoint::everyone_waiting(c))
-      return;
-    c.commit();
-    for (auto v : c.live_workers())
-      c.release(v);
-  }
-};
-SYNCPOINT_REGISTER_PROTOCOL("test-header-diloco", "local_work.hpp's example", header_diloco);
-
-// set_local_work's example: Local SGD at H = 10.
-class header_local_sgd : public header_diloco {
- public:
-  explicit header_local_sgd(const syncpoint::protocol_options& o) : header_diloco(o) {}
-  void on_start(syncpoint::coordinator_api& c) override {
-    c.set_mode(syncpoint::ps_mode::buffered);
-    syncpoint::local_work h;  h.steps = 10;  h.inner.type = syncpoint::inner_kind::sgd;  h.push = syncpoint::push_kind::outer;
-    for (auto w : c.live_workers()) c.set_local_work(w, h);   // Local SGD, H = 10
-    for (auto w : c.live_workers())
-      c.release(w);
-  }
-};
-SYNCPOINT_REGISTER_PROTOCOL("test-header-local-sgd", "set_local_work's example", header_local_sgd);
 
 // -- <syncpoint/protocol_archive.hpp> ----------------------------------------------------
 
@@ -278,22 +233,6 @@ TEST_CASE("header examples: <syncpoint/protocol.hpp>'s protocol trains once regi
   save_then_load(saved, loaded);
   CHECK(loaded.pushed_ == saved.pushed_);
   CHECK(loaded.round_ == 3);
-}
-
-TEST_CASE("header examples: <syncpoint/local_work.hpp>'s DiLoCo and set_local_work's Local SGD train with few pushes") {
-  for (auto* name : {"test-header-diloco", "test-header-local-sgd"}) {
-    CAPTURE(name);
-    auto cfg = small_cfg(name);
-    cfg.lr = 1;  // the outer step: the mean outer gradient, whole
-    cfg.momentum = 0;
-    auto s = syncpoint::train(cfg).summary;
-    CHECK(s.final_accuracy > 0.5);
-    uint64_t pushes = 0;
-    for (auto& w : s.per_worker)
-      pushes += w.iterations;
-    // 2000 samples of batch 64: about 31 gradients; a push every H of them
-    CHECK(pushes <= (std::string(name) == "test-header-diloco" ? 2u : 6u));
-  }
 }
 
 TEST_CASE("header examples: <syncpoint/protocol_archive.hpp> saves and loads alike, and rebuilds what is derived") {
@@ -508,6 +447,8 @@ TEST_CASE("header examples: <syncpoint/compressor.hpp>'s own compressor trains o
 TEST_CASE("header examples: every ```cpp example of a public header is in its test, line by line, in order") {
   auto root = std::filesystem::path(SYNCPOINT_SOURCE_DIR);
   auto here = lines_of(root / "tests/test_header_examples_parts.cpp");
+  auto local = lines_of(root / "tests/test_header_examples_local.cpp");  // (each example is whole in one of the two)
+  here.insert(here.end(), local.begin(), local.end());
   auto jobs = lines_of(root / "tests/test_header_examples.cpp");
   auto cluster_test = lines_of(root / "tests/test_cluster_observers.cpp");
   // Where each header's examples run: jobs and their observers, a cluster, the rest here.
