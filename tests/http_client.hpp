@@ -106,9 +106,9 @@ inline std::string http_read_all(int fd) {
   return out;
 }
 
-/// Sends `raw` and reads the answer until the server closes the connection.
-inline http_reply http_raw(int port, const std::string& raw) {
-  int fd = http_connect(port);
+/// Sends `raw` (from the address `from`, or 127.0.0.1) and reads the answer until the server closes the connection.
+inline http_reply http_raw(int port, const std::string& raw, const char* from = nullptr) {
+  int fd = http_connect(port, std::chrono::seconds(120), from);
   if (fd < 0)
     throw std::runtime_error("cannot connect to the dashboard on port " + std::to_string(port));
   http_send(fd, raw);
@@ -119,17 +119,19 @@ inline http_reply http_raw(int port, const std::string& raw) {
 
 /// `method target` with `headers` ("Name: value") and `body`, on a connection of its own.
 inline http_reply http_request_to(int port, const std::string& method, const std::string& target,
-                                  const std::vector<std::string>& headers = {}, const std::string& body = "") {
+                                  const std::vector<std::string>& headers = {}, const std::string& body = "",
+                                  const char* from = nullptr) {
   std::string raw = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n";
   for (auto& h : headers)
     raw += h + "\r\n";
   if (!body.empty() || method == "POST")
     raw += "Content-Length: " + std::to_string(body.size()) + "\r\n";
-  return http_raw(port, raw + "\r\n" + body);
+  return http_raw(port, raw + "\r\n" + body, from);
 }
 
-inline http_reply http_get(int port, const std::string& target, const std::vector<std::string>& headers = {}) {
-  return http_request_to(port, "GET", target, headers);
+inline http_reply http_get(int port, const std::string& target, const std::vector<std::string>& headers = {},
+                           const char* from = nullptr) {
+  return http_request_to(port, "GET", target, headers, "", from);
 }
 
 /// GET over TLS, checking the server's certificate against `ca_file` (not its name).

@@ -100,16 +100,20 @@ TEST_CASE("http server: a kept-alive connection is closed once it has been idle 
   ::close(fd);
 }
 
-TEST_CASE("http server: one client address holds at most max_per_client connections, other addresses are served") {
+TEST_CASE("http server: one client address holds at most max_per_client connections that have asked something, "
+          "other addresses are served") {
   http_options opts;
   opts.max_per_client = 3;
-  opts.header_timeout = std::chrono::minutes(2);  // the idle ones stay for the whole test
+  opts.idle_timeout = std::chrono::minutes(2);  // the kept-alive ones stay for the whole test
   http_server server(empty_site(), opts);
   int port = server.port();
-  std::vector<int> idle;
+  std::vector<int> heard;
+  char buf[4096];
   for (int i = 0; i < 3; ++i) {
-    idle.push_back(http_connect(port, std::chrono::seconds(120), "127.0.0.2"));
-    REQUIRE(idle.back() >= 0);
+    heard.push_back(http_connect(port, std::chrono::seconds(120), "127.0.0.2"));
+    REQUIRE(heard.back() >= 0);
+    http_send(heard.back(), "GET /api/cluster HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    REQUIRE(::recv(heard.back(), buf, sizeof buf, 0) > 0);  // answered, kept alive: not to be evicted
   }
   int fourth = http_connect(port, std::chrono::seconds(120), "127.0.0.2");
   REQUIRE(fourth >= 0);
@@ -118,11 +122,59 @@ TEST_CASE("http server: one client address holds at most max_per_client connecti
   CHECK(refused.status == 503);
   CHECK(refused.body == "too many connections to the dashboard from your address\n");
   CHECK(http_get(port, "/metrics").status == 200);  // from 127.0.0.1
-  for (int fd : idle) {
+  for (int fd : heard) {
     CHECK_FALSE(closed_by_server(fd));  // the first three keep their places
     ::close(fd);
   }
   ::close(fourth);
+}
+
+TEST_CASE("http server: at an address's cap, that address's oldest silent connection makes room, not another's") {
+  http_options opts;
+  opts.max_per_client = 3;
+  opts.header_timeout = std::chrono::minutes(2);  // the silent ones stay unless evicted
+  http_server server(empty_site(), opts);
+  int port = server.port();
+  int elsewhere = http_connect(port, std::chrono::seconds(120), "127.0.0.5");  // older than all, another address
+  REQUIRE(elsewhere >= 0);
+  std::vector<int> silent;
+  for (int i = 0; i < 3; ++i) {
+    silent.push_back(http_connect(port, std::chrono::seconds(120), "127.0.0.2"));
+    REQUIRE(silent.back() >= 0);
+  }
+  // The fourth from 127.0.0.2 is served, in the place of 127.0.0.2's oldest silent one.
+  CHECK(http_get(port, "/metrics", {}, "127.0.0.2").status == 200);
+  await_close(silent[0]);
+  CHECK_FALSE(closed_by_server(elsewhere));
+  for (int fd : {silent[1], silent[2], elsewhere}) {
+    http_send(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    CHECK(parse_reply(http_read_all(fd)).status == 200);
+  }
+  for (int fd : silent)
+    ::close(fd);
+  ::close(elsewhere);
+}
+
+TEST_CASE("http server: with 1,000 idle connections from the client's own address, the page and /metrics answer 200") {
+  raise_file_limit();  // the clients' 1,000 sockets and the server's
+  http_options opts;
+  opts.header_timeout = std::chrono::minutes(2);  // the idle ones stay unless evicted
+  http_server server(empty_site("s3cret"), opts);
+  int port = server.port();
+  std::vector<int> idle;
+  for (int i = 0; i < 1000; ++i) {
+    idle.push_back(http_connect(port, std::chrono::seconds(120), "127.0.0.1"));
+    REQUIRE(idle.back() >= 0);
+  }
+  auto page = http_get(port, "/", {"Authorization: Bearer s3cret"});
+  CHECK(page.status == 200);
+  CHECK(page.body.find("<html") != std::string::npos);
+  CHECK(http_get(port, "/metrics", {"Authorization: Bearer s3cret"}).status == 200);
+  // The newest of them keep their places: each evicted one was older than them.
+  for (size_t i = idle.size() - opts.max_per_client + 2; i < idle.size(); ++i)
+    CHECK_FALSE(closed_by_server(idle[i]));
+  for (int fd : idle)
+    ::close(fd);
 }
 
 TEST_CASE("http server: at the cap, the oldest connection that has asked nothing makes room for a new one") {

@@ -30,6 +30,7 @@ namespace {
 struct session_base {
   virtual ~session_base() = default;
   virtual void evict() = 0;
+  virtual const boost::asio::ip::address& client() const = 0;
 };
 
 }  // namespace
@@ -54,7 +55,8 @@ struct http_server::impl {
       opts.log(line);
   }
   void accept();
-  bool evict_oldest_unheard();
+  // Closes the oldest connection that has asked nothing (from `from` only, when given); false: none.
+  bool evict_oldest_unheard(const asio::ip::address* from = nullptr);
 };
 
 namespace {
@@ -147,6 +149,8 @@ class session : public session_base, public std::enable_shared_from_this<session
       });
     }
   }
+
+  const asio::ip::address& client() const override { return client_; }
 
   // Closed to make room for a newer connection: its place is free at once.
   void evict() override {
@@ -315,14 +319,19 @@ void refuse_connection(http_server::impl& server, tcp::socket socket, bool tls, 
 
 }  // namespace
 
-bool http_server::impl::evict_oldest_unheard() {
-  while (!unheard.empty()) {
-    auto oldest = unheard.front().lock();
-    if (oldest) {
-      oldest->evict();  // takes itself off the list
-      return true;
+bool http_server::impl::evict_oldest_unheard(const asio::ip::address* from) {
+  for (auto i = unheard.begin(); i != unheard.end();) {
+    auto oldest = i->lock();
+    if (!oldest) {
+      i = unheard.erase(i);
+      continue;
     }
-    unheard.pop_front();
+    if (from && oldest->client() != *from) {
+      ++i;
+      continue;
+    }
+    oldest->evict();  // takes itself off the list
+    return true;
   }
   return false;
 }
@@ -342,8 +351,10 @@ void http_server::impl::accept() {
     }
     beast::error_code ignored;
     auto client = socket.remote_endpoint(ignored).address();
+    // An address at its cap makes room from its own silent connections first: behind a reverse
+    // proxy every user shares one address, and a slowloris through it must not lock them all out.
     auto mine = per_client.find(client);
-    if (mine != per_client.end() && mine->second >= opts.max_per_client)
+    if (mine != per_client.end() && mine->second >= opts.max_per_client && !evict_oldest_unheard(&client))
       refuse_connection(*this, std::move(socket), tls != nullptr, canned_503_client);
     else if (open >= cap && !evict_oldest_unheard())  // every place is taken by a client that asked something
       refuse_connection(*this, std::move(socket), tls != nullptr, canned_503);

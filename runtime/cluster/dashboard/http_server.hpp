@@ -3,10 +3,12 @@
 // bounds a hostile client cannot move:
 // - at most `max_connections` at once (lowered to half the process's file
 //   limit, which the server first raises to its hard limit), and at most
-//   `max_per_client` from one client address; a connection over either is
-//   told 503 and closed (with TLS, closed). At the total cap, the oldest
-//   connection that has not yet sent a whole request is closed to make room
-//   instead: idle sockets cannot shut people out (slowloris);
+//   `max_per_client` from one client address. At either cap, the oldest
+//   connection (from that address, at its cap) that has not yet sent a whole
+//   request is closed to make room: idle sockets cannot shut people out
+//   (slowloris), not even through a reverse proxy, where everyone shares one
+//   address. Only when every such connection has asked something is the new
+//   one told 503 and closed (with TLS, closed);
 // - a new connection must send its first request (its TLS handshake too)
 //   within `header_timeout`; a kept-alive one its next request within
 //   `idle_timeout`; an answer must be taken within `write_timeout`; else the
