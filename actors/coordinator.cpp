@@ -9,7 +9,7 @@
 namespace syncpoint {
 
 
-void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp) {
+void on_pushed(coordinator_ptr self, const push_info& info, push_reply rp) {
   auto& st = self->state;
   busy_timer busy(st);
   ++st.pushes_handled;
@@ -97,7 +97,7 @@ void gather_model(coordinator_ptr self, Then then, Fail fail) {
 
 void shut_down_everything(coordinator_ptr self) {
   auto& st = self->state;
-  for (auto& shard : st.cfg->ps.shards)
+  for (auto& shard : st.cfg->ps.all_members())
     self->send_exit(shard, caf::exit_reason::user_shutdown);
   self->send_exit(st.evaluator, caf::exit_reason::user_shutdown);
   self->send_exit(st.cfg->tracer, caf::exit_reason::user_shutdown);
@@ -215,7 +215,7 @@ std::vector<size_t> take_places(coordinator_ptr self, std::vector<worker_actor>&
 // Whatever the run cannot go on without: the PS's shards, the evaluator, the tracer.
 void monitor_the_run(coordinator_ptr self) {
   auto& st = self->state;
-  for (auto& shard : st.cfg->ps.shards)
+  for (auto& shard : st.cfg->ps.all_members())
     self->monitor(shard);
   if (st.evaluator)
     self->monitor(st.evaluator);
@@ -277,7 +277,7 @@ void on_start(coordinator_ptr self, std::vector<worker_actor>& handles, evaluato
 // worker: nobody else may report a push, nor one in another's name; but the
 // lead shard asks itself for a push that came on the bulk channel, whose
 // worker it knew by its key (runtime/cluster/transport/data_plane.hpp).
-caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info) {
+caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info, uint32_t copy = 0) {
   auto& st = self->state;
   auto from = self->current_sender();
   if (!st.phase.started() || !st.valid(info.worker)
@@ -285,7 +285,7 @@ caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info
           && from != caf::actor_cast<caf::strong_actor_ptr>(st.cfg->ps.lead())))
     return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
   auto rp = self->make_response_promise<proceed>();
-  shard_reported(self, info, 0, rp);
+  shard_reported(self, info, 0, copy, rp);
   return rp;
 }
 
@@ -301,15 +301,17 @@ caf::result<proceed> on_resumed_push(coordinator_ptr self, worker_id w) {
     // Its push was reported by some shards when the checkpoint was taken, the lead's among them.
     for (auto& [key, p] : st.ps.partial)
       if (key.first == w && p.lead_in && !p.reply.pending()) {
-        p.reply = self->make_response_promise<proceed>();
-        return p.reply;
+        auto rp = self->make_response_promise<proceed>();
+        p.reply = rp;
+        return rp;
       }
     return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
   }
   auto rp = self->make_response_promise<proceed>();
   st.workers.asked_again(i, rp);
   if (state == slot_state::away_released) {  // released while it was away
-    st.answer(rp, i, st.workers[i].held_back);
+    push_reply reply{rp};
+    st.answer(reply, i, st.workers[i].held_back);
     st.flush_ops();
   }
   return rp;
@@ -339,7 +341,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.workers = worker_table(static_cast<size_t>(st.cfg->workers), static_cast<uint32_t>(st.cfg->batch));
-  st.ps = ps_sequence(st.cfg->ps.size() > 1);
+  st.ps = ps_sequence(st.cfg->ps.sequenced());
   st.run.next_eval = st.cfg->eval_every_samples;
   std::optional<double> saved_cap;
   if (st.cfg->resume) {
@@ -358,10 +360,26 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](pushed_atom, const push_info& info, uint32_t shard) {
       auto& st = self->state;
       auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-      if (!st.phase.started() || !st.valid(info.worker) || shard == 0 || shard >= st.cfg->ps.size()
-          || from != caf::actor_cast<caf::actor_addr>(st.cfg->ps.shards[shard]))
+      auto& ps = st.cfg->ps;
+      if (!st.phase.started() || !st.valid(info.worker) || shard == 0 || shard >= ps.size()
+          || from != caf::actor_cast<caf::actor_addr>(ps.copies.empty() ? ps.shards[shard] : ps.copies[shard][0]))
         return;  // only a shard reports its own slices
-      shard_reported(self, info, shard, {});
+      shard_reported(self, info, shard, 0, {});
+    },
+    [=](pushed_atom, const push_info& info, replica_atom, uint32_t copy) -> caf::result<proceed> {
+      auto& ps = self->state.cfg->ps;
+      if (copy == 0 || copy > ps.replicas())
+        return make_error(sp_error::not_a_member, "no such copy of the lead shard");
+      return on_push_request(self, info, copy);
+    },
+    [=](pushed_atom, const push_info& info, uint32_t shard, uint32_t copy) {
+      auto& st = self->state;
+      auto& ps = st.cfg->ps;
+      if (!st.phase.started() || !st.valid(info.worker) || shard == 0 || shard >= ps.size() || copy == 0
+          || copy > ps.replicas() || ps.copy_of(caf::actor_cast<caf::actor_addr>(self->current_sender()))
+                                       != std::make_pair(static_cast<int>(shard), static_cast<int>(copy)))
+        return;  // only a replica reports its own slices
+      shard_reported(self, info, shard, copy, {});
     },
     [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> { return on_resumed_push(self, w); },
     [=](save_atom) -> caf::result<saved_coordinator> {

@@ -58,7 +58,12 @@ struct coordinator_config {
   bool report_progress = false;     // send them to the driver
   bool report_events = false;       // send the driver every evaluation and phase change too
   progress_fn on_progress;          // or hand them to this (called on the coordinator's thread)
-  ps_group ps;                      // its shards; control messages go to every one
+  ps_group ps;                      // its shards; control messages go to every one (every copy)
+  // Fault injection (--fail-shard with --fail-worker W@K): when worker
+  // `fail_shard_with` is lost, these copies of shards die too, in order, as if
+  // they shared its host: {shard, copy}, copy -1 for the shard's primary then.
+  std::vector<std::pair<int, int>> fail_copies;
+  int fail_shard_with = -1;
   tracer_actor tracer;
   driver_actor driver;
   std::vector<job_observer_actor> observers;  // told of the run from its start (job_observer_actor)

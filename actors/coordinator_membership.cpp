@@ -4,6 +4,7 @@
 #include "actors/coordinator_state.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace syncpoint {
 
@@ -63,6 +64,13 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   if (observer_down(self, dm))
     return;
+  if (std::find(st.lost_copies.begin(), st.lost_copies.end(), dm.source) != st.lost_copies.end())
+    return;  // a copy of a shard already given up for lost
+  auto [shard, copy] = st.cfg->ps.copy_of(dm.source);
+  if (shard >= 0 && (!st.phase.is(coordinator_phase::finishing) || is_failure(dm.reason))) {
+    lose_copy(self, static_cast<size_t>(shard), static_cast<size_t>(copy), loss_reason(self, dm.reason));
+    return;
+  }
   auto& slots = st.workers.slots();
   auto it = std::find_if(slots.begin(), slots.end(),
                          [&](const worker_slot& s) { return s.handle.address() == dm.source; });
@@ -87,7 +95,20 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
     }
     return;
   }
-  lose_worker(self, static_cast<size_t>(it - slots.begin()), dm.reason);
+  auto w = static_cast<int>(it - slots.begin());
+  lose_worker(self, static_cast<size_t>(w), dm.reason);
+  if (w == st.cfg->fail_shard_with && !st.phase.ending())
+    for (auto [k, c] : std::exchange(st.cfg->fail_copies, {})) {  // fault injection: they shared its host
+      auto& ps = st.cfg->ps;
+      auto victim = c < 0 ? ps.shards[static_cast<size_t>(k)] : ps.copies[static_cast<size_t>(k)][static_cast<size_t>(c)];
+      auto [s, copy] = ps.copy_of(caf::actor_cast<caf::actor_addr>(victim));
+      if (s < 0)
+        continue;  // already gone
+      self->send_exit(victim, caf::exit_reason::kill);
+      if (!lose_copy(self, static_cast<size_t>(s), static_cast<size_t>(copy),
+                     "injected failure: its host went with worker " + std::to_string(w)))
+        break;  // the run failed with it
+    }
 }
 
 // A vacant worker id (never started, or lost) gets a running worker: live,

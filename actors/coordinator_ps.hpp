@@ -9,6 +9,7 @@
 //   auto ops = ps.take_ops();      // ... sent to every shard at the handler's end
 #pragma once
 
+#include "actors/coordinator_workers.hpp"
 #include "core/interfaces.hpp"
 
 #include <algorithm>
@@ -83,9 +84,10 @@ class ps_sequence {
   // have, or at once when one refused its slice (info.refused).
   struct partial_push {
     uint32_t reports = 0;
+    std::vector<bool> in;                        // with replicas: by copy (shard * (R + 1) + copy), who has
     push_info info;
     bool lead_in = false;                        // the lead has reported: reply is the worker's
-    caf::typed_response_promise<proceed> reply;  // ... which waits for it
+    push_reply reply;  // ... which waits for it
   };
   std::map<std::pair<worker_id, uint64_t>, partial_push> partial;
 

@@ -22,7 +22,7 @@ void count_refusal(coordinator_ptr self, const push_info& info) {
 // ... and its worker is told why. It drops the gradient and pulls (on a
 // sharded PS, the version of now, which every shard holds for it); the
 // protocol never sees the push.
-void answer_refusal(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed>& reply) {
+void answer_refusal(coordinator_ptr self, const push_info& info, push_reply& reply) {
   auto& st = self->state;
   if (!reply.pending())
     return;
@@ -35,16 +35,43 @@ void answer_refusal(coordinator_ptr self, const push_info& info, caf::typed_resp
 
 }  // namespace
 
-// Shard `shard` took the push's slice in or refused it (the lead's report
-// carries the worker's reply). One PS's report is the whole push. With K
-// shards the push counts once, when the last reports: then every shard holds
-// its slice, and the apply op queued now reaches every shard before anything
-// the protocol decides on it. If any shard refused, every shard drops it.
-void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
-                    caf::typed_response_promise<proceed> reply) {
+namespace {
+
+// Whether every shard holds the push: K reports, or with replicas a report
+// from every copy still there (a lost copy's report is not waited for).
+bool everyone_has(const ps_group& ps, const ps_sequence::partial_push& p) {
+  if (ps.copies.empty())
+    return p.reports >= ps.size();
+  auto per = ps.replicas() + 1;
+  for (size_t k = 0; k < ps.size(); ++k)
+    for (size_t r = 0; r < per; ++r)
+      if (ps.copies[k][r] && !p.in[k * per + r])
+        return false;
+  return true;
+}
+
+// Every shard holds it: the push counts, and the apply op queued now reaches
+// every shard before anything the protocol decides on it.
+void count_push(coordinator_ptr self, std::pair<worker_id, uint64_t> key) {
   auto& st = self->state;
-  auto shards = static_cast<uint32_t>(st.cfg->ps.size());
-  if (shards <= 1) {
+  auto done = std::move(st.ps.partial[key]);
+  st.ps.partial.erase(key);
+  st.ps.applied(key.first, key.second);
+  done.info.version = st.ps.version();
+  on_pushed(self, done.info, std::move(done.reply));
+}
+
+}  // namespace
+
+// Copy `copy` of shard `shard` took the push's slice in or refused it (a
+// report of the lead's copies carries the worker's reply). One PS's report is
+// the whole push. With K shards the push counts once every shard (every live
+// copy of it) has reported. If any refused, every shard drops it.
+void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard, uint32_t copy, push_reply reply) {
+  auto& st = self->state;
+  auto& ps = st.cfg->ps;
+  auto shards = static_cast<uint32_t>(ps.size());
+  if (!ps.sequenced()) {
     if (info.refused.empty()) {
       on_pushed(self, info, std::move(reply));
     } else {
@@ -56,8 +83,7 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
   if (!st.live(info.worker)) {  // a late slice of a worker declared lost: nothing of it stays
     st.ps.queue(shard_op::drop, info.worker, info.iter);
     st.flush_ops();
-    if (reply.pending())
-      reply.deliver(proceed{true, false, 0, 0, info.accepted});
+    reply.deliver(proceed{true, false, 0, 0, info.accepted});
     return;
   }
   auto key = std::make_pair(info.worker, info.iter);
@@ -65,11 +91,15 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
   if (p.reports++ == 0) {
     p.info = info;
     p.info.refused.clear();
+    if (!ps.copies.empty())
+      p.in.assign(ps.size() * (ps.replicas() + 1), false);
   }
+  if (!ps.copies.empty())
+    p.in[shard * (ps.replicas() + 1) + copy] = true;
   p.info.accepted = std::max(p.info.accepted, info.accepted);  // in once the last shard has it
   if (shard == 0) {
     p.lead_in = true;
-    p.reply = std::move(reply);
+    p.reply.add(std::move(reply));
   }
   bool refused_before = !p.info.refused.empty();
   if (!info.refused.empty() && !refused_before)
@@ -82,18 +112,28 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
       count_refusal(self, p.info);
     if (p.lead_in)
       answer_refusal(self, p.info, p.reply);  // now, or when the lead reports
-    if (p.reports == shards)
+    if (everyone_has(ps, p) || (ps.copies.empty() && p.reports == shards))
       st.ps.partial.erase(key);
     st.flush_ops();
     return;
   }
-  if (p.reports < shards)
+  if (!everyone_has(ps, p))
     return;
-  auto done = std::move(p);
-  st.ps.partial.erase(key);
-  st.ps.applied(info.worker, info.iter);
-  done.info.version = st.ps.version();
-  on_pushed(self, done.info, std::move(done.reply));
+  count_push(self, key);
+  st.flush_ops();
+}
+
+void recount_partials(coordinator_ptr self) {
+  auto& st = self->state;
+  std::vector<std::pair<worker_id, uint64_t>> complete;
+  std::vector<std::pair<worker_id, uint64_t>> settled;  // refused, and every live copy has heard
+  for (auto& [key, p] : st.ps.partial)
+    if (everyone_has(st.cfg->ps, p))
+      (p.info.refused.empty() ? complete : settled).push_back(key);
+  for (auto& key : settled)
+    st.ps.partial.erase(key);
+  for (auto& key : complete)
+    count_push(self, key);
   st.flush_ops();
 }
 
@@ -103,11 +143,11 @@ void coordinator_state::flush_ops() {
   if (!ps.ops_queued())
     return;
   auto ops = ps.take_ops();
-  for (auto& shard : cfg->ps.shards)
+  for (auto& shard : cfg->ps.all_members())
     self->send(shard, sequence_atom::value, ops);
 }
 
-void coordinator_state::answer(caf::typed_response_promise<proceed>& rp, size_t i, proceed p) {
+void coordinator_state::answer(push_reply& rp, size_t i, proceed p) {
   serve(i, p);
   rp.deliver(p);
 }

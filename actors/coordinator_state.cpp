@@ -155,11 +155,12 @@ void coordinator_state::deliver_deferred() {
 }
 
 void coordinator_state::sync_remote_shards() {
-  bool remote = std::any_of(cfg->ps.shards.begin(), cfg->ps.shards.end(),
+  auto copies = cfg->ps.all_members();
+  bool remote = std::any_of(copies.begin(), copies.end(),
                             [&](const ps_actor& s) { return s && s.node() != self->node(); });
   if (!remote)
     return;  // in this process, mailbox order already holds
-  for (auto& shard : cfg->ps.shards) {
+  for (auto& shard : copies) {
     ps.sync_sent();
     auto done = [this] {
       if (ps.sync_answered())

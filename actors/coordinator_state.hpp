@@ -76,6 +76,8 @@ struct coordinator_state {
   uint64_t event = 0;
   bool barrier_in_event = false;
   std::vector<worker_loss> losses;  // who left the run early, and why
+  std::vector<caf::actor_addr> lost_copies;  // shards' copies given up for lost (their down messages mean nothing)
+  std::vector<std::string> copy_losses;      // ... and why, in words, by shard: "shard 1's primary: ..."
   // Wall time spent in the handlers that decide (pushes, timers, losses,
   // joins), and pushes handled: the coordinator's cost per push.
   std::chrono::steady_clock::duration busy{};
@@ -120,7 +122,7 @@ struct coordinator_state {
   // The ops queued while handling this message go out, to every shard in the same order.
   void flush_ops();
   // A release goes to worker i (a reply, or the start's message): a sharded PS holds the version it pulls.
-  void answer(caf::typed_response_promise<proceed>& rp, size_t i, proceed p);
+  void answer(push_reply& rp, size_t i, proceed p);
   void start(size_t i, proceed p);
   void serve(size_t i, proceed& p);
   // The releases held back, once neither a checkpoint nor a shard sync holds them.
@@ -178,15 +180,19 @@ struct coordinator_state {
   template <class... Ts>
   void to_shards(const Ts&... xs) {
     flush_ops();
-    for (auto& shard : cfg->ps.shards)
+    for (auto& shard : cfg->ps.all_members())
       self->send(shard, xs...);
   }
 
   void send_worker_weights();
 
-  void request_snapshot(bool final) {
+  void request_snapshot(bool final) {  // from each shard's primary: a replica holds the same
     ++run.evals_pending;
-    to_ps(snapshot_atom::value, evaluator, run.samples, final);
+    if (weights_stale)
+      send_worker_weights();
+    flush_ops();
+    for (auto& shard : cfg->ps.shards)
+      self->send(shard, snapshot_atom::value, evaluator, run.samples, final);
   }
 
   // One line on stderr and/or to the driver.
@@ -209,12 +215,11 @@ class busy_timer {
 };
 
 /// A push the PS (every shard of it) took in: the protocol hears of it (actors/coordinator.cpp).
-void on_pushed(coordinator_ptr self, const push_info& info, caf::typed_response_promise<proceed> rp);
+void on_pushed(coordinator_ptr self, const push_info& info, push_reply rp);
 
-/// Shard `shard` took its slice of a push in or refused it; `reply` is the
-/// worker's when the lead reports (actors/coordinator_sequence.cpp).
-void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
-                    caf::typed_response_promise<proceed> reply);
+/// Copy `copy` of shard `shard` took its slice of a push in or refused it;
+/// `reply` is the worker's when a copy of the lead reports (actors/coordinator_sequence.cpp).
+void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard, uint32_t copy, push_reply reply);
 
 /// The run cannot go on: observers hear why, everyone stops, and the driver,
 /// which monitors the coordinator, reports `why`.
@@ -232,6 +237,14 @@ void maybe_finish(coordinator_ptr self);
 
 /// Worker i is gone (`reason`: its exit): the protocol goes on without it.
 void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason);
+
+/// Copy `copy` of shard `shard` is gone: a replica serves in a primary's
+/// place, pushes every live copy now holds count, and the workers hear of it;
+/// the shard's last copy gone fails the run (false; actors/coordinator_copies.cpp).
+bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::string& why);
+
+/// A push that every shard's live copies have reported (or refused) counts now.
+void recount_partials(coordinator_ptr self);
 
 /// A monitored actor went: an observer (see observer_down), a worker (the
 /// protocol goes on without it), or a PS shard, the evaluator or the tracer

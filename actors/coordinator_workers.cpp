@@ -89,7 +89,7 @@ void worker_table::joined(size_t i, worker_actor handle, uint64_t clock, uint64_
   move(i, slot_state::vacant, slot_state::unstarted);
 }
 
-caf::typed_response_promise<proceed> worker_table::release_now(size_t i) {
+push_reply worker_table::release_now(size_t i) {
   auto& s = slots_[i];
   if (s.state != slot_state::unstarted)
     move(i, slot_state::held, slot_state::running);
@@ -110,7 +110,7 @@ void worker_table::hold_release(size_t i, const proceed& p) {
   s.held_back = p;
 }
 
-caf::typed_response_promise<proceed> worker_table::delivered(size_t i) {
+push_reply worker_table::delivered(size_t i) {
   auto& s = slots_[i];
   if (s.state == slot_state::start_deferred)
     set(i, slot_state::running);
@@ -119,7 +119,7 @@ caf::typed_response_promise<proceed> worker_table::delivered(size_t i) {
   return std::move(s.promise);
 }
 
-void worker_table::pushed(size_t i, caf::typed_response_promise<proceed> rp, uint64_t event, nanos accepted) {
+void worker_table::pushed(size_t i, push_reply rp, uint64_t event, nanos accepted) {
   auto& s = slots_[i];
   move(i, slot_state::running, slot_state::held);
   s.promise = std::move(rp);
@@ -127,7 +127,7 @@ void worker_table::pushed(size_t i, caf::typed_response_promise<proceed> rp, uin
   s.accepted = accepted;
 }
 
-void worker_table::asked_again(size_t i, caf::typed_response_promise<proceed> rp) {
+void worker_table::asked_again(size_t i, push_reply rp) {
   auto& s = slots_[i];
   if (s.state == slot_state::away_released) {
     set(i, slot_state::running);

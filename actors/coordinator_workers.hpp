@@ -43,12 +43,41 @@ enum class slot_state : uint8_t {
 
 const char* to_string(slot_state s);
 
+/// The reply to a worker's push: the promise its request made, or with
+/// replicated shards one per copy of the lead shard that handed the request
+/// on (any of them may be lost meanwhile). Each gets the same answer; the
+/// worker takes the first.
+class push_reply {
+ public:
+  push_reply() = default;
+  push_reply(caf::typed_response_promise<proceed> rp) { add(std::move(rp)); }  // NOLINT: one promise is a reply
+  void add(caf::typed_response_promise<proceed> rp) {
+    if (rp.pending())
+      promises_.push_back(std::move(rp));
+  }
+  void add(push_reply&& other) {
+    for (auto& rp : other.promises_)
+      promises_.push_back(std::move(rp));
+    other.promises_.clear();
+  }
+  bool pending() const { return !promises_.empty(); }
+  template <class T>
+  void deliver(T&& answer) {
+    for (auto& rp : promises_)
+      rp.deliver(answer);
+    promises_.clear();
+  }
+
+ private:
+  std::vector<caf::typed_response_promise<proceed>> promises_;
+};
+
 /// What the coordinator knows of one worker.
 struct worker_slot {
   worker_actor handle;       // invalid until the start (and for a vacant place)
   slot_state state = slot_state::unstarted;
   uint64_t clock = 0;        // pushes so far
-  caf::typed_response_promise<proceed> promise;  // held, reply_deferred: the reply to its push
+  push_reply promise;  // held, reply_deferred: the reply to its push
   proceed held_back;         // reply_deferred, away_released, start_deferred: the release to deliver
   uint64_t waiting_since = 0;  // event number of the push being answered
   nanos accepted = 0;
@@ -95,16 +124,16 @@ class worker_table {
   void joined(size_t i, worker_actor handle, uint64_t clock, uint64_t event, uint32_t batch);
   /// Released, and the release goes now: unstarted or held -> running. Returns
   /// the push's promise to answer (none for an unstarted slot, whose start is a message).
-  caf::typed_response_promise<proceed> release_now(size_t i);
+  push_reply release_now(size_t i);
   /// Released, and `p` held back until delivered (or, away, until it asks again).
   void hold_release(size_t i, const proceed& p);
   /// A release held back goes: reply_deferred or start_deferred -> running.
   /// Returns the promise to answer (none for a start).
-  caf::typed_response_promise<proceed> delivered(size_t i);
-  void pushed(size_t i, caf::typed_response_promise<proceed> rp, uint64_t event, nanos accepted);
+  push_reply delivered(size_t i);
+  void pushed(size_t i, push_reply rp, uint64_t event, nanos accepted);
   /// A resumed worker asks again for its reply: away -> held with `rp`, or
   /// away_released -> running (the caller answers `rp` with held_back).
-  void asked_again(size_t i, caf::typed_response_promise<proceed> rp);
+  void asked_again(size_t i, push_reply rp);
   void lost(size_t i);  // -> vacant
   void tick(size_t i);  // one more push on its clock
 

@@ -58,7 +58,7 @@ void transfer(ps_ptr self, transit t) {
 }  // namespace
 
 void trace(ps_ptr self, trace_event ev) {
-  if (self->state.cfg.tracer)
+  if (self->state.cfg.tracer && self->state.serving)
     self->send(self->state.cfg.tracer, trace_atom::value, std::move(ev));
 }
 
@@ -238,6 +238,8 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
   info.accepted = since(self, st.cfg.origin);
   if (!st.coordinator) {  // no coordinator: behave as ASP
     rp.deliver(proceed{false, true, st.version, 0, info.accepted});
+  } else if (is_lead(st) && !via_bulk && st.cfg.copy > 0) {  // a replica of the lead: the same, as copy r
+    rp.delegate(st.coordinator, pushed_atom::value, info, replica_atom::value, st.cfg.copy);
   } else if (is_lead(st) && !via_bulk) {
     rp.delegate(st.coordinator, pushed_atom::value, info);  // the coordinator sees the worker ask
   } else if (is_lead(st)) {
@@ -246,7 +248,10 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
     self->request(st.coordinator, caf::infinite, pushed_atom::value, info)
       .then([rp](const proceed& p) mutable { rp.deliver(p); }, [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
   } else {  // the lead's reply carries the coordinator's word; this shard only says what it did with its slice
-    self->send(st.coordinator, pushed_atom::value, info, st.cfg.shard);
+    if (st.cfg.copy > 0)
+      self->send(st.coordinator, pushed_atom::value, info, st.cfg.shard, st.cfg.copy);
+    else
+      self->send(st.coordinator, pushed_atom::value, info, st.cfg.shard);
     rp.deliver(proceed{});
   }
 }
@@ -287,6 +292,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     st.second.assign(st.w->size(), 0.0f);
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
+  st.serving = st.cfg.copy == 0;
   st.lr = st.scheduled_lr();
   if (st.cfg.model_size == 0)
     st.cfg.model_size = st.w->size();
@@ -338,6 +344,10 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (auto err = may_read_state(self))
         return err;
       return save(self->state);
+    },
+    [=](replica_atom) {
+      if (from_coordinator(self, "promote"))
+        self->state.serving = true;
     },
     [=](link_atom, uint64_t id) {
       if (self->current_sender() != self->ctrl())

@@ -27,6 +27,7 @@
 //   (save_atom) -> saved_ps   its state for a checkpoint
 //   (push_atom | pull_atom, resume_atom, ...)  a resumed worker takes over
 //                   the place its push or pull held (core/saved_state.hpp)
+//   (replica_atom)  a replica is its shard's primary from now on
 // A push of the wrong length, from an unknown worker, or holding NaN/Inf gets
 // an error reply and changes nothing. With a link model, a push is handled
 // once its bytes have crossed the link, and a reply with weights is delivered
@@ -68,6 +69,12 @@ struct ps_config {
   // [offset, offset + initial.size()) of a model of model_size values.
   uint32_t shard = 0;
   uint32_t shards = 1;
+  // With replicated shards: which copy of its shard this is (0: the first
+  // primary) and how many replicas each shard has. A replica takes pushes and
+  // the coordinator's sequence as its primary does, and reports them; it
+  // traces nothing until it is promoted (replica_atom) to serve pulls.
+  uint32_t copy = 0;
+  uint32_t replicas = 0;
   uint64_t offset = 0;
   uint64_t model_size = 0;  // 0: initial.size()
   // The model's last `buffers` values are buffers (BatchNorm's statistics):

@@ -40,6 +40,7 @@ struct transit {
 
 struct ps_state {
   ps_config cfg;
+  bool serving = true;  // the shard's primary (a replica: once promoted); only it traces
   // The weights. Pulls and snapshots share this buffer (no copy); an update
   // writes in place when nobody else holds it, else into a spare one.
   std::shared_ptr<std::vector<float>> w;
@@ -105,7 +106,7 @@ struct ps_state {
 
 using ps_ptr = ps_actor::stateful_pointer<ps_state>;
 
-/// Shard 0 (or the only PS): it reports pushes with their replies and traces applies.
+/// Shard 0 (or the only PS), each of its copies: it reports pushes with their replies.
 inline bool is_lead(const ps_state& st) {
   return st.cfg.shard == 0;
 }
@@ -114,7 +115,7 @@ inline bool is_lead(const ps_state& st) {
 /// sequence (actors/ps_sequence.cpp). One PS, or a shard on its own, takes a
 /// push in when it arrives, as a push to one PS is all or nothing already.
 inline bool sequenced(const ps_state& st) {
-  return st.cfg.shards > 1 && st.coordinator;
+  return (st.cfg.shards > 1 || st.cfg.replicas > 0) && st.coordinator;
 }
 
 /// The version a pull gets now: the current one, or in gated mode the published one.

@@ -249,7 +249,7 @@ saved_worker save(worker_state& st) {
   s.pulling = st.pipe.pulling();
   s.started = st.started;
   s.pull_min_version = st.pull_min_version;
-  if (s.pulling && st.cfg.ps.size() > 1 && st.pull_left < st.cfg.ps.size()) {
+  if (s.pulling && st.cfg.ps.sequenced() && st.pull_left < st.cfg.ps.size()) {
     s.slices_in = st.slice_in;
     s.pulled = *st.pulled;
     s.pulled_version = st.pull_version;
@@ -271,7 +271,7 @@ saved_worker save(worker_state& st) {
 // so a pull of it is either whole or not begun on every shard.
 void restore_pull(worker_state& st, const saved_worker& s) {
   auto& ps = st.cfg.ps;
-  if (ps.size() == 1 || !s.pulling)
+  if (!ps.sequenced() || !s.pulling)
     return;
   st.pulled = std::make_shared<std::vector<float>>(ps.model_size());
   st.slice_in.assign(ps.size(), false);
@@ -346,7 +346,7 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   st.cfg = std::move(cfg);
   // Without its PS a worker has nothing to do (on a node: the job ended or
   // never started): it goes instead of waiting for a start that will not come.
-  if (st.cfg.ps) {
+  if (st.cfg.ps && st.cfg.ps.replicas() == 0) {  // (a replicated shard's copies: the coordinator follows them)
     for (auto& shard : st.cfg.ps.shards)
       self->monitor(shard);
     self->set_down_handler([=](caf::down_msg& dm) {
@@ -371,6 +371,7 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
       if (st.started)
         return;  // later proceeds come as replies to pushes, never as messages
       st.started = true;
+      st.coordinator = self->current_sender();
       auto t = now(self);
       trace(self, "wait", std::min(st.born, t), t);
       st.reply = p;
@@ -394,6 +395,11 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     [=](resume_atom) {
       if (self->state.pipe.awaiting_resume())
         resume(self);
+    },
+    [=](replica_atom, uint32_t shard, uint32_t copy, caf::actor primary) {
+      auto& st = self->state;
+      if (st.coordinator && self->current_sender() == st.coordinator)
+        copy_lost(self, shard, copy, caf::actor_cast<ps_actor>(primary));
     },
   };
 }

@@ -73,6 +73,8 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
       auto& st = self->state;
       if (seq != st.push_seq || !st.pipe.pushing())
         return;  // the push is over (another shard refused it first)
+      if (st.cfg.ps.replicas() > 0 && err.category() != caf::atom("syncpoint"))
+        return;  // a copy of a replicated shard went: the others have the push, the coordinator says who serves
       answered(self);
       if (err.category() == caf::atom("syncpoint")) {
         // A PS on its own refused it (or a shard would not take it from this
@@ -116,19 +118,20 @@ void push(worker_ptr self) {
     st.push_bytes += static_cast<double>(b);
     return st.cfg.compress || fragment ? b : uint64_t{0};
   };
-  if (ps.size() == 1) {  // the gradient itself goes, no copy
+  if (!ps.sequenced()) {  // the gradient itself goes, no copy
     auto bytes = wire(0);
     gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad), bytes,
                     slice_ranges(st, 0, st.local.built_work)};
     st.grad = {};
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
-  } else {  // each shard its slice, all at once: views of the gradient, shared, no copy
+  } else {  // each shard (each copy of it) its slice, all at once: views of the gradient, shared, no copy
     auto whole = handed_back_floats(std::move(st.grad)).shared();  // the next gradient's buffer once all let go
     st.grad = {};
     for (size_t k = 0; k < ps.size(); ++k) {
       gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
                       float_slice(whole, ps.begin(k), ps.end(k)), wire(k), slice_ranges(st, k, st.local.built_work)};
-      expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, std::move(g)), seq, k == 0);
+      for (auto& copy : ps.members(k))  // a copy of the lead hands the request on too: any of them answers
+        expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, g), seq, k == 0);
     }
   }
   if (st.local.work.overlap > 0)
@@ -173,10 +176,12 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
       if (seq != st.pull_seq || !st.pipe.pulling())
         return;
       auto& ps = st.cfg.ps;
-      if (ps.size() == 1) {
+      if (!ps.sequenced()) {
         pulled(self, w.version, w.values.shared());
         return;
       }
+      if (st.slice_in[k])
+        return;  // a replica asked again, and the lost primary's answer came after all
       if (w.values.size() != ps.end(k) - ps.begin(k)) {
         leave(self, make_error(sp_error::wrong_size, "worker " + std::to_string(st.cfg.id) + ": shard " +
                                                        std::to_string(k) + " sent " + std::to_string(w.values.size()) +
@@ -201,6 +206,8 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
     [=](caf::error& err) {
       if (seq != self->state.pull_seq)
         return;
+      if (self->state.cfg.ps.replicas() > 0 && err.category() != caf::atom("syncpoint"))
+        return;  // the primary went: its replica is asked once the coordinator says it serves
       answered(self);
       leave(self, std::move(err));
     });
@@ -209,32 +216,40 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
 // Asks every shard for its slice of a version >= min_version (`resumed`: the
 // pull the worker waited for when the checkpoint was taken, of which only
 // the slices that had not come yet).
+// Asks shard k's primary for its slice of pull `seq`.
+void ask_slice(worker_ptr self, size_t k, uint64_t seq, uint64_t min_version, bool resumed) {
+  auto& st = self->state;
+  auto& shard = st.cfg.ps.shards[k];
+  if (st.pull_from.size() != st.cfg.ps.size())
+    st.pull_from.resize(st.cfg.ps.size());
+  st.pull_from[k] = caf::actor_cast<caf::actor_addr>(shard);
+  bool fragment = st.local.pushed_work.fragments > 1;  // the link charges the fragment it merges
+  if (resumed)
+    expect_weights(self, self->request(shard, caf::infinite, pull_atom::value, resume_atom::value, min_version), seq,
+                   k);
+  else if (fragment)
+    expect_weights(
+      self,
+      self->request(shard, caf::infinite, pull_atom::value, min_version, slice_ranges(st, k, st.local.pushed_work)),
+      seq, k);
+  else
+    expect_weights(self, self->request(shard, caf::infinite, pull_atom::value, min_version), seq, k);
+}
+
 void request_weights(worker_ptr self, uint64_t min_version, bool resumed) {
   auto& st = self->state;
   asked(self, "pull");
   auto seq = ++st.pull_seq;
   auto& ps = st.cfg.ps;
-  if (ps.size() > 1 && !resumed) {
+  if (ps.sequenced() && !resumed) {
     pull_buffer(st, ps.model_size());
     st.pull_left = ps.size();
     st.pull_version = UINT64_MAX;
     st.slice_in.assign(ps.size(), false);
   }
-  bool fragment = st.local.pushed_work.fragments > 1;  // the link charges the fragment it merges
-  for (size_t k = 0; k < ps.size(); ++k) {
-    if (ps.size() > 1 && st.slice_in[k])
-      continue;
-    if (resumed)
-      expect_weights(self, self->request(ps.shards[k], caf::infinite, pull_atom::value, resume_atom::value, min_version),
-                     seq, k);
-    else if (fragment)
-      expect_weights(self,
-                     self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version,
-                                   slice_ranges(st, k, st.local.pushed_work)),
-                     seq, k);
-    else
-      expect_weights(self, self->request(ps.shards[k], caf::infinite, pull_atom::value, min_version), seq, k);
-  }
+  for (size_t k = 0; k < ps.size(); ++k)
+    if (!ps.sequenced() || !st.slice_in[k])
+      ask_slice(self, k, seq, min_version, resumed);
 }
 
 }  // namespace
@@ -248,6 +263,20 @@ void pull(worker_ptr self, uint64_t min_version) {
   for (size_t k = 0; k < st.cfg.ps.size(); ++k)
     st.pull_bytes += static_cast<double>(pulled_bytes(st, k));
   request_weights(self, min_version, false);
+}
+
+void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary) {
+  auto& st = self->state;
+  auto& ps = st.cfg.ps;
+  if (shard >= ps.size() || copy >= ps.replicas() + 1 || !primary)
+    return;
+  ps.copies[shard][copy] = nullptr;
+  ps.shards[shard] = primary;
+  // A pull the lost primary may not answer: asked again of the one that serves now
+  // (which holds the version of the worker's release: the coordinator's sequence reached it too).
+  if (st.pipe.pulling() && shard < st.slice_in.size() && !st.slice_in[shard] && shard < st.pull_from.size()
+      && st.pull_from[shard] != caf::actor_cast<caf::actor_addr>(primary))
+    ask_slice(self, shard, st.pull_seq, st.pull_min_version, false);
 }
 
 void ask_again(worker_ptr self) {

@@ -39,6 +39,8 @@ struct worker_state {
   uint64_t pull_seq = 0;          // ... and pulls
   size_t pull_left = 0;           // shards whose slice of the pulled version has not come
   std::vector<bool> slice_in;     // ... by shard, whether it has
+  std::vector<caf::actor_addr> pull_from;  // ... by shard, the copy asked (a replica asked again once promoted)
+  caf::strong_actor_ptr coordinator;  // who started it: only it says a shard's replica serves now
   uint64_t pull_version = 0;      // ... the version of those that came (UINT64_MAX: none yet)
   std::shared_ptr<std::vector<float>> pulled;  // where the slices land (a sharded PS)
   std::shared_ptr<std::vector<float>> spare;   // ... and the other buffer, while the model holds one
@@ -102,5 +104,6 @@ std::vector<uint64_t> slice_ranges(const worker_state& st, size_t k, const local
 void push(worker_ptr self);                          // the computed gradient, a slice to each shard
 void pull(worker_ptr self, uint64_t min_version);    // one version from every shard
 void ask_again(worker_ptr self);                     // resumed: the push or pull the checkpoint held
+void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary);  // a replicated shard's copy went
 
 }  // namespace syncpoint

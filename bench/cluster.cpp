@@ -1,6 +1,7 @@
 // The cluster's transport and a job across processes, real clock, loopback.
 //
 //   build/bench_cluster [--sizes 1,4,16] [--rounds K] [--repeat R] [--job-epochs E] [--no-job]
+//                       [--only-replicas] [--replicas-epochs E]
 //
 // 1. Push+pull throughput between two processes: a worker-side process sends
 //    a gradient of S MB to a parameter server in another process and pulls the
@@ -20,6 +21,8 @@
 //    same job in one process.
 // 3. The dashboard's cost (--dashboard-epochs E, default 2): that job on a head
 //    without a dashboard, with one, and with one a browser and a scraper poll.
+// 4. The cost of replicated shards (--ps-replicas 0, 1, 2): samples/s of a
+//    2-worker BSP job with each shard on more hosts, side by side.
 #include "bench/args.hpp"
 #include "actors/parameter_server.hpp"
 #include "runtime/cluster/transport/bulk.hpp"
@@ -392,8 +395,8 @@ void transport(const std::vector<double>& sizes, int rounds, int repeat) {
 int main(int argc, char** argv) {
   std::vector<double> sizes{1, 4, 16};
   int rounds = 40, repeat = 3;
-  double job_epochs = 0.5, dashboard_epochs = 2;
-  bool no_job = false, no_dashboard = false, only_dashboard = false;
+  double job_epochs = 0.5, dashboard_epochs = 2, replicas_epochs = 0.5;
+  bool no_job = false, no_dashboard = false, only_dashboard = false, no_replicas = false, only_replicas = false;
   CLI::App app{"the bulk channel against raw TCP, a cluster job against one process, the dashboard's cost",
                "bench_cluster"};
   app.add_option("--sizes", sizes, "message sizes in MB, comma-separated")->delimiter(',')->capture_default_str()
@@ -407,12 +410,18 @@ int main(int argc, char** argv) {
     ->check(syncpoint::bench::positive());
   app.add_flag("--no-dashboard", no_dashboard, "leave out the dashboard's cost");
   app.add_flag("--only-dashboard", only_dashboard, "only the dashboard's cost");
+  app.add_option("--replicas-epochs", replicas_epochs, "epochs of the replicated shards' job")
+    ->capture_default_str()
+    ->check(syncpoint::bench::positive());
+  app.add_flag("--no-replicas", no_replicas, "leave out the cost of replicated shards");
+  app.add_flag("--only-replicas", only_replicas, "only the cost of replicated shards (--ps-replicas 0, 1, 2)");
   if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
     return rc;
-  bool run_job = !no_job && !only_dashboard, run_dashboard = !no_dashboard;
-  if (only_dashboard)
+  bool run_job = !no_job && !only_dashboard && !only_replicas;
+  bool run_dashboard = !no_dashboard && !only_replicas, run_replicas = !no_replicas && !only_dashboard;
+  if (only_dashboard || only_replicas)
     sizes = {};
-  if (sizes.size() > 8 || (sizes.empty() && (run_job || !run_dashboard))) {
+  if (sizes.size() > 8 || (sizes.empty() && (run_job || (!run_dashboard && !run_replicas)))) {
     std::fprintf(stderr, "bench_cluster: --sizes takes 1 to 8 sizes in MB\n");
     return 2;
   }
@@ -422,5 +431,7 @@ int main(int argc, char** argv) {
     syncpoint::bench::job(job_epochs, repeat);
   if (run_dashboard)
     syncpoint::bench::dashboard_cost(dashboard_epochs, repeat);
+  if (run_replicas)
+    syncpoint::bench::replication_cost(replicas_epochs, repeat);
   return 0;
 }

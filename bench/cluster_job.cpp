@@ -109,6 +109,49 @@ void job(double epochs, int repeat) {
               mn / m1);
 }
 
+void replication_cost(double epochs, int repeat) {
+  using namespace syncpoint::testing;
+  using namespace std::chrono_literals;
+  temp_dir dir;
+  auto bin = syncpoint_binary();
+  bench_cluster cluster(dir, "replicas", "off");
+  if (!cluster.up) {
+    std::fprintf(stderr, "bench_cluster: the replicas' cluster did not start\n");
+    return;
+  }
+  struct config {
+    std::string placement;
+    int replicas;
+    std::vector<double> runs;
+  };
+  std::vector<config> configs{{"nodes", 0, {}}, {"nodes", 1, {}}, {"head", 0, {}}, {"head", 1, {}}, {"head", 2, {}}};
+  for (int k = 0; k < repeat; ++k)
+    for (auto& c : configs) {
+      auto out = dir / (c.placement + std::to_string(c.replicas) + "-" + std::to_string(k));
+      process s({bin, "submit", "--head", cluster.at, "--protocol", "bsp", "--workers", "2", "--model", "mlp",
+                 "--epochs", std::to_string(epochs), "--eval-every", "0", "--progress=false", "--seed", "1",
+                 "--ps-placement", c.placement, "--ps-replicas", std::to_string(c.replicas), "--out", out},
+                dir.path(), "submit");
+      if (s.wait(600s) != 0) {
+        std::fprintf(stderr, "bench_cluster: the replicated job failed: %s\n", s.err().c_str());
+        return;
+      }
+      c.runs.push_back(samples_per_s(out + "/summary.json"));
+    }
+  std::printf("\n2-worker BSP, MLP on Fashion-MNIST, %g epochs, head + 2 nodes (a worker each), real clock, "
+              "loopback (median of %d alternated runs)\n\n",
+              epochs, repeat);
+  std::printf("| PS shards | replicas R | samples/s | vs R = 0 |\n|---|---|---|---|\n");
+  double base = 0;
+  for (auto& c : configs) {
+    double m = median(c.runs);
+    if (c.replicas == 0)
+      base = m;
+    std::printf("| %s | %d | %.0f | %.2f |\n", c.placement == "nodes" ? "one on each node" : "on the head",
+                c.replicas, m, m / base);
+  }
+}
+
 namespace {
 
 // What a browser on the job's page and a Prometheus scraper ask, every second,

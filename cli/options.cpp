@@ -104,7 +104,11 @@ options::options(command c) : table_(command_name(c)) {
                                        "submit --ps-placement nodes: one per node)")
       .add(cfg_.threads, "threads", "real clock: scheduler threads (default min(workers, cores))")
       .add(cfg_.request_timeout_s, "request-timeout", "real clock: a worker's push or pull unanswered this long ends it (s)")
-      .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)");
+      .add(cfg_.ps_replicas, "ps-replicas", "replicas of each PS shard (0, 1 or 2), each taking every push: a lost "
+                                            "primary's replica serves in its place, nothing redone (default 0)")
+      .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)")
+      .add(cfg_.fail_shard, "fail-shard", "fault injection: PS shards' copies die with --fail-worker's worker, in order: S "
+                                          "(shard S's primary) or S.C (its copy C), comma-separated (needs --ps-replicas)");
 
   t.group("protocol");
   if (!compare && c != command::tune)  // tune-switch's protocol is sync-switch

@@ -49,7 +49,9 @@ using worker_actor = caf::typed_actor<
   caf::reacts_to<timeout_atom>,     // (to itself) the request watchdog's period
   caf::reacts_to<trace_atom>,       // (to itself) time to send the trace events it holds
   caf::replies_to<save_atom>::with<saved_worker>,
-  caf::reacts_to<resume_atom>>;     // resumed: ask again for the reply it waited for
+  caf::reacts_to<resume_atom>,      // resumed: ask again for the reply it waited for
+  // Copy c of shard k was lost; the shard's primary (a ps_actor) is this one now
+  caf::reacts_to<replica_atom, uint32_t, uint32_t, caf::actor>>;
 
 /// Measures the test accuracy of the PS's snapshots and tells the coordinator.
 using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
@@ -68,6 +70,8 @@ using coordinator_actor = job_control_actor::extend_with<job_reader_actor>::exte
   caf::reacts_to<start_atom, std::vector<worker_actor>, evaluator_actor>,
   caf::replies_to<pushed_atom, push_info>::with<proceed>,       // from the lead shard, for the worker
   caf::reacts_to<pushed_atom, push_info, uint32_t>,             // another shard k accepted its slice
+  caf::replies_to<pushed_atom, push_info, replica_atom, uint32_t>::with<proceed>,  // replica r of the lead, for the worker
+  caf::reacts_to<pushed_atom, push_info, uint32_t, uint32_t>,   // replica r of shard k accepted its slice
   caf::replies_to<pushed_atom, resume_atom, worker_id>::with<proceed>,  // a resumed worker's held push
   caf::replies_to<save_atom>::with<saved_coordinator>,
   caf::reacts_to<checkpoint_atom>,                 // (to itself) real clock: time for a checkpoint
@@ -102,7 +106,8 @@ using ps_actor = caf::typed_actor<
   caf::reacts_to<momentum_atom, double, bool, uint32_t>,  // mu, clear velocity, ramp steps
   caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool>,
   caf::replies_to<final_atom>::with<weights>,
-  caf::replies_to<counts_atom>::with<uint64_t>>;   // the version this shard holds
+  caf::replies_to<counts_atom>::with<uint64_t>,   // the version this shard holds
+  caf::reacts_to<replica_atom>>;                  // a replica is its shard's primary now
 
 /// Registers the handle types above and those of <syncpoint/interfaces.hpp>,
 /// so that they may travel in messages.

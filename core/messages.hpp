@@ -58,6 +58,7 @@ using checkpoint_atom = caf::atom_constant<caf::atom("sp_ckpt")>;  ///< time for
 using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;  ///< a "mark" event for the trace (a submitter's, through the head)
 using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;  ///< the protocol changed phase (to the driver)
 using counts_atom = caf::atom_constant<caf::atom("sp_counts")>;  ///< asks the coordinator for its job_counts, a PS shard for its version
+using replica_atom = caf::atom_constant<caf::atom("sp_replica")>;  ///< a shard's replica: its report, its promotion, the new primaries
 
 /// Coordinator -> driver at the end of a run.
 struct run_outcome {

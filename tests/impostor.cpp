@@ -107,6 +107,7 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
     [](trace_atom) {},
     [](save_atom) { return saved_worker{}; },
     [](resume_atom) {},
+    [](replica_atom, uint32_t, uint32_t, caf::actor) {},
   };
 }
 

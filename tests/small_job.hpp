@@ -32,6 +32,15 @@ inline void fit_local_updates(job_config& cfg) {
   apply_job_defaults(cfg);
 }
 
+/// Every protocol built in (or an example's), not those the tests register ("test-...").
+inline std::vector<std::string> builtin_protocols() {
+  std::vector<std::string> out;
+  for (auto& entry : protocol_catalog())
+    if (entry.first.rfind("test-", 0) != 0)
+      out.push_back(entry.first);
+  return out;
+}
+
 inline job_config small_job(const std::string& protocol) {
   job_config cfg;
   cfg.protocol = protocol;

@@ -23,13 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> protocols() {
-  std::vector<std::string> out;
-  for (auto& entry : protocol_catalog())
-    if (entry.first.rfind("test-", 0) != 0)  // registered by the tests
-      out.push_back(entry.first);
-  return out;
-}
+std::vector<std::string> protocols() { return syncpoint::testing::builtin_protocols(); }
 
 // Every protocol's decisions matter: a 4x straggler, evaluations, and momentum.
 job_config straggling(const std::string& protocol, int shards) {

@@ -107,6 +107,9 @@ struct job_config {
   bool measure_iter_cost = false;  ///< virtual clock: measure it on this machine instead (not reproducible)
   int ps_shards = 0;           ///< the PS as this many shards, each a contiguous range of the model
                                ///< (0: one, or with ps_placement "nodes" one per node hosting workers)
+  /// Replicas of each PS shard beside its primary (0, 1 or 2): each takes every push and the
+  /// coordinator's sequence, and serves when its primary is lost (docs/architecture.md, "Replicated shards").
+  int ps_replicas = 0;
   double ps_bandwidth = 0;     ///< bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
   double latency_ms = 0;       ///< added to every transfer to or from the PS
   double wire_bytes = 0;       ///< bytes each push and pull is charged on the PS link (0: its size;
@@ -119,6 +122,10 @@ struct job_config {
   /// `fail_at_iter` (CLI: `--fail-worker W@K`). -1: nobody fails.
   int fail_worker = -1;
   uint64_t fail_at_iter = 0;  ///< the iteration it dies at (1-based)
+  /// ... and copies of PS shards die with it, in this order, as if they shared
+  /// its host (CLI: `--fail-shard 1` shard 1's primary, `1.2` copy 2 of shard 1,
+  /// `1.1,1` both; needs --ps-replicas). "": none.
+  std::string fail_shard;
 
   /// Checkpoints (docs/cluster.md, "Checkpoints"): every `checkpoint_every_s`
   /// on the run's clock into `checkpoint_dir`, keeping the newest
@@ -155,7 +162,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            exact(x.beta2), exact(x.eps), exact(x.weight_decay), x.momentum_rule, x.lr_schedule, exact_list{x.lr_milestones},
            exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
-           x.fail_worker, x.fail_at_iter, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
+           x.fail_worker, x.fail_at_iter, x.fail_shard, x.ps_replicas, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress,
            x.context);
 }

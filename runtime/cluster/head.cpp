@@ -243,6 +243,16 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     if (on_gpus)
       ctx.placed = on_gpus->devices;
     plan = make_plan(cfg, ctx);
+    if (where && !place_replicas(cfg.ps_placement == "nodes" ? plan.shard_hosts : std::vector<int32_t>{}, plan.shards(),
+                        hosts.size(), cfg.ps_replicas)) {
+      bool head = cfg.ps_placement != "nodes";
+      auto have = hosts.size() + (head ? 1 : 0);
+      throw config_error("--ps-replicas " + std::to_string(cfg.ps_replicas) + ": each shard's " +
+                         std::to_string(cfg.ps_replicas + 1) + " copies need " + std::to_string(cfg.ps_replicas + 1) +
+                         " hosts, one each, and the job has " + std::to_string(have) + " (" +
+                         std::to_string(hosts.size()) + " node" + (hosts.size() == 1 ? "" : "s") +
+                         " hosting its workers" + (head ? ", and the head" : "") + ")");
+    }
     if (takes_checkpoints(plan.cfg))
       check_checkpointable(plan);
     if (!plan.cfg.resume_dir.empty())
@@ -298,6 +308,20 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
       setup.shard_nodes.push_back(n.handle);
       setup.shard_node_names.push_back(n.status.name);
       setup.shard_node_tokens.push_back(n.token);
+    }
+  auto replicas = place_replicas(plan.cfg.ps_placement == "nodes" ? plan.shard_hosts : std::vector<int32_t>{},
+                                 plan.shards(), hosts.size(), plan.cfg.ps_replicas);
+  if (replicas && plan.cfg.ps_replicas > 0)  // (checked above: there are hosts enough)
+    for (auto& copies : *replicas) {
+      auto& nodes = setup.replica_nodes.emplace_back();
+      auto& names = setup.replica_node_names.emplace_back();
+      auto& tokens = setup.replica_node_tokens.emplace_back();
+      for (auto host : copies) {
+        auto& n = st.nodes[hosts[host]];
+        nodes.push_back(n.handle);
+        names.push_back(n.status.name);
+        tokens.push_back(n.token);
+      }
     }
   setup.nodes.resize(static_cast<size_t>(cfg.workers));  // vacant places: an invalid node
   setup.node_names.resize(setup.nodes.size());

@@ -116,6 +116,7 @@ struct shard_spec {
   tracer_actor tracer;
   run_clock clock;
   std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
+  uint32_t copy = 0;              // --ps-replicas: which copy of the shard (0: its primary)
 };
 
 /// Milliseconds since the Unix epoch (the times of status tables).
@@ -245,7 +246,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
   return f(caf::meta::type_name("shard_spec"), x.plan, x.shard, float_block{x.initial}, x.resumed, x.resume,
-           x.tracer, x.clock, x.bulk_keys);
+           x.tracer, x.clock, x.bulk_keys, x.copy);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
@@ -371,6 +372,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 21;  // 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
+inline constexpr int wire_version = 22;  // 22: replicated shards (ps_group copies, a replica's reports, --ps-replicas); 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
 
 }  // namespace syncpoint::cluster

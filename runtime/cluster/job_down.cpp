@@ -17,6 +17,26 @@ std::optional<size_t> shard_of(const job_state& st, const caf::actor_addr& who) 
   return it == shards.end() ? std::nullopt : std::optional<size_t>(static_cast<size_t>(it - shards.begin()));
 }
 
+// Where `who` is among a replicated run's shard copies: {shard, copy}, or {-1, -1}.
+std::pair<int, int> copy_of(const job_state& st, const caf::actor_addr& who) {
+  return st.core.ps.copy_of(who);
+}
+
+// A replicated shard's copy is gone: status shows the shard's live copies'
+// hosts, the one that serves first (the coordinator gives a lost primary's
+// place to the next live copy, in copy order).
+void copy_gone(job_ptr self, size_t k, size_t r) {
+  auto& st = self->state;
+  st.core.ps.copies[k][r] = nullptr;
+  std::string hosts;
+  for (size_t c = 0; c < st.core.ps.copies[k].size(); ++c)
+    if (st.core.ps.copies[k][c])
+      hosts += (hosts.empty() ? "" : "+") + st.copy_hosts[k][c];
+  if (k < st.status.shards.size())
+    st.status.shards[k] = hosts.empty() ? "lost" : hosts;
+  tell_head(self);
+}
+
 bool is_node(const job_state& st, const caf::actor_addr& who) {
   auto is = [&](const node_actor& n) { return n && n.address() == who; };
   return std::any_of(st.setup.nodes.begin(), st.setup.nodes.end(), is) ||
@@ -62,8 +82,13 @@ void on_down(job_ptr self, const caf::down_msg& dm) {
     case job_phase::running:
       if (dead)
         return;  // already left out
-      if (shard) {
+      if (shard && st.core.ps.replicas() == 0) {
         shard_lost(self, *shard, dm.reason);
+      } else if (auto [k, r] = copy_of(st, dm.source); k >= 0) {
+        // A replicated shard's copy: the coordinator follows every copy, and
+        // a replica serves in a lost primary's place (or, with none left, the
+        // coordinator fails the run, and its own down message ends the job).
+        copy_gone(self, static_cast<size_t>(k), static_cast<size_t>(r));
       } else if (coordinator) {
         bool shard_gone = dm.reason.category() == caf::atom("syncpoint") &&
                           dm.reason.code() == static_cast<uint8_t>(sp_error::lost_shard);

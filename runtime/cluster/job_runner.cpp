@@ -86,9 +86,9 @@ void stop_job(job_ptr self, const std::string& why) {
   }
 }
 
-// "; PS shards on a, b" when the shards run on nodes.
+// "; PS shards on a, b" when the shards run on nodes; "a+b": a replica on b.
 std::string shard_hosts(const job_state& st) {
-  if (st.setup.shard_nodes.empty())
+  if (st.setup.shard_nodes.empty() && st.setup.replica_nodes.empty())
     return "";
   std::string out = "; PS shards on ";
   for (size_t k = 0; k < st.status.shards.size(); ++k)
@@ -220,7 +220,7 @@ void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
   const checkpoint_state* from = opts.resume;
   st.core = spawn_job_control(self->system(), st.setup.plan, st.setup.test, opts, std::move(tracer), std::move(ps));
   self->monitor(st.core.coordinator);
-  for (auto& shard : st.core.ps.shards)
+  for (auto& shard : st.core.ps.all_members())
     self->monitor(shard);
   st.workers.resize(static_cast<size_t>(cfg.workers));
   auto needed = static_cast<size_t>(std::count(st.vacant.begin(), st.vacant.end(), false));
@@ -262,30 +262,56 @@ bool on_head(const job_state& st, size_t k) {
   return st.setup.shard_nodes.empty() || !st.setup.shard_nodes[k];
 }
 
-// Shard k of the PS on its node (--ps-placement nodes); spawn_rest once all are up.
-void spawn_remote_shard(job_ptr self, std::shared_ptr<ps_parts> parts, size_t k) {
+// Whether every shard (every copy of it) runs: then the rest of the job starts.
+bool every_copy_up(const job_state& st) {
+  auto up = [](auto& s) { return bool(s); };
+  if (!std::all_of(st.core.ps.shards.begin(), st.core.ps.shards.end(), up))
+    return false;
+  for (auto& copies : st.core.ps.copies)
+    if (!std::all_of(copies.begin(), copies.end(), up))
+      return false;
+  return true;
+}
+
+// A shard's primary runs (here or on its node).
+void primary_up(job_state& st, size_t k, ps_actor shard) {
+  st.core.ps.shards[k] = shard;
+  if (!st.core.ps.copies.empty())
+    st.core.ps.copies[k][0] = std::move(shard);
+}
+
+// Copy r of shard k on its node (r = 0: the primary, with --ps-placement
+// nodes; r > 0: a replica, --ps-replicas); spawn_rest once every copy is up.
+// A replica copies the shard's configuration; the primary, spawned last, takes it.
+void spawn_remote_copy(job_ptr self, std::shared_ptr<ps_parts> parts, size_t k, size_t r) {
   auto& st = self->state;
   auto& c = parts->shards[k];
-  shard_spec spec{st.setup.plan, static_cast<uint32_t>(k), std::move(c.initial), c.resume != nullptr,
-                  c.resume ? *c.resume : saved_ps{}, parts->tracer, clock_of(self->clock().now(), st.origin),
-                  st.bulk_keys};
-  auto name = st.setup.shard_node_names[k];
-  self->request(st.setup.shard_nodes[k], st.setup.spawn_timeout, spawn_atom::value, st.setup.shard_node_tokens[k],
-                std::move(spec))
+  shard_spec spec{st.setup.plan, static_cast<uint32_t>(k), r == 0 ? std::move(c.initial) : c.initial,
+                  c.resume != nullptr, c.resume ? *c.resume : saved_ps{}, parts->tracer,
+                  clock_of(self->clock().now(), st.origin), st.bulk_keys};
+  spec.copy = static_cast<uint32_t>(r);
+  auto& node = r == 0 ? st.setup.shard_nodes[k] : st.setup.replica_nodes[k][r - 1];
+  auto& token = r == 0 ? st.setup.shard_node_tokens[k] : st.setup.replica_node_tokens[k][r - 1];
+  auto name = r == 0 ? st.setup.shard_node_names[k] : st.setup.replica_node_names[k][r - 1];
+  auto what = (r == 0 ? "shard " : "replica " + std::to_string(r) + " of shard ") + std::to_string(k);
+  self->request(node, st.setup.spawn_timeout, spawn_atom::value, token, std::move(spec))
     .then(
-      [=](ps_actor& shard) {
+      [=](ps_actor& copy) {
         auto& st = self->state;
-        st.core.ps.shards[k] = shard;
+        if (r == 0)
+          primary_up(st, k, copy);
+        else
+          st.core.ps.copies[k][r] = copy;
         if (st.ended()) {
-          self->send_exit(shard, caf::exit_reason::user_shutdown);
+          self->send_exit(copy, caf::exit_reason::user_shutdown);
           return;
         }
-        if (std::all_of(st.core.ps.shards.begin(), st.core.ps.shards.end(), [](auto& s) { return bool(s); }))
+        if (every_copy_up(st))
           spawn_rest(self, parts->tracer, st.core.ps);
       },
       [=](caf::error& err) {
-        abort_job(self, "node " + name + " could not start shard " + std::to_string(k) +
-                          " of the parameter server: " + self->system().render(err));
+        abort_job(self, "node " + name + " could not start " + what + " of the parameter server: " +
+                          self->system().render(err));
       });
 }
 
@@ -307,10 +333,13 @@ void launch(job_ptr self) {
   st.core.ps.bounds = st.setup.plan.bounds;
   st.core.ps.shards.assign(parts->shards.size(), ps_actor{});
   st.status.shards.clear();
+  st.copy_hosts.clear();
   // The bulk channel: new keys for every run, each shard's endpoint.
   st.bulk_keys = st.setup.plane ? bulk_keys(static_cast<size_t>(st.setup.plan.cfg.workers)) : std::vector<uint64_t>{};
   st.core.ps.bulk.assign(parts->shards.size(), "");
-  bool remote = false;
+  auto replicas = static_cast<size_t>(st.setup.plan.cfg.ps_replicas);
+  st.core.ps.copies.assign(replicas > 0 ? parts->shards.size() : 0, std::vector<ps_actor>(replicas + 1));
+  bool remote = replicas > 0;  // (replicas run on nodes)
   for (size_t k = 0; k < parts->shards.size(); ++k) {
     bool here = on_head(st, k);
     st.status.shards.push_back(here ? "head" : st.setup.shard_node_names[k]);
@@ -319,9 +348,16 @@ void launch(job_ptr self) {
       st.core.ps.bulk[k] = here ? ":" + std::to_string(st.setup.plane->port())
                                 : at != st.setup.node_bulk.end() ? at->second : "";
     }
+    st.copy_hosts.push_back({st.status.shards.back()});
+    for (size_t r = 1; r <= replicas; ++r) {  // "a+b": the primary's host, then each replica's
+      st.copy_hosts.back().push_back(st.setup.replica_node_names[k][r - 1]);
+      st.status.shards.back() += "+" + st.copy_hosts.back().back();
+    }
+    for (size_t r = 1; r <= replicas; ++r)  // before the primary takes the shard's configuration
+      spawn_remote_copy(self, parts, k, r);
     if (here) {
       parts->shards[k].bulk_keys = st.bulk_keys;
-      st.core.ps.shards[k] = spawn_parameter_server(self->system(), std::move(parts->shards[k]));
+      primary_up(st, k, spawn_parameter_server(self->system(), std::move(parts->shards[k])));
       if (st.setup.plane)
         st.setup.plane->serve(st.core.ps.shards[k], st.setup.plan.bounds[k + 1] - st.setup.plan.bounds[k], st.bulk_keys);
     }
@@ -333,7 +369,7 @@ void launch(job_ptr self) {
   }
   for (size_t k = 0; k < parts->shards.size(); ++k)
     if (!on_head(st, k))
-      spawn_remote_shard(self, parts, k);
+      spawn_remote_copy(self, parts, k, 0);
 }
 
 // Phase 1: every node loads the data set (so loading is not charged to the

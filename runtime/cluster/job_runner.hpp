@@ -31,6 +31,11 @@ struct job_setup {
   std::vector<node_actor> shard_nodes;
   std::vector<std::string> shard_node_names;
   std::vector<std::string> shard_node_tokens;
+  // --ps-replicas R: per shard, the nodes of its replicas (copy r at [r - 1]),
+  // each on another host than the shard's other copies.
+  std::vector<std::vector<node_actor>> replica_nodes;
+  std::vector<std::vector<std::string>> replica_node_names;
+  std::vector<std::vector<std::string>> replica_node_tokens;
   std::string head_token;                  // what the head accepts job updates with
   client_actor client;
   follower_actor follower;                 // hears every progress report, evaluation and phase (or none)

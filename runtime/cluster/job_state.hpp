@@ -33,6 +33,7 @@ struct job_state {
   std::string stop_reason;
   std::string checkpoint_asked;  // a checkpoint asked for before the run started (again): sent at its start
   job_status status;
+  std::vector<std::vector<std::string>> copy_hosts;  // --ps-replicas: per shard, each copy's host (status shows the live ones)
   // A shard's node died and the job goes on from its newest checkpoint: the
   // old actors whose end is awaited before it starts again (restarting).
   std::vector<caf::actor_addr> awaited;
@@ -48,6 +49,7 @@ using job_ptr = job_actor::stateful_pointer<job_state>;
 
 // job_runner.cpp
 void say(job_ptr self, const std::string& line);   // a progress line to the submitter
+void tell_head(job_ptr self);                       // the job's status, to the head's table
 void abort_job(job_ptr self, const std::string& why);
 void stop_job(job_ptr self, const std::string& why);  // the coordinator ends the run early; its outcome still comes
 void launch(job_ptr self);                          // spawn the run (again, after a restart)

@@ -154,9 +154,10 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) + ": " + e.what());
   }
   ps_cfg.bulk_keys = std::move(spec.bulk_keys);
+  ps_cfg.copy = spec.copy;
   auto keys = ps_cfg.bulk_keys;
   auto shard = spawn_parameter_server(self->system(), std::move(ps_cfg));
-  if (st.cfg.plane)
+  if (st.cfg.plane && spec.copy == 0)  // a replica is reached on CAF (docs/cluster.md, "Replicated shards")
     st.cfg.plane->serve(shard, b[k + 1] - b[k], std::move(keys));
   self->monitor(shard);
   st.shards.push_back(shard);

@@ -68,4 +68,19 @@ std::optional<gpu_placement> place_on_gpus(const std::vector<int>& free_in, cons
   return g;
 }
 
+std::optional<std::vector<std::vector<size_t>>> place_replicas(const std::vector<int32_t>& shard_hosts, size_t shards,
+                                                               size_t hosts, int replicas) {
+  auto r_max = static_cast<size_t>(std::max(0, replicas));
+  bool on_head = shard_hosts.empty();
+  if (r_max == 0)
+    return std::vector<std::vector<size_t>>(shards);
+  if (hosts == 0 || r_max + (on_head ? 0 : 1) > hosts)
+    return std::nullopt;
+  std::vector<std::vector<size_t>> out(shards);
+  for (size_t k = 0; k < shards; ++k)
+    for (size_t r = 1; r <= r_max; ++r)
+      out[k].push_back(on_head ? (k + r - 1) % hosts : (static_cast<size_t>(shard_hosts[k]) + r) % hosts);
+  return out;
+}
+
 }  // namespace syncpoint::cluster

@@ -30,6 +30,16 @@ std::optional<placement> parse_placement(const std::string& s);
 /// do not suffice.
 std::optional<std::vector<size_t>> place(const std::vector<int>& free, int workers, placement how);
 
+/// Where each shard's `replicas` replicas go (--ps-replicas), as indices into
+/// the job's `hosts` worker nodes: copy r of shard k at [k][r - 1], each on
+/// another host than the shard's other copies. The primaries are on
+/// `shard_hosts` (--ps-placement nodes) or, when it is empty, all on the head,
+/// which is then one host more. Nothing when there are fewer hosts than copies.
+///
+///   place_replicas({0, 1}, 2, 2, 1);  // {{1}, {0}}: shard 0's replica on host 1, shard 1's on host 0
+std::optional<std::vector<std::vector<size_t>>> place_replicas(const std::vector<int32_t>& shard_hosts, size_t shards,
+                                                               size_t hosts, int replicas);
+
 struct gpu_placement {
   std::vector<size_t> nodes;         ///< per worker: its node's index
   std::vector<std::string> devices;  ///< per worker: "cuda:N" on that node

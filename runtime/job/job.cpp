@@ -23,6 +23,37 @@ void require(bool ok, const std::string& what) {
 
 }  // namespace
 
+std::vector<std::pair<int, int>> fail_copies(const job_config& cfg) {
+  std::vector<std::pair<int, int>> out;
+  if (cfg.fail_shard.empty())
+    return out;
+  auto shards = std::max(1, cfg.ps_shards);
+  auto bad = [&](const std::string& why) {
+    return config_error("--fail-shard '" + cfg.fail_shard + "': " + why);
+  };
+  if (cfg.fail_worker < 0 || cfg.ps_replicas < 1)
+    throw bad("it needs --fail-worker W@K (the shards' copies die with that worker) and --ps-replicas >= 1");
+  size_t at = 0;
+  while (at <= cfg.fail_shard.size()) {
+    auto end = std::min(cfg.fail_shard.find(',', at), cfg.fail_shard.size());
+    auto item = cfg.fail_shard.substr(at, end - at);
+    auto dot = item.find('.');
+    auto number = [&](const std::string& text, int below, const char* what) {
+      char* e = nullptr;
+      long v = text.empty() ? -1 : std::strtol(text.c_str(), &e, 10);
+      if (text.empty() || *e != '\0' || v < 0 || v >= below)
+        throw bad(std::string(what) + " '" + text + "' is not in 0.." + std::to_string(below - 1) +
+                  " (expected S or S.C, comma-separated: shard S's primary, or copy C of shard S)");
+      return static_cast<int>(v);
+    };
+    int k = number(item.substr(0, dot), shards, "the shard");
+    int c = dot == std::string::npos ? -1 : number(item.substr(dot + 1), cfg.ps_replicas + 1, "the copy");
+    out.emplace_back(k, c);
+    at = end + 1;
+  }
+  return out;
+}
+
 void validate(const job_config& cfg) {
   if (!cfg.out_dir.empty()) {  // find an unusable output directory before the run, not after
     std::error_code ec;
@@ -102,6 +133,11 @@ void validate(const job_config& cfg) {
   require(cfg.checkpoint_keep >= 0, "--checkpoint-keep must be >= 0 (0: keep all)");
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
+  require(cfg.ps_replicas >= 0 && cfg.ps_replicas <= 2, "--ps-replicas must be 0, 1 or 2");
+  require(cfg.ps_replicas == 0 || (cfg.checkpoint_every_s == 0 && cfg.resume_dir.empty()),
+          "--ps-replicas does not go with checkpoints yet (--checkpoint-every, --resume): a replicated job "
+          "goes on from its replicas instead");
+  fail_copies(cfg);  // throws naming what is wrong
   check_device_options(cfg);
   try {
     straggler_plan::parse(cfg.straggler).check_workers(cfg.workers);

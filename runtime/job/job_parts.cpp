@@ -119,6 +119,7 @@ ps_config shard_config(const job_plan& plan, size_t k, std::vector<float> slice,
   c.shard = static_cast<uint32_t>(k);
   c.shards = static_cast<uint32_t>(plan.shards());
   c.offset = plan.bounds[k];
+  c.replicas = static_cast<uint32_t>(cfg.ps_replicas);
   c.model_size = plan.model_size;
   c.buffers = plan.buffers;
   return c;
@@ -169,6 +170,8 @@ job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::sh
   co->report_events = opts.report_events;
   co->on_progress = opts.on_progress;
   co->ps = core.ps;
+  co->fail_copies = fail_copies(cfg);
+  co->fail_shard_with = cfg.fail_worker;
   co->tracer = core.tracer;
   co->driver = opts.driver;
   co->observers = opts.observers;
@@ -199,8 +202,21 @@ job_core spawn_job_core(caf::actor_system& sys, const job_plan& plan, std::share
   auto parts = prepare_ps(sys, plan, opts);
   ps_group ps;
   ps.bounds = plan.bounds;
-  for (auto& c : parts.shards)
-    ps.shards.push_back(spawn_parameter_server(sys, std::move(c)));
+  auto replicas = static_cast<uint32_t>(plan.cfg.ps_replicas);
+  for (auto& c : parts.shards) {
+    if (replicas == 0) {
+      ps.shards.push_back(spawn_parameter_server(sys, std::move(c)));
+      continue;
+    }
+    // Copy 0 is the primary; each replica starts from the same configuration.
+    auto& copies = ps.copies.emplace_back();
+    for (uint32_t r = 0; r <= replicas; ++r) {
+      auto copy = c;
+      copy.copy = r;
+      copies.push_back(spawn_parameter_server(sys, std::move(copy)));
+    }
+    ps.shards.push_back(copies.front());
+  }
   return spawn_job_control(sys, plan, std::move(test), opts, std::move(parts.tracer), std::move(ps));
 }
 

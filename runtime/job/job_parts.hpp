@@ -24,6 +24,10 @@ train_test load_job_data(const job_config& cfg);
 std::string data_key(const job_config& cfg);
 
 /// The actors that stay with the PS.
+/// --fail-shard's copies, in order: {shard, copy}, copy -1 for the shard's
+/// primary at that point. Throws config_error naming what is wrong.
+std::vector<std::pair<int, int>> fail_copies(const job_config& cfg);
+
 struct job_core {
   tracer_actor tracer;
   ps_group ps;  // plan.shards() shards

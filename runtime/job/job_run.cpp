@@ -188,7 +188,7 @@ void stop_every_actor(caf::scoped_actor& driver, const job_actors& actors) {
   for (auto& a : actors.workers)
     driver->send_exit(a, caf::exit_reason::user_shutdown);
   driver->send_exit(actors.core.coordinator, caf::exit_reason::user_shutdown);
-  for (auto& shard : actors.core.ps.shards)
+  for (auto& shard : actors.core.ps.all_members())
     driver->send_exit(shard, caf::exit_reason::user_shutdown);
   driver->send_exit(actors.core.evaluator, caf::exit_reason::user_shutdown);
   driver->send_exit(actors.core.tracer, caf::exit_reason::user_shutdown);

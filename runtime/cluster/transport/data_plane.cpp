@@ -434,6 +434,8 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
     caf::anon_send(p, link_handle{c.link, pack_ && !c.shared_memory ? packed_ : nullptr});
     share_pulls(shard, p);
     out.ps.shards[k] = caf::actor_cast<ps_actor>(p);
+    if (k < out.ps.copies.size() && !out.ps.copies[k].empty())
+      out.ps.copies[k][0] = out.ps.shards[k];  // the primary's copy; its replicas are reached on CAF
     out.proxies.push_back(p);
     out.on_bulk.push_back(k);
     if (c.shared_memory)

@@ -1,0 +1,54 @@
+// The coordinator's side of replicated shards (--ps-replicas R;
+// docs/architecture.md, "Replicated shards"). Every copy of a shard takes the
+// workers' pushes and the coordinator's whole sequence, and a push counts
+// only once every live copy has reported it, so a copy that is lost takes
+// nothing with it that the others lack. When the lost copy was the primary,
+// the next live copy serves in its place: it is told so, and so is every
+// worker, which asks it again for a pull the lost one had not answered.
+#include "actors/coordinator_state.hpp"
+
+namespace syncpoint {
+
+bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::string& why) {
+  auto& st = self->state;
+  auto& ps = st.cfg->ps;
+  busy_timer busy(st);
+  auto lost = ps.copies[shard][copy];
+  bool was_primary = lost == ps.shards[shard];
+  st.lost_copies.push_back(caf::actor_cast<caf::actor_addr>(lost));
+  ps.copies[shard][copy] = nullptr;
+  auto what = "shard " + std::to_string(shard) + (was_primary ? "'s primary" : "'s replica") + " (copy " +
+              std::to_string(copy) + "): " + why;
+  st.copy_losses.push_back(what);
+  auto live = ps.members(shard);
+  if (live.empty()) {
+    std::string all;
+    for (auto& l : st.copy_losses)
+      if (l.rfind("shard " + std::to_string(shard) + "'", 0) == 0)
+        all += (all.empty() ? "" : "; then ") + l;
+    fail_run(self, make_error(sp_error::lost_shard,
+                              "lost shard " + std::to_string(shard) + " of the parameter server (values " +
+                                std::to_string(ps.begin(shard)) + ".." + std::to_string(ps.end(shard) - 1) +
+                                " of the model), every copy of it: " + all));
+    return false;
+  }
+  auto t = since(self, st.cfg->origin);
+  if (was_primary) {
+    ps.shards[shard] = live.front();
+    self->send(live.front(), replica_atom::value);
+    auto [s, c] = ps.copy_of(caf::actor_cast<caf::actor_addr>(live.front()));
+    st.report("[" + st.cfg->protocol_name + "] lost " + what + "; copy " + std::to_string(c) + " serves it now",
+              true);
+  } else {
+    st.report("[" + st.cfg->protocol_name + "] lost " + what, true);
+  }
+  st.trace({"copy_lost", -1, t, t, shard, st.ps.version(), static_cast<double>(copy), why});
+  for (auto& slot : st.workers.slots())
+    if (slot.handle)
+      self->send(slot.handle, replica_atom::value, static_cast<uint32_t>(shard), static_cast<uint32_t>(copy),
+                 caf::actor_cast<caf::actor>(ps.shards[shard]));
+  recount_partials(self);
+  return true;
+}
+
+}  // namespace syncpoint

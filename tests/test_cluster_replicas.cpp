@@ -1,0 +1,88 @@
+// Replicated PS shards on a cluster's nodes (--ps-replicas), with real
+// processes on loopback: where the copies go, a node hosting a shard's
+// primary killed mid-job (the job goes on, nothing restarted), and every copy
+// of a shard lost (the job fails, naming each loss).
+#include "tests/cluster_fixture.hpp"
+#include "bench/process.hpp"
+
+#include <doctest/doctest.h>
+
+#include <csignal>
+
+using namespace syncpoint;
+using namespace syncpoint::testing;
+
+TEST_CASE("cluster replicas: a node hosting a shard's primary killed mid-job under bsp, asp and ssp, with one "
+          "replica: the job trains on with no restart, its replica serving") {
+  for (auto protocol : {"bsp", "asp", "ssp"}) {
+    CAPTURE(protocol);
+    cluster c;
+    c.node("a", 2);
+    auto& b = c.node("b", 2);
+    auto out = c.dir / "out";
+    auto sub = c.submit(cat(open_job(protocol, 4), {"--ps-placement", "nodes", "--ps-replicas", "1", "--out", out}),
+                        "submit");
+    auto at = await(*sub, "PS shards on a+b, b+a");  // each shard's replica on the other node
+    CHECK_MESSAGE(c.status().find("0: a+b, 1: b+a") != std::string::npos, c.status());
+    at = await(*sub, "] eval ", at);  // every copy and worker runs: the job is training
+    b.signal(SIGKILL);
+    at = await(*sub, "lost shard 1's primary (copy 0)", at);
+    await(*sub, "] eval ", await(*sub, "] eval ", at));  // it trains on: two evaluations
+    CHECK_MESSAGE(c.status().find("0: a, 1: a") != std::string::npos, c.status());  // the live copies now
+    interrupt(*sub);
+    auto err = sub->err();
+    CHECK_MESSAGE(err.find("copy 1 serves it now") != std::string::npos, err);
+    CHECK_MESSAGE(err.find("lost shard 0's replica (copy 1)") != std::string::npos, err);
+    CHECK_MESSAGE(err.find("restarting") == std::string::npos, err);
+    auto summary = slurp(out + "/summary.json");
+    CHECK(summary.find("resumed_from\": null") != std::string::npos);
+    CHECK(json_number(summary, "lost_workers") == 2);  // spread put workers 1 and 3 on b
+    CHECK(json_number(summary, "final_accuracy") > 0.5);
+    CHECK(c.head->running());
+    CHECK(c.nodes["a"]->running());
+  }
+}
+
+TEST_CASE("cluster replicas: a shard's replica lost, then its primary: the job fails naming both losses, and the "
+          "head stays up") {
+  cluster c;
+  auto& a = c.node("a", 1);
+  auto& b = c.node("b", 1);
+  c.node("c", 1);
+  // One shard: its primary on a, its replica on b; a worker on each node.
+  auto sub = c.submit(cat(open_job("asp", 3), {"--ps-placement", "nodes", "--ps-shards", "1", "--ps-replicas", "1"}),
+                      "submit");
+  auto at = await(*sub, "PS shards on a+b");
+  at = await(*sub, "] eval ", at);
+  b.signal(SIGKILL);
+  at = await(*sub, "lost shard 0's replica (copy 1)", at);
+  a.signal(SIGKILL);
+  CHECK(sub->wait(hang_deadline) == 1);
+  auto err = sub->err();
+  CHECK_MESSAGE(err.find("lost shard 0 of the parameter server") != std::string::npos, err);
+  CHECK_MESSAGE(err.find("every copy of it: shard 0's replica (copy 1): its node became unreachable") !=
+                  std::string::npos,
+                err);
+  CHECK_MESSAGE(err.find("then shard 0's primary (copy 0): its node became unreachable") != std::string::npos, err);
+  CHECK(c.head->running());
+}
+
+TEST_CASE("cluster replicas: more copies than hosts are refused at submit, naming both counts") {
+  cluster c;
+  c.node("a", 2);
+  c.node("b", 2);
+  auto on_nodes = c.submit(cat(small_job("bsp", 4, 1), {"--ps-placement", "nodes", "--ps-replicas", "2"}), "nodes");
+  CHECK(on_nodes->wait(hang_deadline) == 2);
+  CHECK_MESSAGE(on_nodes->err().find("--ps-replicas 2: each shard's 3 copies need 3 hosts, one each, and the job has 2 "
+                                     "(2 nodes hosting its workers)") != std::string::npos,
+                on_nodes->err());
+  // On the head, the head is one host more: 1 node and the head take one replica, not two.
+  auto on_head = c.submit(cat(small_job("bsp", 2, 1), {"--placement", "pack", "--ps-replicas", "2"}), "head");
+  CHECK(on_head->wait(hang_deadline) == 2);
+  CHECK_MESSAGE(on_head->err().find("and the job has 2 (1 node hosting its workers, and the head)") !=
+                  std::string::npos,
+                on_head->err());
+  auto fits = c.submit(cat(small_job("bsp", 2, 1), {"--placement", "pack", "--ps-replicas", "1"}), "fits");
+  REQUIRE_MESSAGE(fits->wait(hang_deadline) == 0, fits->err());
+  CHECK_MESSAGE(c.status().find("0: head+a") != std::string::npos, c.status());
+}
