@@ -289,6 +289,17 @@ caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info
   return rp;
 }
 
+// Copy `copy` of shard `shard` (not the lead) reports a slice: only that copy itself may.
+void on_slice_report(coordinator_ptr self, const push_info& info, uint32_t shard, uint32_t copy) {
+  auto& st = self->state;
+  auto& ps = st.cfg->ps;
+  auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  bool its_own = ps.copies.empty() ? copy == 0 && shard < ps.size() && from == ps.shards[shard].address()
+                                   : ps.copy_of(from) == std::make_pair(static_cast<int>(shard), static_cast<int>(copy));
+  if (st.phase.started() && st.valid(info.worker) && shard > 0 && its_own)
+    shard_reported(self, info, shard, copy, {});
+}
+
 // A resumed worker asks again for the reply to the push it was held on.
 caf::result<proceed> on_resumed_push(coordinator_ptr self, worker_id w) {
   auto& st = self->state;
@@ -357,15 +368,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       on_start(self, workers, evaluator, saved_cap);
     },
     [=](pushed_atom, const push_info& info) -> caf::result<proceed> { return on_push_request(self, info); },
-    [=](pushed_atom, const push_info& info, uint32_t shard) {
-      auto& st = self->state;
-      auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
-      auto& ps = st.cfg->ps;
-      if (!st.phase.started() || !st.valid(info.worker) || shard == 0 || shard >= ps.size()
-          || from != caf::actor_cast<caf::actor_addr>(ps.copies.empty() ? ps.shards[shard] : ps.copies[shard][0]))
-        return;  // only a shard reports its own slices
-      shard_reported(self, info, shard, 0, {});
-    },
+    [=](pushed_atom, const push_info& info, uint32_t shard) { on_slice_report(self, info, shard, 0); },
     [=](pushed_atom, const push_info& info, replica_atom, uint32_t copy) -> caf::result<proceed> {
       auto& ps = self->state.cfg->ps;
       if (copy == 0 || copy > ps.replicas())
@@ -373,13 +376,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       return on_push_request(self, info, copy);
     },
     [=](pushed_atom, const push_info& info, uint32_t shard, uint32_t copy) {
-      auto& st = self->state;
-      auto& ps = st.cfg->ps;
-      if (!st.phase.started() || !st.valid(info.worker) || shard == 0 || shard >= ps.size() || copy == 0
-          || copy > ps.replicas() || ps.copy_of(caf::actor_cast<caf::actor_addr>(self->current_sender()))
-                                       != std::make_pair(static_cast<int>(shard), static_cast<int>(copy)))
-        return;  // only a replica reports its own slices
-      shard_reported(self, info, shard, copy, {});
+      if (copy > 0)  // (copy 0 reports without one)
+        on_slice_report(self, info, shard, copy);
     },
     [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> { return on_resumed_push(self, w); },
     [=](save_atom) -> caf::result<saved_coordinator> {

@@ -19,13 +19,12 @@ bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::strin
   ps.copies[shard][copy] = nullptr;
   auto what = "shard " + std::to_string(shard) + (was_primary ? "'s primary" : "'s replica") + " (copy " +
               std::to_string(copy) + "): " + why;
-  st.copy_losses.push_back(what);
+  st.copy_losses[shard].push_back(what);
   auto live = ps.members(shard);
   if (live.empty()) {
     std::string all;
-    for (auto& l : st.copy_losses)
-      if (l.rfind("shard " + std::to_string(shard) + "'", 0) == 0)
-        all += (all.empty() ? "" : "; then ") + l;
+    for (auto& l : st.copy_losses[shard])
+      all += (all.empty() ? "" : "; then ") + l;
     fail_run(self, make_error(sp_error::lost_shard,
                               "lost shard " + std::to_string(shard) + " of the parameter server (values " +
                                 std::to_string(ps.begin(shard)) + ".." + std::to_string(ps.end(shard) - 1) +

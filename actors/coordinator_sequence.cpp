@@ -70,7 +70,6 @@ void count_push(coordinator_ptr self, std::pair<worker_id, uint64_t> key) {
 void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard, uint32_t copy, push_reply reply) {
   auto& st = self->state;
   auto& ps = st.cfg->ps;
-  auto shards = static_cast<uint32_t>(ps.size());
   if (!ps.sequenced()) {
     if (info.refused.empty()) {
       on_pushed(self, info, std::move(reply));
@@ -112,7 +111,7 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
       count_refusal(self, p.info);
     if (p.lead_in)
       answer_refusal(self, p.info, p.reply);  // now, or when the lead reports
-    if (everyone_has(ps, p) || (ps.copies.empty() && p.reports == shards))
+    if (everyone_has(ps, p))
       st.ps.partial.erase(key);
     st.flush_ops();
     return;

@@ -77,7 +77,7 @@ struct coordinator_state {
   bool barrier_in_event = false;
   std::vector<worker_loss> losses;  // who left the run early, and why
   std::vector<caf::actor_addr> lost_copies;  // shards' copies given up for lost (their down messages mean nothing)
-  std::vector<std::string> copy_losses;      // ... and why, in words, by shard: "shard 1's primary: ..."
+  std::map<size_t, std::vector<std::string>> copy_losses;  // ... and why, by shard: "shard 1's primary (copy 0): ..."
   // Wall time spent in the handlers that decide (pushes, timers, losses,
   // joins), and pushes handled: the coordinator's cost per push.
   std::chrono::steady_clock::duration busy{};

@@ -213,9 +213,6 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
     });
 }
 
-// Asks every shard for its slice of a version >= min_version (`resumed`: the
-// pull the worker waited for when the checkpoint was taken, of which only
-// the slices that had not come yet).
 // Asks shard k's primary for its slice of pull `seq`.
 void ask_slice(worker_ptr self, size_t k, uint64_t seq, uint64_t min_version, bool resumed) {
   auto& st = self->state;
@@ -236,6 +233,9 @@ void ask_slice(worker_ptr self, size_t k, uint64_t seq, uint64_t min_version, bo
     expect_weights(self, self->request(shard, caf::infinite, pull_atom::value, min_version), seq, k);
 }
 
+// Asks every shard for its slice of a version >= min_version (`resumed`: the
+// pull the worker waited for when the checkpoint was taken, of which only
+// the slices that had not come yet).
 void request_weights(worker_ptr self, uint64_t min_version, bool resumed) {
   auto& st = self->state;
   asked(self, "pull");

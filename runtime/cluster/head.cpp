@@ -214,6 +214,7 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
       if (std::find(hosts.begin(), hosts.end(), idx) == hosts.end())
         hosts.push_back(idx);
   job_plan plan;
+  std::optional<std::vector<std::vector<size_t>>> replica_hosts;  // --ps-replicas: per shard, its replicas' hosts
   std::shared_ptr<const dataset> test;
   std::shared_ptr<const resume_point> resume;
   try {
@@ -243,8 +244,9 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
     if (on_gpus)
       ctx.placed = on_gpus->devices;
     plan = make_plan(cfg, ctx);
-    if (where && !place_replicas(cfg.ps_placement == "nodes" ? plan.shard_hosts : std::vector<int32_t>{}, plan.shards(),
-                        hosts.size(), cfg.ps_replicas)) {
+    replica_hosts = place_replicas(cfg.ps_placement == "nodes" ? plan.shard_hosts : std::vector<int32_t>{},
+                                   plan.shards(), hosts.size(), cfg.ps_replicas);
+    if (where && !replica_hosts) {
       bool head = cfg.ps_placement != "nodes";
       auto have = hosts.size() + (head ? 1 : 0);
       throw config_error("--ps-replicas " + std::to_string(cfg.ps_replicas) + ": each shard's " +
@@ -309,10 +311,8 @@ caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, cli
       setup.shard_node_names.push_back(n.status.name);
       setup.shard_node_tokens.push_back(n.token);
     }
-  auto replicas = place_replicas(plan.cfg.ps_placement == "nodes" ? plan.shard_hosts : std::vector<int32_t>{},
-                                 plan.shards(), hosts.size(), plan.cfg.ps_replicas);
-  if (replicas && plan.cfg.ps_replicas > 0)  // (checked above: there are hosts enough)
-    for (auto& copies : *replicas) {
+  if (replica_hosts && plan.cfg.ps_replicas > 0)
+    for (auto& copies : *replica_hosts) {
       auto& nodes = setup.replica_nodes.emplace_back();
       auto& names = setup.replica_node_names.emplace_back();
       auto& tokens = setup.replica_node_tokens.emplace_back();

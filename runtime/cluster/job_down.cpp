@@ -17,11 +17,6 @@ std::optional<size_t> shard_of(const job_state& st, const caf::actor_addr& who) 
   return it == shards.end() ? std::nullopt : std::optional<size_t>(static_cast<size_t>(it - shards.begin()));
 }
 
-// Where `who` is among a replicated run's shard copies: {shard, copy}, or {-1, -1}.
-std::pair<int, int> copy_of(const job_state& st, const caf::actor_addr& who) {
-  return st.core.ps.copy_of(who);
-}
-
 // A replicated shard's copy is gone: status shows the shard's live copies'
 // hosts, the one that serves first (the coordinator gives a lost primary's
 // place to the next live copy, in copy order).
@@ -84,7 +79,7 @@ void on_down(job_ptr self, const caf::down_msg& dm) {
         return;  // already left out
       if (shard && st.core.ps.replicas() == 0) {
         shard_lost(self, *shard, dm.reason);
-      } else if (auto [k, r] = copy_of(st, dm.source); k >= 0) {
+      } else if (auto [k, r] = st.core.ps.copy_of(dm.source); k >= 0) {
         // A replicated shard's copy: the coordinator follows every copy, and
         // a replica serves in a lost primary's place (or, with none left, the
         // coordinator fails the run, and its own down message ends the job).
