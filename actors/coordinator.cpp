@@ -144,8 +144,8 @@ namespace {
 void on_eval(coordinator_ptr self, const eval_result& r) {
   auto& st = self->state;
   auto& run = st.run;
-  if (run.evals_pending > 0)
-    --run.evals_pending;
+  if (!run.evals_pending.empty())
+    run.evals_pending.pop_front();
   run.last_accuracy = r.accuracy;
   if (r.accuracy < 0 && !r.metrics.empty()) {  // the first of the loop's measures stands in the progress line
     char text[96];
@@ -280,9 +280,11 @@ void on_start(coordinator_ptr self, std::vector<worker_actor>& handles, evaluato
 caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info, uint32_t copy = 0) {
   auto& st = self->state;
   auto from = self->current_sender();
+  auto& ps = st.cfg->ps;
+  auto lead_copy = copy == 0 ? ps.lead() : ps.copies[0][copy];  // (bulk: it asks in the worker's name)
   if (!st.phase.started() || !st.valid(info.worker)
       || (from != caf::actor_cast<caf::strong_actor_ptr>(st.workers[coordinator_state::idx(info.worker)].handle)
-          && from != caf::actor_cast<caf::strong_actor_ptr>(st.cfg->ps.lead())))
+          && from != caf::actor_cast<caf::strong_actor_ptr>(lead_copy)))
     return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
   auto rp = self->make_response_promise<proceed>();
   shard_reported(self, info, 0, copy, rp);

@@ -137,7 +137,7 @@ void resume_run(coordinator_ptr self) {
 
 void checkpoint_if_still(coordinator_ptr self) {
   auto& st = self->state;
-  if (!st.phase.is(coordinator_phase::freezing) || st.run.evals_pending > 0)
+  if (!st.phase.is(coordinator_phase::freezing) || !st.run.evals_pending.empty())
     return;
   for (auto& slot : st.workers.slots())
     if (slot.live() && slot.state != slot_state::held && slot.state != slot_state::reply_deferred)

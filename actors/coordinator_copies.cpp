@@ -4,7 +4,8 @@
 // only once every live copy has reported it, so a copy that is lost takes
 // nothing with it that the others lack. When the lost copy was the primary,
 // the next live copy serves in its place: it is told so, and so is every
-// worker, which asks it again for a pull the lost one had not answered.
+// worker, which asks it again for a pull the lost one had not answered, and
+// the evaluator, which gets again the parts of snapshots it had not answered.
 #include "actors/coordinator_state.hpp"
 
 namespace syncpoint {
@@ -35,6 +36,10 @@ bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::strin
   if (was_primary) {
     ps.shards[shard] = live.front();
     self->send(live.front(), replica_atom::value);
+    // The snapshots the lost one may not have sent: without its part, no
+    // evaluation would come again (nor the final one, and the run's end).
+    for (auto& s : st.run.evals_pending)
+      self->send(live.front(), snapshot_atom::value, st.evaluator, s.samples, s.final, s.id);
     auto [s, c] = ps.copy_of(caf::actor_cast<caf::actor_addr>(live.front()));
     st.report("[" + st.cfg->protocol_name + "] lost " + what + "; copy " + std::to_string(c) + " serves it now",
               true);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <deque>
 #include <string>
 
 namespace syncpoint {
@@ -103,7 +104,16 @@ struct run_figures {
   uint64_t samples = 0;
   uint64_t next_eval = 0;                  // samples at which the next periodic evaluation is due
   double next_tick = 0.01;                 // the run fraction of the next silent progress report (bars)
-  uint64_t evals_pending = 0;
+  // Snapshots asked of the shards whose evaluation has not come back, oldest
+  // first (evaluations come back in this order): a replica promoted in a lost
+  // primary's place is asked again for those (actors/coordinator_copies.cpp).
+  struct snapshot_asked {
+    uint64_t id = 0;
+    uint64_t samples = 0;
+    bool final = false;
+  };
+  std::deque<snapshot_asked> evals_pending;
+  uint64_t snapshots_asked = 0;  // the id of the last one
   uint64_t observer_eval_at = UINT64_MAX;  // samples at the last evaluation an observer asked for
   bool target_reached = false;             // an evaluation reached the target (once)
   double last_accuracy = -1;

@@ -187,12 +187,12 @@ struct coordinator_state {
   void send_worker_weights();
 
   void request_snapshot(bool final) {  // from each shard's primary: a replica holds the same
-    ++run.evals_pending;
+    run.evals_pending.push_back({++run.snapshots_asked, run.samples, final});
     if (weights_stale)
       send_worker_weights();
     flush_ops();
     for (auto& shard : cfg->ps.shards)
-      self->send(shard, snapshot_atom::value, evaluator, run.samples, final);
+      self->send(shard, snapshot_atom::value, evaluator, run.samples, final, run.snapshots_asked);
   }
 
   // One line on stderr and/or to the driver.

@@ -15,6 +15,10 @@ struct evaluator_state {
   // A sharded PS sends a snapshot as one part per shard, each shard's in the
   // order they were taken: the next model is the first part in every queue.
   std::vector<std::deque<snapshot>> parts;
+  // By part, the id of the last one taken: a shard's parts come in the order
+  // they were asked, and a replica promoted in a lost primary's place is asked
+  // again for those the evaluator may have had from the primary already.
+  std::vector<uint64_t> last_id;
   std::shared_ptr<std::vector<float>> assembled;
   static inline const char* name = "evaluator";
 };
@@ -70,14 +74,21 @@ evaluator_actor::behavior_type evaluator(evaluator_ptr self, evaluator_config cf
   return {
     [=](snapshot& s) {
       auto& st = self->state;
+      auto parts = std::max<uint32_t>(s.parts, 1);
+      if (st.last_id.size() != parts)
+        st.last_id.assign(parts, 0);
+      if (s.part >= parts || (s.id > 0 && s.id <= st.last_id[s.part]))
+        return;  // not a part of this model, or one had already
       if (s.parts <= 1) {
+        st.last_id[0] = s.id;
         evaluate(self, cfg, s);
         return;
       }
       if (st.parts.size() != s.parts)
         st.parts.assign(s.parts, {});
-      if (s.part >= s.parts || s.offset + s.values.size() > s.model_size)
+      if (s.offset + s.values.size() > s.model_size)
         return;  // not a part of this model
+      st.last_id[s.part] = s.id;
       st.parts[s.part].push_back(std::move(s));
       while (auto whole = next_whole(st))
         evaluate(self, cfg, *whole);

@@ -245,8 +245,13 @@ void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proc
   } else if (is_lead(st)) {
     // The requester is the bulk gateway, not the worker: the lead, which
     // checked the worker's key, asks in its name and relays the answer.
-    self->request(st.coordinator, caf::infinite, pushed_atom::value, info)
-      .then([rp](const proceed& p) mutable { rp.deliver(p); }, [rp](caf::error& err) mutable { rp.deliver(std::move(err)); });
+    auto relay = [rp](const proceed& p) mutable { rp.deliver(p); };
+    auto fail = [rp](caf::error& err) mutable { rp.deliver(std::move(err)); };
+    if (st.cfg.copy > 0)
+      self->request(st.coordinator, caf::infinite, pushed_atom::value, info, replica_atom::value, st.cfg.copy)
+        .then(relay, fail);
+    else
+      self->request(st.coordinator, caf::infinite, pushed_atom::value, info).then(relay, fail);
   } else {  // the lead's reply carries the coordinator's word; this shard only says what it did with its slice
     if (st.cfg.copy > 0)
       self->send(st.coordinator, pushed_atom::value, info, st.cfg.shard, st.cfg.copy);
@@ -435,12 +440,12 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (from_coordinator(self, "weights") && per_worker.size() == self->state.worker_weight.size())
         self->state.worker_weight = std::move(per_worker);
     },
-    [=](snapshot_atom, evaluator_actor evaluator, uint64_t samples, bool final) {
+    [=](snapshot_atom, evaluator_actor evaluator, uint64_t samples, bool final, uint64_t id) {
       if (!from_coordinator(self, "snapshot"))
         return;
       auto& st = self->state;
       self->send(evaluator, snapshot{st.version, since(self, st.cfg.origin), samples, final, published(st),
-                                     st.cfg.offset, st.cfg.model_size, st.cfg.shard, st.cfg.shards});
+                                     st.cfg.offset, st.cfg.model_size, st.cfg.shard, st.cfg.shards, id});
     },
     [=](final_atom) -> caf::result<weights> {
       if (!from_coordinator(self, "final"))

@@ -22,7 +22,7 @@
 //   (weights_atom, std::vector<float> per-worker weights)
 //   (momentum_atom, mu, clear, ramp_steps)  momentum from now on (clear: reset
 //                   the velocity; ramp_steps > 0: rise from 0 to mu over that many updates)
-//   (snapshot_atom, evaluator, uint64 samples, bool final)
+//   (snapshot_atom, evaluator, uint64 samples, bool final, uint64 id)  the id: the coordinator's, one per snapshot
 //   (final_atom) -> weights   the current model, whatever the mode
 //   (save_atom) -> saved_ps   its state for a checkpoint
 //   (push_atom | pull_atom, resume_atom, ...)  a resumed worker takes over

@@ -271,11 +271,14 @@ void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary) {
   if (shard >= ps.size() || copy >= ps.replicas() + 1 || !primary)
     return;
   ps.copies[shard][copy] = nullptr;
-  ps.shards[shard] = primary;
+  // The coordinator gives a lost primary's place to the first live copy; this
+  // worker's handle of it (a proxy on the bulk channel, or `primary` itself).
+  auto live = ps.members(shard);
+  ps.shards[shard] = live.empty() ? primary : live.front();
   // A pull the lost primary may not answer: asked again of the one that serves now
   // (which holds the version of the worker's release: the coordinator's sequence reached it too).
   if (st.pipe.pulling() && shard < st.slice_in.size() && !st.slice_in[shard] && shard < st.pull_from.size()
-      && st.pull_from[shard] != caf::actor_cast<caf::actor_addr>(primary))
+      && st.pull_from[shard] != caf::actor_cast<caf::actor_addr>(ps.shards[shard]))
     ask_slice(self, shard, st.pull_seq, st.pull_min_version, false);
 }
 

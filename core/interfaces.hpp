@@ -104,7 +104,7 @@ using ps_actor = caf::typed_actor<
   caf::reacts_to<stop_atom>,
   caf::reacts_to<weights_atom, std::vector<float>>,
   caf::reacts_to<momentum_atom, double, bool, uint32_t>,  // mu, clear velocity, ramp steps
-  caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool>,
+  caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool, uint64_t>,
   caf::replies_to<final_atom>::with<weights>,
   caf::replies_to<counts_atom>::with<uint64_t>,   // the version this shard holds
   caf::reacts_to<replica_atom>>;                  // a replica is its shard's primary now

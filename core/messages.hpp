@@ -151,6 +151,7 @@ struct snapshot {
   uint64_t model_size = 0;
   uint32_t part = 0;
   uint32_t parts = 1;
+  uint64_t id = 0;  // the coordinator's request: a replica asked again answers one its lost primary may have answered
 };
 
 template <class Inspector>
@@ -180,7 +181,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_op& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot& x) {
   return f(caf::meta::type_name("snapshot"), x.version, x.taken, x.samples, x.final,
-           x.values, x.offset, x.model_size, x.part, x.parts);
+           x.values, x.offset, x.model_size, x.part, x.parts, x.id);
 }
 
 // -- errors ---------------------------------------------------------------------

@@ -30,6 +30,7 @@ struct ps_group {
   // so each holds the same model, optimizer state and version
   // (docs/architecture.md, "Replicated shards"). Empty: no replicas.
   std::vector<std::vector<ps_actor>> copies;
+  std::vector<std::vector<std::string>> copy_bulk;  // ... and where each copy takes bulk connections (as `bulk`)
 
   size_t size() const { return shards.size(); }
   /// R: how many replicas each shard has beside its primary.
@@ -94,7 +95,7 @@ struct ps_group {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, ps_group& x) {
-  return f(caf::meta::type_name("ps_group"), x.shards, x.bounds, x.bulk, x.copies);
+  return f(caf::meta::type_name("ps_group"), x.shards, x.bounds, x.bulk, x.copies, x.copy_bulk);
 }
 
 }  // namespace syncpoint

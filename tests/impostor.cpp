@@ -65,7 +65,7 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
             self->send(ps, weights_atom::value, std::vector<float>(static_cast<size_t>(n), 1.0f));
             self->send(ps, stop_atom::value);
             self->send(ps, flush_atom::value);
-            self->send(ps, snapshot_atom::value, caf::actor_cast<evaluator_actor>(self), uint64_t{0}, false);
+            self->send(ps, snapshot_atom::value, caf::actor_cast<evaluator_actor>(self), uint64_t{0}, false, uint64_t{1});
             auto read_ps = [=] {
               self->request(ps, std::chrono::seconds(10), save_atom::value)
                 .then([=](const saved_ps&) { report("read the PS's state", caf::none); self->quit(); },

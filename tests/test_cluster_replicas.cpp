@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 
 using namespace syncpoint;
@@ -37,6 +38,9 @@ TEST_CASE("cluster replicas: a node hosting a shard's primary killed mid-job und
     auto summary = slurp(out + "/summary.json");
     CHECK(summary.find("resumed_from\": null") != std::string::npos);
     CHECK(json_number(summary, "lost_workers") == 2);  // spread put workers 1 and 3 on b
+    auto copies = summary.substr(std::min(summary.find("\"lost_shard_copies\""), summary.size()));
+    CHECK_MESSAGE(copies.find("\"shard\": 1, \"copy\": 0") != std::string::npos, summary);  // b's primary
+    CHECK_MESSAGE(copies.find("\"shard\": 0, \"copy\": 1") != std::string::npos, summary);  // and replica
     CHECK(json_number(summary, "final_accuracy") > 0.5);
     CHECK(c.head->running());
     CHECK(c.nodes["a"]->running());

@@ -149,13 +149,16 @@ TEST_CASE("dashboard figures: /metrics is Prometheus text a strict reader takes,
   auto live = std::make_shared<live_job>(scripted());
   live->set_counts(192, {128, 64}, 2, 3000 * ms);
   job_view job{{7, "sync-switch", 2, 0.5, 0.625, job_stage::running, {"head", "a"}}, false, live};
-  v.jobs = {job, job_view{{8, "sweep", 4, 0.1, -1, job_stage::running, {}}, true, nullptr}};
+  // Job 9's shards are replicated (--ps-replicas 1): shard 0 on a and b"q, shard 1's primary lost.
+  v.jobs = {job, job_view{{8, "sweep", 4, 0.1, -1, job_stage::running, {}}, true, nullptr},
+            job_view{{9, "bsp", 2, 0.2, -1, job_stage::running, {"a+b\"q", "b\"q"}}, false, nullptr}};
   auto text = metrics_text(v);
   prom_text p;
   REQUIRE_NOTHROW(p = parse_prometheus(text));
   CHECK(p.value("syncpoint_node_slots", {{"node", "a"}, {"state", "free"}}) == 3);
   CHECK(p.value("syncpoint_node_heartbeat_age_seconds", {{"node", "a"}}) == 1.5);
-  CHECK(p.value("syncpoint_node_shards", {{"node", "a"}}) == 1);
+  CHECK(p.value("syncpoint_node_shards", {{"node", "a"}}) == 2);  // job 7's, and a copy of job 9's
+  CHECK(p.value("syncpoint_node_shards", {{"node", "b\"q"}}) == 2);  // each copy a shard it hosts
   CHECK(p.value("syncpoint_node_slots", {{"node", "b\"q"}, {"state", "used"}}) == 0);  // escaped and read back
   CHECK(p.value("syncpoint_job_samples_total", {{"job", "7"}}) == 192);
   CHECK(p.sum("syncpoint_worker_samples_total", {{"job", "7"}}) == 192);

@@ -35,6 +35,14 @@ struct loss_point {
   std::string reason;  ///< why it left (or, for a join, where it runs)
 };
 
+/// A copy of a replicated PS shard lost during the run (--ps-replicas).
+struct copy_loss_point {
+  uint64_t shard = 0;  ///< the shard
+  int copy = 0;        ///< which copy of it (0: its first primary)
+  double t_s = 0;      ///< when, seconds on the run clock
+  std::string reason;  ///< why it went
+};
+
 /// One phase of a run whose protocol changed (Sync-Switch): from the trace's
 /// "phase" marks.
 struct phase_summary {
@@ -88,6 +96,7 @@ struct run_summary {
   std::vector<eval_point> evals;  ///< the periodic evaluations of accuracy (the final one is final_accuracy)
   std::vector<loss_point> losses;  ///< each lost worker, when and why
   std::vector<loss_point> joins;   ///< each worker that joined the running job, when and where (reason)
+  std::vector<copy_loss_point> copy_losses;  ///< each replicated shard's copy lost (absent from JSON when none)
   std::vector<phase_summary> phases;  ///< empty unless the protocol switched phases
   std::string resumed_from;           ///< the checkpoint file it resumed from (empty: none)
   double resumed_at_s = -1;           ///< ... and that checkpoint's time on the run clock

@@ -372,6 +372,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 22;  // 22: replicated shards (ps_group copies, a replica's reports, --ps-replicas); 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
+inline constexpr int wire_version = 23;  // 23: a snapshot names its request (a promoted replica answers it again); 22: replicated shards (ps_group copies, a replica's reports, --ps-replicas); 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
 
 }  // namespace syncpoint::cluster

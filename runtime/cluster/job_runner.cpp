@@ -337,6 +337,7 @@ void launch(job_ptr self) {
   // The bulk channel: new keys for every run, each shard's endpoint.
   st.bulk_keys = st.setup.plane ? bulk_keys(static_cast<size_t>(st.setup.plan.cfg.workers)) : std::vector<uint64_t>{};
   st.core.ps.bulk.assign(parts->shards.size(), "");
+  st.core.ps.copy_bulk.clear();
   auto replicas = static_cast<size_t>(st.setup.plan.cfg.ps_replicas);
   st.core.ps.copies.assign(replicas > 0 ? parts->shards.size() : 0, std::vector<ps_actor>(replicas + 1));
   bool remote = replicas > 0;  // (replicas run on nodes)
@@ -349,9 +350,13 @@ void launch(job_ptr self) {
                                 : at != st.setup.node_bulk.end() ? at->second : "";
     }
     st.copy_hosts.push_back({st.status.shards.back()});
+    if (replicas > 0)
+      st.core.ps.copy_bulk.push_back({st.core.ps.bulk[k]});
     for (size_t r = 1; r <= replicas; ++r) {  // "a+b": the primary's host, then each replica's
       st.copy_hosts.back().push_back(st.setup.replica_node_names[k][r - 1]);
       st.status.shards.back() += "+" + st.copy_hosts.back().back();
+      auto at = st.setup.node_bulk.find(st.copy_hosts.back().back());
+      st.core.ps.copy_bulk.back().push_back(at != st.setup.node_bulk.end() ? at->second : "");
     }
     for (size_t r = 1; r <= replicas; ++r)  // before the primary takes the shard's configuration
       spawn_remote_copy(self, parts, k, r);

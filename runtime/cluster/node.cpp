@@ -157,7 +157,7 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
   ps_cfg.copy = spec.copy;
   auto keys = ps_cfg.bulk_keys;
   auto shard = spawn_parameter_server(self->system(), std::move(ps_cfg));
-  if (st.cfg.plane && spec.copy == 0)  // a replica is reached on CAF (docs/cluster.md, "Replicated shards")
+  if (st.cfg.plane)
     st.cfg.plane->serve(shard, b[k + 1] - b[k], std::move(keys));
   self->monitor(shard);
   st.shards.push_back(shard);

@@ -60,6 +60,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       links = std::max<uint64_t>(links, ev.iter + 1);
     } else if (ev.kind == "lost") {
       ++s.lost;
+    } else if (ev.kind == "copy_lost") {  // iter: the shard, value: the copy
+      s.copy_losses.push_back({ev.iter, static_cast<int>(ev.value), to_seconds(ev.t0), ev.note});
     } else if (ev.kind == "joined") {
       s.joins.push_back({ev.worker, to_seconds(ev.t0), ev.note});
     } else if (ev.kind == "eval" && ev.value >= 0) {  // (< 0: the loop measures no accuracy)
@@ -171,6 +173,11 @@ std::string to_json(const run_summary& s) {
            .add("samples", static_cast<unsigned long long>(s.samples))
            .add("samples_per_s", s.samples_per_s)
            .raw("final_accuracy", s.final_accuracy >= 0 ? num(s.final_accuracy) : "null");
+  if (!s.copy_losses.empty())  // (--ps-replicas: a job that lost no shard's copy keeps the summary it had)
+    o.raw("lost_shard_copies", array(s.copy_losses, [](const copy_loss_point& l) {
+      return object().add("shard", static_cast<unsigned long long>(l.shard)).add("copy", l.copy).add("t_s", l.t_s)
+        .add("reason", l.reason).done();
+    }));
   if (!s.final_metrics.empty()) {  // (a job that measures only accuracy keeps the summary it always had)
     json::object m;
     for (auto& x : s.final_metrics)

@@ -71,13 +71,19 @@ void per_worker(const dashboard_view& v, const std::function<void(const job_view
         f(j, w, j.live->workers()[w]);
 }
 
-// How many PS shards each node hosts for the running jobs.
+// How many PS shards (copies of shards, with --ps-replicas: "a+b") each
+// node hosts for the running jobs.
 std::map<std::string, int> shards_by_node(const dashboard_view& v) {
   std::map<std::string, int> out;
   for (auto& j : v.jobs)
     if (!is_final(j.status.state))
       for (auto& where : j.status.shards)
-        ++out[where];
+        for (size_t at = 0; at <= where.size();) {
+          auto plus = std::min(where.find('+', at), where.size());
+          if (plus > at && where.compare(at, plus - at, "lost") != 0)
+            ++out[where.substr(at, plus - at)];
+          at = plus + 1;
+        }
   return out;
 }
 

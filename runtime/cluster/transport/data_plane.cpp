@@ -410,36 +410,55 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
                                               const std::string& head_host, bool even_here) {
   proxied_group out;
   out.ps = ps;
-  for (size_t k = 0; k < ps.size(); ++k) {
-    const auto& shard = ps.shards[k];
-    if (k >= ps.bulk.size() || ps.bulk[k].empty() || !shard || (shard.node() == sys_.node() && !even_here))
-      continue;  // no endpoint, or in this process: CAF passes a pointer
-    auto text = ps.bulk[k];
+  // `copy` of a shard (its primary, or with --ps-replicas a replica) behind a local proxy on the
+  // bulk channel at `endpoint`; an invalid handle when it stays on CAF (said in out.notes).
+  auto proxy_of = [&](const ps_actor& copy, const std::string& endpoint, size_t floats, const std::string& what,
+                      bool& in_memory) {
+    if (endpoint.empty() || !copy || (copy.node() == sys_.node() && !even_here))
+      return ps_actor{};  // no endpoint, or in this process: CAF passes a pointer
+    auto text = endpoint;
     if (text.front() == ':')  // the head's own: on the host this process reaches it at
       text = (head_host.find(':') != std::string::npos ? "[" + head_host + "]" : head_host) + text;
     auto at = parse_endpoint(text);
-    auto name = "shard " + std::to_string(k) + " at " + text;
+    auto name = what + " at " + text;
     if (!at) {
       out.notes.push_back(name + ": not an endpoint");
-      continue;
+      return ps_actor{};
     }
-    auto p = sys_.spawn(proxy, shard, name);
-    auto c = bulk_connect(io_, security_, at->host, at->port, hello_of(shard.id(), worker, key),
-                          to_actor(p), ps.end(k) - ps.begin(k), 5000, limits_);
+    auto p = sys_.spawn(proxy, copy, name);
+    auto c = bulk_connect(io_, security_, at->host, at->port, hello_of(copy.id(), worker, key), to_actor(p), floats,
+                          5000, limits_);
     if (!c.link) {
       caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
       out.notes.push_back(name + ": " + c.error + " (its pushes and pulls go on CAF)");
-      continue;
+      return ps_actor{};
     }
     caf::anon_send(p, link_handle{c.link, pack_ && !c.shared_memory ? packed_ : nullptr});
-    share_pulls(shard, p);
-    out.ps.shards[k] = caf::actor_cast<ps_actor>(p);
-    if (k < out.ps.copies.size() && !out.ps.copies[k].empty())
-      out.ps.copies[k][0] = out.ps.shards[k];  // the primary's copy; its replicas are reached on CAF
+    share_pulls(copy, p);
     out.proxies.push_back(p);
-    out.on_bulk.push_back(k);
-    if (c.shared_memory)
-      out.in_memory.push_back(k);
+    in_memory = c.shared_memory;
+    return caf::actor_cast<ps_actor>(p);
+  };
+  for (size_t k = 0; k < ps.size(); ++k) {
+    auto floats = ps.end(k) - ps.begin(k);
+    bool in_memory = false;
+    auto p = proxy_of(ps.shards[k], k < ps.bulk.size() ? ps.bulk[k] : "", floats, "shard " + std::to_string(k),
+                      in_memory);
+    if (p) {
+      out.ps.shards[k] = p;
+      out.on_bulk.push_back(k);
+      if (in_memory)
+        out.in_memory.push_back(k);
+      if (k < out.ps.copies.size() && !out.ps.copies[k].empty())
+        out.ps.copies[k][0] = p;  // the primary is copy 0
+    }
+    // Its replicas too: a worker sends each copy its slice.
+    for (size_t r = 1; k < ps.copies.size() && r < ps.copies[k].size(); ++r) {
+      auto endpoint = k < ps.copy_bulk.size() && r < ps.copy_bulk[k].size() ? ps.copy_bulk[k][r] : "";
+      if (auto q = proxy_of(ps.copies[k][r], endpoint, floats,
+                            "replica " + std::to_string(r) + " of shard " + std::to_string(k), in_memory))
+        out.ps.copies[k][r] = q;
+    }
   }
   return out;
 }

@@ -1,0 +1,142 @@
+// A replicated shard's primary lost while a snapshot asked of it is unanswered:
+// the replica that serves in its place answers it, so evaluations go on
+// whole and the run's final one comes (without it the run never ends). And
+// the evaluator takes each snapshot's part once, however often it comes.
+#include "actors/coordinator.hpp"
+#include "actors/evaluator.hpp"
+#include "actors/parameter_server.hpp"
+#include "actors/tracer.hpp"
+#include "core/messages.hpp"
+#include <syncpoint/model.hpp>
+#include <syncpoint/worker_loop.hpp>
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+using namespace syncpoint;
+using namespace std::chrono_literals;
+
+namespace {
+
+// A shard's copy that takes everything and answers nothing (a host gone
+// silent before its connection drops): its mailbox keeps what it was sent.
+caf::actor mute_copy(caf::actor_system& sys) {
+  return sys.spawn([](caf::event_based_actor* me, int) -> caf::behavior {
+    me->set_default_handler(caf::skip);
+    return {[](int) {}};
+  }, 0);
+}
+
+ps_actor real_copy(caf::actor_system& sys, uint32_t shard, uint32_t copy, std::vector<float> initial) {
+  ps_config c{std::move(initial), 0.1, 0.0, 0.0, 1, tracer_actor{}, sys.clock().now(), 0, 0, momentum_rule::plain};
+  c.shard = shard;
+  c.shards = 2;
+  c.offset = 2 * shard;
+  c.model_size = 4;
+  c.copy = copy;
+  c.replicas = 1;
+  return spawn_parameter_server(sys, std::move(c));
+}
+
+}  // namespace
+
+TEST_CASE("replicas: a primary lost with the final snapshot asked of it: its replica answers it, the run's final "
+          "evaluation comes and the run ends") {
+  caf::actor_system_config sys_cfg;
+  register_messages(sys_cfg);
+  caf::actor_system sys{sys_cfg};
+  caf::scoped_actor self{sys};
+  auto mute = mute_copy(sys);
+  ps_group ps;
+  ps.bounds = {0, 2, 4};
+  ps.copies = {{real_copy(sys, 0, 0, {1, 2}), real_copy(sys, 0, 1, {1, 2})},
+               {caf::actor_cast<ps_actor>(mute), real_copy(sys, 1, 1, {3, 4})}};
+  ps.shards = {ps.copies[0][0], ps.copies[1][0]};
+  auto cc = std::make_shared<coordinator_config>();
+  cc->protocol_name = "asp";
+  cc->proto = make_protocol("asp", {});
+  cc->workers = 1;
+  cc->sample_budget = 1000000;
+  cc->ps = ps;
+  cc->origin = sys.clock().now();
+  cc->tracer = spawn_tracer(sys);
+  cc->driver = caf::actor_cast<driver_actor>(self.ptr());
+  auto coordinator = spawn_coordinator(sys, cc);
+  // The worker: it goes at its start (lost), and the run ends with it.
+  auto worker = sys.spawn([](caf::event_based_actor* me, int) -> caf::behavior {
+    return {[=](const proceed&) { me->quit(); }};
+  }, 0);
+  // The evaluator: the test, which sees each part as it comes.
+  self->send(coordinator, start_atom::value, std::vector<worker_actor>{caf::actor_cast<worker_actor>(worker)},
+             caf::actor_cast<evaluator_actor>(self.ptr()));
+  // The worker goes, and the final snapshot is asked of each shard's primary:
+  // shard 0's answers, shard 1's (mute) does not.
+  snapshot part0;
+  self->receive([&](snapshot& s) { part0 = std::move(s); },
+                caf::after(120s) >> [] { FAIL("no snapshot from shard 0's primary"); });
+  CHECK(part0.part == 0);
+  CHECK(part0.final);
+  CHECK(part0.id > 0);
+  // The mute primary is lost: its replica serves, and is asked again.
+  self->send_exit(mute, caf::exit_reason::kill);
+  snapshot part1;
+  self->receive([&](snapshot& s) { part1 = std::move(s); },
+                caf::after(120s) >> [] { FAIL("the promoted replica was not asked the snapshot again"); });
+  CHECK(part1.part == 1);
+  CHECK(part1.final);
+  CHECK(part1.id == part0.id);  // the same request
+  REQUIRE(part1.values.size() == 2);
+  CHECK(part1.values.data()[0] == 3.0f);
+  // The final evaluation goes back, and the run ends with the whole model.
+  self->send(coordinator, eval_atom::value, eval_result{part0.version, part0.taken, part0.samples, true, 0.5, {}});
+  run_outcome outcome;
+  self->receive([&](done_atom, run_outcome& o) { outcome = std::move(o); },
+                caf::after(120s) >> [] { FAIL("the run did not end"); });
+  CHECK(outcome.final_model.values.size() == 4);
+  self->send_exit(coordinator, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("replicas: the evaluator takes a snapshot's part once: one asked again of a promoted replica, after its "
+          "lost primary had sent it, is not taken twice") {
+  caf::actor_system_config sys_cfg;
+  register_messages(sys_cfg);
+  caf::actor_system sys{sys_cfg};
+  caf::scoped_actor self{sys};
+  // A model of 4 values (softmax of 1 feature, 2 classes), and a loop that
+  // measures nothing: the evaluator only assembles and answers.
+  register_loop("snapshot-parts", [](const loop_context&) -> std::unique_ptr<worker_loop> { return nullptr; });
+  evaluator_config ec;
+  ec.model = "softmax";
+  ec.loop = "snapshot-parts";
+  ec.input.shape = {1};
+  ec.input.classes = 2;
+  REQUIRE(make_model(ec.model, ec.input)->size() == 4);
+  ec.coordinator = caf::actor_cast<coordinator_actor>(self.ptr());
+  auto eval = spawn_evaluator(sys, ec);
+  auto part = [](uint32_t k, uint64_t id, uint64_t version) {
+    return snapshot{version, 0, id * 100, false, shared_floats(std::vector<float>(2, 1.0f)), 2 * k, 4, k, 2, id};
+  };
+  // Request 1: shard 0's part, shard 1's from its primary and again from its replica.
+  self->send(eval, part(0, 1, 7));
+  self->send(eval, part(1, 1, 7));
+  self->send(eval, part(1, 1, 8));  // the replica's answer to the same request
+  // Requests 2 and 3: both parts, shard 1's from its replica now.
+  self->send(eval, part(0, 2, 9));
+  self->send(eval, part(1, 2, 9));
+  self->send(eval, part(0, 3, 10));
+  self->send(eval, part(1, 3, 10));
+  std::vector<eval_result> got;
+  for (int i = 0; i < 3; ++i)
+    self->receive([&](eval_atom, const eval_result& r) { got.push_back(r); },
+                  caf::after(120s) >> [] { FAIL("an evaluation did not come"); });
+  REQUIRE(got.size() == 3);
+  // Taken twice, request 1's second part would pair with request 2's, and so on.
+  CHECK(got[0].samples == 100);
+  CHECK(got[0].version == 7);
+  CHECK(got[1].samples == 200);
+  CHECK(got[1].version == 9);
+  CHECK(got[2].samples == 300);
+  CHECK(got[2].version == 10);
+  self->send_exit(eval, caf::exit_reason::user_shutdown);
+}
