@@ -282,10 +282,15 @@ caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info
   auto from = self->current_sender();
   auto& ps = st.cfg->ps;
   auto lead_copy = copy == 0 ? ps.lead() : ps.copies[0][copy];  // (bulk: it asks in the worker's name)
-  if (!st.phase.started() || !st.valid(info.worker)
-      || (from != caf::actor_cast<caf::strong_actor_ptr>(st.workers[coordinator_state::idx(info.worker)].handle)
-          && from != caf::actor_cast<caf::strong_actor_ptr>(lead_copy)))
+  bool from_worker = st.valid(info.worker) && from && from == caf::actor_cast<caf::strong_actor_ptr>(
+                                                          st.workers[coordinator_state::idx(info.worker)].handle);
+  bool from_lead = lead_copy && from == caf::actor_cast<caf::strong_actor_ptr>(lead_copy);
+  if (!st.phase.started() || !st.valid(info.worker) || (!from_worker && !from_lead)) {
+    auto addr = caf::actor_cast<caf::actor_addr>(from);
+    if (from && std::find(st.lost_copies.begin(), st.lost_copies.end(), addr) != st.lost_copies.end())
+      return caf::make_error(caf::sec::request_receiver_down);  // a copy given up for lost: its push counts without it
     return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
+  }
   auto rp = self->make_response_promise<proceed>();
   shard_reported(self, info, 0, copy, rp);
   return rp;

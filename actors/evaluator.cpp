@@ -75,20 +75,19 @@ evaluator_actor::behavior_type evaluator(evaluator_ptr self, evaluator_config cf
     [=](snapshot& s) {
       auto& st = self->state;
       auto parts = std::max<uint32_t>(s.parts, 1);
+      if (s.part >= parts || (s.parts > 1 && s.offset + s.values.size() > s.model_size))
+        return;  // not a part of this model
       if (st.last_id.size() != parts)
         st.last_id.assign(parts, 0);
-      if (s.part >= parts || (s.id > 0 && s.id <= st.last_id[s.part]))
-        return;  // not a part of this model, or one had already
+      if (s.id > 0 && s.id <= st.last_id[s.part])
+        return;  // one had already
+      st.last_id[s.part] = std::max(st.last_id[s.part], s.id);
       if (s.parts <= 1) {
-        st.last_id[0] = s.id;
         evaluate(self, cfg, s);
         return;
       }
       if (st.parts.size() != s.parts)
         st.parts.assign(s.parts, {});
-      if (s.offset + s.values.size() > s.model_size)
-        return;  // not a part of this model
-      st.last_id[s.part] = s.id;
       st.parts[s.part].push_back(std::move(s));
       while (auto whole = next_whole(st))
         evaluate(self, cfg, *whole);

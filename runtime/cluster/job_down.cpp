@@ -19,10 +19,15 @@ std::optional<size_t> shard_of(const job_state& st, const caf::actor_addr& who) 
 
 // A replicated shard's copy is gone: status shows the shard's live copies'
 // hosts, the one that serves first (the coordinator gives a lost primary's
-// place to the next live copy, in copy order).
+// place to the next live copy, in copy order, and so does the job's group,
+// which workers that join later take).
 void copy_gone(job_ptr self, size_t k, size_t r) {
   auto& st = self->state;
-  st.core.ps.copies[k][r] = nullptr;
+  auto& ps = st.core.ps;
+  bool serving = ps.shards[k] == ps.copies[k][r];
+  ps.copies[k][r] = nullptr;
+  if (auto live = ps.members(k); serving && !live.empty())
+    ps.shards[k] = live.front();  // as the coordinator does: a worker that joins later pulls from it
   std::string hosts;
   for (size_t c = 0; c < st.core.ps.copies[k].size(); ++c)
     if (st.core.ps.copies[k][c])

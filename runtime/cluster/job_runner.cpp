@@ -355,8 +355,8 @@ void launch(job_ptr self) {
     for (size_t r = 1; r <= replicas; ++r) {  // "a+b": the primary's host, then each replica's
       st.copy_hosts.back().push_back(st.setup.replica_node_names[k][r - 1]);
       st.status.shards.back() += "+" + st.copy_hosts.back().back();
-      auto at = st.setup.node_bulk.find(st.copy_hosts.back().back());
-      st.core.ps.copy_bulk.back().push_back(at != st.setup.node_bulk.end() ? at->second : "");
+      auto at = st.setup.plane ? st.setup.node_bulk.find(st.copy_hosts.back().back()) : st.setup.node_bulk.end();
+      st.core.ps.copy_bulk.back().push_back(at != st.setup.node_bulk.end() ? at->second : "");  // (no plane: none)
     }
     for (size_t r = 1; r <= replicas; ++r)  // before the primary takes the shard's configuration
       spawn_remote_copy(self, parts, k, r);

@@ -441,23 +441,28 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
   };
   for (size_t k = 0; k < ps.size(); ++k) {
     auto floats = ps.end(k) - ps.begin(k);
-    bool in_memory = false;
-    auto p = proxy_of(ps.shards[k], k < ps.bulk.size() ? ps.bulk[k] : "", floats, "shard " + std::to_string(k),
-                      in_memory);
-    if (p) {
+    auto serving = [&](const ps_actor& p, bool in_memory) {  // the copy the worker pulls from
       out.ps.shards[k] = p;
       out.on_bulk.push_back(k);
       if (in_memory)
         out.in_memory.push_back(k);
-      if (k < out.ps.copies.size() && !out.ps.copies[k].empty())
-        out.ps.copies[k][0] = p;  // the primary is copy 0
+    };
+    bool in_memory = false;
+    if (k >= ps.copies.size()) {
+      if (auto p = proxy_of(ps.shards[k], k < ps.bulk.size() ? ps.bulk[k] : "", floats, "shard " + std::to_string(k),
+                            in_memory))
+        serving(p, in_memory);
+      continue;
     }
-    // Its replicas too: a worker sends each copy its slice.
-    for (size_t r = 1; k < ps.copies.size() && r < ps.copies[k].size(); ++r) {
+    // Replicated: each copy its proxy (a worker sends each its slice), the one that serves now among them.
+    for (size_t r = 0; r < ps.copies[k].size(); ++r) {
       auto endpoint = k < ps.copy_bulk.size() && r < ps.copy_bulk[k].size() ? ps.copy_bulk[k][r] : "";
-      if (auto q = proxy_of(ps.copies[k][r], endpoint, floats,
-                            "replica " + std::to_string(r) + " of shard " + std::to_string(k), in_memory))
-        out.ps.copies[k][r] = q;
+      auto what = (r == 0 ? "shard " : "replica " + std::to_string(r) + " of shard ") + std::to_string(k);
+      if (auto p = proxy_of(ps.copies[k][r], endpoint, floats, what, in_memory)) {
+        out.ps.copies[k][r] = p;
+        if (ps.copies[k][r] == ps.shards[k])
+          serving(p, in_memory);
+      }
     }
   }
   return out;
