@@ -1,6 +1,7 @@
 #include "runtime/records/checkpoint_file.hpp"
 
 #include "runtime/records/cereal_inspect.hpp"
+#include "runtime/records/durable_file.hpp"
 #include <syncpoint/job_config.hpp>
 
 #include <cereal/archives/portable_binary.hpp>
@@ -18,8 +19,6 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace syncpoint {
 
@@ -265,34 +264,11 @@ std::string write_checkpoint(const std::string& dir, checkpoint c) {
     ar(pooled);
   }
   auto header = checkpoint_file_header(c.head, payload);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw config_error("cannot write checkpoint '" + file + "' (" + tmp + "): " + std::strerror(errno));
-  for (auto* bytes : {&header, &payload}) {
-    size_t done = 0;
-    while (done < bytes->size()) {
-      auto n = ::write(fd, bytes->data() + done, bytes->size() - done);
-      if (n <= 0) {
-        auto err = std::string(std::strerror(errno));
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        throw config_error("cannot write checkpoint '" + file + "': " + err + " (the previous ones are intact)");
-      }
-      done += static_cast<size_t>(n);
-    }
-  }
-  bool synced = ::fsync(fd) == 0;
-  ::close(fd);
-  if (!synced || std::rename(tmp.c_str(), file.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw config_error("cannot write checkpoint '" + file + "': " + std::strerror(errno) +
-                       " (the previous ones are intact)");
-  }
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);  // make the rename durable
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  auto written = write_durably(file, tmp, {&header, &payload});
+  if (!written.opened)
+    throw config_error("cannot write checkpoint '" + file + "' (" + tmp + "): " + written.why);
+  if (!written.ok())
+    throw config_error("cannot write checkpoint '" + file + "': " + written.why + " (the previous ones are intact)");
   return file;
 }
 
