@@ -75,7 +75,7 @@ std::string refusal(journal_folder& f) {
 
 }  // namespace
 
-TEST_CASE("head journal: written whole and read back field for field; none in a folder is none") {
+TEST_CASE("head journal: written whole and read back field for field, and none in a folder is none") {
   journal_folder f;
   CHECK_FALSE(read_journal(f.sys, f.dir()).has_value());
   write_journal(f.sys, f.dir(), sample());
