@@ -28,6 +28,17 @@ caf::actor mute_copy(caf::actor_system& sys) {
   }, 0);
 }
 
+// An actor system with the project's messages, and the test's own actor in it.
+struct actor_world {
+  caf::actor_system_config cfg = [] {
+    caf::actor_system_config c;
+    register_messages(c);
+    return c;
+  }();
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+};
+
 ps_actor real_copy(caf::actor_system& sys, uint32_t shard, uint32_t copy, std::vector<float> initial) {
   ps_config c{std::move(initial), 0.1, 0.0, 0.0, 1, tracer_actor{}, sys.clock().now(), 0, 0, momentum_rule::plain};
   c.shard = shard;
@@ -43,10 +54,9 @@ ps_actor real_copy(caf::actor_system& sys, uint32_t shard, uint32_t copy, std::v
 
 TEST_CASE("replicas: a primary lost with the final snapshot asked of it: its replica answers it, the run's final "
           "evaluation comes and the run ends") {
-  caf::actor_system_config sys_cfg;
-  register_messages(sys_cfg);
-  caf::actor_system sys{sys_cfg};
-  caf::scoped_actor self{sys};
+  actor_world world;
+  auto& sys = world.sys;
+  auto& self = world.self;
   auto mute = mute_copy(sys);
   ps_group ps;
   ps.bounds = {0, 2, 4};
@@ -99,10 +109,9 @@ TEST_CASE("replicas: a primary lost with the final snapshot asked of it: its rep
 
 TEST_CASE("replicas: the evaluator takes a snapshot's part once: one asked again of a promoted replica, after its "
           "lost primary had sent it, is not taken twice") {
-  caf::actor_system_config sys_cfg;
-  register_messages(sys_cfg);
-  caf::actor_system sys{sys_cfg};
-  caf::scoped_actor self{sys};
+  actor_world world;
+  auto& sys = world.sys;
+  auto& self = world.self;
   // A model of 4 values (softmax of 1 feature, 2 classes), and a loop that
   // measures nothing: the evaluator only assembles and answers.
   register_loop("snapshot-parts", [](const loop_context&) -> std::unique_ptr<worker_loop> { return nullptr; });

@@ -29,8 +29,8 @@ void copy_gone(job_ptr self, size_t k, size_t r) {
   if (auto live = ps.members(k); serving && !live.empty())
     ps.shards[k] = live.front();  // as the coordinator does: a worker that joins later pulls from it
   std::string hosts;
-  for (size_t c = 0; c < st.core.ps.copies[k].size(); ++c)
-    if (st.core.ps.copies[k][c])
+  for (size_t c = 0; c < ps.copies[k].size(); ++c)
+    if (ps.copies[k][c])
       hosts += (hosts.empty() ? "" : "+") + st.copy_hosts[k][c];
   if (k < st.status.shards.size())
     st.status.shards[k] = hosts.empty() ? "lost" : hosts;
