@@ -1,4 +1,5 @@
 #include "cli/cluster_cmds.hpp"
+#include "cli/cluster_options.hpp"
 
 #include "cli/options.hpp"
 #include "cli/head_dashboard.hpp"
@@ -24,65 +25,16 @@
 #include <mutex>
 #include <thread>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <cerrno>
+#include <cstring>
+#include <optional>
 
 namespace syncpoint::cli {
 
 using namespace syncpoint::cluster;
 
-namespace {
-
-// Where a process's bulk channel listens: on the interface its CAF port does.
-std::string bulk_host(const std::string& host) {
-  if (host.empty() || host == "0.0.0.0")
-    return "0.0.0.0";
-  return host == "localhost" ? "127.0.0.1" : host;
-}
-
-const std::string default_data = "/usr/share/datasets/fashion-mnist";
-
-// Lines from actor threads and the main thread, never interleaved.
-void say(FILE* to, const std::string& line) {
-  static std::mutex m;
-  std::lock_guard<std::mutex> guard{m};
-  std::fprintf(to, "%s\n", line.c_str());
-  std::fflush(to);
-}
-
-
-// The options of a cluster command: ours, and CAF's own (--middleman.* ...) for its actor system.
-struct cluster_options {
-  std::string host = "127.0.0.1";
-  std::string token;
-  std::string token_file;
-  bool tls = false;
-  tls_files tls_paths;
-  int port = -1;
-  int slots = -1;
-  std::string join;
-  std::string name;
-  std::string head;
-  std::string data = default_data;
-  std::string dashboard;  // head: "" is the default port
-  std::string runs;       // head: where finished jobs' files go ("" a new folder under the temp dir)
-  std::string listen;     // node: where its bulk channel listens ("" the interface that reaches the head)
-  std::string gpus;       // node: the CUDA devices its workers may take ("0,1"; "" none)
-  std::string log_level = "info";  // head, node: the lowest level their log shows
-  int wait_for_head = 0;  // node: seconds to keep trying to reach a head that is still starting
-  int rank = -1;          // node: its rank in a launched job (launch sets it; status shows it)
-  std::string launcher;   // node: the launcher of that job
-  bool head_ends_it = false;  // head, node: SIGINT/SIGTERM do not end it (launch: rank 0 ends the job, then the head)
-  caf::actor_system_config actor_system;
-  option_table table;
-
-  explicit cluster_options(const std::string& command) : table(command) { table.actor_system(actor_system); }
-  std::string parse_args(const std::vector<std::string>& args) { return table.parse_args(args); }
-  bool help_printed() const { return table.help_printed(); }
-
-  // --token and --token-file, and --tls --cert --key --ca, on every cluster command.
-  option_table& with_token() { return add_cluster_access(table, token, token_file, tls, tls_paths); }
-};
-
-}  // namespace
 
 std::string hostname() {
   char buf[256] = {};
@@ -196,6 +148,31 @@ awaited_end await_finished(caf::scoped_actor& self, const cluster::head_actor& h
   return out;
 }
 
+namespace {
+
+// head --state DIR: the folder is this head's alone (a lock held while the
+// process lives, dropped by the kernel when it dies), and its journal is read
+// (a bad one refused, left as it is) and written back with one more start.
+head_journal open_state(caf::actor_system& sys, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    throw config_error("--state " + dir + ": cannot create the folder: " + ec.message());
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);  // the journal holds stop tokens
+  auto lock = (std::filesystem::path(dir) / "lock").string();
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw config_error("--state " + dir + ": cannot open " + lock + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0)  // the descriptor stays open: the lock lasts as long as the process
+    throw config_error("--state " + dir + " is in use by another head (it holds " + lock + ")");
+  auto j = read_journal(sys, dir).value_or(head_journal{});
+  ++j.epoch;
+  write_journal(sys, dir, j);
+  return j;
+}
+
+}  // namespace
+
 int run_head(const std::vector<std::string>& args) {
   signal_catcher signals;
   cluster_options opts("head");
@@ -213,6 +190,14 @@ int run_head(const std::vector<std::string>& args) {
     .add(opts.dashboard, "dashboard", std::string("the live dashboard and /metrics on this port of --host (default ") +
                                         default_dashboard_port + "; 'any': a free port; 'off' or 0: none)")
     .add(opts.runs, "runs", "where the dashboard keeps finished jobs' files (default: a new folder under the temp dir)")
+    .group("recovery")
+    .add(opts.state, "state", "a folder for the head's journal (its jobs, their plans and placement, the nodes): a "
+                              "head started again on it after a crash carries every job on from its newest "
+                              "checkpoint, and its nodes and submitters wait for it (--head-wait). Default none: "
+                              "a lost head ends its jobs (docs/cluster.md, \"The head dies unexpectedly\")")
+    .add(opts.rejoin_wait, "rejoin-wait", "with --state: seconds the jobs a restarted head carries on wait for "
+                                          "their nodes to join again, before going on with the nodes there are "
+                                          "(default 120)")
     .add(opts.log_level, "log-level", std::string("the lowest level of the head's log on stderr: ") + log_level_words +
                                         " (default info)");
   if (int rc = parse_command(opts, args, "head"); rc >= 0)
@@ -235,10 +220,26 @@ int run_head(const std::vector<std::string>& args) {
     std::cerr << "syncpoint head: --slots must be in 0..4096\n";
     return 2;
   }
+  if (opts.rejoin_wait < 0 || opts.rejoin_wait > 86400) {
+    std::cerr << "syncpoint head: --rejoin-wait must be in 0..86400 seconds\n";
+    return 2;
+  }
   auto secret = cluster_secret(opts.token, opts.token_file, "head");
   auto tls = cluster_tls(opts.tls, opts.tls_paths, "head");
   configure_cluster(opts.actor_system, tls);
   caf::actor_system sys{opts.actor_system};
+  std::optional<head_journal> journal;
+  if (!opts.state.empty()) {
+    try {
+      journal = open_state(sys, opts.state);
+    } catch (const config_error& e) {
+      std::cerr << "syncpoint head: " << e.what() << "\n";
+      leave_now(2);
+    }
+    if (journal->epoch > 1)
+      log_line(log_level::info, "[head] --state " + opts.state + ": start " + std::to_string(journal->epoch) +
+                                    " on this journal; " + std::to_string(journal->jobs.size()) + " jobs in it");
+  }
   set_torch_threads(1);  // the evaluator and any worker here: one core each, as on a node
   auto plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
                                             [](const std::string& line) { log_line(log_level::info, "[head] " + line); },
@@ -257,6 +258,9 @@ int run_head(const std::vector<std::string>& args) {
     return 2;
   }
   head_config hc;
+  hc.state_dir = opts.state;
+  hc.journal = std::move(journal);
+  hc.rejoin_wait = std::chrono::seconds(opts.rejoin_wait);
   hc.dashboard = dashboard.link();
   hc.plane = plane;
   hc.data_dir = opts.data;
@@ -345,154 +349,6 @@ int run_head(const std::vector<std::string>& args) {
     self->send_exit(local, caf::exit_reason::user_shutdown);
   log_line(log_level::info, "[head] stopped");
   return 0;
-}
-
-int run_node(const std::vector<std::string>& args) {
-  signal_catcher signals;
-  cluster_options opts("node");
-  opts.name = hostname() + "-" + std::to_string(getpid());
-  opts.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  opts.with_token()
-    .add(opts.join, "join", "HOST:PORT of the head (required)")
-    .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
-    .add(opts.wait_for_head, "wait-for-head", "seconds to keep trying to reach the head (default 0: one try)")
-    .add(opts.head_ends_it, "stay-on-signal", "SIGINT and SIGTERM do not make the node leave: it waits for the head "
-                                              "to end the job and tell it (syncpoint launch, where the job's every "
-                                              "process gets the signal)")
-    .add(opts.slots, "slots", "workers this node may host (default: its cores)")
-    .add(opts.rank, "rank", "its rank in a launched job, shown by status and the dashboard (syncpoint launch "
-                            "sets it; default none)")
-    .add(opts.launcher, "launcher", "what launched that job: slurm, openmpi, mpich, torchrun, kubernetes (with --rank)")
-    .add(opts.gpus, "gpus", "CUDA devices this node's workers may take, e.g. 0,1: a job with --device cuda is "
-                            "placed only on nodes that offer GPUs (default none; docs/gpu.md)")
-    .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
-                              "0.0.0.0: every interface)")
-    .group("data")
-    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")")
-    .group("output")
-    .add(opts.log_level, "log-level", std::string("the lowest level of the node's log on stderr: ") + log_level_words +
-                                        " (default info)");
-  if (int rc = parse_command(opts, args, "node"); rc >= 0)
-    return rc;
-  if (!start_log("node", opts.log_level)) {
-    std::cerr << "syncpoint node: --log-level must be " << log_level_words << ", got '" << opts.log_level << "'\n";
-    return 2;
-  }
-  auto at = parse_endpoint(opts.join);
-  if (!at) {
-    std::cerr << "syncpoint node: --join expects HOST:PORT, got '" << opts.join << "'\n";
-    return 2;
-  }
-  if (opts.slots < 1 || opts.slots > 4096) {
-    std::cerr << "syncpoint node: --slots must be in 1..4096\n";
-    return 2;
-  }
-  if (!valid_node_name(opts.name)) {
-    std::cerr << "syncpoint node: --name must be 1 to " << max_node_name << " printable characters\n";
-    return 2;
-  }
-  if (opts.rank < -1 || (!opts.launcher.empty() && !valid_node_name(opts.launcher))) {
-    std::cerr << "syncpoint node: --rank must be >= 0 and --launcher 1 to " << max_node_name
-              << " printable characters\n";
-    return 2;
-  }
-  std::vector<int32_t> gpus;
-  try {
-    gpus = parse_gpu_list(opts.gpus, this_machine());
-  } catch (const config_error& e) {
-    std::cerr << "syncpoint node: " << e.what() << "\n";
-    return 2;
-  }
-  auto secret = cluster_secret(opts.token, opts.token_file, "node");
-  // A thread per worker slot, up to the cores (a worker is busy one core).
-  auto tls = cluster_tls(opts.tls, opts.tls_paths, "node");
-  configure_cluster(opts.actor_system, tls, scheduler_threads(opts.slots));
-  caf::actor_system sys{opts.actor_system};
-  auto head = reach_head(sys, *at, "node", std::chrono::seconds(std::max(0, opts.wait_for_head)));
-  std::atomic<bool> joined{false};
-  auto why = std::make_shared<std::string>();
-  auto why_mutex = std::make_shared<std::mutex>();
-  auto code = std::make_shared<int32_t>(0);
-  node_config cfg;
-  cfg.name = opts.name;
-  cfg.slots = opts.slots;
-  cfg.gpus = gpus;
-  cfg.host = hostname();
-  cfg.rank = opts.rank;
-  cfg.launcher = opts.rank >= 0 && opts.launcher.empty() ? "launch" : opts.launcher;
-  cfg.data_dir = opts.data;
-  cfg.head = head;
-  cfg.register_timeout = std::chrono::seconds(5);
-  cfg.secret = secret;
-  // The bulk channel listens where the head is reached from (a head on this
-  // machine: loopback), unless --host says otherwise.
-  auto listen = opts.listen;
-  if (listen.empty()) {
-    listen = is_loopback(at->host) ? "127.0.0.1" : local_address_towards(at->host, at->port);
-    if (listen.empty()) {
-      log_line(log_level::warn, "syncpoint node: no interface of this machine routes to " + at->host +
-                    ": the bulk channel listens on every interface (--host ADDR chooses one)");
-      listen = "0.0.0.0";
-    }
-  }
-  try {
-    cfg.plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
-                                             [](const std::string& line) { log_line(log_level::info, line); },
-                                             bulk_host(listen));
-  } catch (const std::exception& e) {
-    std::cerr << "syncpoint node: the bulk channel cannot listen on '" << listen << "': " << e.what() << "\n";
-    return 2;
-  }
-  say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(listen), cfg.plane->port()));
-  if (!is_loopback(bulk_host(listen)) && secret.empty() && !tls.enabled())
-    log_line(log_level::warn, "syncpoint node: WARNING: the bulk channel listens on " + bulk_host(listen) +
-                  ", beyond this machine, with no token and no TLS: anyone who can reach port " +
-                  std::to_string(cfg.plane->port()) +
-                  " may talk to its shards. Give the cluster a secret: --token-file FILE on the head and every "
-                  "node (and --tls)");
-  cfg.head_host = at->host;
-  cfg.on_note = [](const std::string& line) { log_line(log_level::info, "syncpoint node: " + line); };
-  cfg.on_joined = [&, at](const std::string& name) {
-    joined = true;
-    say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
-                  std::to_string(opts.slots) + (opts.slots == 1 ? " slot" : " slots"));
-  };
-  cfg.on_leave = [why, why_mutex, code](const std::string& reason, int32_t asked) {
-    std::lock_guard<std::mutex> guard{*why_mutex};
-    *why = reason;
-    *code = asked;
-  };
-  auto node = spawn_node(sys, std::move(cfg));
-  caf::scoped_actor self{sys};
-  self->monitor(node);
-  caf::error ended;
-  bool down = false;
-  while (!down) {
-    if (signals.wait(200) && !opts.head_ends_it) {
-      self->send_exit(node, caf::exit_reason::user_shutdown);
-      self->receive([&](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
-      log_line(log_level::info, "syncpoint node: leaving the cluster");
-      return 0;
-    }
-    self->receive([&](caf::down_msg& dm) { down = true; ended = dm.reason; },
-                  caf::after(std::chrono::seconds(0)) >> [] {});
-  }
-  std::string reason;
-  int32_t asked = 0;
-  {
-    std::lock_guard<std::mutex> guard{*why_mutex};
-    reason = *why;
-    asked = *code;
-  }
-  if (!joined) {
-    log_line(log_level::error, "syncpoint node: the head refused this node: " + reason);
-    leave_now(2);
-  }
-  bool failed = ended && ended != caf::exit_reason::normal;
-  log_line(failed ? log_level::error : log_level::info, "syncpoint node: " + reason);
-  if (!failed && asked != 0)  // launch: every process exits with the job's outcome
-    log_line(log_level::info, "syncpoint node: the job's exit code is " + std::to_string(asked));
-  return failed ? 1 : asked;
 }
 
 }  // namespace syncpoint::cli

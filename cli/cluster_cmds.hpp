@@ -1,7 +1,7 @@
 // The cluster commands (docs/cluster.md):
-//   syncpoint head   [--host H] --port P [--slots K] [--data DIR] [--token T | --token-file F]
-//   syncpoint node   --join HOST:P [--name N] [--slots K] [--data DIR] [--token T | --token-file F]
-//   syncpoint submit --head HOST:P [train options] [--placement spread|pack] [--out DIR] [--token ...]
+//   syncpoint head   [--host H] --port P [--slots K] [--data DIR] [--token T | --token-file F] [--state DIR]
+//   syncpoint node   --join HOST:P [--name N] [--slots K] [--data DIR] [--token T | --token-file F] [--head-wait S]
+//   syncpoint submit --head HOST:P [train options] [--placement spread|pack] [--out DIR] [--token ...] [--head-wait S]
 //   syncpoint status --head HOST:P [--token T | --token-file F]
 //   syncpoint sweep  ... --head HOST:P [--token ...]   (a sweep's cells on the nodes: cli/sweep_cluster.cpp)
 // Exit status: 0 success, 1 a job that failed or a lost head, 2 bad input or

@@ -185,6 +185,8 @@ options::options(command c) : table_(command_name(c)) {
   if (submit)
     add_cluster_access(t.group("cluster").add(head, "head", "HOST:PORT of the head to submit to (required)"), token,
                        token_file, tls, tls_paths)
+      .add(head_wait, "head-wait", "seconds to wait for a lost head that keeps a journal (head --state) to come "
+                                   "back, then follow the job again (default 120; 0: fail at once)")
       .add(cfg_.placement, "placement", "spread or pack workers over the nodes' slots (default spread)")
       .add(cfg_.ps_placement, "ps-placement", "where the PS shards run: head (with the coordinator) or nodes "
                                               "(one on each node hosting workers, unless --ps-shards says otherwise; default head)")

@@ -40,6 +40,7 @@ class options {
   std::vector<uint64_t> seeds;         // compare only: --seeds (empty: --seed alone)
   int jobs = 0;                        // compare only: runs at once after the reference (0: the cores)
   std::string head;                    // submit only: HOST:PORT
+  int head_wait = 120;                 // submit only: seconds a lost head with a journal is waited for
   std::string token, token_file;       // submit only: the cluster's token
   bool tls = false;                    // submit only: --tls --cert --key --ca
   cluster::tls_files tls_paths;

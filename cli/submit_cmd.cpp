@@ -62,8 +62,13 @@ int run_submit(const std::vector<std::string>& args) {
     std::cerr << "syncpoint submit: " << misfit << "\n";
     return 2;
   }
+  if (opts.head_wait < 0 || opts.head_wait > 86400) {
+    std::cerr << "syncpoint submit: --head-wait must be in 0..86400 seconds, got " << opts.head_wait << "\n";
+    return 2;
+  }
   submit_options how;
   how.head = opts.head;
+  how.head_wait = std::chrono::seconds(opts.head_wait);
   how.token = cluster_secret(opts.token, opts.token_file, "submit");
   auto tls = cluster_tls(opts.tls, opts.tls_paths, "submit");
   how.tls_cert = tls.cert;
@@ -100,6 +105,12 @@ int run_submit(const std::vector<std::string>& args) {
   if (run.state == "failed") {
     std::fprintf(stderr, "syncpoint submit: job %llu failed: %s\n", id, run.message.c_str());
     return interrupted ? 128 + interrupted : 1;
+  }
+  if (!run.ran) {  // it ended while the head was away: its outcome came in words, its files are on the head
+    std::fprintf(stderr, "syncpoint submit: job %llu %s%s%s (it ended before this submitter reattached: its trace "
+                         "and model are in the head's runs folder)\n",
+                 id, run.state.c_str(), run.message.empty() ? "" : ": ", run.message.c_str());
+    return run.state == "done" ? 0 : interrupted ? 128 + interrupted : 1;
   }
   auto& r = run.result;
   print_summary(r.summary);

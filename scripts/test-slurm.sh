@@ -10,7 +10,10 @@
 #      ends cleanly, with its files written, and every task exits 143;
 #   4. examples/slurm/train.sbatch with --signal=USR1@80 and no periodic
 #      checkpoint: Slurm's warning takes one, and the job, requeued, resumes
-#      from it (cred_expire=5 below: Slurm holds a requeued job back that long).
+#      from it (cred_expire=5 below: Slurm holds a requeued job back that long);
+#   5. examples/slurm/head-restart.sbatch: the head SIGKILLed mid-job comes
+#      back in the same allocation, its nodes (the same processes) and the
+#      submitter wait for it, and the job goes on from its newest checkpoint.
 # Exit 77 (counted as skipped by ctest, never as passed) when Slurm cannot run
 # here, after printing the exact error. Kills what it started, by pid.
 set -euo pipefail
@@ -178,4 +181,26 @@ scancel "$id"
 await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still in the queue 120 s after scancel"
 grep -q '"resumed_from": "' "$work/shared/results/summary.json" || { cat "$work/example.out" >&2; fail "the restarted job's summary does not say it resumed"; }
 echo "test-slurm: Slurm's USR1 took a checkpoint, and job $id, requeued, resumed from it"
+
+# 5: the head killed mid-job, started again by the example's loop in the same allocation. An open
+# job (it cannot end first); its first checkpoint and a later evaluation prove it runs; after the
+# kill, the head's second start, the submitter's reattach and an evaluation after it prove it came
+# back; scancel then ends it, as in 3.
+hport=$(free_port)
+id=$(PATH="$build:$PATH" SHARED="$work/hr" PORT="$hport" CHECKPOINT_EVERY=0.5 \
+     SYNCPOINT_JOB="${job[*]} --epochs 100000 --max-time 900 --progress" \
+     sbatch --parsable --overcommit --time=5 --output="$work/hr.out" "$src/examples/slurm/head-restart.sbatch") ||
+  fail "sbatch refused examples/slurm/head-restart.sbatch"
+await "grep -q 'checkpoint at' '$work/hr.out' 2> /dev/null" 120 || { cat "$work/hr.out" >&2; fail "job $id took no checkpoint"; }
+await "sed -n '/checkpoint at/,\$p' '$work/hr.out' | grep -q '\] eval '" 120 || { cat "$work/hr.out" >&2; fail "job $id did not evaluate"; }
+pkill -KILL -f -- "head --host 0.0.0.0 --port $hport " || fail "no head process on port $hport to kill"
+await "grep -q 'starting it again' '$work/hr.out'" 60 || { cat "$work/hr.out" >&2; fail "the example did not start the head again"; }
+await "grep -q 'job 1 reattached' '$work/hr.out'" 120 || { cat "$work/hr.out" >&2; fail "the submitter did not reattach"; }
+await "sed -n '/job 1 reattached/,\$p' '$work/hr.out' | grep -q '\] eval '" 120 || { cat "$work/hr.out" >&2; fail "job $id did not train after the head came back"; }
+[ "$(grep -c 'Waiting up to 300 s for it to come back' "$work/hr.out")" = 2 ] ||
+  { cat "$work/hr.out" >&2; fail "the two nodes did not wait for the head"; }
+scancel "$id"
+await "[ -z \"\$(squeue -h -j $id 2> /dev/null)\" ]" 120 || fail "job $id still in the queue 120 s after scancel"
+grep -q '"resumed_from": "' "$work/hr/results/summary.json" || { cat "$work/hr.out" >&2; fail "the job's summary does not say it went on from a checkpoint"; }
+echo "test-slurm: the head of job $id, killed mid-job, came back in the same allocation; the job went on from its newest checkpoint"
 echo "test-slurm: passed"

@@ -117,7 +117,7 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
     self->request(head, std::chrono::seconds(5), register_atom::value,
                   node_hello{"evil", 1, schema_fingerprint(), "evil-token", "", 0, {}, loop_names(), model_names()},
                   node_actor{self})
-      .then([](const std::string&) { std::printf("joined\n"); std::fflush(stdout); },
+      .then([](const std::string&, bool) { std::printf("joined\n"); std::fflush(stdout); },
             [=](caf::error& e) { std::printf("refused: %s\n", self->system().render(e).c_str()); self->quit(); });
     return {
       [=](prepare_atom, const std::string&, const job_config&) -> int64_t { return 4000; },
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
   if (mode == "schema" || mode == "badname" || mode == "noslots" || mode == "badgpus") {
     self->request(*head, std::chrono::seconds(5), register_atom::value, hello,
                   caf::actor_cast<node_actor>(self.ptr()))
-      .receive([&](const std::string&) { std::printf("accepted\n"); },
+      .receive([&](const std::string&, bool) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());
                  rc = 2;

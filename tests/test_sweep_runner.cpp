@@ -33,7 +33,7 @@ node_actor::behavior_type scripted_node(node_actor::pointer self, std::string na
                                         caf::actor observer) {
   self->request(head, 10s, register_atom::value, node_hello{name, 1, schema_fingerprint(), "t-" + name, "", 0},
                 node_actor{self})
-    .then([](const std::string&) {}, [](caf::error&) {});
+    .then([](const std::string&, bool) {}, [](caf::error&) {});
   auto refusals = std::make_shared<int>(busy);
   return {
     [](prepare_atom, const std::string&, const job_config&) -> caf::result<int64_t> {

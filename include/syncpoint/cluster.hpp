@@ -69,6 +69,11 @@ struct submit_options {
   /// Called once the head has taken the job, with the head's number for it.
   std::function<void(uint64_t)> on_accepted;
   std::chrono::seconds connect_timeout{5};  ///< to reach the head
+  /// A head that keeps a journal (head --state) and is lost while the job
+  /// runs is waited for this long: once it is back, the job (carried on from
+  /// its newest checkpoint) reports here again. 0: fail at once, as with a
+  /// head without a journal.
+  std::chrono::seconds head_wait{120};
 };
 
 /// What a submitted job came to.
@@ -78,6 +83,7 @@ struct cluster_run {
   std::string message;  ///< why it stopped or failed ("" when done)
   bool ran = false;     ///< whether `result` holds the run (false: it failed before its end)
   run_result result;    ///< as train() gives it: summary, trace, final model
+  int head_returns = 0; ///< how often the head was lost and came back while the job ran
 };
 
 /// What submit() could not do.

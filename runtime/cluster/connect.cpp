@@ -15,7 +15,8 @@
 namespace syncpoint::cluster {
 
 std::string error_words(caf::actor_system& sys, const caf::error& err) {
-  if (err.context().match_element<std::string>(0))
+  // (match_element reads past the end of an empty context: a receiver-down error has none)
+  if (!err.context().empty() && err.context().match_element<std::string>(0))
     return err.context().get_as<std::string>(0);
   return sys.render(err);
 }

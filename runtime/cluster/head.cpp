@@ -86,23 +86,7 @@ namespace {
 
 using namespace head_detail;
 
-// "3 free on nodes with GPUs (gpu-a: 2 of 4, cuda:0, cuda:1; gpu-b: 1 of 2, cuda:0)", or "none".
-std::string gpu_offer(const std::vector<node_entry>& nodes) {
-  int total = 0;
-  std::string each;
-  for (auto& n : nodes) {
-    if (n.status.gpus.empty())
-      continue;
-    total += free_slots(n);
-    each += (each.empty() ? "" : "; ") + n.status.name + ": " + std::to_string(free_slots(n)) + " of " +
-            std::to_string(n.status.slots) + ", " + gpu_names(n.status.gpus);
-  }
-  if (each.empty())
-    return "no node that offers any";
-  return std::to_string(total) + " free on nodes with GPUs (" + each + ")";
-}
-
-caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_actor& node) {
+caf::result<std::string, bool> on_register(head_ptr self, node_hello& hello, node_actor& node) {
   auto& st = self->state;
   if (st.shutting_down)
     return make_error(sp_error::bad_input, "the head is shutting down");
@@ -165,186 +149,37 @@ caf::result<std::string> on_register(head_ptr self, node_hello& hello, node_acto
   }
   auto gpus = hello.gpus.empty() ? std::string() : " and GPUs " + gpu_names(hello.gpus);
   log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + (hello.slots == 1 ? " slot" : " slots") + gpus);
+  journal_nodes(self);
   offer_slots(self, hello.name, elastic_jobs(self));
-  return hello.name;
+  try_restore(self);
+  return {hello.name, st.journal.has_value()};
 }
 
-caf::result<uint64_t, std::string> on_submit(head_ptr self, job_config& cfg, client_actor& client, const std::string& secret,
-                                             follower_actor& follower) {
-  auto& st = self->state;
+caf::result<uint64_t, std::string, bool> on_submit(head_ptr self, job_config& cfg, client_actor& client,
+                                                   const std::string& secret, follower_actor& follower) {
   if (auto err = check_submission(self, secret, "job", static_cast<bool>(client)))
     return err;
   if (cfg.clock != clock_kind::real)
     return make_error(sp_error::bad_input,
                       "virtual time runs in one process: use 'syncpoint train --clock virtual'");
-  cfg.out_dir.clear();  // the client writes the results on its side
-  if (cfg.dataset == "fashion-mnist")
-    cfg.data_dir = st.cfg.data_dir;
-  // Where the workers go (free slots by node), decided before the plan: with
-  // --ps-placement nodes, the shards spread over the workers' nodes.
-  std::vector<int> free;
-  std::string offer;
-  for (auto& n : st.nodes) {
-    free.push_back(n.status.slots - n.status.used);
-    offer += (offer.empty() ? "" : ", ") + n.status.name + ": " + std::to_string(free.back()) +
-             " of " + std::to_string(n.status.slots);
-  }
-  auto how = parse_placement(cfg.placement).value_or(st.cfg.default_placement);
-  int total_free = 0;
-  for (auto f : free)
-    total_free += std::max(f, 0);
-  // Elastic: start on the free slots, the rest as slots free up (a node joins, a job ends).
-  int now = cfg.elastic ? std::min(cfg.workers, total_free) : cfg.workers;
-  // --device cuda or cuda:N: only the slots of nodes that offer GPUs (node --gpus), each worker
-  // on one of its node's; auto: so if such slots suffice, else the CPU anywhere.
-  std::vector<std::vector<int32_t>> gpus;
-  bool offered = false;
-  for (auto& n : st.nodes) {
-    gpus.push_back(n.status.gpus);
-    offered = offered || !n.status.gpus.empty();
-  }
-  bool wants_gpu = cuda_index(cfg.device) >= -1;
-  std::optional<gpu_placement> on_gpus;
-  if (now > 0 && (wants_gpu || (cfg.device == "auto" && offered)))
-    on_gpus = place_on_gpus(free, gpus, now, how, wants_gpu ? cfg.device : "cuda");
-  auto where = on_gpus ? std::optional(on_gpus->nodes) : wants_gpu || now == 0 ? std::nullopt : place(free, now, how);
-  std::vector<size_t> hosts;  // the workers' nodes, in the order of their first worker
-  if (where)
-    for (auto idx : *where)
-      if (std::find(hosts.begin(), hosts.end(), idx) == hosts.end())
-        hosts.push_back(idx);
-  job_plan plan;
-  std::optional<std::vector<std::vector<size_t>>> replica_hosts;  // --ps-replicas: per shard, its replicas' hosts
-  std::shared_ptr<const dataset> test;
-  std::shared_ptr<const resume_point> resume;
-  try {
-    validate(cfg);
-    // With the workers: load_job_data also checks there are enough examples for them.
-    auto key = data_key(cfg) + "|" + std::to_string(cfg.workers);
-    if (!st.test || st.data_key != key) {
-      auto data = load_job_data(cfg);
-      st.train_size = data.train.size;
-      st.test = std::make_shared<const dataset>(std::move(data.test));
-      st.data_key = key;
-    }
-    test = st.test;
-    if (wants_gpu && cfg.elastic)
-      throw config_error("--elastic with --device " + cfg.device + ": an elastic job's later workers are not placed "
-                         "on GPUs yet (docs/gpu.md)");
-    if (wants_gpu && !on_gpus)
-      throw config_error("--device " + cfg.device + ": the job needs " + std::to_string(cfg.workers) +
-                         " worker slots on nodes that offer " + (cfg.device == "cuda" ? "GPUs" : cfg.device) +
-                         " (node --gpus), and the cluster has " + gpu_offer(st.nodes));
-    auto input = input_of(*test);
-    auto m = make_model(cfg.model, input);
-    // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
-    auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;
-    plan_context ctx{st.train_size, m->size(), m->buffers(), shard_hosts, input};
-    ctx.tensors = m->tensor_sizes().size();
-    if (on_gpus)
-      ctx.placed = on_gpus->devices;
-    plan = make_plan(cfg, ctx);
-    replica_hosts = place_replicas(cfg.ps_placement == "nodes" ? plan.shard_hosts : std::vector<int32_t>{},
-                                   plan.shards(), hosts.size(), cfg.ps_replicas);
-    if (where && !replica_hosts) {
-      bool head = cfg.ps_placement != "nodes";
-      auto have = hosts.size() + (head ? 1 : 0);
-      throw config_error("--ps-replicas " + std::to_string(cfg.ps_replicas) + ": each shard's " +
-                         std::to_string(cfg.ps_replicas + 1) + " copies need " + std::to_string(cfg.ps_replicas + 1) +
-                         " hosts, one each, and the job has " + std::to_string(have) + " (" +
-                         std::to_string(hosts.size()) + " node" + (hosts.size() == 1 ? "" : "s") +
-                         " hosting its workers" + (head ? ", and the head" : "") + ")");
-    }
-    if (takes_checkpoints(plan.cfg))
-      check_checkpointable(plan);
-    if (!plan.cfg.resume_dir.empty())
-      resume = std::make_shared<const resume_point>(load_resume_point(plan));
-  } catch (const std::exception& e) {
-    return make_error(sp_error::bad_input, std::string("head: ") + e.what());
-  }
-  if (where)  // a node runs the job's code only if its program registered it
-    for (auto idx : hosts)
-      if (auto why = lacks_code(st.nodes[idx], cfg.loop, cfg.model); !why.empty())
-        return make_error(sp_error::bad_input, why);
-  if (!where)
-    return make_error(sp_error::bad_input,
-                      "the job needs " + std::to_string(cfg.workers) + " worker slots but the cluster has " +
-                        std::to_string(total_free) + " free" +
-                        (st.nodes.empty() ? std::string(" (no node has joined)") : " (" + offer + ")") +
-                        (cfg.elastic ? "; --elastic starts on one at least" : ""));
-  auto id = st.next_job++;
-  job_setup setup;
-  setup.id = id;
-  setup.plan = plan;
-  setup.test = std::move(test);
-  setup.resume = std::move(resume);
-  setup.client = client;
-  setup.follower = std::move(follower);
-  setup.head = head_actor{self};
-  setup.head_token = st.cfg.control_token;
-  setup.plane = st.cfg.plane;
-  setup.dashboard = st.cfg.dashboard;
-  if (st.cfg.plane)  // each node's bulk endpoint, on the host the head sees it at
-    for (auto& n : st.nodes) {
-      bool local = n.handle.node() == self->node();
-      auto at = parse_endpoint(n.status.address);
-      if (local)
-        setup.node_bulk[n.status.name] = ":" + std::to_string(st.cfg.plane->port());
-      else if (at && n.bulk_port != 0)
-        setup.node_bulk[n.status.name] = bulk_endpoint(at->host, n.bulk_port);
-    }
-  job_entry entry;
-  entry.client = client;
-  entry.stop_token = make_token();
-  for (auto idx : *where) {
-    auto& n = st.nodes[idx];
-    setup.nodes.push_back(n.handle);
-    setup.node_names.push_back(n.status.name);
-    setup.node_tokens.push_back(n.token);
-    ++n.status.used;
-    ++entry.held[n.handle.address()];
-  }
-  if (plan.cfg.ps_placement == "nodes")
-    for (auto host : plan.shard_hosts) {
-      auto& n = st.nodes[hosts[static_cast<size_t>(host)]];
-      setup.shard_nodes.push_back(n.handle);
-      setup.shard_node_names.push_back(n.status.name);
-      setup.shard_node_tokens.push_back(n.token);
-    }
-  if (replica_hosts && plan.cfg.ps_replicas > 0)
-    for (auto& copies : *replica_hosts) {
-      auto& nodes = setup.replica_nodes.emplace_back();
-      auto& names = setup.replica_node_names.emplace_back();
-      auto& tokens = setup.replica_node_tokens.emplace_back();
-      for (auto host : copies) {
-        auto& n = st.nodes[hosts[host]];
-        nodes.push_back(n.handle);
-        names.push_back(n.status.name);
-        tokens.push_back(n.token);
-      }
-    }
-  setup.nodes.resize(static_cast<size_t>(cfg.workers));  // vacant places: an invalid node
-  setup.node_names.resize(setup.nodes.size());
-  setup.node_tokens.resize(setup.nodes.size());
-  entry.elastic = cfg.elastic;
-  entry.loop = cfg.loop;
-  entry.model = cfg.model;
-  entry.status = {id, cfg.protocol, cfg.workers, 0, -1, job_stage::starting};
-  entry.status.devices = plan.devices;
-  entry.runner = spawn_job(self->system(), std::move(setup));
-  entry.handle = entry.runner;
-  self->monitor(entry.handle);
-  auto stop_token = entry.stop_token;
-  st.jobs.emplace(id, std::move(entry));
-  log(self, "job " + std::to_string(id) + " submitted: " + cfg.protocol + ", " +
-              std::to_string(cfg.workers) + " workers");
-  return {id, std::move(stop_token)};
+  auto started = start_job(self, std::move(cfg), client, follower);
+  if (!started)
+    return started.error();
+  return {started->id, std::move(started->stop_token), self->state.journal.has_value()};
 }
 
 // The submitter ends its job early (Ctrl-C on `syncpoint submit`): the job
 // stops as a limit would stop it, and its outcome still goes to the client.
 caf::result<bool> on_stop(head_ptr self, uint64_t id, const std::string& token, const std::string& reason) {
   auto& st = self->state;
+  if (auto r = st.restoring.find(id); r != st.restoring.end() && same_secret(token, r->second.journal.stop_token)) {
+    auto why = printable(reason) + " (before it went on from its checkpoint)";  // it waited for its nodes
+    log(self, "job " + std::to_string(id) + " stopped: " + why);
+    journal_state(self, id, job_stage::stopped, &why);
+    self->send(r->second.relay, finished_atom::value, job_result{job_stage::stopped, why, 0, {}});
+    st.restoring.erase(r);
+    return true;
+  }
   auto i = st.jobs.find(id);
   if (i == st.jobs.end() || !same_secret(token, i->second.stop_token)) {
     log(self, "refused to stop job " + std::to_string(id) + ": not its submitter's token");
@@ -381,6 +216,13 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
       log(self, "node '" + i->status.name + "' " +
                   (left ? std::string("left") : "was lost: " + self->system().render(dm.reason)));
       st.nodes.erase(i);  // its workers leave their jobs through the coordinators' monitors
+      journal_nodes(self);
+      return;
+    }
+  for (auto& kv : st.jobs)  // a relay ended: it handed the outcome over, or its submitter went
+    if (kv.second.relay && kv.second.relay.address() == dm.source) {
+      kv.second.relay = submitter_relay_actor{};
+      maybe_done_shutting_down(self);
       return;
     }
   for (auto& kv : st.jobs)
@@ -400,11 +242,13 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
 head_actor::behavior_type head(head_ptr self, head_config cfg) {
   self->state.cfg = std::move(cfg);
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
+  restore_jobs(self);
   return {
-    [=](register_atom, node_hello& hello, node_actor& node) -> caf::result<std::string> {
+    [=](register_atom, node_hello& hello, node_actor& node) -> caf::result<std::string, bool> {
       return on_register(self, hello, node);
     },
     [=](heartbeat_atom, const std::string& name) {
+      try_restore(self);  // (the head sends itself one at the rejoin deadline)
       auto* n = find_node(self, name);
       if (n && caf::actor_cast<caf::actor_addr>(self->current_sender()) == n->handle.address())
         n->status.last_heartbeat_ms = unix_ms();
@@ -417,11 +261,23 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         out.nodes.push_back(n.status);
       for (auto& kv : self->state.jobs)
         out.jobs.push_back(kv.second.status);
+      for (auto& kv : self->state.restoring) {
+        auto& cfg = kv.second.journal.plan.cfg;
+        out.jobs.push_back({kv.first, cfg.protocol, cfg.workers, 0, -1, job_stage::starting});
+      }
+      std::sort(out.jobs.begin(), out.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
       return out;
     },
     [=](submit_atom, job_config& cfg, client_actor& client, const std::string& secret,
-        follower_actor& follower) -> caf::result<uint64_t, std::string> {
+        follower_actor& follower) -> caf::result<uint64_t, std::string, bool> {
       return on_submit(self, cfg, client, secret, follower);
+    },
+    [=](reattach_atom, uint64_t id, const std::string& token, client_actor& client) -> caf::result<bool> {
+      return on_reattach(self, id, token, client);
+    },
+    [=](finished_atom, const std::string& token, uint64_t id, job_stage state, const std::string& why) {
+      if (same_secret(token, self->state.cfg.control_token))  // (a relay of this head's)
+        journal_state(self, id, state, &why);
     },
     [=](stop_atom, uint64_t id, const std::string& token, const std::string& reason) -> caf::result<bool> {
       return on_stop(self, id, token, reason);
@@ -443,7 +299,10 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
           || caf::actor_cast<caf::actor_addr>(self->current_sender()) != i->second.handle.address())
         return;
       bool was_final = is_final(i->second.status.state);
+      auto was = i->second.status.state;
       i->second.status = std::move(status);
+      if (was != i->second.status.state)
+        journal_state(self, id, i->second.status.state);
       if (!was_final && is_final(i->second.status.state)) {
         release_slots(self, i->second);
         log(self, job_name(id, i->second) + " " + to_string(i->second.status.state));
@@ -471,6 +330,15 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         if (!is_final(kv.second.status.state))
           self->send(kv.second.handle, stop_atom::value, st.cfg.control_token,
                      std::string("the head is shutting down"));
+      for (auto& kv : std::exchange(st.restoring, {})) {  // never went on: stopped where they stood
+        std::string why = "the head shut down before the job could go on from its checkpoint";
+        journal_state(self, kv.first, job_stage::stopped, &why);
+        self->send(kv.second.relay, finished_atom::value, job_result{job_stage::stopped, why, 0, {}});
+        self->send(kv.second.relay, leave_atom::value);
+      }
+      for (auto& kv : st.jobs)  // the outcomes still go to their submitters before the head ends
+        if (kv.second.relay)
+          self->send(kv.second.relay, leave_atom::value);
       maybe_done_shutting_down(self);
       return rp;
     },

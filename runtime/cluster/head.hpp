@@ -8,11 +8,13 @@
 #pragma once
 
 #include "runtime/cluster/transport/data_plane.hpp"
+#include "runtime/cluster/head_journal.hpp"
 #include "runtime/cluster/interfaces.hpp"
 #include "runtime/cluster/placement.hpp"
 #include "runtime/cluster/watch.hpp"
 
 #include <functional>
+#include <optional>
 
 namespace syncpoint::cluster {
 
@@ -25,6 +27,13 @@ struct head_config {
   std::function<void(const std::string&)> log; // one line per event (node joined, job ended, ...)
   std::shared_ptr<data_plane> plane;           // the bulk channel for shards here (null: none)
   dashboard_link dashboard;                    // the dashboard's hub and where finished jobs' files go (none: no hub)
+  // head --state DIR: the folder and the journal read from it (its epoch
+  // already counted: the command wrote it back before the head started).
+  // The jobs it lists as running go on from their newest checkpoints once
+  // their nodes are back, or after `rejoin_wait` with the nodes there are.
+  std::string state_dir;
+  std::optional<head_journal> journal;
+  caf::timespan rejoin_wait = std::chrono::seconds(120);
 };
 
 head_actor spawn_head(caf::actor_system& sys, head_config cfg);

@@ -18,8 +18,8 @@ void maybe_done_shutting_down(head_ptr self) {
   auto& st = self->state;
   if (!st.shutting_down)
     return;
-  for (auto& kv : st.jobs)
-    if (!is_final(kv.second.status.state))
+  for (auto& kv : st.jobs)  // each outcome handed over (a relay ends once it did)
+    if (!is_final(kv.second.status.state) || kv.second.relay)
       return;
   for (auto& n : st.nodes)
     self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"), st.leave_code);

@@ -5,10 +5,13 @@
 
 #include <syncpoint/dataset.hpp>
 #include "runtime/cluster/head.hpp"
+#include "runtime/cluster/job_runner.hpp"
+#include "runtime/cluster/submitter_relay.hpp"
 
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace syncpoint::cluster::head_detail {
 
@@ -35,6 +38,14 @@ struct job_entry {
   std::map<caf::actor_addr, int> held;
   bool elastic = false;
   std::string loop, model;  // a training job's: its later workers go only to nodes whose program has both
+  submitter_relay_actor relay;  // with a journal: what its runner reports to (the client is then the relay)
+};
+
+/// A job of the journal that was running when the head was lost: it goes on
+/// from its newest checkpoint once its nodes are back, or at the rejoin deadline.
+struct restoring_job {
+  journal_job journal;
+  submitter_relay_actor relay;  // its submitter reattaches here
 };
 
 struct head_state {
@@ -49,6 +60,9 @@ struct head_state {
   int64_t train_size = 0;
   std::shared_ptr<const dataset> test;
   std::vector<caf::typed_response_promise<bool>> shutdown_waiters;
+  std::optional<head_journal> journal;  // head --state: what the journal holds (none: no journal)
+  std::map<uint64_t, restoring_job> restoring;
+  int64_t rejoin_deadline_ms = 0;  // the restored jobs wait for their nodes until then
   static inline const char* name = "head";
 };
 
@@ -93,6 +107,40 @@ std::vector<uint64_t> elastic_jobs(head_ptr self);
 /// Slots freed: they go to the elastic jobs and sweeps short of them (but
 /// `except`, a sweep that gave them back because none of its cells waits).
 void offer_freed_slots(head_ptr self, uint64_t except = 0);
+
+/// A job accepted: placed, its runner spawned (`restored`: the journal's job
+/// going on from its newest checkpoint, with its id, stop token and relay).
+struct started_job {
+  uint64_t id = 0;
+  std::string stop_token;
+};
+caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor client, follower_actor follower,
+                                     restoring_job* restored = nullptr);
+
+// The journal (head_restore.cpp). Each does nothing without --state.
+
+/// Writes the journal as the head's state now has it (a failure is logged: the jobs go on).
+void save_journal(head_ptr self);
+
+/// The nodes changed: the journal lists the ones registered now.
+void journal_nodes(head_ptr self);
+
+/// Job `id` started (or went on from a checkpoint) with this setup.
+void journal_started(head_ptr self, uint64_t id, const job_setup& setup, const std::string& stop_token,
+                     const restoring_job* restored);
+
+/// Job `id` is now at `state`; `outcome`, when given, says how it ended.
+void journal_state(head_ptr self, uint64_t id, job_stage state, const std::string* outcome = nullptr);
+
+/// At the start of a head with a journal: the jobs that were running wait
+/// for their nodes (or fail, with no checkpoint to go on from).
+void restore_jobs(head_ptr self);
+
+/// The restored jobs whose nodes are back (or whose wait is over) go on.
+void try_restore(head_ptr self);
+
+/// A submitter that lost the head reattaches to job `id`.
+caf::result<bool> on_reattach(head_ptr self, uint64_t id, const std::string& token, client_actor& client);
 
 /// `syncpoint sweep --head`: runs the cells on free slots (head_sweep.cpp).
 caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,

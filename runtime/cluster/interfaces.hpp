@@ -56,6 +56,7 @@ using grow_atom = caf::atom_constant<caf::atom("cl_grow")>;
 using sweep_atom = caf::atom_constant<caf::atom("cl_sweep")>;
 using cell_atom = caf::atom_constant<caf::atom("cl_cell")>;
 using slots_atom = caf::atom_constant<caf::atom("cl_slots")>;
+using reattach_atom = caf::atom_constant<caf::atom("cl_reatt")>;
 
 /// What a node says when it joins.
 struct node_hello {
@@ -330,13 +331,21 @@ using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
 using status_source_actor = caf::typed_actor<caf::replies_to<status_atom, std::string>::with<cluster_status>>;
 
 using head_actor = caf::typed_actor<
-  caf::replies_to<register_atom, node_hello, node_actor>::with<std::string>,
+  // -> the name it joined under, and whether the head keeps a journal (head --state): a node
+  // that loses such a head waits for it to come back (node --head-wait)
+  caf::replies_to<register_atom, node_hello, node_actor>::with<std::string, bool>,
   caf::reacts_to<heartbeat_atom, std::string>,
   caf::replies_to<status_atom, std::string>::with<cluster_status>,                  // (the cluster's token)
-  // (the cluster's token, who hears every event: invalid for none) -> the job's id and the
-  // token that stops it, known to the submitter only
+  // (the cluster's token, who hears every event: invalid for none) -> the job's id, the
+  // token that stops it, known to the submitter only, and whether the head keeps a journal
+  // (a submitter that loses such a head reattaches to it when it comes back)
   caf::replies_to<submit_atom, job_config, client_actor, std::string, follower_actor>::with<uint64_t,
-                                                                                            std::string>,
+                                                                                            std::string, bool>,
+  // (job id, its stop token, the submitter's new client): after the head came back (head
+  // --state), the job's lines and outcome go to this client; true: it will hear the outcome
+  caf::replies_to<reattach_atom, uint64_t, std::string, client_actor>::with<bool>,
+  // (own relays, with the secret, job id, how it ended, why): a job's outcome, for the journal
+  caf::reacts_to<finished_atom, std::string, uint64_t, job_stage, std::string>,
   // (job id, its stop token, reason): end the job early; its outcome still goes to the client
   caf::replies_to<stop_atom, uint64_t, std::string, std::string>::with<bool>,
   // (job id, its stop token[, note, value]): evaluate now, mark the trace; false once it ended
@@ -372,6 +381,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 23;  // 23: a snapshot names its request (a promoted replica answers it again); 22: replicated shards (ps_group copies, a replica's reports, --ps-replicas); 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
+inline constexpr int wire_version = 24;  // 24: a head that comes back (head --state: reattach, the journal flag in the register and submit replies); 23: a snapshot names its request (a promoted replica answers it again); 22: replicated shards (ps_group copies, a replica's reports, --ps-replicas); 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
 
 }  // namespace syncpoint::cluster

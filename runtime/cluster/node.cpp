@@ -3,6 +3,7 @@
 #include <syncpoint/worker_loop.hpp>
 
 #include "runtime/cluster/cell_host.hpp"
+#include "runtime/cluster/connect.hpp"
 #include "runtime/job/job_parts.hpp"
 
 #include <algorithm>
@@ -191,8 +192,7 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;
     if (dm.source == st.cfg.head.address()) {
-      leave(self, "lost the connection to the head",
-            caf::make_error(caf::sec::runtime_error, "lost the connection to the head"));
+      leave(self, head_lost, caf::make_error(caf::sec::runtime_error, head_lost));
       return;
     }
     st.workers.erase(std::remove_if(st.workers.begin(), st.workers.end(),
@@ -216,17 +216,16 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
                            st.cfg.host, st.cfg.launcher, st.cfg.rank},
                 node_actor{self})
     .then(
-      [=](const std::string& name) {
+      [=](const std::string& name, bool journaled) {
         auto& st = self->state;
         st.joined = true;
         if (st.cfg.on_joined)
-          st.cfg.on_joined(name);
+          st.cfg.on_joined(name, journaled);
         self->send(self, heartbeat_atom::value);
       },
       [=](caf::error& err) {
         auto why = err == caf::sec::request_timeout ? std::string("the head did not answer within the time limit")
-                   : err.context().match_element<std::string>(0) ? err.context().get_as<std::string>(0)
-                                                                 : self->system().render(err);
+                                                    : error_words(self->system(), err);
         leave(self, why, caf::make_error(caf::sec::runtime_error, why));
       });
   return {

@@ -6,8 +6,10 @@
 //   auto node = spawn_node(sys, {"gpu-box-1", 8, "/data/fashion-mnist", head});
 //
 // The node quits with an error if the head refuses it (name taken, another
-// schema) or cannot be reached, and normally when the head tells it to leave;
-// its workers go with it.
+// schema), cannot be reached or is lost, and normally when the head tells it
+// to leave; its workers and shards go with it. A node process whose head keeps
+// a journal starts another node actor once the head is back (node --head-wait):
+// every job's coordinator lives on the head, so nothing of a job outlives it.
 #pragma once
 
 #include "runtime/cluster/transport/data_plane.hpp"
@@ -24,9 +26,10 @@ struct node_config {
   head_actor head;
   caf::timespan register_timeout = std::chrono::seconds(10);
   caf::timespan heartbeat = std::chrono::seconds(1);
-  /// Told once the head accepted the node, and when the node leaves: why,
-  /// and the exit code the head asked it to leave with (0 when it did not).
-  std::function<void(const std::string&)> on_joined;
+  /// Told once the head accepted the node (the name, and whether the head
+  /// keeps a journal: head --state), and when the node leaves: why, and the
+  /// exit code the head asked it to leave with (0 when it did not).
+  std::function<void(const std::string&, bool)> on_joined;
   std::function<void(const std::string&, int32_t)> on_leave;
   std::string secret;            // the cluster's token, if the head requires one
   // The process's data plane (runtime/cluster/transport/data_plane.hpp; null: none),
@@ -44,5 +47,8 @@ struct node_config {
 };
 
 node_actor spawn_node(caf::actor_system& sys, node_config cfg);
+
+/// Why a node leaves when it loses the connection to its head (on_leave).
+inline constexpr const char* head_lost = "lost the connection to the head";
 
 }  // namespace syncpoint::cluster

@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 namespace syncpoint::cluster {
 
@@ -23,8 +24,10 @@ namespace {
 using namespace std::chrono_literals;
 
 // The observers' job_control_actor, plus (submit, id, stop token) from
-// submit() once the head took the job.
-using relay_actor = job_control_actor::extend<caf::reacts_to<submit_atom, uint64_t, std::string>>;
+// submit() once the head took the job, and (reattach, head) once a head that
+// came back took the job again.
+using relay_actor = job_control_actor::extend<caf::reacts_to<submit_atom, uint64_t, std::string>,
+                                              caf::reacts_to<reattach_atom, head_actor>>;
 
 struct relay_state {
   head_actor head;
@@ -60,6 +63,7 @@ relay_actor::behavior_type control_relay(relay_ptr self, head_actor head) {
         send();
       self->state.held.clear();
     },
+    [=](reattach_atom, head_actor& head) { self->state.head = std::move(head); },
     [=](const stop_request& r) { ask_head(self, stop_atom::value, r.why); },
     [=](eval_request) { ask_head(self, eval_atom::value); },
     [=](const mark_request& r) { ask_head(self, mark_atom::value, r.note, r.value); },
@@ -174,6 +178,45 @@ job_config checked(const job_config& given) {
 
 }  // namespace
 
+caf::expected<head_actor> reattach(caf::scoped_actor& self, const endpoint& at, uint64_t id,
+                                   const std::string& stop_token, const client_actor& client,
+                                   const caf::node_id& lost, std::chrono::seconds wait,
+                                   const std::function<std::string()>& stop_when) {
+  auto& sys = self->system();
+  auto deadline = std::chrono::steady_clock::now() + wait;
+  std::string last = "no head answered at " + at.host + ":" + std::to_string(at.port);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto why = stop_when ? stop_when() : std::string(); !why.empty())
+      return caf::make_error(caf::sec::runtime_error, "the wait for it was interrupted (" + why + ")");
+    auto head = connect_head(sys, at, std::chrono::seconds(5));
+    if (!head) {
+      last = error_words(sys, head.error());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
+    // The middleman may hand back its proxy of the lost head for a moment, and a request to it
+    // can go unanswered: asked briefly, then again. A head that came back is another process.
+    auto patience = head->node() == lost ? std::chrono::seconds(3) : std::chrono::seconds(30);
+    caf::error refused;
+    bool later = false;
+    self->request(*head, patience, reattach_atom::value, id, stop_token, client)
+      .receive([](bool) {}, [&](caf::error& e) {
+        // The head's own refusals are final but "not now"; anything else (the middleman's proxy
+        // of the dead head, a timeout) is tried again.
+        later = e.category() != caf::atom("syncpoint") || e.code() == static_cast<uint8_t>(sp_error::not_now);
+        refused = std::move(e);
+      });
+    if (!refused)
+      return *head;
+    if (!later)
+      return refused;
+    last = error_words(sys, refused);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return caf::make_error(caf::sec::runtime_error,
+                         "it did not come back within " + std::to_string(wait.count()) + " s (" + last + ")");
+}
+
 std::chrono::seconds result_deadline(const job_config& cfg) {
   return std::chrono::seconds(cfg.max_time_s > 0 ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
                                                  : int64_t{30} * 24 * 3600);
@@ -239,11 +282,16 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
   self->monitor(*head);
   cluster_run run;
   std::string stop_token;
+  bool journaled = false;
   caf::error refusal;
   auto follower = opts.observers.empty() ? follower_actor{} : follower_actor{client};
   self->request(*head, std::chrono::seconds(60), submit_atom::value, cfg, client_actor{client}, opts.token,
                 follower)
-    .receive([&](uint64_t id, std::string& token) { run.id = id; stop_token = std::move(token); },
+    .receive([&](uint64_t id, std::string& token, bool journal) {
+               run.id = id;
+               stop_token = std::move(token);
+               journaled = journal;
+             },
              [&](caf::error& e) { refusal = std::move(e); });
   if (refusal) {
     end_here();
@@ -264,7 +312,28 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
         self->send(relay, checkpoint_request{why});
     return opts.stop_when ? opts.stop_when() : std::string();
   };
+  auto say = [&](const std::string& line) {
+    opts.on_line ? opts.on_line(line) : void(std::fprintf(stderr, "syncpoint: %s\n", line.c_str()));
+  };
   auto waited = await_result(self, *head, run.id, stop_token, stop_when, result_deadline(cfg), stop_failed);
+  while (waited.lost && journaled && opts.head_wait.count() > 0) {  // head --state: it comes back
+    say("lost the connection to the head: waiting up to " + std::to_string(opts.head_wait.count()) +
+        " s for it to come back (it keeps a journal)");
+    auto back = reattach(self, *at, run.id, stop_token, caf::actor_cast<client_actor>(client), head->node(),
+                         opts.head_wait, opts.stop_when);
+    if (!back) {
+      end_here();
+      throw cluster_error(back.error().category() == caf::atom("syncpoint") ? cluster_error::kind::refused
+                                                                            : cluster_error::kind::lost,
+                          "lost the connection to the head, and " + error_words(sys, back.error()));
+    }
+    head = std::move(back);
+    self->monitor(*head);
+    self->send(relay, reattach_atom::value, *head);
+    ++run.head_returns;
+    say("the head is back: job " + std::to_string(run.id) + " reattached (it goes on from its newest checkpoint)");
+    waited = await_result(self, *head, run.id, stop_token, stop_when, result_deadline(cfg), stop_failed);
+  }
   end_here();  // the client has quit when the result came; the relay is done with
   if (!waited.got)
     throw cluster_error(cluster_error::kind::lost, waited.lost ? "lost the connection to the head"

@@ -1,5 +1,7 @@
 #include "runtime/cluster/sweep_runner.hpp"
 
+#include "runtime/cluster/connect.hpp"
+
 #include <algorithm>
 #include <deque>
 #include <map>
@@ -130,8 +132,7 @@ void place_next(sweep_ptr self, caf::actor_addr where) {
           return;  // lost with its node meanwhile
         st.running.erase(r);
         auto node = st.nodes.count(where) ? st.nodes.at(where).name : std::string("?");
-        auto why = err.context().match_element<std::string>(0) ? err.context().get_as<std::string>(0)
-                                                               : self->system().render(err);
+        auto why = error_words(self->system(), err);
         // A node busier than the head knows (the workers of a job that
         // ended are still leaving it) refuses with not_now: no try, and its
         // slot goes back after a pause rather than at once in a loop. The

@@ -1,0 +1,232 @@
+// syncpoint node: joins the head and hosts the workers (and shards) it is
+// given. A node whose head keeps a journal (head --state) outlives the head's
+// loss: it waits --head-wait s for a head at the same address and joins it
+// again, this process unchanged.
+#include "cli/cluster_cmds.hpp"
+#include "cli/cluster_options.hpp"
+#include "cli/log.hpp"
+#include <syncpoint/model.hpp>
+#include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/node.hpp"
+#include "runtime/cluster/transport/data_plane.hpp"
+#include "runtime/job/devices.hpp"
+#include "runtime/job/job_parts.hpp"
+
+#include <atomic>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <unistd.h>
+
+namespace syncpoint::cli {
+
+using namespace syncpoint::cluster;
+
+namespace {
+
+// A head at `at`, until `until`; none if none answered, or a signal asked the
+// node to leave meanwhile. It may be the lost head's process (a connection
+// that broke while the head lived, or the middleman's cached proxy of a dead
+// one): registering tells, and a refusal brings the node back here.
+std::optional<head_actor> wait_for_head(caf::actor_system& sys, const endpoint& at,
+                                        std::chrono::steady_clock::time_point until, signal_catcher& signals,
+                                        bool stay_on_signal) {
+  while (std::chrono::steady_clock::now() < until) {
+    if (signals.wait(0) && !stay_on_signal)
+      return std::nullopt;
+    if (auto head = connect_head(sys, at, std::chrono::seconds(5)))
+      return *head;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int run_node(const std::vector<std::string>& args) {
+  signal_catcher signals;
+  cluster_options opts("node");
+  opts.name = hostname() + "-" + std::to_string(getpid());
+  opts.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  opts.with_token()
+    .add(opts.join, "join", "HOST:PORT of the head (required)")
+    .add(opts.name, "name", "this node's name, unique in the cluster (default HOSTNAME-PID)")
+    .add(opts.wait_for_head, "wait-for-head", "seconds to keep trying to reach the head (default 0: one try)")
+    .add(opts.head_wait, "head-wait", "seconds to wait for a lost head that keeps a journal (head --state) to come "
+                                      "back, then join it again (default 120; 0: leave at once, as with a head "
+                                      "without one)")
+    .add(opts.head_ends_it, "stay-on-signal", "SIGINT and SIGTERM do not make the node leave: it waits for the head "
+                                              "to end the job and tell it (syncpoint launch, where the job's every "
+                                              "process gets the signal)")
+    .add(opts.slots, "slots", "workers this node may host (default: its cores)")
+    .add(opts.rank, "rank", "its rank in a launched job, shown by status and the dashboard (syncpoint launch "
+                            "sets it; default none)")
+    .add(opts.launcher, "launcher", "what launched that job: slurm, openmpi, mpich, torchrun, kubernetes (with --rank)")
+    .add(opts.gpus, "gpus", "CUDA devices this node's workers may take, e.g. 0,1: a job with --device cuda is "
+                            "placed only on nodes that offer GPUs (default none; docs/gpu.md)")
+    .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
+                              "0.0.0.0: every interface)")
+    .group("data")
+    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")")
+    .group("output")
+    .add(opts.log_level, "log-level", std::string("the lowest level of the node's log on stderr: ") + log_level_words +
+                                        " (default info)");
+  if (int rc = parse_command(opts, args, "node"); rc >= 0)
+    return rc;
+  if (!start_log("node", opts.log_level)) {
+    std::cerr << "syncpoint node: --log-level must be " << log_level_words << ", got '" << opts.log_level << "'\n";
+    return 2;
+  }
+  auto at = parse_endpoint(opts.join);
+  if (!at) {
+    std::cerr << "syncpoint node: --join expects HOST:PORT, got '" << opts.join << "'\n";
+    return 2;
+  }
+  if (opts.slots < 1 || opts.slots > 4096) {
+    std::cerr << "syncpoint node: --slots must be in 1..4096\n";
+    return 2;
+  }
+  if (!valid_node_name(opts.name)) {
+    std::cerr << "syncpoint node: --name must be 1 to " << max_node_name << " printable characters\n";
+    return 2;
+  }
+  if (opts.head_wait < 0 || opts.head_wait > 86400) {
+    std::cerr << "syncpoint node: --head-wait must be in 0..86400 seconds, got " << opts.head_wait << "\n";
+    return 2;
+  }
+  if (opts.rank < -1 || (!opts.launcher.empty() && !valid_node_name(opts.launcher))) {
+    std::cerr << "syncpoint node: --rank must be >= 0 and --launcher 1 to " << max_node_name
+              << " printable characters\n";
+    return 2;
+  }
+  std::vector<int32_t> gpus;
+  try {
+    gpus = parse_gpu_list(opts.gpus, this_machine());
+  } catch (const config_error& e) {
+    std::cerr << "syncpoint node: " << e.what() << "\n";
+    return 2;
+  }
+  auto secret = cluster_secret(opts.token, opts.token_file, "node");
+  // A thread per worker slot, up to the cores (a worker is busy one core).
+  auto tls = cluster_tls(opts.tls, opts.tls_paths, "node");
+  configure_cluster(opts.actor_system, tls, scheduler_threads(opts.slots));
+  caf::actor_system sys{opts.actor_system};
+  auto head = reach_head(sys, *at, "node", std::chrono::seconds(std::max(0, opts.wait_for_head)));
+  std::atomic<bool> joined{false};
+  auto why = std::make_shared<std::string>();
+  auto why_mutex = std::make_shared<std::mutex>();
+  auto code = std::make_shared<int32_t>(0);
+  node_config cfg;
+  cfg.name = opts.name;
+  cfg.slots = opts.slots;
+  cfg.gpus = gpus;
+  cfg.host = hostname();
+  cfg.rank = opts.rank;
+  cfg.launcher = opts.rank >= 0 && opts.launcher.empty() ? "launch" : opts.launcher;
+  cfg.data_dir = opts.data;
+  cfg.head = head;
+  cfg.register_timeout = std::chrono::seconds(5);
+  cfg.secret = secret;
+  // The bulk channel listens where the head is reached from (a head on this
+  // machine: loopback), unless --host says otherwise.
+  auto listen = opts.listen;
+  if (listen.empty()) {
+    listen = is_loopback(at->host) ? "127.0.0.1" : local_address_towards(at->host, at->port);
+    if (listen.empty()) {
+      log_line(log_level::warn, "syncpoint node: no interface of this machine routes to " + at->host +
+                    ": the bulk channel listens on every interface (--host ADDR chooses one)");
+      listen = "0.0.0.0";
+    }
+  }
+  try {
+    cfg.plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
+                                             [](const std::string& line) { log_line(log_level::info, line); },
+                                             bulk_host(listen));
+  } catch (const std::exception& e) {
+    std::cerr << "syncpoint node: the bulk channel cannot listen on '" << listen << "': " << e.what() << "\n";
+    return 2;
+  }
+  say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(listen), cfg.plane->port()));
+  if (!is_loopback(bulk_host(listen)) && secret.empty() && !tls.enabled())
+    log_line(log_level::warn, "syncpoint node: WARNING: the bulk channel listens on " + bulk_host(listen) +
+                  ", beyond this machine, with no token and no TLS: anyone who can reach port " +
+                  std::to_string(cfg.plane->port()) +
+                  " may talk to its shards. Give the cluster a secret: --token-file FILE on the head and every "
+                  "node (and --tls)");
+  cfg.head_host = at->host;
+  cfg.on_note = [](const std::string& line) { log_line(log_level::info, "syncpoint node: " + line); };
+  std::atomic<bool> journaled{false};
+  cfg.on_joined = [&, at](const std::string& name, bool journal) {
+    joined = true;
+    journaled = journal;
+    say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
+                  std::to_string(opts.slots) + (opts.slots == 1 ? " slot" : " slots") +
+                  (journal ? " (it keeps a journal: this node waits for it if it is lost)" : ""));
+  };
+  cfg.on_leave = [why, why_mutex, code](const std::string& reason, int32_t asked) {
+    std::lock_guard<std::mutex> guard{*why_mutex};
+    *why = reason;
+    *code = asked;
+  };
+  caf::scoped_actor self{sys};
+  bool rejoining = false;  // the head was lost and came back: this node joins it again
+  auto rejoin_until = std::chrono::steady_clock::time_point{};
+  for (;;) {
+    joined = false;
+    auto node = spawn_node(sys, cfg);
+    self->monitor(node);
+    caf::error ended;
+    bool down = false;
+    while (!down) {
+      if (signals.wait(200) && !opts.head_ends_it) {
+        self->send_exit(node, caf::exit_reason::user_shutdown);
+        self->receive([&](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
+        log_line(log_level::info, "syncpoint node: leaving the cluster");
+        return 0;
+      }
+      self->receive([&](caf::down_msg& dm) { down = true; ended = dm.reason; },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+    }
+    std::string reason;
+    int32_t asked = 0;
+    {
+      std::lock_guard<std::mutex> guard{*why_mutex};
+      reason = *why;
+      asked = *code;
+    }
+    bool lost = joined && reason == head_lost;
+    bool refused_again = rejoining && !joined;  // e.g. its old name not yet freed: try again
+    if ((lost && journaled && opts.head_wait > 0) || (refused_again && std::chrono::steady_clock::now() < rejoin_until)) {
+      if (lost) {
+        log_line(log_level::warn, "syncpoint node: lost the connection to the head; its jobs' workers and shards "
+                                  "here are gone with it. Waiting up to " + std::to_string(opts.head_wait) +
+                                  " s for it to come back (it keeps a journal)");
+        rejoin_until = std::chrono::steady_clock::now() + std::chrono::seconds(opts.head_wait);
+      } else {
+        log_line(log_level::info, "syncpoint node: the head refused this node for now (" + reason + "); trying again");
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+      auto back = wait_for_head(sys, *at, rejoin_until, signals, opts.head_ends_it);
+      if (!back) {
+        log_line(log_level::error, "syncpoint node: the head did not come back within " +
+                                     std::to_string(opts.head_wait) + " s");
+        return 1;
+      }
+      cfg.head = *back;
+      rejoining = true;
+      continue;
+    }
+    if (!joined) {
+      log_line(log_level::error, "syncpoint node: the head refused this node: " + reason);
+      leave_now(2);
+    }
+    bool failed = ended && ended != caf::exit_reason::normal;
+    log_line(failed ? log_level::error : log_level::info, "syncpoint node: " + reason);
+    if (!failed && asked != 0)  // launch: every process exits with the job's outcome
+      log_line(log_level::info, "syncpoint node: the job's exit code is " + std::to_string(asked));
+    return failed ? 1 : asked;
+  }
+}
+}  // namespace syncpoint::cli

@@ -1,0 +1,32 @@
+// On a head with a journal (head --state), a job's runner reports to this
+// relay, not to the submitter's client: the relay lives as long as the job,
+// the submitter's connection need not. A job the head restored after coming
+// back starts with no submitter; the one that reattaches (reattach_atom to the
+// head) hears the lines it missed (the newest 256), then the job's lines as
+// they come, and its outcome (at once, when the job ended before it came). A submitter that goes away stops the job, as
+// without a journal: the relay ends with it, and the runner sees its client go.
+//
+//   auto relay = spawn_submitter_relay(sys, {id, client, head_actor{self}, token});
+//   setup.client = relay;  // the job runner reports here
+#pragma once
+
+#include "runtime/cluster/interfaces.hpp"
+
+namespace syncpoint::cluster {
+
+/// A client; (reattach, client): a reattached submitter's client; (leave):
+/// the head is shutting down, so the relay ends once the outcome is handed
+/// over (at once when no submitter listens: none would hear it).
+using submitter_relay_actor =
+  client_actor::extend<caf::reacts_to<reattach_atom, client_actor>, caf::reacts_to<leave_atom>>;
+
+struct relay_setup {
+  uint64_t id = 0;
+  client_actor submitter;  // invalid: none yet (a restored job)
+  head_actor head;         // told the outcome, for its journal
+  std::string head_token;  // the head's control secret
+};
+
+submitter_relay_actor spawn_submitter_relay(caf::actor_system& sys, relay_setup setup);
+
+}  // namespace syncpoint::cluster
