@@ -155,16 +155,23 @@ namespace {
 // (a bad one refused, left as it is) and written back with one more start.
 head_journal open_state(caf::actor_system& sys, const std::string& dir) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  // A folder made here is the owner's alone (the journal holds stop tokens); one given keeps its
+  // mode, and the journal file itself is 0600.
+  if (std::filesystem::create_directories(dir, ec))
+    std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
   if (ec)
     throw config_error("--state " + dir + ": cannot create the folder: " + ec.message());
-  std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);  // the journal holds stop tokens
   auto lock = (std::filesystem::path(dir) / "lock").string();
   int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0)
     throw config_error("--state " + dir + ": cannot open " + lock + ": " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0)  // the descriptor stays open: the lock lasts as long as the process
-    throw config_error("--state " + dir + " is in use by another head (it holds " + lock + ")");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {  // the descriptor stays open: the lock lasts as long as the process
+    if (errno == EWOULDBLOCK)
+      throw config_error("--state " + dir + " is in use by another head (it holds " + lock + ")");
+    throw config_error("--state " + dir + ": cannot lock " + lock + ": " + std::strerror(errno) +
+                       " (a file system without locks, as some NFS mounts are: give a folder whose locks work, so "
+                       "that two heads never share it)");
+  }
   auto j = read_journal(sys, dir).value_or(head_journal{});
   ++j.epoch;
   write_journal(sys, dir, j);

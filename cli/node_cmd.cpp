@@ -27,15 +27,17 @@ using namespace syncpoint::cluster;
 namespace {
 
 // A head at `at`, until `until`; none if none answered, or a signal asked the
-// node to leave meanwhile. It may be the lost head's process (a connection
-// that broke while the head lived, or the middleman's cached proxy of a dead
-// one): registering tells, and a refusal brings the node back here.
+// node to leave meanwhile (`signalled`). It may be the lost head's process (a
+// connection that broke while the head lived, or the middleman's cached proxy
+// of a dead one): registering tells, and a refusal brings the node back here.
 std::optional<head_actor> wait_for_head(caf::actor_system& sys, const endpoint& at,
                                         std::chrono::steady_clock::time_point until, signal_catcher& signals,
-                                        bool stay_on_signal) {
+                                        bool stay_on_signal, bool& signalled) {
   while (std::chrono::steady_clock::now() < until) {
-    if (signals.wait(0) && !stay_on_signal)
+    if (signals.wait(0) && !stay_on_signal) {
+      signalled = true;
       return std::nullopt;
+    }
     if (auto head = connect_head(sys, at, std::chrono::seconds(5)))
       return *head;
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -208,10 +210,16 @@ int run_node(const std::vector<std::string>& args) {
         log_line(log_level::info, "syncpoint node: the head refused this node for now (" + reason + "); trying again");
         std::this_thread::sleep_for(std::chrono::seconds(1));
       }
-      auto back = wait_for_head(sys, *at, rejoin_until, signals, opts.head_ends_it);
+      bool signalled = false;
+      auto back = wait_for_head(sys, *at, rejoin_until, signals, opts.head_ends_it, signalled);
+      if (signalled) {
+        log_line(log_level::info, "syncpoint node: leaving the cluster (it was waiting for the head)");
+        return 0;
+      }
       if (!back) {
         log_line(log_level::error, "syncpoint node: the head did not come back within " +
-                                     std::to_string(opts.head_wait) + " s");
+                                     std::to_string(opts.head_wait) + " s" +
+                                     (refused_again ? " (it last refused this node: " + reason + ")" : std::string()));
         return 1;
       }
       cfg.head = *back;

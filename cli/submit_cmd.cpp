@@ -106,7 +106,7 @@ int run_submit(const std::vector<std::string>& args) {
     std::fprintf(stderr, "syncpoint submit: job %llu failed: %s\n", id, run.message.c_str());
     return interrupted ? 128 + interrupted : 1;
   }
-  if (!run.ran) {  // it ended while the head was away: its outcome came in words, its files are on the head
+  if (!run.ran && run.head_returns > 0) {  // it ended while the head was away: its outcome came in words
     std::fprintf(stderr, "syncpoint submit: job %llu %s%s%s (it ended before this submitter reattached: its trace "
                          "and model are in the head's runs folder)\n",
                  id, run.state.c_str(), run.message.empty() ? "" : ": ", run.message.c_str());

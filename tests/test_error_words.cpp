@@ -9,7 +9,7 @@
 using namespace syncpoint;
 using namespace syncpoint::cluster;
 
-TEST_CASE("error_words: a message in the context is the words; an error without context is CAF's rendering") {
+TEST_CASE("error_words: a message in the context is the words, and an error without context is CAF's rendering") {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
   CHECK(error_words(sys, make_error(sp_error::bad_input, "node 'a' offers 0 slots")) == "node 'a' offers 0 slots");

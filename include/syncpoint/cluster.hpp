@@ -71,8 +71,9 @@ struct submit_options {
   std::chrono::seconds connect_timeout{5};  ///< to reach the head
   /// A head that keeps a journal (head --state) and is lost while the job
   /// runs is waited for this long: once it is back, the job (carried on from
-  /// its newest checkpoint) reports here again. 0: fail at once, as with a
-  /// head without a journal.
+  /// its newest checkpoint) reports here again: its lines and its result,
+  /// not the observers' events. 0: fail at once, as with a head without a
+  /// journal.
   std::chrono::seconds head_wait{120};
 };
 

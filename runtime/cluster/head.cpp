@@ -150,8 +150,8 @@ caf::result<std::string, bool> on_register(head_ptr self, node_hello& hello, nod
   auto gpus = hello.gpus.empty() ? std::string() : " and GPUs " + gpu_names(hello.gpus);
   log(self, "node '" + hello.name + "' joined with " + std::to_string(hello.slots) + (hello.slots == 1 ? " slot" : " slots") + gpus);
   journal_nodes(self);
+  try_restore(self);  // a job of the journal waits for this node: it comes before elastic jobs short of slots
   offer_slots(self, hello.name, elastic_jobs(self));
-  try_restore(self);
   return {hello.name, st.journal.has_value()};
 }
 
@@ -177,6 +177,8 @@ caf::result<bool> on_stop(head_ptr self, uint64_t id, const std::string& token, 
     log(self, "job " + std::to_string(id) + " stopped: " + why);
     journal_state(self, id, job_stage::stopped, &why);
     self->send(r->second.relay, finished_atom::value, job_result{job_stage::stopped, why, 0, {}});
+    self->send(r->second.relay, leave_atom::value);  // it hands the outcome over and ends (a later reattach: the journal's)
+    self->demonitor(r->second.relay.address());
     st.restoring.erase(r);
     return true;
   }
@@ -225,13 +227,22 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
       maybe_done_shutting_down(self);
       return;
     }
+  for (auto& kv : st.restoring)  // a reattached submitter went before its job went on: it stops there
+    if (kv.second.relay.address() == dm.source) {
+      std::string why = "its submitter went away before the job went on from its checkpoint";
+      auto id = kv.first;
+      log(self, "job " + std::to_string(id) + " stopped: " + why);
+      journal_state(self, id, job_stage::stopped, &why);
+      st.restoring.erase(id);
+      return;
+    }
   for (auto& kv : st.jobs)
     if (kv.second.handle.address() == dm.source) {
       if (!is_final(kv.second.status.state)) {  // it died without its outcome: say so
         kv.second.status.state = job_stage::failed;
-        self->send(kv.second.client, finished_atom::value,
-                   job_result{job_stage::failed, "the job's runner on the head stopped: " +
-                                          self->system().render(dm.reason), 0, {}});
+        auto why = "the job's runner on the head stopped: " + self->system().render(dm.reason);
+        journal_state(self, kv.first, job_stage::failed, &why);
+        self->send(kv.second.client, finished_atom::value, job_result{job_stage::failed, why, 0, {}});
       }
       release_slots(self, kv.second);
       maybe_done_shutting_down(self);

@@ -60,8 +60,8 @@ std::string journal_file(const std::string& dir) {
 void write_journal(caf::actor_system& sys, const std::string& dir, const head_journal& j) {
   auto file = journal_file(dir);
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  if (fs::create_directories(dir, ec))  // a folder made here is the owner's alone; one given keeps its mode
+    fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace, ec);
   std::vector<char> encoded;
   caf::binary_serializer sink{sys, encoded};
   if (auto err = sink(const_cast<head_journal&>(j)))

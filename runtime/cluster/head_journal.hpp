@@ -61,8 +61,8 @@ struct head_journal {
 /// DIR/head.journal
 std::string journal_file(const std::string& dir);
 
-/// Replaces DIR's journal with `j` (DIR is created, 0700: the journal holds
-/// stop tokens). Throws config_error naming the file when it cannot (the old
+/// Replaces DIR's journal with `j` (a DIR it creates is 0700, the file always
+/// 0600: the journal holds stop tokens). Throws config_error naming the file when it cannot (the old
 /// journal then stays as it was).
 void write_journal(caf::actor_system& sys, const std::string& dir, const head_journal& j);
 

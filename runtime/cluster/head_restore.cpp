@@ -19,6 +19,10 @@ namespace syncpoint::cluster::head_detail {
 
 namespace {
 
+// How often a job is carried on by a head that came back (as job_restart.cpp
+// restarts a job at most 3 times for lost shards).
+constexpr uint32_t max_restores = 3;
+
 journal_job* journaled(head_ptr self, uint64_t id) {
   if (!self->state.journal)
     return nullptr;
@@ -110,6 +114,13 @@ void restore_jobs(head_ptr self) {
   for (auto& j : st.journal->jobs) {
     if (is_final(j.state))
       continue;
+    if (j.restarts >= max_restores) {  // a job that brings the head down with it is not carried on forever
+      j.state = job_stage::failed;
+      j.outcome = "the head was lost " + std::to_string(j.restarts + 1) + " times while the job ran: it is not "
+                  "carried on again";
+      log(self, "job " + std::to_string(j.id) + " cannot go on: " + j.outcome);
+      continue;
+    }
     auto& dir = j.plan.cfg.checkpoint_dir;
     auto newest = dir.empty() ? std::string() : newest_checkpoint(dir);
     if (newest.empty()) {
@@ -170,6 +181,8 @@ void try_restore(head_ptr self) {
     log(self, "job " + std::to_string(id) + " failed: " + why);
     journal_state(self, id, job_stage::failed, &why);
     self->send(r.relay, finished_atom::value, job_result{job_stage::failed, why, 0, {}});
+    self->send(r.relay, leave_atom::value);  // it hands the outcome over and ends (a later reattach: the journal's)
+    self->demonitor(r.relay.address());
   }
 }
 
