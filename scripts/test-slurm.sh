@@ -17,6 +17,7 @@
 # Exit 77 (counted as skipped by ctest, never as passed) when Slurm cannot run
 # here, after printing the exact error. Kills what it started, by pid.
 set -euo pipefail
+source "$(dirname "$0")/process-helpers.sh"
 build=$(realpath "${1:?usage: scripts/test-slurm.sh BUILD}")
 bin=$build/syncpoint
 [ -x "$bin" ] || { echo "test-slurm: no $bin (build first)" >&2; exit 2; }
@@ -33,14 +34,6 @@ getent passwd munge > /dev/null || skip "no user munge (Debian's munge package c
 work=$(mktemp -d /tmp/syncpoint-slurm.XXXXXX)
 chmod 755 "$work"
 pids=()
-# Waits (up to $2 s: a hang's deadline) for the command $1 to succeed, looking every 0.2 s.
-await() {
-  local deadline=$((SECONDS + $2))
-  until eval "$1"; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.2
-  done
-}
 
 # Whether none of the processes named is alive.
 all_gone() {
@@ -58,15 +51,6 @@ cleanup() {
   [ -n "${KEEP_SLURM_WORK:-}" ] && echo "test-slurm: kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
-
-# A TCP port no socket of this machine holds now.
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 20000))
-    grep -qi "$(printf ':%04X ' "$p")" /proc/net/tcp /proc/net/tcp6 2> /dev/null || { echo "$p"; return; }
-  done
-}
 
 # munged: its own key and socket (the socket's folder open to all, the key's not).
 mkdir -p "$work/munge" "$work/run"

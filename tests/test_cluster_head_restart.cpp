@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <thread>
 
 using namespace syncpoint::testing;
 namespace fs = std::filesystem;
@@ -34,17 +33,12 @@ std::unique_ptr<process> state_head(const temp_dir& dir, const std::string& stat
 
 // Waits until node `p` has joined a head `n` times (its stdout says so each time).
 void await_joins(process& p, int n) {
-  auto joins = [&] {
-    int k = 0;
-    auto out = p.out();
-    for (auto at = out.find("joined the head"); at != std::string::npos; at = out.find("joined the head", at + 1))
-      ++k;
-    return k;
-  };
-  auto until = std::chrono::steady_clock::now() + hang_deadline;
-  while (joins() < n && std::chrono::steady_clock::now() < until && p.running())
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE_MESSAGE(joins() >= n, "node joined " << joins() << " times, not " << n << "\n" << p.out() << p.err());
+  size_t at = 0;
+  for (int k = 0; k < n; ++k) {
+    at = p.wait_for_line([](const std::string& line) { return line.find("joined the head") != std::string::npos; },
+                         hang_deadline, false, at);
+    REQUIRE_MESSAGE(at != std::string::npos, "node joined " << k << " times, not " << n << "\n" << p.out() << p.err());
+  }
 }
 
 // A head with --state, nodes a and b (a slot each) and an open bsp job on

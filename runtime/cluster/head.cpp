@@ -175,10 +175,7 @@ caf::result<bool> on_stop(head_ptr self, uint64_t id, const std::string& token, 
   if (auto r = st.restoring.find(id); r != st.restoring.end() && same_secret(token, r->second.journal.stop_token)) {
     auto why = printable(reason) + " (before it went on from its checkpoint)";  // it waited for its nodes
     log(self, "job " + std::to_string(id) + " stopped: " + why);
-    journal_state(self, id, job_stage::stopped, &why);
-    self->send(r->second.relay, finished_atom::value, job_result{job_stage::stopped, why, 0, {}});
-    self->send(r->second.relay, leave_atom::value);  // it hands the outcome over and ends (a later reattach: the journal's)
-    self->demonitor(r->second.relay.address());
+    end_unrestored(self, id, r->second.relay, job_stage::stopped, why);
     st.restoring.erase(r);
     return true;
   }
@@ -232,7 +229,7 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
       std::string why = "its submitter went away before the job went on from its checkpoint";
       auto id = kv.first;
       log(self, "job " + std::to_string(id) + " stopped: " + why);
-      journal_state(self, id, job_stage::stopped, &why);
+      end_unrestored(self, id, kv.second.relay, job_stage::stopped, why);  // (the relay is gone: only the journal)
       st.restoring.erase(id);
       return;
     }
@@ -341,12 +338,9 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
         if (!is_final(kv.second.status.state))
           self->send(kv.second.handle, stop_atom::value, st.cfg.control_token,
                      std::string("the head is shutting down"));
-      for (auto& kv : std::exchange(st.restoring, {})) {  // never went on: stopped where they stood
-        std::string why = "the head shut down before the job could go on from its checkpoint";
-        journal_state(self, kv.first, job_stage::stopped, &why);
-        self->send(kv.second.relay, finished_atom::value, job_result{job_stage::stopped, why, 0, {}});
-        self->send(kv.second.relay, leave_atom::value);
-      }
+      for (auto& kv : std::exchange(st.restoring, {}))  // never went on: stopped where they stood
+        end_unrestored(self, kv.first, kv.second.relay, job_stage::stopped,
+                       "the head shut down before the job could go on from its checkpoint");
       for (auto& kv : st.jobs)  // the outcomes still go to their submitters before the head ends
         if (kv.second.relay)
           self->send(kv.second.relay, leave_atom::value);

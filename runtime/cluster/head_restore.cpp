@@ -179,11 +179,16 @@ void try_restore(head_ptr self) {
     auto why = "the head came back but the job could not go on from " + r.journal.checkpoint + ": " +
                error_words(self->system(), started.error());
     log(self, "job " + std::to_string(id) + " failed: " + why);
-    journal_state(self, id, job_stage::failed, &why);
-    self->send(r.relay, finished_atom::value, job_result{job_stage::failed, why, 0, {}});
-    self->send(r.relay, leave_atom::value);  // it hands the outcome over and ends (a later reattach: the journal's)
-    self->demonitor(r.relay.address());
+    end_unrestored(self, id, r.relay, job_stage::failed, why);
   }
+}
+
+void end_unrestored(head_ptr self, uint64_t id, const submitter_relay_actor& relay, job_stage state,
+                    const std::string& why) {
+  journal_state(self, id, state, &why);
+  self->demonitor(relay.address());  // its end is no longer news
+  self->send(relay, finished_atom::value, job_result{state, why, 0, {}});
+  self->send(relay, leave_atom::value);
 }
 
 caf::result<bool> on_reattach(head_ptr self, uint64_t id, const std::string& token, client_actor& client) {

@@ -139,6 +139,13 @@ void restore_jobs(head_ptr self);
 /// The restored jobs whose nodes are back (or whose wait is over) go on.
 void try_restore(head_ptr self);
 
+/// A restored job that will not go on (stopped, failed, or its submitter
+/// gone) ends where it stood: the journal says how, and its relay hands the
+/// outcome to a submitter that listens, then ends (a later reattach gets the
+/// journal's words). The caller takes it out of `restoring`.
+void end_unrestored(head_ptr self, uint64_t id, const submitter_relay_actor& relay, job_stage state,
+                    const std::string& why);
+
 /// A submitter that lost the head reattaches to job `id`.
 caf::result<bool> on_reattach(head_ptr self, uint64_t id, const std::string& token, client_actor& client);
 
