@@ -26,6 +26,7 @@
 #   --accuracy-slack 0.01  --keep (keep the work folder)
 #   -- JOB OPTIONS [--model mlp --dataset fashion-mnist --epochs 12]
 set -euo pipefail
+source "$(dirname "$0")/process-helpers.sh"
 cd "$(dirname "$0")/.."
 
 build=build protocols="bsp asp" nodes=4 workers=8 interval=10 seeds="1 2" replicas=1
@@ -62,21 +63,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 20000))
-    grep -qi "$(printf ':%04X ' "$p")" /proc/net/tcp /proc/net/tcp6 2> /dev/null || { echo "$p"; return; }
-  done
-}
-# Waits (up to $2 s: a hang's deadline) for the command $1 to succeed.
-await() {
-  local deadline=$((SECONDS + $2))
-  until eval "$1"; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.2
-  done
-}
+now_ms() { date +%s%3N; }
 # A number of a summary.json ("samples": 123 -> 123).
 figure() { grep -o "\"$2\": [^,}]*" "$1/summary.json" | head -1 | cut -d' ' -f2; }
 
@@ -123,7 +110,7 @@ for proto in $protocols; do
   # 1. The reference, fault-free, one run per seed.
   accs=() ref_rate=""
   for seed in $seeds; do
-    t0=$SECONDS
+    t0=$(now_ms)
     submit "ref-$proto-$seed" "$work/ref-$proto-$seed" "$seed" "$proto"
     if ! wait "$submit_pid"; then
       cat "$work/ref-$proto-$seed.err" >&2
@@ -131,9 +118,10 @@ for proto in $protocols; do
       exit 1
     fi
     accs+=("$(figure "$work/ref-$proto-$seed" final_accuracy)")
-    # samples/s over the submitter's wall time (start and evaluation included), as for the chaos run
-    [ -n "$ref_rate" ] || ref_rate=$(awk -v s="$(figure "$work/ref-$proto-$seed" samples)" -v w="$((SECONDS - t0))" \
-                                     'BEGIN { printf "%.0f", s / (w > 0 ? w : 1) }')
+    # samples/s over the submitter's wall time (start and evaluation included), as for the chaos run;
+    # the fastest seed's (the first run also pays the nodes' loading of the data)
+    ref_rate=$(awk -v s="$(figure "$work/ref-$proto-$seed" samples)" -v w="$(($(now_ms) - t0))" -v r="${ref_rate:-0}" \
+               'BEGIN { x = 1000 * s / (w > 0 ? w : 1); printf "%.0f", (x > r ? x : r) }')
   done
   lo=$(printf '%s\n' "${accs[@]}" | sort -g | head -1)
   hi=$(printf '%s\n' "${accs[@]}" | sort -g | tail -1)
@@ -143,8 +131,11 @@ for proto in $protocols; do
   submit "chaos-$proto" "$out" "$seed" "$proto"
   heads=0 node_kills=0
   start_s=$SECONDS
+  t0=$(now_ms)
   while kill -0 "$submit_pid" 2> /dev/null; do
-    sleep "$interval"
+    # The next fault's time, or the job's end if it comes first (its wall time is the rate's).
+    next=$((SECONDS + interval))
+    while [ $SECONDS -lt $next ] && kill -0 "$submit_pid" 2> /dev/null; do sleep 0.2; done
     kill -0 "$submit_pid" 2> /dev/null || break
     victim=$([ $((RANDOM % (nodes + 1))) -eq 0 ] && echo head || echo "n$((RANDOM % nodes + 1))")
     kill -9 "${pid[$victim]}" 2> /dev/null || true
@@ -156,13 +147,13 @@ for proto in $protocols; do
   done
   rc=0
   wait "$submit_pid" || rc=$?
-  wall=$((SECONDS - start_s))
+  wall_ms=$(($(now_ms) - t0))
   finished=no acc=- rate=- whole_files=no
   if [ "$rc" -eq 0 ] && [ -f "$out/summary.json" ]; then
     finished=yes
     acc=$(figure "$out" final_accuracy)
     # samples/s over the wall time of the whole job, restarts and waits included
-    rate=$(awk -v s="$(figure "$out" samples)" -v w="$wall" 'BEGIN { printf "%.0f", s / (w > 0 ? w : 1) }')
+    rate=$(awk -v s="$(figure "$out" samples)" -v w="$wall_ms" 'BEGIN { printf "%.0f", 1000 * s / (w > 0 ? w : 1) }')
     whole "$out" && whole_files=yes
   fi
   # Work redone: at each loss, the samples reported last before it minus those of the checkpoint gone on from.
