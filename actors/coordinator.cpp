@@ -316,11 +316,13 @@ caf::result<proceed> on_resumed_push(coordinator_ptr self, worker_id w) {
     return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
   auto state = st.workers[i].state;
   if (state != slot_state::away && state != slot_state::away_released) {
-    // Its push was reported by some shards when the checkpoint was taken, the lead's among them.
+    // Its push was reported by some shards when the checkpoint was taken, the
+    // lead's among them (a replica of the lead that had it on its link may
+    // have reported it again since, and waits for the same answer).
     for (auto& [key, p] : st.ps.partial)
-      if (key.first == w && p.lead_in && !p.reply.pending()) {
+      if (key.first == w && p.lead_in) {
         auto rp = self->make_response_promise<proceed>();
-        p.reply = rp;
+        p.reply.add(rp);
         return rp;
       }
     return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");

@@ -3,6 +3,8 @@
 #include "actors/parameter_server.hpp"
 #include "protocols/protocol_state.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace syncpoint {
@@ -41,11 +43,44 @@ saved_coordinator save(coordinator_state& st) {
   s.losses = st.losses;
   s.protocol_state = save_protocol_state(*st.cfg->proto, st.cfg->protocol_name);
   for (auto& [key, p] : st.ps.partial)
-    s.partial.push_back({p.info, p.reports, p.lead_in});
+    s.partial.push_back({p.info, p.reports, p.lead_in, p.in});
   s.buffered = st.ps.buffered();
   s.rejected = st.rejected;
+  auto& ps = st.cfg->ps;
+  for (size_t k = 0; k < ps.copies.size(); ++k) {
+    s.serving.push_back(static_cast<uint32_t>(ps.copy_of(caf::actor_cast<caf::actor_addr>(ps.shards[k])).second));
+    for (auto& copy : ps.copies[k])
+      s.copy_lost.push_back(!copy);
+  }
   return s;
 }
+
+namespace {
+
+// Who had reported a partial push, by this job's copies (by shard without
+// replicas). A copy saved live had its own report; one saved lost comes back
+// as its shard's serving copy, and so does every copy when the checkpoint
+// was taken with another R.
+std::vector<bool> reported(const saved_partial_push& p, const saved_coordinator& s, const ps_group& ps) {
+  auto shards = ps.size();
+  auto per = ps.replicas() + 1;
+  if (p.in.empty() || p.in.size() % shards != 0)
+    throw std::invalid_argument("the checkpoint's partly reported push of worker " + std::to_string(p.info.worker) +
+                                " has reports of " + std::to_string(p.in.size()) + " copies, not a multiple of the " +
+                                std::to_string(shards) + " shards");
+  auto saved_per = p.in.size() / shards;
+  bool same = per > 1 && saved_per == per && s.copy_lost.size() == p.in.size();
+  std::vector<bool> in(shards * per);
+  for (size_t k = 0; k < shards; ++k)
+    for (size_t r = 0; r < per; ++r) {
+      size_t serving = k < s.serving.size() ? s.serving[k] : 0;
+      size_t from = same && !s.copy_lost[k * per + r] ? r : serving;
+      in[k * per + r] = p.in.at(k * saved_per + from);
+    }
+  return in;
+}
+
+}  // namespace
 
 void restore(coordinator_state& st, const saved_coordinator& s) {
   auto n = st.workers.size();
@@ -80,13 +115,14 @@ void restore(coordinator_state& st, const saved_coordinator& s) {
   st.losses = s.losses;
   load_protocol_state(*st.cfg->proto, st.cfg->protocol_name, s.protocol_state);
   st.ps.partial.clear();
-  if (!s.partial.empty() && st.cfg->ps.size() <= 1)
-    throw std::invalid_argument("the checkpoint holds pushes some shards of its PS had and others not: resume it "
-                                "with the shards it was taken with");
+  if (!s.partial.empty() && !st.cfg->ps.sequenced())
+    throw std::invalid_argument("the checkpoint holds pushes some shards (or copies) of its PS had and others not: "
+                                "resume it with the shards it was taken with");
   for (auto& p : s.partial) {  // the lead's reply: the worker asks for it again
     auto& e = st.ps.partial[{p.info.worker, p.info.iter}];
     e.info = p.info;
-    e.reports = p.reports;
+    e.in = reported(p, s, st.cfg->ps);
+    e.reports = static_cast<uint32_t>(std::count(e.in.begin(), e.in.end(), true));
     e.lead_in = p.lead_in;
   }
   st.rejected = s.rejected;
@@ -156,17 +192,26 @@ void checkpoint_if_still(coordinator_ptr self) {
   cp->workers.resize(st.workers.size());
   for (size_t i = 0; i < cp->workers.size(); ++i)
     cp->workers[i].id = static_cast<worker_id>(i);
-  // Everyone is at rest: ask each for its state, then write, then go on.
+  // Everyone is at rest: ask each for its state (each live copy of a
+  // replicated shard, whose links differ), then write, then go on.
   auto& ps = st.cfg->ps;
-  auto pending = std::make_shared<size_t>(1 + ps.size());
-  auto parts = std::make_shared<std::vector<saved_ps>>(ps.size());
+  std::vector<ps_actor> copies;  // copy r of shard k at k * (R + 1) + r (invalid: lost)
+  for (size_t k = 0; k < ps.size(); ++k)
+    if (ps.copies.empty())
+      copies.push_back(ps.shards[k]);
+    else
+      copies.insert(copies.end(), ps.copies[k].begin(), ps.copies[k].end());
+  auto live_copies = static_cast<size_t>(std::count_if(copies.begin(), copies.end(), [](auto& c) { return !!c; }));
+  auto pending = std::make_shared<size_t>(1 + live_copies);
+  auto parts = std::make_shared<std::vector<std::optional<saved_ps>>>(copies.size());
+  auto serving = cp->coordinator.serving;
   auto failed = std::make_shared<bool>(false);
   auto one_more = [=] {
     if (*failed || --*pending > 0)
       return;
     auto& st = self->state;
     try {
-      cp->ps = merge_shards(std::move(*parts), st.cfg->ps.bounds);
+      cp->ps = merge_copies(std::move(*parts), st.cfg->ps.bounds, serving);
       st.report(st.cfg->on_checkpoint(*cp));
     } catch (const std::exception& e) {
       st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
@@ -181,11 +226,12 @@ void checkpoint_if_still(coordinator_ptr self) {
     resume_run(self);
   };
   auto timeout = st.cfg->request_timeout;
-  for (size_t k = 0; k < ps.size(); ++k)
-    self->request(ps.shards[k], timeout, save_atom::value).then([=](saved_ps& s) {
-      (*parts)[k] = std::move(s);
-      one_more();
-    }, fail);
+  for (size_t j = 0; j < copies.size(); ++j)
+    if (copies[j])
+      self->request(copies[j], timeout, save_atom::value).then([=](saved_ps& s) {
+        (*parts)[j] = std::move(s);
+        one_more();
+      }, fail);
   // The tracer last. A worker's trace events travel on CAF, but its pushes
   // may not (a remote shard's bulk channel), so a push counted here can
   // overtake the event of the computation behind it. A worker's save reply

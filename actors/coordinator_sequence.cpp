@@ -90,11 +90,9 @@ void shard_reported(coordinator_ptr self, const push_info& info, uint32_t shard,
   if (p.reports++ == 0) {
     p.info = info;
     p.info.refused.clear();
-    if (!ps.copies.empty())
-      p.in.assign(ps.size() * (ps.replicas() + 1), false);
+    p.in.assign(ps.size() * (ps.replicas() + 1), false);  // (a checkpoint keeps it: who must report still)
   }
-  if (!ps.copies.empty())
-    p.in[shard * (ps.replicas() + 1) + copy] = true;
+  p.in[shard * (ps.replicas() + 1) + copy] = true;
   p.info.accepted = std::max(p.info.accepted, info.accepted);  // in once the last shard has it
   if (shard == 0) {
     p.lead_in = true;

@@ -39,6 +39,7 @@
 #include "core/optimizer.hpp"
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace syncpoint {
@@ -98,5 +99,13 @@ saved_ps merge_shards(std::vector<saved_ps> parts, const std::vector<uint64_t>& 
 /// resume only with the shards they were saved with, each on its own link;
 /// throws std::invalid_argument otherwise.
 saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, size_t k);
+
+/// Replicated shards: every copy's saved state (copy r of shard k at
+/// k * (R + 1) + r; none for a lost copy) as the whole model's, from the
+/// copies that serve (`serving`, by shard), with each copy's link kept
+/// (copy_links; a lost copy's is its shard's serving copy's). Empty
+/// `serving`: no replicas, the copies are the shards.
+saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::vector<uint64_t>& bounds,
+                      const std::vector<uint32_t>& serving);
 
 }  // namespace syncpoint

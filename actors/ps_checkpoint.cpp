@@ -16,7 +16,10 @@ caf::result<proceed> resume_push(ps_ptr self, worker_id w, uint64_t iter) {
     }
   if (!self->state.coordinator)
     return make_error(sp_error::bad_input, "no push of worker " + std::to_string(w) + " to resume");
-  if (!is_lead(self->state))  // this shard has the slice; the coordinator holds the reply at the lead
+  // This shard has the slice; the coordinator holds the reply at the lead,
+  // whose serving copy asks for it (a replica of the lead is asked too, for
+  // a push on its link, and has nothing else to say).
+  if (!is_lead(self->state) || !self->state.serving)
     return proceed{};
   return self->delegate(self->state.coordinator, pushed_atom::value, resume_atom::value, w);
 }
@@ -142,12 +145,17 @@ void restore(ps_state& st, const saved_ps& s) {
   if (s.mode > static_cast<uint8_t>(ps_mode::delayed))
     throw std::invalid_argument("the checkpoint's parameter server mode is not one");
   st.mode = static_cast<ps_mode>(s.mode);
+  // A replicated shard's copy takes its own link back (a replica's carried
+  // pushes only); saved with another R, each copy takes the serving one's.
+  auto link = s.copy_links.size() == st.cfg.replicas + 1 && st.cfg.replicas > 0
+                ? s.copy_links[st.cfg.copy]
+                : saved_shard_link{s.link_free_at, s.in_transit, s.next_transfer, s.waiting_pulls, s.staged};
   st.waiting_pulls.clear();
-  for (auto& p : s.waiting_pulls)  // equal versions keep their order: a multimap appends
+  for (auto& p : link.waiting_pulls)  // equal versions keep their order: a multimap appends
     st.waiting_pulls.emplace(p.min_version, pending_pull{p.worker, {}, p.charged});
-  st.link.resume_at(s.link_free_at);
+  st.link.resume_at(link.link_free_at);
   st.in_transit.clear();
-  for (auto& x : s.in_transit) {
+  for (auto& x : link.in_transit) {
     transit t;
     t.worker = x.worker;
     t.is_push = x.is_push;
@@ -157,9 +165,9 @@ void restore(ps_state& st, const saved_ps& s) {
       t.out = weights{x.version, shared_floats(x.values)};
     st.in_transit.emplace(x.id, std::move(t));
   }
-  st.next_transfer = s.next_transfer;
+  st.next_transfer = link.next_transfer;
   st.staged.clear();
-  for (auto& g : s.staged) {
+  for (auto& g : link.staged) {
     if (g.grad.size() != n)
       throw std::invalid_argument("the checkpoint's shard holds a slice of " + std::to_string(g.grad.size()) +
                                   " values of a push, the shard " + std::to_string(n));
@@ -233,31 +241,60 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
     s.*field = slice(whole.*field, bounds[k], bounds[k + 1]);
   s.shard_bounds.clear();
   s.shard_links.clear();
+  s.copy_links.clear();
   auto links = whole.shard_links.empty() ? std::vector<saved_shard_link>{link_of(whole)} : whole.shard_links;
+  links.insert(links.end(), whole.copy_links.begin(), whole.copy_links.end());
   // Transfers in flight are on the links of the shards they were saved with
   // (a worker keeps the slices that had come, and asks the others again):
   // resumed with the same shards, each takes its own link back. Other shards
   // have other links, whose transfers would end at other times.
+  auto saved_shards = whole.shard_links.empty() ? size_t{1} : whole.shard_links.size();
   if (!same_shards)
     for (auto& l : links)
       if (!l.in_transit.empty() || !l.staged.empty())
         throw std::invalid_argument(
           "the checkpoint holds transfers in flight on the link model's PS links, which are the links of its " +
-          std::to_string(links.size()) + " shard" + (links.size() == 1 ? "" : "s") + "; resume it with --ps-shards " +
-          std::to_string(links.size()) + " (not " + std::to_string(bounds.size() - 1) + ")");
+          std::to_string(saved_shards) + " shard" + (saved_shards == 1 ? "" : "s") + "; resume it with --ps-shards " +
+          std::to_string(saved_shards) + " (not " + std::to_string(bounds.size() - 1) + ")");
   // A held pull waits for a version every shard reaches alike: each shard holds it.
   saved_shard_link link;
   link.waiting_pulls = links.front().waiting_pulls;
-  for (auto& l : links)
-    link.link_free_at = std::max(link.link_free_at, l.link_free_at);
-  if (same_shards)
+  for (size_t j = 0; j < saved_shards; ++j)
+    link.link_free_at = std::max(link.link_free_at, links[j].link_free_at);
+  if (same_shards) {
     link = whole.shard_links.at(k);
+    auto per = whole.copy_links.size() / (bounds.size() - 1);  // each copy its own, R + 1 of them
+    s.copy_links.assign(whole.copy_links.begin() + static_cast<std::ptrdiff_t>(k * per),
+                        whole.copy_links.begin() + static_cast<std::ptrdiff_t>((k + 1) * per));
+  }
   s.link_free_at = link.link_free_at;
   s.in_transit = std::move(link.in_transit);
   s.next_transfer = link.next_transfer;
   s.waiting_pulls = std::move(link.waiting_pulls);
   s.staged = std::move(link.staged);
   return s;
+}
+
+saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::vector<uint64_t>& bounds,
+                      const std::vector<uint32_t>& serving) {
+  auto shards = bounds.size() - 1;
+  auto per = serving.empty() ? size_t{1} : copies.size() / shards;
+  if (copies.size() != shards * per || (!serving.empty() && serving.size() != shards))
+    throw std::invalid_argument("the parameter server's copies do not match its shards");
+  std::vector<saved_ps> parts;
+  std::vector<saved_shard_link> links;
+  for (size_t k = 0; k < shards; ++k) {
+    auto serves = serving.empty() ? 0 : serving[k];
+    auto& primary = copies.at(k * per + serves);
+    if (!primary)
+      throw std::invalid_argument("shard " + std::to_string(k) + "'s serving copy has no state");
+    for (size_t r = 0; r < per && !serving.empty(); ++r)
+      links.push_back(link_of(copies[k * per + r] ? *copies[k * per + r] : *primary));
+    parts.push_back(std::move(*primary));
+  }
+  auto whole = merge_shards(std::move(parts), bounds);
+  whole.copy_links = std::move(links);
+  return whole;
 }
 
 }  // namespace syncpoint

@@ -288,9 +288,12 @@ void ask_again(worker_ptr self) {
   if (st.pipe.pushing()) {
     asked(self, "push");
     auto seq = ++st.push_seq;
+    // Every copy that took the push: one may still have it on its link. The
+    // lead's serving copy carries the coordinator's word.
     for (size_t k = 0; k < ps.size(); ++k)
-      expect_proceed(self, self->request(ps.shards[k], caf::infinite, push_atom::value, resume_atom::value, st.iter),
-                     seq, k == 0);
+      for (auto& copy : ps.members(k))
+        expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, resume_atom::value, st.iter), seq,
+                       k == 0 && copy == ps.shards[0]);
   }
   if (st.pipe.pulling())
     request_weights(self, st.pull_min_version, true);

@@ -113,6 +113,11 @@ struct saved_ps {
   std::vector<gradient_push> staged;           // a shard of several: slices waiting for the others'
   std::vector<uint64_t> shard_bounds;          // K > 1: the shards' ranges (core/ps_group.hpp)
   std::vector<saved_shard_link> shard_links;   // ... and each one's link (the fields above: shard 0's)
+  // With replicated shards (--ps-replicas R): every copy's own link, copy r of
+  // shard k at k * (R + 1) + r (a lost copy's: its shard's serving copy's);
+  // a shard's part (shard_of) keeps its own R + 1. A replica's link differs
+  // from its primary's: it carries the pushes, not the pulls.
+  std::vector<saved_shard_link> copy_links;
 };
 
 struct saved_coordinator_timer {
@@ -129,6 +134,7 @@ struct saved_partial_push {
   push_info info;
   uint32_t reports = 0;
   bool lead_in = false;  // the lead's report was in: the worker asks again for its reply
+  std::vector<bool> in;  // who had reported it: by shard, or with replicas by copy (shard * (R + 1) + copy)
 };
 
 struct saved_coordinator {
@@ -150,6 +156,11 @@ struct saved_coordinator {
   std::vector<saved_partial_push> partial;  // a sharded PS's pushes not all shards had reported
   uint64_t buffered = 0;        // ... and those in its round since the last commit
   uint64_t rejected = 0;        // pushes refused so far
+  // With replicated shards: which copies were lost (by copy, as partial's
+  // `in`) and which copy served each shard. A lost copy is saved as its
+  // shard's serving copy, and comes back as one at a resume.
+  std::vector<bool> copy_lost;
+  std::vector<uint32_t> serving;
 };
 
 /// A delayed self-message: to whom (a worker id, or one of the roles below),
@@ -163,6 +174,7 @@ struct saved_timer {
   caf::atom_value what = caf::atom("");
   bool has_id = false;
   uint64_t id = 0;
+  uint32_t copy = 0;  // to a shard's role: which copy of it (--ps-replicas)
 };
 
 /// The run's state at a checkpoint: each actor's (above) and the timers
@@ -210,7 +222,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links,
            float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced), x.staged,
            exact(x.buffer_taken), exact(x.round_staleness), x.samples_at_version, exact(x.buffer_share),
-           x.round_ranges);
+           x.round_ranges, x.copy_links);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {
@@ -219,7 +231,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_partial_push& x) {
-  return f(caf::meta::type_name("saved_partial_push"), x.info, x.reports, x.lead_in);
+  return f(caf::meta::type_name("saved_partial_push"), x.info, x.reports, x.lead_in, flag_block{x.in});
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_coordinator_timer& x) {
@@ -233,11 +245,11 @@ typename Inspector::result_type inspect(Inspector& f, saved_coordinator& x) {
            x.waiting_since, x.pending_release, x.accepted, x.batch, x.timers, x.next_timer, x.version,
            x.published_version, x.samples, x.next_eval, x.event, x.mode, x.work,
            x.target_reached, exact(x.last_accuracy), exact(x.next_tick), exact(x.max_time_s), x.losses, x.protocol_state,
-           x.partial, x.buffered, x.rejected);
+           x.partial, x.buffered, x.rejected, flag_block{x.copy_lost}, x.serving);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_timer& x) {
-  return f(caf::meta::type_name("saved_timer"), x.to, x.due, x.what, x.has_id, x.id);
+  return f(caf::meta::type_name("saved_timer"), x.to, x.due, x.what, x.has_id, x.id, x.copy);
 }
 
 }  // namespace syncpoint

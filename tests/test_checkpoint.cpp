@@ -39,7 +39,14 @@ checkpoint sample(uint64_t samples) {
   c.state.workers[1].grad = {1, 2, 3, 4};
   c.state.coordinator.clock = {5, 4};
   c.state.coordinator.protocol_state = std::string("\0\1round", 7);
-  c.state.timers = {{0, 1500, caf::atom("sp_comp"), false, 0}, {saved_timer::ps, 1700, caf::atom("sp_link"), true, 3}};
+  c.state.timers = {{0, 1500, caf::atom("sp_comp"), false, 0}, {saved_timer::ps, 1700, caf::atom("sp_link"), true, 3},
+                    {saved_timer::ps, 1800, caf::atom("sp_link"), true, 4, 1}};
+  // A replicated PS: a replica's link (a push on its way in), who had
+  // reported a push (the replica, not the primary), and a copy lost.
+  c.state.ps.copy_links = {{}, {2.5e-3, {pull}, 7, {}, {}}};
+  c.state.coordinator.partial = {{{1, 9}, 1, false, {false, true}}};
+  c.state.coordinator.copy_lost = {false, true, false};
+  c.state.coordinator.serving = {1};
   c.state.trace = {{"compute", 0, 10, 20, 1, 0, 0.75, ""}, {"phase", -1, 30, 30, 64, 3, 0, "bsp>asp share"}};
   return c;
 }
@@ -83,10 +90,23 @@ TEST_CASE("checkpoint: written atomically and read back field for field, and the
   CHECK(got.state.workers[1].grad == want.state.workers[1].grad);
   CHECK(got.state.coordinator.clock == want.state.coordinator.clock);
   CHECK(got.state.coordinator.protocol_state == want.state.coordinator.protocol_state);
-  REQUIRE(got.state.timers.size() == 2);
+  REQUIRE(got.state.timers.size() == 3);
   CHECK(got.state.timers[1].to == saved_timer::ps);
   CHECK(got.state.timers[1].what == caf::atom("sp_link"));
   CHECK(got.state.timers[1].id == 3);
+  CHECK(got.state.timers[1].copy == 0);
+  CHECK(got.state.timers[2].copy == 1);
+  REQUIRE(got.state.ps.copy_links.size() == 2);
+  CHECK(got.state.ps.copy_links[0].in_transit.empty());
+  CHECK(got.state.ps.copy_links[1].link_free_at == 2.5e-3);
+  CHECK(got.state.ps.copy_links[1].next_transfer == 7);
+  REQUIRE(got.state.ps.copy_links[1].in_transit.size() == 1);
+  CHECK(got.state.ps.copy_links[1].in_transit[0].values == want.state.ps.w);
+  REQUIRE(got.state.coordinator.partial.size() == 1);
+  CHECK(got.state.coordinator.partial[0].info.iter == 9);
+  CHECK(got.state.coordinator.partial[0].in == std::vector<bool>{false, true});
+  CHECK(got.state.coordinator.copy_lost == std::vector<bool>{false, true, false});
+  CHECK(got.state.coordinator.serving == std::vector<uint32_t>{1});
   REQUIRE(got.state.trace.size() == 2);
   CHECK(got.state.trace[1].note == "bsp>asp share");
   CHECK(got.state.trace[0].value == 0.75);

@@ -95,6 +95,40 @@ TEST_CASE("cluster: the head killed mid-job and started again with --state: the 
   CHECK_MESSAGE(c.head->err().find("goes on from") == std::string::npos, c.head->err());
 }
 
+TEST_CASE("cluster: a replicated job (shards on the nodes, a replica each) goes on from its newest checkpoint when the head comes back, each shard's copies on both nodes again") {
+  temp_dir keep;
+  std::string state = keep / "state", ck = keep / "ck";
+  cluster c{std::vector<std::string>{"--state", state}};
+  c.node("a", 1);
+  c.node("b", 1);
+  auto sub = c.submit(cat(open_job("asp", 2), {"--ps-placement", "nodes", "--ps-replicas", "1", "--checkpoint-every",
+                                               "0.3", "--checkpoint-dir", ck, "--out", keep / "out"}),
+                      "submit");
+  auto at = await(*sub, "PS shards on a+b, b+a");
+  at = await(*sub, "] eval ", await(*sub, "checkpoint at", at));
+  c.head->signal(SIGKILL);
+  CHECK(c.head->wait(hang_deadline) != 0);
+  auto lost_at = await(*sub, "waiting up to 120 s for it to come back", at);
+  c.head = state_head(c.dir, state, c.port, "head-2");
+  REQUIRE_MESSAGE(c.head->wait_for("listening on", hang_deadline), c.head->err());
+  auto back = await(*sub, "the head is back: job 1 reattached", lost_at);
+  await(*c.head, "job 1 goes on from its newest checkpoint");
+  std::string placed;  // (in the order the nodes joined the new head)
+  back = await_line(
+    *sub,
+    [&](const std::string& line) {
+      auto on = line.find("PS shards on ");
+      placed = on == std::string::npos ? "" : line.substr(on);
+      return !placed.empty();
+    },
+    "the job's start on the new head", back);
+  CHECK_MESSAGE((placed == "PS shards on a+b, b+a" || placed == "PS shards on b+a, a+b"), placed);
+  await(*sub, "] eval ", await(*sub, "] eval ", back));  // it trains on
+  interrupt(*sub);
+  auto summary = slurp(keep / "out" + "/summary.json");
+  CHECK_MESSAGE(summary.find("\"resumed_from\": \"" + ck + "/checkpoint-") != std::string::npos, summary);
+}
+
 TEST_CASE("cluster: a head whose --state journal is torn, corrupt or of another build is refused at start, naming the file and leaving it as it is") {
   temp_dir dir;
   auto state = dir / "state";

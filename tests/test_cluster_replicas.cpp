@@ -1,7 +1,8 @@
 // Replicated PS shards on a cluster's nodes (--ps-replicas), with real
 // processes on loopback: where the copies go, a node hosting a shard's
 // primary killed mid-job (the job goes on, nothing restarted), and every copy
-// of a shard lost (the job fails, naming each loss).
+// of a shard lost (the job fails, naming each loss; with checkpoints, it
+// restarts from the newest with the copies on surviving nodes).
 #include "tests/cluster_fixture.hpp"
 #include "bench/process.hpp"
 
@@ -68,6 +69,35 @@ TEST_CASE("cluster replicas: a shard's replica lost, then its primary: the job f
                   std::string::npos,
                 err);
   CHECK_MESSAGE(err.find("then shard 0's primary (copy 0): its node became unreachable") != std::string::npos, err);
+  CHECK(c.head->running());
+}
+
+TEST_CASE("cluster replicas: every copy of a shard lost in a checkpointed job: the job restarts from its newest "
+          "checkpoint with the shard's copies on surviving nodes, and trains on") {
+  cluster c;
+  auto& a = c.node("a", 1);
+  auto& b = c.node("b", 1);
+  c.node("c", 1);
+  c.node("d", 1);
+  auto ck = c.dir / "ck";
+  auto out = c.dir / "out";
+  // One shard: its primary on a, its replica on b; a worker on each node.
+  auto sub = c.submit(cat(open_job("bsp", 4), {"--ps-placement", "nodes", "--ps-shards", "1", "--ps-replicas", "1",
+                                               "--checkpoint-every", "0.3", "--checkpoint-dir", ck, "--out", out}),
+                      "submit");
+  auto at = await(*sub, "PS shards on a+b");
+  at = await(*sub, "] eval ", await(*sub, "checkpoint at", at));
+  b.signal(SIGKILL);
+  at = await(*sub, "lost shard 0's replica (copy 1)", at);
+  a.signal(SIGKILL);
+  at = await(*sub, "restarting from the newest checkpoint", at);
+  at = await(*sub, "PS shards on c+d", at);  // each copy on a survivor, apart
+  await(*sub, "] eval ", await(*sub, "] eval ", at));  // it trains on: two evaluations
+  CHECK_MESSAGE(c.status().find("0: c+d") != std::string::npos, c.status());
+  interrupt(*sub);
+  auto summary = slurp(out + "/summary.json");
+  CHECK_MESSAGE(summary.find("\"resumed_from\": \"" + ck + "/checkpoint-") != std::string::npos, summary);
+  CHECK(json_number(summary, "lost_workers") == 2);  // a's and b's
   CHECK(c.head->running());
 }
 

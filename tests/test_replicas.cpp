@@ -137,8 +137,4 @@ TEST_CASE("replicated shards: bad settings are refused, naming what is wrong") {
   refused(cfg, "the copy '2' is not in 0..1");
   cfg.fail_shard = "1,x";
   refused(cfg, "the shard 'x'");
-  cfg.fail_shard = "";
-  cfg.checkpoint_every_s = 1;
-  cfg.checkpoint_dir = "/tmp/nowhere";
-  refused(cfg, "--ps-replicas does not go with checkpoints yet");
 }

@@ -20,8 +20,10 @@ std::optional<size_t> shard_of(const job_state& st, const caf::actor_addr& who) 
 // A replicated shard's copy is gone: status shows the shard's live copies'
 // hosts, the one that serves first (the coordinator gives a lost primary's
 // place to the next live copy, in copy order, and so does the job's group,
-// which workers that join later take).
-void copy_gone(job_ptr self, size_t k, size_t r) {
+// which workers that join later take). The last copy's loss restarts the
+// job from its newest checkpoint, as a lost shard without replicas does
+// (without one, the coordinator's failure ends the job, naming every loss).
+void copy_gone(job_ptr self, size_t k, size_t r, const caf::error& reason) {
   auto& st = self->state;
   auto& ps = st.core.ps;
   bool serving = ps.shards[k] == ps.copies[k][r];
@@ -35,12 +37,16 @@ void copy_gone(job_ptr self, size_t k, size_t r) {
   if (k < st.status.shards.size())
     st.status.shards[k] = hosts.empty() ? "lost" : hosts;
   tell_head(self);
+  if (hosts.empty() && can_restart(self))
+    shard_lost(self, k, reason);
 }
 
 bool is_node(const job_state& st, const caf::actor_addr& who) {
   auto is = [&](const node_actor& n) { return n && n.address() == who; };
   return std::any_of(st.setup.nodes.begin(), st.setup.nodes.end(), is) ||
-         std::any_of(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(), is);
+         std::any_of(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(), is) ||
+         std::any_of(st.setup.replica_nodes.begin(), st.setup.replica_nodes.end(),
+                     [&](auto& copies) { return std::any_of(copies.begin(), copies.end(), is); });
 }
 
 }  // namespace
@@ -88,13 +94,15 @@ void on_down(job_ptr self, const caf::down_msg& dm) {
         // A replicated shard's copy: the coordinator follows every copy, and
         // a replica serves in a lost primary's place (or, with none left, the
         // coordinator fails the run, and its own down message ends the job).
-        copy_gone(self, static_cast<size_t>(k), static_cast<size_t>(r));
+        copy_gone(self, static_cast<size_t>(k), static_cast<size_t>(r), dm.reason);
       } else if (coordinator) {
         bool shard_gone = dm.reason.category() == caf::atom("syncpoint") &&
                           dm.reason.code() == static_cast<uint8_t>(sp_error::lost_shard);
         if (!shard_gone || !can_restart(self))  // else the shard's own down restarts the job
           abort_job(self, "the coordinator stopped: " + self->system().render(dm.reason));
       } else if (st.setup.plan.cfg.elastic) {  // its workers' places wait for a new node
+        if (is_node(st, dm.source))  // (a restart places no copy of a shard there)
+          st.dead_nodes.push_back(dm.source);
         for (size_t i = 0; i < st.setup.nodes.size(); ++i)
           if (st.setup.nodes[i].address() == dm.source) {
             st.vacant[i] = true;

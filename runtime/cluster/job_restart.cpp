@@ -11,10 +11,9 @@
 namespace syncpoint::cluster::detail {
 
 // `node` is lost: its workers' ids are vacant (a resumed coordinator loses
-// them), and its shards go to a surviving node that hosts shards or workers,
-// else to the head.
+// them), and the copies of shards it held go to surviving nodes.
 void mark_dead(job_state& st, const caf::actor_addr& node) {
-  if (std::find(st.dead_nodes.begin(), st.dead_nodes.end(), node) == st.dead_nodes.end())
+  if (node && std::find(st.dead_nodes.begin(), st.dead_nodes.end(), node) == st.dead_nodes.end())
     st.dead_nodes.push_back(node);
   auto alive = [&](const node_actor& n) {
     return n && std::find(st.dead_nodes.begin(), st.dead_nodes.end(), n.address()) == st.dead_nodes.end();
@@ -24,21 +23,55 @@ void mark_dead(job_state& st, const caf::actor_addr& node) {
       st.setup.nodes[i] = node_actor{};
       st.vacant[i] = true;
     }
-  node_actor to;
-  std::string to_name, to_token;
-  for (size_t j = 0; j < st.setup.shard_nodes.size() && !to; ++j)
-    if (alive(st.setup.shard_nodes[j]))
-      std::tie(to, to_name, to_token) =
-        std::tie(st.setup.shard_nodes[j], st.setup.shard_node_names[j], st.setup.shard_node_tokens[j]);
-  for (size_t i = 0; i < st.setup.nodes.size() && !to; ++i)
-    if (alive(st.setup.nodes[i]))
-      std::tie(to, to_name, to_token) = std::tie(st.setup.nodes[i], st.setup.node_names[i], st.setup.node_tokens[i]);
+  struct host {
+    node_actor node;
+    std::string name, token;
+  };
+  // The survivors, those that host shards first, then those that host workers.
+  std::vector<host> survivors;
+  auto offer = [&](const node_actor& n, const std::string& name, const std::string& token) {
+    if (alive(n) && std::none_of(survivors.begin(), survivors.end(), [&](const host& h) { return h.node == n; }))
+      survivors.push_back({n, name, token});
+  };
   for (size_t j = 0; j < st.setup.shard_nodes.size(); ++j)
-    if (!on_head(st, j) && !alive(st.setup.shard_nodes[j])) {
-      st.setup.shard_nodes[j] = to;
-      st.setup.shard_node_names[j] = to ? to_name : "head";
-      st.setup.shard_node_tokens[j] = to_token;
+    offer(st.setup.shard_nodes[j], st.setup.shard_node_names[j], st.setup.shard_node_tokens[j]);
+  for (size_t k = 0; k < st.setup.replica_nodes.size(); ++k)
+    for (size_t r = 0; r < st.setup.replica_nodes[k].size(); ++r)
+      offer(st.setup.replica_nodes[k][r], st.setup.replica_node_names[k][r], st.setup.replica_node_tokens[k][r]);
+  for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+    offer(st.setup.nodes[i], st.setup.node_names[i], st.setup.node_tokens[i]);
+  // A copy of shard k goes where no other copy of k is, if such a survivor
+  // exists (else to the first: two copies share a host for this run).
+  auto holds_copy_of = [&](size_t k, const node_actor& n) {
+    if (k < st.setup.shard_nodes.size() && st.setup.shard_nodes[k] == n)
+      return true;
+    if (k < st.setup.replica_nodes.size())
+      for (auto& c : st.setup.replica_nodes[k])
+        if (c == n)
+          return true;
+    return false;
+  };
+  auto place = [&](size_t k, node_actor& n, std::string& name, std::string& token, const char* none) {
+    if (alive(n))
+      return;
+    auto it = std::find_if(survivors.begin(), survivors.end(), [&](const host& h) { return !holds_copy_of(k, h.node); });
+    if (it == survivors.end())
+      it = survivors.begin();
+    if (it == survivors.end()) {
+      n = node_actor{};
+      name = none;
+      token.clear();
+      return;
     }
+    std::tie(n, name, token) = std::tie(it->node, it->name, it->token);
+  };
+  for (size_t k = 0; k < st.setup.shard_nodes.size(); ++k)
+    if (!on_head(st, k))  // (none left: the head)
+      place(k, st.setup.shard_nodes[k], st.setup.shard_node_names[k], st.setup.shard_node_tokens[k], "head");
+  for (size_t k = 0; k < st.setup.replica_nodes.size(); ++k)
+    for (size_t r = 0; r < st.setup.replica_nodes[k].size(); ++r)
+      place(k, st.setup.replica_nodes[k][r], st.setup.replica_node_names[k][r], st.setup.replica_node_tokens[k][r],
+            "");
 }
 
 // Whether this job's newest checkpoint can replace a lost shard: checkpoints
@@ -79,8 +112,17 @@ void restart(job_ptr self, size_t k, const std::string& why) {
   }
   st.phase = job_phase::restarting;
   ++st.restarts;
+  // The shard's host: its primary's, or (replicated) every copy's, all lost
+  // (each named before any is placed again).
   std::string dead_name = st.setup.shard_node_names[k];
-  mark_dead(st, st.setup.shard_nodes[k].address());
+  std::vector<caf::actor_addr> dead{st.setup.shard_nodes[k].address()};
+  if (k < st.setup.replica_nodes.size())
+    for (size_t r = 0; r < st.setup.replica_nodes[k].size(); ++r) {
+      dead_name += "+" + st.setup.replica_node_names[k][r];
+      dead.push_back(st.setup.replica_nodes[k][r].address());
+    }
+  for (auto& node : dead)
+    mark_dead(st, node);
   ++st.generation;
   for (size_t i = 0; i < st.vacant.size(); ++i)  // gone at the checkpoint: nothing to spawn
     if (from->point.state.coordinator.gone.at(i))
@@ -99,7 +141,7 @@ void restart(job_ptr self, size_t k, const std::string& why) {
   };
   for (auto& w : st.workers)
     end(w, true);
-  for (auto& shard : st.core.ps.shards)
+  for (auto& shard : st.core.ps.all_members())  // (with replicas: every live copy)
     end(shard, true);
   end(st.core.coordinator, false);
   end(st.core.evaluator, false);

@@ -13,6 +13,8 @@
 #include <fstream>
 #include <cstdio>
 #include <map>
+#include <optional>
+#include <tuple>
 
 namespace syncpoint {
 
@@ -28,13 +30,28 @@ caf::detail::test_actor_clock& virtual_clock_of(caf::actor_system& sys) {
   return dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler()).clock();
 }
 
-// Which actor a timer is for: a worker's id, or the PS's or coordinator's role.
-std::map<caf::actor_id, worker_id> roles(const job_actors& job) {
-  std::map<caf::actor_id, worker_id> out{{job.core.coordinator.id(), saved_timer::coordinator}};
-  for (size_t k = 0; k < job.core.ps.size(); ++k)
-    out[job.core.ps.shards[k].id()] = saved_timer::shard(k);
+// Copy r of shard k at k * (R + 1) + r (without replicas: the shards).
+std::vector<ps_actor> every_copy(const ps_group& ps) {
+  if (ps.copies.empty())
+    return ps.shards;
+  std::vector<ps_actor> out;
+  for (auto& copies : ps.copies)
+    out.insert(out.end(), copies.begin(), copies.end());
+  return out;
+}
+
+// Which actor a timer is for: a worker's id, or the PS's (a shard's copy's)
+// or coordinator's role.
+std::map<caf::actor_id, std::pair<worker_id, uint32_t>> roles(const job_actors& job) {
+  std::map<caf::actor_id, std::pair<worker_id, uint32_t>> out{
+    {job.core.coordinator.id(), {saved_timer::coordinator, 0}}};
+  auto copies = every_copy(job.core.ps);
+  auto per = copies.size() / job.core.ps.size();
+  for (size_t j = 0; j < copies.size(); ++j)
+    if (copies[j])
+      out[copies[j].id()] = {saved_timer::shard(j / per), static_cast<uint32_t>(j % per)};
   for (size_t i = 0; i < job.workers.size(); ++i)
-    out[job.workers[i].id()] = static_cast<worker_id>(i);
+    out[job.workers[i].id()] = {static_cast<worker_id>(i), 0};
   return out;
 }
 
@@ -61,6 +78,15 @@ caf::error take(Handle& h, T& out) {
   caf::error err;
   h.receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { err = std::move(e); });
   return err;
+}
+
+// Which copy of shard k the resumed copy r (of `per` per shard) was saved as:
+// itself; a copy lost at the checkpoint, or every copy when the checkpoint
+// had another R, its shard's serving copy.
+uint32_t saved_copy_of(const saved_coordinator& saved, size_t k, size_t r, size_t per) {
+  auto serving = k < saved.serving.size() ? saved.serving[k] : 0;
+  bool same = per > 1 && !saved.serving.empty() && saved.copy_lost.size() == saved.serving.size() * per;
+  return same && !saved.copy_lost[k * per + r] ? static_cast<uint32_t>(r) : serving;
 }
 
 }  // namespace
@@ -195,10 +221,16 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
       return std::nullopt;  // the run is ending, or has ended
     refuse(err, "");
   }
+  // Every live copy of every shard (a replica's link is its own).
   using ps_reply = decltype(driver->request(job.core.ps.lead(), caf::infinite, save_atom::value));
-  std::vector<ps_reply> shards;
-  for (auto& shard : job.core.ps.shards)
-    shards.push_back(driver->request(shard, caf::infinite, save_atom::value));
+  auto copies = every_copy(job.core.ps);
+  auto& lost = s.coordinator.copy_lost;
+  std::vector<std::optional<ps_reply>> shards;
+  for (size_t j = 0; j < copies.size(); ++j)
+    if (j < lost.size() && lost[j])
+      shards.emplace_back();
+    else
+      shards.push_back(driver->request(copies[j], caf::infinite, save_atom::value));
   auto tracer = driver->request(job.core.tracer, caf::infinite, save_atom::value);
   using worker_reply = decltype(driver->request(job.workers.front(), caf::infinite, save_atom::value));
   std::vector<std::pair<size_t, worker_reply>> workers;
@@ -206,12 +238,22 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
     if (!s.coordinator.gone.at(i))
       workers.emplace_back(i, driver->request(job.workers[i], caf::infinite, save_atom::value));
   sched.run();
-  std::vector<saved_ps> parts(shards.size());
-  for (size_t k = 0; k < shards.size(); ++k)
-    if (auto err = take(shards[k], parts[k]))
-      refuse(err, shards.size() > 1 ? "shard " + std::to_string(k) + " of the parameter server: "
-                                    : std::string("the parameter server: "));
-  s.ps = merge_shards(std::move(parts), job.core.ps.bounds);
+  std::vector<std::optional<saved_ps>> parts(shards.size());
+  auto per = shards.size() / job.core.ps.size();
+  for (size_t j = 0; j < shards.size(); ++j)
+    if (shards[j]) {
+      parts[j].emplace();
+      if (auto err = take(*shards[j], *parts[j]))
+        refuse(err, per > 1                 ? "copy " + std::to_string(j % per) + " of shard " +
+                                                std::to_string(j / per) + " of the parameter server: "
+                    : shards.size() > 1 ? "shard " + std::to_string(j) + " of the parameter server: "
+                                        : std::string("the parameter server: "));
+    }
+  try {
+    s.ps = merge_copies(std::move(parts), job.core.ps.bounds, s.coordinator.serving);
+  } catch (const std::invalid_argument& e) {
+    throw config_error(std::string("cannot checkpoint this run: ") + e.what());
+  }
   if (auto err = take(tracer, s.trace))
     refuse(err, "the tracer: ");
   s.workers.resize(job.workers.size());
@@ -231,7 +273,7 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
     if (to == who.end())
       throw config_error("cannot checkpoint this run: a timer of an actor outside the job is pending");
     auto t = timer_of(m.content->copy_content_to_message());
-    t.to = to->second;
+    std::tie(t.to, t.copy) = to->second;
     t.due = std::chrono::duration_cast<std::chrono::nanoseconds>(due - origin).count();
     s.timers.push_back(t);
   }
@@ -241,25 +283,34 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
 }
 
 void restore_timers(caf::actor_system& sys, const job_actors& job, time_point origin,
-                    const std::vector<saved_timer>& timers) {
+                    const std::vector<saved_timer>& timers, const saved_coordinator& saved) {
   auto& clock = virtual_clock_of(sys);
+  auto& ps = job.core.ps;
+  auto copies = every_copy(ps);
+  auto per = copies.size() / ps.size();
   for (auto& t : timers) {
-    caf::strong_actor_ptr to;
-    auto shard = std::find_if(job.core.ps.shards.begin(), job.core.ps.shards.end(), [&](const ps_actor& a) {
-      return saved_timer::shard(static_cast<size_t>(&a - job.core.ps.shards.data())) == t.to;
+    std::vector<caf::strong_actor_ptr> to;
+    auto shard = std::find_if(ps.shards.begin(), ps.shards.end(), [&](const ps_actor& a) {
+      return saved_timer::shard(static_cast<size_t>(&a - ps.shards.data())) == t.to;
     });
-    if (shard != job.core.ps.shards.end())
-      to = caf::actor_cast<caf::strong_actor_ptr>(*shard);
-    else if (t.to == saved_timer::coordinator)
-      to = caf::actor_cast<caf::strong_actor_ptr>(job.core.coordinator);
-    else if (t.to >= 0 && static_cast<size_t>(t.to) < job.workers.size())
-      to = caf::actor_cast<caf::strong_actor_ptr>(job.workers[static_cast<size_t>(t.to)]);
-    else
+    if (shard != ps.shards.end()) {  // each copy restored from the copy the timer was for
+      auto k = static_cast<size_t>(shard - ps.shards.begin());
+      for (size_t r = 0; r < per; ++r)
+        if (saved_copy_of(saved, k, r, per) == t.copy)
+          to.push_back(caf::actor_cast<caf::strong_actor_ptr>(copies[k * per + r]));
+    } else if (t.to == saved_timer::coordinator) {
+      to.push_back(caf::actor_cast<caf::strong_actor_ptr>(job.core.coordinator));
+    } else if (t.to >= 0 && static_cast<size_t>(t.to) < job.workers.size()) {
+      to.push_back(caf::actor_cast<caf::strong_actor_ptr>(job.workers[static_cast<size_t>(t.to)]));
+    } else {
       throw config_error("the checkpoint has a timer for worker " + std::to_string(t.to) + ", which the job lacks");
-    auto msg = t.has_id ? caf::make_message(t.what, t.id) : caf::make_message(t.what);
-    // As delayed_send(self, ...) sends it: from the actor to itself.
-    clock.schedule_message(origin + std::chrono::nanoseconds(t.due), to,
-                           caf::make_mailbox_element(to, caf::make_message_id(), {}, std::move(msg)));
+    }
+    for (auto& actor : to) {
+      auto msg = t.has_id ? caf::make_message(t.what, t.id) : caf::make_message(t.what);
+      // As delayed_send(self, ...) sends it: from the actor to itself.
+      clock.schedule_message(origin + std::chrono::nanoseconds(t.due), actor,
+                             caf::make_mailbox_element(actor, caf::make_message_id(), {}, std::move(msg)));
+    }
   }
 }
 

@@ -78,9 +78,10 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
                                                   const job_actors& job, time_point origin);
 
 /// Puts the checkpoint's timers back on the virtual clock, addressed to the
-/// resumed actors, in the order they were due.
+/// resumed actors, in the order they were due (a replicated shard's: to each
+/// copy restored from the copy a timer was for, as `saved` says).
 void restore_timers(caf::actor_system& sys, const job_actors& job, time_point origin,
-                    const std::vector<saved_timer>& timers);
+                    const std::vector<saved_timer>& timers, const saved_coordinator& saved);
 
 /// Moves the virtual clock to `time_ns` after `origin`.
 void set_virtual_time(caf::actor_system& sys, time_point origin, int64_t time_ns);

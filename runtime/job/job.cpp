@@ -134,9 +134,6 @@ void validate(const job_config& cfg) {
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
   require(cfg.ps_replicas >= 0 && cfg.ps_replicas <= 2, "--ps-replicas must be 0, 1 or 2");
-  require(cfg.ps_replicas == 0 || (cfg.checkpoint_every_s == 0 && cfg.resume_dir.empty()),
-          "--ps-replicas does not go with checkpoints yet (--checkpoint-every, --resume): a replicated job "
-          "goes on from its replicas instead");
   fail_copies(cfg);  // throws naming what is wrong
   check_device_options(cfg);
   try {

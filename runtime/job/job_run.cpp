@@ -169,7 +169,7 @@ void start_actors(caf::actor_system& sys, caf::scoped_actor& driver, const start
   driver->monitor(core.coordinator);
   caf::anon_send(core.coordinator, start_atom::value, job.actors.workers, core.evaluator);
   if (start.from() && cfg.clock == clock_kind::virtual_time)
-    restore_timers(sys, job.actors, job.origin, start.from()->timers);
+    restore_timers(sys, job.actors, job.origin, start.from()->timers, start.from()->coordinator);
 }
 
 // Virtual clock: checkpoints fall at the first quiescent point at or after

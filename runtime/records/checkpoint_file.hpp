@@ -22,12 +22,14 @@
 
 namespace syncpoint {
 
-inline constexpr uint32_t checkpoint_format = 7;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
+inline constexpr uint32_t checkpoint_format = 8;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
                                                   // 4: the optimizer's second moment, steps, and the schedule's samples;
                                                   // 5: slices staged on shards, partly reported pushes, refusals;
                                                   // 6: a worker's compression residual, a push's wire bytes;
                                                   // 7: local work (a worker's inner optimizer, steps and anchor;
-                                                  //    the coordinator's work per worker), a fragment's ranges
+                                                  //    the coordinator's work per worker), a fragment's ranges;
+                                                  // 8: replicated shards (each copy's link and timers, the copies
+                                                  //    lost and serving, who had reported a partial push)
 
 /// What a checkpoint must agree with before it is read further.
 struct checkpoint_header {
