@@ -19,8 +19,11 @@ namespace syncpoint::cluster::head_detail {
 
 namespace {
 
-// How often a job is carried on by a head that came back (as job_restart.cpp
-// restarts a job at most 3 times for lost shards).
+// How often in a row a job is carried on by a head that came back with no
+// new checkpoint in between (as job_restart.cpp restarts a job for lost
+// shards): a job that brings the head down with it is not carried on
+// forever, one whose head is lost now and then, each time after new
+// checkpoints, is.
 constexpr uint32_t max_restores = 3;
 
 journal_job* journaled(head_ptr self, uint64_t id) {
@@ -114,15 +117,17 @@ void restore_jobs(head_ptr self) {
   for (auto& j : st.journal->jobs) {
     if (is_final(j.state))
       continue;
-    if (j.restarts >= max_restores) {  // a job that brings the head down with it is not carried on forever
+    auto& dir = j.plan.cfg.checkpoint_dir;
+    auto newest = dir.empty() ? std::string() : newest_checkpoint(dir);
+    if (!newest.empty() && newest != j.checkpoint)
+      j.restarts = 0;  // a checkpoint since it last went on: the count starts again
+    if (j.restarts >= max_restores) {
       j.state = job_stage::failed;
-      j.outcome = "the head was lost " + std::to_string(j.restarts + 1) + " times while the job ran: it is not "
-                  "carried on again";
+      j.outcome = "the head was lost " + std::to_string(j.restarts + 1) +
+                  " times in a row while the job ran, with no new checkpoint in between: it is not carried on again";
       log(self, "job " + std::to_string(j.id) + " cannot go on: " + j.outcome);
       continue;
     }
-    auto& dir = j.plan.cfg.checkpoint_dir;
-    auto newest = dir.empty() ? std::string() : newest_checkpoint(dir);
     if (newest.empty()) {
       j.state = job_stage::failed;
       j.outcome = "the head was lost (it came back at start " + std::to_string(st.journal->epoch) +

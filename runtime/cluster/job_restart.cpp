@@ -41,7 +41,9 @@ void mark_dead(job_state& st, const caf::actor_addr& node) {
   for (size_t i = 0; i < st.setup.nodes.size(); ++i)
     offer(st.setup.nodes[i], st.setup.node_names[i], st.setup.node_tokens[i]);
   // A copy of shard k goes where no other copy of k is, if such a survivor
-  // exists (else to the first: two copies share a host for this run).
+  // exists (else anywhere: two copies share a host for this run), and there
+  // to the survivor holding the fewest copies: piled on one node, the
+  // shards would all be lost with it.
   auto holds_copy_of = [&](size_t k, const node_actor& n) {
     if (k < st.setup.shard_nodes.size() && st.setup.shard_nodes[k] == n)
       return true;
@@ -54,9 +56,22 @@ void mark_dead(job_state& st, const caf::actor_addr& node) {
   auto place = [&](size_t k, node_actor& n, std::string& name, std::string& token, const char* none) {
     if (alive(n))
       return;
-    auto it = std::find_if(survivors.begin(), survivors.end(), [&](const host& h) { return !holds_copy_of(k, h.node); });
+    auto copies_on = [&](const node_actor& node) {
+      auto n = std::count(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(), node);
+      for (auto& copies : st.setup.replica_nodes)
+        n += std::count(copies.begin(), copies.end(), node);
+      return n;
+    };
+    auto best = [&](bool apart) {
+      auto out = survivors.end();
+      for (auto h = survivors.begin(); h != survivors.end(); ++h)
+        if ((!apart || !holds_copy_of(k, h->node)) && (out == survivors.end() || copies_on(h->node) < copies_on(out->node)))
+          out = h;
+      return out;
+    };
+    auto it = best(true);
     if (it == survivors.end())
-      it = survivors.begin();
+      it = best(false);
     if (it == survivors.end()) {
       n = node_actor{};
       name = none;
@@ -74,14 +89,26 @@ void mark_dead(job_state& st, const caf::actor_addr& node) {
             "");
 }
 
+namespace {
+
+// Whether the job took a checkpoint since it last went on from one.
+bool progressed(const job_state& st, const std::string& newest) {
+  return !st.setup.resume || st.setup.resume->file != newest;
+}
+
+}  // namespace
+
 // Whether this job's newest checkpoint can replace a lost shard: checkpoints
-// on, one taken, and few restarts so far (a node that dies again and again
-// ends the job).
+// on, one taken, and fewer than 3 restarts in a row with no checkpoint in
+// between (a node that dies again and again before the job gets anywhere
+// ends the job; losses far apart, each after new checkpoints, do not).
 bool can_restart(job_ptr self) {
   auto& st = self->state;
   auto& cfg = st.setup.plan.cfg;
-  return st.phase == job_phase::running && st.stop_reason.empty() && !st.client_gone &&
-         !cfg.checkpoint_dir.empty() && st.restarts < 3 && !newest_checkpoint(cfg.checkpoint_dir).empty();
+  if (st.phase != job_phase::running || !st.stop_reason.empty() || st.client_gone || cfg.checkpoint_dir.empty())
+    return false;
+  auto newest = newest_checkpoint(cfg.checkpoint_dir);
+  return !newest.empty() && (st.restarts < 3 || progressed(st, newest));
 }
 
 namespace {
@@ -111,7 +138,7 @@ void restart(job_ptr self, size_t k, const std::string& why) {
     return;
   }
   st.phase = job_phase::restarting;
-  ++st.restarts;
+  st.restarts = progressed(st, from->file) ? 1 : st.restarts + 1;
   // The shard's host: its primary's, or (replicated) every copy's, all lost
   // (each named before any is placed again).
   std::string dead_name = st.setup.shard_node_names[k];

@@ -55,7 +55,7 @@ void abort_job(job_ptr self, const std::string& why) {
   for (auto& w : st.workers)
     if (w)
       self->send_exit(w, caf::exit_reason::user_shutdown);
-  for (auto& shard : st.core.ps.shards)  // spawned (phase 2), here or on nodes
+  for (auto& shard : st.core.ps.all_members())  // spawned (phase 2), here or on nodes, each copy (--ps-replicas)
     if (shard)
       self->send_exit(shard, caf::exit_reason::user_shutdown);
   if (st.core.tracer)

@@ -73,11 +73,13 @@ void on_down(job_ptr self, const caf::down_msg& dm);
 int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::string& node_token, int32_t free);
 
 // job_restart.cpp
-/// `node` is lost: its workers' ids become vacant, its shards move to a
-/// surviving node (shard host first, then worker host), else to the head.
+/// `node` is lost: its workers' ids become vacant, and each copy of a shard it
+/// held moves to the surviving node that holds no other copy of that shard and
+/// the fewest copies (shard hosts first, then worker hosts), else to the head.
 void mark_dead(job_state& st, const caf::actor_addr& node);
 /// Whether the newest checkpoint can replace a lost shard: checkpoints on, one
-/// taken, the job neither stopping nor restarted three times already.
+/// taken, the job not stopping, and fewer than three restarts in a row without
+/// a new checkpoint.
 bool can_restart(job_ptr self);
 /// Shard k of the running job is gone: a restart from the newest checkpoint
 /// when there is one to go on from, else the job fails naming the shard.
