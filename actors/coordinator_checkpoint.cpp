@@ -58,9 +58,7 @@ saved_coordinator save(coordinator_state& st) {
 namespace {
 
 // Who had reported a partial push, by this job's copies (by shard without
-// replicas). A copy saved live had its own report; one saved lost comes back
-// as its shard's serving copy, and so does every copy when the checkpoint
-// was taken with another R.
+// replicas): each copy as the saved copy it comes back as (saved_copy_of).
 std::vector<bool> reported(const saved_partial_push& p, const saved_coordinator& s, const ps_group& ps) {
   auto shards = ps.size();
   auto per = ps.replicas() + 1;
@@ -69,14 +67,10 @@ std::vector<bool> reported(const saved_partial_push& p, const saved_coordinator&
                                 " has reports of " + std::to_string(p.in.size()) + " copies, not a multiple of the " +
                                 std::to_string(shards) + " shards");
   auto saved_per = p.in.size() / shards;
-  bool same = per > 1 && saved_per == per && s.copy_lost.size() == p.in.size();
   std::vector<bool> in(shards * per);
   for (size_t k = 0; k < shards; ++k)
-    for (size_t r = 0; r < per; ++r) {
-      size_t serving = k < s.serving.size() ? s.serving[k] : 0;
-      size_t from = same && !s.copy_lost[k * per + r] ? r : serving;
-      in[k * per + r] = p.in.at(k * saved_per + from);
-    }
+    for (size_t r = 0; r < per; ++r)
+      in[k * per + r] = p.in.at(k * saved_per + saved_copy_of(s, k, r, per));
   return in;
 }
 
@@ -195,12 +189,7 @@ void checkpoint_if_still(coordinator_ptr self) {
   // Everyone is at rest: ask each for its state (each live copy of a
   // replicated shard, whose links differ), then write, then go on.
   auto& ps = st.cfg->ps;
-  std::vector<ps_actor> copies;  // copy r of shard k at k * (R + 1) + r (invalid: lost)
-  for (size_t k = 0; k < ps.size(); ++k)
-    if (ps.copies.empty())
-      copies.push_back(ps.shards[k]);
-    else
-      copies.insert(copies.end(), ps.copies[k].begin(), ps.copies[k].end());
+  auto copies = every_copy(ps);  // (invalid: lost)
   auto live_copies = static_cast<size_t>(std::count_if(copies.begin(), copies.end(), [](auto& c) { return !!c; }));
   auto pending = std::make_shared<size_t>(1 + live_copies);
   auto parts = std::make_shared<std::vector<std::optional<saved_ps>>>(copies.size());

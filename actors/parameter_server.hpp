@@ -37,6 +37,7 @@
 #include "core/clock.hpp"
 #include "core/interfaces.hpp"
 #include "core/optimizer.hpp"
+#include "core/ps_group.hpp"
 
 #include <memory>
 #include <optional>
@@ -107,5 +108,15 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
 /// `serving`: no replicas, the copies are the shards.
 saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::vector<uint64_t>& bounds,
                       const std::vector<uint32_t>& serving);
+
+/// Every copy of every shard, copy r of shard k at k * (R + 1) + r (invalid:
+/// lost); without replicas, the shards. The order a checkpoint keeps copies in.
+std::vector<ps_actor> every_copy(const ps_group& ps);
+
+/// At a resume with `per` copies a shard: which saved copy of shard k the
+/// resumed copy r takes its link, timers and reports from. Itself; a copy
+/// lost at the checkpoint, or every copy when the checkpoint had another R,
+/// its shard's serving copy.
+uint32_t saved_copy_of(const saved_coordinator& saved, size_t k, size_t r, size_t per);
 
 }  // namespace syncpoint

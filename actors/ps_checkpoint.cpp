@@ -297,4 +297,19 @@ saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::ve
   return whole;
 }
 
+std::vector<ps_actor> every_copy(const ps_group& ps) {
+  if (ps.copies.empty())
+    return ps.shards;
+  std::vector<ps_actor> out;
+  for (auto& copies : ps.copies)
+    out.insert(out.end(), copies.begin(), copies.end());
+  return out;
+}
+
+uint32_t saved_copy_of(const saved_coordinator& saved, size_t k, size_t r, size_t per) {
+  auto serving = k < saved.serving.size() ? saved.serving[k] : 0;
+  bool same = per > 1 && !saved.serving.empty() && saved.copy_lost.size() == saved.serving.size() * per;
+  return same && !saved.copy_lost[k * per + r] ? static_cast<uint32_t>(r) : serving;
+}
+
 }  // namespace syncpoint

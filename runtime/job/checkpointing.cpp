@@ -30,16 +30,6 @@ caf::detail::test_actor_clock& virtual_clock_of(caf::actor_system& sys) {
   return dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler()).clock();
 }
 
-// Copy r of shard k at k * (R + 1) + r (without replicas: the shards).
-std::vector<ps_actor> every_copy(const ps_group& ps) {
-  if (ps.copies.empty())
-    return ps.shards;
-  std::vector<ps_actor> out;
-  for (auto& copies : ps.copies)
-    out.insert(out.end(), copies.begin(), copies.end());
-  return out;
-}
-
 // Which actor a timer is for: a worker's id, or the PS's (a shard's copy's)
 // or coordinator's role.
 std::map<caf::actor_id, std::pair<worker_id, uint32_t>> roles(const job_actors& job) {
@@ -78,15 +68,6 @@ caf::error take(Handle& h, T& out) {
   caf::error err;
   h.receive([&](T& x) { out = std::move(x); }, [&](caf::error& e) { err = std::move(e); });
   return err;
-}
-
-// Which copy of shard k the resumed copy r (of `per` per shard) was saved as:
-// itself; a copy lost at the checkpoint, or every copy when the checkpoint
-// had another R, its shard's serving copy.
-uint32_t saved_copy_of(const saved_coordinator& saved, size_t k, size_t r, size_t per) {
-  auto serving = k < saved.serving.size() ? saved.serving[k] : 0;
-  bool same = per > 1 && !saved.serving.empty() && saved.copy_lost.size() == saved.serving.size() * per;
-  return same && !saved.copy_lost[k * per + r] ? static_cast<uint32_t>(r) : serving;
 }
 
 }  // namespace
