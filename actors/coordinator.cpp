@@ -1,5 +1,7 @@
 #include "actors/coordinator_state.hpp"
 
+#include "actors/parameter_server.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -40,7 +42,7 @@ void on_pushed(coordinator_ptr self, const push_info& info, push_reply rp) {
       st.run.next_eval += st.cfg->eval_every_samples;
     st.request_snapshot(false);
   }
-  checkpoint_if_still(self);
+  act_if_still(self);
 }
 
 namespace {
@@ -103,6 +105,8 @@ void shut_down_everything(coordinator_ptr self) {
   self->send_exit(st.cfg->tracer, caf::exit_reason::user_shutdown);
   for (auto& s : st.workers.slots())
     self->send_exit(s.handle, caf::exit_reason::user_shutdown);
+  if (st.cfg->own_placer)
+    self->send_exit(st.cfg->placer, caf::exit_reason::user_shutdown);
 }
 
 }  // namespace
@@ -159,7 +163,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
   st.tell_followers(eval_atom::value, r);
   if (!r.final) {
     st.print_progress("eval");
-    checkpoint_if_still(self);
+    act_if_still(self);
     if (st.cfg->target_accuracy > 0 && r.accuracy >= st.cfg->target_accuracy && !run.target_reached) {
       run.target_reached = true;
       if (st.cfg->stop_at_target)
@@ -175,7 +179,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
       // Held once (the model's gathering copies its handler per shard): a
       // trace of 10^6 events is 100 MB.
       auto events = std::make_shared<std::vector<trace_event>>(std::move(trace));
-      gather_model(self, [=](weights& model) mutable {
+      check_copies(self, [=] { gather_model(self, [=](weights& model) mutable {
           auto& st = self->state;
           st.tell_observers(run_ended{st.run.end_reason});
           self->send(st.cfg->driver, done_atom::value,
@@ -184,7 +188,7 @@ void on_eval(coordinator_ptr self, const eval_result& r) {
                                  st.workers.samples()});
           shut_down_everything(self);
           self->quit();
-        }, fail);
+        }, fail); }, fail);
     }, fail);
 }
 
@@ -281,7 +285,7 @@ caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info
   auto& st = self->state;
   auto from = self->current_sender();
   auto& ps = st.cfg->ps;
-  auto lead_copy = copy == 0 ? ps.lead() : ps.copies[0][copy];  // (bulk: it asks in the worker's name)
+  auto lead_copy = ps.copies.empty() ? ps.lead() : ps.copies[0][copy];  // (bulk: it asks in the worker's name)
   bool from_worker = st.valid(info.worker) && from && from == caf::actor_cast<caf::strong_actor_ptr>(
                                                           st.workers[coordinator_state::idx(info.worker)].handle);
   bool from_lead = lead_copy && from == caf::actor_cast<caf::strong_actor_ptr>(lead_copy);
@@ -391,8 +395,8 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> { return on_resumed_push(self, w); },
     [=](save_atom) -> caf::result<saved_coordinator> {
       auto& st = self->state;
-      if (!st.phase.started() || st.phase.ending())
-        return make_error(sp_error::not_now, "the run is starting or ending: no checkpoint now");
+      if (!st.phase.started() || st.phase.ending() || st.phase.holding())
+        return make_error(sp_error::not_now, "the run is starting, ending or holding still: no checkpoint now");
       try {
         return save(st);
       } catch (const std::exception& e) {  // a protocol without checkpoint support
@@ -435,6 +439,12 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     },
     [=](const mark_request& m) { observer_marks(self, m.note, m.value); },
     [=](counts_request) { return counts_of(self); },
+    [=](copy_atom) {
+      std::vector<caf::actor> out;
+      for (auto& c : every_copy(self->state.cfg->ps))
+        out.push_back(caf::actor_cast<caf::actor>(c));
+      return out;
+    },
   };
 }
 

@@ -64,6 +64,14 @@ struct coordinator_config {
   // they shared its host: {shard, copy}, copy -1 for the shard's primary then.
   std::vector<std::pair<int, int>> fail_copies;
   int fail_shard_with = -1;
+  // --ps-rereplicate: a lost copy of a shard is made again by this (none: the
+  // shard goes on with the copies it has left; actors/coordinator_replace.cpp),
+  // which the coordinator ends with the run when it is the job's own.
+  copy_placer_actor placer;
+  bool own_placer = false;
+  // At the end every live copy of a shard must hold its serving copy's model,
+  // bit for bit, or the run fails (the virtual clock's check on replicas).
+  bool check_copies = false;
   tracer_actor tracer;
   driver_actor driver;
   std::vector<job_observer_actor> observers;  // told of the run from its start (job_observer_actor)

@@ -141,8 +141,13 @@ void checkpoint_asked(coordinator_ptr self, const std::string& why) {
   };
   if (!st.cfg->on_checkpoint)
     return no("the job has no checkpoint folder on the real clock (--checkpoint-dir)");
-  if (st.phase.holding())
+  if (st.phase.checkpoint_due())
     return;  // one is being taken: it is the one asked for
+  if (st.phase.holding()) {  // a lost copy is being made again: the checkpoint follows
+    st.report("[" + st.cfg->protocol_name + "] checkpoint on request (" + why + "), once a new shard copy is in", true);
+    st.phase.asked_while_replicating();
+    return;
+  }
   if (!st.phase.is(coordinator_phase::running))
     return no(st.phase.started() ? "the run is ending" : "the run has not started");
   st.report("[" + st.cfg->protocol_name + "] checkpoint on request (" + why + ")", true);
@@ -158,9 +163,14 @@ void resume_run(coordinator_ptr self) {
   if (!st.phase.is(coordinator_phase::collecting))
     return;  // stopped meanwhile: the checkpoint was given up
   bool periodic = st.phase.thaw();
-  st.deliver_deferred();
   if (periodic && st.cfg->checkpoint_every_s > 0)
     self->delayed_send(self, seconds(st.cfg->checkpoint_every_s), checkpoint_atom::value);
+  if (!st.replacing.waiting.empty()) {  // copies lost meanwhile are made again first
+    st.phase.freeze(checkpoint_cause::replica);
+    act_if_still(self);
+    return;
+  }
+  st.deliver_deferred();
 }
 
 }  // namespace

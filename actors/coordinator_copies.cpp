@@ -8,7 +8,19 @@
 // the evaluator, which gets again the parts of snapshots it had not answered.
 #include "actors/coordinator_state.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 namespace syncpoint {
+
+namespace {
+
+bool same_bits(const weights& a, const weights& b) {
+  return a.version == b.version && a.values.size() == b.values.size() &&
+         std::memcmp(a.values.data(), b.values.data(), a.values.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
 
 bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::string& why) {
   auto& st = self->state;
@@ -52,7 +64,64 @@ bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::strin
       self->send(slot.handle, replica_atom::value, static_cast<uint32_t>(shard), static_cast<uint32_t>(copy),
                  caf::actor_cast<caf::actor>(ps.shards[shard]));
   recount_partials(self);
+  replace_copy(self, shard, copy);  // --ps-rereplicate
   return true;
+}
+
+void check_copies(coordinator_ptr self, std::function<void()> then, std::function<void(caf::error&)> fail) {
+  auto& st = self->state;
+  auto& ps = st.cfg->ps;
+  if (!st.cfg->check_copies || ps.copies.empty()) {
+    then();
+    return;
+  }
+  struct gathered {
+    std::vector<std::vector<std::pair<size_t, weights>>> by_shard;  // (copy, its model)
+    size_t left = 0;
+    bool failed = false;
+  };
+  auto g = std::make_shared<gathered>();
+  g->by_shard.resize(ps.size());
+  std::vector<std::pair<size_t, size_t>> asked;
+  for (size_t k = 0; k < ps.size(); ++k)
+    for (size_t r = 0; r < ps.copies[k].size(); ++r)
+      if (ps.copies[k][r])
+        asked.emplace_back(k, r);
+  g->left = asked.size();
+  auto compare = [=] {
+    auto& ps = self->state.cfg->ps;
+    for (size_t k = 0; k < g->by_shard.size(); ++k) {
+      auto serving = ps.copy_of(caf::actor_cast<caf::actor_addr>(ps.shards[k])).second;
+      auto& copies = g->by_shard[k];
+      auto ref = std::find_if(copies.begin(), copies.end(), [&](auto& c) { return c.first == static_cast<size_t>(serving); });
+      for (auto& [r, w] : copies)
+        if (ref != copies.end() && !same_bits(w, ref->second)) {
+          auto err = make_error(sp_error::bad_input, "copy " + std::to_string(r) + " of shard " + std::to_string(k) +
+                                                       " ends unlike its serving copy " + std::to_string(serving) +
+                                                       " (version " + std::to_string(w.version) + ", " +
+                                                       std::to_string(ref->second.version) + "): the copies were out of step");
+          fail(err);
+          return;
+        }
+    }
+    then();
+  };
+  for (auto [k, r] : asked)
+    self->request(ps.copies[k][r], st.cfg->request_timeout, final_atom::value)
+      .then(
+        [=](weights& w) {
+          if (g->failed)
+            return;
+          g->by_shard[k].emplace_back(r, std::move(w));
+          if (--g->left == 0)
+            compare();
+        },
+        [=](caf::error& e) {
+          if (!g->failed) {
+            g->failed = true;
+            fail(e);
+          }
+        });
 }
 
 }  // namespace syncpoint

@@ -45,6 +45,7 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
     it = mine(*it) ? st.ps.partial.erase(it) : std::next(it);
   st.ps.queue(shard_op::drop, w, shard_op::all);
   st.workers.lost(i);
+  st.replacing.unanswered.erase(i);  // (news of new copies it never answered)
   if (was_live && !st.phase.ending()) {
     record_loss();
     st.send_worker_weights();
@@ -57,7 +58,7 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   }
   st.flush_ops();
   maybe_finish(self);
-  checkpoint_if_still(self);
+  act_if_still(self);
 }
 
 void on_down(coordinator_ptr self, const caf::down_msg& dm) {
@@ -127,6 +128,7 @@ void on_join(coordinator_ptr self, worker_id w, worker_actor handle, const std::
   st.workers.joined(i, std::move(handle), st.workers.min_clock(), st.event + 1, static_cast<uint32_t>(st.cfg->batch));
   self->monitor(st.workers[i].handle);
   st.to_shards(attach_atom::value, coordinator_actor{self}, st.workers.handles());
+  tell_of_copies(self, i);  // its group may be from before a copy was made again
   // The newcomer's first push reaches a shard of another process by another
   // connection: its release waits until every such shard has the attach, or
   // that shard would refuse the push as not a member's.

@@ -6,6 +6,7 @@
 //   r.restored();                    // starting, from a checkpoint
 //   auto how = r.start();            // -> running; how.resumed, how.stop
 //   r.freeze(checkpoint_cause::asked);  r.collect();  bool tick = r.thaw();
+//   r.freeze(checkpoint_cause::replica);  r.replicate();  bool checkpoint = r.replicated();
 #pragma once
 
 #include <cstdint>
@@ -18,22 +19,27 @@ namespace syncpoint {
 /// The coordinator's life, one phase at a time (anything else is a bug and stops the run):
 ///   starting -> running -> stopping -> finishing
 ///   running -> freezing -> collecting -> running     a real-clock checkpoint
+///   running -> freezing -> replicating -> running    a lost shard copy made again (--ps-rereplicate)
+///   replicating -> freezing                          ... then a checkpoint asked for meanwhile
 ///   any phase but finishing -> finishing              every worker is gone
-///   freezing, collecting -> stopping                  a stop gives the checkpoint up
+///   freezing, collecting, replicating -> stopping     a stop gives them up
 enum class coordinator_phase : uint8_t {
-  starting,    // spawned, waiting for its workers (start_atom)
+  starting,     // spawned, waiting for its workers (start_atom)
   running,
-  freezing,    // a checkpoint is due: releases are held until every live worker waits
-  collecting,  // everyone is at rest: the actors' states are being gathered
-  stopping,    // a limit, a target or a stop: every worker is told to stop
-  finishing,   // every worker is gone: the final snapshot, evaluation and outcome
+  freezing,     // a checkpoint or a new copy is due: releases are held until every live worker waits
+  collecting,   // everyone is at rest: the actors' states are being gathered
+  replicating,  // everyone is at rest: a lost copy is being made again from its shard's serving copy
+  stopping,     // a limit, a target or a stop: every worker is told to stop
+  finishing,    // every worker is gone: the final snapshot, evaluation and outcome
 };
 
 const char* to_string(coordinator_phase p);
 
-/// Why a checkpoint is being taken: the period's tick, or a request (during
-/// which the period's tick came too, and is taken by it).
-enum class checkpoint_cause : uint8_t { tick, asked, asked_tick_missed };
+/// Why the run holds still: a checkpoint for the period's tick, or for a
+/// request (during which the period's tick came too, and is taken by it), or
+/// a lost copy to make again (replica; a checkpoint due meanwhile takes the
+/// tick's or the request's cause, and follows).
+enum class checkpoint_cause : uint8_t { tick, asked, asked_tick_missed, replica };
 
 class run_phase {
  public:
@@ -48,8 +54,13 @@ class run_phase {
   bool started() const { return phase_ != coordinator_phase::starting; }
   /// A stop was decided, or every worker is gone: no new work, no checkpoint.
   bool ending() const { return phase_ == coordinator_phase::stopping || phase_ == coordinator_phase::finishing; }
-  /// A checkpoint holds releases back (real clock).
-  bool holding() const { return phase_ == coordinator_phase::freezing || phase_ == coordinator_phase::collecting; }
+  /// A checkpoint or a new copy holds releases back.
+  bool holding() const {
+    return phase_ == coordinator_phase::freezing || phase_ == coordinator_phase::collecting ||
+           phase_ == coordinator_phase::replicating;
+  }
+  /// The run holds still for a checkpoint (not only for a new copy).
+  bool checkpoint_due() const { return holding() && cause_ != checkpoint_cause::replica; }
 
   // -- starting
   void restored() {
@@ -67,16 +78,24 @@ class run_phase {
     return std::move(plan_);
   }
 
-  // -- a checkpoint (real clock)
+  // -- a checkpoint (real clock), or a new copy
   /// running -> freezing, for `cause`.
   void freeze(checkpoint_cause cause) {
     move_to(coordinator_phase::freezing);
     cause_ = cause;
   }
-  /// The period's tick came while an asked checkpoint is being taken: it stands for the tick.
+  /// The period's tick came while the run holds: an asked checkpoint stands
+  /// for it; a new copy's hold takes a checkpoint after it.
   void tick_while_holding() {
     if (holding() && cause_ == checkpoint_cause::asked)
       cause_ = checkpoint_cause::asked_tick_missed;
+    else if (holding() && cause_ == checkpoint_cause::replica)
+      cause_ = checkpoint_cause::tick;
+  }
+  /// A checkpoint was asked for while a new copy holds the run: one follows.
+  void asked_while_replicating() {
+    if (holding() && cause_ == checkpoint_cause::replica)
+      cause_ = checkpoint_cause::asked;
   }
   void collect() { move_to(coordinator_phase::collecting); }
   /// collecting -> running; true when the period's next tick is due from now
@@ -84,6 +103,15 @@ class run_phase {
   bool thaw() {
     move_to(coordinator_phase::running);
     return cause_ != checkpoint_cause::asked;
+  }
+  /// freezing -> replicating: at rest, a lost copy is made again.
+  void replicate() { move_to(coordinator_phase::replicating); }
+  /// replicating -> freezing, when a checkpoint is due (taken at once: the
+  /// run is at rest), or -> running; true for the checkpoint.
+  bool replicated() {
+    bool checkpoint = cause_ != checkpoint_cause::replica;
+    move_to(checkpoint ? coordinator_phase::freezing : coordinator_phase::running);
+    return checkpoint;
   }
 
   // -- the end
@@ -96,7 +124,7 @@ class run_phase {
 
   coordinator_phase phase_ = coordinator_phase::starting;
   start_plan plan_;                                   // starting
-  checkpoint_cause cause_ = checkpoint_cause::tick;  // freezing, collecting
+  checkpoint_cause cause_ = checkpoint_cause::tick;  // freezing, collecting, replicating
 };
 
 /// The run's figures as the coordinator counts them.

@@ -139,9 +139,19 @@ void recount_partials(coordinator_ptr self) {
 void coordinator_state::flush_ops() {
   if (!ps.ops_queued())
     return;
-  auto ops = ps.take_ops();
+  to_members(caf::make_message(sequence_atom::value, ps.take_ops()));
+}
+
+void coordinator_state::to_members(const caf::message& msg) {
+  if (replacing.making && phase.is(coordinator_phase::replicating))
+    replacing.missed.push_back(msg);
   for (auto& shard : cfg->ps.all_members())
-    self->send(shard, sequence_atom::value, ops);
+    send_to(shard, msg);
+}
+
+void coordinator_state::send_to(const ps_actor& copy, const caf::message& msg) {
+  // (A typed send takes its elements one by one: a message kept as one goes as one.)
+  caf::actor_cast<caf::actor>(copy)->enqueue(self->ctrl(), caf::make_message_id(), msg, self->context());
 }
 
 void coordinator_state::answer(push_reply& rp, size_t i, proceed p) {

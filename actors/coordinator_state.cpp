@@ -13,6 +13,7 @@ const char* to_string(coordinator_phase p) {
     case coordinator_phase::running: return "running";
     case coordinator_phase::freezing: return "freezing";
     case coordinator_phase::collecting: return "collecting";
+    case coordinator_phase::replicating: return "replicating";
     case coordinator_phase::stopping: return "stopping";
     case coordinator_phase::finishing: return "finishing";
   }
@@ -26,10 +27,12 @@ bool allowed(coordinator_phase from, coordinator_phase to) {
   using p = coordinator_phase;
   switch (to) {
     case p::starting: return false;
-    case p::running: return from == p::starting || from == p::collecting;
-    case p::freezing: return from == p::running;
+    case p::running: return from == p::starting || from == p::collecting || from == p::replicating;
+    case p::freezing: return from == p::running || from == p::replicating;
     case p::collecting: return from == p::freezing;
-    case p::stopping: return from == p::running || from == p::freezing || from == p::collecting;
+    case p::replicating: return from == p::freezing;
+    case p::stopping:
+      return from == p::running || from == p::freezing || from == p::collecting || from == p::replicating;
     case p::finishing: return from != p::finishing;
   }
   return false;
@@ -67,7 +70,9 @@ void coordinator_state::release(worker_id w, bool pull) {
     send_worker_weights();
   auto p = release_of(i, pull);
   if (slot.state == slot_state::unstarted) {
-    if (ps.syncing()) {
+    // (While a new copy is made, a worker that started would send its first
+    // push to the copies there are, and the new one could not apply it.)
+    if (ps.syncing() || phase.is(coordinator_phase::replicating)) {
       workers.hold_release(i, p);
     } else {
       workers.release_now(i);
@@ -77,7 +82,7 @@ void coordinator_state::release(worker_id w, bool pull) {
   }
   if (slot.waiting_since < event)
     barrier_in_event = true;  // someone was held across events: a barrier opened
-  if (phase.holding() || slot.state == slot_state::away || ps.syncing()) {
+  if (phase.holding() || slot.state == slot_state::away || ps.syncing() || replacing.waits_for_news(i)) {
     workers.hold_release(i, p);  // delivered once the checkpoint is taken, the worker is back or the shards synced
     return;
   }
@@ -141,7 +146,7 @@ void coordinator_state::deliver_deferred() {
   if (phase.holding() || ps.syncing())
     return;
   for (size_t i = 0; i < workers.size(); ++i)
-    if (workers[i].state == slot_state::reply_deferred) {
+    if (workers[i].state == slot_state::reply_deferred && !replacing.waits_for_news(i)) {
       auto p = workers[i].held_back;
       auto rp = workers.delivered(i);
       answer(rp, i, p);

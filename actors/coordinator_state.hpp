@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -59,6 +60,25 @@ class protocol_view : public coordinator_api {
   coordinator_state& st_;
 };
 
+/// --ps-rereplicate (actors/coordinator_replace.cpp): lost copies waiting to
+/// be made again, one at a time, while the run holds still.
+struct copy_replacement {
+  using slot = std::pair<size_t, size_t>;  // (shard, copy)
+  std::deque<slot> waiting;
+  std::optional<slot> making;  // its serving copy saved (or is saving) the state the new one starts from
+  uint64_t attempt = 0;        // ... its replies to earlier attempts mean nothing
+  int tries = 0;               // ... and how often its shard's serving copy was asked
+  // What went to the shards' copies since that save was asked for: the new
+  // copy takes it too, in order, before anything else (to_members).
+  std::vector<caf::message> missed;
+  std::vector<slot> made;  // every copy made so far: a worker that joins later hears of each
+  // By worker: news of new copies it has not answered yet. Its push's reply
+  // waits for them: on a cluster it may come on the bulk channel, ahead of
+  // the news on CAF, and the worker would push without the new copy.
+  std::map<size_t, uint32_t> unanswered;
+  bool waits_for_news(size_t worker) const { return unanswered.count(worker) > 0; }
+};
+
 struct coordinator_state {
   coordinator_ptr self;
   std::shared_ptr<coordinator_config> cfg;
@@ -78,6 +98,7 @@ struct coordinator_state {
   std::vector<worker_loss> losses;  // who left the run early, and why
   std::vector<caf::actor_addr> lost_copies;  // shards' copies given up for lost (their down messages mean nothing)
   std::map<size_t, std::vector<std::string>> copy_losses;  // ... and why, by shard: "shard 1's primary (copy 0): ..."
+  copy_replacement replacing;
   // Wall time spent in the handlers that decide (pushes, timers, losses,
   // joins), and pushes handled: the coordinator's cost per push.
   std::chrono::steady_clock::duration busy{};
@@ -180,9 +201,13 @@ struct coordinator_state {
   template <class... Ts>
   void to_shards(const Ts&... xs) {
     flush_ops();
-    for (auto& shard : cfg->ps.all_members())
-      self->send(shard, xs...);
+    to_members(caf::make_message(xs...));
   }
+  /// To every live copy of every shard, and to the copy being made
+  /// (replacing.missed). Whatever changes a copy's state goes this way, or a
+  /// new copy would miss it.
+  void to_members(const caf::message& msg);
+  void send_to(const ps_actor& copy, const caf::message& msg);
 
   void send_worker_weights();
 
@@ -242,6 +267,21 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason);
 /// place, pushes every live copy now holds count, and the workers hear of it;
 /// the shard's last copy gone fails the run (false; actors/coordinator_copies.cpp).
 bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::string& why);
+
+/// With cfg.check_copies: `then` once every live copy of each shard holds its
+/// serving copy's model and version, bit for bit; `fail` otherwise.
+void check_copies(coordinator_ptr self, std::function<void()> then, std::function<void(caf::error&)> fail);
+
+/// --ps-rereplicate: lost copy `copy` of shard `shard` is made again, from
+/// its shard's serving copy once the run is at rest (actors/coordinator_replace.cpp).
+void replace_copy(coordinator_ptr self, size_t shard, size_t copy);
+
+/// The run may be at rest now: takes the checkpoint, or begins making a
+/// lost copy, that waits for it.
+void act_if_still(coordinator_ptr self);
+
+/// Where a worker that joins late learns of every copy made so far.
+void tell_of_copies(coordinator_ptr self, size_t worker);
 
 /// A push that every shard's live copies have reported (or refused) counts now.
 void recount_partials(coordinator_ptr self);

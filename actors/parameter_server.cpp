@@ -297,7 +297,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     st.second.assign(st.w->size(), 0.0f);
   st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
   st.cfg = std::move(cfg);
-  st.serving = st.cfg.copy == 0;
+  st.serving = st.cfg.copy == 0 && st.cfg.serving;
   st.lr = st.scheduled_lr();
   if (st.cfg.model_size == 0)
     st.cfg.model_size = st.w->size();

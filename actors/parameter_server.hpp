@@ -77,6 +77,7 @@ struct ps_config {
   // traces nothing until it is promoted (replica_atom) to serve pulls.
   uint32_t copy = 0;
   uint32_t replicas = 0;
+  bool serving = true;  // false: a copy made in a lost one's place (even as copy 0) serves only once promoted
   uint64_t offset = 0;
   uint64_t model_size = 0;  // 0: initial.size()
   // The model's last `buffers` values are buffers (BatchNorm's statistics):

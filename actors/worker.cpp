@@ -10,6 +10,7 @@
 #include <numeric>
 #include <optional>
 #include <random>
+#include <utility>
 
 namespace syncpoint {
 
@@ -360,6 +361,10 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     if (msg.reason)
       leave(self, std::move(msg.reason));
   });
+  self->attach_functor([proxies = st.own_proxies] {
+    for (auto& p : *proxies)
+      caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+  });
   st.born = now(self);
   st.batch_trace = !st.cfg.virtual_clock && st.cfg.tracer && st.cfg.tracer->node() != self->node();
   if (st.cfg.resume)
@@ -372,6 +377,9 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
         return;  // later proceeds come as replies to pushes, never as messages
       st.started = true;
       st.coordinator = self->current_sender();
+      for (auto& news : std::exchange(st.copies_before_start, {}))
+        if (news.from == st.coordinator)
+          copy_added(self, news.shard, news.copy, std::move(news.handle), news.bulk);
       auto t = now(self);
       trace(self, "wait", std::min(st.born, t), t);
       st.reply = p;
@@ -393,13 +401,24 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     },
     [=](save_atom) { return save(self->state); },
     [=](resume_atom) {
-      if (self->state.pipe.awaiting_resume())
+      auto& st = self->state;
+      if (!st.coordinator)  // resumed: the coordinator's word on copies comes from the one that resumed it
+        st.coordinator = self->current_sender();
+      if (st.pipe.awaiting_resume())
         resume(self);
     },
     [=](replica_atom, uint32_t shard, uint32_t copy, caf::actor primary) {
       auto& st = self->state;
       if (st.coordinator && self->current_sender() == st.coordinator)
         copy_lost(self, shard, copy, caf::actor_cast<ps_actor>(primary));
+    },
+    [=](copy_atom, uint32_t shard, uint32_t copy, caf::actor& handle, std::string& bulk) {
+      auto& st = self->state;
+      if (!st.started)  // its start comes after, from the same coordinator
+        st.copies_before_start.push_back({self->current_sender(), shard, copy, std::move(handle), std::move(bulk)});
+      else if (self->current_sender() == st.coordinator)
+        copy_added(self, shard, copy, std::move(handle), bulk);
+      return true;
     },
   };
 }

@@ -16,6 +16,7 @@
 #include "core/ps_group.hpp"
 #include "core/straggler.hpp"
 
+#include <functional>
 #include <memory>
 
 namespace syncpoint {
@@ -38,6 +39,10 @@ struct worker_config {
   double iter_cost_s = 0;                  // virtual clock only
   straggler_plan stragglers;
   ps_group ps;                             // its shards (one: a single PS)
+  // How it reaches a shard's copy made in a lost one's place, given where
+  // that takes bulk connections and the shard's size (a node's bulk proxy,
+  // which the worker ends when it goes); none: the copy itself.
+  std::function<ps_actor(ps_actor copy, const std::string& bulk, uint64_t floats)> reach_copy;
   tracer_actor tracer;
   time_point origin;
   caf::duration request_timeout = caf::infinite;  // a request unanswered this long ends the worker

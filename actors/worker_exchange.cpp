@@ -282,6 +282,22 @@ void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary) {
     ask_slice(self, shard, st.pull_seq, st.pull_min_version, false);
 }
 
+void copy_added(worker_ptr self, uint32_t shard, uint32_t copy, caf::actor handle, const std::string& bulk) {
+  auto& st = self->state;
+  auto& ps = st.cfg.ps;
+  if (shard >= ps.copies.size() || copy >= ps.copies[shard].size() || !handle)
+    return;
+  auto& known = st.added_copies[{shard, copy}];
+  if (known == handle)
+    return;  // heard of already (a worker that joined late may hear twice)
+  known = handle;
+  auto typed = caf::actor_cast<ps_actor>(handle);
+  auto reached = st.cfg.reach_copy ? st.cfg.reach_copy(typed, bulk, ps.end(shard) - ps.begin(shard)) : typed;
+  if (reached != typed)
+    st.own_proxies->push_back(caf::actor_cast<caf::actor>(reached));  // ended with the worker
+  ps.copies[shard][copy] = reached;
+}
+
 void ask_again(worker_ptr self) {
   auto& st = self->state;
   auto& ps = st.cfg.ps;

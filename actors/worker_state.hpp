@@ -7,8 +7,10 @@
 #include "core/local_progress.hpp"
 #include <syncpoint/worker_loop.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace syncpoint {
@@ -41,6 +43,19 @@ struct worker_state {
   std::vector<bool> slice_in;     // ... by shard, whether it has
   std::vector<caf::actor_addr> pull_from;  // ... by shard, the copy asked (a replica asked again once promoted)
   caf::strong_actor_ptr coordinator;  // who started it: only it says a shard's replica serves now
+  // Copies made in lost ones' places (--ps-rereplicate): each as the
+  // coordinator named it, by (shard, copy), so that news of one twice changes
+  // nothing; and those told before the start, by whom, taken in at the start.
+  std::map<std::pair<uint32_t, uint32_t>, caf::actor> added_copies;
+  struct copy_news {
+    caf::strong_actor_ptr from;
+    uint32_t shard, copy;
+    caf::actor handle;
+    std::string bulk;
+  };
+  std::vector<copy_news> copies_before_start;
+  // reach_copy's proxies: they go with the worker (however it ends)
+  std::shared_ptr<std::vector<caf::actor>> own_proxies = std::make_shared<std::vector<caf::actor>>();
   uint64_t pull_version = 0;      // ... the version of those that came (UINT64_MAX: none yet)
   std::shared_ptr<std::vector<float>> pulled;  // where the slices land (a sharded PS)
   std::shared_ptr<std::vector<float>> spare;   // ... and the other buffer, while the model holds one
@@ -105,5 +120,7 @@ void push(worker_ptr self);                          // the computed gradient, a
 void pull(worker_ptr self, uint64_t min_version);    // one version from every shard
 void ask_again(worker_ptr self);                     // resumed: the push or pull the checkpoint held
 void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary);  // a replicated shard's copy went
+// ... and a new one took its place: the next pushes go to it too
+void copy_added(worker_ptr self, uint32_t shard, uint32_t copy, caf::actor handle, const std::string& bulk);
 
 }  // namespace syncpoint

@@ -106,6 +106,8 @@ options::options(command c) : table_(command_name(c)) {
       .add(cfg_.request_timeout_s, "request-timeout", "real clock: a worker's push or pull unanswered this long ends it (s)")
       .add(cfg_.ps_replicas, "ps-replicas", "replicas of each PS shard (0, 1 or 2), each taking every push: a lost "
                                             "primary's replica serves in its place, nothing redone (default 0)")
+      .add(cfg_.ps_rereplicate, "ps-rereplicate", "a lost copy of a PS shard is made again from its serving copy, "
+                                                  "the run holding still meanwhile, so each shard keeps its replicas")
       .add(fail_worker_, "fail-worker", "fault injection: worker W dies at its K-th push (W@K)")
       .add(cfg_.fail_shard, "fail-shard", "fault injection: PS shards' copies die with --fail-worker's worker, in order: S "
                                           "(shard S's primary) or S.C (its copy C), comma-separated (needs --ps-replicas)");

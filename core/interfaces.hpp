@@ -51,7 +51,10 @@ using worker_actor = caf::typed_actor<
   caf::replies_to<save_atom>::with<saved_worker>,
   caf::reacts_to<resume_atom>,      // resumed: ask again for the reply it waited for
   // Copy c of shard k was lost; the shard's primary (a ps_actor) is this one now
-  caf::reacts_to<replica_atom, uint32_t, uint32_t, caf::actor>>;
+  caf::reacts_to<replica_atom, uint32_t, uint32_t, caf::actor>,
+  // A new copy (a ps_actor) takes lost copy c of shard k's place, and takes bulk
+  // connections there ("" none): pushes go to it too. Answered once taken in.
+  caf::replies_to<copy_atom, uint32_t, uint32_t, caf::actor, std::string>::with<bool>>;
 
 /// Measures the test accuracy of the PS's snapshots and tells the coordinator.
 using evaluator_actor = caf::typed_actor<caf::reacts_to<snapshot>>;
@@ -78,7 +81,10 @@ using coordinator_actor = job_control_actor::extend_with<job_reader_actor>::exte
   caf::reacts_to<eval_atom, eval_result>,
   caf::reacts_to<timeout_atom>,                   // (to itself) --max-time is over
   caf::reacts_to<timeout_atom, uint64_t>,         // (to itself) a protocol's timer is due
-  caf::reacts_to<join_atom, worker_id, worker_actor, std::string>>;  // (driver) an elastic job grows: id, worker, where
+  caf::reacts_to<join_atom, worker_id, worker_actor, std::string>,  // (driver) an elastic job grows: id, worker, where
+  // Its shards' copies as they stand (ps_actors; copy r of shard k at
+  // k * (R + 1) + r, invalid: lost): a copy made in a lost one's place among them
+  caf::replies_to<copy_atom>::with<std::vector<caf::actor>>>;
 
 /// The parameter server (or one shard of it): takes pushes, answers pulls, holds the model.
 using ps_actor = caf::typed_actor<
@@ -108,6 +114,15 @@ using ps_actor = caf::typed_actor<
   caf::replies_to<final_atom>::with<weights>,
   caf::replies_to<counts_atom>::with<uint64_t>,   // the version this shard holds
   caf::reacts_to<replica_atom>>;                  // a replica is its shard's primary now
+
+/// Makes a new copy of a shard in a lost one's place (--ps-rereplicate;
+/// actors/coordinator_replace.cpp): in one process it spawns one, on a
+/// cluster the job's runner places it on a node.
+using copy_placer_actor = caf::typed_actor<
+  // (shard k, copy r, the state its serving copy saved) -> the new copy,
+  // where it takes bulk connections ("" none), and where it runs (for reports)
+  caf::replies_to<copy_atom, uint32_t, uint32_t, saved_ps>::with<ps_actor, std::string, std::string>,
+  caf::reacts_to<copy_atom, uint32_t, uint32_t, ps_actor, bool>>;  // installed (true), or ended unused
 
 /// Registers the handle types above and those of <syncpoint/interfaces.hpp>,
 /// so that they may travel in messages.

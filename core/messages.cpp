@@ -97,6 +97,7 @@ void register_interfaces(caf::actor_system_config& cfg) {
   cfg.add_message_type<ps_actor>("ps_actor");
   cfg.add_message_type<std::vector<ps_actor>>("std::vector<ps_actor>");
   cfg.add_message_type<ps_group>("ps_group");
+  cfg.add_message_type<copy_placer_actor>("copy_placer_actor");
 }
 
 }  // namespace syncpoint

@@ -59,6 +59,7 @@ using mark_atom = caf::atom_constant<caf::atom("sp_mark")>;  ///< a "mark" event
 using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;  ///< the protocol changed phase (to the driver)
 using counts_atom = caf::atom_constant<caf::atom("sp_counts")>;  ///< asks the coordinator for its job_counts, a PS shard for its version
 using replica_atom = caf::atom_constant<caf::atom("sp_replica")>;  ///< a shard's replica: its report, its promotion, the new primaries
+using copy_atom = caf::atom_constant<caf::atom("sp_copy")>;  ///< a new copy of a shard in a lost one's place (--ps-rereplicate)
 
 /// Coordinator -> driver at the end of a run.
 struct run_outcome {

@@ -24,13 +24,14 @@
 #   --build DIR [build]  --protocols "bsp asp"  --nodes 4  --workers 8
 #   --interval 10  --seeds "1 2"  --replicas 1  --checkpoint-every 5
 #   --accuracy-slack 0.01  --keep (keep the work folder)
+#   --no-rereplicate (a lost shard copy is not made again: --ps-rereplicate is off)
 #   -- JOB OPTIONS [--model mlp --dataset fashion-mnist --epochs 48: about 3 minutes a run on 2 cores]
 set -euo pipefail
 source "$(dirname "$0")/process-helpers.sh"
 cd "$(dirname "$0")/.."
 
 build=build protocols="bsp asp" nodes=4 workers=8 interval=10 seeds="1 2" replicas=1
-checkpoint_every=5 slack=0.01 keep=""
+checkpoint_every=5 slack=0.01 keep="" rereplicate=(--ps-rereplicate)
 job=(--model mlp --dataset fashion-mnist --epochs 48)
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -44,6 +45,7 @@ while [ $# -gt 0 ]; do
     --checkpoint-every) checkpoint_every=$2; shift 2 ;;
     --accuracy-slack) slack=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --no-rereplicate) rereplicate=(); shift ;;
     --) shift; job=("$@"); break ;;
     *) echo "chaos: unknown option '$1' (see the head of scripts/chaos.sh)" >&2; exit 2 ;;
   esac
@@ -87,7 +89,7 @@ await "[ \"\$(cat \"$work\"/n*.log | grep -c 'joined the head')\" -ge $nodes ]" 
 # SUBMIT NAME OUT SEED PROTOCOL: the job, in the background ($submit_pid), its stderr in NAME.err.
 submit() {
   "$bin" submit --head "127.0.0.1:$port" --head-wait 120 --protocol "$4" --workers "$workers" --seed "$3" \
-    --elastic --ps-placement nodes --ps-replicas "$replicas" --checkpoint-every "$checkpoint_every" \
+    --elastic --ps-placement nodes --ps-replicas "$replicas" "${rereplicate[@]}" --checkpoint-every "$checkpoint_every" \
     --checkpoint-dir "$work/ck-$1" --out "$2" "${job[@]}" > "$work/$1.out" 2> "$work/$1.err" &
   submit_pid=$!
 }
@@ -175,7 +177,7 @@ for proto in $protocols; do
   [ "$ok" = 1 ] || failed=1
 done
 echo
-echo "scripts/chaos.sh: $nodes nodes x 2 slots, $workers workers, --ps-replicas $replicas, checkpoints every" \
+echo "scripts/chaos.sh: $nodes nodes x 2 slots, $workers workers, --ps-replicas $replicas ${rereplicate[*]}, checkpoints every" \
      "$checkpoint_every s, a kill every $interval s; job: ${job[*]}"
 echo -e "$table"
 echo

@@ -108,6 +108,7 @@ worker_actor::behavior_type hostile_worker(worker_actor::pointer self, worker_sp
     [](save_atom) { return saved_worker{}; },
     [](resume_atom) {},
     [](replica_atom, uint32_t, uint32_t, caf::actor) {},
+    [](copy_atom, uint32_t, uint32_t, caf::actor, const std::string&) { return true; },
   };
 }
 

@@ -120,3 +120,38 @@ TEST_CASE("cluster replicas: more copies than hosts are refused at submit, namin
   REQUIRE_MESSAGE(fits->wait(hang_deadline) == 0, fits->err());
   CHECK_MESSAGE(c.status().find("0: head+a") != std::string::npos, c.status());
 }
+
+TEST_CASE("cluster replicas: with --ps-rereplicate a lost copy is made again on a live node, so the shard survives "
+          "the loss of its replica's node and then of its primary's, with no checkpoint and no restart") {
+  cluster c;
+  auto& a = c.node("a", 1);
+  auto& b = c.node("b", 1);
+  c.node("c", 1);
+  auto out = c.dir / "out";
+  // One shard: its primary on a, its replica on b; a worker on each node.
+  auto sub = c.submit(cat(open_job("asp", 3), {"--ps-placement", "nodes", "--ps-shards", "1", "--ps-replicas", "1",
+                                               "--ps-rereplicate", "--out", out}),
+                      "submit");
+  auto at = await(*sub, "PS shards on a+b");
+  at = await(*sub, "] eval ", at);
+  b.signal(SIGKILL);
+  at = await(*sub, "lost shard 0's replica (copy 1)", at);
+  at = await(*sub, "shard 0's copy 1 made again on node c", at);  // the one live node without a copy of it
+  at = await(*sub, "] eval ", at);
+  CHECK_MESSAGE(c.status().find("0: a+c") != std::string::npos, c.status());
+  a.signal(SIGKILL);
+  at = await(*sub, "lost shard 0's primary (copy 0)", at);
+  at = await(*sub, "shard 0's copy 0 made again on node c", at);  // c is all there is: both copies share it
+  await(*sub, "] eval ", await(*sub, "] eval ", at));  // it trains on: two evaluations
+  CHECK_MESSAGE(c.status().find("0: c+c") != std::string::npos, c.status());
+  interrupt(*sub);
+  auto err = sub->err();
+  CHECK_MESSAGE(err.find("restarting") == std::string::npos, err);
+  auto summary = slurp(out + "/summary.json");
+  auto made = summary.substr(std::min(summary.find("\"remade_shard_copies\""), summary.size()));
+  CHECK_MESSAGE(made.find("\"shard\": 0, \"copy\": 1") != std::string::npos, summary);
+  CHECK_MESSAGE(made.find("\"shard\": 0, \"copy\": 0") != std::string::npos, summary);
+  CHECK_MESSAGE(made.find("\"host\": \"node c\"") != std::string::npos, summary);
+  CHECK(json_number(summary, "lost_workers") == 2);
+  CHECK(c.head->running());
+}

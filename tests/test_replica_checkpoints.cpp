@@ -9,6 +9,7 @@
 #include "runtime/records/checkpoint_file.hpp"
 #include "tests/helpers.hpp"
 #include "tests/small_job.hpp"
+#include "tests/same_run.hpp"
 
 #include <doctest/doctest.h>
 
@@ -17,6 +18,7 @@
 #include <string>
 
 using namespace syncpoint;
+using syncpoint::testing::same_run;
 using syncpoint::testing::checkpoint_files;
 using syncpoint::testing::resuming_from;
 using syncpoint::testing::slurp;
@@ -41,14 +43,6 @@ job_config busy(const std::string& protocol, int replicas) {
   cfg.latency_ms = 0.2;
   cfg.epochs = 1;
   return cfg;
-}
-
-void same_run(const run_result& a, const run_result& b) {
-  CHECK(a.final_model.version == b.final_model.version);
-  CHECK(a.final_model.values == b.final_model.values);
-  CHECK(a.summary.final_accuracy == b.summary.final_accuracy);
-  CHECK(a.summary.samples == b.summary.samples);
-  CHECK(a.summary.run_time_s == b.summary.run_time_s);
 }
 
 checkpoint_state read(const fs::path& file, const job_config& cfg, size_t parameters) {

@@ -5,6 +5,7 @@
 // of the run that loses only that worker, byte for byte.
 #include <syncpoint/train.hpp>
 #include "tests/small_job.hpp"
+#include "tests/same_run.hpp"
 
 #include <doctest/doctest.h>
 
@@ -12,6 +13,8 @@
 #include <string>
 
 using namespace syncpoint;
+using syncpoint::testing::same_run;
+using syncpoint::testing::count_kind;
 
 namespace {
 
@@ -26,19 +29,6 @@ job_config replicated(const std::string& protocol, int replicas, int shards = 2)
   cfg.ps_shards = shards;
   cfg.ps_replicas = replicas;
   return cfg;
-}
-
-void same_run(const run_result& a, const run_result& b) {
-  CHECK(a.final_model.version == b.final_model.version);
-  CHECK(a.final_model.values == b.final_model.values);
-  CHECK(a.summary.final_accuracy == b.summary.final_accuracy);  // exact: the same model
-  CHECK(a.summary.samples == b.summary.samples);
-  CHECK(a.summary.run_time_s == b.summary.run_time_s);
-}
-
-size_t count_kind(const run_result& r, const std::string& kind) {
-  return static_cast<size_t>(
-    std::count_if(r.trace.begin(), r.trace.end(), [&](const trace_event& e) { return e.kind == kind; }));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "actors/worker.hpp"
 #include "core/ps_group.hpp"
 #include <syncpoint/train.hpp>
+#include "tests/same_run.hpp"
 #include "tests/small_job.hpp"
 
 #include <doctest/doctest.h>
@@ -17,6 +18,7 @@
 
 using namespace syncpoint;
 using namespace std::chrono_literals;
+using syncpoint::testing::count_kind;
 
 namespace {
 
@@ -70,10 +72,6 @@ run_result poisoned_run(job_config cfg, int at, bool each = false) {
   return train(cfg);
 }
 
-size_t count(const run_result& r, const std::string& kind) {
-  return static_cast<size_t>(
-    std::count_if(r.trace.begin(), r.trace.end(), [&](const trace_event& e) { return e.kind == kind; }));
-}
 
 }  // namespace
 
@@ -95,7 +93,7 @@ TEST_CASE("shards: a push whose middle slice holds NaN is applied by no shard, t
     CHECK(three.failures.empty());
     CHECK(three.summary.lost == 0);
     CHECK(three.summary.rejected == 1);
-    REQUIRE(count(three, "rejected") == 1);
+    REQUIRE(count_kind(three, "rejected") == 1);
     auto bad = *std::find_if(three.trace.begin(), three.trace.end(), [](auto& e) { return e.kind == "rejected"; });
     CHECK(bad.note.find("NaN") != std::string::npos);
     CHECK(bad.note.find("shard 1 of the parameter server") != std::string::npos);  // the middle one refused
@@ -139,10 +137,10 @@ TEST_CASE("shards: on the real clock, 4 workers under asp and ssp pull every mod
     CHECK(r.summary.lost == 0);
     CHECK(r.summary.rejected == 0);
     CHECK(r.summary.samples >= 8000);
-    CHECK(count(r, "pull") >= 8000 / 64);
+    CHECK(count_kind(r, "pull") >= 8000 / 64);
     CHECK(r.summary.final_accuracy > 0.8);
     // Pulls were answered while other workers' pushes went in: versions moved between them.
-    CHECK(count(r, "apply") == count(r, "push"));
+    CHECK(count_kind(r, "apply") == count_kind(r, "push"));
   }
 }
 

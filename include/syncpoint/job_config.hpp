@@ -110,6 +110,9 @@ struct job_config {
   /// Replicas of each PS shard beside its primary (0, 1 or 2): each takes every push and the
   /// coordinator's sequence, and serves when its primary is lost (docs/architecture.md, "Replicated shards").
   int ps_replicas = 0;
+  /// With replicas: a lost copy is replaced by a new one, made from its shard's serving copy
+  /// while the run holds still, so the shard keeps R replicas (docs/architecture.md, "Replacing a lost copy").
+  bool ps_rereplicate = false;
   double ps_bandwidth = 0;     ///< bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
   double latency_ms = 0;       ///< added to every transfer to or from the PS
   double wire_bytes = 0;       ///< bytes each push and pull is charged on the PS link (0: its size;
@@ -162,7 +165,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            exact(x.beta2), exact(x.eps), exact(x.weight_decay), x.momentum_rule, x.lr_schedule, exact_list{x.lr_milestones},
            exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
-           x.fail_worker, x.fail_at_iter, x.fail_shard, x.ps_replicas, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
+           x.fail_worker, x.fail_at_iter, x.fail_shard, x.ps_replicas, x.ps_rereplicate, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress,
            x.context);
 }

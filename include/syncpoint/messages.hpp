@@ -49,7 +49,8 @@ struct weights {
 /// One line of trace.jsonl: a span (t0..t1) or an instant (t0 == t1).
 /// Kinds: compute, push, pull, wait (worker spans); apply (value = staleness);
 /// barrier; eval (value = accuracy); rejected; lost; copy_lost (a replicated
-/// shard's copy: iter = the shard, value = the copy, note = why); metric (a loop's or an
+/// shard's copy: iter = the shard, value = the copy, note = why); copy_added
+/// (one made in a lost copy's place: iter = the shard, value = the copy, note = where); metric (a loop's or an
 /// evaluation's number, its name in `note`).
 struct trace_event {
   std::string kind;  ///< what happened (above)

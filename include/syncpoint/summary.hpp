@@ -97,6 +97,8 @@ struct run_summary {
   std::vector<loss_point> losses;  ///< each lost worker, when and why
   std::vector<loss_point> joins;   ///< each worker that joined the running job, when and where (reason)
   std::vector<copy_loss_point> copy_losses;  ///< each replicated shard's copy lost (absent from JSON when none)
+  /// each copy made again in a lost one's place (--ps-rereplicate; `reason`: where it runs; absent from JSON when none)
+  std::vector<copy_loss_point> copies_made;
   std::vector<phase_summary> phases;  ///< empty unless the protocol switched phases
   std::string resumed_from;           ///< the checkpoint file it resumed from (empty: none)
   double resumed_at_s = -1;           ///< ... and that checkpoint's time on the run clock

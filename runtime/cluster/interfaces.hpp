@@ -118,6 +118,7 @@ struct shard_spec {
   run_clock clock;
   std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
   uint32_t copy = 0;              // --ps-replicas: which copy of the shard (0: its primary)
+  bool serving = true;            // false: made in a lost copy's place (--ps-rereplicate), a replica even as copy 0
 };
 
 /// Milliseconds since the Unix epoch (the times of status tables).
@@ -247,7 +248,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
   return f(caf::meta::type_name("shard_spec"), x.plan, x.shard, float_block{x.initial}, x.resumed, x.resume,
-           x.tracer, x.clock, x.bulk_keys, x.copy);
+           x.tracer, x.clock, x.bulk_keys, x.copy, x.serving);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {
@@ -317,7 +318,7 @@ using managed_actor = caf::typed_actor<
 /// Runs one job on the head: the driver of its coordinator. From the head,
 /// with its secret: evaluate now, mark the trace (note, value), take a
 /// checkpoint (why): what the submitter and its observers ask for.
-using job_actor = driver_actor::extend_with<managed_actor>::extend<
+using job_actor = driver_actor::extend_with<managed_actor>::extend_with<copy_placer_actor>::extend<
   caf::reacts_to<eval_atom, std::string>,
   caf::reacts_to<mark_atom, std::string, std::string, double>,
   caf::reacts_to<checkpoint_atom, std::string, std::string>>;  // (secret, why): a checkpoint now

@@ -20,7 +20,8 @@ std::optional<size_t> shard_of(const job_state& st, const caf::actor_addr& who) 
 // A replicated shard's copy is gone: status shows the shard's live copies'
 // hosts, the one that serves first (the coordinator gives a lost primary's
 // place to the next live copy, in copy order, and so does the job's group,
-// which workers that join later take). The last copy's loss restarts the
+// which workers that join later take). With --ps-rereplicate the coordinator
+// has a new copy made (job_replace.cpp). The last copy's loss restarts the
 // job from its newest checkpoint, as a lost shard without replicas does
 // (without one, the coordinator's failure ends the job, naming every loss).
 void copy_gone(job_ptr self, size_t k, size_t r, const caf::error& reason) {
@@ -28,16 +29,11 @@ void copy_gone(job_ptr self, size_t k, size_t r, const caf::error& reason) {
   auto& ps = st.core.ps;
   bool serving = ps.shards[k] == ps.copies[k][r];
   ps.copies[k][r] = nullptr;
-  if (auto live = ps.members(k); serving && !live.empty())
+  auto live = ps.members(k);
+  if (serving && !live.empty())
     ps.shards[k] = live.front();  // as the coordinator does: a worker that joins later pulls from it
-  std::string hosts;
-  for (size_t c = 0; c < ps.copies[k].size(); ++c)
-    if (ps.copies[k][c])
-      hosts += (hosts.empty() ? "" : "+") + st.copy_hosts[k][c];
-  if (k < st.status.shards.size())
-    st.status.shards[k] = hosts.empty() ? "lost" : hosts;
-  tell_head(self);
-  if (hosts.empty() && can_restart(self))
+  show_copies(self, k);
+  if (live.empty() && can_restart(self))
     shard_lost(self, k, reason);
 }
 

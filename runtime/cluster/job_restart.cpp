@@ -10,6 +10,54 @@
 
 namespace syncpoint::cluster::detail {
 
+std::optional<copy_host> host_for_copy(const job_state& st, size_t k, const std::vector<caf::actor_addr>& excluded) {
+  auto alive = [&](const node_actor& n) {
+    return n && std::find(st.dead_nodes.begin(), st.dead_nodes.end(), n.address()) == st.dead_nodes.end() &&
+           std::find(excluded.begin(), excluded.end(), n.address()) == excluded.end();
+  };
+  // The survivors, those that host shards first, then those that host workers.
+  std::vector<copy_host> survivors;
+  auto offer = [&](const node_actor& n, const std::string& name, const std::string& token) {
+    if (alive(n) && std::none_of(survivors.begin(), survivors.end(), [&](const copy_host& h) { return h.node == n; }))
+      survivors.push_back({n, name, token});
+  };
+  for (size_t j = 0; j < st.setup.shard_nodes.size(); ++j)
+    offer(st.setup.shard_nodes[j], st.setup.shard_node_names[j], st.setup.shard_node_tokens[j]);
+  for (size_t j = 0; j < st.setup.replica_nodes.size(); ++j)
+    for (size_t r = 0; r < st.setup.replica_nodes[j].size(); ++r)
+      offer(st.setup.replica_nodes[j][r], st.setup.replica_node_names[j][r], st.setup.replica_node_tokens[j][r]);
+  for (size_t i = 0; i < st.setup.nodes.size(); ++i)
+    offer(st.setup.nodes[i], st.setup.node_names[i], st.setup.node_tokens[i]);
+  auto holds_copy_of = [&](const node_actor& n) {
+    if (k < st.setup.shard_nodes.size() && st.setup.shard_nodes[k] == n)
+      return true;
+    if (k < st.setup.replica_nodes.size())
+      for (auto& c : st.setup.replica_nodes[k])
+        if (c == n)
+          return true;
+    return false;
+  };
+  auto copies_on = [&](const node_actor& node) {
+    auto n = std::count(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(), node);
+    for (auto& copies : st.setup.replica_nodes)
+      n += std::count(copies.begin(), copies.end(), node);
+    return n;
+  };
+  auto best = [&](bool apart) {
+    auto out = survivors.end();
+    for (auto h = survivors.begin(); h != survivors.end(); ++h)
+      if ((!apart || !holds_copy_of(h->node)) && (out == survivors.end() || copies_on(h->node) < copies_on(out->node)))
+        out = h;
+    return out;
+  };
+  auto it = best(true);
+  if (it == survivors.end())
+    it = best(false);
+  if (it == survivors.end())
+    return std::nullopt;
+  return *it;
+}
+
 // `node` is lost: its workers' ids are vacant (a resumed coordinator loses
 // them), and the copies of shards it held go to surviving nodes.
 void mark_dead(job_state& st, const caf::actor_addr& node) {
@@ -23,62 +71,16 @@ void mark_dead(job_state& st, const caf::actor_addr& node) {
       st.setup.nodes[i] = node_actor{};
       st.vacant[i] = true;
     }
-  struct host {
-    node_actor node;
-    std::string name, token;
-  };
-  // The survivors, those that host shards first, then those that host workers.
-  std::vector<host> survivors;
-  auto offer = [&](const node_actor& n, const std::string& name, const std::string& token) {
-    if (alive(n) && std::none_of(survivors.begin(), survivors.end(), [&](const host& h) { return h.node == n; }))
-      survivors.push_back({n, name, token});
-  };
-  for (size_t j = 0; j < st.setup.shard_nodes.size(); ++j)
-    offer(st.setup.shard_nodes[j], st.setup.shard_node_names[j], st.setup.shard_node_tokens[j]);
-  for (size_t k = 0; k < st.setup.replica_nodes.size(); ++k)
-    for (size_t r = 0; r < st.setup.replica_nodes[k].size(); ++r)
-      offer(st.setup.replica_nodes[k][r], st.setup.replica_node_names[k][r], st.setup.replica_node_tokens[k][r]);
-  for (size_t i = 0; i < st.setup.nodes.size(); ++i)
-    offer(st.setup.nodes[i], st.setup.node_names[i], st.setup.node_tokens[i]);
-  // A copy of shard k goes where no other copy of k is, if such a survivor
-  // exists (else anywhere: two copies share a host for this run), and there
-  // to the survivor holding the fewest copies: piled on one node, the
-  // shards would all be lost with it.
-  auto holds_copy_of = [&](size_t k, const node_actor& n) {
-    if (k < st.setup.shard_nodes.size() && st.setup.shard_nodes[k] == n)
-      return true;
-    if (k < st.setup.replica_nodes.size())
-      for (auto& c : st.setup.replica_nodes[k])
-        if (c == n)
-          return true;
-    return false;
-  };
   auto place = [&](size_t k, node_actor& n, std::string& name, std::string& token, const char* none) {
     if (alive(n))
       return;
-    auto copies_on = [&](const node_actor& node) {
-      auto n = std::count(st.setup.shard_nodes.begin(), st.setup.shard_nodes.end(), node);
-      for (auto& copies : st.setup.replica_nodes)
-        n += std::count(copies.begin(), copies.end(), node);
-      return n;
-    };
-    auto best = [&](bool apart) {
-      auto out = survivors.end();
-      for (auto h = survivors.begin(); h != survivors.end(); ++h)
-        if ((!apart || !holds_copy_of(k, h->node)) && (out == survivors.end() || copies_on(h->node) < copies_on(out->node)))
-          out = h;
-      return out;
-    };
-    auto it = best(true);
-    if (it == survivors.end())
-      it = best(false);
-    if (it == survivors.end()) {
+    if (auto h = host_for_copy(st, k)) {
+      std::tie(n, name, token) = std::tie(h->node, h->name, h->token);
+    } else {
       n = node_actor{};
       name = none;
       token.clear();
-      return;
     }
-    std::tie(n, name, token) = std::tie(it->node, it->name, it->token);
   };
   for (size_t k = 0; k < st.setup.shard_nodes.size(); ++k)
     if (!on_head(st, k))  // (none left: the head)
@@ -170,6 +172,7 @@ void restart(job_ptr self, size_t k, const std::string& why) {
     end(w, true);
   for (auto& shard : st.core.ps.all_members())  // (with replicas: every live copy)
     end(shard, true);
+  end_placed_copies(self);
   end(st.core.coordinator, false);
   end(st.core.evaluator, false);
   end(st.core.tracer, false);

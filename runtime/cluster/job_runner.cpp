@@ -58,6 +58,7 @@ void abort_job(job_ptr self, const std::string& why) {
   for (auto& shard : st.core.ps.all_members())  // spawned (phase 2), here or on nodes, each copy (--ps-replicas)
     if (shard)
       self->send_exit(shard, caf::exit_reason::user_shutdown);
+  end_placed_copies(self);
   if (st.core.tracer)
     self->send_exit(st.core.tracer, caf::exit_reason::user_shutdown);
   if (st.core.coordinator) {
@@ -131,6 +132,7 @@ void start(job_ptr self) {
 void finish(job_ptr self, run_outcome& outcome) {
   auto& st = self->state;
   st.phase = job_phase::ended;
+  end_placed_copies(self);
   std::vector<size_t> nth(st.hosts.size(), 0);  // a worker's k-th loss was on its k-th node
   for (auto& l : outcome.losses)
     if (l.worker >= 0 && static_cast<size_t>(l.worker) < st.hosts.size()) {
@@ -217,6 +219,8 @@ void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
   auto& st = self->state;
   auto& cfg = st.setup.plan.cfg;
   auto opts = core_options_for(self);
+  if (cfg.ps_rereplicate)  // a lost copy is made again on a node (job_replace.cpp)
+    opts.placer = job_actor{self};
   const checkpoint_state* from = opts.resume;
   st.core = spawn_job_control(self->system(), st.setup.plan, st.setup.test, opts, std::move(tracer), std::move(ps));
   self->monitor(st.core.coordinator);
@@ -456,6 +460,10 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
     },
     [=](mark_atom, const std::string& token, const std::string& note, double value) {
       ask_coordinator(self, token, mark_request{note, value});
+    },
+    [=](copy_atom, uint32_t k, uint32_t r, saved_ps& state) { return place_copy(self, k, r, state); },
+    [=](copy_atom, uint32_t k, uint32_t r, const ps_actor& copy, bool installed) {
+      copy_placed(self, k, r, copy, installed);
     },
   };
 }

@@ -8,7 +8,10 @@
 #include "runtime/job/job_parts.hpp"
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace syncpoint::cluster::detail {
@@ -42,12 +45,21 @@ struct job_state {
   int generation = 0;  // bumped by a restart: answers to the old run's requests are void
   std::vector<uint64_t> bulk_keys;  // this run's, by worker id (empty: no bulk channel)
   watch_actor watch;                // the dashboard's watcher (none without a dashboard)
+  // --ps-rereplicate: copies spawned in lost ones' places that the
+  // coordinator has not yet taken in, by (shard, copy), and where they run.
+  struct placed_copy {
+    ps_actor copy;
+    node_actor node;
+    std::string name, token;
+  };
+  std::map<std::pair<uint32_t, uint32_t>, placed_copy> placed;
   static inline const char* name = "job";
 };
 
 using job_ptr = job_actor::stateful_pointer<job_state>;
 
 // job_runner.cpp
+bool from_coordinator(job_ptr self);                // the current message is this run's coordinator's
 void say(job_ptr self, const std::string& line);   // a progress line to the submitter
 void tell_head(job_ptr self);                       // the job's status, to the head's table
 void abort_job(job_ptr self, const std::string& why);
@@ -72,7 +84,27 @@ void on_down(job_ptr self, const caf::down_msg& dm);
 /// Returns how many it takes.
 int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::string& node_token, int32_t free);
 
+// job_replace.cpp
+/// --ps-rereplicate: the coordinator asks for copy r of shard k in a lost
+/// one's place, from `state`: spawned on host_for_copy's node -> the copy, its
+/// bulk endpoint, the node's name.
+caf::result<ps_actor, std::string, std::string> place_copy(job_ptr self, uint32_t k, uint32_t r, saved_ps& state);
+/// ... and took it in (it is the job's from now on: status, restarts) or ended it.
+void copy_placed(job_ptr self, uint32_t k, uint32_t r, const ps_actor& copy, bool installed);
+/// Ends the copies spawned that the coordinator has not taken in (the run ends or restarts).
+void end_placed_copies(job_ptr self);
+/// Status's line for shard k: its live copies' hosts, the one that serves first ("lost": none).
+void show_copies(job_ptr self, size_t k);
+
 // job_restart.cpp
+/// Where a new copy of shard k goes: a live node (not in `excluded`) that
+/// holds no copy of k, the fewest copies first, shard hosts before worker
+/// hosts; else any live node (two copies then share a host); none: nullopt.
+struct copy_host {
+  node_actor node;
+  std::string name, token;
+};
+std::optional<copy_host> host_for_copy(const job_state& st, size_t k, const std::vector<caf::actor_addr>& excluded = {});
 /// `node` is lost: its workers' ids become vacant, and each copy of a shard it
 /// held moves to the surviving node that holds no other copy of that shard and
 /// the fewest copies (shard hosts first, then worker hosts), else to the head.

@@ -119,6 +119,14 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
           st.cfg.on_note("worker " + std::to_string(spec.id) + ": " + note);
     }
     auto wc = worker_for(spec.plan, spec.id, spec.iter_cost_ms, st.data, ps, spec.tracer, origin, timeout);
+    if (st.cfg.plane && spec.bulk_key != 0)  // a copy made in a lost one's place: on the bulk channel too
+      wc.reach_copy = [plane = st.cfg.plane, id = spec.id, key = spec.bulk_key, head_host = st.cfg.head_host,
+                       on_note = st.cfg.on_note](ps_actor copy, const std::string& bulk, uint64_t floats) {
+        auto p = plane->proxy_for(copy, bulk, floats, "a new shard copy", id, key, head_host);
+        if (!p.note.empty() && on_note)
+          on_note("worker " + std::to_string(id) + ": " + p.note);
+        return p.proxy ? p.proxy : copy;
+      };
     if (spec.resumed)
       wc.resume = std::make_shared<const saved_worker>(std::move(spec.resume));
     auto w = spawn_worker(self->system(), std::move(wc));
@@ -138,6 +146,8 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
     return err;
   auto k = static_cast<size_t>(spec.shard);
   auto& b = spec.plan.bounds;
+  if (spec.resumed && spec.initial.empty())  // (a copy made in a lost one's place: its state is its start)
+    spec.initial = spec.resume.w;
   bool ordered = b.size() >= 2 && b.front() == 0 && std::is_sorted(b.begin(), b.end()) && b.back() > 0 &&
                  b.back() == spec.plan.model_size;
   if (!ordered || k + 1 >= b.size() || spec.initial.size() != b[k + 1] - b[k] || spec.plan.cfg.workers < 1 ||
@@ -156,6 +166,7 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
   }
   ps_cfg.bulk_keys = std::move(spec.bulk_keys);
   ps_cfg.copy = spec.copy;
+  ps_cfg.serving = spec.serving;
   auto keys = ps_cfg.bulk_keys;
   auto shard = spawn_parameter_server(self->system(), std::move(ps_cfg));
   if (st.cfg.plane)

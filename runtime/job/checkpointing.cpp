@@ -32,10 +32,10 @@ caf::detail::test_actor_clock& virtual_clock_of(caf::actor_system& sys) {
 
 // Which actor a timer is for: a worker's id, or the PS's (a shard's copy's)
 // or coordinator's role.
-std::map<caf::actor_id, std::pair<worker_id, uint32_t>> roles(const job_actors& job) {
+std::map<caf::actor_id, std::pair<worker_id, uint32_t>> roles(const job_actors& job,
+                                                             const std::vector<caf::actor>& copies) {
   std::map<caf::actor_id, std::pair<worker_id, uint32_t>> out{
     {job.core.coordinator.id(), {saved_timer::coordinator, 0}}};
-  auto copies = every_copy(job.core.ps);
   auto per = copies.size() / job.core.ps.size();
   for (size_t j = 0; j < copies.size(); ++j)
     if (copies[j])
@@ -194,6 +194,8 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
     throw config_error("cannot checkpoint this run: " + who + sys.render(err));
   };
   auto co = driver->request(job.core.coordinator, caf::infinite, save_atom::value);
+  // The copies as the coordinator has them: one made in a lost one's place (--ps-rereplicate) among them.
+  auto group = driver->request(job.core.coordinator, caf::infinite, copy_atom::value);
   sched.run();
   if (auto err = take(co, s.coordinator)) {
     bool ending = err == caf::sec::request_receiver_down
@@ -202,16 +204,18 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
       return std::nullopt;  // the run is ending, or has ended
     refuse(err, "");
   }
+  std::vector<caf::actor> copies;
+  if (auto err = take(group, copies))
+    refuse(err, "the coordinator's shard copies: ");
   // Every live copy of every shard (a replica's link is its own).
   using ps_reply = decltype(driver->request(job.core.ps.lead(), caf::infinite, save_atom::value));
-  auto copies = every_copy(job.core.ps);
   auto& lost = s.coordinator.copy_lost;
   std::vector<std::optional<ps_reply>> shards;
   for (size_t j = 0; j < copies.size(); ++j)
     if (j < lost.size() && lost[j])
       shards.emplace_back();
     else
-      shards.push_back(driver->request(copies[j], caf::infinite, save_atom::value));
+      shards.push_back(driver->request(caf::actor_cast<ps_actor>(copies[j]), caf::infinite, save_atom::value));
   auto tracer = driver->request(job.core.tracer, caf::infinite, save_atom::value);
   using worker_reply = decltype(driver->request(job.workers.front(), caf::infinite, save_atom::value));
   std::vector<std::pair<size_t, worker_reply>> workers;
@@ -244,7 +248,7 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
     if (auto err = take(reply, s.workers[i]))
       refuse(err, "worker " + std::to_string(i) + ": ");
   auto& clock = virtual_clock_of(sys);
-  auto who = roles(job);
+  auto who = roles(job, copies);
   using clock_base = caf::detail::simple_actor_clock;
   for (auto& [due, event] : clock.schedule()) {
     if (event->subtype != clock_base::actor_msg_type)

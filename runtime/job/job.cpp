@@ -134,6 +134,7 @@ void validate(const job_config& cfg) {
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
   require(cfg.ps_replicas >= 0 && cfg.ps_replicas <= 2, "--ps-replicas must be 0, 1 or 2");
+  require(!cfg.ps_rereplicate || cfg.ps_replicas >= 1, "--ps-rereplicate needs --ps-replicas 1 or 2");
   fail_copies(cfg);  // throws naming what is wrong
   check_device_options(cfg);
   try {

@@ -177,6 +177,9 @@ job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::sh
   co->observers = opts.observers;
   co->origin = opts.origin;
   co->request_timeout = opts.request_timeout;
+  co->placer = opts.placer;
+  co->own_placer = opts.own_placer;
+  co->check_copies = cfg.clock == clock_kind::virtual_time;  // (cheap in one process; the tests' oracle)
   if (resume)
     co->resume = std::make_shared<const saved_coordinator>(resume->coordinator);
   co->own_timers = cfg.clock == clock_kind::real;
@@ -197,9 +200,39 @@ job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::sh
   return core;
 }
 
+namespace {
+
+// --ps-rereplicate in one process: a copy made in a lost one's place is
+// spawned here, from the state its shard's serving copy saved.
+copy_placer_actor spawn_copy_placer(caf::actor_system& sys, std::shared_ptr<const job_plan> plan, tracer_actor tracer,
+                                    time_point origin) {
+  return sys.spawn([plan, tracer, origin](copy_placer_actor::pointer self) -> copy_placer_actor::behavior_type {
+    return {
+      [=](copy_atom, uint32_t k, uint32_t r, saved_ps& state) -> caf::result<ps_actor, std::string, std::string> {
+        if (k >= plan->shards() || r > static_cast<uint32_t>(plan->cfg.ps_replicas))
+          return make_error(sp_error::bad_input, "no copy " + std::to_string(r) + " of shard " + std::to_string(k));
+        auto slice = state.w;
+        auto c = shard_config(*plan, k, std::move(slice), std::make_shared<const saved_ps>(std::move(state)), tracer,
+                              origin);
+        c.copy = r;
+        c.serving = false;
+        return {spawn_parameter_server(self->system(), std::move(c)), std::string(), std::string()};
+      },
+      [](copy_atom, uint32_t, uint32_t, const ps_actor&, bool) {},
+    };
+  });
+}
+
+}  // namespace
+
 job_core spawn_job_core(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,
-                        const core_options& opts) {
+                        const core_options& given) {
+  auto opts = given;
   auto parts = prepare_ps(sys, plan, opts);
+  if (plan.cfg.ps_rereplicate && plan.cfg.ps_replicas > 0 && !opts.placer) {
+    opts.placer = spawn_copy_placer(sys, std::make_shared<const job_plan>(plan), parts.tracer, opts.origin);
+    opts.own_placer = true;
+  }
   ps_group ps;
   ps.bounds = plan.bounds;
   auto replicas = static_cast<uint32_t>(plan.cfg.ps_replicas);

@@ -51,6 +51,10 @@ struct core_options {
   // Real clock: the coordinator takes checkpoints every cfg.checkpoint_every_s
   // and hands them here (the virtual clock's runner takes its own).
   std::function<std::string(checkpoint_state&)> on_checkpoint;
+  // --ps-rereplicate: who makes a lost shard copy again (spawn_job_core: one
+  // in this process, ended with the run; a cluster's runner places it on a node).
+  copy_placer_actor placer;
+  bool own_placer = false;
 };
 
 /// Spawns tracer, PS (the plan's shards with the model's initial weights),

@@ -62,6 +62,8 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
       ++s.lost;
     } else if (ev.kind == "copy_lost") {  // iter: the shard, value: the copy
       s.copy_losses.push_back({ev.iter, static_cast<int>(ev.value), to_seconds(ev.t0), ev.note});
+    } else if (ev.kind == "copy_added") {  // iter: the shard, value: the copy, note: where
+      s.copies_made.push_back({ev.iter, static_cast<int>(ev.value), to_seconds(ev.t0), ev.note});
     } else if (ev.kind == "joined") {
       s.joins.push_back({ev.worker, to_seconds(ev.t0), ev.note});
     } else if (ev.kind == "eval" && ev.value >= 0) {  // (< 0: the loop measures no accuracy)
@@ -177,6 +179,11 @@ std::string to_json(const run_summary& s) {
     o.raw("lost_shard_copies", array(s.copy_losses, [](const copy_loss_point& l) {
       return object().add("shard", static_cast<unsigned long long>(l.shard)).add("copy", l.copy).add("t_s", l.t_s)
         .add("reason", l.reason).done();
+    }));
+  if (!s.copies_made.empty())
+    o.raw("remade_shard_copies", array(s.copies_made, [](const copy_loss_point& l) {
+      return object().add("shard", static_cast<unsigned long long>(l.shard)).add("copy", l.copy).add("t_s", l.t_s)
+        .add("host", l.reason).done();
     }));
   if (!s.final_metrics.empty()) {  // (a job that measures only accuracy keeps the summary it always had)
     json::object m;

@@ -406,6 +406,36 @@ std::variant<bulk_handler, std::string> data_plane::accept(const std::vector<cha
   return h;
 }
 
+data_plane::copy_proxy data_plane::proxy_for(const ps_actor& copy, const std::string& endpoint, uint64_t floats,
+                                              const std::string& what, int32_t worker, uint64_t key,
+                                              const std::string& head_host, bool even_here) {
+  copy_proxy out;
+  if (endpoint.empty() || !copy || (copy.node() == sys_.node() && !even_here))
+    return out;  // no endpoint, or in this process: CAF passes a pointer
+  auto text = endpoint;
+  if (text.front() == ':')  // the head's own: on the host this process reaches it at
+    text = (head_host.find(':') != std::string::npos ? "[" + head_host + "]" : head_host) + text;
+  auto at = parse_endpoint(text);
+  auto name = what + " at " + text;
+  if (!at) {
+    out.note = name + ": not an endpoint";
+    return out;
+  }
+  auto p = sys_.spawn(proxy, copy, name);
+  auto c = bulk_connect(io_, security_, at->host, at->port, hello_of(copy.id(), worker, key), to_actor(p), floats,
+                        5000, limits_);
+  if (!c.link) {
+    caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
+    out.note = name + ": " + c.error + " (its pushes and pulls go on CAF)";
+    return out;
+  }
+  caf::anon_send(p, link_handle{c.link, pack_ && !c.shared_memory ? packed_ : nullptr});
+  share_pulls(copy, p);
+  out.proxy = caf::actor_cast<ps_actor>(p);
+  out.in_memory = c.shared_memory;
+  return out;
+}
+
 data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker, uint64_t key,
                                               const std::string& head_host, bool even_here) {
   proxied_group out;
@@ -414,30 +444,13 @@ data_plane::proxied_group data_plane::proxied(const ps_group& ps, int32_t worker
   // bulk channel at `endpoint`; an invalid handle when it stays on CAF (said in out.notes).
   auto proxy_of = [&](const ps_actor& copy, const std::string& endpoint, size_t floats, const std::string& what,
                       bool& in_memory) {
-    if (endpoint.empty() || !copy || (copy.node() == sys_.node() && !even_here))
-      return ps_actor{};  // no endpoint, or in this process: CAF passes a pointer
-    auto text = endpoint;
-    if (text.front() == ':')  // the head's own: on the host this process reaches it at
-      text = (head_host.find(':') != std::string::npos ? "[" + head_host + "]" : head_host) + text;
-    auto at = parse_endpoint(text);
-    auto name = what + " at " + text;
-    if (!at) {
-      out.notes.push_back(name + ": not an endpoint");
-      return ps_actor{};
-    }
-    auto p = sys_.spawn(proxy, copy, name);
-    auto c = bulk_connect(io_, security_, at->host, at->port, hello_of(copy.id(), worker, key), to_actor(p), floats,
-                          5000, limits_);
-    if (!c.link) {
-      caf::anon_send_exit(p, caf::exit_reason::user_shutdown);
-      out.notes.push_back(name + ": " + c.error + " (its pushes and pulls go on CAF)");
-      return ps_actor{};
-    }
-    caf::anon_send(p, link_handle{c.link, pack_ && !c.shared_memory ? packed_ : nullptr});
-    share_pulls(copy, p);
-    out.proxies.push_back(p);
-    in_memory = c.shared_memory;
-    return caf::actor_cast<ps_actor>(p);
+    auto p = proxy_for(copy, endpoint, floats, what, worker, key, head_host, even_here);
+    if (!p.note.empty())
+      out.notes.push_back(p.note);
+    if (p.proxy)
+      out.proxies.push_back(caf::actor_cast<caf::actor>(p.proxy));
+    in_memory = p.in_memory;
+    return p.proxy;
   };
   for (size_t k = 0; k < ps.size(); ++k) {
     auto floats = ps.end(k) - ps.begin(k);

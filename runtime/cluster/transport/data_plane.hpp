@@ -69,6 +69,18 @@ class data_plane {
   proxied_group proxied(const ps_group& ps, int32_t worker, uint64_t key, const std::string& head_host,
                         bool even_here = false);
 
+  struct copy_proxy {
+    ps_actor proxy;          // invalid: the copy stays on CAF (`note` says why, if not just here)
+    bool in_memory = false;  // its floats go through shared memory
+    std::string note;
+  };
+  /// One copy of a shard of `floats` values (`what`: "shard 1", for notes), taking
+  /// bulk connections at `endpoint` (as ps_group::bulk), as worker `worker`
+  /// reaches it: a proxy the caller ends with the worker. A copy made in a lost
+  /// one's place (--ps-rereplicate) is reached this way.
+  copy_proxy proxy_for(const ps_actor& copy, const std::string& endpoint, uint64_t floats, const std::string& what,
+                       int32_t worker, uint64_t key, const std::string& head_host, bool even_here = false);
+
  private:
   std::variant<bulk_handler, std::string> accept(const std::vector<char>& hello, std::shared_ptr<bulk_link> link);
   // A second proxy of this process for `shard`: its proxies pull through one share.
