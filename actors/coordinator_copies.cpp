@@ -78,7 +78,6 @@ void check_copies(coordinator_ptr self, std::function<void()> then, std::functio
   struct gathered {
     std::vector<std::vector<std::pair<size_t, weights>>> by_shard;  // (copy, its model)
     size_t left = 0;
-    bool failed = false;
   };
   auto g = std::make_shared<gathered>();
   g->by_shard.resize(ps.size());
@@ -110,17 +109,13 @@ void check_copies(coordinator_ptr self, std::function<void()> then, std::functio
     self->request(ps.copies[k][r], st.cfg->request_timeout, final_atom::value)
       .then(
         [=](weights& w) {
-          if (g->failed)
-            return;
           g->by_shard[k].emplace_back(r, std::move(w));
           if (--g->left == 0)
             compare();
         },
-        [=](caf::error& e) {
-          if (!g->failed) {
-            g->failed = true;
-            fail(e);
-          }
+        [=](caf::error&) {  // lost meanwhile (its down not yet handled): the others are compared
+          if (--g->left == 0)
+            compare();
         });
 }
 

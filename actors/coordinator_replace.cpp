@@ -75,10 +75,10 @@ void next_or_go_on(coordinator_ptr self) {
     make_next(self);
     return;
   }
-  if (st.phase.replicated())
+  bool checkpoint = st.phase.replicated();
+  st.deliver_deferred();  // starts now; replies once each worker has answered for the new copies (not for a checkpoint)
+  if (checkpoint)
     checkpoint_if_still(self);
-  else
-    st.deliver_deferred();  // each worker's once it has answered for the new copies
 }
 
 bool current(coordinator_ptr self, uint64_t attempt) {
@@ -153,6 +153,10 @@ void install(coordinator_ptr self, ps_actor copy, const std::string& bulk, const
              true);
   for (size_t i = 0; i < st.workers.size(); ++i)
     tell_worker(self, i, s);
+  // Releases wait, too, until the new copy has what was sent to it: a worker's
+  // push reaches a copy of another process on the bulk channel, and must not
+  // overtake its attach.
+  st.sync_remote_shards();
   next_or_go_on(self);
 }
 
@@ -190,6 +194,7 @@ void ask_for_state(coordinator_ptr self) {
   auto attempt = ++r.attempt;
   ++r.tries;
   auto from = st.cfg->ps.shards[s.first];
+  r.asked = static_cast<size_t>(st.cfg->ps.copy_of(caf::actor_cast<caf::actor_addr>(from)).second);
   self->request(from, st.cfg->request_timeout, save_atom::value)
     .then([=](saved_ps& state) {
       if (current(self, attempt))
@@ -215,7 +220,15 @@ void replace_copy(coordinator_ptr self, size_t shard, size_t copy) {
   auto& st = self->state;
   if (!st.cfg->placer || !st.phase.started() || st.phase.ending())
     return;
-  st.replacing.waiting.emplace_back(shard, copy);
+  auto& r = st.replacing;
+  if (st.phase.is(coordinator_phase::replicating) && r.making && r.making->first == shard && r.asked == copy) {
+    // The serving copy asked for its state is gone: its reply may never come
+    // (a remote one's, until the request's timeout). The copy serving now is asked.
+    r.waiting.emplace_back(shard, copy);
+    ask_for_state(self);
+    return;
+  }
+  r.waiting.emplace_back(shard, copy);
   if (st.phase.is(coordinator_phase::running))
     st.phase.freeze(checkpoint_cause::replica);
   // Freezing or collecting (a checkpoint), replicating (another copy): it waits its turn.

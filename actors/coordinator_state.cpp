@@ -142,20 +142,25 @@ void coordinator_state::mark(const std::string& kind, const std::string& note, d
   trace(std::move(ev));
 }
 
+// Replies wait while the run holds still; starts only while a new copy is
+// made (a checkpoint waits for a started worker's first push, and would wait
+// for ever for a start it held back).
 void coordinator_state::deliver_deferred() {
-  if (phase.holding() || ps.syncing())
+  if (ps.syncing())
     return;
-  for (size_t i = 0; i < workers.size(); ++i)
-    if (workers[i].state == slot_state::reply_deferred && !replacing.waits_for_news(i)) {
-      auto p = workers[i].held_back;
-      auto rp = workers.delivered(i);
-      answer(rp, i, p);
-    }
-  for (size_t i = 0; i < workers.size(); ++i)
-    if (workers[i].state == slot_state::start_deferred) {
-      workers.delivered(i);
-      start(i, workers[i].held_back);
-    }
+  if (!phase.holding())
+    for (size_t i = 0; i < workers.size(); ++i)
+      if (workers[i].state == slot_state::reply_deferred && !replacing.waits_for_news(i)) {
+        auto p = workers[i].held_back;
+        auto rp = workers.delivered(i);
+        answer(rp, i, p);
+      }
+  if (!phase.is(coordinator_phase::replicating))
+    for (size_t i = 0; i < workers.size(); ++i)
+      if (workers[i].state == slot_state::start_deferred) {
+        workers.delivered(i);
+        start(i, workers[i].held_back);
+      }
   flush_ops();
 }
 

@@ -68,6 +68,7 @@ struct copy_replacement {
   std::optional<slot> making;  // its serving copy saved (or is saving) the state the new one starts from
   uint64_t attempt = 0;        // ... its replies to earlier attempts mean nothing
   int tries = 0;               // ... and how often its shard's serving copy was asked
+  size_t asked = 0;            // ... which copy of it was asked last (lost: ask the next at once)
   // What went to the shards' copies since that save was asked for: the new
   // copy takes it too, in order, before anything else (to_members).
   std::vector<caf::message> missed;
