@@ -179,9 +179,8 @@ void checkpoint_if_still(coordinator_ptr self) {
   auto& st = self->state;
   if (!st.phase.is(coordinator_phase::freezing) || !st.run.evals_pending.empty())
     return;
-  for (auto& slot : st.workers.slots())
-    if (slot.live() && slot.state != slot_state::held && slot.state != slot_state::reply_deferred)
-      return;  // computing, pushing or pulling: not at rest yet
+  if (!st.workers.at_rest(/*unstarted_too=*/false))
+    return;  // computing, pushing or pulling: not at rest yet
   st.phase.collect();
   auto cp = std::make_shared<checkpoint_state>();
   try {

@@ -28,16 +28,6 @@ std::string copy_name(slot s) {
   return "shard " + std::to_string(s.first) + "'s copy " + std::to_string(s.second);
 }
 
-// Every live worker waits for its reply (or has not started): no push is
-// partly in, no pull out, nothing of a live worker on any copy's link.
-bool at_rest(const coordinator_state& st) {
-  for (auto& w : st.workers.slots())
-    if (w.live() && w.state != slot_state::held && w.state != slot_state::reply_deferred &&
-        w.state != slot_state::unstarted && w.state != slot_state::start_deferred)
-      return false;
-  return true;
-}
-
 // What a new copy starts from: its serving copy's state, less its link. At
 // rest nothing on that link is a live worker's, and the new copy's link is idle.
 saved_ps without_link(saved_ps s) {
@@ -243,7 +233,7 @@ void act_if_still(coordinator_ptr self) {
     checkpoint_if_still(self);
     return;
   }
-  if (!at_rest(st))
+  if (!st.workers.at_rest(/*unstarted_too=*/true))  // (nothing of a live worker on any copy's link)
     return;
   st.flush_ops();  // before the save: the new copy starts from what these made
   st.phase.replicate();

@@ -116,6 +116,16 @@ class worker_table {
   int waiting_count() const { return waiting_count_; }  // live and waiting
   uint64_t min_clock() const { return live_clocks_.empty() ? 0 : live_clocks_.begin()->first; }
   bool everyone_gone() const { return live_count_ == 0; }
+  /// Every live worker waits for the reply to its push (held, or its reply
+  /// held back), or with `unstarted_too` has not started yet: no push is
+  /// partly in and no pull out (a checkpoint's, or a new shard copy's, rest).
+  bool at_rest(bool unstarted_too) const {
+    for (auto& s : slots_)
+      if (s.live() && s.state != slot_state::held && s.state != slot_state::reply_deferred &&
+          !(unstarted_too && (s.state == slot_state::unstarted || s.state == slot_state::start_deferred)))
+        return false;
+    return true;
+  }
   std::vector<worker_id> live_workers() const;
   std::vector<worker_actor> handles() const;
   std::vector<uint64_t> samples() const;
