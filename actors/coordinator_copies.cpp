@@ -105,7 +105,8 @@ void check_copies(coordinator_ptr self, std::function<void()> then, std::functio
     }
     then();
   };
-  for (auto [k, r] : asked)
+  for (auto& kr : asked) {
+    auto k = kr.first, r = kr.second;  // (named: a lambda may not take a structured binding in C++17)
     self->request(ps.copies[k][r], st.cfg->request_timeout, final_atom::value)
       .then(
         [=](weights& w) {
@@ -117,6 +118,7 @@ void check_copies(coordinator_ptr self, std::function<void()> then, std::functio
           if (--g->left == 0)
             compare();
         });
+  }
 }
 
 }  // namespace syncpoint
