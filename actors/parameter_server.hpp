@@ -105,7 +105,9 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
 /// Replicated shards: every copy's saved state (copy r of shard k at
 /// k * (R + 1) + r; none for a lost copy) as the whole model's, from the
 /// copies that serve (`serving`, by shard), with each copy's link kept
-/// (copy_links; a lost copy's is its shard's serving copy's). Empty
+/// (copy_links, in the order the copies come back in at a resume, where copy
+/// 0 serves: the serving copy's first, then the others, saved copy 0 in the
+/// serving copy's place; a lost copy's is its shard's serving copy's). Empty
 /// `serving`: no replicas, the copies are the shards.
 saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::vector<uint64_t>& bounds,
                       const std::vector<uint32_t>& serving);
@@ -115,9 +117,10 @@ saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::ve
 std::vector<ps_actor> every_copy(const ps_group& ps);
 
 /// At a resume with `per` copies a shard: which saved copy of shard k the
-/// resumed copy r takes its link, timers and reports from. Itself; a copy
-/// lost at the checkpoint, or every copy when the checkpoint had another R,
-/// its shard's serving copy.
+/// resumed copy r takes its link, timers and reports from. Copy 0, which
+/// serves on resume, the saved serving copy; the saved serving copy's slot,
+/// saved copy 0; any other, itself. A copy lost at the checkpoint, or every
+/// copy when the checkpoint had another R: its shard's serving copy.
 uint32_t saved_copy_of(const saved_coordinator& saved, size_t k, size_t r, size_t per);
 
 }  // namespace syncpoint

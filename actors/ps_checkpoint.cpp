@@ -275,6 +275,18 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
   return s;
 }
 
+namespace {
+
+// A resumed shard's copy 0 serves (the job spawns it so): it comes back from
+// the saved copy that served, with that copy's link and the pulls on it, and
+// the saved copy 0 comes back in the serving copy's slot. Any other copy
+// comes back as itself.
+size_t comes_back_from(size_t r, size_t serving) {
+  return r == 0 ? serving : r == serving ? 0 : r;
+}
+
+}  // namespace
+
 saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::vector<uint64_t>& bounds,
                       const std::vector<uint32_t>& serving) {
   auto shards = bounds.size() - 1;
@@ -288,8 +300,10 @@ saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::ve
     auto& primary = copies.at(k * per + serves);
     if (!primary)
       throw std::invalid_argument("shard " + std::to_string(k) + "'s serving copy has no state");
-    for (size_t r = 0; r < per && !serving.empty(); ++r)
-      links.push_back(link_of(copies[k * per + r] ? *copies[k * per + r] : *primary));
+    for (size_t r = 0; r < per && !serving.empty(); ++r) {
+      auto& saved = copies[k * per + comes_back_from(r, serves)];
+      links.push_back(link_of(saved ? *saved : *primary));
+    }
     parts.push_back(std::move(*primary));
   }
   auto whole = merge_shards(std::move(parts), bounds);
@@ -309,7 +323,8 @@ std::vector<ps_actor> every_copy(const ps_group& ps) {
 uint32_t saved_copy_of(const saved_coordinator& saved, size_t k, size_t r, size_t per) {
   auto serving = k < saved.serving.size() ? saved.serving[k] : 0;
   bool same = per > 1 && !saved.serving.empty() && saved.copy_lost.size() == saved.serving.size() * per;
-  return same && !saved.copy_lost[k * per + r] ? static_cast<uint32_t>(r) : serving;
+  auto from = comes_back_from(r, serving);
+  return same && !saved.copy_lost[k * per + from] ? static_cast<uint32_t>(from) : serving;
 }
 
 }  // namespace syncpoint

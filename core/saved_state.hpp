@@ -113,8 +113,9 @@ struct saved_ps {
   std::vector<gradient_push> staged;           // a shard of several: slices waiting for the others'
   std::vector<uint64_t> shard_bounds;          // K > 1: the shards' ranges (core/ps_group.hpp)
   std::vector<saved_shard_link> shard_links;   // ... and each one's link (the fields above: shard 0's)
-  // With replicated shards (--ps-replicas R): every copy's own link, copy r of
-  // shard k at k * (R + 1) + r (a lost copy's: its shard's serving copy's);
+  // With replicated shards (--ps-replicas R): every copy's own link, shard k's
+  // at k * (R + 1) in the order its copies come back in (saved_copy_of: the
+  // serving copy's first; a lost copy's is its shard's serving copy's);
   // a shard's part (shard_of) keeps its own R + 1. A replica's link differs
   // from its primary's: it carries the pushes, not the pulls.
   std::vector<saved_shard_link> copy_links;

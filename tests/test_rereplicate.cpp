@@ -122,13 +122,18 @@ TEST_CASE("rereplicate: two copies of a shard lost at once are both made again i
 }
 
 TEST_CASE("rereplicate: a checkpoint taken after a copy was made again resumes, and ends as the run that never "
-          "stopped") {
-  for (auto protocol : {"bsp", "asp"}) {
+          "stopped, on the link model too (the copy that serves comes back serving, with its link and its pulls)") {
+  for (auto [protocol, link] : {std::pair{"bsp", false}, {"asp", false}, {"bsp", true}, {"asp", true}}) {
     CAPTURE(protocol);
-    syncpoint::testing::temp_folder dir(std::string("syncpoint_rereplicate_") + protocol);
+    CAPTURE(link);
+    syncpoint::testing::temp_folder dir(std::string("syncpoint_rereplicate_") + protocol + (link ? "_link" : ""));
     auto cfg = replicated(protocol, 1);
     cfg.fail_shard = "1";
     cfg.epochs = 1;
+    if (link) {
+      cfg.ps_bandwidth = 2e6;
+      cfg.latency_ms = 0.2;
+    }
     auto plain = train(cfg);
     REQUIRE(plain.summary.copies_made.size() == 1);
     cfg.checkpoint_every_s = plain.summary.run_time_s / 5;
@@ -136,13 +141,26 @@ TEST_CASE("rereplicate: a checkpoint taken after a copy was made again resumes, 
     cfg.checkpoint_keep = 0;
     auto whole = train(cfg);
     same_run(whole, plain);
-    auto file = checkpoint_files(dir.path / "all").back();
-    auto s = read_checkpoint(file.string(), {checkpoint_format, cfg.model, plain.final_model.values.size(),
-                                             cfg.protocol}).state;
-    CHECK(s.coordinator.copy_lost == std::vector<bool>(4, false));  // made again: none lost
-    CHECK(s.coordinator.serving == std::vector<uint32_t>{0, 1});
-    auto resumed = train(resuming_from(cfg, file, dir.path / "from"));
-    same_run(resumed, whole);
+    // Every checkpoint after the copy was made: shard 1's copy 1 serves, its copy 0 is the new replica.
+    size_t after = 0, pulls_out = 0;
+    for (auto& file : checkpoint_files(dir.path / "all")) {
+      auto s = read_checkpoint(file.string(), {checkpoint_format, cfg.model, plain.final_model.values.size(),
+                                               cfg.protocol}).state;
+      if (s.coordinator.serving != std::vector<uint32_t>{0, 1})
+        continue;
+      CAPTURE(file);
+      ++after;
+      CHECK(s.coordinator.copy_lost == std::vector<bool>(4, false));  // made again: none lost
+      for (auto& l : s.ps.copy_links)
+        pulls_out += l.waiting_pulls.size() +
+                     static_cast<size_t>(std::count_if(l.in_transit.begin(), l.in_transit.end(),
+                                                       [](const saved_transfer& t) { return !t.is_push; }));
+      auto resumed = train(resuming_from(cfg, file, dir.path / ("from_" + file.stem().string())));
+      same_run(resumed, whole);
+    }
+    CHECK(after >= 2);
+    if (link && std::string(protocol) == "asp")  // pulls the serving copy's link carried come back on it
+      CHECK(pulls_out > 0);
   }
 }
 
