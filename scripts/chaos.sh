@@ -107,7 +107,7 @@ EOF
 }
 
 failed=0
-table="| protocol | faults (head, nodes) | finished | accuracy (fault-free, seeds) | samples/s (vs fault-free) | work redone | checkpoint restarts (node losses) | files whole |\n|---|---|---|---|---|---|---|---|"
+table="| protocol | faults (head, nodes) | finished | accuracy (fault-free, seeds) | samples/s (vs fault-free) | work redone (head+nodes) | checkpoint restarts (node losses) | files whole |\n|---|---|---|---|---|---|---|---|"
 for proto in $protocols; do
   # 1. The reference, fault-free, one run per seed.
   accs=() ref_rate=""
@@ -158,13 +158,16 @@ for proto in $protocols; do
     rate=$(awk -v s="$(figure "$out" samples)" -v w="$wall_ms" 'BEGIN { printf "%.0f", 1000 * s / (w > 0 ? w : 1) }')
     whole "$out" && whole_files=yes
   fi
-  # Work redone: at each loss, the samples reported last before it minus those of the checkpoint gone on from.
+  # Work redone: at each restart, the samples reported last before it minus those of the checkpoint
+  # gone on from: named by a node loss's restart; after the head's, the newest one the job reported
+  # (a restored job goes on from its newest checkpoint). "head+nodes" samples.
   redone=$(awk '
-    /samples=/ { match($0, /samples= *[0-9]+/); last = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", last) }
-    /checkpoint-[0-9]+\.bin/ && (/goes on from|restarting from/) {
-      match($0, /checkpoint-[0-9]+/); ck = substr($0, RSTART + 11, RLENGTH - 11) + 0
-      if (last > ck) sum += last - ck }
-    END { print sum + 0 }' "$work/chaos-$proto.err")
+    function ck_of(line) { match(line, /checkpoint-[0-9]+/); return substr(line, RSTART + 11, RLENGTH - 11) + 0 }
+    /samples=/ { match($0, /samples= *[0-9]+/); last = substr($0, RSTART, RLENGTH); gsub(/[^0-9]/, "", last); last += 0 }
+    /checkpoint at .*checkpoint-[0-9]+\.bin/ { newest = ck_of($0) }
+    /checkpoint-[0-9]+\.bin/ && (/goes on from|restarting from/) { ck = ck_of($0); if (last > ck) nodes += last - ck }
+    /the head is back: job [0-9]+ reattached/ { if (last > newest) head += last - newest }
+    END { printf "%d+%d", head, nodes }' "$work/chaos-$proto.err")
   restarts=$(grep -c "restarting from the newest checkpoint" "$work/chaos-$proto.err" || true)
   share=$([ "$rate" = - ] && echo - || awk -v a="$rate" -v b="$ref_rate" 'BEGIN { printf "%.2f", a / b }')
   table+="\n| $proto | $((heads + node_kills)) ($heads, $node_kills) | $finished (exit $rc) | $acc ($lo..$hi) | $rate/s ($share x $ref_rate/s) | $redone samples | $restarts | $whole_files |"
