@@ -160,6 +160,8 @@ namespace {
 // Everyone may go on; the next checkpoint is due a period from now.
 void resume_run(coordinator_ptr self) {
   auto& st = self->state;
+  st.gathering.asked.clear();
+  st.gathering.give_up = nullptr;
   if (!st.phase.is(coordinator_phase::collecting))
     return;  // stopped meanwhile: the checkpoint was given up
   bool periodic = st.phase.thaw();
@@ -224,12 +226,15 @@ void checkpoint_if_still(coordinator_ptr self) {
     resume_run(self);
   };
   auto timeout = st.cfg->request_timeout;
+  st.gathering.give_up = [fail](caf::error e) { fail(e); };
   for (size_t j = 0; j < copies.size(); ++j)
-    if (copies[j])
+    if (copies[j]) {
+      st.gathering.asked.push_back(copies[j].address());
       self->request(copies[j], timeout, save_atom::value).then([=](saved_ps& s) {
         (*parts)[j] = std::move(s);
         one_more();
       }, fail);
+    }
   // The tracer last. A worker's trace events travel on CAF, but its pushes
   // may not (a remote shard's bulk channel), so a push counted here can
   // overtake the event of the computation behind it. A worker's save reply
@@ -246,6 +251,7 @@ void checkpoint_if_still(coordinator_ptr self) {
     if (st.workers[i].live()) {
       ++*pending;
       ++*workers_left;
+      st.gathering.asked.push_back(st.workers[i].handle.address());
       self->request(st.workers[i].handle, timeout, save_atom::value).then([=](saved_worker& s) {
         cp->workers[i] = std::move(s);
         one_more();

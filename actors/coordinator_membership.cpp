@@ -61,10 +61,35 @@ void lose_worker(coordinator_ptr self, size_t i, const caf::error& reason) {
   act_if_still(self);
 }
 
+namespace {
+
+void member_down(coordinator_ptr self, const caf::down_msg& dm);
+
+}  // namespace
+
 void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   auto& st = self->state;
   if (observer_down(self, dm))
     return;
+  // A copy whose process died never answers what it was asked (CAF 0.17): the syncs sent to it are
+  // done (releases waited for ever), and a checkpoint that asked it for its state is given up (the
+  // run held still for ever, and lost copies waited to be made again).
+  bool synced = st.ps.sync_lost(dm.source);
+  bool asked = st.phase.is(coordinator_phase::collecting) &&
+               std::find(st.gathering.asked.begin(), st.gathering.asked.end(), dm.source) != st.gathering.asked.end();
+  member_down(self, dm);  // (first: a lost copy waits to be made again once the run goes on)
+  if (asked && st.gathering.give_up && st.phase.is(coordinator_phase::collecting)) {
+    auto give_up = st.gathering.give_up;  // (cleared as the run goes on)
+    give_up(make_error(sp_error::not_now, "a worker or shard copy it asked for its state was lost"));
+  }
+  if (synced)
+    st.deliver_deferred();
+}
+
+namespace {
+
+void member_down(coordinator_ptr self, const caf::down_msg& dm) {
+  auto& st = self->state;
   if (std::find(st.lost_copies.begin(), st.lost_copies.end(), dm.source) != st.lost_copies.end())
     return;  // a copy of a shard already given up for lost
   auto [shard, copy] = st.cfg->ps.copy_of(dm.source);
@@ -111,6 +136,8 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
         break;  // the run failed with it
     }
 }
+
+}  // namespace
 
 // A vacant worker id (never started, or lost) gets a running worker: live,
 // waiting for its first release at the slowest live worker's clock, with the

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -75,10 +76,19 @@ class ps_sequence {
   bool ops_queued() const { return !ops_.empty(); }
 
   // -- syncs with shards of other processes: releases wait while any is out
-  void sync_sent() { ++syncs_out_; }
-  /// One came back; true when none is out any more.
-  bool sync_answered() { return --syncs_out_ == 0; }
-  bool syncing() const { return syncs_out_ > 0; }
+  void sync_sent(const caf::actor_addr& to) { syncs_out_.insert(to); }
+  /// One came back; true when that was the last one out.
+  bool sync_answered(const caf::actor_addr& from) {
+    auto it = syncs_out_.find(from);
+    if (it == syncs_out_.end())
+      return false;  // (its copy was lost first)
+    syncs_out_.erase(it);
+    return syncs_out_.empty();
+  }
+  /// A copy was lost: a request to a process that died is never answered
+  /// (CAF 0.17), so its syncs are done. True when they were the last out.
+  bool sync_lost(const caf::actor_addr& copy) { return syncs_out_.erase(copy) > 0 && syncs_out_.empty(); }
+  bool syncing() const { return !syncs_out_.empty(); }
 
   // A push some shards have reported and others not yet: acted on once all
   // have, or at once when one refused its slice (info.refused).
@@ -106,7 +116,7 @@ class ps_sequence {
   uint64_t published_ = 0;  // gated mode: what pulls can get
   uint64_t buffered_ = 0;   // a sharded PS: pushes applied into the round since its last commit
   std::vector<shard_op> ops_;
-  int syncs_out_ = 0;
+  std::multiset<caf::actor_addr> syncs_out_;  // by the copy each went to
 };
 
 }  // namespace syncpoint

@@ -168,6 +168,9 @@ void place(coordinator_ptr self, uint64_t attempt, saved_ps state) {
         install(self, std::move(copy), bulk, where);
       },
       [=](caf::error& e) {
+        // The placer may still spawn it (this request timed out): it goes once it comes.
+        self->send(self->state.cfg->placer, copy_atom::value, static_cast<uint32_t>(s.first),
+                   static_cast<uint32_t>(s.second), ps_actor{}, false);
         if (current(self, attempt))
           give_up(self, self->system().render(e));
       });

@@ -171,9 +171,9 @@ void coordinator_state::sync_remote_shards() {
   if (!remote)
     return;  // in this process, mailbox order already holds
   for (auto& shard : copies) {
-    ps.sync_sent();
-    auto done = [this] {
-      if (ps.sync_answered())
+    ps.sync_sent(shard.address());
+    auto done = [this, from = shard.address()] {
+      if (ps.sync_answered(from))
         deliver_deferred();
     };
     self->request(shard, caf::infinite, sync_atom::value).then([done](bool) { done(); }, [done](caf::error&) { done(); });

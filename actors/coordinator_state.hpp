@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 
@@ -100,6 +101,13 @@ struct coordinator_state {
   std::vector<caf::actor_addr> lost_copies;  // shards' copies given up for lost (their down messages mean nothing)
   std::map<size_t, std::vector<std::string>> copy_losses;  // ... and why, by shard: "shard 1's primary (copy 0): ..."
   copy_replacement replacing;
+  // A checkpoint being gathered (phase collecting): the copies and workers
+  // asked for their state, and how it is given up when one of them is lost
+  // (a request to a process that died is never answered: CAF 0.17).
+  struct {
+    std::vector<caf::actor_addr> asked;
+    std::function<void(caf::error)> give_up;
+  } gathering;
   // Wall time spent in the handlers that decide (pushes, timers, losses,
   // joins), and pushes handled: the coordinator's cost per push.
   std::chrono::steady_clock::duration busy{};

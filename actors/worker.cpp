@@ -377,8 +377,10 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
         return;  // later proceeds come as replies to pushes, never as messages
       st.started = true;
       st.coordinator = self->current_sender();
-      for (auto& news : std::exchange(st.copies_before_start, {}))
-        if (news.from == st.coordinator)
+      for (auto& news : std::exchange(st.copies_before_start, {}))  // in the order told
+        if (news.from == st.coordinator && news.lost)
+          copy_lost(self, news.shard, news.copy, caf::actor_cast<ps_actor>(news.handle));
+        else if (news.from == st.coordinator)
           copy_added(self, news.shard, news.copy, std::move(news.handle), news.bulk);
       auto t = now(self);
       trace(self, "wait", std::min(st.born, t), t);
@@ -409,7 +411,9 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
     },
     [=](replica_atom, uint32_t shard, uint32_t copy, caf::actor primary) {
       auto& st = self->state;
-      if (st.coordinator && self->current_sender() == st.coordinator)
+      if (!st.started && !st.coordinator)  // its start comes after, from the same coordinator
+        st.copies_before_start.push_back({self->current_sender(), shard, copy, std::move(primary), {}, true});
+      else if (st.coordinator && self->current_sender() == st.coordinator)
         copy_lost(self, shard, copy, caf::actor_cast<ps_actor>(primary));
     },
     [=](copy_atom, uint32_t shard, uint32_t copy, caf::actor& handle, std::string& bulk) {

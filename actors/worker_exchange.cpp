@@ -293,6 +293,8 @@ void copy_added(worker_ptr self, uint32_t shard, uint32_t copy, caf::actor handl
   known = handle;
   auto typed = caf::actor_cast<ps_actor>(handle);
   auto reached = st.cfg.reach_copy ? st.cfg.reach_copy(typed, bulk, ps.end(shard) - ps.begin(shard)) : typed;
+  if (reached == ps.copies[shard][copy])
+    return;  // it started with it (joined after the copy was made)
   if (reached != typed)
     st.own_proxies->push_back(caf::actor_cast<caf::actor>(reached));  // ended with the worker
   ps.copies[shard][copy] = reached;

@@ -45,13 +45,16 @@ struct worker_state {
   caf::strong_actor_ptr coordinator;  // who started it: only it says a shard's replica serves now
   // Copies made in lost ones' places (--ps-rereplicate): each as the
   // coordinator named it, by (shard, copy), so that news of one twice changes
-  // nothing; and those told before the start, by whom, taken in at the start.
+  // nothing; and the news of copies made or lost told before the start, by
+  // whom, taken in at the start in the order told (a worker that joins while a
+  // copy is lost starts with a group that still names it).
   std::map<std::pair<uint32_t, uint32_t>, caf::actor> added_copies;
   struct copy_news {
     caf::strong_actor_ptr from;
     uint32_t shard, copy;
-    caf::actor handle;
+    caf::actor handle;  // the copy made, or (lost) the one that serves now
     std::string bulk;
+    bool lost = false;  // a copy lost, not made
   };
   std::vector<copy_news> copies_before_start;
   // reach_copy's proxies: they go with the worker (however it ends)

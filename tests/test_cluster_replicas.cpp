@@ -155,3 +155,74 @@ TEST_CASE("cluster replicas: with --ps-rereplicate a lost copy is made again on 
   CHECK(json_number(summary, "lost_workers") == 2);
   CHECK(c.head->running());
 }
+
+namespace {
+
+// The samples of the first evaluation line after byte `from` (its offset past it in `at`).
+uint64_t samples_after(process& p, size_t& at) {
+  auto from = at;
+  at = await(p, "] eval ", from);
+  auto err = p.err();
+  auto line = err.rfind("samples=", at);
+  REQUIRE(line != std::string::npos);
+  REQUIRE(line >= from);
+  return std::strtoull(err.c_str() + line + 8, nullptr, 10);
+}
+
+// Nodes a, b and c of one slot each and an elastic asp job with one shard, its primary on a and
+// its replica on b; b is lost, and the replica made again on c. The submitter, and its output's
+// offset past that line.
+std::pair<std::unique_ptr<process>, size_t> replica_made_on_c(cluster& c) {
+  c.node("a", 1);
+  c.node("b", 1);
+  c.node("c", 1);
+  auto sub = c.submit(cat(open_job("asp", 3), {"--elastic", "--ps-placement", "nodes", "--ps-shards", "1",
+                                               "--ps-replicas", "1", "--ps-rereplicate", "--out", c.dir / "out"}),
+                      "submit");
+  auto at = await(*sub, "PS shards on a+b");
+  at = await(*sub, "] eval ", at);
+  c.nodes["b"]->signal(SIGKILL);
+  at = await(*sub, "shard 0's copy 1 made again on node c", at);
+  return {std::move(sub), at};
+}
+
+}  // namespace
+
+TEST_CASE("cluster replicas: a node that joins again has another bulk channel, and a copy made on it later is "
+          "reached there, not on CAF") {
+  cluster c;
+  auto [sub, at] = replica_made_on_c(c);
+  c.node("b", 1);  // b's process again, with its bulk channel on another port
+  at = await(*sub, "joined (node b)", at);
+  c.nodes["a"]->signal(SIGKILL);
+  at = await(*sub, "shard 0's copy 0 made again on node b", at);  // the one live node without a copy of it
+  at = await(*sub, "] eval ", await(*sub, "] eval ", at));
+  interrupt(*sub);
+  // By the end every live worker had the news of b's copy (its releases waited for its answer):
+  // c's reached it on the bulk channel of b's second process, not at the first one's port.
+  for (auto& [name, node] : c.nodes)
+    CHECK_MESSAGE(node->err().find("go on CAF") == std::string::npos, name << ":\n" << node->err());
+}
+
+TEST_CASE("cluster replicas: a copy's node lost while the coordinator waits for its sync (after a worker joined): the "
+          "job goes on, though CAF never answers a request to a process that died") {
+  // The head notices a silent node only at its kill (not after 3 s of silence): a stays a member,
+  // stopped, until the sync is out.
+  cluster c({"--middleman.connection-timeout=120s"});
+  auto [sub, at] = replica_made_on_c(c);
+  // a stops (the primary's node): it answers nothing, and keeps its connections. b joins again, and
+  // the coordinator syncs with every copy of another process once the job's worker there joins;
+  // that worker starts with a group that names a's copy, and hears of its loss before its start.
+  auto& a = *c.nodes["a"];
+  a.signal(SIGSTOP);
+  c.node("b", 1);
+  at = await(*sub, "joined (node b)", at);
+  a.signal(SIGKILL);  // the sync to a's copy never comes back
+  at = await(*sub, "lost shard 0's primary (copy 0)", at);
+  auto before = samples_after(*sub, at);
+  auto later = samples_after(*sub, at);
+  later = samples_after(*sub, at);
+  CHECK_MESSAGE(later > before, sub->err());  // it trains on: the workers' replies were released
+  interrupt(*sub);
+  CHECK(sub->err().find("restarting") == std::string::npos);
+}

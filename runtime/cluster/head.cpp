@@ -63,6 +63,16 @@ node_entry* find_node(head_ptr self, const std::string& name) {
   return nullptr;
 }
 
+std::string bulk_endpoint_of(head_ptr self, const node_entry& n) {
+  auto& plane = self->state.cfg.plane;
+  if (!plane)
+    return {};
+  if (n.handle.node() == self->node())
+    return ":" + std::to_string(plane->port());
+  auto at = parse_endpoint(n.status.address);
+  return at && n.bulk_port != 0 ? bulk_endpoint(at->host, n.bulk_port) : std::string();
+}
+
 std::string lacks_code(const node_entry& n, const std::string& loop, const std::string& model) {
   auto listed = [](const std::vector<std::string>& names) {
     std::string out;
@@ -142,9 +152,18 @@ caf::result<std::string, bool> on_register(head_ptr self, node_hello& hello, nod
     auto name = hello.name;
     self->request(mm, std::chrono::seconds(5), caf::get_atom::value, node.node())
       .then([=](const caf::node_id&, const std::string& host, uint16_t port) {
-        if (auto* n = find_node(self, name))
-          n->status.address = host + ":" + std::to_string(port);
+        auto& st = self->state;
+        auto* n = find_node(self, name);
+        if (!n || n->handle != node)
+          return;  // (left meanwhile)
+        n->status.address = host + ":" + std::to_string(port);
         log(self, "node '" + name + "' is at " + host + ":" + std::to_string(port));
+        // The running jobs place copies made again here, and workers that reach it, on its bulk
+        // channel: this process's, not the one before it under that name (its port is gone).
+        if (auto at = bulk_endpoint_of(self, *n); !at.empty())
+          for (auto& [id, job] : st.jobs)
+            if (job.runner && !is_final(job.status.state))
+              self->send(job.runner, bulk_atom::value, st.cfg.control_token, name, at);
       }, [](caf::error&) {});
   }
   auto gpus = hello.gpus.empty() ? std::string() : " and GPUs " + gpu_names(hello.gpus);

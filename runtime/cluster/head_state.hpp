@@ -81,6 +81,9 @@ caf::error check_secret(head_ptr self, const std::string& given, const std::stri
 caf::error check_submission(head_ptr self, const std::string& secret, const std::string& kind, bool has_client);
 
 node_entry* find_node(head_ptr self, const std::string& name);
+/// Where a job's workers reach node n's bulk channel: on the host the head
+/// sees it at (empty: no bulk channel, or the node's address not known yet).
+std::string bulk_endpoint_of(head_ptr self, const node_entry& n);
 
 /// What a node's program lacks of a job's code (its loop, then its model), in
 /// words that name both; "" when it registers both.

@@ -144,15 +144,9 @@ caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor
   setup.head_token = st.cfg.control_token;
   setup.plane = st.cfg.plane;
   setup.dashboard = st.cfg.dashboard;
-  if (st.cfg.plane)  // each node's bulk endpoint, on the host the head sees it at
-    for (auto& n : st.nodes) {
-      bool local = n.handle.node() == self->node();
-      auto at = parse_endpoint(n.status.address);
-      if (local)
-        setup.node_bulk[n.status.name] = ":" + std::to_string(st.cfg.plane->port());
-      else if (at && n.bulk_port != 0)
-        setup.node_bulk[n.status.name] = bulk_endpoint(at->host, n.bulk_port);
-    }
+  for (auto& n : st.nodes)  // (a node whose address comes later, or that joins again, is told the job then)
+    if (auto at = bulk_endpoint_of(self, n); !at.empty())
+      setup.node_bulk[n.status.name] = at;
   job_entry entry;
   entry.stop_token = restored ? restored->journal.stop_token : make_token();
   if (st.journal) {  // the runner reports to a relay that outlives the submitter's connection

@@ -321,7 +321,8 @@ using managed_actor = caf::typed_actor<
 using job_actor = driver_actor::extend_with<managed_actor>::extend_with<copy_placer_actor>::extend<
   caf::reacts_to<eval_atom, std::string>,
   caf::reacts_to<mark_atom, std::string, std::string, double>,
-  caf::reacts_to<checkpoint_atom, std::string, std::string>>;  // (secret, why): a checkpoint now
+  caf::reacts_to<checkpoint_atom, std::string, std::string>,  // (secret, why): a checkpoint now
+  caf::reacts_to<bulk_atom, std::string, std::string, std::string>>;  // (secret, node, endpoint): where a node's bulk channel is now
 
 /// Runs one sweep on the head: places its cells on free slots and relays their files.
 using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<

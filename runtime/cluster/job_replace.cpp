@@ -17,7 +17,7 @@ using copy_promise = caf::typed_response_promise<ps_actor, std::string, std::str
 
 // Up to three nodes are tried, each one that failed left out of the next choice.
 void try_place(job_ptr self, copy_promise rp, uint32_t k, uint32_t r, std::shared_ptr<const saved_ps> state,
-               std::vector<caf::actor_addr> tried, int generation) {
+               std::vector<caf::actor_addr> tried, int generation, uint64_t ask) {
   auto& st = self->state;
   auto host = host_for_copy(st, k, tried);
   if (!host) {
@@ -37,9 +37,14 @@ void try_place(job_ptr self, copy_promise rp, uint32_t k, uint32_t r, std::share
           rp.deliver(make_error(sp_error::not_now, "the job's run ended meanwhile"));
           return;
         }
+        if (st.withdrawn.erase(ask) > 0) {  // the coordinator no longer waits for it
+          self->send_exit(copy, caf::exit_reason::user_shutdown);
+          rp.deliver(make_error(sp_error::not_now, "the coordinator gave up on this copy"));
+          return;
+        }
         if (auto old = st.placed.find({k, r}); old != st.placed.end())  // (one asked for before, never taken in)
           self->send_exit(old->second.copy, caf::exit_reason::user_shutdown);
-        st.placed[{k, r}] = {copy, host->node, host->name, host->token};
+        st.placed[{k, r}] = {copy, host->node, host->name, host->token, ask};
         auto bulk = st.setup.node_bulk.find(host->name);
         rp.deliver(copy, st.setup.plane && bulk != st.setup.node_bulk.end() ? bulk->second : std::string(),
                    "node " + host->name);
@@ -49,7 +54,7 @@ void try_place(job_ptr self, copy_promise rp, uint32_t k, uint32_t r, std::share
         if (tried.size() < 3 && self->state.generation == generation) {
           say(self, "[job " + std::to_string(self->state.setup.id) + "] node " + host->name + " could not take "
                       "shard " + std::to_string(k) + "'s copy: " + self->system().render(err) + "; trying another");
-          try_place(self, rp, k, r, state, tried, generation);
+          try_place(self, rp, k, r, state, tried, generation, ask);
         } else {
           rp.deliver(std::move(err));
         }
@@ -66,14 +71,29 @@ caf::result<ps_actor, std::string, std::string> place_copy(job_ptr self, uint32_
   if (k >= ps.size() || ps.copies.empty() || r >= ps.copies[k].size())
     return make_error(sp_error::bad_input, "no copy " + std::to_string(r) + " of shard " + std::to_string(k));
   auto rp = self->make_response_promise<ps_actor, std::string, std::string>();
-  try_place(self, rp, k, r, std::make_shared<const saved_ps>(std::move(state)), {}, st.generation);
+  auto ask = st.newest_ask[{k, r}] = ++st.asks;
+  try_place(self, rp, k, r, std::make_shared<const saved_ps>(std::move(state)), {}, st.generation, ask);
   return rp;
 }
 
 void copy_placed(job_ptr self, uint32_t k, uint32_t r, const ps_actor& copy, bool installed) {
   auto& st = self->state;
+  if (!from_coordinator(self))
+    return;
   auto it = st.placed.find({k, r});
-  if (!from_coordinator(self) || it == st.placed.end() || it->second.copy != copy)
+  if (!copy && !installed) {  // withdrawn: its newest ask for (k, r), answered or not (messages keep their order)
+    auto ask = st.newest_ask.find({k, r});
+    if (ask == st.newest_ask.end())
+      return;
+    if (it != st.placed.end() && it->second.ask == ask->second) {
+      self->send_exit(it->second.copy, caf::exit_reason::user_shutdown);
+      st.placed.erase(it);
+    } else {
+      st.withdrawn.insert(ask->second);  // (one that failed leaves its number here, unused)
+    }
+    return;
+  }
+  if (it == st.placed.end() || it->second.copy != copy)
     return;
   auto host = std::move(it->second);
   st.placed.erase(it);

@@ -461,6 +461,10 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
     [=](mark_atom, const std::string& token, const std::string& note, double value) {
       ask_coordinator(self, token, mark_request{note, value});
     },
+    [=](bulk_atom, const std::string& token, const std::string& node, const std::string& at) {
+      if (same_secret(token, self->state.setup.head_token))
+        self->state.setup.node_bulk[node] = at;  // (a node joined again, or its address came after the start)
+    },
     [=](copy_atom, uint32_t k, uint32_t r, saved_ps& state) { return place_copy(self, k, r, state); },
     [=](copy_atom, uint32_t k, uint32_t r, const ps_actor& copy, bool installed) {
       copy_placed(self, k, r, copy, installed);

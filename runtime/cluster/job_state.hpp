@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,8 +52,15 @@ struct job_state {
     ps_actor copy;
     node_actor node;
     std::string name, token;
+    uint64_t ask = 0;
   };
   std::map<std::pair<uint32_t, uint32_t>, placed_copy> placed;
+  // The coordinator's asks for a copy, numbered as they come: each slot's
+  // newest, and those the coordinator gave up on while a node still spawned
+  // the copy (its request timed out), whose copy goes once it comes.
+  uint64_t asks = 0;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> newest_ask;
+  std::set<uint64_t> withdrawn;
   static inline const char* name = "job";
 };
 
@@ -89,7 +97,9 @@ int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::
 /// one's place, from `state`: spawned on host_for_copy's node -> the copy, its
 /// bulk endpoint, the node's name.
 caf::result<ps_actor, std::string, std::string> place_copy(job_ptr self, uint32_t k, uint32_t r, saved_ps& state);
-/// ... and took it in (it is the job's from now on: status, restarts) or ended it.
+/// ... and took it in (it is the job's from now on: status, restarts) or ended
+/// it. An invalid `copy`, not installed: the coordinator gave up on its newest
+/// ask for (k, r), and the copy that ask spawns, now or once it comes, goes.
 void copy_placed(job_ptr self, uint32_t k, uint32_t r, const ps_actor& copy, bool installed);
 /// Ends the copies spawned that the coordinator has not taken in (the run ends or restarts).
 void end_placed_copies(job_ptr self);

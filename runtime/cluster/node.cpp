@@ -102,8 +102,15 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
     auto timeout = caf::duration{seconds(cfg.request_timeout_s)};
     auto ps = spec.ps;
     std::vector<caf::actor> proxies;
+    // The proxies it starts with, by the copy each reaches: a worker that joins after a copy was made
+    // again starts with that copy, and the coordinator's news of it then finds its proxy here.
+    auto given = std::make_shared<std::map<caf::actor_addr, ps_actor>>();
     if (st.cfg.plane && spec.bulk_key != 0) {  // shards of other processes over the bulk channel
       auto p = st.cfg.plane->proxied(spec.ps, spec.id, spec.bulk_key, st.cfg.head_host);
+      for (size_t k = 0; k < spec.ps.copies.size() && k < p.ps.copies.size(); ++k)
+        for (size_t r = 0; r < spec.ps.copies[k].size() && r < p.ps.copies[k].size(); ++r)
+          if (spec.ps.copies[k][r] && p.ps.copies[k][r] != spec.ps.copies[k][r])
+            (*given)[spec.ps.copies[k][r].address()] = p.ps.copies[k][r];
       ps = std::move(p.ps);
       proxies = std::move(p.proxies);
       std::string bulk;
@@ -121,7 +128,9 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
     auto wc = worker_for(spec.plan, spec.id, spec.iter_cost_ms, st.data, ps, spec.tracer, origin, timeout);
     if (st.cfg.plane && spec.bulk_key != 0)  // a copy made in a lost one's place: on the bulk channel too
       wc.reach_copy = [plane = st.cfg.plane, id = spec.id, key = spec.bulk_key, head_host = st.cfg.head_host,
-                       on_note = st.cfg.on_note](ps_actor copy, const std::string& bulk, uint64_t floats) {
+                       on_note = st.cfg.on_note, given](ps_actor copy, const std::string& bulk, uint64_t floats) {
+        if (auto had = given->find(copy.address()); had != given->end())
+          return had->second;
         auto p = plane->proxy_for(copy, bulk, floats, "a new shard copy", id, key, head_host);
         if (!p.note.empty() && on_note)
           on_note("worker " + std::to_string(id) + ": " + p.note);
