@@ -107,18 +107,51 @@ void check_copies(coordinator_ptr self, std::function<void()> then, std::functio
   };
   for (auto& kr : asked) {
     auto k = kr.first, r = kr.second;  // (named: a lambda may not take a structured binding in C++17)
-    self->request(ps.copies[k][r], st.cfg->request_timeout, final_atom::value)
-      .then(
-        [=](weights& w) {
-          g->by_shard[k].emplace_back(r, std::move(w));
-          if (--g->left == 0)
-            compare();
-        },
-        [=](caf::error&) {  // lost meanwhile (its down not yet handled): the others are compared
-          if (--g->left == 0)
-            compare();
-        });
+    auto without_it = [=] {  // lost meanwhile: the others are compared
+      if (--g->left == 0)
+        compare();
+    };
+    ask_final(
+      self, ps.copies[k][r],
+      [=](weights& w) {
+        g->by_shard[k].emplace_back(r, std::move(w));
+        if (--g->left == 0)
+          compare();
+      },
+      [=](caf::error&) { without_it(); }, without_it);
   }
+}
+
+void ask_final(coordinator_ptr self, const ps_actor& copy, std::function<void(weights&)> got,
+               std::function<void(caf::error&)> failed, std::function<void()> lost) {
+  auto& st = self->state;
+  auto id = ++st.finals_count;
+  st.finals_asked.emplace(id, coordinator_state::final_ask{copy.address(), std::move(lost)});
+  // Whichever comes first settles the request: the answer, its error, or the copy's loss.
+  self->request(copy, st.cfg->request_timeout, final_atom::value)
+    .then(
+      [=](weights& w) {
+        if (self->state.finals_asked.erase(id) > 0)
+          got(w);
+      },
+      [=](caf::error& err) {
+        if (self->state.finals_asked.erase(id) > 0)
+          failed(err);
+      });
+}
+
+void final_lost(coordinator_ptr self, const caf::actor_addr& copy) {
+  auto& asked = self->state.finals_asked;
+  std::vector<std::function<void()>> instead;
+  for (auto it = asked.begin(); it != asked.end();)
+    if (it->second.copy == copy) {
+      instead.push_back(std::move(it->second.on_lost));
+      it = asked.erase(it);
+    } else {
+      ++it;
+    }
+  for (auto& f : instead)
+    f();
 }
 
 }  // namespace syncpoint

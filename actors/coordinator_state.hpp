@@ -108,6 +108,15 @@ struct coordinator_state {
     std::vector<caf::actor_addr> asked;
     std::function<void(caf::error)> give_up;
   } gathering;
+  // The final models asked of shards' copies (final_atom, phase finishing),
+  // by request: the copy asked, and what is done instead when it is lost
+  // before it answers (never, CAF 0.17: the run would wait --request-timeout).
+  struct final_ask {
+    caf::actor_addr copy;
+    std::function<void()> on_lost;
+  };
+  std::map<uint64_t, final_ask> finals_asked;
+  uint64_t finals_count = 0;
   // Wall time spent in the handlers that decide (pushes, timers, losses,
   // joins), and pushes handled: the coordinator's cost per push.
   std::chrono::steady_clock::duration busy{};
@@ -280,6 +289,14 @@ bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::strin
 /// With cfg.check_copies: `then` once every live copy of each shard holds its
 /// serving copy's model and version, bit for bit; `fail` otherwise.
 void check_copies(coordinator_ptr self, std::function<void()> then, std::function<void(caf::error&)> fail);
+
+/// Asks `copy` for its final model: `got` with it, `failed` with the error
+/// of the request, or `lost` if the copy is lost first (see final_lost).
+void ask_final(coordinator_ptr self, const ps_actor& copy, std::function<void(weights&)> got,
+               std::function<void(caf::error&)> failed, std::function<void()> lost);
+
+/// `copy` is lost: what asked it for its final model does without it.
+void final_lost(coordinator_ptr self, const caf::actor_addr& copy);
 
 /// --ps-rereplicate: lost copy `copy` of shard `shard` is made again, from
 /// its shard's serving copy once the run is at rest (actors/coordinator_replace.cpp).

@@ -1,6 +1,7 @@
 // A replicated shard's primary lost while a snapshot asked of it is unanswered:
 // the replica that serves in its place answers it, so evaluations go on
-// whole and the run's final one comes (without it the run never ends). And
+// whole and the run's final one comes (without it the run never ends); lost
+// while the run's final model is asked of it, the replica gives its part. And
 // the evaluator takes each snapshot's part once, however often it comes.
 #include "actors/coordinator.hpp"
 #include "actors/evaluator.hpp"
@@ -28,6 +29,19 @@ caf::actor mute_copy(caf::actor_system& sys) {
   }, 0);
 }
 
+// A shard's copy whose host dies with the run's final model asked of it: it
+// takes the request and is gone without an answer, as a process killed with
+// the request on its way (CAF 0.17 then answers nothing, ever).
+caf::actor dies_when_asked_final(caf::actor_system& sys) {
+  return sys.spawn([](caf::event_based_actor* me, int) -> caf::behavior {
+    me->set_default_handler(caf::skip);
+    return {[=](final_atom) {
+      me->make_response_promise();  // taken, never kept
+      me->quit(caf::exit_reason::remote_link_unreachable);
+    }};
+  }, 0);
+}
+
 // An actor system with the project's messages, and the test's own actor in it.
 struct actor_world {
   caf::actor_system_config cfg = [] {
@@ -37,6 +51,17 @@ struct actor_world {
   }();
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
+};
+
+// Killed at the end of the test, whatever happened: the actor system waits
+// for every actor at its end, so a run that hung would hang the test too.
+struct ends_with_the_test {
+  caf::scoped_actor& self;
+  std::vector<caf::actor> actors;
+  ~ends_with_the_test() {
+    for (auto& a : actors)
+      self->send_exit(a, caf::exit_reason::kill);
+  }
 };
 
 ps_actor real_copy(caf::actor_system& sys, uint32_t shard, uint32_t copy, std::vector<float> initial) {
@@ -50,6 +75,47 @@ ps_actor real_copy(caf::actor_system& sys, uint32_t shard, uint32_t copy, std::v
   return spawn_parameter_server(sys, std::move(c));
 }
 
+// An asp run of one worker over two shards of two copies each, shard 1's
+// primary `odd` (a stand-in for a copy that goes wrong): its worker goes at
+// its start, so the run is at once finishing, and the test is its evaluator.
+struct finishing_run {
+  ps_group ps;
+  std::shared_ptr<coordinator_config> cc = std::make_shared<coordinator_config>();
+  coordinator_actor coordinator;
+
+  finishing_run(actor_world& world, const caf::actor& odd, bool check_copies = false) {
+    auto& sys = world.sys;
+    ps.bounds = {0, 2, 4};
+    ps.copies = {{real_copy(sys, 0, 0, {1, 2}), real_copy(sys, 0, 1, {1, 2})},
+                 {caf::actor_cast<ps_actor>(odd), real_copy(sys, 1, 1, {3, 4})}};
+    ps.shards = {ps.copies[0][0], ps.copies[1][0]};
+    cc->protocol_name = "asp";
+    cc->proto = make_protocol("asp", {});
+    cc->workers = 1;
+    cc->sample_budget = 1000000;
+    cc->ps = ps;
+    cc->check_copies = check_copies;
+    cc->origin = sys.clock().now();
+    cc->tracer = spawn_tracer(sys);
+    cc->driver = caf::actor_cast<driver_actor>(world.self.ptr());
+    coordinator = spawn_coordinator(sys, cc);
+    auto worker = sys.spawn([](caf::event_based_actor* me, int) -> caf::behavior {
+      return {[=](const proceed&) { me->quit(); }};
+    }, 0);
+    world.self->send(coordinator, start_atom::value, std::vector<worker_actor>{caf::actor_cast<worker_actor>(worker)},
+                     caf::actor_cast<evaluator_actor>(world.self.ptr()));
+  }
+
+  // What the test kills at its end, whatever happened.
+  std::vector<caf::actor> actors() const {
+    std::vector<caf::actor> all{caf::actor_cast<caf::actor>(coordinator), caf::actor_cast<caf::actor>(cc->tracer)};
+    for (auto& shard : ps.copies)
+      for (auto& copy : shard)
+        all.push_back(caf::actor_cast<caf::actor>(copy));
+    return all;
+  }
+};
+
 }  // namespace
 
 TEST_CASE("replicas: a primary lost with the final snapshot asked of it: its replica answers it, the run's final "
@@ -58,28 +124,8 @@ TEST_CASE("replicas: a primary lost with the final snapshot asked of it: its rep
   auto& sys = world.sys;
   auto& self = world.self;
   auto mute = mute_copy(sys);
-  ps_group ps;
-  ps.bounds = {0, 2, 4};
-  ps.copies = {{real_copy(sys, 0, 0, {1, 2}), real_copy(sys, 0, 1, {1, 2})},
-               {caf::actor_cast<ps_actor>(mute), real_copy(sys, 1, 1, {3, 4})}};
-  ps.shards = {ps.copies[0][0], ps.copies[1][0]};
-  auto cc = std::make_shared<coordinator_config>();
-  cc->protocol_name = "asp";
-  cc->proto = make_protocol("asp", {});
-  cc->workers = 1;
-  cc->sample_budget = 1000000;
-  cc->ps = ps;
-  cc->origin = sys.clock().now();
-  cc->tracer = spawn_tracer(sys);
-  cc->driver = caf::actor_cast<driver_actor>(self.ptr());
-  auto coordinator = spawn_coordinator(sys, cc);
-  // The worker: it goes at its start (lost), and the run ends with it.
-  auto worker = sys.spawn([](caf::event_based_actor* me, int) -> caf::behavior {
-    return {[=](const proceed&) { me->quit(); }};
-  }, 0);
-  // The evaluator: the test, which sees each part as it comes.
-  self->send(coordinator, start_atom::value, std::vector<worker_actor>{caf::actor_cast<worker_actor>(worker)},
-             caf::actor_cast<evaluator_actor>(self.ptr()));
+  finishing_run run(world, mute);
+  auto coordinator = run.coordinator;
   // The worker goes, and the final snapshot is asked of each shard's primary:
   // shard 0's answers, shard 1's (mute) does not.
   snapshot part0;
@@ -148,4 +194,41 @@ TEST_CASE("replicas: the evaluator takes a snapshot's part once: one asked again
   CHECK(got[2].samples == 300);
   CHECK(got[2].version == 10);
   self->send_exit(eval, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("replicas: a primary lost with the run's final model asked of it: its replica gives the part, and the run "
+          "ends with the whole model") {
+  for (bool check_copies : {false, true}) {  // asked of every copy first, or of the serving ones only
+    CAPTURE(check_copies);
+    actor_world world;
+    auto& sys = world.sys;
+    auto& self = world.self;
+    finishing_run run(world, dies_when_asked_final(sys), check_copies);
+    auto coordinator = run.coordinator;
+    self->monitor(coordinator);
+    // A run that hangs must not hang the test's end too (the actor system waits for every actor).
+    ends_with_the_test ending{self, run.actors()};
+    // The worker goes and the final snapshot is asked: the run is finishing.
+    // Its evaluation goes back (the test is the evaluator), and the model is
+    // asked of the copies: shard 1's primary dies with the request.
+    snapshot part0;
+    self->receive([&](snapshot& s) { part0 = std::move(s); },
+                  caf::after(120s) >> [] { FAIL("no snapshot from shard 0's primary"); });
+    REQUIRE(part0.final);
+    self->send(coordinator, eval_atom::value, eval_result{part0.version, part0.taken, part0.samples, true, 0.5, {}});
+    run_outcome outcome;
+    bool ended = false;
+    // (a deadline for a hang: without the replica asked in its place, the run waited --request-timeout)
+    self->receive_while([&] { return !ended; })(
+      [&](done_atom, run_outcome& o) {
+        outcome = std::move(o);
+        ended = true;
+      },
+      [&](snapshot&) {},  // the final snapshot's part, asked again of the promoted replica
+      [&](caf::down_msg& dm) { FAIL("the run failed: " << sys.render(dm.reason)); },
+      caf::after(120s) >> [&] { FAIL("the run did not end: the model was asked of a copy that died"); });
+    REQUIRE(outcome.final_model.values.size() == 4);
+    std::vector<float> model(outcome.final_model.values.data(), outcome.final_model.values.data() + 4);
+    CHECK(model == std::vector<float>{1, 2, 3, 4});
+  }
 }
