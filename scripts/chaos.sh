@@ -174,8 +174,9 @@ for proto in $protocols; do
     END { printf "%d+%d", head, nodes }' "$work/chaos-$proto.err")
   restarts=$(grep -c "restarting from the newest checkpoint" "$work/chaos-$proto.err" || true)
   # Against the fault-free run of the same seed (the issue's measure), and the fastest seed's too.
-  share=$([ "$rate" = - ] && echo - || awk -v a="$rate" -v b="$same_rate" 'BEGIN { printf "%.2f", a / b }')
-  fast=$([ "$rate" = - ] && echo - || awk -v a="$rate" -v b="$fast_rate" 'BEGIN { printf "%.2f", a / b }')
+  # (3 places, cut not rounded: 0.7967 is not shown as 0.80, and the target is checked on it so)
+  share=$([ "$rate" = - ] && echo - || awk -v a="$rate" -v b="$same_rate" 'BEGIN { printf "%.3f", int(1000 * a / b) / 1000 }')
+  fast=$([ "$rate" = - ] && echo - || awk -v a="$rate" -v b="$fast_rate" 'BEGIN { printf "%.3f", int(1000 * a / b) / 1000 }')
   table+="\n| $proto | $((heads + node_kills)) ($heads, $node_kills) | $finished (exit $rc) | $acc ($lo..$hi) | $rate/s ($share x $same_rate/s; fastest seed: $fast x $fast_rate/s) | $redone samples | $restarts | $whole_files |"
   ok=1
   [ "$finished" = yes ] || ok=0
