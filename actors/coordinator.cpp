@@ -47,78 +47,6 @@ void on_pushed(coordinator_ptr self, const push_info& info, push_reply rp) {
 
 namespace {
 
-
-// The model from every shard, as one, being gathered.
-struct model_gathering {
-  std::vector<float> whole;
-  uint64_t version = UINT64_MAX;
-  size_t left = 0;
-  bool failed = false;
-  std::function<void(weights&)> then;
-  std::function<void(caf::error&)> fail;
-};
-
-// Shard k's part of the model, from its serving copy; that copy lost before
-// it answers, from the copy that serves in its place (none left: the run
-// failed with the loss).
-void ask_part(coordinator_ptr self, std::shared_ptr<model_gathering> g, size_t k) {
-  auto& ps = self->state.cfg->ps;
-  auto begin = ps.begin(k), end = ps.end(k);
-  ask_final(
-    self, ps.shards[k],
-    [=](weights& part) {
-      if (g->failed)
-        return;
-      // Every shard applied the same pushes: one version, or the sequence broke.
-      caf::error err;
-      if (part.values.size() != end - begin)
-        err = make_error(sp_error::wrong_size, "a shard's final model has the wrong size");
-      else if (g->version != UINT64_MAX && part.version != g->version)
-        err = make_error(sp_error::bad_input, "shard " + std::to_string(k) + " ends at version " +
-                                                std::to_string(part.version) + ", another shard at " +
-                                                std::to_string(g->version) + ": the shards were out of step");
-      if (err) {
-        g->failed = true;
-        g->fail(err);
-        return;
-      }
-      if (g->whole.empty()) {  // one shard: the model is its part
-        g->then(part);
-        return;
-      }
-      std::copy(part.values.data(), part.values.data() + part.values.size(), g->whole.data() + begin);
-      g->version = part.version;
-      if (--g->left == 0) {
-        weights w{g->version, shared_floats(std::make_shared<const std::vector<float>>(std::move(g->whole)))};
-        g->then(w);
-      }
-    },
-    [=](caf::error& err) {
-      if (!g->failed) {
-        g->failed = true;
-        g->fail(err);
-      }
-    },
-    [=] {
-      if (!g->failed && !self->state.cfg->ps.members(k).empty())
-        ask_part(self, g, k);
-    });
-}
-
-// The model from every shard, as one, to `then` (or an error to `fail`).
-template <class Then, class Fail>
-void gather_model(coordinator_ptr self, Then then, Fail fail) {
-  auto& ps = self->state.cfg->ps;
-  auto g = std::make_shared<model_gathering>();
-  if (ps.size() > 1)
-    g->whole.resize(ps.model_size());
-  g->left = ps.size();
-  g->then = then;
-  g->fail = fail;
-  for (size_t k = 0; k < ps.size(); ++k)
-    ask_part(self, g, k);
-}
-
 void shut_down_everything(coordinator_ptr self) {
   auto& st = self->state;
   for (auto& shard : st.cfg->ps.all_members())
@@ -135,6 +63,7 @@ void shut_down_everything(coordinator_ptr self) {
 
 void fail_run(coordinator_ptr self, caf::error why) {
   auto& st = self->state;
+  st.finals_asked.clear();  // what waits on them is not done instead: the run ends here
   st.tell_observers(run_ended{"failed: " + self->system().render(why)});
   st.observers.clear();
   shut_down_everything(self);

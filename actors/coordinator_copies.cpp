@@ -6,6 +6,8 @@
 // the next live copy serves in its place: it is told so, and so is every
 // worker, which asks it again for a pull the lost one had not answered, and
 // the evaluator, which gets again the parts of snapshots it had not answered.
+// At the run's end its model is gathered from the serving copies, a part that
+// a lost copy never gave from another copy of its shard.
 #include "actors/coordinator_state.hpp"
 
 #include <algorithm>
@@ -66,6 +68,106 @@ bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::strin
   recount_partials(self);
   replace_copy(self, shard, copy);  // --ps-rereplicate
   return true;
+}
+
+namespace {
+
+// The model from every shard, as one, being gathered.
+struct model_gathering {
+  std::vector<float> whole;
+  uint64_t version = UINT64_MAX;
+  size_t left = 0;
+  bool failed = false;
+  std::vector<caf::actor_addr> gone;  // copies asked that gave no part (they are not asked again)
+  std::function<void(weights&)> then;
+  std::function<void(caf::error&)> fail;
+};
+
+void ask_part(coordinator_ptr self, std::shared_ptr<model_gathering> g, size_t k, const ps_actor& copy);
+
+// Shard k's part asked of `gone` was not given (its copy is gone): another
+// live copy of the shard is asked, one serving in its place first; with none,
+// the run fails with `why`.
+void ask_elsewhere(coordinator_ptr self, std::shared_ptr<model_gathering> g, size_t k, const caf::actor_addr& gone,
+                   caf::error why) {
+  if (g->failed)
+    return;
+  g->gone.push_back(gone);
+  auto& ps = self->state.cfg->ps;
+  std::vector<ps_actor> others{ps.shards[k]};
+  for (auto& c : ps.members(k))
+    others.push_back(c);
+  for (auto& c : others)
+    if (c && std::find(g->gone.begin(), g->gone.end(), c.address()) == g->gone.end()) {
+      ask_part(self, g, k, c);
+      return;
+    }
+  g->failed = true;
+  g->fail(why);
+}
+
+// Shard k's part of the model, from `copy` (its serving copy, unless that
+// went); a copy that is gone before it answers: from another (ask_elsewhere).
+void ask_part(coordinator_ptr self, std::shared_ptr<model_gathering> g, size_t k, const ps_actor& copy) {
+  auto& ps = self->state.cfg->ps;
+  auto begin = ps.begin(k), end = ps.end(k);
+  auto asked = copy.address();
+  ask_final(
+    self, copy,
+    [=](weights& part) {
+      if (g->failed)
+        return;
+      if (g->whole.empty()) {  // one shard: the model is its part
+        g->then(part);
+        return;
+      }
+      // Every shard applied the same pushes: one version, or the sequence broke.
+      caf::error err;
+      if (part.values.size() != end - begin)
+        err = make_error(sp_error::wrong_size, "a shard's final model has the wrong size");
+      else if (g->version != UINT64_MAX && part.version != g->version)
+        err = make_error(sp_error::bad_input, "shard " + std::to_string(k) + " ends at version " +
+                                                std::to_string(part.version) + ", another shard at " +
+                                                std::to_string(g->version) + ": the shards were out of step");
+      if (err) {
+        g->failed = true;
+        g->fail(err);
+        return;
+      }
+      std::copy(part.values.data(), part.values.data() + part.values.size(), g->whole.data() + begin);
+      g->version = part.version;
+      if (--g->left == 0) {
+        weights w{g->version, shared_floats(std::make_shared<const std::vector<float>>(std::move(g->whole)))};
+        g->then(w);
+      }
+    },
+    [=](caf::error& err) {
+      if (err == caf::sec::request_receiver_down)  // it ended with the request unread: bounced
+        ask_elsewhere(self, g, k, asked, err);
+      else if (!g->failed) {
+        g->failed = true;
+        g->fail(err);
+      }
+    },
+    [=] {  // its process died with the request (its down message; a replica may serve now)
+      ask_elsewhere(self, g, k, asked,
+                    make_error(sp_error::lost_shard, "lost shard " + std::to_string(k) +
+                                                       " of the parameter server while its final model was asked"));
+    });
+}
+
+}  // namespace
+
+void gather_model(coordinator_ptr self, std::function<void(weights&)> then, std::function<void(caf::error&)> fail) {
+  auto& ps = self->state.cfg->ps;
+  auto g = std::make_shared<model_gathering>();
+  if (ps.size() > 1)
+    g->whole.resize(ps.model_size());
+  g->left = ps.size();
+  g->then = std::move(then);
+  g->fail = std::move(fail);
+  for (size_t k = 0; k < ps.size(); ++k)
+    ask_part(self, g, k, ps.shards[k]);
 }
 
 void check_copies(coordinator_ptr self, std::function<void()> then, std::function<void(caf::error&)> fail) {

@@ -290,6 +290,11 @@ bool lose_copy(coordinator_ptr self, size_t shard, size_t copy, const std::strin
 /// serving copy's model and version, bit for bit; `fail` otherwise.
 void check_copies(coordinator_ptr self, std::function<void()> then, std::function<void(caf::error&)> fail);
 
+/// The model from every shard, as one, to `then` (or an error to `fail`): a
+/// shard's part from its serving copy, or, that copy gone before it answers,
+/// from another live copy of the shard.
+void gather_model(coordinator_ptr self, std::function<void(weights&)> then, std::function<void(caf::error&)> fail);
+
 /// Asks `copy` for its final model: `got` with it, `failed` with the error
 /// of the request, or `lost` if the copy is lost first (see final_lost).
 void ask_final(coordinator_ptr self, const ps_actor& copy, std::function<void(weights&)> got,

@@ -14,6 +14,9 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
 
 using namespace syncpoint;
 using namespace std::chrono_literals;
@@ -38,6 +41,20 @@ caf::actor dies_when_asked_final(caf::actor_system& sys) {
     return {[=](final_atom) {
       me->make_response_promise();  // taken, never kept
       me->quit(caf::exit_reason::remote_link_unreachable);
+    }};
+  }, 0);
+}
+
+// A shard's copy that hands the run's final model's request to `holder`,
+// which reads nothing, and tells `test` it did: when `holder` ends, CAF
+// bounces the request unread (request_receiver_down), as it does for a copy
+// of this process, or of a node still connected, that ends.
+caf::actor hands_final_to(caf::actor_system& sys, caf::actor holder, caf::actor test) {
+  return sys.spawn([=](caf::event_based_actor* me, int) -> caf::behavior {
+    me->set_default_handler(caf::skip);
+    return {[=](final_atom) {
+      me->send(test, std::string("held"));
+      me->delegate(holder, final_atom::value);
     }};
   }, 0);
 }
@@ -82,6 +99,7 @@ struct finishing_run {
   ps_group ps;
   std::shared_ptr<coordinator_config> cc = std::make_shared<coordinator_config>();
   coordinator_actor coordinator;
+  caf::actor worker;
 
   finishing_run(actor_world& world, const caf::actor& odd, bool check_copies = false) {
     auto& sys = world.sys;
@@ -99,7 +117,7 @@ struct finishing_run {
     cc->tracer = spawn_tracer(sys);
     cc->driver = caf::actor_cast<driver_actor>(world.self.ptr());
     coordinator = spawn_coordinator(sys, cc);
-    auto worker = sys.spawn([](caf::event_based_actor* me, int) -> caf::behavior {
+    worker = sys.spawn([](caf::event_based_actor* me, int) -> caf::behavior {
       return {[=](const proceed&) { me->quit(); }};
     }, 0);
     world.self->send(coordinator, start_atom::value, std::vector<worker_actor>{caf::actor_cast<worker_actor>(worker)},
@@ -108,7 +126,8 @@ struct finishing_run {
 
   // What the test kills at its end, whatever happened.
   std::vector<caf::actor> actors() const {
-    std::vector<caf::actor> all{caf::actor_cast<caf::actor>(coordinator), caf::actor_cast<caf::actor>(cc->tracer)};
+    std::vector<caf::actor> all{caf::actor_cast<caf::actor>(coordinator), caf::actor_cast<caf::actor>(cc->tracer),
+                                worker};
     for (auto& shard : ps.copies)
       for (auto& copy : shard)
         all.push_back(caf::actor_cast<caf::actor>(copy));
@@ -196,39 +215,65 @@ TEST_CASE("replicas: the evaluator takes a snapshot's part once: one asked again
   self->send_exit(eval, caf::exit_reason::user_shutdown);
 }
 
+namespace {
+
+// The run's outcome: the final snapshot is asked (the worker went at its
+// start), its evaluation goes back (the test is the evaluator), the model is
+// asked of the copies, and `meanwhile` has what it waits for come first.
+// The run's failure, or no end within the deadline, fails the test.
+run_outcome outcome_of(actor_world& world, finishing_run& run, const std::function<void()>& meanwhile = [] {}) {
+  auto& self = world.self;
+  self->monitor(run.coordinator);
+  snapshot part0;
+  self->receive([&](snapshot& s) { part0 = std::move(s); },
+                caf::after(120s) >> [] { FAIL("no snapshot from shard 0's primary"); });
+  REQUIRE(part0.final);
+  self->send(run.coordinator, eval_atom::value, eval_result{part0.version, part0.taken, part0.samples, true, 0.5, {}});
+  meanwhile();
+  run_outcome outcome;
+  bool ended = false;
+  // (a deadline for a hang: without another copy asked in its place, the run waited --request-timeout)
+  self->receive_while([&] { return !ended; })(
+    [&](done_atom, run_outcome& o) {
+      outcome = std::move(o);
+      ended = true;
+    },
+    [&](snapshot&) {},  // the final snapshot's part, asked again of a promoted replica
+    [&](caf::down_msg& dm) { FAIL("the run failed: " << world.sys.render(dm.reason)); },
+    caf::after(120s) >> [&] { FAIL("the run did not end: the model was asked of a copy that is gone"); });
+  return outcome;
+}
+
+std::vector<float> values(const run_outcome& outcome) {
+  auto& v = outcome.final_model.values;
+  return std::vector<float>(v.data(), v.data() + v.size());
+}
+
+}  // namespace
+
 TEST_CASE("replicas: a primary lost with the run's final model asked of it: its replica gives the part, and the run "
           "ends with the whole model") {
   for (bool check_copies : {false, true}) {  // asked of every copy first, or of the serving ones only
     CAPTURE(check_copies);
     actor_world world;
-    auto& sys = world.sys;
-    auto& self = world.self;
-    finishing_run run(world, dies_when_asked_final(sys), check_copies);
-    auto coordinator = run.coordinator;
-    self->monitor(coordinator);
+    finishing_run run(world, dies_when_asked_final(world.sys), check_copies);
     // A run that hangs must not hang the test's end too (the actor system waits for every actor).
-    ends_with_the_test ending{self, run.actors()};
-    // The worker goes and the final snapshot is asked: the run is finishing.
-    // Its evaluation goes back (the test is the evaluator), and the model is
-    // asked of the copies: shard 1's primary dies with the request.
-    snapshot part0;
-    self->receive([&](snapshot& s) { part0 = std::move(s); },
-                  caf::after(120s) >> [] { FAIL("no snapshot from shard 0's primary"); });
-    REQUIRE(part0.final);
-    self->send(coordinator, eval_atom::value, eval_result{part0.version, part0.taken, part0.samples, true, 0.5, {}});
-    run_outcome outcome;
-    bool ended = false;
-    // (a deadline for a hang: without the replica asked in its place, the run waited --request-timeout)
-    self->receive_while([&] { return !ended; })(
-      [&](done_atom, run_outcome& o) {
-        outcome = std::move(o);
-        ended = true;
-      },
-      [&](snapshot&) {},  // the final snapshot's part, asked again of the promoted replica
-      [&](caf::down_msg& dm) { FAIL("the run failed: " << sys.render(dm.reason)); },
-      caf::after(120s) >> [&] { FAIL("the run did not end: the model was asked of a copy that died"); });
-    REQUIRE(outcome.final_model.values.size() == 4);
-    std::vector<float> model(outcome.final_model.values.data(), outcome.final_model.values.data() + 4);
-    CHECK(model == std::vector<float>{1, 2, 3, 4});
+    ends_with_the_test ending{world.self, run.actors()};
+    CHECK(values(outcome_of(world, run)) == std::vector<float>{1, 2, 3, 4});
   }
+}
+
+TEST_CASE("replicas: a primary that ends with the run's final model's request unread (bounced): its replica gives "
+          "the part, and the run ends with the whole model") {
+  actor_world world;
+  auto holder = mute_copy(world.sys);
+  finishing_run run(world, hands_final_to(world.sys, holder, caf::actor_cast<caf::actor>(world.self.ptr())));
+  ends_with_the_test ending{world.self, run.actors()};
+  ending.actors.push_back(holder);
+  auto outcome = outcome_of(world, run, [&] {
+    world.self->receive([](const std::string& held) { REQUIRE(held == "held"); },
+                        caf::after(120s) >> [] { FAIL("the final model was not asked of shard 1's primary"); });
+    world.self->send_exit(holder, caf::exit_reason::kill);  // the request bounces
+  });
+  CHECK(values(outcome) == std::vector<float>{1, 2, 3, 4});
 }
