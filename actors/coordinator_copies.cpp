@@ -209,7 +209,7 @@ void check_copies(coordinator_ptr self, std::function<void()> then, std::functio
   };
   for (auto& kr : asked) {
     auto k = kr.first, r = kr.second;  // (named: a lambda may not take a structured binding in C++17)
-    auto without_it = [=] {  // lost meanwhile: the others are compared
+    auto one_less = [=] {  // answered, or lost meanwhile (the others are compared)
       if (--g->left == 0)
         compare();
     };
@@ -217,10 +217,9 @@ void check_copies(coordinator_ptr self, std::function<void()> then, std::functio
       self, ps.copies[k][r],
       [=](weights& w) {
         g->by_shard[k].emplace_back(r, std::move(w));
-        if (--g->left == 0)
-          compare();
+        one_less();
       },
-      [=](caf::error&) { without_it(); }, without_it);
+      [=](caf::error&) { one_less(); }, one_less);
   }
 }
 

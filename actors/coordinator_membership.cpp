@@ -74,7 +74,7 @@ void on_down(coordinator_ptr self, const caf::down_msg& dm) {
   // A copy whose process died never answers what it was asked (CAF 0.17): the syncs sent to it are
   // done (releases waited for ever), and a checkpoint that asked it for its state is given up (the
   // run held still for ever, and lost copies waited to be made again), and
-  // its final model is asked of the copy that serves in its place.
+  // its part of the final model is asked of another live copy of its shard.
   bool synced = st.ps.sync_lost(dm.source);
   bool asked = st.phase.is(coordinator_phase::collecting) &&
                std::find(st.gathering.asked.begin(), st.gathering.asked.end(), dm.source) != st.gathering.asked.end();
