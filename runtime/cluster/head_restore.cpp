@@ -146,6 +146,8 @@ void restore_jobs(head_ptr self) {
                 " once its nodes are back (" + (nodes.empty() ? std::string("none: the head's") : nodes) + ")");
     st.restoring.emplace(j.id, restoring_job{j, relay});
   }
+  if (!st.restoring.empty())  // (the first job's: a head runs one job at a time, most often)
+    preload_data(self, st.restoring.begin()->second.journal.plan.cfg);
   st.journal->nodes.clear();  // they register again
   save_journal(self);
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(st.cfg.rejoin_wait);

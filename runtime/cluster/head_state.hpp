@@ -9,6 +9,7 @@
 #include "runtime/cluster/submitter_relay.hpp"
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,6 +49,12 @@ struct restoring_job {
   submitter_relay_actor relay;  // its submitter reattaches here
 };
 
+/// What the head keeps of a job's data set: the count of training examples, and the test set.
+struct head_data {
+  int64_t train_size = 0;
+  std::shared_ptr<const dataset> test;
+};
+
 struct head_state {
   head_config cfg;
   std::vector<node_entry> nodes;    // in the order they joined
@@ -59,6 +66,10 @@ struct head_state {
   std::string data_key;
   int64_t train_size = 0;
   std::shared_ptr<const dataset> test;
+  // A restored job's data set, loaded on another thread while its nodes join
+  // again (its key as data_key's above): its start need not wait for it.
+  std::string preload_key;
+  std::shared_future<head_data> preload;
   std::vector<caf::typed_response_promise<bool>> shutdown_waiters;
   std::optional<head_journal> journal;  // head --state: what the journal holds (none: no journal)
   std::map<uint64_t, restoring_job> restoring;
@@ -93,6 +104,13 @@ std::string lacks_code(const node_entry& n, const std::string& loop, const std::
 inline std::string job_name(uint64_t id, const job_entry& job) {
   return (job.status.protocol == "sweep" ? "sweep " : "job ") + std::to_string(id);
 }
+
+/// The key of the data set a job of `cfg` needs on this head (as start_job loads it).
+std::string head_data_key(head_ptr self, const job_config& cfg);
+
+/// Loads the data set of a job of `cfg`, on another thread, so that its start
+/// does not wait for it (a restored job's, while its nodes join again).
+void preload_data(head_ptr self, const job_config& cfg);
 
 /// The job's slots go back to their nodes.
 void release_slots(head_ptr self, job_entry& job);

@@ -32,7 +32,47 @@ std::string gpu_offer(const std::vector<node_entry>& nodes) {
   return std::to_string(total) + " free on nodes with GPUs (" + each + ")";
 }
 
+// A job's data set as the head keeps it (its cfg's data_dir is the head's).
+head_data load_head_data(const job_config& cfg) {
+  auto data = load_job_data(cfg);
+  return {data.train.size, std::make_shared<const dataset>(std::move(data.test))};
+}
+
+// The data set a job of `cfg` needs: the last one loaded, the one being
+// loaded for it, or loaded now. Throws config_error as load_job_data does.
+void take_data(head_ptr self, const job_config& cfg) {
+  auto& st = self->state;
+  auto key = head_data_key(self, cfg);
+  if (st.test && st.data_key == key)
+    return;
+  head_data data;
+  if (st.preload.valid() && st.preload_key == key)
+    data = std::exchange(st.preload, {}).get();
+  else
+    data = load_head_data(cfg);
+  st.train_size = data.train_size;
+  st.test = std::move(data.test);
+  st.data_key = key;
+}
+
 }  // namespace
+
+// With the workers: load_job_data also checks there are enough examples for them.
+std::string head_data_key(head_ptr self, const job_config& cfg) {
+  auto in = cfg;
+  if (in.dataset == "fashion-mnist")
+    in.data_dir = self->state.cfg.data_dir;
+  return data_key(in) + "|" + std::to_string(in.workers);
+}
+
+void preload_data(head_ptr self, const job_config& cfg) {
+  auto& st = self->state;
+  auto in = cfg;
+  if (in.dataset == "fashion-mnist")
+    in.data_dir = st.cfg.data_dir;
+  st.preload_key = head_data_key(self, in);
+  st.preload = std::async(std::launch::async, [in] { return load_head_data(in); }).share();
+}
 
 caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor client, follower_actor follower,
                                      restoring_job* restored) {
@@ -79,14 +119,7 @@ caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor
   std::shared_ptr<const resume_point> resume;
   try {
     validate(cfg);
-    // With the workers: load_job_data also checks there are enough examples for them.
-    auto key = data_key(cfg) + "|" + std::to_string(cfg.workers);
-    if (!st.test || st.data_key != key) {
-      auto data = load_job_data(cfg);
-      st.train_size = data.train.size;
-      st.test = std::make_shared<const dataset>(std::move(data.test));
-      st.data_key = key;
-    }
+    take_data(self, cfg);
     test = st.test;
     if (wants_gpu && cfg.elastic)
       throw config_error("--elastic with --device " + cfg.device + ": an elastic job's later workers are not placed "

@@ -21,9 +21,6 @@ struct node_state {
   std::vector<ps_actor> shards;  // PS shards of jobs placed here (they take no slot)
   std::vector<hosted_cell> cells;  // sweeps' cells running here, a slot each
   std::map<caf::actor_addr, std::vector<caf::actor>> proxies;  // by worker: its bulk-channel proxies
-  // The last data set loaded, shared by the workers of a job on this node.
-  std::string data_key;
-  std::shared_ptr<const dataset> data;
   static inline const char* name = "node";
 };
 
@@ -69,11 +66,12 @@ job_config load(node_ptr self, job_config cfg) {
   auto& st = self->state;
   if (cfg.dataset == "fashion-mnist")
     cfg.data_dir = st.cfg.data_dir;
-  if (!st.data || st.data_key != data_key(cfg)) {
-    st.data.reset();  // at most one data set in memory
-    st.data = std::make_shared<const dataset>(load_job_data(cfg).train);
+  auto& kept = *st.cfg.loaded;  // (this process's: a node started again after its head's loss keeps it)
+  if (!kept.train || kept.key != data_key(cfg)) {
+    kept.train.reset();  // at most one data set in memory
+    kept.train = std::make_shared<const dataset>(load_job_data(cfg).train);
     set_torch_threads(1);  // parallelism comes from the workers, one core each (as in one process)
-    st.data_key = data_key(cfg);
+    kept.key = data_key(cfg);
   }
   return cfg;
 }
@@ -83,7 +81,7 @@ caf::result<int64_t> prepare(node_ptr self, const std::string& token, const job_
     return err;
   try {
     load(self, job);
-    return self->state.data->size;
+    return self->state.cfg.loaded->train->size;
   } catch (const std::exception& e) {
     return make_error(sp_error::bad_input, "node " + self->state.cfg.name + ": " + e.what());
   }
@@ -125,7 +123,7 @@ caf::result<worker_actor> spawn_one(node_ptr self, const std::string& token, wor
         if (st.cfg.on_note)
           st.cfg.on_note("worker " + std::to_string(spec.id) + ": " + note);
     }
-    auto wc = worker_for(spec.plan, spec.id, spec.iter_cost_ms, st.data, ps, spec.tracer, origin, timeout);
+    auto wc = worker_for(spec.plan, spec.id, spec.iter_cost_ms, st.cfg.loaded->train, ps, spec.tracer, origin, timeout);
     if (st.cfg.plane && spec.bulk_key != 0)  // a copy made in a lost one's place: on the bulk channel too
       wc.reach_copy = [plane = st.cfg.plane, id = spec.id, key = spec.bulk_key, head_host = st.cfg.head_host,
                        on_note = st.cfg.on_note, given](ps_actor copy, const std::string& bulk, uint64_t floats) {
@@ -285,6 +283,8 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
 }  // namespace
 
 node_actor spawn_node(caf::actor_system& sys, node_config cfg) {
+  if (!cfg.loaded)
+    cfg.loaded = std::make_shared<loaded_data>();
   return sys.spawn(node, std::move(cfg));
 }
 

@@ -9,15 +9,26 @@
 // schema), cannot be reached or is lost, and normally when the head tells it
 // to leave; its workers and shards go with it. A node process whose head keeps
 // a journal starts another node actor once the head is back (node --head-wait):
-// every job's coordinator lives on the head, so nothing of a job outlives it.
+// every job's coordinator lives on the head, so nothing of a job outlives it;
+// the data set the process loaded does (node_config::loaded).
 #pragma once
 
 #include "runtime/cluster/transport/data_plane.hpp"
 #include "runtime/cluster/interfaces.hpp"
 
+#include <syncpoint/dataset.hpp>
+
 #include <functional>
+#include <memory>
 
 namespace syncpoint::cluster {
+
+/// The training set a node process loaded last. It outlives the node actor: one started again
+/// after its head's loss (node --head-wait) finds it loaded. One node actor at a time uses it.
+struct loaded_data {
+  std::string key;  // data_key of the job config it was loaded for
+  std::shared_ptr<const dataset> train;
+};
 
 struct node_config {
   std::string name;
@@ -44,6 +55,7 @@ struct node_config {
   std::string host;              // this machine's name (status and the dashboard show it)
   std::string launcher;          // syncpoint launch: the launcher that started it ("": by hand)
   int32_t rank = -1;             // and its rank in that job (-1: none)
+  std::shared_ptr<loaded_data> loaded = std::make_shared<loaded_data>();  // (shared by copies of this config)
 };
 
 node_actor spawn_node(caf::actor_system& sys, node_config cfg);

@@ -17,14 +17,23 @@ struct relay_state {
   std::deque<std::string> lines;      // said while no submitter listened
   std::optional<job_result> outcome;  // the job ended before a submitter came
   bool leaving = false;               // the head shuts down: no submitter will come
+  bool handed = false;                // the outcome went to the submitter: the relay ends when it does
   static inline const char* name = "submitter_relay";
 };
 
 using relay_ptr = submitter_relay_actor::stateful_pointer<relay_state>;
 
+// The relay ends when the submitter's client does, which it does on reading the
+// outcome: that is the receipt. Ending at once instead could let a head that
+// shuts down (it waits for its relays) end its process before the outcome left
+// it. A client that does not end within 10 s is not waited for.
+constexpr auto receipt_wait = std::chrono::seconds(10);
+
 void hand_over(relay_ptr self, job_result r) {
-  self->send(self->state.setup.submitter, finished_atom::value, std::move(r));
-  self->quit();
+  auto& st = self->state;
+  self->send(st.setup.submitter, finished_atom::value, std::move(r));
+  st.handed = true;
+  self->delayed_send(self, receipt_wait, timeout_atom::value);
 }
 
 void follow(relay_ptr self, client_actor submitter) {
@@ -72,8 +81,11 @@ submitter_relay_actor::behavior_type relay(relay_ptr self, relay_setup setup) {
       if (!self->state.setup.submitter)
         self->quit();
     },
+    [=](timeout_atom) { self->quit(); },  // no receipt came in time
     [=](reattach_atom, client_actor& submitter) {
       auto& st = self->state;
+      if (st.handed)  // (the outcome went to the one before)
+        return;
       follow(self, std::move(submitter));
       if (!st.setup.submitter)
         return;

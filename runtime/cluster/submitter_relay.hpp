@@ -16,9 +16,11 @@ namespace syncpoint::cluster {
 
 /// A client; (reattach, client): a reattached submitter's client; (leave):
 /// the head is shutting down, so the relay ends once the outcome is handed
-/// over (at once when no submitter listens: none would hear it).
-using submitter_relay_actor =
-  client_actor::extend<caf::reacts_to<reattach_atom, client_actor>, caf::reacts_to<leave_atom>>;
+/// over (at once when no submitter listens: none would hear it). Handed over
+/// means read: the relay ends when the submitter's client does, on reading it,
+/// or (timeout) 10 s after it was sent.
+using submitter_relay_actor = client_actor::extend<caf::reacts_to<reattach_atom, client_actor>,
+                                                   caf::reacts_to<leave_atom>, caf::reacts_to<timeout_atom>>;
 
 struct relay_setup {
   uint64_t id = 0;
