@@ -8,6 +8,7 @@
 #include <caf/all.hpp>
 
 #include <memory>
+#include <optional>
 
 using namespace syncpoint;
 using namespace syncpoint::cluster;
@@ -85,4 +86,25 @@ TEST_CASE("submitter relay: a head shutting down (leave) ends a relay with no su
     submitter.reset();
     CHECK(c.ends(relay));
   }
+}
+
+TEST_CASE("submitter relay: a submitter that reattaches after the outcome was handed over, before the receipt, is "
+          "handed it too") {
+  cluster_system c;
+  auto first = std::make_unique<caf::scoped_actor>(c.sys);
+  auto relay = c.relay(3, first.get());
+  c.test->send(relay, finished_atom::value, job_result{job_stage::done, "", 0, {}});
+  bool told = false;
+  (*first)->receive([&](finished_atom, const job_result&) { told = true; }, caf::after(hang) >> [] {});
+  REQUIRE(told);
+  caf::scoped_actor second{c.sys};  // (e.g. the first one's connection was lost before the outcome reached it)
+  c.test->send(relay, reattach_atom::value, caf::actor_cast<client_actor>(caf::actor{second}));
+  std::optional<job_stage> got;
+  second->receive([&](finished_atom, const job_result& r) { got = r.state; }, caf::after(hang) >> [] {});
+  CHECK(got == job_stage::done);
+  first.reset();  // no longer followed: the relay waits for the second
+  c.test->send(relay, progress_atom::value, std::string("still here"));
+  std::string line;
+  second->receive([&](progress_atom, const std::string& l) { line = l; }, caf::after(hang) >> [] {});
+  CHECK(line == "still here");
 }

@@ -39,7 +39,7 @@ struct job_entry {
   std::map<caf::actor_addr, int> held;
   bool elastic = false;
   std::string loop, model;  // a training job's: its later workers go only to nodes whose program has both
-  submitter_relay_actor relay;  // with a journal: what its runner reports to (the client is then the relay)
+  submitter_relay_actor relay;  // a training job's: what its runner reports to (the client is then the relay)
 };
 
 /// A job of the journal that was running when the head was lost: it goes on

@@ -182,14 +182,14 @@ caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor
       setup.node_bulk[n.status.name] = at;
   job_entry entry;
   entry.stop_token = restored ? restored->journal.stop_token : make_token();
-  if (st.journal) {  // the runner reports to a relay that outlives the submitter's connection
-    entry.relay = restored ? restored->relay
-                           : spawn_submitter_relay(self->system(), {id, client, head_actor{self}, st.cfg.control_token});
-    if (!restored)
-      self->monitor(entry.relay);
-    client = entry.relay;
-    setup.client = client;
-  }
+  // The runner reports to a relay: it hands the outcome over with a receipt, which a head shutting
+  // down waits for, and with a journal it outlives the submitter's connection.
+  entry.relay = restored ? restored->relay
+                         : spawn_submitter_relay(self->system(), {id, client, head_actor{self}, st.cfg.control_token});
+  if (!restored)
+    self->monitor(entry.relay);
+  client = entry.relay;
+  setup.client = client;
   entry.client = client;
   for (auto idx : *where) {
     auto& n = st.nodes[idx];

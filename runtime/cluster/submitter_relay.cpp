@@ -15,7 +15,7 @@ constexpr size_t kept_lines = 256;
 struct relay_state {
   relay_setup setup;
   std::deque<std::string> lines;      // said while no submitter listened
-  std::optional<job_result> outcome;  // the job ended before a submitter came
+  std::optional<job_result> outcome;  // the job ended (before a submitter came, or it was handed over)
   bool leaving = false;               // the head shuts down: no submitter will come
   bool handed = false;                // the outcome went to the submitter: the relay ends when it does
   static inline const char* name = "submitter_relay";
@@ -29,11 +29,12 @@ using relay_ptr = submitter_relay_actor::stateful_pointer<relay_state>;
 // it. A client that does not end within 10 s is not waited for.
 constexpr auto receipt_wait = std::chrono::seconds(10);
 
-void hand_over(relay_ptr self, job_result r) {
+// The outcome (kept: a submitter that reattaches before the receipt is handed it too).
+void hand_over(relay_ptr self) {
   auto& st = self->state;
-  self->send(st.setup.submitter, finished_atom::value, std::move(r));
-  st.handed = true;
-  self->delayed_send(self, receipt_wait, timeout_atom::value);
+  self->send(st.setup.submitter, finished_atom::value, *st.outcome);
+  if (!std::exchange(st.handed, true))
+    self->delayed_send(self, receipt_wait, timeout_atom::value);
 }
 
 void follow(relay_ptr self, client_actor submitter) {
@@ -69,12 +70,11 @@ submitter_relay_actor::behavior_type relay(relay_ptr self, relay_setup setup) {
     [=](finished_atom, job_result& r) {
       auto& st = self->state;
       self->send(st.setup.head, finished_atom::value, st.setup.head_token, st.setup.id, r.state, r.message);
+      st.outcome = std::move(r);
       if (st.setup.submitter)
-        hand_over(self, std::move(r));
+        hand_over(self);
       else if (st.leaving)
         self->quit();
-      else
-        st.outcome = std::move(r);
     },
     [=](leave_atom) {
       self->state.leaving = true;
@@ -84,15 +84,13 @@ submitter_relay_actor::behavior_type relay(relay_ptr self, relay_setup setup) {
     [=](timeout_atom) { self->quit(); },  // no receipt came in time
     [=](reattach_atom, client_actor& submitter) {
       auto& st = self->state;
-      if (st.handed)  // (the outcome went to the one before)
-        return;
       follow(self, std::move(submitter));
       if (!st.setup.submitter)
         return;
       for (auto& line : std::exchange(st.lines, {}))  // what it missed, in order
         self->send(st.setup.submitter, progress_atom::value, std::move(line));
       if (st.outcome)
-        hand_over(self, std::move(*st.outcome));
+        hand_over(self);
     },
   };
 }

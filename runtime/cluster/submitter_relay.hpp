@@ -1,10 +1,13 @@
-// On a head with a journal (head --state), a job's runner reports to this
-// relay, not to the submitter's client: the relay lives as long as the job,
-// the submitter's connection need not. A job the head restored after coming
-// back starts with no submitter; the one that reattaches (reattach_atom to the
-// head) hears the lines it missed (the newest 256), then the job's lines as
-// they come, and its outcome (at once, when the job ended before it came). A submitter that goes away stops the job, as
-// without a journal: the relay ends with it, and the runner sees its client go.
+// A job's runner on the head reports to this relay, not to the submitter's
+// client. It hands the outcome over with a receipt: it ends when the client
+// does, on reading it, so a head that shuts down (it waits for its relays)
+// cannot end its process with the outcome unsent. On a head with a journal
+// (head --state) the relay lives as long as the job; the submitter's
+// connection need not. A job the head restored after coming back starts with
+// no submitter; the one that reattaches (reattach_atom to the head) hears the
+// lines it missed (the newest 256), then the job's lines as they come, and its
+// outcome (at once, when the job ended before it came). A submitter that goes
+// away stops the job: the relay ends with it, and the runner sees its client go.
 //
 //   auto relay = spawn_submitter_relay(sys, {id, client, head_actor{self}, token});
 //   setup.client = relay;  // the job runner reports here
