@@ -1,4 +1,4 @@
-// The submitter relay of a head with --state (runtime/cluster/submitter_relay.hpp):
+// The submitter relay a head gives each job (runtime/cluster/submitter_relay.hpp):
 // the outcome it hands over is read before it ends, so a head that shuts down
 // (it waits for its relays) cannot end its process with the outcome unsent.
 #include "runtime/cluster/submitter_relay.hpp"

@@ -105,6 +105,9 @@ inline std::string job_name(uint64_t id, const job_entry& job) {
   return (job.status.protocol == "sweep" ? "sweep " : "job ") + std::to_string(id);
 }
 
+/// `cfg` reading its data set where this head keeps it (--data, for Fashion-MNIST).
+job_config on_head_data(head_ptr self, job_config cfg);
+
 /// The key of the data set a job of `cfg` needs on this head (as start_job loads it).
 std::string head_data_key(head_ptr self, const job_config& cfg);
 

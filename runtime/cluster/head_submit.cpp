@@ -57,19 +57,20 @@ void take_data(head_ptr self, const job_config& cfg) {
 
 }  // namespace
 
+job_config on_head_data(head_ptr self, job_config cfg) {
+  if (cfg.dataset == "fashion-mnist")
+    cfg.data_dir = self->state.cfg.data_dir;
+  return cfg;
+}
+
 // With the workers: load_job_data also checks there are enough examples for them.
 std::string head_data_key(head_ptr self, const job_config& cfg) {
-  auto in = cfg;
-  if (in.dataset == "fashion-mnist")
-    in.data_dir = self->state.cfg.data_dir;
-  return data_key(in) + "|" + std::to_string(in.workers);
+  return data_key(on_head_data(self, cfg)) + "|" + std::to_string(cfg.workers);
 }
 
 void preload_data(head_ptr self, const job_config& cfg) {
   auto& st = self->state;
-  auto in = cfg;
-  if (in.dataset == "fashion-mnist")
-    in.data_dir = st.cfg.data_dir;
+  auto in = on_head_data(self, cfg);
   st.preload_key = head_data_key(self, in);
   st.preload = std::async(std::launch::async, [in] { return load_head_data(in); }).share();
 }
@@ -77,9 +78,8 @@ void preload_data(head_ptr self, const job_config& cfg) {
 caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor client, follower_actor follower,
                                      restoring_job* restored) {
   auto& st = self->state;
+  cfg = on_head_data(self, std::move(cfg));
   cfg.out_dir.clear();  // the client writes the results on its side
-  if (cfg.dataset == "fashion-mnist")
-    cfg.data_dir = st.cfg.data_dir;
   // Where the workers go (free slots by node), decided before the plan: with
   // --ps-placement nodes, the shards spread over the workers' nodes.
   std::vector<int> free;
