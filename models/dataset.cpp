@@ -1,9 +1,10 @@
 #include <syncpoint/dataset.hpp>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <memory>
 #include <random>
 #include <sys/stat.h>
@@ -27,41 +28,77 @@ void dataset::truncate(int64_t n) {
 
 namespace {
 
-// zlib's gz* functions read gzip and plain files alike, so either form works.
-struct gz_file {
-  gzFile f;
-  std::string path;
-  explicit gz_file(const std::string& p) : f(nullptr), path(p) {
-    struct stat st;
-    if (stat(p.c_str(), &st) != 0)
-      throw data_error(p + ": no such file");
-    f = gzopen(p.c_str(), "rb");
-    if (f == nullptr)
-      throw data_error(p + ": cannot open");
-  }
-  ~gz_file() {
-    if (f)
-      gzclose(f);
-  }
-  void read(void* dst, size_t n, const char* what) {
-    auto* out = static_cast<unsigned char*>(dst);
-    while (n > 0) {
-      int chunk = static_cast<int>(std::min<size_t>(n, 1 << 30));
-      int got = gzread(f, out, static_cast<unsigned>(chunk));
-      if (got <= 0) {
-        int code = 0;
-        const char* msg = gzerror(f, &code);
-        throw data_error(path + ": truncated or corrupt while reading " + what +
-                         (code != Z_OK && code != Z_STREAM_END ? std::string(" (") + msg + ")"
-                                                                : std::string()));
-      }
-      out += got;
-      n -= static_cast<size_t>(got);
+// A file's bytes, as they are on disk.
+std::vector<unsigned char> read_raw(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    throw data_error(path + ": no such file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw data_error(path + ": cannot open");
+  std::vector<unsigned char> raw(static_cast<size_t>(st.st_size));
+  in.read(reinterpret_cast<char*>(raw.data()), static_cast<std::streamsize>(raw.size()));
+  auto got = in.gcount();
+  if (got != static_cast<std::streamsize>(raw.size()) || in.peek() != std::ifstream::traits_type::eof())
+    throw data_error(path + ": changed while it was read (" + std::to_string(st.st_size) + " bytes, then " +
+                     std::to_string(got) + (got == st.st_size ? " and more)" : ")"));
+  return raw;
+}
+
+// A file's whole content, gunzipped if it is gzip (every member of it), else as it is on disk.
+// libdeflate rather than zlib's gzread: it inflates a whole buffer 2.6x as fast, and a node started
+// again mid-job loads its data set on cores its running workers keep busy (docs/architecture.md).
+std::vector<unsigned char> read_file(const std::string& path) {
+  auto raw = read_raw(path);
+  if (raw.size() < 2 || raw[0] != 0x1f || raw[1] != 0x8b)
+    return raw;
+  if (raw.size() < 18)
+    throw data_error(path + ": truncated gzip data (" + std::to_string(raw.size()) + " bytes)");
+  // The last member's trailer states its size (mod 2^32): the buffer's first guess. Deflate cannot
+  // expand more than 1032 to 1, so a trailer or a stream claiming more is corrupt, not a reason to
+  // allocate gigabytes.
+  auto* tail = raw.data() + raw.size() - 4;
+  size_t guess = size_t{tail[0]} | size_t{tail[1]} << 8 | size_t{tail[2]} << 16 | size_t{tail[3]} << 24;
+  const size_t most = raw.size() * 1032 + 4096;
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> inflater(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  if (!inflater)
+    throw std::bad_alloc();
+  std::vector<unsigned char> out(std::clamp<size_t>(guess, 1, most));
+  size_t in_at = 0, out_at = 0;
+  while (in_at < raw.size()) {
+    size_t used = 0, made = 0;
+    auto r = libdeflate_gzip_decompress_ex(inflater.get(), raw.data() + in_at, raw.size() - in_at, out.data() + out_at,
+                                           out.size() - out_at, &used, &made);
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE && out.size() < most) {
+      out.resize(std::min(out.size() * 2 + 4096, most));  // this member again, with room
+      continue;
     }
+    if (r != LIBDEFLATE_SUCCESS)
+      throw data_error(path + ": truncated or corrupt gzip data" +
+                       (in_at > 0 ? " after byte " + std::to_string(in_at) : std::string()));
+    in_at += used;
+    out_at += made;
+  }
+  out.resize(out_at);
+  return out;
+}
+
+// Reads a file's content from its start; a read past its end names the file and what was read.
+struct byte_reader {
+  std::string path;
+  std::vector<unsigned char> bytes;
+  size_t at = 0;
+  explicit byte_reader(const std::string& p) : path(p), bytes(read_file(p)) {}
+  const unsigned char* take(size_t n, const char* what) {
+    if (bytes.size() - at < n)
+      throw data_error(path + ": truncated while reading " + what + " (" + std::to_string(n - (bytes.size() - at)) +
+                       " bytes short)");
+    at += n;
+    return bytes.data() + at - n;
   }
   uint32_t read_u32(const char* what) {
-    unsigned char b[4];
-    read(b, 4, what);
+    auto* b = take(4, what);
     return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3];
   }
 };
@@ -70,7 +107,7 @@ struct gz_file {
 
 dataset load_idx(const std::string& images_path, const std::string& labels_path, int64_t classes, float mean,
                  float std_dev) {
-  gz_file img(images_path);
+  byte_reader img(images_path);
   auto magic = img.read_u32("the header");
   auto dims = magic & 0xff;
   if ((magic & 0xffffff00) != 0x00000800 || dims < 2 || dims > 5)
@@ -91,7 +128,7 @@ dataset load_idx(const std::string& images_path, const std::string& labels_path,
   }
   if (shape.size() == 2)  // rows x cols: one channel
     shape.insert(shape.begin(), 1);
-  gz_file lab(labels_path);
+  byte_reader lab(labels_path);
   magic = lab.read_u32("the header");
   if (magic != 0x00000801)
     throw data_error(labels_path + ": not an IDX label file (magic " + std::to_string(magic) +
@@ -103,14 +140,16 @@ dataset load_idx(const std::string& images_path, const std::string& labels_path,
   dataset d;
   d.size = n;
   d.set_shape(shape);
-  std::vector<unsigned char> pixels(static_cast<size_t>(d.size * d.dim));
-  img.read(pixels.data(), pixels.size(), "the pixels");
-  std::vector<unsigned char> labels(n);
-  lab.read(labels.data(), labels.size(), "the labels");
-  d.x.resize(pixels.size());
-  for (size_t i = 0; i < pixels.size(); ++i)
-    d.x[i] = (pixels[i] / 255.0f - mean) / std_dev;
-  d.classes = classes > 0 ? classes : 1 + *std::max_element(labels.begin(), labels.end());
+  auto count = static_cast<size_t>(d.size * d.dim);
+  const unsigned char* pixels = img.take(count, "the pixels");
+  const unsigned char* labels = lab.take(n, "the labels");
+  float value[256];  // each byte's float: the same expression as per pixel, 256 times only
+  for (int b = 0; b < 256; ++b)
+    value[b] = (static_cast<unsigned char>(b) / 255.0f - mean) / std_dev;
+  d.x.resize(count);
+  for (size_t i = 0; i < count; ++i)
+    d.x[i] = value[pixels[i]];
+  d.classes = classes > 0 ? classes : 1 + *std::max_element(labels, labels + n);
   d.y.resize(n);
   for (size_t i = 0; i < n; ++i) {
     if (labels[i] >= d.classes)
@@ -182,9 +221,10 @@ dataset load_cifar10_files(const std::vector<std::string>& paths) {
       throw data_error(path + ": truncated record: " + std::to_string(bytes) + " bytes is not a whole number of " +
                        std::to_string(record) + "-byte records (record " + std::to_string(bytes / record) +
                        " has " + std::to_string(bytes % record) + " bytes)");
-    gz_file in(path);
-    std::vector<unsigned char> buf(static_cast<size_t>(bytes));
-    in.read(buf.data(), buf.size(), "the records");
+    auto buf = read_raw(path);
+    if (static_cast<int64_t>(buf.size()) != bytes)
+      throw data_error(path + ": changed while it was read (" + std::to_string(bytes) + " bytes, then " +
+                       std::to_string(buf.size()) + ")");
     auto n = bytes / record;
     d.x.reserve(static_cast<size_t>((d.size + n) * pixels));
     for (int64_t r = 0; r < n; ++r) {

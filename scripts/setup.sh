@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeigen3-dev
           libcereal-dev rapidjson-dev doctest-dev libboost-dev libopenblas0-pthread dataset-fashion-mnist
           fortunes  # --dataset text's default corpus: about 2.6 MB of English (/usr/share/games/fortunes)
+          libdeflate-dev  # gzip data sets, inflated whole (models/dataset.cpp)
           libjemalloc-dev  # the command's allocator (docs/performance.md)
           libtomlplusplus-dev  # sweep spec files (docs/sweeps.md)
           prometheus-cpp-dev  # the dashboard's /metrics (docs/dashboard.md)
