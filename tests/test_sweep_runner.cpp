@@ -56,17 +56,24 @@ node_actor::behavior_type scripted_node(node_actor::pointer self, std::string na
   };
 }
 
-// The submitter's side: events and the outcome to the test, every chunk accepted.
-sweep_client_actor::behavior_type forwarding_client(sweep_client_actor::pointer, caf::actor observer) {
+// The submitter's side: events and the outcome to the test, every chunk accepted. Like `syncpoint
+// sweep --head`'s client it ends once it has the outcome, unless told to stay.
+sweep_client_actor::behavior_type forwarding_client(sweep_client_actor::pointer self, caf::actor observer,
+                                                    bool stays) {
   return {
     [=](progress_atom, const std::string& line) { caf::anon_send(observer, line); },
-    [=](finished_atom, const job_result& r) { caf::anon_send(observer, r); },
+    [=](finished_atom, const job_result& r) {
+      caf::anon_send(observer, r);
+      if (!stays)
+        self->quit();
+    },
     [=](cell_atom, const cell_event& ev) { caf::anon_send(observer, ev); },
     [=](cell_atom, const cell_chunk&) { return true; },
   };
 }
 
 struct sweep_script {
+  static constexpr const char* control = "control";  // the head's: its shutdown takes it
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   std::unique_ptr<caf::scoped_actor> self;
@@ -82,7 +89,9 @@ struct sweep_script {
     cfg.add_message_type<seen_order>("seen_order");
     sys = std::make_unique<caf::actor_system>(cfg);
     self = std::make_unique<caf::scoped_actor>(*sys);
-    head = spawn_head(*sys, {});
+    head_config hc;
+    hc.control_token = control;
+    head = spawn_head(*sys, hc);
   }
   ~sweep_script() {
     for (auto& [name, n] : nodes)
@@ -105,13 +114,15 @@ struct sweep_script {
     FAIL("node " << name << " did not join");
   }
 
-  void submit(size_t cells) {
+  // Submits a sweep of `cells` cells; its client (returned) stays once it has the outcome if told to.
+  sweep_client_actor submit(size_t cells, bool client_stays = false) {
     std::vector<sweep_cell_order> orders;
     for (uint32_t i = 0; i < cells; ++i)
       orders.push_back({i, "cell " + std::to_string(i), {"--epochs=1"}});
-    auto client = sys->spawn(forwarding_client, caf::actor{*self});
-    (*self)->request(head, 10s, sweep_atom::value, orders, sweep_client_actor{client}, std::string())
+    auto client = sys->spawn(forwarding_client, caf::actor{*self}, client_stays);
+    (*self)->request(head, 10s, sweep_atom::value, orders, client, std::string())
       .receive([](uint64_t, const std::string&) {}, [](caf::error& e) { FAIL(to_string(e)); });
+    return client;
   }
 
   // Takes messages until `done` holds (a deadline for hangs only).
@@ -231,4 +242,28 @@ TEST_CASE("sweep runner: a cell whose node dies three times fails, and reports f
   CHECK(failed->message.find("lost with its node 3 times") != std::string::npos);
   CHECK(std::count_if(s.events.begin(), s.events.end(), [](auto& e) { return e.kind == "lost"; }) == 2);
   CHECK(std::none_of(s.events.begin(), s.events.end(), [](auto& e) { return e.kind == "done"; }));
+}
+
+TEST_CASE("sweep runner: having handed its outcome over, it lives until the submitter's client ends (the "
+          "receipt), and a head shutting down waits for that") {
+  sweep_script s;
+  s.node("a", 0);
+  auto client = s.submit(1, true);
+  s.until([&] { return s.taken() == 1; });
+  s.finish(s.orders[0]);
+  s.until([&] { return s.result.has_value(); });
+  CHECK(s.result->state == job_stage::done);
+  // The head is told to shut down, then asked its status: once the status comes, the head has taken
+  // the shutdown, and would have answered it before the status (in order, to the same actor) had it
+  // not waited for the sweep's runner.
+  auto& self = *s.self;
+  self->send(s.head, shutdown_atom::value, std::string(sweep_script::control), int32_t{0});
+  self->request(s.head, 10s, status_atom::value, std::string())
+    .receive([](cluster_status&) {}, [](caf::error& e) { FAIL(to_string(e)); });
+  bool shut = false;
+  self->receive([&](bool done) { shut = done; }, caf::after(0s) >> [] {});
+  CHECK_MESSAGE(!shut, "the head shut down while its sweep's client had yet to read the outcome");
+  caf::anon_send_exit(client, caf::exit_reason::user_shutdown);  // the client ends, having read it
+  self->receive([&](bool done) { shut = done; }, caf::after(60s) >> [] {});
+  CHECK_MESSAGE(shut, "the head did not shut down once the sweep's client ended");
 }

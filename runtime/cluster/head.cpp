@@ -254,6 +254,7 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
     }
   for (auto& kv : st.jobs)
     if (kv.second.handle.address() == dm.source) {
+      kv.second.handle_ended = true;
       if (!is_final(kv.second.status.state)) {  // it died without its outcome: say so
         kv.second.status.state = job_stage::failed;
         auto why = "the job's runner on the head stopped: " + self->system().render(dm.reason);

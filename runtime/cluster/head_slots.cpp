@@ -18,9 +18,12 @@ void maybe_done_shutting_down(head_ptr self) {
   auto& st = self->state;
   if (!st.shutting_down)
     return;
-  for (auto& kv : st.jobs)  // each outcome handed over (a relay ends once it did)
-    if (!is_final(kv.second.status.state) || kv.second.relay)
+  for (auto& kv : st.jobs) {  // each outcome handed over and read (a relay, a sweep's runner, ends once it was)
+    auto& job = kv.second;
+    bool sweep_running = job.handle && !job.runner && !job.handle_ended;
+    if (!is_final(job.status.state) || job.relay || sweep_running)
       return;
+  }
   for (auto& n : st.nodes)
     self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"), st.leave_code);
   for (auto& rp : st.shutdown_waiters)

@@ -40,6 +40,7 @@ struct job_entry {
   bool elastic = false;
   std::string loop, model;  // a training job's: its later workers go only to nodes whose program has both
   submitter_relay_actor relay;  // a training job's: what its runner reports to (the client is then the relay)
+  bool handle_ended = false;  // its runner's down came (a sweep's ends once its client read the outcome)
 };
 
 /// A job of the journal that was running when the head was lost: it goes on

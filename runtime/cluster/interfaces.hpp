@@ -326,7 +326,8 @@ using job_actor = driver_actor::extend_with<managed_actor>::extend_with<copy_pla
 
 /// Runs one sweep on the head: places its cells on free slots and relays their files.
 using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
-  caf::reacts_to<slots_atom, node_actor>>;  // (to itself) a busy node's slot goes back after a pause
+  caf::reacts_to<slots_atom, node_actor>,  // (to itself) a busy node's slot goes back after a pause
+  caf::reacts_to<timeout_atom>>;           // (to itself) its client never ended after the outcome
 
 /// The cluster manager that `syncpoint head` publishes.
 /// What reads the cluster's status (the dashboard's hub): the head, seen through its status only.

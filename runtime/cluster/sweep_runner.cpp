@@ -51,7 +51,14 @@ void tell_client(sweep_ptr self, cell_event ev) {
   self->send(st.setup.client, cell_atom::value, std::move(ev));
 }
 
+// How long a runner that handed its outcome over waits for its client to end.
+constexpr auto receipt_wait = std::chrono::seconds(10);
+
 // Every cell ended (or the sweep was stopped): the outcome to the client, the state to the head.
+// The runner then ends when its client does, which it does once it has read the outcome (the
+// receipt), or receipt_wait later. A head shutting down waits for its sweeps' runners to end, and
+// CAF's middleman gives no receipt of its own: a runner that quit at once could let the head's
+// process end with the outcome unsent (as a scancel's SIGTERM to head and submitter at once can).
 void end_sweep(sweep_ptr self, job_stage state, const std::string& message) {
   auto& st = self->state;
   if (st.ended)
@@ -61,7 +68,7 @@ void end_sweep(sweep_ptr self, job_stage state, const std::string& message) {
     self->send(n.handle, stop_atom::value, n.token, st.setup.id);
   tell_head(self, state);  // first: once the client hears the end, `status` says it too
   self->send(st.setup.client, finished_atom::value, job_result{state, message, 0, {}, "", -1});
-  self->quit();
+  self->delayed_send(self, receipt_wait, timeout_atom::value);
 }
 
 void maybe_end(sweep_ptr self) {
@@ -229,9 +236,10 @@ sweep_actor::behavior_type sweep(sweep_ptr self, sweep_setup setup) {
     st.waiting.push_back(i);
   self->monitor(st.setup.client);
   self->set_down_handler([=](caf::down_msg& dm) {
-    if (dm.source == self->state.setup.client.address())
-      end_sweep(self, job_stage::stopped, "the submitting process went away");
-    else
+    if (dm.source == self->state.setup.client.address()) {
+      end_sweep(self, job_stage::stopped, "the submitting process went away");  // (no-op once ended)
+      self->quit();  // the receipt, or nobody left to hand the outcome to
+    } else
       on_node_down(self, dm.source, dm.reason);
   });
   tell_head(self, job_stage::running);
@@ -246,6 +254,10 @@ sweep_actor::behavior_type sweep(sweep_ptr self, sweep_setup setup) {
     [=](stop_atom, const std::string& token, const std::string& reason) {
       if (same_secret(token, self->state.setup.head_token))
         end_sweep(self, job_stage::stopped, reason);
+    },
+    [=](timeout_atom) {
+      if (self->current_sender() == self->ctrl() && self->state.ended)
+        self->quit();  // no receipt came in time
     },
     [=](slots_atom, const node_actor& node) {
       auto& st = self->state;
