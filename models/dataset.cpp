@@ -213,18 +213,12 @@ dataset load_cifar10_files(const std::vector<std::string>& paths) {
   d.set_shape({3, 32, 32});
   d.classes = 10;
   for (auto& path : paths) {
-    struct stat st;
-    if (stat(path.c_str(), &st) != 0)
-      throw data_error(path + ": no such file");
-    auto bytes = static_cast<int64_t>(st.st_size);
+    auto buf = read_raw(path);  // (names a missing file, and one that changed while it was read)
+    auto bytes = static_cast<int64_t>(buf.size());
     if (bytes == 0 || bytes % record != 0)
       throw data_error(path + ": truncated record: " + std::to_string(bytes) + " bytes is not a whole number of " +
                        std::to_string(record) + "-byte records (record " + std::to_string(bytes / record) +
                        " has " + std::to_string(bytes % record) + " bytes)");
-    auto buf = read_raw(path);
-    if (static_cast<int64_t>(buf.size()) != bytes)
-      throw data_error(path + ": changed while it was read (" + std::to_string(bytes) + " bytes, then " +
-                       std::to_string(buf.size()) + ")");
     auto n = bytes / record;
     d.x.reserve(static_cast<size_t>((d.size + n) * pixels));
     for (int64_t r = 0; r < n; ++r) {
