@@ -14,6 +14,8 @@
 
 #include <doctest/doctest.h>
 
+#include <future>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 
@@ -382,4 +384,50 @@ TEST_CASE("user actors: a checkpoint_request takes a checkpoint at once on the r
   });
   CHECK(has_line(*lines, "no checkpoint on request (first eval): the job has no checkpoint folder on the real clock"));
   CHECK(!std::filesystem::exists(virt.checkpoint_dir));
+}
+
+TEST_CASE("user actors: stop_when, asked while wait() waits, stops the run with its reason on both clocks") {
+  for (auto clock : {clock_kind::virtual_time, clock_kind::real}) {
+    CAPTURE(to_string(clock));
+    auto cfg = testing::small_job("ssp");
+    cfg.clock = clock;
+    if (clock == clock_kind::real) {  // only a deadline it cannot reach: the stop must end it
+      cfg.epochs = 0;
+      cfg.max_time_s = 600;
+    }
+    auto plain_samples = clock == clock_kind::virtual_time ? train(cfg).summary.samples : UINT64_MAX;
+    auto run = [&] {
+      caf::actor_system_config sys_cfg;
+      configure(sys_cfg, cfg);
+      caf::actor_system sys{sys_cfg};
+      auto heard = std::make_shared<std::promise<std::string>>();
+      job_options opts;
+      opts.observers = {sys.spawn([heard](job_observer_actor::pointer) -> job_observer_actor::behavior_type {
+        return {
+          [](const job_started&) {},
+          [](const eval_result&) {},
+          [](const progress_report&) {},
+          [](const phase_change&) {},
+          [heard](const run_ended& e) { heard->set_value(e.why); },
+        };
+      })};
+      int asked = 0;
+      opts.stop_when = [&asked] { return ++asked == 30 ? std::string("interrupted") : std::string(); };
+      auto j = job::spawn(sys, cfg, opts);
+      j.start();
+      auto r = j.wait();
+      CHECK(asked >= 30);
+      auto why = heard->get_future();
+      REQUIRE(why.wait_for(std::chrono::seconds(60)) == std::future_status::ready);  // a deadline for a hang only
+      CHECK(why.get() == "interrupted");
+      return r;
+    };
+    auto stopped = run();
+    CHECK(stopped.summary.samples > 0);
+    CHECK(stopped.summary.samples < plain_samples);
+    CHECK(!evals_of(stopped.trace).empty());
+    CHECK(evals_of(stopped.trace).back().kind == "final_eval");
+    if (clock == clock_kind::virtual_time)  // asked between the same events: the same run
+      CHECK(lines(run().trace) == lines(stopped.trace));
+  }
 }

@@ -21,6 +21,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,6 +51,16 @@ struct job_options {
   /// Progress reports, when cfg.progress (called on the coordinator's thread):
   /// instead of stderr.
   progress_fn on_progress;
+  /// Asked while wait() waits, on wait()'s thread: about every 100 ms on the
+  /// real clock, between events on the virtual one. The first non-empty
+  /// answer stops the run as job::stop(answer) would. What a program that
+  /// waits in wait() uses to stop on a signal or a flag another thread sets.
+  ///
+  /// ```cpp
+  /// std::atomic<bool> interrupted{false};  // set by a signal handler
+  /// opts.stop_when = [&] { return interrupted ? std::string("interrupted") : std::string(); };
+  /// ```
+  std::function<std::string()> stop_when;
 };
 
 /// One job's actors in `sys`. Not copyable; movable. The system must outlive it.

@@ -200,8 +200,20 @@ void stop_every_actor(caf::scoped_actor& driver, const job_actors& actors) {
 run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const started_job& job,
                        const job_config& cfg, const run_start& start,
                        const std::function<std::string(checkpoint_state&)>& write_checkpoint,
-                       const progress_fn& on_progress, double& clock_busy_s) {
+                       const progress_fn& on_progress, const std::function<std::string()>& stop_when,
+                       double& clock_busy_s) {
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
+  bool stop_sent = false;
+  auto ask_stop_when = [&] {  // true when it stopped the run just now
+    if (stop_sent || !stop_when)
+      return false;
+    auto why = stop_when();
+    if (why.empty())
+      return false;
+    driver->send(job.actors.core.coordinator, stop_request{why});
+    stop_sent = true;
+    return true;
+  };
   checkpoint_schedule schedule(cfg.checkpoint_every_s, start.from() ? start.from()->time_ns : 0);
   auto take_checkpoint = [&](int64_t now) {
     auto state = gather_checkpoint(sys, driver, job.actors, job.origin);
@@ -226,7 +238,7 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
       auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(sys.clock().now() - job.origin).count();
       if (now >= schedule.next_at)
         take_checkpoint(now);
-    } while (timeline.fire_next());
+    } while (ask_stop_when() || timeline.fire_next());
     clock_busy_s += std::chrono::duration<double>(timeline.cost()).count();
   };
   std::string failure;
@@ -242,14 +254,22 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
                              : std::chrono::seconds(cfg.max_time_s > 0
                                                       ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
                                                       : 7 * 24 * 3600);
-  if (failure.empty())
+  // The real clock waits in slices of 100 ms when there is a stop_when to ask between them.
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (failure.empty() && !finished) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto slice = stop_when && !stop_sent ? std::min(left, std::chrono::milliseconds(100)) : left;
+    bool timed_out = false;
     driver->receive(
       [&](done_atom, run_outcome& o) {
         outcome = std::move(o);
         finished = true;
       },
       [&](caf::down_msg& dm) { failure = "the coordinator stopped: " + sys.render(dm.reason); },
-      caf::after(limit) >> [&] { failure = "no result within the time limit"; });
+      caf::after(std::max(slice, std::chrono::milliseconds(0))) >> [&] { timed_out = true; });
+    if (timed_out && !ask_stop_when() && std::chrono::steady_clock::now() >= deadline)
+      failure = "no result within the time limit";
+  }
   if (finished)
     return outcome;
   stop_every_actor(driver, job.actors);
@@ -295,6 +315,7 @@ struct job::impl {
   run_start start;
   std::function<std::string(checkpoint_state&)> write_checkpoint;
   progress_fn on_progress;
+  std::function<std::string()> stop_when;
   std::optional<caf::scoped_actor> driver;
   started_job actors;
   job_handles handles;
@@ -335,6 +356,7 @@ job job::spawn(caf::actor_system& sys, const job_config& cfg_in, job_options opt
   p->start = find_start(p->plan, *p->data.train);
   p->write_checkpoint = checkpoint_writer(p->plan, run_settings(p->plan, p->start.iter_cost_ms));
   p->on_progress = opts.on_progress;
+  p->stop_when = opts.stop_when;
   p->driver.emplace(sys);
   p->actors = spawn_actors(sys, *p->driver, p->plan, p->start, p->data, p->write_checkpoint, opts);
   auto& core = p->actors.actors.core;
@@ -406,7 +428,8 @@ run_result job::wait() {
   p.waited = true;
   double clock_busy_s = 0;
   auto outcome =
-    run_to_end(p.sys, *p.driver, p.actors, p.plan.cfg, p.start, p.write_checkpoint, p.on_progress, clock_busy_s);
+    run_to_end(p.sys, *p.driver, p.actors, p.plan.cfg, p.start, p.write_checkpoint, p.on_progress, p.stop_when,
+               clock_busy_s);
   p.release_timeline();  // its actors are gone: the system may take another virtual-clock job
   auto result = finish(p.plan.cfg, p.start, std::move(outcome));
   result.clock_busy_s = clock_busy_s;
