@@ -7,6 +7,10 @@
 
 namespace syncpoint {
 
+void coordinator_state::fail_protocol(const std::string& what) {
+  fail_run(self, make_error(sp_error::protocol_failed, "the protocol failed: " + what));
+}
+
 const char* to_string(coordinator_phase p) {
   switch (p) {
     case coordinator_phase::starting: return "starting";

@@ -191,11 +191,19 @@ struct coordinator_state {
 
   // Runs one protocol callback and records a barrier if it released anyone
   // who had been held since an earlier event.
+  // The protocol threw `what` from a callback: the run ends with protocol_failed.
+  void fail_protocol(const std::string& what);
+  // A callback that throws ends the run with protocol_failed and its message (nothing after it runs).
   template <class F>
   void protocol_event(F&& f) {
     ++event;
     barrier_in_event = false;
-    f();
+    try {
+      f();
+    } catch (const std::exception& e) {
+      fail_protocol(e.what());
+      return;
+    }
     if (weights_stale)  // batches set and nobody released since
       send_worker_weights();
     flush_ops();

@@ -10,6 +10,7 @@
 #include "runtime/cluster/head.hpp"
 #include "runtime/cluster/launch.hpp"
 #include "runtime/job/devices.hpp"
+#include "runtime/studies/sweep.hpp"
 
 #include <caf/all.hpp>
 
@@ -95,16 +96,19 @@ bool virtual_clock(const std::vector<std::string>& job) {
 
 // Replaces this process with this program running `args` (a child of the launcher still).
 [[noreturn]] void become(std::vector<std::string> args) {
+  auto program = this_program();  // this executable, or the interpreter's command (python3 -m syncpoint)
+  if (program.size() == 1)
+    program.front() = "syncpoint";
+  args.insert(args.begin(), program.begin(), program.end());
   std::vector<char*> argv;
-  static std::string self = "syncpoint";
-  argv.push_back(self.data());
   for (auto& a : args)
     argv.push_back(a.data());
   argv.push_back(nullptr);
+  auto exe = this_program().front();
   std::fflush(stdout);
   std::fflush(stderr);
-  execv("/proc/self/exe", argv.data());
-  std::fprintf(stderr, "syncpoint launch: cannot run this program again (/proc/self/exe): %s\n", std::strerror(errno));
+  execv(exe.c_str(), argv.data());
+  std::fprintf(stderr, "syncpoint launch: cannot run this program again (%s): %s\n", exe.c_str(), std::strerror(errno));
   _exit(2);
 }
 

@@ -73,10 +73,13 @@ options::options(command c) : table_(command_name(c)) {
                                         " (default mlp); nothing is computed"
                                     : "model: " + model_list() +
                                         " (default mlp); tinylm takes its size after a colon, e.g. "
-                                        "tinylm:layers=2,width=64,heads=4 (docs/datasets.md)")
+                                        "tinylm:layers=2,width=64,heads=4 (docs/datasets.md); script:FILE.pt a TorchScript "
+                                        "module saved by torch.jit.script(net).save(FILE) (docs/python.md)")
     .add(cfg_.batch, "batch,b", "batch size per worker (default 64)");
   if (!sim)
-    t.add(cfg_.loop, "loop", "what each worker computes: " + loop_list() +
+    t.add(cfg_.loss, "loss", "script:FILE.pt: a TorchScript function of (output, target) returning the loss, "
+                             "instead of cross-entropy (a LibTorch model; docs/python.md)")
+      .add(cfg_.loop, "loop", "what each worker computes: " + loop_list() +
                              " (default classify: the data set's batches, the model's cross-entropy)");
   t.add(cfg_.seed, "seed", "random seed (default 1)");
   if (!sim)

@@ -24,6 +24,7 @@ std::string to_string(sp_error code) {
     case sp_error::lost_shard: return "lost_shard";
     case sp_error::user_actor_failed: return "user_actor_failed";
     case sp_error::user_loop_failed: return "user_loop_failed";
+    case sp_error::protocol_failed: return "protocol_failed";
   }
   return "unknown";
 }

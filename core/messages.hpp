@@ -199,6 +199,7 @@ enum class sp_error : uint8_t {
   lost_shard,      // a shard of the parameter server is gone: the run cannot go on
   user_actor_failed,  // an actor of the program's own that follows the job (an observer) failed
   user_loop_failed,   // a worker loop of the program's own, or its evaluation, failed: the run ends
+  protocol_failed,    // the protocol threw from one of its callbacks (a Python protocol raised): the run ends
 };
 caf::error make_error(sp_error code, std::string what);
 std::string to_string(sp_error code);

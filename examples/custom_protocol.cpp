@@ -60,6 +60,8 @@ int main(int argc, char** argv) {
   cfg.straggler = "3:x4";
   cfg.iter_cost_ms = 10;
   cfg.progress = false;
+  if (argc > 2)
+    cfg.out_dir = argv[2];  // trace.jsonl and summary.json (examples/python/k_sync.py's test compares them)
   auto s = syncpoint::train(cfg).summary;
   std::printf("k-sync(K=3): accuracy %.3f in %.2f virtual s, mean compute ratio %.2f\n",
               s.final_accuracy, s.run_time_s, s.mean_compute_ratio);

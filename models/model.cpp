@@ -15,6 +15,8 @@ std::unique_ptr<model> make_torch_cnn(const model_input& in);
 std::unique_ptr<model> make_torch_resnet(const model_input& in);
 std::unique_ptr<model> make_torch_resnet18(const model_input& in);
 std::unique_ptr<model> make_tinylm(const model_input& in);  // torch_tinylm.cpp
+std::unique_ptr<model> make_script_model(const model_input& in);  // torch_script.cpp
+void set_script_loss(model& m, const std::string& spec);         // torch_script.cpp
 
 namespace {
 
@@ -26,6 +28,7 @@ std::map<std::string, model_factory>& registry() {
     {"resnet", make_torch_resnet},
     {"resnet18", make_torch_resnet18},
     {"tinylm", make_tinylm},
+    {"script", make_script_model},
     {"timing-only", [](const model_input&) { return make_timing_model(); }},
   };
   return models;
@@ -84,6 +87,8 @@ std::unique_ptr<model> make_model(const std::string& name_and_options, const mod
     throw std::invalid_argument("unknown model '" + name + "' (known: " + known + ")");
   }
   auto m = f(in);
+  if (!in.loss.empty())
+    set_script_loss(*m, in.loss);
   if (in.device != "cpu" || in.precision != "fp32")
     m->place(in.device, in.precision);
   return m;

@@ -287,7 +287,9 @@ float torch_model::gradient(const batch_view& b, float* grad) {
     if (!on_cpu())
       y = y.to(device_);
   }
-  return backpropagate([&] { return torch::nn::functional::cross_entropy(forward_(x), y); }, grad, staged);
+  return backpropagate(
+    [&] { return criterion_ ? criterion_(forward_(x), y) : torch::nn::functional::cross_entropy(forward_(x), y); },
+    grad, staged);
 }
 
 float torch_model::gradient(const loss_fn& loss, const torch_batch& b, float* grad) {

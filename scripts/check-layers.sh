@@ -14,6 +14,7 @@
 #   7 runtime/cluster/            head, node, job runner, submit, the watchers
 #   8 runtime/cluster/dashboard/  the hub, its views, pages and HTTP server
 #   9 cli/ bench/ examples/ tests/ fuzz/   on anything
+#  10 python/                     the Python package's extension: on anything, and nothing on it
 # A file may include its own folder's files (by a root-relative path, or by its
 # bare name); a file or an include in no layer is an error too, so a new folder
 # gets a layer here first.
@@ -26,7 +27,7 @@ set -euo pipefail
 
 check() {
   local dirs=()
-  for d in include core models protocols compressors actors runtime cli bench examples tests fuzz; do
+  for d in include core models protocols compressors actors runtime cli bench examples tests fuzz python; do
     [ -d "$1/$d" ] && dirs+=("$d")
   done
   (cd "$1" && find "${dirs[@]}" \( -name '*.hpp' -o -name '*.cpp' -o -name '*.h' \) -print | sort | xargs awk '
@@ -42,12 +43,13 @@ check() {
     if (p ~ /^runtime\/cluster\/dashboard\//) return 8
     if (p ~ /^runtime\/cluster\/[^\/]*$/) return 7
     if (p ~ /^(cli|bench|examples|tests|fuzz)\//) return 9
+    if (p ~ /^python\//) return 10
     return -2
   }
   function folder(p) { sub(/\/[^\/]*$/, "", p); sub(/^protocols\/.*/, "protocols", p); return p }
   FNR == 1 { file = FILENAME; from = layer(file)
              if (from < -1) { printf "%s: a file in no layer (give its folder a layer in check-layers.sh)\n", file; bad = 1 } }
-  from == -1 && /^[ \t]*#[ \t]*include[ \t]*("|<(core|models|protocols|actors|runtime|cli|bench|examples|tests|fuzz)\/)/ {
+  from == -1 && /^[ \t]*#[ \t]*include[ \t]*("|<(core|models|protocols|actors|runtime|cli|bench|examples|tests|fuzz|python)\/)/ {
     printf "%s:%d: a public header includes the tree (%s): only <syncpoint/...>, CAF, Torch and the standard library\n", file, FNR, $0
     bad = 1; next
   }

@@ -69,7 +69,7 @@ done
 "$bin" submit --head "$head" --protocol sync-switch --workers 3 --model mlp --dataset synthetic \
   --train-limit 4000 --test-limit 1000 --epochs 100000 --max-time 600 --lr 0.05 --eval-every 5 \
   --lr-schedule cosine --lr-epochs 600 --straggler 2:x3 --ps-placement nodes --ps-shards 2 --progress > "$work/submit.out" 2> "$work/submit.err" &
-submitter=$!; pids+=($submitter)
+submitter=$!; pids+=("$submitter")
 # 35 s of run give the charts a shape and fill most of the timeline's minute.
 await_run_time 35
 shoot() {  # URL FILE HEIGHT

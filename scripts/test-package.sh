@@ -75,3 +75,26 @@ apt-get install -s -o Dir::State::status=/dev/null -o Debug::NoLocking=1 "$deb" 
   { cat "$OUT/apt.log" >&2; fail "apt cannot resolve the package's dependencies on an empty system"; }
 grep -q '^Inst syncpoint ' "$OUT/apt.log" || { cat "$OUT/apt.log" >&2; fail "apt's plan does not install syncpoint"; }
 echo "test-package: apt would install $(grep -c '^Inst ' "$OUT/apt.log") packages on an empty system, syncpoint among them"
+
+# python3-syncpoint, where the build made the Python package: its files, its Depends resolved with
+# syncpoint's, and `import syncpoint` from the unpacked files (the extension finds the library
+# through its RUNPATH, as it will under /usr).
+grep -q '^SYNCPOINT_PYTHON_BUILT:INTERNAL=ON' "$BUILD/CMakeCache.txt" || { echo "test-package: no Python package in this build"; exit 0; }
+[ "$plant" != depends ] || exit 0
+pydeb=$OUT/python3-syncpoint_${version}_amd64.deb
+[ -f "$pydeb" ] || fail "no $(basename "$pydeb") in $OUT: $(ls "$OUT")"
+dpkg-deb -x "$pydeb" "$root"
+site=$root/usr/lib/python3/dist-packages
+for f in __init__.py __init__.pyi __main__.py py.typed; do
+  [ -e "$site/syncpoint/$f" ] || fail "python3-syncpoint lacks /usr/lib/python3/dist-packages/syncpoint/$f"
+done
+ls "$site"/syncpoint/_syncpoint.cpython-*.so > /dev/null 2>&1 || fail "python3-syncpoint lacks the extension _syncpoint"
+apt-get install -s -o Dir::State::status=/dev/null -o Debug::NoLocking=1 "$deb" "$pydeb" > "$OUT/apt-python.log" 2>&1 ||
+  { cat "$OUT/apt-python.log" >&2; fail "apt cannot resolve python3-syncpoint's dependencies on an empty system"; }
+grep -q '^Inst python3-torch ' "$OUT/apt-python.log" || fail "apt's plan for python3-syncpoint does not install python3-torch"
+python=$(sed -n 's/^Python3_EXECUTABLE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+imported=$(cd "$OUT" && PYTHONPATH="$site" "${python:-/usr/bin/python3}" -c \
+  'import syncpoint, sys; print(syncpoint.__file__, len(syncpoint.protocols()))') ||
+  fail "the unpacked python3-syncpoint does not import"
+case $imported in "$site"/syncpoint/__init__.py\ *) ;; *) fail "imported another syncpoint: $imported" ;; esac
+echo "test-package: $(basename "$pydeb"): Depends: $(dpkg-deb -f "$pydeb" Depends); imports from the package: $imported"

@@ -114,7 +114,7 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   };
   refused("train --straggler 3x4" + fast, "syncpoint train: --straggler: straggler item '3x4': expected W:xF");
   refused("train --straggler '2:x1e4;2:x1e3'" + fast, "worker 2's factors multiply to 1e+07 at t=0 s");
-  refused("train --model vgg --dataset synthetic", "unknown model 'vgg' (valid: cnn, mlp, resnet, resnet18, softmax, timing-only, tinylm)");
+  refused("train --model vgg --dataset synthetic", "unknown model 'vgg' (valid: cnn, mlp, resnet, resnet18, script, softmax, timing-only, tinylm)");
   refused("train --momentum 1.5" + fast, "--momentum must be in [0, 1)");
   refused("train --max-time 1e300" + fast, "--max-time must be in [0, 1e9] seconds");
   refused("train -p sync-switch --schedule bsp:2,asp" + fast, "sync-switch: share in 'bsp:2' must be in (0, 1]");

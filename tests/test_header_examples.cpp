@@ -174,6 +174,22 @@ TEST_CASE("header examples: <syncpoint/job.hpp> runs a job in the program's own 
   CHECK(heard_end == "budget");
 }
 
+TEST_CASE("header examples: <syncpoint/job.hpp>'s stop_when ends a run once its flag is set") {
+  auto cfg = small_cfg();
+  cfg.epochs = 100;  // only the stop ends it
+  caf::actor_system_config sys_cfg;
+  syncpoint::configure(sys_cfg, cfg);
+  caf::actor_system sys{sys_cfg};
+  syncpoint::job_options opts;
+  std::atomic<bool> interrupted{false};  // set by a signal handler
+  opts.stop_when = [&] { return interrupted ? std::string("interrupted") : std::string(); };
+  auto j = syncpoint::job::spawn(sys, cfg, opts);
+  interrupted = true;  // as a Ctrl-C before the run would
+  j.start();
+  auto r = j.wait();
+  CHECK(r.summary.samples < 2000);  // stopped at once, not after 100 epochs of 2000 examples
+}
+
 TEST_CASE("header examples: <syncpoint/interfaces.hpp>'s printer marks the trace, and a stop request ends the run") {
   auto cfg = small_cfg();
   auto printed = run_observed(cfg, [](caf::actor_system& sys) { return sys.spawn(printer); });

@@ -36,7 +36,10 @@ struct job_config {
   std::string protocol = "bsp";  ///< a registered protocol (`syncpoint protocols`)
   protocol_options protocol_opts;  ///< its options by name (e.g. "staleness")
   int workers = 4;  ///< 1..4096
-  std::string model = "mlp";  ///< a registered model: "softmax", "mlp", "cnn", or your own
+  std::string model = "mlp";  ///< a registered model: "softmax", "mlp", "cnn", "script:FILE.pt", or your own
+  /// A LibTorch model's loss instead of cross-entropy: "script:FILE.pt", a scripted function of
+  /// (output, target) returning a scalar (empty: cross-entropy).
+  std::string loss;
   /// What each worker computes between pull and push (<syncpoint/worker_loop.hpp>):
   /// "classify" (the data set's batches, the model's cross-entropy), or a registered loop of your own.
   std::string loop = "classify";
@@ -167,7 +170,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, x.fail_shard, x.ps_replicas, x.ps_rereplicate, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress,
-           x.context);
+           x.context, x.loss);
 }
 
 }  // namespace syncpoint

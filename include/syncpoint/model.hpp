@@ -88,6 +88,7 @@ struct model_input {
   std::string device = "cpu";             ///< "cpu" or "cuda:N" (docs/gpu.md)
   std::string precision = "fp32";         ///< "fp32", or "bf16" (autocast, on CUDA only)
   std::string options;                    ///< what follows ':' in the model's name ("tinylm:layers=4": "layers=4")
+  std::string loss;                       ///< a loss of its own for a LibTorch model: "script:FILE.pt" (empty: cross-entropy)
 };
 
 /// What a model for `data`'s examples takes (its shape and classes, on the CPU in fp32).
@@ -109,7 +110,12 @@ using model_factory = std::function<std::unique_ptr<model>(const model_input&)>;
 /// "resnet" (three residual blocks with BatchNorm, 308k parameters at 1x28x28),
 /// "resnet18" (ResNet-18's CIFAR variant, 11.2M parameters), the last four
 /// LibTorch, each sized by in.shape and in.classes; "timing-only" (one
-/// parameter, a zero gradient, no work: what `syncpoint simulate` runs).
+/// parameter, a zero gradient, no work: what `syncpoint simulate` runs);
+/// "script:FILE.pt", a TorchScript module Python saved
+/// (torch.jit.script(net).save(FILE)), starting from the weights it holds
+/// (docs/python.md). With in.loss "script:LOSS.pt", a LibTorch model
+/// differentiates that scripted function of (output, target) instead of
+/// cross-entropy.
 std::unique_ptr<model> make_model(const std::string& name, const model_input& in = {});
 
 /// Adds a model under `name`, e.g. one wrapping any torch::nn::Module (see

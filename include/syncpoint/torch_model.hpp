@@ -43,6 +43,9 @@ class torch_model : public model {
   /// <syncpoint/torch_loop.hpp>).
   using loss_fn = std::function<torch::Tensor(torch_model& m, const torch_batch& b)>;
 
+  /// A loss of the logits and the labels, as a scalar tensor: what gradient(batch_view) differentiates.
+  using criterion_fn = std::function<torch::Tensor(const torch::Tensor& output, const torch::Tensor& target)>;
+
   /// Wraps `module`, whose forward pass is `forward`.
   torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn forward);
   ~torch_model() override;
@@ -61,8 +64,10 @@ class torch_model : public model {
   void adopt(std::shared_ptr<const std::vector<float>> w) override;
   void local_step(const float* grad, float lr) override;
   std::vector<float> current_weights() const override;
-  /// The mean cross-entropy of the logits forward() gives.
+  /// The mean cross-entropy of the logits forward() gives (or the criterion set).
   float gradient(const batch_view& b, float* grad) override;
+  /// Replaces the cross-entropy of gradient(batch_view) (--loss script:FILE.pt sets a scripted one).
+  void set_criterion(criterion_fn c) { criterion_ = std::move(c); }
   /// As above, for `loss` on `b` instead: b's tensors go to the model's
   /// device first, and `loss(*this, b)` is differentiated.
   float gradient(const loss_fn& loss, const torch_batch& b, float* grad);
@@ -87,6 +92,7 @@ class torch_model : public model {
  private:
   std::shared_ptr<torch::nn::Module> module_;
   forward_fn forward_;
+  criterion_fn criterion_;  ///< empty: cross-entropy
   std::vector<torch::Tensor> params_;
   std::vector<torch::Tensor> buffers_;  ///< views of buffer_store_
   std::vector<bool> keep_initial_;      ///< per parameter: a normalization layer's (not drawn)

@@ -87,7 +87,8 @@ std::string lacks_code(const node_entry& n, const std::string& loop, const std::
            "): start it from a program that registers it (docs/cluster.md, \"Your own node program\")";
   };
   auto why = lacks(n.loops, "loop", loop);
-  return why.empty() ? lacks(n.models, "model", model) : why;
+  // A model is registered by its name before any ':' ("tinylm:layers=4", "script:net.pt").
+  return why.empty() ? lacks(n.models, "model", model.substr(0, model.find(':'))) : why;
 }
 
 }  // namespace head_detail

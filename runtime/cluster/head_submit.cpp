@@ -129,6 +129,7 @@ caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor
                          " worker slots on nodes that offer " + (cfg.device == "cuda" ? "GPUs" : cfg.device) +
                          " (node --gpus), and the cluster has " + gpu_offer(st.nodes));
     auto input = input_of(*test);
+    input.loss = cfg.loss;
     auto m = make_model(cfg.model, input);
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
     auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;

@@ -47,8 +47,8 @@ struct node_config {
   // and the host this process reaches the head at (for the head's shards).
   std::shared_ptr<data_plane> plane;
   std::string head_host;
-  /// The syncpoint binary that runs a sweep's cells (`EXE train ...`).
-  std::string train_exe = "/proc/self/exe";
+  /// The syncpoint binary that runs a sweep's cells (`EXE train ...`; empty: this_program()).
+  std::string train_exe;
   /// Told what the node decided on its own (a worker's shard left on CAF, and why).
   std::function<void(const std::string&)> on_note;
   std::vector<int32_t> gpus;     // CUDA devices its workers may take (--gpus; checked by the command)

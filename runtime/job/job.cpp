@@ -12,6 +12,8 @@
 #include <fstream>
 #include <thread>
 
+#include <unistd.h>
+
 namespace syncpoint {
 
 namespace {
@@ -54,14 +56,35 @@ std::vector<std::pair<int, int>> fail_copies(const job_config& cfg) {
   return out;
 }
 
-void validate(const job_config& cfg) {
-  if (!cfg.out_dir.empty()) {  // find an unusable output directory before the run, not after
-    std::error_code ec;
-    std::filesystem::create_directories(cfg.out_dir, ec);
-    if (ec || !std::filesystem::is_directory(cfg.out_dir))
-      throw config_error("cannot create output directory '" + cfg.out_dir + "'" +
-                         (ec ? ": " + ec.message() : std::string()));
+// An output directory the run could not write is found before the run, not after; checked
+// without creating it, so that bad input writes nothing (write_run creates it at the end).
+static void check_out_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  if (dir.empty())
+    return;
+  std::error_code ec;
+  auto path = fs::absolute(dir, ec);
+  auto cannot = [&](const std::string& why) {
+    throw config_error("cannot create output directory '" + dir + "': " + why);
+  };
+  if (ec)
+    cannot(ec.message());
+  for (auto at = path; !at.empty(); at = at.parent_path()) {
+    auto st = fs::status(at, ec);
+    if (fs::exists(st)) {
+      if (!fs::is_directory(st))
+        cannot(at.string() + " is not a directory");
+      if (access(at.c_str(), W_OK | X_OK) != 0)
+        cannot(at.string() + " is not writable");
+      return;
+    }
+    if (at == at.parent_path())
+      break;
   }
+  cannot("no part of the path exists");
+}
+
+void validate(const job_config& cfg) {
   try {
     make_protocol(cfg.protocol, protocol_options_for(cfg));
   } catch (const std::invalid_argument& e) {
@@ -142,6 +165,7 @@ void validate(const job_config& cfg) {
   } catch (const straggler_error& e) {
     throw config_error(std::string("--straggler: ") + e.what());
   }
+  check_out_dir(cfg.out_dir);
 }
 
 run_result train(const job_config& cfg, progress_fn on_progress) {

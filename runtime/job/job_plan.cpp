@@ -67,6 +67,7 @@ job_plan make_plan(const job_config& options, const plan_context& ctx) {
   for (int32_t k = 0; k < shards; ++k)
     p.shard_hosts.push_back(k % std::max(1, ctx.hosts));
   p.input = ctx.input;
+  p.input.loss = cfg.loss;
   if (!ctx.placed.empty()) {
     check_device_options(cfg);
     p.devices = ctx.placed;

@@ -60,7 +60,8 @@ struct job_plan {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, model_input& x) {
-  return f(caf::meta::type_name("model_input"), x.shape, x.classes, x.device, x.precision, x.options);
+  return f(caf::meta::type_name("model_input"), x.shape, x.classes, x.device, x.precision, x.options,
+           x.loss);
 }
 
 template <class Inspector>

@@ -349,6 +349,7 @@ job job::spawn(caf::actor_system& sys, const job_config& cfg_in, job_options opt
   tune_allocator();
   p->data = load_data(cfg_in);
   auto input = input_of(*p->data.train);
+  input.loss = cfg_in.loss;  // a loss file that cannot be read is refused here, before any actor
   auto m = make_model(cfg_in.model, input);
   plan_context ctx{p->data.train->size, m->size(), m->buffers(), 1, input, this_machine()};
   ctx.tensors = m->tensor_sizes().size();

@@ -325,6 +325,8 @@ run_provenance current_provenance(const std::string& command, const job_config& 
                 {"fail worker", job.fail_worker < 0 ? std::string("none")
                                                     : std::to_string(job.fail_worker) + "@" +
                                                         std::to_string(job.fail_at_iter)}};
+  if (!job.loss.empty())  // a loss of its own (--loss script:FILE.pt); cross-entropy otherwise
+    p.settings["loss"] = job.loss;
   p.build = {{"syncpoint", build_text()},
              {"caf", std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100) +
                        "." + std::to_string(CAF_VERSION % 100)},

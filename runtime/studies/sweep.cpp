@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <set>
 #include <fcntl.h>
 #include <signal.h>
@@ -212,9 +213,27 @@ std::string finished_cell(const std::string& dir, const sweep_cell& c) {
   return fs::exists(path + "/summary.json") ? path : std::string();
 }
 
+namespace {
+std::mutex this_program_mutex;
+std::vector<std::string> this_program_argv;  // empty: this executable
+}  // namespace
+
+void set_this_program(std::vector<std::string> argv_prefix) {
+  std::lock_guard<std::mutex> lock(this_program_mutex);
+  this_program_argv = std::move(argv_prefix);
+}
+
+std::vector<std::string> this_program() {
+  std::lock_guard<std::mutex> lock(this_program_mutex);
+  return this_program_argv.empty() ? std::vector<std::string>{"/proc/self/exe"} : this_program_argv;
+}
+
 pid_t launch_process(const std::vector<std::string>& args, const std::string& stdout_path,
-                     const std::string& stderr_path, const std::string& exe, bool own_group) {
-  std::vector<std::string> argv_text{"syncpoint"};
+                     const std::string& stderr_path, const std::string& exe_given, bool own_group) {
+  auto program = exe_given.empty() ? this_program() : std::vector<std::string>{exe_given};
+  auto exe = program.front();
+  std::vector<std::string> argv_text{program.size() > 1 ? program.front() : std::string("syncpoint")};
+  argv_text.insert(argv_text.end(), program.begin() + 1, program.end());
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_text)

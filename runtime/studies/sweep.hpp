@@ -87,13 +87,21 @@ struct sweep_progress {
   size_t done = 0, failed = 0, running = 0;
 };
 
-/// `EXE ARGS...` as a child process: stdin /dev/null, stdout into `stdout_path`,
+/// The program that runs this process's command again (compare's and a sweep's
+/// children, a node's cells): its argv before the command's arguments. By
+/// default {"/proc/self/exe"}, this executable; a process whose executable is
+/// an interpreter names what runs the command, e.g. {"/usr/bin/python3", "-m",
+/// "syncpoint"} (python/syncpoint/__main__.py). Set it before starting children.
+void set_this_program(std::vector<std::string> argv_prefix);
+std::vector<std::string> this_program();
+
+/// `EXE ARGS...` as a child process (an empty EXE: this_program()): stdin /dev/null, stdout into `stdout_path`,
 /// stderr into `stderr_path`; it dies with the calling thread's process. With
 /// `own_group`, it leads a process group of its own, so that a terminal's
 /// Ctrl-C reaches only its parent (a node, which stops it itself).
 /// Returns its pid, or -1.
 pid_t launch_process(const std::vector<std::string>& args, const std::string& stdout_path,
-                     const std::string& stderr_path, const std::string& exe = "/proc/self/exe", bool own_group = false);
+                     const std::string& stderr_path, const std::string& exe = "", bool own_group = false);
 
 /// `EXE train ARGS --progress=false --out=OUT_DIR` as a child process: its
 /// stdin /dev/null, its stdout into OUT_DIR/stdout.txt (the run's printed
@@ -102,7 +110,7 @@ pid_t launch_process(const std::vector<std::string>& args, const std::string& st
 /// killed and started again finds no cell of the old one still writing).
 /// Returns its pid, or -1.
 pid_t launch_train_process(const std::vector<std::string>& args, const std::string& out_dir,
-                           const std::string& log_path, const std::string& exe = "/proc/self/exe",
+                           const std::string& log_path, const std::string& exe = "",
                            bool own_group = false);
 
 /// A cell whose process exited with `wait_status`, its files in DIR/cells/FOLDER.partial:

@@ -1,0 +1,227 @@
+// Protocols written in Python (subclasses of syncpoint.Protocol): a C++
+// protocol whose callbacks call the Python object's methods, holding the GIL
+// for each. The coordinator is one actor, so its calls come one at a time, in
+// the order of the run's events: a virtual-clock run of a Python protocol is
+// the same bytes every time, as a C++ protocol's is.
+//
+// The coordinator_api reaches Python as a handle that is valid during the
+// callback only: one kept past it answers RuntimeError, never a dangling call.
+#include "python/protocols.hpp"
+
+#include "python/loops.hpp"
+#include <syncpoint/protocol.hpp>
+#include <syncpoint/protocol_archive.hpp>
+
+#include <pybind11/stl.h>
+
+#include <stdexcept>
+
+namespace py = pybind11;
+
+namespace syncpoint::python {
+
+namespace {
+
+// The coordinator_api of one callback.
+struct api_handle {
+  coordinator_api* api = nullptr;
+  coordinator_api& get() const {
+    if (!api)
+      throw std::runtime_error("this coordinator_api was a callback's: it is valid only until the callback returns");
+    return *api;
+  }
+};
+
+ps_mode mode_of(const std::string& name) {
+  if (name == "immediate")
+    return ps_mode::immediate;
+  if (name == "buffered")
+    return ps_mode::buffered;
+  if (name == "gated")
+    return ps_mode::gated;
+  if (name == "delayed")
+    return ps_mode::delayed;
+  throw py::value_error("set_mode('" + name + "'): expected immediate, buffered, gated or delayed");
+}
+
+// The options a job gave, typed as the protocol declared them.
+py::dict typed_options(const protocol_options& opts, const std::vector<option_spec>& declared) {
+  py::dict out;
+  for (auto& o : declared) {
+    if (!opts.has(o.name))
+      continue;
+    if (o.type == option_spec::kind::integer)
+      out[py::str(o.name)] = opts.integer(o.name);
+    else if (o.type == option_spec::kind::real)
+      out[py::str(o.name)] = opts.real(o.name);
+    else
+      out[py::str(o.name)] = opts.text(o.name);
+  }
+  return out;
+}
+
+class python_protocol : public protocol {
+ public:
+  explicit python_protocol(py::object self) : self_(std::move(self)) {}
+
+  ~python_protocol() override {
+    if (!Py_IsInitialized()) {  // the interpreter is gone: its object goes with it
+      self_.release();
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    self_ = py::object();
+  }
+
+  void on_start(coordinator_api& c) override { call(c, "on_start"); }
+  void on_push(coordinator_api& c, worker_id w) override { call(c, "on_push", w); }
+  void on_lost(coordinator_api& c, worker_id w) override { call(c, "on_lost", w); }
+  void on_joined(coordinator_api& c, worker_id w) override { call(c, "on_joined", w); }
+  void on_timer(coordinator_api& c, uint64_t tag) override { call(c, "on_timer", tag); }
+
+  // Python's checkpoint() returns bytes, and restore(bytes) takes them back; a class that does
+  // not define checkpoint() cannot be checkpointed, as a C++ protocol without checkpoint().
+  void checkpoint(protocol_archive& ar) override {
+    std::string bytes, failure;
+    bool defined = false;
+    {
+      py::gil_scoped_acquire gil;
+      try {
+        defined = !py::getattr(self_, "checkpoint").attr("__func__").is(python_base().attr("checkpoint"));
+        if (defined && !ar.loading())
+          bytes = py::bytes(self_.attr("checkpoint")());
+      } catch (py::error_already_set& e) {
+        failure = python_error_line(e);
+      }
+    }
+    if (!failure.empty())
+      throw std::runtime_error("checkpoint(): " + failure);
+    if (!defined) {
+      protocol::checkpoint(ar);  // refuses
+      return;
+    }
+    ar(bytes);
+    if (!ar.loading())
+      return;
+    py::gil_scoped_acquire gil;
+    try {
+      self_.attr("restore")(py::bytes(bytes));
+    } catch (py::error_already_set& e) {
+      failure = python_error_line(e);
+    }
+    if (!failure.empty())
+      throw std::runtime_error("restore(): " + failure);
+  }
+
+ private:
+  static py::object python_base() { return py::module_::import("syncpoint").attr("Protocol"); }
+
+  template <class... Args>
+  void call(coordinator_api& c, const char* method, Args... args) {
+    std::string failure;
+    {
+      py::gil_scoped_acquire gil;
+      auto handle = std::make_shared<api_handle>(api_handle{&c});
+      try {
+        self_.attr(method)(py::cast(handle), args...);
+      } catch (py::error_already_set& e) {
+        failure = std::string(method) + "(): " + python_error_line(e);
+      }
+      handle->api = nullptr;
+    }
+    if (!failure.empty())
+      throw std::runtime_error(failure);  // the run ends: protocol_failed, with this line
+  }
+
+  py::object self_;
+};
+
+option_spec::kind kind_of(const std::string& type) {
+  if (type == "integer")
+    return option_spec::kind::integer;
+  if (type == "number")
+    return option_spec::kind::real;
+  if (type == "text")
+    return option_spec::kind::text;
+  throw py::value_error("an option's type is integer, number or text, not '" + type + "'");
+}
+
+bool register_python_protocol(const std::string& name, const std::string& summary, py::object cls,
+                              const std::vector<py::tuple>& options) {
+  std::vector<option_spec> declared;
+  for (auto& o : options) {  // ProtocolOption(name, type, default, help, choices, min, max, short_name)
+    option_spec s;
+    s.name = o[0].cast<std::string>();
+    s.type = kind_of(o[1].cast<std::string>());
+    s.default_value = o[2].is_none() ? "" : py::str(o[2]).cast<std::string>();
+    s.help = o[3].cast<std::string>();
+    s.choices = o[4].cast<std::vector<std::string>>();
+    s.min = o[5].cast<double>();
+    s.max = o[6].cast<double>();
+    s.short_name = o.size() > 7 && !o[7].is_none() ? o[7].cast<std::string>() : "";
+    declared.push_back(std::move(s));
+  }
+  auto kept = cls.release();  // for the process's life: the registry outlives the interpreter
+  return register_protocol(
+    name, summary,
+    [kept, declared](const protocol_options& opts) -> std::unique_ptr<protocol> {
+      py::gil_scoped_acquire gil;
+      std::string failure;
+      try {
+        return std::make_unique<python_protocol>(kept(typed_options(opts, declared)));
+      } catch (py::error_already_set& e) {
+        failure = python_error_line(e);
+      }
+      throw std::invalid_argument("the protocol could not be made: " + failure);
+    },
+    declared);
+}
+
+}  // namespace
+
+void bind_protocols(py::module_& m) {
+  py::class_<api_handle, std::shared_ptr<api_handle>>(
+    m, "CoordinatorAPI", "What a protocol sees and does (coordinator_api); valid during the callback it came with.")
+    .def("workers", [](const api_handle& h) { return h.get().workers(); }, "Worker ids are 0 .. workers()-1.")
+    .def("live", [](const api_handle& h, worker_id w) { return h.get().live(w); }, py::arg("w"))
+    .def("live_workers", [](const api_handle& h) { return h.get().live_workers(); })
+    .def("live_count", [](const api_handle& h) { return h.get().live_count(); })
+    .def("waiting_count", [](const api_handle& h) { return h.get().waiting_count(); })
+    .def("min_clock", [](const api_handle& h) { return h.get().min_clock(); })
+    .def("clock", [](const api_handle& h, worker_id w) { return h.get().clock(w); }, py::arg("w"),
+         "Gradients worker w has pushed (the push being handled included).")
+    .def("now", [](const api_handle& h) { return h.get().now(); }, "Seconds since the start, on the run's clock.")
+    .def("waiting", [](const api_handle& h, worker_id w) { return h.get().waiting(w); }, py::arg("w"))
+    .def("release", [](const api_handle& h, worker_id w, bool pull) { h.get().release(w, pull); }, py::arg("w"),
+         py::arg("pull") = true, "Lets w start its next iteration (pulling the newest version first).")
+    .def("release_at", [](const api_handle& h, worker_id w, double t, bool pull) { h.get().release_at(w, t, pull); },
+         py::arg("w"), py::arg("t"), py::arg("pull") = true)
+    .def("commit", [](const api_handle& h) { h.get().commit(); }, "The PS applies its buffered pushes as one update.")
+    .def("set_mode", [](const api_handle& h, const std::string& mode) { h.get().set_mode(mode_of(mode)); },
+         py::arg("mode"), "'immediate', 'buffered', 'gated' or 'delayed'.")
+    .def("publish", [](const api_handle& h) { h.get().publish(); })
+    .def("set_worker_behavior",
+         [](const api_handle& h, bool local_step, bool overlap) { h.get().set_worker_behavior(local_step, overlap); },
+         py::arg("local_step"), py::arg("overlap"))
+    .def("set_timer", [](const api_handle& h, double t, uint64_t tag) { h.get().set_timer(t, tag); }, py::arg("t"),
+         py::arg("tag"), "Calls on_timer(c, tag) at time t (seconds on the run's clock).")
+    .def("set_batch", [](const api_handle& h, worker_id w, uint32_t b) { h.get().set_batch(w, b); }, py::arg("w"),
+         py::arg("batch"))
+    .def("batch", [](const api_handle& h, worker_id w) { return h.get().batch(w); }, py::arg("w"))
+    .def("samples", [](const api_handle& h) { return h.get().samples(); })
+    .def("sample_budget", [](const api_handle& h) { return h.get().sample_budget(); })
+    .def("time_budget", [](const api_handle& h) { return h.get().time_budget(); })
+    .def("run_fraction", [](const api_handle& h) { return h.get().run_fraction(); })
+    .def("set_momentum",
+         [](const api_handle& h, double mu, bool clear, uint32_t ramp) { h.get().set_momentum(mu, clear, ramp); },
+         py::arg("mu"), py::arg("clear") = false, py::arg("ramp_steps") = 0)
+    .def("base_momentum", [](const api_handle& h) { return h.get().base_momentum(); })
+    .def("mark", [](const api_handle& h, const std::string& kind, const std::string& note,
+                    double value) { h.get().mark(kind, note, value); },
+         py::arg("kind"), py::arg("note"), py::arg("value") = 0.0, "Writes an event into the trace.")
+    .def("evaluate", [](const api_handle& h) { h.get().evaluate(); });
+  m.def("_register_protocol", &register_python_protocol, py::arg("name"), py::arg("summary"), py::arg("cls"),
+        py::arg("options"), "Registers a Python protocol class; False if the name is taken.");
+}
+
+}  // namespace syncpoint::python
