@@ -14,6 +14,8 @@
 
 #include <pybind11/stl.h>
 
+#include <initializer_list>
+#include <map>
 #include <stdexcept>
 
 namespace py = pybind11;
@@ -42,6 +44,85 @@ ps_mode mode_of(const std::string& name) {
   if (name == "delayed")
     return ps_mode::delayed;
   throw py::value_error("set_mode('" + name + "'): expected immediate, buffered, gated or delayed");
+}
+
+template <class Enum>
+Enum named(const std::string& what, const std::string& name, std::initializer_list<std::pair<const char*, Enum>> known) {
+  std::string listed;
+  for (auto& [n, v] : known) {
+    if (name == n)
+      return v;
+    listed += (listed.empty() ? "" : ", ") + std::string(n);
+  }
+  throw py::value_error("set_local_work: " + what + " '" + name + "' is not one of " + listed);
+}
+
+// set_local_work's keywords (include/syncpoint/local_work.hpp), each the field of that name.
+local_work local_work_of(const py::kwargs& kw) {
+  local_work w;
+  for (auto& [key, value] : kw) {
+    auto k = key.cast<std::string>();
+    if (k == "steps")
+      w.steps = value.cast<uint32_t>();
+    else if (k == "inner")
+      w.inner.type = parse_inner_kind(value.cast<std::string>());
+    else if (k == "inner_lr")
+      w.inner.lr = value.cast<double>();
+    else if (k == "inner_momentum")
+      w.inner.momentum = value.cast<double>();
+    else if (k == "inner_weight_decay")
+      w.inner.weight_decay = value.cast<double>();
+    else if (k == "inner_beta1")
+      w.inner.beta1 = value.cast<double>();
+    else if (k == "inner_beta2")
+      w.inner.beta2 = value.cast<double>();
+    else if (k == "inner_eps")
+      w.inner.eps = value.cast<double>();
+    else if (k == "inner_schedule")
+      w.inner.schedule = value.cast<std::string>();
+    else if (k == "inner_warmup")
+      w.inner.warmup = value.cast<double>();
+    else if (k == "push")
+      w.push = named<push_kind>("push", value.cast<std::string>(),
+                                {{"gradient", push_kind::gradient}, {"outer", push_kind::outer}});
+    else if (k == "alpha")
+      w.alpha = value.cast<double>();
+    else if (k == "fragments")
+      w.fragments = value.cast<uint32_t>();
+    else if (k == "fragment")
+      w.fragment = value.cast<uint32_t>();
+    else if (k == "layout")
+      w.layout = named<fragment_layout>("layout", value.cast<std::string>(),
+                                        {{"strided", fragment_layout::strided}, {"contiguous", fragment_layout::contiguous}});
+    else if (k == "overlap")
+      w.overlap = value.cast<uint32_t>();
+    else
+      throw py::type_error("set_local_work: no field '" + k + "' (steps, inner, inner_lr, inner_momentum, "
+                           "inner_weight_decay, inner_beta1, inner_beta2, inner_eps, inner_schedule, inner_warmup, "
+                           "push, alpha, fragments, fragment, layout, overlap)");
+  }
+  return w;
+}
+
+py::dict local_work_dict(const local_work& w) {
+  py::dict d;
+  d["steps"] = w.steps;
+  d["inner"] = to_string(w.inner.type);
+  d["inner_lr"] = w.inner.lr;
+  d["inner_momentum"] = w.inner.momentum;
+  d["inner_weight_decay"] = w.inner.weight_decay;
+  d["inner_beta1"] = w.inner.beta1;
+  d["inner_beta2"] = w.inner.beta2;
+  d["inner_eps"] = w.inner.eps;
+  d["inner_schedule"] = w.inner.schedule;
+  d["inner_warmup"] = w.inner.warmup;
+  d["push"] = w.push == push_kind::outer ? "outer" : "gradient";
+  d["alpha"] = w.alpha;
+  d["fragments"] = w.fragments;
+  d["fragment"] = w.fragment;
+  d["layout"] = w.layout == fragment_layout::contiguous ? "contiguous" : "strided";
+  d["overlap"] = w.overlap;
+  return d;
 }
 
 // The options a job gave, typed as the protocol declared them.
@@ -147,7 +228,8 @@ option_spec::kind kind_of(const std::string& type) {
 }
 
 bool register_python_protocol(const std::string& name, const std::string& summary, py::object cls,
-                              const std::vector<py::tuple>& options) {
+                              const std::vector<py::tuple>& options,
+                              const std::map<std::string, std::string>& job_defaults) {
   std::vector<option_spec> declared;
   for (auto& o : options) {  // ProtocolOption(name, type, default, help, choices, min, max, short_name)
     option_spec s;
@@ -174,7 +256,7 @@ bool register_python_protocol(const std::string& name, const std::string& summar
       }
       throw std::invalid_argument("the protocol could not be made: " + failure);
     },
-    declared);
+    declared, job_defaults);
 }
 
 }  // namespace
@@ -219,9 +301,17 @@ void bind_protocols(py::module_& m) {
     .def("mark", [](const api_handle& h, const std::string& kind, const std::string& note,
                     double value) { h.get().mark(kind, note, value); },
          py::arg("kind"), py::arg("note"), py::arg("value") = 0.0, "Writes an event into the trace.")
-    .def("evaluate", [](const api_handle& h) { h.get().evaluate(); });
+    .def("evaluate", [](const api_handle& h) { h.get().evaluate(); })
+    .def(
+      "set_local_work",
+      [](const api_handle& h, worker_id w, const py::kwargs& kw) { h.get().set_local_work(w, local_work_of(kw)); },
+      py::arg("w"),
+      "What w does between its exchanges from its next release on: set_local_work(w, steps=10, inner='sgd', "
+      "inner_lr=0.05, push='outer', ...), the fields of local_work (unnamed ones take their defaults).")
+    .def("local_work_of", [](const api_handle& h, worker_id w) { return local_work_dict(h.get().local_work_of(w)); },
+         py::arg("w"), "What w was last given, as set_local_work's keywords.");
   m.def("_register_protocol", &register_python_protocol, py::arg("name"), py::arg("summary"), py::arg("cls"),
-        py::arg("options"), "Registers a Python protocol class; False if the name is taken.");
+        py::arg("options"), py::arg("job_defaults"), "Registers a Python protocol class; False if the name is taken.");
 }
 
 }  // namespace syncpoint::python

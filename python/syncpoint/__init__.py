@@ -517,17 +517,20 @@ class Protocol:
         """Takes back the state checkpoint() returned, when a run resumes."""
 
 
-def register_protocol(name, summary, cls, options=()):
+def register_protocol(name, summary, cls, options=(), job_defaults=None):
     """Registers the Protocol subclass ``cls`` as the protocol ``name`` (``protocol=name``,
     ``--protocol name``), with the options it declares (ProtocolOption), which a job then sets as
     keywords (``k=3``) and ``syncpoint protocols`` lists. One object of ``cls`` is made per run,
-    from the options' values."""
+    from the options' values. ``job_defaults``: the job options it runs with unless a job gives them,
+    by their command-line names (Local SGD's averaging outer step: ``{"optimizer": "sgd", "lr": "1",
+    "momentum": "0"}``)."""
     if not (isinstance(cls, type) and issubclass(cls, Protocol)):
         raise TypeError("register_protocol(%r, ...): cls must be a subclass of syncpoint.Protocol" % name)
     declared = [tuple(o if isinstance(o, ProtocolOption) else ProtocolOption(*o)) for o in options]
     declared = [(n, t, None if d is None else str(d), h, list(ch), float(lo), float(hi), sh)
                 for n, t, d, h, ch, lo, hi, sh in declared]
-    if not _core._register_protocol(name, summary, cls, declared):
+    defaults = {str(k).replace("_", "-"): _text(v) for k, v in (job_defaults or {}).items()}
+    if not _core._register_protocol(name, summary, cls, declared, defaults):
         raise ValueError("the protocol '%s' cannot be registered: the name is taken, or an option clashes with "
                          "another protocol's (stderr says which)" % name)
     _remember(cls)

@@ -104,3 +104,63 @@ def test_register_protocol_refuses_what_is_not_a_protocol_and_a_taken_name():
         syncpoint.register_protocol("py-not", "", object)
     with pytest.raises(ValueError, match="cannot be registered"):
         syncpoint.register_protocol("bsp", "", Raises)
+
+
+class LocalSgd(syncpoint.Protocol):
+    """protocols/local_sgd.cpp in Python, through set_local_work."""
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.work = dict(steps=options["h"], inner="sgd", inner_lr=0.05, push="outer")
+
+    def on_start(self, c):
+        c.set_mode("buffered")
+        for w in c.live_workers():
+            c.set_local_work(w, **self.work)
+            c.release(w)
+
+    def on_push(self, c, w):
+        self.close_round_if_complete(c)
+
+    def on_lost(self, c, w):
+        self.close_round_if_complete(c)
+
+    def on_joined(self, c, w):
+        c.set_local_work(w, **self.work)
+        self.close_round_if_complete(c)
+
+    def close_round_if_complete(self, c):
+        live = c.live_workers()
+        if not live or not all(c.waiting(w) for w in live):
+            return
+        c.commit()
+        for w in live:
+            c.release(w)
+
+
+syncpoint.register_protocol("py-local-sgd", "Local SGD in Python", LocalSgd,
+                            options=[syncpoint.ProtocolOption("h", "integer", "8", "local steps", min=1)],
+                            job_defaults={"optimizer": "sgd", "lr": 1, "momentum": 0})
+
+
+def test_local_sgd_in_python_through_set_local_work_decides_as_the_built_in_one(tmp_path):
+    job = dict(workers=4, model="mlp", epochs=0.5, straggler="3:x4", seed=2, progress=False)
+    python = syncpoint.train(protocol="py-local-sgd", h=8, **job, out=tmp_path / "py")
+    built_in = syncpoint.train(protocol="local-sgd", local_steps=8, **job, out=tmp_path / "cpp")
+    assert (tmp_path / "py" / "trace.jsonl").read_bytes() == (tmp_path / "cpp" / "trace.jsonl").read_bytes()
+    assert torch.equal(python.final_weights, built_in.final_weights)
+    assert python.final_accuracy == built_in.final_accuracy > 0.6
+
+
+class BadLocalWork(syncpoint.Protocol):
+    def on_start(self, c):
+        c.set_local_work(0, stepz=3)
+
+
+syncpoint.register_protocol("py-bad-local-work", "names a field local_work lacks", BadLocalWork)
+
+
+def test_set_local_work_refuses_a_field_it_lacks():
+    job = dict(workers=2, model="softmax", epochs=0.1, progress=False)
+    with pytest.raises(RuntimeError, match="on_start\\(\\): TypeError: set_local_work: no field 'stepz'"):
+        syncpoint.train(protocol="py-bad-local-work", **job)
