@@ -202,6 +202,13 @@ class python_protocol : public protocol {
     std::string failure;
     {
       py::gil_scoped_acquire gil;
+      // A thread's first acquire makes it a Python thread state, which the release would throw
+      // away again: kept, a call costs the GIL and the call (bench/python_overhead.py).
+      static thread_local bool kept = false;
+      if (!kept) {
+        gil.inc_ref();
+        kept = true;
+      }
       auto handle = std::make_shared<api_handle>(api_handle{&c});
       try {
         self_.attr(method)(py::cast(handle), args...);

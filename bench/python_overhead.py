@@ -1,0 +1,123 @@
+"""What Python costs a run (issue 60), side by side in one run: each pair is the same job with a
+piece written in C++ and in Python, and the figure is the Python one's over the C++ one's.
+
+  protocol   ASP as a syncpoint.Protocol (a GIL taken and a Python call per push) against the
+             built-in asp: wall seconds of a virtual-clock run that computes nothing
+             (model timing-only), so the protocol's calls are all there is.
+  script     the mlp scripted in PyTorch (--model script:FILE.pt, run by C++) against the built-in
+             mlp: samples per second on the real clock.
+  loop       the mlp's classification step written as a Python loop around a WorkerClient
+             (PyTorch's own MLP: pull, load, forward, backward, push) against the built-in
+             classify loop: samples per second on the real clock.
+
+    PYTHONPATH=build/python python3 bench/python_overhead.py [--repeats N]
+
+Figures are medians over N alternated pairs (default 3).
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+import syncpoint
+
+
+class PyAsp(syncpoint.Protocol):
+    def on_push(self, c, w):
+        c.release(w)
+
+
+syncpoint.register_protocol("bench-py-asp", "asp in Python", PyAsp)
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(784, 256)
+        self.fc2 = torch.nn.Linear(256, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+
+@syncpoint.client_loop("bench-py-classify")
+def classify(ps):
+    torch.set_num_threads(1)
+    net = Mlp()
+    params = list(net.parameters())
+    data = torch.load(DATA)
+    x_all, y_all = data["x"], data["y"]
+    g = torch.Generator().manual_seed(ps.seed * 1000 + ps.worker)
+    while True:
+        w = ps.pull()
+        at = 0
+        with torch.no_grad():
+            for p in params:
+                p.copy_(w[at:at + p.numel()].view_as(p))
+                at += p.numel()
+        i = torch.randint(0, x_all.shape[0], (ps.batch,), generator=g)
+        net.zero_grad()
+        loss = F.cross_entropy(net(x_all[i]), y_all[i])
+        loss.backward()
+        grad = torch.cat([p.grad.flatten() for p in params])
+        if ps.push(grad, ps.batch, float(loss)).stop:
+            return
+
+
+DATA = "/tmp/syncpoint-bench-python-data.pt"
+
+
+def timed(**job):
+    t = time.perf_counter()
+    r = syncpoint.train(progress=False, **job)
+    return time.perf_counter() - t, r
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    torch.save({"x": torch.rand(4096, 1, 28, 28), "y": torch.randint(0, 10, (4096,))}, DATA)
+
+    protocol = dict(workers=16, model="timing-only", dataset="synthetic", epochs=400, iter_cost=1)
+    cpp_s, py_s, pushes = [], [], 0
+    for _ in range(args.repeats):
+        s, r = timed(protocol="asp", **protocol)
+        cpp_s.append(s)
+        s, r = timed(protocol="bench-py-asp", **protocol)
+        py_s.append(s)
+        pushes = sum(1 for e in r.trace if e.kind == "push")
+    c, p = statistics.median(cpp_s), statistics.median(py_s)
+    print("protocol  asp (C++) %.2f s, asp (Python) %.2f s for %d pushes: %.2fx; %.1f us a Python call"
+          % (c, p, pushes, p / c, (p - c) / max(pushes, 1) * 1e6))
+
+    script = "/tmp/syncpoint-bench-python-mlp.pt"
+    torch.jit.script(Mlp()).save(script)
+    real = dict(protocol="asp", workers=2, clock="real", max_time=8, seed=1)
+    cpp_rate, script_rate = [], []
+    for _ in range(args.repeats):
+        _, r = timed(model="mlp", **real)
+        cpp_rate.append(r.samples_per_s)
+        _, r = timed(model="script:" + script, **real)
+        script_rate.append(r.samples_per_s)
+    c, p = statistics.median(cpp_rate), statistics.median(script_rate)
+    print("script    mlp (C++) %.0f samples/s, the mlp scripted %.0f samples/s: %.2fx" % (c, p, p / c))
+
+    loop = dict(protocol="asp", workers=2, model="mlp", clock="real", max_time=8, seed=1)
+    cpp_rate, py_rate = [], []
+    for _ in range(args.repeats):
+        _, r = timed(**loop)
+        cpp_rate.append(r.samples_per_s)
+        _, r = timed(loop="bench-py-classify", **loop)
+        py_rate.append(r.samples_per_s)
+    c, p = statistics.median(cpp_rate), statistics.median(py_rate)
+    print("loop      classify (C++) %.0f samples/s, the same step in Python %.0f samples/s: %.2fx"
+          % (c, p, p / c))
+
+
+if __name__ == "__main__":
+    main()
