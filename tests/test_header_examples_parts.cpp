@@ -11,6 +11,7 @@
 #include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/float_block.hpp>
 #include <syncpoint/torch_data.hpp>
+#include <syncpoint/table.hpp>
 #include <syncpoint/torch_model.hpp>
 #include <syncpoint/torch_loop.hpp>
 #include "tests/header_examples.hpp"
@@ -442,6 +443,17 @@ TEST_CASE("header examples: <syncpoint/compressor.hpp>'s own compressor trains o
   // g == {0, -3, 2, 0}, e == {1, 0, 0, 0.5}
   CHECK(g == std::vector<float>{0, -3, 2, 0});
   CHECK(e == std::vector<float>{1, 0, 0, 0.5f});
+}
+
+TEST_CASE("header examples: <syncpoint/table.hpp> declares a table") {
+  syncpoint::table_spec t;
+  t.name = "ids";
+  t.width = 16;
+  t.optimizer = syncpoint::row_optimizer::adagrad;
+  t.capacity = syncpoint::row_capacity::lru;
+  t.max_rows = 1000000;
+  CHECK(t.admit_after == 1);  // every sighting makes its row
+  CHECK(t.init == syncpoint::row_init::normal);
 }
 
 TEST_CASE("header examples: every ```cpp example of a public header is in its test, line by line, in order") {

@@ -30,5 +30,6 @@
 #include <syncpoint/protocol.hpp>
 #include <syncpoint/shared_floats.hpp>
 #include <syncpoint/summary.hpp>
+#include <syncpoint/table.hpp>
 #include <syncpoint/train.hpp>
 #include <syncpoint/worker_loop.hpp>

@@ -1,0 +1,178 @@
+// One sparse table's rows on one shard (actors/row_store.hpp). Written by hand:
+// no Debian library keeps rows with per-row optimizer state and eviction
+// (docs/architecture.md, "Hand-written pieces"). An unordered_map of rows and
+// an ordered set for eviction; an open-addressed slab is the next step, once
+// bench/ measures the table sizes of issue 61.
+#include "actors/row_store.hpp"
+
+#include <cmath>
+
+namespace syncpoint {
+
+namespace {
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+uint64_t fnv1a(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text)
+    h = (h ^ c) * 0x100000001b3ULL;
+  return h;
+}
+
+double unit(uint64_t& state) {  // in (0, 1)
+  return (static_cast<double>(splitmix64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+}  // namespace
+
+row_store::row_store(table_spec spec, uint64_t seed) : spec_(std::move(spec)), seed_(seed) {
+  auto bad = [&](const std::string& why) { throw std::invalid_argument("table '" + spec_.name + "': " + why); };
+  if (spec_.width == 0)
+    bad("a row of width 0");
+  if ((spec_.capacity == row_capacity::lru || spec_.capacity == row_capacity::lfu) && spec_.max_rows == 0)
+    bad("lru and lfu need the most rows to keep (max_rows > 0)");
+  if (spec_.capacity == row_capacity::ttl && spec_.ttl_steps == 0)
+    bad("ttl needs the steps a row may stay untouched (ttl_steps > 0)");
+  if (spec_.admit_after == 0)
+    bad("admit_after counts sightings from 1");
+  if (!(spec_.init_scale >= 0) || !(spec_.eps > 0) || !(spec_.beta1 >= 0 && spec_.beta1 < 1) ||
+      !(spec_.beta2 >= 0 && spec_.beta2 < 1))
+    bad("init_scale >= 0, eps > 0 and betas in [0, 1)");
+}
+
+std::vector<float> row_store::initial_row(uint64_t key) const {
+  std::vector<float> out(spec_.width, 0.0f);
+  if (spec_.init == row_init::zeros)
+    return out;
+  uint64_t state = seed_ ^ fnv1a(spec_.name) ^ (key * 0xd6e8feb86659fd93ULL);
+  for (auto& x : out) {
+    if (spec_.init == row_init::uniform) {
+      x = static_cast<float>((2 * unit(state) - 1) * spec_.init_scale);
+    } else {  // Box-Muller, one value a pair of draws: the same row whatever the width's parity
+      double u1 = unit(state), u2 = unit(state);
+      x = static_cast<float>(std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2) * spec_.init_scale);
+    }
+  }
+  return out;
+}
+
+std::pair<uint64_t, uint64_t> row_store::rank_of(const row& r) const {
+  // lfu: fewest touches first, the least recent of equals first; lru and ttl: least recent first.
+  return spec_.capacity == row_capacity::lfu ? std::make_pair(r.touches, r.last) : std::make_pair(r.last, uint64_t{0});
+}
+
+void row_store::touch(uint64_t key, row& r, uint64_t step) {
+  bool ordered = spec_.capacity != row_capacity::unbounded;
+  if (ordered)
+    order_.erase({rank_of(r), key});
+  r.last = step;
+  ++r.touches;
+  if (ordered)
+    order_.insert({rank_of(r), key});
+}
+
+void row_store::evict_one() {
+  auto first = order_.begin();
+  rows_.erase(first->second);
+  order_.erase(first);
+  ++evictions_;
+}
+
+row_store::row& row_store::make(uint64_t key, uint64_t step) {
+  if ((spec_.capacity == row_capacity::lru || spec_.capacity == row_capacity::lfu) && rows_.size() >= spec_.max_rows)
+    evict_one();
+  auto& r = rows_[key];
+  r.values = initial_row(key);
+  if (spec_.optimizer != row_optimizer::sgd)
+    r.v.assign(spec_.width, 0.0f);
+  if (spec_.optimizer == row_optimizer::adam)
+    r.m.assign(spec_.width, 0.0f);
+  r.last = step;
+  if (spec_.capacity != row_capacity::unbounded)
+    order_.insert({rank_of(r), key});
+  return r;
+}
+
+std::vector<float> row_store::pull(const std::vector<uint64_t>& keys, uint64_t step) {
+  std::vector<float> out;
+  out.reserve(keys.size() * spec_.width);
+  for (auto key : keys) {
+    auto it = rows_.find(key);
+    if (it != rows_.end()) {
+      ++hits_;
+      touch(key, it->second, step);
+      out.insert(out.end(), it->second.values.begin(), it->second.values.end());
+      continue;
+    }
+    ++misses_;
+    auto& seen = sightings_[key];
+    if (++seen < spec_.admit_after) {
+      auto init = initial_row(key);
+      out.insert(out.end(), init.begin(), init.end());
+      continue;
+    }
+    sightings_.erase(key);
+    auto& r = make(key, step);
+    touch(key, r, step);
+    out.insert(out.end(), r.values.begin(), r.values.end());
+  }
+  return out;
+}
+
+void row_store::push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step) {
+  size_t n = keys.size() * spec_.width;
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(grads[i]))
+      throw std::invalid_argument("table '" + spec_.name + "': a non-finite value in the row gradient of key " +
+                                  std::to_string(keys[i / spec_.width]));
+  // A key twice in one push: its gradients summed, one optimizer step.
+  std::map<uint64_t, std::vector<float>> summed;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto& g = summed[keys[k]];
+    g.resize(spec_.width, 0.0f);
+    for (uint32_t j = 0; j < spec_.width; ++j)
+      g[j] += grads[k * spec_.width + j];
+  }
+  for (auto& [key, g] : summed) {
+    auto it = rows_.find(key);
+    if (it == rows_.end())
+      continue;  // not admitted, or evicted since its pull
+    auto& r = it->second;
+    touch(key, r, step);
+    if (spec_.optimizer == row_optimizer::sgd) {
+      for (uint32_t j = 0; j < spec_.width; ++j)
+        r.values[j] = static_cast<float>(r.values[j] - lr * g[j]);
+    } else if (spec_.optimizer == row_optimizer::adagrad) {  // torch.optim.Adagrad's rule, per row
+      for (uint32_t j = 0; j < spec_.width; ++j) {
+        r.v[j] += g[j] * g[j];
+        r.values[j] = static_cast<float>(r.values[j] - lr * g[j] / (std::sqrt(static_cast<double>(r.v[j])) + spec_.eps));
+      }
+    } else {  // lazy Adam: the row's own step count for the bias corrections (torch.optim.Adam's rule)
+      ++r.t;
+      double c1 = 1 - std::pow(spec_.beta1, static_cast<double>(r.t));
+      double c2 = 1 - std::pow(spec_.beta2, static_cast<double>(r.t));
+      for (uint32_t j = 0; j < spec_.width; ++j) {
+        r.m[j] = static_cast<float>(spec_.beta1 * r.m[j] + (1 - spec_.beta1) * g[j]);
+        r.v[j] = static_cast<float>(spec_.beta2 * r.v[j] + (1 - spec_.beta2) * g[j] * g[j]);
+        double denom = std::sqrt(static_cast<double>(r.v[j])) / std::sqrt(c2) + spec_.eps;
+        r.values[j] = static_cast<float>(r.values[j] - lr / c1 * r.m[j] / denom);
+      }
+    }
+  }
+  expire(step);
+}
+
+void row_store::expire(uint64_t step) {
+  if (spec_.capacity != row_capacity::ttl)
+    return;
+  while (!order_.empty() && order_.begin()->first.first + spec_.ttl_steps < step)
+    evict_one();
+}
+
+}  // namespace syncpoint

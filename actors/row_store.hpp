@@ -1,0 +1,74 @@
+// One sparse table's rows on one PS shard (include/syncpoint/table.hpp): rows
+// by key, made from the key's own generator at the sighting the admission
+// filter asks for, moved by the table's row optimizer, kept within its
+// capacity. A step is the PS's count of pushes applied; lru and ttl read it.
+//
+//   syncpoint::row_store rows(spec, /*seed=*/1);
+//   auto values = rows.pull({42, 7});                   // 2 * spec.width floats, rows made if admitted
+//   rows.push({42}, grad.data(), /*lr=*/0.1, /*step=*/1);  // grad: spec.width floats a key
+#pragma once
+
+#include <syncpoint/table.hpp>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace syncpoint {
+
+class row_store {
+ public:
+  /// Throws std::invalid_argument for a spec that cannot work (a width of 0, lru without max_rows, ...).
+  row_store(table_spec spec, uint64_t seed);
+
+  /// The rows of `keys`, in their order (width floats each; a key twice gives its row twice).
+  /// A key sighted for the admit_after-th time gets its row; one not yet admitted reads its
+  /// initial values without a row being made. Counts as a touch of each key at `step`.
+  std::vector<float> pull(const std::vector<uint64_t>& keys, uint64_t step = 0);
+
+  /// Applies `grads` (width floats a key, in the keys' order; a key twice: the sum) at `lr`.
+  /// Throws std::invalid_argument, changing nothing, for a non-finite value. Gradients of keys
+  /// without a row (not admitted, or evicted since their pull) are dropped.
+  void push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step);
+
+  /// Drops the rows untouched for more than ttl_steps at `step` (ttl tables; push calls it).
+  void expire(uint64_t step);
+
+  /// The initial values of `key`'s row: a function of the key, the table's name and the seed alone.
+  std::vector<float> initial_row(uint64_t key) const;
+
+  /// Whether `key` has a row now.
+  bool has(uint64_t key) const { return rows_.count(key) > 0; }
+  size_t rows() const { return rows_.size(); }
+  uint64_t evictions() const { return evictions_; }
+  uint64_t hits() const { return hits_; }      ///< keys pulled that had a row
+  uint64_t misses() const { return misses_; }  ///< keys pulled that had none
+  const table_spec& spec() const { return spec_; }
+
+ private:
+  struct row {
+    std::vector<float> values;
+    std::vector<float> m, v;  // adagrad: v (the sum of squares); adam: both
+    uint64_t t = 0;           // adam: the row's own step count
+    uint64_t last = 0;        // the step it was last touched
+    uint64_t touches = 0;     // how often it was touched
+  };
+  void touch(uint64_t key, row& r, uint64_t step);
+  row& make(uint64_t key, uint64_t step);
+  void evict_one();
+  std::pair<uint64_t, uint64_t> rank_of(const row& r) const;  // what eviction orders by
+
+  table_spec spec_;
+  uint64_t seed_;
+  std::unordered_map<uint64_t, row> rows_;
+  std::set<std::pair<std::pair<uint64_t, uint64_t>, uint64_t>> order_;  // (rank, key): lru, lfu, ttl
+  std::unordered_map<uint64_t, uint32_t> sightings_;                    // keys not yet admitted
+  uint64_t evictions_ = 0, hits_ = 0, misses_ = 0;
+};
+
+}  // namespace syncpoint
