@@ -64,6 +64,7 @@ py::object train(const std::vector<std::string>& args) {
   validate(cfg);  // config_error is a ValueError
   auto label = cli::run_label(cfg);
   std::atomic<bool> interrupted{false};
+  const std::string interrupted_why = "interrupted (KeyboardInterrupt)";
   auto run = run_interruptible(
     [&] {
       cli::progress_display shown(cfg.progress);
@@ -73,7 +74,7 @@ py::object train(const std::vector<std::string>& args) {
       caf::actor_system sys{sys_cfg};
       job_options jopts;
       jopts.on_progress = shown.callback();
-      jopts.stop_when = [&] { return interrupted ? std::string("interrupted (KeyboardInterrupt)") : std::string(); };
+      jopts.stop_when = [&] { return interrupted ? interrupted_why : std::string(); };
       train_run out;
       auto quiet = cfg;  // its files are written below, unless a fault of the program's loop ended it
       quiet.out_dir.clear();
@@ -84,7 +85,7 @@ py::object train(const std::vector<std::string>& args) {
       }
       shown.end();
       if (interrupted)
-        out.stopped = "interrupted (KeyboardInterrupt)";
+        out.stopped = interrupted_why;
       for (auto& f : out.result.failures)
         if (f.find("user_loop_failed") != std::string::npos)
           return out;  // raised as RunFailed, with nothing written (syncpoint/__init__.py)

@@ -14,6 +14,7 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <stdexcept>
@@ -34,94 +35,96 @@ struct api_handle {
   }
 };
 
-ps_mode mode_of(const std::string& name) {
-  if (name == "immediate")
-    return ps_mode::immediate;
-  if (name == "buffered")
-    return ps_mode::buffered;
-  if (name == "gated")
-    return ps_mode::gated;
-  if (name == "delayed")
-    return ps_mode::delayed;
-  throw py::value_error("set_mode('" + name + "'): expected immediate, buffered, gated or delayed");
-}
-
+// A name among `known`, as the enum value; a ValueError from `where` otherwise.
 template <class Enum>
-Enum named(const std::string& what, const std::string& name, std::initializer_list<std::pair<const char*, Enum>> known) {
+Enum named(const std::string& where, const std::string& name, std::initializer_list<std::pair<const char*, Enum>> known) {
   std::string listed;
   for (auto& [n, v] : known) {
     if (name == n)
       return v;
     listed += (listed.empty() ? "" : ", ") + std::string(n);
   }
-  throw py::value_error("set_local_work: " + what + " '" + name + "' is not one of " + listed);
+  throw py::value_error(where + ": '" + name + "' is not one of " + listed);
 }
 
-// set_local_work's keywords (include/syncpoint/local_work.hpp), each the field of that name.
+template <class Enum>
+const char* name_of(Enum value, std::initializer_list<std::pair<const char*, Enum>> known) {
+  for (auto& [n, v] : known)
+    if (v == value)
+      return n;
+  return "?";
+}
+
+ps_mode mode_of(const std::string& name) {
+  return named<ps_mode>("set_mode", name,
+                        {{"immediate", ps_mode::immediate}, {"buffered", ps_mode::buffered},
+                         {"gated", ps_mode::gated}, {"delayed", ps_mode::delayed}});
+}
+
+const std::initializer_list<std::pair<const char*, push_kind>> push_kinds{{"gradient", push_kind::gradient},
+                                                                          {"outer", push_kind::outer}};
+const std::initializer_list<std::pair<const char*, fragment_layout>> layouts{
+  {"strided", fragment_layout::strided}, {"contiguous", fragment_layout::contiguous}};
+
+// One of local_work's fields as set_local_work's keyword: its name, how a value sets it, how it reads.
+struct work_field {
+  const char* name;
+  void (*set)(local_work&, py::handle);
+  py::object (*get)(const local_work&);
+};
+
+// Every field once (include/syncpoint/local_work.hpp): set_local_work, local_work_of and the
+// refusal of an unknown keyword all read this list.
+#define SYNCPOINT_WORK_FIELD(NAME, TYPE, MEMBER)                                           \
+  work_field {                                                                             \
+    NAME, [](local_work& w, py::handle v) { w.MEMBER = v.cast<TYPE>(); },                  \
+      [](const local_work& w) { return py::object(py::cast(w.MEMBER)); }                   \
+  }
+const work_field work_fields[] = {
+  SYNCPOINT_WORK_FIELD("steps", uint32_t, steps),
+  {"inner", [](local_work& w, py::handle v) { w.inner.type = parse_inner_kind(v.cast<std::string>()); },
+   [](const local_work& w) { return py::object(py::str(to_string(w.inner.type))); }},
+  SYNCPOINT_WORK_FIELD("inner_lr", double, inner.lr),
+  SYNCPOINT_WORK_FIELD("inner_momentum", double, inner.momentum),
+  SYNCPOINT_WORK_FIELD("inner_weight_decay", double, inner.weight_decay),
+  SYNCPOINT_WORK_FIELD("inner_beta1", double, inner.beta1),
+  SYNCPOINT_WORK_FIELD("inner_beta2", double, inner.beta2),
+  SYNCPOINT_WORK_FIELD("inner_eps", double, inner.eps),
+  SYNCPOINT_WORK_FIELD("inner_schedule", std::string, inner.schedule),
+  SYNCPOINT_WORK_FIELD("inner_warmup", double, inner.warmup),
+  {"push", [](local_work& w, py::handle v) { w.push = named("set_local_work: push", v.cast<std::string>(), push_kinds); },
+   [](const local_work& w) { return py::object(py::str(name_of(w.push, push_kinds))); }},
+  SYNCPOINT_WORK_FIELD("alpha", double, alpha),
+  SYNCPOINT_WORK_FIELD("fragments", uint32_t, fragments),
+  SYNCPOINT_WORK_FIELD("fragment", uint32_t, fragment),
+  {"layout",
+   [](local_work& w, py::handle v) { w.layout = named("set_local_work: layout", v.cast<std::string>(), layouts); },
+   [](const local_work& w) { return py::object(py::str(name_of(w.layout, layouts))); }},
+  SYNCPOINT_WORK_FIELD("overlap", uint32_t, overlap),
+};
+#undef SYNCPOINT_WORK_FIELD
+
+// set_local_work's keywords, each the field of that name (unnamed ones keep their defaults).
 local_work local_work_of(const py::kwargs& kw) {
   local_work w;
   for (auto& [key, value] : kw) {
     auto k = key.cast<std::string>();
-    if (k == "steps")
-      w.steps = value.cast<uint32_t>();
-    else if (k == "inner")
-      w.inner.type = parse_inner_kind(value.cast<std::string>());
-    else if (k == "inner_lr")
-      w.inner.lr = value.cast<double>();
-    else if (k == "inner_momentum")
-      w.inner.momentum = value.cast<double>();
-    else if (k == "inner_weight_decay")
-      w.inner.weight_decay = value.cast<double>();
-    else if (k == "inner_beta1")
-      w.inner.beta1 = value.cast<double>();
-    else if (k == "inner_beta2")
-      w.inner.beta2 = value.cast<double>();
-    else if (k == "inner_eps")
-      w.inner.eps = value.cast<double>();
-    else if (k == "inner_schedule")
-      w.inner.schedule = value.cast<std::string>();
-    else if (k == "inner_warmup")
-      w.inner.warmup = value.cast<double>();
-    else if (k == "push")
-      w.push = named<push_kind>("push", value.cast<std::string>(),
-                                {{"gradient", push_kind::gradient}, {"outer", push_kind::outer}});
-    else if (k == "alpha")
-      w.alpha = value.cast<double>();
-    else if (k == "fragments")
-      w.fragments = value.cast<uint32_t>();
-    else if (k == "fragment")
-      w.fragment = value.cast<uint32_t>();
-    else if (k == "layout")
-      w.layout = named<fragment_layout>("layout", value.cast<std::string>(),
-                                        {{"strided", fragment_layout::strided}, {"contiguous", fragment_layout::contiguous}});
-    else if (k == "overlap")
-      w.overlap = value.cast<uint32_t>();
-    else
-      throw py::type_error("set_local_work: no field '" + k + "' (steps, inner, inner_lr, inner_momentum, "
-                           "inner_weight_decay, inner_beta1, inner_beta2, inner_eps, inner_schedule, inner_warmup, "
-                           "push, alpha, fragments, fragment, layout, overlap)");
+    auto* f = std::find_if(std::begin(work_fields), std::end(work_fields), [&](auto& x) { return k == x.name; });
+    if (f == std::end(work_fields)) {
+      std::string listed;
+      for (auto& x : work_fields)
+        listed += (listed.empty() ? "" : ", ") + std::string(x.name);
+      throw py::type_error("set_local_work: no field '" + k + "' (" + listed + ")");
+    }
+    f->set(w, value);
   }
   return w;
 }
 
 py::dict local_work_dict(const local_work& w) {
   py::dict d;
-  d["steps"] = w.steps;
-  d["inner"] = to_string(w.inner.type);
-  d["inner_lr"] = w.inner.lr;
-  d["inner_momentum"] = w.inner.momentum;
-  d["inner_weight_decay"] = w.inner.weight_decay;
-  d["inner_beta1"] = w.inner.beta1;
-  d["inner_beta2"] = w.inner.beta2;
-  d["inner_eps"] = w.inner.eps;
-  d["inner_schedule"] = w.inner.schedule;
-  d["inner_warmup"] = w.inner.warmup;
-  d["push"] = w.push == push_kind::outer ? "outer" : "gradient";
-  d["alpha"] = w.alpha;
-  d["fragments"] = w.fragments;
-  d["fragment"] = w.fragment;
-  d["layout"] = w.layout == fragment_layout::contiguous ? "contiguous" : "strided";
-  d["overlap"] = w.overlap;
+  for (auto& f : work_fields)
+    d[f.name] = f.get(w);
   return d;
 }
 
