@@ -140,7 +140,7 @@ TEST_CASE("rows: lru and lfu evict by their rule, ttl expires what was untouched
   CHECK(a.has(9));  // the second sighting made it
 }
 
-TEST_CASE("rows: a non-finite gradient is refused and nothing of the push is applied; impossible specs are refused") {
+TEST_CASE("rows: a non-finite gradient is refused and nothing of the push is applied, and impossible specs are refused") {
   row_store s(spec_of(2), 1);
   auto before = s.pull({1, 2});
   std::vector<float> g{1, 1, 1, std::numeric_limits<float>::quiet_NaN()};
