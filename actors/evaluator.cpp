@@ -28,6 +28,8 @@ using evaluator_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
 void evaluate(evaluator_ptr self, const evaluator_config& cfg, const snapshot& s) {
   auto& st = self->state;
   st.m->adopt(s.values.shared());
+  if (!s.rows.empty())  // a sparse model: the rows of the test set's keys, of the same version
+    st.m->load_rows(s.rows);
   eval_result r{s.version, s.taken, s.samples, s.final, -1, {}};  // -1: no accuracy, unless the loop measures one
   if (st.measure) {
     const dataset& test = cfg.limit > 0 && cfg.limit < cfg.test->size ? st.limited : *cfg.test;
@@ -52,8 +54,17 @@ std::optional<snapshot> next_whole(evaluator_state& st) {
   if (!sole_owner(st.assembled) || st.assembled->size() != n)
     st.assembled = std::make_shared<std::vector<float>>(n);
   snapshot whole = st.parts.front().front();
+  whole.rows.clear();
   for (auto& q : st.parts) {
     auto& p = q.front();
+    for (auto& b : p.rows) {  // each shard's rows of the test keys it keeps
+      if (whole.rows.size() <= b.table)
+        whole.rows.resize(b.table + 1);
+      auto& into = whole.rows[b.table];
+      into.table = b.table;
+      into.keys.insert(into.keys.end(), b.keys.begin(), b.keys.end());
+      into.values.insert(into.values.end(), b.values.begin(), b.values.end());
+    }
     std::copy(p.values.data(), p.values.data() + p.values.size(), st.assembled->data() + p.offset);
     whole.version = std::min(whole.version, p.version);
     whole.taken = std::max(whole.taken, p.taken);

@@ -1,6 +1,7 @@
 #include "actors/parameter_server.hpp"
 
 #include "actors/ps_admission.hpp"
+#include "actors/ps_rows.hpp"
 #include "actors/ps_state.hpp"
 #include "actors/ps_update.hpp"
 #include "core/float_buffers.hpp"
@@ -44,6 +45,7 @@ void transfer(ps_ptr self, transit t) {
                                        : st.cfg.wire_bytes;
   if (t.is_push && t.push.wire_bytes > 0)  // compressed (--compress): its encoding's bytes, as charged
     bytes = static_cast<double>(t.push.wire_bytes);
+  bytes += static_cast<double>(row_bytes(t.is_push ? t.push.rows : t.out.rows));  // keys and rows, as sent
   double now = to_seconds(since(self, st.cfg.origin));
   auto slot = st.link.reserve(now, bytes);
   double delay = slot.arrive - now;
@@ -67,6 +69,8 @@ weights pullable_weights(const ps_state& st) {
 }
 
 void send_weights(ps_ptr self, pending_pull p, weights out) {
+  if (!p.asked.empty())  // the rows of the version the weights are
+    out.rows = read_rows(self->state, p.asked, out.version);
   transit t;
   t.worker = p.worker;
   t.out = std::move(out);
@@ -105,6 +109,7 @@ void take_in(ps_ptr self, gradient_push& g) {
   st.only = g.ranges;  // a fragment's push steps its ranges alone
   apply_now(st, g, tau);
   st.only.clear();
+  apply_rows(st, g, push_weight(st, g, tau));
   trace_rate(self);
   g.grad.give_back();  // applied: its buffer can take the next frame or gradient
   auto now = since(self, st.cfg.origin);
@@ -210,7 +215,7 @@ caf::error validate(const ps_state& st, const gradient_push& g) {
                                               " from worker " + std::to_string(g.worker) + " (iteration " +
                                               std::to_string(g.iter) + ") contains NaN or Inf" +
                                               (st.cfg.shards > 1 ? " (" + who(st) + ")" : std::string()));
-  return caf::none;
+  return check_rows(st, g);
 }
 
 // A push whose bytes have arrived: checked, then taken in (one PS) or staged
@@ -275,11 +280,12 @@ caf::result<proceed> take_push(ps_ptr self, gradient_push&& g, bool via_bulk = f
 
 // A pull of `worker` (-1: not a member's): a shard of several serves the
 // version the worker was released to; otherwise any version >= min_version.
-caf::result<weights> take_pull(ps_ptr self, worker_id worker, uint64_t min_version, uint64_t charged = 0) {
+caf::result<weights> take_pull(ps_ptr self, worker_id worker, uint64_t min_version, uint64_t charged = 0,
+                               std::vector<row_block> asked = {}) {
   auto& st = self->state;
   if (sequenced(st) && worker >= 0)
-    return take_sequenced_pull(self, worker, min_version, charged);
-  pending_pull p{worker, self->make_response_promise<weights>(), charged};
+    return take_sequenced_pull(self, worker, min_version, charged, std::move(asked));
+  pending_pull p{worker, self->make_response_promise<weights>(), charged, std::move(asked)};
   auto rp = p.reply;
   if (pullable_version(st) >= min_version)
     send_weights(self, std::move(p), pullable_weights(st));
@@ -306,6 +312,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     st.trained = static_cast<size_t>(std::clamp<uint64_t>(parameters, st.cfg.offset, st.cfg.offset + st.w->size()) -
                                      st.cfg.offset);
   }
+  make_tables(st);
   remember_samples(st);  // version 0 has seen none
   if (st.cfg.resume)
     restore(st, *st.cfg.resume);
@@ -319,6 +326,18 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       if (auto err = check_member(self, -1))
         return err;
       return take_pull(self, member_index(self), min_version);
+    },
+    [=](pull_atom, uint64_t min_version, std::vector<row_block>& asked) -> caf::result<weights> {
+      if (auto err = check_member(self, -1))
+        return err;
+      if (auto err = over_memory(self->state))
+        return err;
+      for (auto& a : asked)
+        if (a.table >= self->state.tables.size())
+          return make_error(sp_error::bad_input, "a pull from " + who(self->state) + " asks for rows of table " +
+                                                   std::to_string(a.table) + ", the model has " +
+                                                   std::to_string(self->state.tables.size()));
+      return take_pull(self, member_index(self), min_version, 0, std::move(asked));
     },
     [=](pull_atom, uint64_t min_version, const std::vector<uint64_t>& ranges) -> caf::result<weights> {
       // A fragment's pull: the whole slice comes back, the link charges the fragment.
@@ -445,7 +464,8 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
         return;
       auto& st = self->state;
       self->send(evaluator, snapshot{st.version, since(self, st.cfg.origin), samples, final, published(st),
-                                     st.cfg.offset, st.cfg.model_size, st.cfg.shard, st.cfg.shards, id});
+                                     st.cfg.offset, st.cfg.model_size, st.cfg.shard, st.cfg.shards, id,
+                                     eval_rows(st)});
     },
     [=](final_atom) -> caf::result<weights> {
       if (!from_coordinator(self, "final"))

@@ -88,6 +88,15 @@ struct ps_config {
   std::vector<uint64_t> bulk_keys;
   optimizer_config optimizer;  // docs/optimizers.md
   lr_schedule schedule;        // by samples taken in; constant (lr) unless it varies
+  // A sparse model's tables (<syncpoint/table.hpp>, actors/ps_rows.hpp): this
+  // shard keeps the rows of the keys row_shard gives it, made from `seed`'s
+  // generators; each snapshot carries the rows of its `eval_keys` (by table:
+  // the evaluator's test keys this shard keeps).
+  std::vector<table_spec> tables;
+  uint64_t seed = 1;
+  bool rows_async = false;
+  double memory_limit = 0;  // --ps-memory: bytes of rows this shard may hold (0: no limit)  // --sparse-sync async: rows stepped as each push comes, in any mode
+  std::vector<std::vector<uint64_t>> eval_keys;
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);

@@ -105,9 +105,10 @@ void run_sequence(ps_ptr self, std::vector<shard_op>& ops) {
   }
 }
 
-caf::result<weights> take_sequenced_pull(ps_ptr self, worker_id w, uint64_t version, uint64_t charged) {
+caf::result<weights> take_sequenced_pull(ps_ptr self, worker_id w, uint64_t version, uint64_t charged,
+                                         std::vector<row_block> asked) {
   auto& st = self->state;
-  pending_pull p{w, self->make_response_promise<weights>(), charged};
+  pending_pull p{w, self->make_response_promise<weights>(), charged, std::move(asked)};
   auto rp = p.reply;
   auto held = st.to_serve.find(w);
   if (held != st.to_serve.end() && held->second.version < version) {

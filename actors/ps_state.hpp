@@ -3,6 +3,7 @@
 #pragma once
 
 #include "actors/parameter_server.hpp"
+#include "actors/row_store.hpp"
 #include "core/link_model.hpp"
 
 #include <deque>
@@ -23,6 +24,7 @@ struct pending_pull {
   worker_id worker;  // -1: not a member's (a job without members)
   caf::typed_response_promise<weights> reply;
   uint64_t charged = 0;  // a fragment's pull: the values the link charges (0: all it carries)
+  std::vector<row_block> asked;  // a sparse model's pull: the keys of each table whose rows it gets
 };
 
 // A transfer on the link: a push on its way in, or weights on their way out.
@@ -98,6 +100,14 @@ struct ps_state {
   // ... or, when the pull came first and found that version current, notes it
   // so that the serve op has nothing left to hold.
   std::unordered_map<worker_id, uint64_t> served_early;
+  // A sparse model's tables (actors/ps_rows.hpp): this shard's rows of each,
+  std::vector<row_store> tables;
+  // ... and in buffered mode the round's row gradients by table, summed as
+  // `buffer` and `held` are (a key none of the round's pushes carried: zeros).
+  struct row_round {
+    std::unordered_map<uint64_t, std::vector<float>> buffer, held;
+  };
+  std::vector<row_round> row_rounds;
   link_model link;
   std::map<uint64_t, transit> in_transit;                // by transfer id
   uint64_t next_transfer = 0;
@@ -149,7 +159,8 @@ void run_sequence(ps_ptr self, std::vector<shard_op>& ops);
 
 /// Sequenced: a pull of worker `w` (>= 0) for the version it was released to
 /// (`charged`: the values its fragment covers, which the link charges; 0: all).
-caf::result<weights> take_sequenced_pull(ps_ptr self, worker_id w, uint64_t version, uint64_t charged = 0);
+caf::result<weights> take_sequenced_pull(ps_ptr self, worker_id w, uint64_t version, uint64_t charged = 0,
+                                         std::vector<row_block> asked = {});
 
 /// Sequenced: answers the held pulls of versions that exist now, each at
 /// exactly its version; false if one was skipped (the sequence is broken).

@@ -3,6 +3,7 @@
 #include "actors/ps_update.hpp"
 
 #include "actors/ps_passes.hpp"
+#include "actors/ps_rows.hpp"
 #include "core/float_buffers.hpp"
 #include "core/index_ranges.hpp"
 #include "core/parallel_chunks.hpp"
@@ -115,6 +116,10 @@ void add_to_round(ps_state& st, gradient_push& g) {
     if (tau > 0)
       weight = static_cast<float>(g.samples / (1 + tau));
   }
+  if (st.cfg.rows_async)  // --sparse-sync async: the rows now, as an asp push's (docs/sparse.md)
+    apply_rows(st, g, push_weight(st, g, static_cast<double>(st.version - std::min(st.version, g.base_version))));
+  else
+    add_rows_to_round(st, g, st.buffered.size(), st.buffer_scale, st.held_weight);
   if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
     float_buffers::give(std::move(st.buffer));  // the last round's
     st.buffer = g.grad.take();  // a view (a slice of a sharded push): copied now
@@ -173,6 +178,8 @@ void step_round(ps_state& st) {
     else
       sgd_pass(st, held_sum, 1.0f / weight, 1.0f, mu, lr, buffers_to(held_mean));
   }
+  if (!st.tables.empty())  // the rows by the same factor and sum as the values
+    step_round_rows(st, !st.held.empty(), scale, held_weight, st.held.empty() ? scale / weight : 1.0f / weight);
   if (!st.held.empty()) {
     st.buffer_scale = 1;
     st.held.give_back();
@@ -186,6 +193,12 @@ void step_round(ps_state& st) {
 // reduced by the mean staleness, because delayed gradients already act as
 // momentum. Adam's moments take each push as `share` of a step: they decay by
 // beta^share, so a round of n pushes decays them as one BSP step does.
+float push_weight(const ps_state& st, const gradient_push& g, double tau) {
+  auto share = st.worker_weight[static_cast<size_t>(g.worker)];
+  const auto n = static_cast<double>(st.worker_weight.size());
+  return static_cast<float>(st.cfg.rule == momentum_rule::plain ? static_cast<double>(share) : share / (1 + tau / n));
+}
+
 void apply_now(ps_state& st, const gradient_push& g, double tau) {
   auto share = st.worker_weight[static_cast<size_t>(g.worker)];
   const auto lr = rate_after(st, g.samples);

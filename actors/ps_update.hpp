@@ -22,6 +22,10 @@ void step_round(ps_state& st);
 /// Immediate and gated modes: the push `g`, `tau` updates stale, applied now.
 void apply_now(ps_state& st, const gradient_push& g, double tau);
 
+/// The weight apply_now gives `g`, `tau` updates stale (its share, less when
+/// stale under the adjusted rule): what its row gradients are scaled by.
+float push_weight(const ps_state& st, const gradient_push& g, double tau);
+
 /// Gated mode, adjusted rule: the round's momentum step, at a publish.
 void close_round(ps_state& st);
 

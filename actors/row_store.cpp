@@ -6,30 +6,11 @@
 #include "actors/row_store.hpp"
 
 #include <cmath>
+#include <map>
+#include <algorithm>
 
 namespace syncpoint {
 
-namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-uint64_t fnv1a(const std::string& text) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text)
-    h = (h ^ c) * 0x100000001b3ULL;
-  return h;
-}
-
-double unit(uint64_t& state) {  // in (0, 1)
-  return (static_cast<double>(splitmix64(state) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-}  // namespace
 
 row_store::row_store(table_spec spec, uint64_t seed) : spec_(std::move(spec)), seed_(seed) {
   auto bad = [&](const std::string& why) { throw std::invalid_argument("table '" + spec_.name + "': " + why); };
@@ -47,19 +28,7 @@ row_store::row_store(table_spec spec, uint64_t seed) : spec_(std::move(spec)), s
 }
 
 std::vector<float> row_store::initial_row(uint64_t key) const {
-  std::vector<float> out(spec_.width, 0.0f);
-  if (spec_.init == row_init::zeros)
-    return out;
-  uint64_t state = seed_ ^ fnv1a(spec_.name) ^ (key * 0xd6e8feb86659fd93ULL);
-  for (auto& x : out) {
-    if (spec_.init == row_init::uniform) {
-      x = static_cast<float>((2 * unit(state) - 1) * spec_.init_scale);
-    } else {  // Box-Muller, one value a pair of draws: the same row whatever the width's parity
-      double u1 = unit(state), u2 = unit(state);
-      x = static_cast<float>(std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2) * spec_.init_scale);
-    }
-  }
-  return out;
+  return syncpoint::initial_row(spec_, seed_, key);
 }
 
 std::pair<uint64_t, uint64_t> row_store::rank_of(const row& r) const {
@@ -77,8 +46,27 @@ void row_store::touch(uint64_t key, row& r, uint64_t step) {
     order_.insert({rank_of(r), key});
 }
 
+void row_store::remember(uint64_t key, const row& r) {
+  for (auto& [version, p] : pins_)
+    p.before.emplace(key, r.values);  // the first change since the pin keeps the row of then
+}
+
+void row_store::keep_versions(const std::set<uint64_t>& versions, uint64_t now) {
+  for (auto it = pins_.begin(); it != pins_.end();)
+    it = versions.count(it->first) ? std::next(it) : pins_.erase(it);
+  if (versions.count(now))
+    pins_[now];
+}
+
+uint64_t row_store::bytes_per_row(const table_spec& spec) {
+  uint64_t copies = spec.optimizer == row_optimizer::adam ? 3 : spec.optimizer == row_optimizer::adagrad ? 2 : 1;
+  return spec.width * copies * sizeof(float);
+}
+
 void row_store::evict_one() {
   auto first = order_.begin();
+  if (!pins_.empty())
+    remember(first->second, rows_.at(first->second));
   rows_.erase(first->second);
   order_.erase(first);
   ++evictions_;
@@ -99,10 +87,19 @@ row_store::row& row_store::make(uint64_t key, uint64_t step) {
   return r;
 }
 
-std::vector<float> row_store::pull(const std::vector<uint64_t>& keys, uint64_t step) {
+std::vector<float> row_store::pull(const std::vector<uint64_t>& keys, uint64_t step, uint64_t at) {
   std::vector<float> out;
   out.reserve(keys.size() * spec_.width);
+  auto old = pins_.find(at);
   for (auto key : keys) {
+    if (old != pins_.end()) {
+      auto then = old->second.before.find(key);
+      if (then != old->second.before.end()) {  // changed (or evicted) since that version
+        ++hits_;
+        out.insert(out.end(), then->second.begin(), then->second.end());
+        continue;
+      }
+    }
     auto it = rows_.find(key);
     if (it != rows_.end()) {
       ++hits_;
@@ -125,7 +122,7 @@ std::vector<float> row_store::pull(const std::vector<uint64_t>& keys, uint64_t s
   return out;
 }
 
-void row_store::push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step) {
+void row_store::push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step, float scale) {
   size_t n = keys.size() * spec_.width;
   for (size_t i = 0; i < n; ++i)
     if (!std::isfinite(grads[i]))
@@ -144,10 +141,16 @@ void row_store::push(const std::vector<uint64_t>& keys, const float* grads, doub
     if (it == rows_.end())
       continue;  // not admitted, or evicted since its pull
     auto& r = it->second;
+    if (!pins_.empty())
+      remember(key, r);
     touch(key, r, step);
+    if (scale != 1.0f)
+      for (auto& x : g)
+        x = scale * x;
     if (spec_.optimizer == row_optimizer::sgd) {
+      const auto rate = static_cast<float>(lr);
       for (uint32_t j = 0; j < spec_.width; ++j)
-        r.values[j] = static_cast<float>(r.values[j] - lr * g[j]);
+        r.values[j] = r.values[j] - rate * g[j];
     } else if (spec_.optimizer == row_optimizer::adagrad) {  // torch.optim.Adagrad's rule, per row
       for (uint32_t j = 0; j < spec_.width; ++j) {
         r.v[j] += g[j] * g[j];

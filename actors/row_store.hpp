@@ -1,7 +1,10 @@
 // One sparse table's rows on one PS shard (include/syncpoint/table.hpp): rows
 // by key, made from the key's own generator at the sighting the admission
 // filter asks for, moved by the table's row optimizer, kept within its
-// capacity. A step is the PS's count of pushes applied; lru and ttl read it.
+// capacity. A step is the PS's version (its updates so far); lru and ttl read it.
+// A pull served at an older version than the rows have now (a held release,
+// gated mode) reads them as they were: the version is pinned, and each row
+// changed since keeps its value of then until the pin goes.
 //
 //   syncpoint::row_store rows(spec, /*seed=*/1);
 //   auto values = rows.pull({42, 7});                   // 2 * spec.width floats, rows made if admitted
@@ -29,12 +32,20 @@ class row_store {
   /// The rows of `keys`, in their order (width floats each; a key twice gives its row twice).
   /// A key sighted for the admit_after-th time gets its row; one not yet admitted reads its
   /// initial values without a row being made. Counts as a touch of each key at `step`.
-  std::vector<float> pull(const std::vector<uint64_t>& keys, uint64_t step = 0);
+  /// `at`: read the rows as they were at that pinned version (a version not pinned: as they are).
+  std::vector<float> pull(const std::vector<uint64_t>& keys, uint64_t step = 0, uint64_t at = UINT64_MAX);
 
-  /// Applies `grads` (width floats a key, in the keys' order; a key twice: the sum) at `lr`.
-  /// Throws std::invalid_argument, changing nothing, for a non-finite value. Gradients of keys
-  /// without a row (not admitted, or evicted since their pull) are dropped.
-  void push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step);
+  /// Applies `grads` (width floats a key, in the keys' order; a key twice: the sum) times
+  /// `scale` at `lr`: sgd moves a row by lr * (scale * g), in floats, as the PS's dense SGD
+  /// moves a value. Throws std::invalid_argument, changing nothing, for a non-finite value.
+  /// Gradients of keys without a row (not admitted, or evicted since their pull) are dropped.
+  void push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step, float scale = 1.0f);
+
+  /// Before the rows change: keeps the rows of each of `versions` readable
+  /// (pull's `at`) through the changes that follow, and no others. `now` is
+  /// the version the rows are at: a version not pinned yet is pinned if it is
+  /// `now` (nothing changed since), and an older one cannot be read any more.
+  void keep_versions(const std::set<uint64_t>& versions, uint64_t now);
 
   /// Drops the rows untouched for more than ttl_steps at `step` (ttl tables; push calls it).
   void expire(uint64_t step);
@@ -48,6 +59,10 @@ class row_store {
   uint64_t evictions() const { return evictions_; }
   uint64_t hits() const { return hits_; }      ///< keys pulled that had a row
   uint64_t misses() const { return misses_; }  ///< keys pulled that had none
+  /// The bytes its rows take: values and optimizer state (not the index).
+  uint64_t bytes() const { return rows_.size() * bytes_per_row(spec_); }
+  /// ... a row of `spec`.
+  static uint64_t bytes_per_row(const table_spec& spec);
   const table_spec& spec() const { return spec_; }
 
  private:
@@ -61,6 +76,7 @@ class row_store {
   void touch(uint64_t key, row& r, uint64_t step);
   row& make(uint64_t key, uint64_t step);
   void evict_one();
+  void remember(uint64_t key, const row& r);  // before a row changes: its values for the pinned versions
   std::pair<uint64_t, uint64_t> rank_of(const row& r) const;  // what eviction orders by
 
   table_spec spec_;
@@ -68,6 +84,10 @@ class row_store {
   std::unordered_map<uint64_t, row> rows_;
   std::set<std::pair<std::pair<uint64_t, uint64_t>, uint64_t>> order_;  // (rank, key): lru, lfu, ttl
   std::unordered_map<uint64_t, uint32_t> sightings_;                    // keys not yet admitted
+  struct pinned {
+    std::unordered_map<uint64_t, std::vector<float>> before;  // rows changed since, as they were
+  };
+  std::map<uint64_t, pinned> pins_;
   uint64_t evictions_ = 0, hits_ = 0, misses_ = 0;
 };
 

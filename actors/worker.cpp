@@ -151,6 +151,13 @@ void compute(worker_ptr self) {
                            "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
     return;
   }
+  if (!st.widths.empty()) {  // a sparse model: the rows' gradients go with the push
+    std::string why;
+    if (!keep_row_gradients(st, why)) {
+      leave(self, make_error(sp_error::bad_input, "worker " + std::to_string(st.cfg.id) + ": " + why));
+      return;
+    }
+  }
   st.refused.clear();
   st.loss = r.loss;
   st.samples = r.samples;
@@ -344,6 +351,8 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   st.m = make_model(cfg.model, cfg.input);
   st.loop = find_loop(cfg.loop).make(loop_context{cfg.id, cfg.workers, cfg.seed, cfg.batch, cfg.train, cfg.input, cfg.loop_timeout_s});
   st.batch = cfg.batch;
+  for (auto& t : st.m->tables())
+    st.widths.push_back(t.width);
   st.cfg = std::move(cfg);
   // Without its PS a worker has nothing to do (on a node: the job ended or
   // never started): it goes instead of waiting for a start that will not come.

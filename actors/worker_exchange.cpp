@@ -118,18 +118,22 @@ void push(worker_ptr self) {
     st.push_bytes += static_cast<double>(b);
     return st.cfg.compress || fragment ? b : uint64_t{0};
   };
+  for (auto& b : st.row_grads)  // a sparse model's keys and row gradients go too
+    st.push_bytes += static_cast<double>(b.keys.size() * sizeof(uint64_t) + b.values.size() * sizeof(float));
   if (!ps.sequenced()) {  // the gradient itself goes, no copy
     auto bytes = wire(0);
     gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad), bytes,
-                    slice_ranges(st, 0, st.local.built_work)};
+                    slice_ranges(st, 0, st.local.built_work), std::move(st.row_grads)};
     st.grad = {};
+    st.row_grads = {};
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
   } else {  // each shard (each copy of it) its slice, all at once: views of the gradient, shared, no copy
     auto whole = handed_back_floats(std::move(st.grad)).shared();  // the next gradient's buffer once all let go
     st.grad = {};
     for (size_t k = 0; k < ps.size(); ++k) {
       gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
-                      float_slice(whole, ps.begin(k), ps.end(k)), wire(k), slice_ranges(st, k, st.local.built_work)};
+                      float_slice(whole, ps.begin(k), ps.end(k)), wire(k), slice_ranges(st, k, st.local.built_work),
+                      st.widths.empty() ? std::vector<row_block>{} : row_gradients_for(st, k)};
       for (auto& copy : ps.members(k))  // a copy of the lead hands the request on too: any of them answers
         expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, g), seq, k == 0);
     }
@@ -148,6 +152,8 @@ void pulled(worker_ptr self, uint64_t version, shared_floats::pointer values) {
   answered(self);
   st.version = version;
   merge_pulled(st, std::move(values));
+  if (!st.widths.empty())
+    load_pulled_rows(st);
   trace(self, "pull", st.pull_start, now(self), st.pull_bytes);
   if (st.pipe.ready())
     st.ready_since = now(self);  // the pull is not waiting
@@ -176,12 +182,21 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
       if (seq != st.pull_seq || !st.pipe.pulling())
         return;
       auto& ps = st.cfg.ps;
+      if (ps.sequenced() && st.slice_in[k])
+        return;  // a replica asked again, and the lost primary's answer came after all
+      if (!st.widths.empty()) {
+        try {
+          rows_came(st, w.rows);
+        } catch (const std::exception& e) {
+          leave(self, make_error(sp_error::bad_input, "worker " + std::to_string(st.cfg.id) + ": shard " +
+                                                        std::to_string(k) + ": " + e.what()));
+          return;
+        }
+      }
       if (!ps.sequenced()) {
         pulled(self, w.version, w.values.shared());
         return;
       }
-      if (st.slice_in[k])
-        return;  // a replica asked again, and the lost primary's answer came after all
       if (w.values.size() != ps.end(k) - ps.begin(k)) {
         leave(self, make_error(sp_error::wrong_size, "worker " + std::to_string(st.cfg.id) + ": shard " +
                                                        std::to_string(k) + " sent " + std::to_string(w.values.size()) +
@@ -229,6 +244,8 @@ void ask_slice(worker_ptr self, size_t k, uint64_t seq, uint64_t min_version, bo
       self,
       self->request(shard, caf::infinite, pull_atom::value, min_version, slice_ranges(st, k, st.local.pushed_work)),
       seq, k);
+  else if (!st.widths.empty())  // a sparse model: the rows of the next step's keys this shard keeps
+    expect_weights(self, self->request(shard, caf::infinite, pull_atom::value, min_version, st.rows_asked[k]), seq, k);
   else
     expect_weights(self, self->request(shard, caf::infinite, pull_atom::value, min_version), seq, k);
 }
@@ -262,6 +279,18 @@ void pull(worker_ptr self, uint64_t min_version) {
   st.pull_bytes = 0;
   for (size_t k = 0; k < st.cfg.ps.size(); ++k)
     st.pull_bytes += static_cast<double>(pulled_bytes(st, k));
+  if (!st.widths.empty()) {  // the next step's keys go with it, and their rows come back
+    try {
+      ask_rows(st);
+    } catch (const std::exception& e) {
+      leave(self, make_error(sp_error::user_loop_failed,
+                             "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
+      return;
+    }
+    for (auto& asked : st.rows_asked)
+      for (auto& b : asked)
+        st.pull_bytes += static_cast<double>(b.keys.size() * (2 * sizeof(uint64_t) + st.widths[b.table] * sizeof(float)));
+  }
   request_weights(self, min_version, false);
 }
 

@@ -65,6 +65,12 @@ struct worker_state {
   int outstanding = 0;            // requests sent and not answered (at most one: push or pull)
   nanos asked_at = 0;             // ... since when (the watchdog's reference)
   const char* asked_for = "";     // ... and what: "push" or "pull"
+  // A sparse model (model::tables(), actors/worker_rows.cpp): each table's width,
+  std::vector<uint32_t> widths;
+  std::vector<std::vector<row_block>> rows_asked;  // ... the next step's keys asked of each shard
+  std::vector<row_block> rows_in;                  // ... the pull's rows by table, as its slices bring them
+  bool rows_loaded = false;                        // ... the model holds the rows of the next step's keys
+  std::vector<row_block> row_grads;                // ... and the computed gradient's, pushed with it
   worker_pipeline pipe;
   bool started = false;           // the coordinator's start came
   nanos born = 0;                 // spawned (a worker that joins a running job waits from then)
@@ -117,6 +123,20 @@ uint64_t pulled_bytes(const worker_state& st, size_t k);
 /// A fragment's exchange under `work`: the ranges of shard `k`'s slice it
 /// carries, in the slice's own positions (empty: all of it; gradient_push::ranges).
 std::vector<uint64_t> slice_ranges(const worker_state& st, size_t k, const local_work& work);
+
+// actors/worker_rows.cpp: a sparse model's rows (model::tables()).
+/// Before a pull: the keys the loop's next step reads, each table's made
+/// distinct and split by the shard that keeps them, into st.rows_asked.
+void ask_rows(worker_state& st);
+/// The rows one pulled slice brought (the whole pull's, with one shard).
+void rows_came(worker_state& st, std::vector<row_block>& rows);
+/// The pull is whole: the model takes its rows.
+void load_pulled_rows(worker_state& st);
+/// After a step: its row gradients, for the push; false (the error in
+/// `why`) when the step had no fresh rows (a protocol that computes without a pull).
+bool keep_row_gradients(worker_state& st, std::string& why);
+/// Shard k's part of the row gradients (all of them with one shard).
+std::vector<row_block> row_gradients_for(const worker_state& st, size_t k);
 
 // actors/worker_exchange.cpp: requests to the PS shards and their replies.
 void push(worker_ptr self);                          // the computed gradient, a slice to each shard

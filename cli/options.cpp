@@ -100,6 +100,7 @@ options::options(command c) : table_(command_name(c)) {
   t.add(cfg_.straggler, "straggler", "e.g. '3:x4', '1:x2;3:x3', '0:x3@10-20', '2:+50ms'")
     .add(iter_cost_, "iter-cost", sim ? "ms per iteration at --batch (default: the model's reference cost)"
                                       : "virtual clock: ms per iteration at --batch, or 'measure' (default: the model's reference cost)")
+    .add(ps_memory_, "ps-memory", "bytes of sparse rows each PS shard may hold: 2GB, 512MiB, 1e9; a table without a capacity that would pass it is refused (docs/sparse.md); default no limit")
     .add(bandwidth_, "ps-bandwidth", "link rate of each PS shard, shared by its transfers: 25MB/s, 1Gbit/s, 400e6 (bytes/s); default unlimited")
     .add(cfg_.latency_ms, "latency", "ms added to every transfer to or from the PS (default 0)");
   if (!sim)
@@ -173,6 +174,7 @@ options::options(command c) : table_(command_name(c)) {
     .add(cfg_.beta1, "beta1", "adam, adamw: decay of the first moment (default 0.9)")
     .add(cfg_.beta2, "beta2", "adam, adamw: decay of the second moment (default 0.999)")
     .add(cfg_.eps, "eps", "adam, adamw: added to the second moment's root (default 1e-8)")
+    .add(cfg_.sparse_sync, "sparse-sync", "a sparse model's rows: same (stepped as the protocol steps the dense part) or async (each push's rows at once, Persia's hybrid; docs/sparse.md) (default same)")
     .add(cfg_.momentum_rule, "momentum-rule", "adjusted (stale pushes weigh less, momentum per visible step; docs/momentum.md) or plain (default adjusted)")
     .add(cfg_.weight_decay, "weight-decay", "weight decay: L2 (sgd, nesterov, adam) or decoupled (adamw) (default 0)")
     .add(cfg_.lr_schedule, "lr-schedule", "the learning rate by samples taken in: constant, step or cosine (default constant)")
@@ -239,6 +241,12 @@ std::string options::parse_args(const std::vector<std::string>& args) {
     cfg_.iter_cost_ms = std::strtod(iter_cost_.c_str(), &end);
     if (end == iter_cost_.c_str() || *end != '\0')
       return "invalid value in '--iter-cost=" + iter_cost_ + "' (expected ms per iteration or 'measure')";
+  }
+  if (!ps_memory_.empty()) {
+    auto bytes = parse_bandwidth(ps_memory_);  // the same units, without "/s"
+    if (!bytes || ps_memory_.find('/') != std::string::npos)
+      return "invalid value in '--ps-memory=" + ps_memory_ + "' (expected a size such as 2GB, 512MiB or 1e9 bytes)";
+    cfg_.ps_memory = *bytes;
   }
   if (!bandwidth_.empty()) {
     auto bw = parse_bandwidth(bandwidth_);

@@ -63,6 +63,7 @@ class options {
   std::string fail_worker_;
   std::string params_;
   std::string bandwidth_;
+  std::string ps_memory_;
   std::string iter_cost_;
   std::string tune_lr_;
   std::string seeds_;

@@ -90,6 +90,7 @@ using coordinator_actor = job_control_actor::extend_with<job_reader_actor>::exte
 using ps_actor = caf::typed_actor<
   caf::replies_to<push_atom, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, uint64_t>::with<weights>,
+  caf::replies_to<pull_atom, uint64_t, std::vector<row_block>>::with<weights>,  // ... and a sparse model's rows
   // A fragment's pull (<syncpoint/local_work.hpp>): the slice comes back, the link charges the ranges
   caf::replies_to<pull_atom, uint64_t, std::vector<uint64_t>>::with<weights>,
   // A push or pull that came on the bulk channel (runtime/cluster/transport/data_plane.hpp),

@@ -53,6 +53,8 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<shard_op>("shard_op");
   cfg.add_message_type<std::vector<shard_op>>("std::vector<shard_op>");
   cfg.add_message_type<weights>("weights");
+  cfg.add_message_type<row_block>("row_block");
+  cfg.add_message_type<std::vector<row_block>>("std::vector<row_block>");
   cfg.add_message_type<snapshot>("snapshot");
   cfg.add_message_type<trace_event>("trace_event");
   cfg.add_message_type<std::vector<trace_event>>("std::vector<trace_event>");

@@ -96,6 +96,10 @@ struct gradient_push {
   // carries, as [begin, end) pairs ascending (empty: all of it). The PS steps
   // these values only; the others and their optimizer state stay as they are.
   std::vector<uint64_t> ranges;
+  // A sparse model's row gradients (<syncpoint/table.hpp>): per table, the
+  // batch's distinct keys this shard keeps (row_shard) and their gradients.
+  // They are taken in with `grad`, all or nothing, by the same rule.
+  std::vector<row_block> rows;
 };
 
 /// PS -> coordinator: a push (a shard's slice of it) was accepted, or refused.
@@ -153,6 +157,7 @@ struct snapshot {
   uint32_t part = 0;
   uint32_t parts = 1;
   uint64_t id = 0;  // the coordinator's request: a replica asked again answers one its lost primary may have answered
+  std::vector<row_block> rows;  // a sparse model's rows of the evaluator's keys this shard keeps (ps_config::eval_keys)
 };
 
 template <class Inspector>
@@ -160,10 +165,10 @@ typename Inspector::result_type inspect(Inspector& f, gradient_push& x) {
   if (x.grad.is_view()) {  // written out (a view is never read into): its range as a block
     std::vector<float> values(x.grad.data(), x.grad.data() + x.grad.size());
     return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version, x.samples,
-             float_block{values}, x.wire_bytes, x.ranges);
+             float_block{values}, x.wire_bytes, x.ranges, x.rows);
   }
   return f(caf::meta::type_name("gradient_push"), x.worker, x.iter, x.base_version,
-           x.samples, float_block{x.grad.own()}, x.wire_bytes, x.ranges);
+           x.samples, float_block{x.grad.own()}, x.wire_bytes, x.ranges, x.rows);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_info& x) {
@@ -182,7 +187,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_op& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, snapshot& x) {
   return f(caf::meta::type_name("snapshot"), x.version, x.taken, x.samples, x.final,
-           x.values, x.offset, x.model_size, x.part, x.parts, x.id);
+           x.values, x.offset, x.model_size, x.part, x.parts, x.id, x.rows);
 }
 
 // -- errors ---------------------------------------------------------------------

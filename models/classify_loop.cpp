@@ -33,6 +33,23 @@ class classify_loop : public worker_loop {
     m.stage(view_of(next_x_, next_y_));  // next_batch swaps these very buffers in
   }
 
+  // A sparse model's keys of the next batch: gathered now (the sampler does
+  // not move; at a pass's end a copy of it draws ahead), so step() takes
+  // the very batch whose rows the worker pulls.
+  std::vector<std::vector<uint64_t>> keys(model& m, int64_t batch) override {
+    if (prefetched_ != batch) {
+      auto b = static_cast<size_t>(batch);
+      if (sampler_.can_peek(b)) {
+        gather(b, next_x_, next_y_, [&](size_t i) { return sampler_.peek(i); });
+      } else {
+        auto ahead = sampler_;
+        gather(b, next_x_, next_y_, [&](size_t) { return ahead.next(); });
+      }
+      prefetched_ = batch;
+    }
+    return m.keys(view_of(next_x_, next_y_));
+  }
+
   loop_state save() const override { return sampler_.saved(); }
   void restore(const loop_state& s) override { sampler_.restore(s, worker_); }
 

@@ -6,6 +6,8 @@
 
 namespace syncpoint {
 
+train_test make_clicks(const data_request& r);  // clicks_data.cpp
+
 namespace {
 
 std::string or_default(const std::string& dir, const char* fallback) {
@@ -29,6 +31,7 @@ std::map<std::string, dataset_factory>& registry() {
     {"text", [](const data_request& r) { return load_text(or_default(r.dir, default_text_path), r.context); }},
     {"synthetic", [](const data_request& r) { return make_synthetic(r.train_size, r.test_size, r.seed); }},
     {"blank", [](const data_request& r) { return make_blank(r.train_size, r.test_size); }},
+    {"clicks", make_clicks},
   };
   return sets;
 }
@@ -69,11 +72,17 @@ std::vector<std::string> dataset_names() {
   return out;
 }
 
-train_test make_dataset(const std::string& name, const data_request& request) {
+train_test make_dataset(const std::string& name, const data_request& given) {
   dataset_factory f;
+  auto request = given;
   {
     std::lock_guard<std::mutex> guard(registry_mutex);
-    if (auto i = registry().find(name); i != registry().end())
+    auto i = registry().find(name);
+    if (auto colon = name.find(':'); i == registry().end() && colon != std::string::npos) {
+      i = registry().find(name.substr(0, colon));  // "clicks:keys=1000": the set "clicks", its options
+      request.options = name.substr(colon + 1);
+    }
+    if (i != registry().end())
       f = i->second;
   }
   if (!f) {

@@ -16,6 +16,7 @@ std::unique_ptr<model> make_torch_resnet(const model_input& in);
 std::unique_ptr<model> make_torch_resnet18(const model_input& in);
 std::unique_ptr<model> make_tinylm(const model_input& in);  // torch_tinylm.cpp
 std::unique_ptr<model> make_script_model(const model_input& in);  // torch_script.cpp
+std::unique_ptr<model> make_ctr(const model_input& in);           // ctr.cpp
 void set_script_loss(model& m, const std::string& spec);         // torch_script.cpp
 
 namespace {
@@ -30,6 +31,7 @@ std::map<std::string, model_factory>& registry() {
     {"tinylm", make_tinylm},
     {"script", make_script_model},
     {"timing-only", [](const model_input&) { return make_timing_model(); }},
+    {"ctr", make_ctr},
   };
   return models;
 }
@@ -41,6 +43,18 @@ std::mutex registry_mutex;
 std::vector<float> model::current_weights() const {
   throw std::logic_error("this model cannot report its weights (model::current_weights), so runs of it "
                          "cannot be checkpointed");
+}
+
+std::vector<std::vector<uint64_t>> model::keys(const batch_view&) {
+  return {};
+}
+
+void model::load_rows(std::vector<row_block>) {
+  throw std::logic_error("this model has no sparse tables (model::tables()), so it takes no rows");
+}
+
+const std::vector<row_block>& model::row_gradients() const {
+  throw std::logic_error("this model has no sparse tables (model::tables()), so it has no row gradients");
 }
 
 void model::place(const std::string& device, const std::string& precision) {

@@ -9,6 +9,8 @@
 #include <syncpoint/messages.hpp>
 #include <syncpoint/torch_model.hpp>
 
+#include "models/name_options.hpp"
+
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -25,15 +27,11 @@ struct lm_size {
 // "layers=4,width=128,heads=4": each name once at most, positive whole numbers.
 lm_size parse_size(const std::string& spec) {
   lm_size s;
-  std::stringstream items(spec);
-  std::string item;
-  while (std::getline(items, item, ',')) {
-    auto eq = item.find('=');
+  for (auto& [name, value] : name_options(spec, "tinylm", "layers, width, heads")) {
     char* end = nullptr;
-    long long v = eq == std::string::npos ? 0 : std::strtoll(item.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || *end != '\0' || v < 1 || v > 65536)
-      throw std::invalid_argument("tinylm: '" + item + "' is not NAME=N (layers, width, heads; N >= 1)");
-    auto name = item.substr(0, eq);
+    long long v = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end != '\0' || v < 1 || v > 65536)
+      throw std::invalid_argument("tinylm: '" + name + "=" + value + "' is not NAME=N (layers, width, heads; N >= 1)");
     if (name == "layers")
       s.layers = v;
     else if (name == "width")

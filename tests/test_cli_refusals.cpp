@@ -114,7 +114,7 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   };
   refused("train --straggler 3x4" + fast, "syncpoint train: --straggler: straggler item '3x4': expected W:xF");
   refused("train --straggler '2:x1e4;2:x1e3'" + fast, "worker 2's factors multiply to 1e+07 at t=0 s");
-  refused("train --model vgg --dataset synthetic", "unknown model 'vgg' (valid: cnn, mlp, resnet, resnet18, script, softmax, timing-only, tinylm)");
+  refused("train --model vgg --dataset synthetic", "unknown model 'vgg' (valid: cnn, ctr, mlp, resnet, resnet18, script, softmax, timing-only, tinylm)");
   refused("train --momentum 1.5" + fast, "--momentum must be in [0, 1)");
   refused("train --max-time 1e300" + fast, "--max-time must be in [0, 1e9] seconds");
   refused("train -p sync-switch --schedule bsp:2,asp" + fast, "sync-switch: share in 'bsp:2' must be in (0, 1]");
@@ -130,7 +130,13 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
           "--lr-schedule cosine needs the run's length: give --epochs (or --lr-epochs)");
   refused("train --warmup soon" + fast, "--warmup 'soon' is not a share of the run below 1");
   refused("train --clip-norm -1" + fast, "--clip-norm must be >= 0 (0: no clipping)");
-  refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: blank, cifar10, fashion-mnist, idx, synthetic");
+  refused("train --sparse-sync sometimes" + fast, "--sparse-sync must be same or async, not 'sometimes'");
+  refused("train --ps-memory 2XB" + fast, "invalid value in '--ps-memory=2XB' (expected a size such as 2GB, 512MiB or 1e9 bytes)");
+  refused("train" + fast + " --model ctr:width=0 --dataset clicks:keys=100", "ctr: 'width=0' is not one of fields=N");
+  refused("train" + fast + " --model ctr --dataset clicks:keys=100 --checkpoint-dir /tmp/sp-no-ckpt",
+          "has sparse tables, whose checkpoints are not written yet");
+  refused("train" + fast + " --dataset clicks:colour=red", "clicks: no option 'colour' (keys, fields, numeric, rank, zipf)");
+  refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: blank, cifar10, clicks, fashion-mnist, idx, synthetic");
   refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, got 'diagonal'");
   refused("tune-switch --tolerance 2" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
   refused("tune-switch --budget 0" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");

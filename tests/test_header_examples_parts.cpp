@@ -454,6 +454,15 @@ TEST_CASE("header examples: <syncpoint/table.hpp> declares a table") {
   t.max_rows = 1000000;
   CHECK(t.admit_after == 1);  // every sighting makes its row
   CHECK(t.init == syncpoint::row_init::normal);
+  // A batch's rows, as a sparse model reads them (model::load_rows):
+  syncpoint::row_block rows{0, {42, 7}, std::vector<float>(2 * t.width)};
+  uint32_t shard = syncpoint::row_shard(42, 3);  // which of 3 PS shards keeps key 42
+  CHECK(rows.values.size() == 32);
+  CHECK(shard < 3);
+  CHECK(syncpoint::row_shard(42, 1) == 0);
+  // A row starts from its key alone: the same first values on every shard and every worker.
+  CHECK(syncpoint::initial_row(t, 1, 42) == syncpoint::initial_row(t, 1, 42));
+  CHECK(syncpoint::initial_row(t, 1, 42) != syncpoint::initial_row(t, 1, 43));
 }
 
 TEST_CASE("header examples: every ```cpp example of a public header is in its test, line by line, in order") {

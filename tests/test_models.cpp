@@ -135,7 +135,7 @@ TEST_CASE("models: registry, sizes and initial weights") {
     make_model("vgg");
     FAIL("no error");
   } catch (const std::exception& e) {
-    CHECK(std::string(e.what()).rfind("unknown model 'vgg' (known: cnn, mlp, resnet, resnet18, script, softmax, ", 0) == 0);
+    CHECK(std::string(e.what()).rfind("unknown model 'vgg' (known: cnn, ctr, mlp, resnet, resnet18, script, softmax, ", 0) == 0);
     CHECK(std::string(e.what()).find("timing-only") != std::string::npos);
   }
 }

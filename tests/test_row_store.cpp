@@ -154,3 +154,34 @@ TEST_CASE("rows: a non-finite gradient is refused and nothing of the push is app
   CHECK_THROWS_WITH_AS(row_store(bad, 1), "table 'ids': lru and lfu need the most rows to keep (max_rows > 0)",
                        std::invalid_argument);
 }
+
+TEST_CASE("rows: a kept version reads its rows as they were while later pushes change them") {
+  row_store s(spec_of(1), 1);
+  auto w0 = row_of(s, 3)[0];
+  float g = 1.0f;
+  s.keep_versions({0}, 0);  // a release of version 0 still to be served
+  s.push({3}, &g, 0.5, 0);  // version 1
+  s.keep_versions({0}, 1);  // (version 0 stays readable; 1 is not kept)
+  s.push({3}, &g, 0.5, 1);  // version 2
+  CHECK(s.pull({3}, 2, /*at=*/0)[0] == w0);
+  CHECK(s.pull({3}, 2)[0] == w0 - 0.5f - 0.5f);
+  s.keep_versions({}, 2);  // served: the old rows go
+  CHECK(s.pull({3}, 2, /*at=*/0)[0] == w0 - 0.5f - 0.5f);
+}
+
+TEST_CASE("rows: row_shard spreads keys evenly, and a fourth shard takes keys only from the other three") {
+  std::vector<int> count(3, 0);
+  int moved = 0;
+  for (uint64_t key = 0; key < 30000; ++key) {
+    auto k3 = row_shard(key << 40 | key, 3), k4 = row_shard(key << 40 | key, 4);
+    REQUIRE(k3 < 3);
+    ++count[k3];
+    if (k4 != k3) {
+      CHECK(k4 == 3);
+      ++moved;
+    }
+  }
+  for (int c : count)
+    CHECK(std::abs(c - 10000) < 400);
+  CHECK(std::abs(moved - 7500) < 400);  // a quarter of the keys move, to the new shard
+}

@@ -48,8 +48,9 @@ TEST_CASE("transport: a gradient is one block of bytes, not one field per float"
   gradient_push g{3, 17, 5, 64, grad, 123};
   auto buf = f.save(g);
   // Four header fields (4+8+8+4 bytes), a length, exactly the floats' bytes, then the wire bytes (8)
-  // and the fragment's ranges (none here: their length, one byte as CAF writes a short one).
-  const size_t tail = sizeof(uint64_t) + 1;
+  // the fragment's ranges and a sparse model's rows (none here: their lengths, one byte each as CAF
+  // writes a short one).
+  const size_t tail = sizeof(uint64_t) + 2;
   REQUIRE(buf.size() >= grad.size() * sizeof(float) + tail);
   CHECK(buf.size() <= grad.size() * sizeof(float) + 48);
   CHECK(std::memcmp(buf.data() + buf.size() - tail - grad.size() * sizeof(float), grad.data(),
@@ -115,8 +116,8 @@ TEST_CASE("transport: a truncated buffer or an absurd length is an error, not a 
   gradient_push back;
   auto cut = std::vector<char>(buf.begin(), buf.begin() + static_cast<long>(buf.size() / 2));
   CHECK(f.load(cut, back));
-  // Overwrite the length field (right before the floats, which the wire bytes and the ranges follow) with 2^40 floats.
-  auto at = buf.size() - (sizeof(uint64_t) + 1) - 1000 * sizeof(float) - sizeof(uint64_t);
+  // Overwrite the length field (right before the floats, which the wire bytes, the ranges and the rows follow) with 2^40 floats.
+  auto at = buf.size() - (sizeof(uint64_t) + 2) - 1000 * sizeof(float) - sizeof(uint64_t);
   uint64_t huge = uint64_t{1} << 40;
   std::memcpy(buf.data() + at, &huge, sizeof huge);
   gradient_push bad;

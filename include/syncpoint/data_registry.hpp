@@ -37,6 +37,7 @@ struct data_request {
   int64_t test_size = 1000;   ///< --test-limit, else 1000
   uint64_t seed = 1;  ///< the job's seed, for a generated set
   int64_t context = 64;  ///< a text set's window: this many characters, and the next (--context)
+  std::string options;   ///< what follows ':' in the set's name ("clicks:keys=100000": "keys=100000")
 };
 
 /// Makes a data set's two parts for a job's request.
@@ -49,10 +50,17 @@ bool register_dataset(const std::string& name, dataset_factory factory);
 /// The set registered as `name`, checked: the same example shape in train and
 /// test, labels in 0 .. classes - 1, x of size * dim floats. Throws
 /// std::invalid_argument for an unknown name (listing the known ones) and
-/// data_error naming what is wrong. Built in: "fashion-mnist", "idx" (any
+/// data_error naming what is wrong. A name may carry options after a colon,
+/// handed to the set as request.options. Built in: "fashion-mnist", "idx" (any
 /// IDX pair in --data), "cifar10" (its binary version in --data),
-/// "synthetic", "blank".
+/// "synthetic", "blank", "clicks" (a generated click log with a known best
+/// AUC: docs/sparse.md).
 train_test make_dataset(const std::string& name, const data_request& request);
+
+/// The best AUC any model can reach on the "clicks" set of `request` (its
+/// options, seed and test size): that of the true click probabilities the
+/// generator drew the test set's labels from (docs/sparse.md).
+double clicks_best_auc(const data_request& request);
 
 /// Every registered data set's name, sorted.
 std::vector<std::string> dataset_names();

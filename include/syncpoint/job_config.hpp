@@ -93,6 +93,11 @@ struct job_config {
   /// "randomk:R" (R in (0, 1]: the share of values sent), "onebit", or a
   /// compressor of the program's own (<syncpoint/compressor.hpp>).
   std::string compress = "none";
+  /// A sparse model's rows (docs/sparse.md): "same", taken in as the protocol
+  /// takes the dense part (a barrier's round steps them with it), or "async",
+  /// stepped as each push arrives whatever the protocol does with the dense
+  /// part (Persia's hybrid: bsp for the dense layers, asp for the embeddings).
+  std::string sparse_sync = "same";
   int batch = 64;  ///< examples per gradient
 
   /// Where workers and the evaluator compute (docs/gpu.md): "cpu", "cuda"
@@ -117,6 +122,7 @@ struct job_config {
   /// while the run holds still, so the shard keeps R replicas (docs/architecture.md, "Replacing a lost copy").
   bool ps_rereplicate = false;
   double ps_bandwidth = 0;     ///< bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
+  double ps_memory = 0;        ///< bytes of sparse rows each PS shard may hold (0: no limit; docs/sparse.md)
   double latency_ms = 0;       ///< added to every transfer to or from the PS
   double wire_bytes = 0;       ///< bytes each push and pull is charged on the PS link (0: its size;
                                ///< `simulate` charges the simulated model's size)
@@ -170,7 +176,7 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
            x.fail_worker, x.fail_at_iter, x.fail_shard, x.ps_replicas, x.ps_rereplicate, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
            x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress,
-           x.context, x.loss);
+           x.context, x.loss, x.sparse_sync, exact(x.ps_memory));
 }
 
 }  // namespace syncpoint

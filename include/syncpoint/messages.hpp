@@ -19,6 +19,7 @@
 #include <caf/all.hpp>
 
 #include <syncpoint/shared_floats.hpp>
+#include <syncpoint/table.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,7 @@ enum class ps_mode : uint8_t { immediate, buffered, gated, delayed };
 struct weights {
   uint64_t version = 0;  ///< PS updates applied to it
   shared_floats values;  ///< the model's flat vector
+  std::vector<row_block> rows;  ///< a sparse model's rows the pull asked for, of the same version
 };
 
 /// One line of trace.jsonl: a span (t0..t1) or an instant (t0 == t1).
@@ -183,8 +185,12 @@ typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_block& x) {
+  return f(caf::meta::type_name("row_block"), x.table, x.keys, x.values);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, weights& x) {
-  return f(caf::meta::type_name("weights"), x.version, x.values);
+  return f(caf::meta::type_name("weights"), x.version, x.values, x.rows);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, phase_change& x) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <syncpoint/dataset.hpp>
+#include <syncpoint/table.hpp>
 
 #include <functional>
 #include <memory>
@@ -79,6 +80,23 @@ class model {
   /// floats. The default accepts only "cpu" and "fp32" and throws
   /// std::invalid_argument naming what it cannot do.
   virtual void place(const std::string& device, const std::string& precision);
+
+  // -- a sparse model: rows of tables by key beside the dense vector (docs/sparse.md) --
+
+  /// The model's sparse tables, whose rows the PS keeps by key and a worker
+  /// pulls for its batch alone (<syncpoint/table.hpp>). Default: none.
+  virtual std::vector<table_spec> tables() const { return {}; }
+  /// The keys of each table that `b`'s examples read: one list a table, in
+  /// tables()' order, repeats allowed. Default: none.
+  virtual std::vector<std::vector<uint64_t>> keys(const batch_view& b);
+  /// The rows the next gradient(), predict() and evaluate() read, as load()
+  /// gives the weights: one block a table, holding at least the keys their
+  /// batch reads. The default throws std::logic_error (a model without tables).
+  virtual void load_rows(std::vector<row_block> rows);
+  /// The row gradients of the last gradient(): one block a table, the keys
+  /// load_rows gave in their order (a row the batch did not read: zeros).
+  /// The default throws std::logic_error (a model without tables).
+  virtual const std::vector<row_block>& row_gradients() const;
 };
 
 /// What a model is made for: its data set's examples and where it computes.

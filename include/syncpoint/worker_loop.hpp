@@ -85,6 +85,14 @@ class worker_loop {
   /// A push is on its way and the worker waits: a chance to get the next
   /// batch of `batch` ready (and stage it with m.stage). Optional.
   virtual void prepare(model& m, int64_t batch) { (void) m, (void) batch; }
+  /// A sparse model's loop (model::tables()): the keys of each table that the
+  /// next step() of `batch` reads, asked before the pull that precedes it; the
+  /// worker pulls their rows with the weights and loads them (model::load_rows).
+  /// The default: none (a loop for dense models).
+  virtual std::vector<std::vector<uint64_t>> keys(model& m, int64_t batch) {
+    (void) m, (void) batch;
+    return {};
+  }
   /// What a checkpoint keeps of the loop: a resumed run continues exactly
   /// when restore() puts the loop where save() found it.
   virtual loop_state save() const { return {}; }

@@ -131,6 +131,9 @@ caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor
     auto input = input_of(*test);
     input.loss = cfg.loss;
     auto m = make_model(cfg.model, input);
+    if (!m->tables().empty())
+      throw config_error("model '" + cfg.model + "' has sparse tables, which run in one process for now "
+                         "(syncpoint train; docs/sparse.md, \"Status\")");
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
     auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;
     plan_context ctx{st.train_size, m->size(), m->buffers(), shard_hosts, input};

@@ -85,6 +85,7 @@ std::vector<std::pair<std::string, std::string>> run_settings(const job_plan& pl
                      {"lr", exact(cfg.lr)},
                      {"momentum", exact(cfg.momentum)},
                      {"momentum-rule", cfg.momentum_rule},
+                     {"sparse-sync", cfg.sparse_sync},
                      {"weight-decay", exact(cfg.weight_decay)},
                      {"optimizer", cfg.optimizer},
                      {"beta1", exact(cfg.beta1)},

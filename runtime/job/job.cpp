@@ -108,6 +108,8 @@ void validate(const job_config& cfg) {
   require(std::isfinite(cfg.lr) && cfg.lr > 0, "--lr must be a positive number");
   require(std::isfinite(cfg.momentum) && cfg.momentum >= 0 && cfg.momentum < 1,
           "--momentum must be in [0, 1)");
+  require(cfg.sparse_sync == "same" || cfg.sparse_sync == "async",
+          "--sparse-sync must be same or async, not '" + cfg.sparse_sync + "'");
   require(cfg.momentum_rule == "adjusted" || cfg.momentum_rule == "plain",
           "--momentum-rule must be adjusted or plain, not '" + cfg.momentum_rule + "'");
   require(std::isfinite(cfg.weight_decay) && cfg.weight_decay >= 0, "--weight-decay must be >= 0");
@@ -145,6 +147,7 @@ void validate(const job_config& cfg) {
           "before the end)");
   require(cfg.threads >= 0, "--threads must be >= 0");
   require(std::isfinite(cfg.ps_bandwidth) && cfg.ps_bandwidth >= 0, "--ps-bandwidth must be >= 0 bytes/s");
+  require(std::isfinite(cfg.ps_memory) && cfg.ps_memory >= 0, "--ps-memory must be >= 0 bytes");
   require(cfg.ps_shards >= 0 && cfg.ps_shards <= 64, "--ps-shards must be in 1..64 (0: the default)");
   require(cfg.ps_placement == "head" || cfg.ps_placement == "nodes", "--ps-placement must be head or nodes");
   require(std::isfinite(cfg.latency_ms) && cfg.latency_ms >= 0 && cfg.latency_ms <= 1e9,

@@ -5,6 +5,7 @@
 #include "actors/coordinator.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/parameter_server.hpp"
+#include "actors/row_store.hpp"
 #include "runtime/records/checkpoint_file.hpp"
 #include "actors/tracer.hpp"
 #include <syncpoint/data_registry.hpp>
@@ -33,8 +34,19 @@ void check_model_fits(const job_config& cfg, const dataset& train) {
     auto m = make_model(cfg.model, input_of(train));
     std::vector<float> g(m->size());
     m->load(m->initial_weights(cfg.seed).data());
-    m->gradient({x.data(), y.data(), 2, train.dim, train.shape.data(), static_cast<int64_t>(train.shape.size())},
-                g.data());
+    batch_view two{x.data(), y.data(), 2, train.dim, train.shape.data(), static_cast<int64_t>(train.shape.size())};
+    auto tables = m->tables();
+    if (!tables.empty()) {  // a sparse model: rows of zeros for the two examples' keys
+      std::vector<row_block> rows;
+      auto keys = m->keys(two);
+      for (uint32_t t = 0; t < tables.size() && t < keys.size(); ++t) {
+        std::sort(keys[t].begin(), keys[t].end());
+        keys[t].erase(std::unique(keys[t].begin(), keys[t].end()), keys[t].end());
+        rows.push_back({t, keys[t], std::vector<float>(keys[t].size() * tables[t].width, 0.0f)});
+      }
+      m->load_rows(std::move(rows));
+    }
+    m->gradient(two, g.data());
   } catch (const std::exception& e) {
     std::string why = e.what();
     why = why.substr(0, why.find('\n'));
@@ -225,10 +237,70 @@ copy_placer_actor spawn_copy_placer(caf::actor_system& sys, std::shared_ptr<cons
 
 }  // namespace
 
+// A sparse model's tables, checked before anything is spawned: specs that
+// work, and unbounded tables whose declared keys fit --ps-memory.
+void check_tables(const job_plan& plan, const std::vector<table_spec>& tables) {
+  if (tables.empty())
+    return;
+  if (plan.cfg.checkpoint_every_s > 0 || !plan.cfg.checkpoint_dir.empty() || !plan.cfg.resume_dir.empty())
+    throw config_error("model '" + plan.cfg.model + "' has sparse tables, whose checkpoints are not written yet: "
+                       "run it without --checkpoint-dir and --resume (docs/sparse.md, \"Status\")");
+  for (auto& t : tables) {
+    try {
+      row_store check(t, plan.cfg.seed);
+    } catch (const std::invalid_argument& e) {
+      throw config_error("model '" + plan.cfg.model + "': " + e.what());
+    }
+  }
+  if (plan.cfg.ps_memory <= 0)
+    return;
+  double per_shard = 0;  // unbounded tables at their declared keys, an even share a shard
+  std::string which;
+  for (auto& t : tables)
+    if (t.capacity == row_capacity::unbounded && t.expected_keys > 0) {
+      per_shard += static_cast<double>(t.expected_keys) * static_cast<double>(row_store::bytes_per_row(t)) /
+                   static_cast<double>(plan.shards());
+      which += (which.empty() ? "'" : ", '") + t.name + "'";
+    }
+  if (per_shard > plan.cfg.ps_memory)
+    throw config_error("model '" + plan.cfg.model + "': table " + which + " without a capacity would hold " +
+                       std::to_string(static_cast<uint64_t>(per_shard)) + " bytes of rows a shard at its declared " +
+                       "keys, over --ps-memory " + std::to_string(static_cast<uint64_t>(plan.cfg.ps_memory)) +
+                       ": give it a capacity (lru, lfu, ttl), more shards, or a larger --ps-memory");
+}
+
+void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const dataset& test) {
+  auto m = make_model(plan.cfg.model, plan.input);
+  auto tables = m->tables();
+  if (tables.empty())
+    return;
+  check_tables(plan, tables);
+  auto keys = test.size > 0 ? m->keys(test.view(0, test.size)) : std::vector<std::vector<uint64_t>>(tables.size());
+  if (keys.size() != tables.size())
+    throw config_error("model '" + plan.cfg.model + "' gave keys of " + std::to_string(keys.size()) + " tables, it has " +
+                       std::to_string(tables.size()));
+  auto k = static_cast<uint32_t>(shards.size());
+  for (auto& c : shards) {
+    c.tables = tables;
+    c.seed = plan.cfg.seed;
+    c.rows_async = plan.cfg.sparse_sync == "async";
+    c.memory_limit = plan.cfg.ps_memory;
+    c.eval_keys.assign(tables.size(), {});
+  }
+  for (size_t t = 0; t < keys.size(); ++t) {
+    std::sort(keys[t].begin(), keys[t].end());
+    keys[t].erase(std::unique(keys[t].begin(), keys[t].end()), keys[t].end());
+    for (auto key : keys[t])
+      shards[row_shard(key, k)].eval_keys[t].push_back(key);
+  }
+}
+
 job_core spawn_job_core(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,
                         const core_options& given) {
   auto opts = given;
+  check_tables(plan, make_model(plan.cfg.model, plan.input)->tables());  // before anything is spawned
   auto parts = prepare_ps(sys, plan, opts);
+  add_tables(parts.shards, plan, *test);
   if (plan.cfg.ps_rereplicate && plan.cfg.ps_replicas > 0 && !opts.placer) {
     opts.placer = spawn_copy_placer(sys, std::make_shared<const job_plan>(plan), parts.tracer, opts.origin);
     opts.own_placer = true;

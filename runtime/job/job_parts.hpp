@@ -57,6 +57,16 @@ struct core_options {
   bool own_placer = false;
 };
 
+/// A sparse model's tables on every shard of `shards`: their specs, the
+/// job's seed, and the keys of `test` each shard keeps (its snapshots carry
+/// their rows to the evaluator). Nothing for a dense model; config_error for
+/// a table spec that cannot work.
+void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const dataset& test);
+
+/// config_error for a table spec that cannot work, or for unbounded tables
+/// whose declared keys (table_spec::expected_keys) would pass --ps-memory.
+void check_tables(const job_plan& plan, const std::vector<table_spec>& tables);
+
 /// Spawns tracer, PS (the plan's shards with the model's initial weights),
 /// coordinator and evaluator of `plan`, all in `sys`.
 /// Start the run with (start_atom, workers, evaluator) to the coordinator.

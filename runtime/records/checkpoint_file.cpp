@@ -55,6 +55,10 @@ void serialize(Archive& ar, proceed& x) {
   cereal_by_inspect(ar, x);
 }
 template <class Archive>
+void serialize(Archive& ar, row_block& x) {
+  cereal_by_inspect(ar, x);
+}
+template <class Archive>
 void serialize(Archive& ar, gradient_push& x) {
   cereal_by_inspect(ar, x);
 }

@@ -1,0 +1,159 @@
+// The parameter server's sparse tables (actors/ps_rows.hpp).
+#include "actors/ps_rows.hpp"
+
+#include "actors/ps_update.hpp"
+
+#include <cmath>
+#include <set>
+
+namespace syncpoint {
+
+namespace {
+
+// Before an update changes rows: the versions a held release or gated mode
+// still serves stay readable through it.
+void keep_served(ps_state& st) {
+  std::set<uint64_t> served;
+  for (auto& [w, out] : st.to_serve)
+    served.insert(out.version);
+  if (st.mode == ps_mode::gated)
+    served.insert(st.visible_version);
+  for (auto& t : st.tables)
+    t.keep_versions(served, st.version);
+}
+
+std::string table_name(const ps_state& st, uint32_t t) {
+  return "table '" + st.tables[t].spec().name + "'";
+}
+
+}  // namespace
+
+void make_tables(ps_state& st) {
+  st.tables.clear();
+  for (auto& spec : st.cfg.tables)
+    st.tables.emplace_back(spec, st.cfg.seed);
+  st.row_rounds.assign(st.tables.size(), {});
+}
+
+caf::error check_rows(const ps_state& st, const gradient_push& g) {
+  auto from = " from worker " + std::to_string(g.worker) + " (iteration " + std::to_string(g.iter) + ")";
+  for (auto& b : g.rows) {
+    if (b.table >= st.tables.size())
+      return make_error(sp_error::bad_input, "row gradients of table " + std::to_string(b.table) + from + ": the model has " +
+                                               std::to_string(st.tables.size()) + " tables");
+    auto width = st.tables[b.table].spec().width;
+    if (b.values.size() != b.keys.size() * width)
+      return make_error(sp_error::wrong_size, "row gradients of " + table_name(st, b.table) + from + ": " +
+                                                std::to_string(b.values.size()) + " values for " +
+                                                std::to_string(b.keys.size()) + " keys of width " + std::to_string(width));
+    for (auto key : b.keys)
+      if (row_shard(key, st.cfg.shards) != st.cfg.shard)
+        return make_error(sp_error::bad_input, "row gradients of " + table_name(st, b.table) + from + ": key " +
+                                                 std::to_string(key) + " belongs to shard " +
+                                                 std::to_string(row_shard(key, st.cfg.shards)) + ", not " +
+                                                 std::to_string(st.cfg.shard));
+    if (!all_finite(b.values.data(), b.values.size()))
+      return make_error(sp_error::non_finite, "row gradients of " + table_name(st, b.table) + from +
+                                                " contain NaN or Inf");
+  }
+  return caf::none;
+}
+
+void apply_rows(ps_state& st, const gradient_push& g, float scale) {
+  if (g.rows.empty())
+    return;
+  if (!st.cfg.rows_async)  // async rows are read as they are now, whatever version the weights are
+    keep_served(st);
+  for (auto& b : g.rows)
+    st.tables[b.table].push(b.keys, b.values.data(), st.lr, st.version, scale);
+}
+
+void add_rows_to_round(ps_state& st, const gradient_push& g, size_t before, float scale, float held_weight) {
+  const bool first = before == 0;
+  for (size_t t = 0; t < st.row_rounds.size(); ++t) {
+    auto& r = st.row_rounds[t];
+    auto width = st.tables[t].spec().width;
+    if (first) {
+      r.buffer.clear();
+      r.held.clear();
+    } else if (before >= 2) {
+      // The held push folds in as the dense one does: every value of the
+      // buffer becomes scale * buffered + held_weight * held.
+      for (auto& [key, h] : r.held)
+        r.buffer.try_emplace(key, width, 0.0f);
+      for (auto& [key, b] : r.buffer) {
+        auto h = r.held.find(key);
+        for (uint32_t j = 0; j < width; ++j)
+          b[j] = round_sum(b[j], scale, h == r.held.end() ? 0.0f : h->second[j], held_weight);
+      }
+      r.held.clear();
+    }
+    auto& into = first ? r.buffer : r.held;
+    for (auto& b : g.rows)
+      if (b.table == t)
+        for (size_t k = 0; k < b.keys.size(); ++k)
+          into[b.keys[k]].assign(b.values.begin() + static_cast<std::ptrdiff_t>(k * width),
+                                 b.values.begin() + static_cast<std::ptrdiff_t>((k + 1) * width));
+  }
+}
+
+void step_round_rows(ps_state& st, bool held, float scale, float held_weight, float factor) {
+  keep_served(st);
+  std::vector<uint64_t> keys;
+  std::vector<float> sums;
+  for (size_t t = 0; t < st.row_rounds.size(); ++t) {
+    auto& r = st.row_rounds[t];
+    auto width = st.tables[t].spec().width;
+    keys.clear();
+    sums.clear();
+    for (auto& [key, h] : r.held)
+      r.buffer.try_emplace(key, width, 0.0f);
+    for (auto& [key, b] : r.buffer) {
+      keys.push_back(key);
+      auto h = r.held.find(key);
+      for (uint32_t j = 0; j < width; ++j)
+        sums.push_back(!held ? b[j] : round_sum(b[j], scale, h == r.held.end() ? 0.0f : h->second[j], held_weight));
+    }
+    st.tables[t].push(keys, sums.data(), st.lr, st.version, factor);
+    r.buffer.clear();
+    r.held.clear();
+  }
+}
+
+std::vector<row_block> read_rows(ps_state& st, const std::vector<row_block>& asked, uint64_t version) {
+  std::vector<row_block> out;
+  out.reserve(asked.size());
+  for (auto& a : asked) {
+    row_block b{a.table, a.keys, {}};
+    if (a.table < st.tables.size())
+      b.values = st.tables[a.table].pull(a.keys, st.version, version);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+caf::error over_memory(const ps_state& st) {
+  if (st.cfg.memory_limit <= 0)
+    return caf::none;
+  uint64_t bytes = 0;
+  for (auto& t : st.tables)
+    bytes += t.bytes();
+  if (static_cast<double>(bytes) <= st.cfg.memory_limit)
+    return caf::none;
+  std::string which;
+  for (auto& t : st.tables)
+    which += (which.empty() ? "'" : ", '") + t.spec().name + "' " + std::to_string(t.rows()) + " rows";
+  return make_error(sp_error::bad_input, "PS shard " + std::to_string(st.cfg.shard) + " holds " + std::to_string(bytes) +
+                                           " bytes of rows (" + which + "), over --ps-memory " +
+                                           std::to_string(static_cast<uint64_t>(st.cfg.memory_limit)) +
+                                           ": give the tables a capacity (lru, lfu, ttl), more shards, or more memory");
+}
+
+std::vector<row_block> eval_rows(ps_state& st) {
+  std::vector<row_block> out;
+  for (size_t t = 0; t < st.cfg.eval_keys.size() && t < st.tables.size(); ++t)
+    out.push_back({static_cast<uint32_t>(t), st.cfg.eval_keys[t], st.tables[t].pull(st.cfg.eval_keys[t], st.version)});
+  return out;
+}
+
+}  // namespace syncpoint

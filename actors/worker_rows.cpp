@@ -1,0 +1,81 @@
+// A worker's rows of a sparse model (actors/worker_state.hpp): the next
+// step's keys go with the pull, each shard asked for those it keeps; the
+// rows that come back are the pulled version's, and the model takes them
+// with the weights; the step's row gradients go with the push, each shard
+// its keys' (docs/sparse.md).
+#include "actors/worker_state.hpp"
+
+#include <algorithm>
+
+namespace syncpoint {
+
+void ask_rows(worker_state& st) {
+  auto shards = static_cast<uint32_t>(st.cfg.ps.size());
+  auto keys = st.loop->keys(*st.m, st.batch);
+  if (keys.size() != st.widths.size())
+    throw std::invalid_argument("the loop gave keys of " + std::to_string(keys.size()) + " tables, the model has " +
+                                std::to_string(st.widths.size()));
+  st.rows_asked.assign(shards, {});
+  for (auto& asked : st.rows_asked)
+    for (uint32_t t = 0; t < st.widths.size(); ++t)
+      asked.push_back({t, {}, {}});
+  for (uint32_t t = 0; t < keys.size(); ++t) {
+    auto& k = keys[t];
+    std::sort(k.begin(), k.end());
+    k.erase(std::unique(k.begin(), k.end()), k.end());
+    for (auto key : k)
+      st.rows_asked[shards == 1 ? 0 : row_shard(key, shards)][t].keys.push_back(key);
+  }
+  st.rows_in.clear();
+  for (uint32_t t = 0; t < st.widths.size(); ++t)
+    st.rows_in.push_back({t, {}, {}});
+  st.rows_loaded = false;
+}
+
+void rows_came(worker_state& st, std::vector<row_block>& rows) {
+  for (auto& b : rows) {
+    if (b.table >= st.rows_in.size() || b.values.size() != b.keys.size() * st.widths[b.table])
+      throw std::invalid_argument("a pull brought rows of table " + std::to_string(b.table) + " that do not fit it");
+    auto& in = st.rows_in[b.table];
+    in.keys.insert(in.keys.end(), b.keys.begin(), b.keys.end());
+    in.values.insert(in.values.end(), b.values.begin(), b.values.end());
+  }
+}
+
+void load_pulled_rows(worker_state& st) {
+  st.m->load_rows(std::move(st.rows_in));
+  st.rows_in.clear();
+  st.rows_loaded = true;
+}
+
+bool keep_row_gradients(worker_state& st, std::string& why) {
+  if (!st.rows_loaded) {
+    why = "the step had no rows of its own batch: a sparse model computes each step after a pull of its keys, and "
+          "this protocol computed without one (local steps or an overlapped push)";
+    return false;
+  }
+  st.rows_loaded = false;
+  st.row_grads = st.m->row_gradients();
+  return true;
+}
+
+std::vector<row_block> row_gradients_for(const worker_state& st, size_t k) {
+  auto shards = static_cast<uint32_t>(st.cfg.ps.size());
+  if (shards == 1)
+    return st.row_grads;
+  std::vector<row_block> out;
+  for (auto& g : st.row_grads) {
+    row_block part{g.table, {}, {}};
+    auto width = st.widths[g.table];
+    for (size_t i = 0; i < g.keys.size(); ++i)
+      if (row_shard(g.keys[i], shards) == k) {
+        part.keys.push_back(g.keys[i]);
+        part.values.insert(part.values.end(), g.values.begin() + static_cast<std::ptrdiff_t>(i * width),
+                           g.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+      }
+    out.push_back(std::move(part));
+  }
+  return out;
+}
+
+}  // namespace syncpoint
