@@ -28,12 +28,12 @@ using evaluator_ptr = evaluator_actor::stateful_pointer<evaluator_state>;
 void evaluate(evaluator_ptr self, const evaluator_config& cfg, const snapshot& s) {
   auto& st = self->state;
   st.m->adopt(s.values.shared());
-  if (!s.rows.empty())  // a sparse model: the rows of the test set's keys, of the same version
-    st.m->load_rows(s.rows);
   eval_result r{s.version, s.taken, s.samples, s.final, -1, {}};  // -1: no accuracy, unless the loop measures one
   if (st.measure) {
     const dataset& test = cfg.limit > 0 && cfg.limit < cfg.test->size ? st.limited : *cfg.test;
     try {
+      if (!s.rows.empty())  // a sparse model: the rows of the test set's keys, of the same version
+        st.m->load_rows(s.rows);
       r.metrics = st.measure(*st.m, test, cfg.job);
     } catch (const std::exception& e) {  // the run cannot be measured: it fails, saying why
       self->quit(make_error(sp_error::user_loop_failed, "the loop's evaluation failed: " + first_line(e.what())));

@@ -128,6 +128,7 @@ void publish(ps_ptr self) {
   close_round(st);
   st.visible = published(st);
   st.visible_version = st.version;
+  keep_served(st);
   answer_pulls(self);
 }
 

@@ -94,8 +94,8 @@ struct ps_config {
   // the evaluator's test keys this shard keeps).
   std::vector<table_spec> tables;
   uint64_t seed = 1;
-  bool rows_async = false;
-  double memory_limit = 0;  // --ps-memory: bytes of rows this shard may hold (0: no limit)  // --sparse-sync async: rows stepped as each push comes, in any mode
+  bool rows_async = false;  // --sparse-sync async: rows stepped as each push comes, in any mode
+  double memory_limit = 0;  // --ps-memory: bytes of rows this shard may hold (0: no limit)
   std::vector<std::vector<uint64_t>> eval_keys;
 };
 

@@ -5,14 +5,15 @@
 
 #include <cmath>
 #include <set>
+#include <unordered_set>
 
 namespace syncpoint {
 
-namespace {
-
-// Before an update changes rows: the versions a held release or gated mode
-// still serves stay readable through it.
+// The versions a held release or gated mode still serves stay readable
+// through the changes that follow (none with async rows, read as they are).
 void keep_served(ps_state& st) {
+  if (st.cfg.rows_async || st.tables.empty())
+    return;
   std::set<uint64_t> served;
   for (auto& [w, out] : st.to_serve)
     served.insert(out.version);
@@ -21,6 +22,8 @@ void keep_served(ps_state& st) {
   for (auto& t : st.tables)
     t.keep_versions(served, st.version);
 }
+
+namespace {
 
 std::string table_name(const ps_state& st, uint32_t t) {
   return "table '" + st.tables[t].spec().name + "'";
@@ -37,10 +40,18 @@ void make_tables(ps_state& st) {
 
 caf::error check_rows(const ps_state& st, const gradient_push& g) {
   auto from = " from worker " + std::to_string(g.worker) + " (iteration " + std::to_string(g.iter) + ")";
+  std::vector<bool> seen(st.tables.size(), false);
   for (auto& b : g.rows) {
     if (b.table >= st.tables.size())
       return make_error(sp_error::bad_input, "row gradients of table " + std::to_string(b.table) + from + ": the model has " +
                                                std::to_string(st.tables.size()) + " tables");
+    if (seen[b.table])
+      return make_error(sp_error::bad_input, "row gradients of " + table_name(st, b.table) + from + " in two blocks");
+    seen[b.table] = true;
+    std::unordered_set<uint64_t> keys(b.keys.begin(), b.keys.end());
+    if (keys.size() != b.keys.size())
+      return make_error(sp_error::bad_input, "row gradients of " + table_name(st, b.table) + from +
+                                               " name a key twice (a push sums a batch's gradients of a key into one row)");
     auto width = st.tables[b.table].spec().width;
     if (b.values.size() != b.keys.size() * width)
       return make_error(sp_error::wrong_size, "row gradients of " + table_name(st, b.table) + from + ": " +
@@ -62,8 +73,7 @@ caf::error check_rows(const ps_state& st, const gradient_push& g) {
 void apply_rows(ps_state& st, const gradient_push& g, float scale) {
   if (g.rows.empty())
     return;
-  if (!st.cfg.rows_async)  // async rows are read as they are now, whatever version the weights are
-    keep_served(st);
+  keep_served(st);
   for (auto& b : g.rows)
     st.tables[b.table].push(b.keys, b.values.data(), st.lr, st.version, scale);
 }
@@ -125,8 +135,8 @@ std::vector<row_block> read_rows(ps_state& st, const std::vector<row_block>& ask
   out.reserve(asked.size());
   for (auto& a : asked) {
     row_block b{a.table, a.keys, {}};
-    if (a.table < st.tables.size())
-      b.values = st.tables[a.table].pull(a.keys, st.version, version);
+    if (a.table < st.tables.size())  // async rows: as they are now
+      b.values = st.tables[a.table].pull(a.keys, st.version, st.cfg.rows_async ? UINT64_MAX : version);
     out.push_back(std::move(b));
   }
   return out;
@@ -152,7 +162,7 @@ caf::error over_memory(const ps_state& st) {
 std::vector<row_block> eval_rows(ps_state& st) {
   std::vector<row_block> out;
   for (size_t t = 0; t < st.cfg.eval_keys.size() && t < st.tables.size(); ++t)
-    out.push_back({static_cast<uint32_t>(t), st.cfg.eval_keys[t], st.tables[t].pull(st.cfg.eval_keys[t], st.version)});
+    out.push_back({static_cast<uint32_t>(t), st.cfg.eval_keys[t], st.tables[t].peek(st.cfg.eval_keys[t])});
   return out;
 }
 

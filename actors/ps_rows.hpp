@@ -42,6 +42,11 @@ void add_rows_to_round(ps_state& st, const gradient_push& g, size_t before, floa
 /// the update's rate.
 void step_round_rows(ps_state& st, bool held, float scale, float held_weight, float factor);
 
+/// Keeps the rows of the versions still to be served (held releases, gated
+/// mode's published one) readable through later changes: called when one is
+/// held or published, and before each update that changes rows.
+void keep_served(ps_state& st);
+
 /// The rows of `asked` as they were at `version` (the current one, or one a
 /// held release or gated mode kept readable).
 std::vector<row_block> read_rows(ps_state& st, const std::vector<row_block>& asked, uint64_t version);

@@ -14,6 +14,7 @@
 // release, and each shard answers it with exactly that version: the current
 // one, one it holds for the worker since the serve op, or one it waits for.
 #include "actors/ps_state.hpp"
+#include "actors/ps_rows.hpp"
 
 #include <cstdio>
 #include <string>
@@ -78,6 +79,7 @@ bool hold_for(ps_ptr self, worker_id w, uint64_t version) {
     return true;
   }
   st.to_serve[w] = pullable_weights(st);  // shared: the next update writes a spare
+  keep_served(st);                        // ... and its rows stay as they are now for it
   return true;
 }
 

@@ -122,6 +122,21 @@ std::vector<float> row_store::pull(const std::vector<uint64_t>& keys, uint64_t s
   return out;
 }
 
+std::vector<float> row_store::peek(const std::vector<uint64_t>& keys) const {
+  std::vector<float> out;
+  out.reserve(keys.size() * spec_.width);
+  for (auto key : keys) {
+    auto it = rows_.find(key);
+    if (it != rows_.end()) {
+      out.insert(out.end(), it->second.values.begin(), it->second.values.end());
+    } else {
+      auto init = initial_row(key);
+      out.insert(out.end(), init.begin(), init.end());
+    }
+  }
+  return out;
+}
+
 void row_store::push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step, float scale) {
   size_t n = keys.size() * spec_.width;
   for (size_t i = 0; i < n; ++i)

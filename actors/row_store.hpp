@@ -41,6 +41,11 @@ class row_store {
   /// Gradients of keys without a row (not admitted, or evicted since their pull) are dropped.
   void push(const std::vector<uint64_t>& keys, const float* grads, double lr, uint64_t step, float scale = 1.0f);
 
+  /// The rows of `keys` as pull reads them (a key without a row: its first
+  /// values), changing nothing: no row made, touched or evicted, no sighting
+  /// counted. What the evaluator reads.
+  std::vector<float> peek(const std::vector<uint64_t>& keys) const;
+
   /// Before the rows change: keeps the rows of each of `versions` readable
   /// (pull's `at`) through the changes that follow, and no others. `now` is
   /// the version the rows are at: a version not pinned yet is pinned if it is

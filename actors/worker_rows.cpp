@@ -56,6 +56,13 @@ bool keep_row_gradients(worker_state& st, std::string& why) {
   }
   st.rows_loaded = false;
   st.row_grads = st.m->row_gradients();
+  for (auto& g : st.row_grads)
+    if (g.table >= st.widths.size() || g.values.size() != g.keys.size() * st.widths[g.table]) {
+      why = "the model's row gradients of table " + std::to_string(g.table) + " hold " +
+            std::to_string(g.values.size()) + " values for " + std::to_string(g.keys.size()) + " keys" +
+            (g.table < st.widths.size() ? " of width " + std::to_string(st.widths[g.table]) : ", a table it does not have");
+      return false;
+    }
   return true;
 }
 

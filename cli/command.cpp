@@ -87,6 +87,7 @@ int run_train(const std::vector<std::string>& args) {
   }
   const auto& job = opts.job();
   validate(job);  // before the progress line names the run
+  cli::check_save_model(opts);
   auto label = cli::run_label(job);
   cli::progress_display shown(job.progress);
   shown.begin(label);

@@ -1,6 +1,7 @@
 #include "cli/options.hpp"
 
 #include "core/link_model.hpp"
+#include "runtime/job/job_parts.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/train.hpp>
 #include <syncpoint/worker_loop.hpp>
@@ -413,6 +414,16 @@ std::string command_line(const std::string& command, const std::vector<std::stri
     out += " " + q + "'";
   }
   return out;
+}
+
+void check_save_model(const options& opts) {
+  if (opts.save_model.empty())
+    return;
+  auto cfg = opts.job();
+  auto data = load_job_data(cfg);
+  if (!make_model(cfg.model, input_of(data.train))->tables().empty())
+    throw config_error("--save-model writes the dense weights, and model '" + cfg.model +
+                       "' keeps sparse tables on the PS: run it without --save-model (docs/sparse.md, \"Status\")");
 }
 
 }  // namespace syncpoint::cli

@@ -62,6 +62,7 @@ py::object train(const std::vector<std::string>& args) {
   if (auto misfit = cli::check_options_fit(cfg, {cfg.protocol}); !misfit.empty())
     throw py::value_error(misfit);
   validate(cfg);  // config_error is a ValueError
+  cli::check_save_model(opts);
   auto label = cli::run_label(cfg);
   std::atomic<bool> interrupted{false};
   const std::string interrupted_why = "interrupted (KeyboardInterrupt)";
@@ -96,7 +97,7 @@ py::object train(const std::vector<std::string>& args) {
         write_provenance(cfg.out_dir, p);
       }
       if (!opts.save_model.empty())
-        save_model_file(opts.save_model, out.result.final_model);
+        save_model_file(opts.save_model, out.result.final_model);  // (check_save_model before the run)
       return out;
     },
     interrupted);

@@ -135,6 +135,8 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   refused("train" + fast + " --model ctr:width=0 --dataset clicks:keys=100", "ctr: 'width=0' is not one of fields=N");
   refused("train" + fast + " --model ctr --dataset clicks:keys=100 --checkpoint-dir /tmp/sp-no-ckpt",
           "has sparse tables, whose checkpoints are not written yet");
+  refused("train" + fast + " --model ctr --dataset clicks:keys=100 --save-model /tmp/sp-no.model",
+          "--save-model writes the dense weights, and model 'ctr' keeps sparse tables on the PS");
   refused("train" + fast + " --dataset clicks:colour=red", "clicks: no option 'colour' (keys, fields, numeric, rank, zipf)");
   refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: blank, cifar10, clicks, fashion-mnist, idx, synthetic");
   refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, got 'diagonal'");

@@ -83,6 +83,18 @@ TEST_CASE("sparse PS: rows pulled by key in any order, made from their seed, ste
     REQUIRE(err);
     CHECK(f.sys->render(err).find("NaN") != std::string::npos);
   }
+  SUBCASE("a key twice in one push, and one table in two blocks") {
+    auto err = f.push_rows({4, 4}, {1.0f, 1.0f, 1.0f, 1.0f}, 0.5f);
+    REQUIRE(err);
+    CHECK(f.sys->render(err).find("name a key twice") != std::string::npos);
+    caf::error result;
+    gradient_push g{0, 1, 0, 8, std::vector<float>{0.0f}};
+    g.rows = {row_block{0, {4}, {1.0f, 1.0f}}, row_block{0, {9}, {1.0f, 1.0f}}};
+    (*f.self)->request(f.ps, std::chrono::seconds(5), push_atom::value, std::move(g))
+      .receive([](const proceed&) {}, [&](caf::error& e) { result = std::move(e); });
+    REQUIRE(result);
+    CHECK(f.sys->render(result).find("in two blocks") != std::string::npos);
+  }
   SUBCASE("a table the model does not have") {
     caf::error result;
     gradient_push g{0, 1, 0, 8, std::vector<float>{0.0f}};
@@ -313,4 +325,21 @@ TEST_CASE("sparse jobs: a push with a NaN row on one shard of three is applied b
     CHECK(three.final_model.values == one.final_model.values);
     CHECK(three.summary.final_accuracy == one.summary.final_accuracy);
   }
+}
+
+TEST_CASE("sparse jobs: the evaluation reads rows without changing the tables, and what sparse jobs cannot do yet is refused") {
+  // An lru table smaller than the test set's keys: were the evaluator's reads
+  // touches, each evaluation would evict trained rows and the run would differ.
+  auto cfg = clicks_job("bsp", false, 1);
+  cfg.model = "ctr:fields=4,width=4,hidden=8,lru=120";
+  cfg.eval_every = 0.25;
+  auto often = train(cfg);
+  cfg.eval_every = 0;
+  auto once = train(cfg);
+  CHECK(often.final_model.values == once.final_model.values);
+  CHECK(often.summary.final_accuracy == once.summary.final_accuracy);
+
+  cfg.ps_replicas = 1;
+  cfg.ps_shards = 2;
+  CHECK_THROWS_WITH_AS(train(cfg), doctest::Contains("which replicated shards do not keep yet"), config_error);
 }

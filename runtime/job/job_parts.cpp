@@ -245,6 +245,9 @@ void check_tables(const job_plan& plan, const std::vector<table_spec>& tables) {
   if (plan.cfg.checkpoint_every_s > 0 || !plan.cfg.checkpoint_dir.empty() || !plan.cfg.resume_dir.empty())
     throw config_error("model '" + plan.cfg.model + "' has sparse tables, whose checkpoints are not written yet: "
                        "run it without --checkpoint-dir and --resume (docs/sparse.md, \"Status\")");
+  if (plan.cfg.ps_replicas > 0)  // a replica sees no pulls, so it would make no rows: not yet
+    throw config_error("model '" + plan.cfg.model + "' has sparse tables, which replicated shards do not keep yet: "
+                       "run it without --ps-replicas (docs/sparse.md, \"Status\")");
   for (auto& t : tables) {
     try {
       row_store check(t, plan.cfg.seed);
