@@ -1,4 +1,5 @@
 #include "actors/evaluator.hpp"
+#include "core/row_blocks.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -57,14 +58,8 @@ std::optional<snapshot> next_whole(evaluator_state& st) {
   whole.rows.clear();
   for (auto& q : st.parts) {
     auto& p = q.front();
-    for (auto& b : p.rows) {  // each shard's rows of the test keys it keeps
-      if (whole.rows.size() <= b.table)
-        whole.rows.resize(b.table + 1);
-      auto& into = whole.rows[b.table];
-      into.table = b.table;
-      into.keys.insert(into.keys.end(), b.keys.begin(), b.keys.end());
-      into.values.insert(into.values.end(), b.values.begin(), b.values.end());
-    }
+    for (auto& b : p.rows)  // each shard's rows of the test keys it keeps
+      append_rows(whole.rows, b);
     std::copy(p.values.data(), p.values.data() + p.values.size(), st.assembled->data() + p.offset);
     whole.version = std::min(whole.version, p.version);
     whole.taken = std::max(whole.taken, p.taken);

@@ -4,6 +4,7 @@
 // with the weights; the step's row gradients go with the push, each shard
 // its keys' (docs/sparse.md).
 #include "actors/worker_state.hpp"
+#include "core/row_blocks.hpp"
 
 #include <algorithm>
 
@@ -21,8 +22,7 @@ void ask_rows(worker_state& st) {
       asked.push_back({t, {}, {}});
   for (uint32_t t = 0; t < keys.size(); ++t) {
     auto& k = keys[t];
-    std::sort(k.begin(), k.end());
-    k.erase(std::unique(k.begin(), k.end()), k.end());
+    make_distinct(k);
     for (auto key : k)
       st.rows_asked[shards == 1 ? 0 : row_shard(key, shards)][t].keys.push_back(key);
   }
@@ -36,9 +36,7 @@ void rows_came(worker_state& st, std::vector<row_block>& rows) {
   for (auto& b : rows) {
     if (b.table >= st.rows_in.size() || b.values.size() != b.keys.size() * st.widths[b.table])
       throw std::invalid_argument("a pull brought rows of table " + std::to_string(b.table) + " that do not fit it");
-    auto& in = st.rows_in[b.table];
-    in.keys.insert(in.keys.end(), b.keys.begin(), b.keys.end());
-    in.values.insert(in.values.end(), b.values.begin(), b.values.end());
+    append_rows(st.rows_in, b);
   }
 }
 

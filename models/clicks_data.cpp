@@ -9,6 +9,7 @@
 // Bayes-optimal AUC is that of the true p on the test set (clicks_best_auc).
 #include <syncpoint/data_registry.hpp>
 
+#include "models/auc.hpp"
 #include "models/name_options.hpp"
 
 #include <algorithm>
@@ -170,17 +171,7 @@ double clicks_best_auc(const data_request& r) {
   std::vector<std::pair<double, int64_t>> scored;
   for (size_t i = 0; i < p.size(); ++i)
     scored.emplace_back(p[i], test.y[i]);
-  std::sort(scored.begin(), scored.end());
-  double positives = 0, negatives = 0, right = 0;
-  for (auto& [score, label] : scored) {
-    if (label == 1) {
-      right += negatives;  // true probabilities are continuous: no ties
-      positives += 1;
-    } else {
-      negatives += 1;
-    }
-  }
-  return positives > 0 && negatives > 0 ? right / (positives * negatives) : 0.5;
+  return auc_of(std::move(scored));
 }
 
 }  // namespace syncpoint

@@ -13,6 +13,7 @@
 #include <syncpoint/messages.hpp>
 #include <syncpoint/model.hpp>
 
+#include "models/auc.hpp"
 #include "models/name_options.hpp"
 
 #include <Eigen/Core>
@@ -231,7 +232,7 @@ class ctr_model : public model {
 
   // Accuracy, then (two classes) the AUC of the click probability and the log loss.
   std::vector<metric> evaluate(const dataset& test) override {
-    std::vector<std::pair<float, int64_t>> scored;
+    std::vector<std::pair<double, int64_t>> scored;
     double logloss = 0;
     int64_t right = 0;
     for (int64_t start = 0; start < test.size; start += 1024) {
@@ -254,7 +255,7 @@ class ctr_model : public model {
     auto n = static_cast<double>(std::max<int64_t>(test.size, 1));
     std::vector<metric> out{{"accuracy", static_cast<double>(right) / n}};
     if (classes_ == 2)
-      out.push_back({"auc", auc(scored)});
+      out.push_back({"auc", auc_of(std::move(scored))});
     out.push_back({"logloss", logloss / n});
     return out;
   }
@@ -375,23 +376,6 @@ class ctr_model : public model {
           out[j] += de[static_cast<size_t>(f * d + j)];
       }
     }
-  }
-
-  // The share of (positive, negative) pairs the scores order right, ties half.
-  static double auc(std::vector<std::pair<float, int64_t>>& scored) {
-    std::sort(scored.begin(), scored.end());
-    double positives = 0, negatives = 0, right = 0;
-    for (size_t i = 0; i < scored.size();) {
-      size_t j = i;
-      double pos = 0, neg = 0;
-      for (; j < scored.size() && scored[j].first == scored[i].first; ++j)
-        (scored[j].second == 1 ? pos : neg) += 1;
-      right += pos * negatives + 0.5 * pos * neg;  // every negative scored lower, half of the tied ones
-      positives += pos;
-      negatives += neg;
-      i = j;
-    }
-    return positives > 0 && negatives > 0 ? right / (positives * negatives) : 0.5;
   }
 };
 

@@ -11,7 +11,6 @@
 #include <syncpoint/protocol_archive.hpp>
 #include <syncpoint/float_block.hpp>
 #include <syncpoint/torch_data.hpp>
-#include <syncpoint/table.hpp>
 #include <syncpoint/torch_model.hpp>
 #include <syncpoint/torch_loop.hpp>
 #include "tests/header_examples.hpp"
@@ -445,31 +444,13 @@ TEST_CASE("header examples: <syncpoint/compressor.hpp>'s own compressor trains o
   CHECK(e == std::vector<float>{1, 0, 0, 0.5f});
 }
 
-TEST_CASE("header examples: <syncpoint/table.hpp> declares a table") {
-  syncpoint::table_spec t;
-  t.name = "ids";
-  t.width = 16;
-  t.optimizer = syncpoint::row_optimizer::adagrad;
-  t.capacity = syncpoint::row_capacity::lru;
-  t.max_rows = 1000000;
-  CHECK(t.admit_after == 1);  // every sighting makes its row
-  CHECK(t.init == syncpoint::row_init::normal);
-  // A batch's rows, as a sparse model reads them (model::load_rows):
-  syncpoint::row_block rows{0, {42, 7}, std::vector<float>(2 * t.width)};
-  uint32_t shard = syncpoint::row_shard(42, 3);  // which of 3 PS shards keeps key 42
-  CHECK(rows.values.size() == 32);
-  CHECK(shard < 3);
-  CHECK(syncpoint::row_shard(42, 1) == 0);
-  // A row starts from its key alone: the same first values on every shard and every worker.
-  CHECK(syncpoint::initial_row(t, 1, 42) == syncpoint::initial_row(t, 1, 42));
-  CHECK(syncpoint::initial_row(t, 1, 42) != syncpoint::initial_row(t, 1, 43));
-}
-
 TEST_CASE("header examples: every ```cpp example of a public header is in its test, line by line, in order") {
   auto root = std::filesystem::path(SYNCPOINT_SOURCE_DIR);
   auto here = lines_of(root / "tests/test_header_examples_parts.cpp");
-  auto local = lines_of(root / "tests/test_header_examples_local.cpp");  // (each example is whole in one of the two)
+  auto local = lines_of(root / "tests/test_header_examples_local.cpp");  // (each example is whole in one of these)
   here.insert(here.end(), local.begin(), local.end());
+  auto tables = lines_of(root / "tests/test_header_examples_tables.cpp");
+  here.insert(here.end(), tables.begin(), tables.end());
   auto jobs = lines_of(root / "tests/test_header_examples.cpp");
   auto cluster_test = lines_of(root / "tests/test_cluster_observers.cpp");
   // Where each header's examples run: jobs and their observers, a cluster, the rest here.

@@ -6,6 +6,7 @@
 #include "actors/evaluator.hpp"
 #include "actors/parameter_server.hpp"
 #include "actors/row_store.hpp"
+#include "core/row_blocks.hpp"
 #include "runtime/records/checkpoint_file.hpp"
 #include "actors/tracer.hpp"
 #include <syncpoint/data_registry.hpp>
@@ -40,8 +41,7 @@ void check_model_fits(const job_config& cfg, const dataset& train) {
       std::vector<row_block> rows;
       auto keys = m->keys(two);
       for (uint32_t t = 0; t < tables.size() && t < keys.size(); ++t) {
-        std::sort(keys[t].begin(), keys[t].end());
-        keys[t].erase(std::unique(keys[t].begin(), keys[t].end()), keys[t].end());
+        make_distinct(keys[t]);
         rows.push_back({t, keys[t], std::vector<float>(keys[t].size() * tables[t].width, 0.0f)});
       }
       m->load_rows(std::move(rows));
@@ -272,13 +272,11 @@ void check_tables(const job_plan& plan, const std::vector<table_spec>& tables) {
                        ": give it a capacity (lru, lfu, ttl), more shards, or a larger --ps-memory");
 }
 
-void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const dataset& test) {
-  auto m = make_model(plan.cfg.model, plan.input);
-  auto tables = m->tables();
+void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const dataset& test, model& m) {
+  auto tables = m.tables();
   if (tables.empty())
     return;
-  check_tables(plan, tables);
-  auto keys = test.size > 0 ? m->keys(test.view(0, test.size)) : std::vector<std::vector<uint64_t>>(tables.size());
+  auto keys = test.size > 0 ? m.keys(test.view(0, test.size)) : std::vector<std::vector<uint64_t>>(tables.size());
   if (keys.size() != tables.size())
     throw config_error("model '" + plan.cfg.model + "' gave keys of " + std::to_string(keys.size()) + " tables, it has " +
                        std::to_string(tables.size()));
@@ -291,8 +289,7 @@ void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const data
     c.eval_keys.assign(tables.size(), {});
   }
   for (size_t t = 0; t < keys.size(); ++t) {
-    std::sort(keys[t].begin(), keys[t].end());
-    keys[t].erase(std::unique(keys[t].begin(), keys[t].end()), keys[t].end());
+    make_distinct(keys[t]);
     for (auto key : keys[t])
       shards[row_shard(key, k)].eval_keys[t].push_back(key);
   }
@@ -301,9 +298,10 @@ void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const data
 job_core spawn_job_core(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,
                         const core_options& given) {
   auto opts = given;
-  check_tables(plan, make_model(plan.cfg.model, plan.input)->tables());  // before anything is spawned
+  auto m = make_model(plan.cfg.model, plan.input);
+  check_tables(plan, m->tables());  // before anything is spawned
   auto parts = prepare_ps(sys, plan, opts);
-  add_tables(parts.shards, plan, *test);
+  add_tables(parts.shards, plan, *test, *m);
   if (plan.cfg.ps_rereplicate && plan.cfg.ps_replicas > 0 && !opts.placer) {
     opts.placer = spawn_copy_placer(sys, std::make_shared<const job_plan>(plan), parts.tracer, opts.origin);
     opts.own_placer = true;

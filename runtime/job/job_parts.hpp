@@ -57,11 +57,11 @@ struct core_options {
   bool own_placer = false;
 };
 
-/// A sparse model's tables on every shard of `shards`: their specs, the
-/// job's seed, and the keys of `test` each shard keeps (its snapshots carry
-/// their rows to the evaluator). Nothing for a dense model; config_error for
-/// a table spec that cannot work.
-void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const dataset& test);
+/// A sparse model's tables on every shard of `shards`: their specs (checked
+/// by check_tables), the job's seed, and the keys of `test` each shard keeps
+/// (its snapshots carry their rows to the evaluator), from the job's model
+/// `m`. Nothing for a dense model.
+void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const dataset& test, model& m);
 
 /// config_error for a table spec that cannot work, or for unbounded tables
 /// whose declared keys (table_spec::expected_keys) would pass --ps-memory.
