@@ -83,7 +83,7 @@ struct coordinator_config {
   // (on the coordinator's thread). The virtual clock's runner takes its own.
   double checkpoint_every_s = 0;
   // The runner writes it and returns the progress line that says where it went.
-  std::function<std::string(checkpoint_state&)> on_checkpoint;
+  checkpoint_opener on_checkpoint;
 };
 
 coordinator_actor spawn_coordinator(caf::actor_system& sys, std::shared_ptr<coordinator_config> cfg);

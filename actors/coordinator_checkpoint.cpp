@@ -177,6 +177,34 @@ void resume_run(coordinator_ptr self) {
 
 }  // namespace
 
+namespace {
+
+// A sparse model's tables into `out`, chunk after chunk: shard k's table t
+// from position `from`, then the rest; `done` when every shard's are in.
+void save_rows(coordinator_ptr self, std::shared_ptr<checkpoint_sink> out, std::vector<ps_actor> shards, size_t k,
+               uint32_t t, uint64_t from, std::function<void()> done, std::function<void(caf::error&)> fail) {
+  if (k >= shards.size())
+    return done();
+  self->state.gathering.asked.push_back(shards[k].address());
+  self->request(shards[k], self->state.cfg->request_timeout, save_atom::value, t, from)
+    .then([=](saved_rows& chunk) {
+      if (t >= chunk.tables)
+        return save_rows(self, out, shards, k + 1, 0, 0, done, fail);
+      try {
+        out->add(chunk);
+      } catch (const std::exception& e) {
+        auto err = make_error(sp_error::bad_input, e.what());
+        return fail(err);
+      }
+      if (chunk.last)
+        save_rows(self, out, shards, k, t + 1, 0, done, fail);
+      else
+        save_rows(self, out, shards, k, t, chunk.next, done, fail);
+    }, fail);
+}
+
+}  // namespace
+
 void checkpoint_if_still(coordinator_ptr self) {
   auto& st = self->state;
   if (!st.phase.is(coordinator_phase::freezing) || !st.run.evals_pending.empty())
@@ -206,18 +234,6 @@ void checkpoint_if_still(coordinator_ptr self) {
   auto parts = std::make_shared<std::vector<std::optional<saved_ps>>>(copies.size());
   auto serving = cp->coordinator.serving;
   auto failed = std::make_shared<bool>(false);
-  auto one_more = [=] {
-    if (*failed || --*pending > 0)
-      return;
-    auto& st = self->state;
-    try {
-      cp->ps = merge_copies(std::move(*parts), st.cfg->ps.bounds, serving);
-      st.report(st.cfg->on_checkpoint(*cp));
-    } catch (const std::exception& e) {
-      st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
-    }
-    resume_run(self);
-  };
   auto fail = [=](caf::error& e) {
     if (*failed)
       return;
@@ -226,6 +242,32 @@ void checkpoint_if_still(coordinator_ptr self) {
     resume_run(self);
   };
   auto timeout = st.cfg->request_timeout;
+  auto one_more = [=] {
+    if (*failed || --*pending > 0)
+      return;
+    auto& st = self->state;
+    std::shared_ptr<checkpoint_sink> out;
+    try {
+      cp->ps = merge_copies(std::move(*parts), st.cfg->ps.bounds, serving);
+      out = st.cfg->on_checkpoint(*cp);
+    } catch (const std::exception& e) {
+      st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
+      resume_run(self);
+      return;
+    }
+    std::vector<ps_actor> serving_copies;  // a sparse model's rows: from each shard's serving copy
+    auto copies = every_copy(st.cfg->ps);
+    for (size_t k = 0; k < st.cfg->ps.size(); ++k)
+      serving_copies.push_back(serving_copy(copies, cp->coordinator, k, st.cfg->ps.size()));
+    save_rows(self, out, std::move(serving_copies), 0, 0, 0, [=] {
+      try {
+        self->state.report(out->commit());
+      } catch (const std::exception& e) {
+        self->state.report("[" + self->state.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
+      }
+      resume_run(self);
+    }, fail);
+  };
   st.gathering.give_up = [fail](caf::error e) { fail(e); };
   for (size_t j = 0; j < copies.size(); ++j)
     if (copies[j]) {

@@ -317,6 +317,8 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
   remember_samples(st);  // version 0 has seen none
   if (st.cfg.resume)
     restore(st, *st.cfg.resume);
+  if (st.cfg.resume_rows)
+    st.cfg.resume_rows([&](const saved_rows& chunk) { load_rows_chunk(st, chunk); });
   return {
     [=](push_atom, gradient_push& g) -> caf::result<proceed> {
       if (auto err = check_member(self, g.worker))
@@ -365,6 +367,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     [=](pull_atom, resume_atom, uint64_t) -> caf::result<weights> {
       return resume_pull(self, member_index(self));
     },
+    [=](save_atom, uint32_t table, uint64_t from) -> saved_rows { return save_rows_chunk(self->state, table, from); },
     [=](save_atom) -> caf::result<saved_ps> {
       if (auto err = may_read_state(self))
         return err;
@@ -474,6 +477,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       return weights{self->state.version, published(self->state)};
     },
     [=](counts_atom) { return self->state.version; },  // a dashboard's: reading it changes nothing
+    [=](counts_atom, tables_atom) { return table_figures(self->state); },
   };
 }
 

@@ -39,6 +39,7 @@
 #include "core/optimizer.hpp"
 #include "core/ps_group.hpp"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -97,6 +98,9 @@ struct ps_config {
   bool rows_async = false;  // --sparse-sync async: rows stepped as each push comes, in any mode
   double memory_limit = 0;  // --ps-memory: bytes of rows this shard may hold (0: no limit)
   std::vector<std::vector<uint64_t>> eval_keys;
+  // Resumed (`resume`): calls its argument with each chunk of the
+  // checkpoint's rows in turn (the shard keeps its keys), throwing for one it cannot read.
+  std::function<void(const std::function<void(const saved_rows&)>&)> resume_rows;
 };
 
 ps_actor spawn_parameter_server(caf::actor_system& sys, ps_config cfg);
@@ -124,6 +128,11 @@ saved_ps merge_copies(std::vector<std::optional<saved_ps>> copies, const std::ve
 /// Every copy of every shard, copy r of shard k at k * (R + 1) + r (invalid:
 /// lost); without replicas, the shards. The order a checkpoint keeps copies in.
 std::vector<ps_actor> every_copy(const ps_group& ps);
+
+/// Of `copies` (every_copy's order, invalid: lost) of `shards` shards, the
+/// copy of shard k that serves as `saved` says (a checkpoint reads a sparse
+/// model's rows from it), or a live one; invalid if none is.
+ps_actor serving_copy(const std::vector<ps_actor>& copies, const saved_coordinator& saved, size_t k, size_t shards);
 
 /// At a resume with `per` copies a shard: which saved copy of shard k the
 /// resumed copy r takes its link, timers and reports from. Copy 0, which

@@ -1,3 +1,4 @@
+#include "actors/ps_rows.hpp"
 #include "actors/ps_update.hpp"
 #include "core/index_ranges.hpp"
 
@@ -75,7 +76,7 @@ saved_ps save(const ps_state& st) {
   s.visible_version = st.visible_version;
   s.mode = static_cast<uint8_t>(st.mode);
   for (auto& [version, p] : st.waiting_pulls)  // in the order they are answered
-    s.waiting_pulls.push_back({version, p.worker, p.charged});
+    s.waiting_pulls.push_back({version, p.worker, p.charged, p.asked});
   s.link_free_at = st.link.free_at();
   for (auto& [id, t] : st.in_transit) {
     saved_transfer x;
@@ -87,12 +88,14 @@ saved_ps save(const ps_state& st) {
     } else {
       x.version = t.out.version;
       x.values = t.out.values.vec();
+      x.rows = t.out.rows;
     }
     s.in_transit.push_back(std::move(x));
   }
   s.next_transfer = st.next_transfer;
   for (auto& [key, g] : st.staged)
     s.staged.push_back(g);
+  s.tables = save_tables(st);
   return s;
 }
 
@@ -152,7 +155,7 @@ void restore(ps_state& st, const saved_ps& s) {
                 : saved_shard_link{s.link_free_at, s.in_transit, s.next_transfer, s.waiting_pulls, s.staged};
   st.waiting_pulls.clear();
   for (auto& p : link.waiting_pulls)  // equal versions keep their order: a multimap appends
-    st.waiting_pulls.emplace(p.min_version, pending_pull{p.worker, {}, p.charged});
+    st.waiting_pulls.emplace(p.min_version, pending_pull{p.worker, {}, p.charged, p.asked});
   st.link.resume_at(link.link_free_at);
   st.in_transit.clear();
   for (auto& x : link.in_transit) {
@@ -162,7 +165,7 @@ void restore(ps_state& st, const saved_ps& s) {
     if (x.is_push)
       t.push = x.push;
     else
-      t.out = weights{x.version, shared_floats(x.values)};
+      t.out = weights{x.version, shared_floats(x.values), x.rows};
     st.in_transit.emplace(x.id, std::move(t));
   }
   st.next_transfer = link.next_transfer;
@@ -175,6 +178,7 @@ void restore(ps_state& st, const saved_ps& s) {
   }
   st.to_serve.clear();
   st.served_early.clear();
+  restore_tables(st, s.tables);
 }
 
 namespace {
@@ -224,12 +228,36 @@ saved_ps merge_shards(std::vector<saved_ps> parts, const std::vector<uint64_t>& 
     whole.*field = concat(parts, field, bounds);
   for (auto& p : parts)  // each shard's part of what the round carried
     add_ranges(whole.round_ranges, p.round_ranges);
+  for (size_t k = 1; k < parts.size(); ++k)  // each shard's tables, tagged with the shard
+    whole.tables.insert(whole.tables.end(), parts[k].tables.begin(), parts[k].tables.end());
   whole.shard_bounds = bounds;
   whole.shard_links.clear();
   for (auto& p : parts)
     whole.shard_links.push_back(link_of(p));
   return whole;
 }
+
+namespace {
+
+std::vector<row_block> keys_now(const std::vector<saved_shard_link>& links, size_t saved_shards, const saved_pull& pull,
+                                size_t shards, size_t k) {
+  std::vector<row_block> out;
+  for (size_t j = 0; j < saved_shards; ++j)
+    for (auto& p : links[j].waiting_pulls)
+      if (p.worker == pull.worker && p.min_version == pull.min_version)
+        for (auto& b : p.asked) {
+          while (out.size() <= b.table)
+            out.push_back({static_cast<uint32_t>(out.size()), {}, {}});
+          for (auto key : b.keys)
+            if (row_shard(key, static_cast<uint32_t>(shards)) == k)
+              out[b.table].keys.push_back(key);
+        }
+  for (auto& b : out)
+    std::sort(b.keys.begin(), b.keys.end());
+  return out;
+}
+
+}  // namespace
 
 saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, size_t k) {
   bool same_shards = whole.shard_bounds.empty() ? bounds.size() == 2 : whole.shard_bounds == bounds;
@@ -259,6 +287,9 @@ saved_ps shard_of(const saved_ps& whole, const std::vector<uint64_t>& bounds, si
   // A held pull waits for a version every shard reaches alike: each shard holds it.
   saved_shard_link link;
   link.waiting_pulls = links.front().waiting_pulls;
+  if (!same_shards)  // a sparse model's held pull: the keys of it this shard keeps now, from every saved shard's
+    for (auto& p : link.waiting_pulls)
+      p.asked = keys_now(links, saved_shards, p, bounds.size() - 1, k);
   for (size_t j = 0; j < saved_shards; ++j)
     link.link_free_at = std::max(link.link_free_at, links[j].link_free_at);
   if (same_shards) {
@@ -318,6 +349,17 @@ std::vector<ps_actor> every_copy(const ps_group& ps) {
   for (auto& copies : ps.copies)
     out.insert(out.end(), copies.begin(), copies.end());
   return out;
+}
+
+ps_actor serving_copy(const std::vector<ps_actor>& copies, const saved_coordinator& saved, size_t k, size_t shards) {
+  auto per = copies.size() / std::max<size_t>(1, shards);
+  auto serves = k < saved.serving.size() ? saved.serving[k] : 0;
+  if (serves < per && copies[k * per + serves])
+    return copies[k * per + serves];
+  for (size_t r = 0; r < per; ++r)
+    if (copies[k * per + r])
+      return copies[k * per + r];
+  return {};
 }
 
 uint32_t saved_copy_of(const saved_coordinator& saved, size_t k, size_t r, size_t per) {

@@ -3,6 +3,7 @@
 
 #include "actors/ps_update.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <unordered_set>
@@ -159,11 +160,105 @@ caf::error over_memory(const ps_state& st) {
                                            ": give the tables a capacity (lru, lfu, ttl), more shards, or more memory");
 }
 
+std::vector<table_counts> table_figures(const ps_state& st) {
+  std::vector<table_counts> out;
+  for (auto& t : st.tables)
+    out.push_back({t.spec().name, t.rows(), t.bytes(), t.evictions(), t.hits(), t.misses()});
+  return out;
+}
+
 std::vector<row_block> eval_rows(ps_state& st) {
   std::vector<row_block> out;
   for (size_t t = 0; t < st.cfg.eval_keys.size() && t < st.tables.size(); ++t)
     out.push_back({static_cast<uint32_t>(t), st.cfg.eval_keys[t], st.tables[t].peek(st.cfg.eval_keys[t])});
   return out;
+}
+
+namespace {
+
+// A chunk of about 8 MB of values and optimizer state.
+constexpr uint64_t chunk_bytes = uint64_t{8} << 20;
+
+bool mine(const ps_state& st, uint64_t key) {
+  return st.cfg.shards == 1 || row_shard(key, st.cfg.shards) == st.cfg.shard;
+}
+
+std::string table_at(const ps_state& st, uint32_t t) {
+  if (t >= st.tables.size())
+    throw std::invalid_argument("the checkpoint holds table " + std::to_string(t) + ", the model has " +
+                                std::to_string(st.tables.size()));
+  return st.tables[t].spec().name;
+}
+
+}  // namespace
+
+std::vector<saved_table> save_tables(const ps_state& st) {
+  std::vector<saved_table> out;
+  bool fold = !st.held.empty();
+  for (uint32_t t = 0; t < st.tables.size(); ++t) {
+    auto s = st.tables[t].save_state();
+    s.table = t;
+    s.shard = st.cfg.shard;
+    s.shards = st.cfg.shards;
+    auto& r = st.row_rounds[t];
+    auto width = st.tables[t].spec().width;
+    std::vector<uint64_t> keys;
+    for (auto& [key, b] : r.buffer)
+      keys.push_back(key);
+    for (auto& [key, h] : r.held)
+      if (!r.buffer.count(key))
+        keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    s.round.table = t;
+    for (auto key : keys) {
+      auto b = r.buffer.find(key);
+      auto h = r.held.find(key);
+      s.round.keys.push_back(key);
+      for (uint32_t j = 0; j < width; ++j) {
+        float bj = b == r.buffer.end() ? 0.0f : b->second[j];
+        s.round.values.push_back(!fold ? bj
+                                       : round_sum(bj, st.buffer_scale, h == r.held.end() ? 0.0f : h->second[j],
+                                                   st.held_weight));
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+saved_rows save_rows_chunk(ps_state& st, uint32_t t, uint64_t from) {
+  saved_rows c;
+  if (t < st.tables.size()) {
+    auto& table = st.tables[t];
+    c = table.save_rows(from, std::max<uint64_t>(1, chunk_bytes / row_store::bytes_per_row(table.spec())));
+  }
+  c.table = t;
+  c.tables = static_cast<uint32_t>(st.tables.size());
+  return c;
+}
+
+void restore_tables(ps_state& st, const std::vector<saved_table>& saved) {
+  for (auto& r : st.row_rounds)
+    r = {};
+  for (auto& s : saved) {
+    auto name = table_at(st, s.table);
+    bool counters = s.shards == st.cfg.shards ? s.shard == st.cfg.shard : st.cfg.shard == 0;
+    st.tables[s.table].load_state(s, [&](uint64_t key) { return mine(st, key); }, counters);
+    auto width = st.tables[s.table].spec().width;
+    if (s.round.values.size() != s.round.keys.size() * width)
+      throw std::invalid_argument("the checkpoint's round of table '" + name + "' does not fit rows of width " +
+                                  std::to_string(width));
+    auto& buffer = st.row_rounds[s.table].buffer;
+    for (size_t i = 0; i < s.round.keys.size(); ++i)
+      if (mine(st, s.round.keys[i]))
+        buffer[s.round.keys[i]].assign(s.round.values.begin() + static_cast<std::ptrdiff_t>(i * width),
+                                       s.round.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * width));
+  }
+}
+
+void load_rows_chunk(ps_state& st, const saved_rows& chunk) {
+  table_at(st, chunk.table);
+  st.tables[chunk.table].load_rows(chunk, [&](uint64_t key) { return mine(st, key); });
 }
 
 }  // namespace syncpoint

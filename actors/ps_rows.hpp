@@ -30,10 +30,11 @@ caf::error check_rows(const ps_state& st, const gradient_push& g);
 /// times `scale` (the dense slice's weight) at the update's rate.
 void apply_rows(ps_state& st, const gradient_push& g, float scale);
 
-/// Buffered mode: g's rows join the round as its dense slice does, the
-/// round's `before`-th push (0: the first, which becomes the buffer; from the
-/// third on, the held rows first fold into the buffer with the dense buffer's
-/// `scale` and `held_weight` as they were before g came).
+/// Buffered mode: g's rows join the round as its dense slice does. `before`:
+/// 0, g is the round's first push (its rows become the buffer); 1, no push
+/// is held yet; 2, one is: its rows first fold into the buffer with the
+/// dense buffer's `scale` and `held_weight` as they were before g came (as
+/// the dense held push folds, also after a resume that saved it folded).
 void add_rows_to_round(ps_state& st, const gradient_push& g, size_t before, float scale, float held_weight);
 
 /// Buffered mode, at the commit: each row of the round stepped by `factor`
@@ -53,6 +54,22 @@ std::vector<row_block> read_rows(ps_state& st, const std::vector<row_block>& ask
 
 /// An error when the shard's rows hold more than --ps-memory (cfg.memory_limit) allows.
 caf::error over_memory(const ps_state& st);
+
+/// For a checkpoint: the shard's tables beside their rows (the round's row
+/// sums folded as save() folds the dense buffer), and table t's chunk of
+/// rows from position `from` (row_store::save_rows).
+std::vector<saved_table> save_tables(const ps_state& st);
+saved_rows save_rows_chunk(ps_state& st, uint32_t t, uint64_t from);
+
+/// At a resume: the tables of every saved shard, of which this shard takes
+/// the keys row_shard gives it now (the counters: its own, or with another
+/// shard count all of them on shard 0); then each chunk of saved rows.
+/// Throws std::invalid_argument for a table the model lacks or a chunk that does not fit.
+void restore_tables(ps_state& st, const std::vector<saved_table>& saved);
+void load_rows_chunk(ps_state& st, const saved_rows& chunk);
+
+/// Each table's figures on this shard (rows, bytes, evictions, hits, misses).
+std::vector<table_counts> table_figures(const ps_state& st);
 
 /// The rows of cfg.eval_keys now, for a snapshot.
 std::vector<row_block> eval_rows(ps_state& st);

@@ -119,7 +119,7 @@ void add_to_round(ps_state& st, gradient_push& g) {
   if (st.cfg.rows_async)  // --sparse-sync async: the rows now, as an asp push's (docs/sparse.md)
     apply_rows(st, g, push_weight(st, g, static_cast<double>(st.version - std::min(st.version, g.base_version))));
   else
-    add_rows_to_round(st, g, st.buffered.size(), st.buffer_scale, st.held_weight);
+    add_rows_to_round(st, g, st.buffered.empty() ? 0 : st.held.empty() ? 1 : 2, st.buffer_scale, st.held_weight);
   if (st.buffered.empty()) {  // the round's first gradient becomes the buffer, no copy
     float_buffers::give(std::move(st.buffer));  // the last round's
     st.buffer = g.grad.take();  // a view (a slice of a sharded push): copied now

@@ -193,4 +193,114 @@ void row_store::expire(uint64_t step) {
     evict_one();
 }
 
+saved_rows row_store::save_rows(uint64_t from, uint64_t max) {
+  if (from == 0) {
+    saving_.clear();
+    saving_.reserve(rows_.size() + sightings_.size());
+    for (auto& [key, r] : rows_)
+      saving_.push_back(key);
+    std::sort(saving_.begin(), saving_.end());
+    saving_rows_ = saving_.size();
+    for (auto& [key, n] : sightings_)
+      saving_.push_back(key);
+    std::sort(saving_.begin() + static_cast<std::ptrdiff_t>(saving_rows_), saving_.end());
+  }
+  saved_rows c;
+  auto end = std::min<uint64_t>(saving_.size(), from + std::max<uint64_t>(1, max));
+  for (auto i = std::min<uint64_t>(from, end); i < end; ++i) {
+    auto key = saving_[i];
+    if (i >= saving_rows_) {
+      c.sighted.push_back(key);
+      c.sightings.push_back(sightings_.at(key));
+      continue;
+    }
+    auto& r = rows_.at(key);
+    c.keys.push_back(key);
+    c.values.insert(c.values.end(), r.values.begin(), r.values.end());
+    c.first.insert(c.first.end(), r.m.begin(), r.m.end());
+    c.second.insert(c.second.end(), r.v.begin(), r.v.end());
+    c.steps.push_back(r.t);
+    c.last_touch.push_back(r.last);
+    c.touches.push_back(r.touches);
+  }
+  c.last = end >= saving_.size();
+  c.next = c.last ? 0 : end;
+  if (c.last)
+    saving_ = {};
+  return c;
+}
+
+void row_store::load_rows(const saved_rows& c, const std::function<bool(uint64_t)>& mine) {
+  auto n = c.keys.size();
+  auto w = spec_.width;
+  bool has_v = spec_.optimizer != row_optimizer::sgd, has_m = spec_.optimizer == row_optimizer::adam;
+  auto fits = [&](const std::vector<float>& v, bool wanted) { return v.size() == (wanted ? n * w : 0); };
+  if (c.values.size() != n * w || !fits(c.second, has_v) || !fits(c.first, has_m) ||
+      c.steps.size() != n || c.last_touch.size() != n || c.touches.size() != n || c.sighted.size() != c.sightings.size())
+    throw std::invalid_argument("table '" + spec_.name + "': a checkpoint's chunk of " + std::to_string(n) +
+                                " rows does not fit rows of width " + std::to_string(w) + " and its optimizer");
+  auto part = [&](const std::vector<float>& v, size_t i) {
+    return std::vector<float>(v.begin() + static_cast<std::ptrdiff_t>(i * w),
+                              v.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if (!mine(c.keys[i]))
+      continue;
+    auto& r = rows_[c.keys[i]];
+    r.values = part(c.values, i);
+    if (has_m)
+      r.m = part(c.first, i);
+    if (has_v)
+      r.v = part(c.second, i);
+    r.t = c.steps[i];
+    r.last = c.last_touch[i];
+    r.touches = c.touches[i];
+    if (spec_.capacity != row_capacity::unbounded)
+      order_.insert({rank_of(r), c.keys[i]});
+  }
+  for (size_t i = 0; i < c.sighted.size(); ++i)
+    if (mine(c.sighted[i]))
+      sightings_[c.sighted[i]] = c.sightings[i];
+}
+
+saved_table row_store::save_state() const {
+  saved_table s;
+  s.evictions = evictions_;
+  s.hits = hits_;
+  s.misses = misses_;
+  for (auto& [version, p] : pins_) {
+    saved_pin pin{version, {}, {}};
+    std::vector<uint64_t> keys;
+    for (auto& [key, values] : p.before)
+      keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    for (auto key : keys) {
+      auto& values = p.before.at(key);
+      pin.keys.push_back(key);
+      pin.values.insert(pin.values.end(), values.begin(), values.end());
+    }
+    s.pins.push_back(std::move(pin));
+  }
+  return s;
+}
+
+void row_store::load_state(const saved_table& s, const std::function<bool(uint64_t)>& mine, bool counters) {
+  if (counters) {
+    evictions_ += s.evictions;
+    hits_ += s.hits;
+    misses_ += s.misses;
+  }
+  auto w = spec_.width;
+  for (auto& pin : s.pins) {
+    if (pin.values.size() != pin.keys.size() * w)
+      throw std::invalid_argument("table '" + spec_.name + "': a checkpoint's kept version " +
+                                  std::to_string(pin.version) + " does not fit rows of width " + std::to_string(w));
+    auto& p = pins_[pin.version];
+    for (size_t i = 0; i < pin.keys.size(); ++i)
+      if (mine(pin.keys[i]))
+        p.before.emplace(pin.keys[i], std::vector<float>(pin.values.begin() + static_cast<std::ptrdiff_t>(i * w),
+                                                         pin.values.begin() + static_cast<std::ptrdiff_t>((i + 1) * w)));
+  }
+}
+
 }  // namespace syncpoint

@@ -11,9 +11,11 @@
 //   rows.push({42}, grad.data(), /*lr=*/0.1, /*step=*/1);  // grad: spec.width floats a key
 #pragma once
 
+#include "core/saved_state.hpp"
 #include <syncpoint/table.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -58,6 +60,20 @@ class row_store {
   /// The initial values of `key`'s row: a function of the key, the table's name and the seed alone.
   std::vector<float> initial_row(uint64_t key) const;
 
+  /// Its state for a checkpoint, `max` keys at a time in key order from
+  /// position `from` (its rows, then the keys sighted but not admitted): the
+  /// chunk says where the next one starts, or that it is the last. The order
+  /// is fixed at position 0 and kept until the last chunk; the store must not
+  /// change in between (a checkpoint's cut).
+  saved_rows save_rows(uint64_t from, uint64_t max);
+  /// Takes a chunk's rows and sightings whose keys `mine` keeps. Throws
+  /// std::invalid_argument for a chunk that does not fit the table's width or optimizer.
+  void load_rows(const saved_rows& chunk, const std::function<bool(uint64_t)>& mine);
+  /// Its counters and pinned versions (the rows go by save_rows), and back;
+  /// load_state takes the pins' keys `mine` keeps, and the counters when `counters`.
+  saved_table save_state() const;
+  void load_state(const saved_table& s, const std::function<bool(uint64_t)>& mine, bool counters);
+
   /// Whether `key` has a row now.
   bool has(uint64_t key) const { return rows_.count(key) > 0; }
   size_t rows() const { return rows_.size(); }
@@ -93,6 +109,8 @@ class row_store {
     std::unordered_map<uint64_t, std::vector<float>> before;  // rows changed since, as they were
   };
   std::map<uint64_t, pinned> pins_;
+  std::vector<uint64_t> saving_;  // save_rows: the keys in order (rows, then sightings) until the last chunk
+  size_t saving_rows_ = 0;        // ... of which rows
   uint64_t evictions_ = 0, hits_ = 0, misses_ = 0;
 };
 

@@ -270,6 +270,8 @@ saved_worker save(worker_state& st) {
   s.residual = st.residual;
   s.push_bytes = st.push_bytes;
   s.pull_bytes = st.pull_bytes;
+  if (!st.widths.empty())
+    save_rows(st, s);
   return s;
 }
 
@@ -335,6 +337,8 @@ void restore(worker_ptr self, const saved_worker& s) {
   st.residual = s.residual;
   st.push_bytes = s.push_bytes;
   st.pull_bytes = s.pull_bytes;
+  if (!st.widths.empty())
+    restore_rows(st, s);
   if (st.pipe.computing() && !st.cfg.virtual_clock)  // (the virtual clock's runner restores timers itself)
     self->delayed_send(self, caf::timespan{std::max<nanos>(0, st.compute_due - now(self))}, computed_atom::value);
 }

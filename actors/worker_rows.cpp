@@ -41,7 +41,8 @@ void rows_came(worker_state& st, std::vector<row_block>& rows) {
 }
 
 void load_pulled_rows(worker_state& st) {
-  st.m->load_rows(std::move(st.rows_in));
+  st.rows_held = std::move(st.rows_in);
+  st.m->load_rows(st.rows_held);
   st.rows_in.clear();
   st.rows_loaded = true;
 }
@@ -81,6 +82,49 @@ std::vector<row_block> row_gradients_for(const worker_state& st, size_t k) {
     out.push_back(std::move(part));
   }
   return out;
+}
+
+void save_rows(const worker_state& st, saved_worker& s) {
+  s.rows_asked = st.rows_asked;
+  s.rows_in = st.rows_in;
+  s.rows_loaded = st.rows_loaded;
+  if (st.rows_loaded)
+    s.rows_held = st.rows_held;
+  s.row_grads = st.row_grads;
+}
+
+void restore_rows(worker_state& st, const saved_worker& s) {
+  auto fits = [&](const std::vector<row_block>& blocks) {
+    return std::all_of(blocks.begin(), blocks.end(), [&](const row_block& b) {
+      return b.table < st.widths.size() && b.values.size() == b.keys.size() * st.widths[b.table];
+    });
+  };
+  bool asked_fit = std::all_of(s.rows_asked.begin(), s.rows_asked.end(), [&](const std::vector<row_block>& a) {
+    return std::all_of(a.begin(), a.end(), [&](const row_block& b) { return b.table < st.widths.size(); });
+  });
+  if (!asked_fit || !fits(s.rows_in) || !fits(s.rows_held) || !fits(s.row_grads))
+    throw std::invalid_argument("worker " + std::to_string(s.id) + ": the checkpoint's rows do not fit the model's tables");
+  st.rows_asked = s.rows_asked;
+  auto shards = static_cast<uint32_t>(st.cfg.ps.size());
+  if (!s.rows_asked.empty() && s.rows_asked.size() != shards) {  // another shard count: each key to its shard now
+    st.rows_asked.assign(shards, {});
+    for (auto& asked : st.rows_asked)
+      for (uint32_t t = 0; t < st.widths.size(); ++t)
+        asked.push_back({t, {}, {}});
+    for (auto& asked : s.rows_asked)
+      for (auto& b : asked)
+        for (auto key : b.keys)
+          st.rows_asked[row_shard(key, shards)][b.table].keys.push_back(key);
+    for (auto& asked : st.rows_asked)
+      for (auto& b : asked)
+        std::sort(b.keys.begin(), b.keys.end());
+  }
+  st.rows_in = s.rows_in;
+  st.row_grads = s.row_grads;
+  st.rows_loaded = s.rows_loaded;
+  st.rows_held = s.rows_held;
+  if (st.rows_loaded)
+    st.m->load_rows(st.rows_held);
 }
 
 }  // namespace syncpoint

@@ -69,7 +69,8 @@ struct worker_state {
   std::vector<uint32_t> widths;
   std::vector<std::vector<row_block>> rows_asked;  // ... the next step's keys asked of each shard
   std::vector<row_block> rows_in;                  // ... the pull's rows by table, as its slices bring them
-  bool rows_loaded = false;                        // ... the model holds the rows of the next step's keys
+  bool rows_loaded = false;                        // ... the model holds the rows of the next step's keys,
+  std::vector<row_block> rows_held;                // ... these (a checkpoint saves them: the PS's have moved on)
   std::vector<row_block> row_grads;                // ... and the computed gradient's, pushed with it
   worker_pipeline pipe;
   bool started = false;           // the coordinator's start came
@@ -137,6 +138,9 @@ void load_pulled_rows(worker_state& st);
 bool keep_row_gradients(worker_state& st, std::string& why);
 /// Shard k's part of the row gradients (all of them with one shard).
 std::vector<row_block> row_gradients_for(const worker_state& st, size_t k);
+/// A checkpoint's part of the rows, and back (the model takes the rows it held).
+void save_rows(const worker_state& st, saved_worker& s);
+void restore_rows(worker_state& st, const saved_worker& s);
 
 // actors/worker_exchange.cpp: requests to the PS shards and their replies.
 void push(worker_ptr self);                          // the computed gradient, a slice to each shard

@@ -12,24 +12,10 @@ cd "$(dirname "$0")/.."
 repeat=${1:-3}
 [ -x build/syncpoint ] || { echo "bench/local_updates.sh: build first (scripts/run.sh or cmake --build build)" >&2; exit 1; }
 samples_per_s() { sed -n 's/.*samples (\([0-9.]*\)\/s).*/\1/p' | tail -1; }
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-await_line() {  # file, text: wait up to 60 s for a line containing text
-  for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
-  echo "bench/local_updates.sh: no '$2' in $1:" >&2; cat "$1" >&2; exit 1
-}
-build/syncpoint head --host 127.0.0.1 --port 0 > "$tmp/head.out" 2> "$tmp/head.err" & pids+=($!)
-await_line "$tmp/head.out" "listening on"
-head=$(sed -n 's/.*listening on \([0-9.]*:[0-9]*\).*/\1/p' "$tmp/head.out" | head -1)
+source bench/cluster_procs.sh
+start_head
 for n in a b; do
-  build/syncpoint node --join "$head" --name "$n" --slots 1 > "$tmp/$n.out" 2> "$tmp/$n.err" & pids+=($!)
-  await_line "$tmp/$n.out" "joined the head"
+  start_node "$n" 1
 done
 job() {  # samples/s of one job: protocol options...
   build/syncpoint submit --head "$head" -w 2 --epochs 1 --eval-every 0 --progress=false "$@" 2>&1 | samples_per_s

@@ -100,6 +100,8 @@ using ps_actor = caf::typed_actor<
   caf::replies_to<push_atom, resume_atom, uint64_t>::with<proceed>,  // a resumed worker's push in flight
   caf::replies_to<pull_atom, resume_atom, uint64_t>::with<weights>,  // ... and its pull
   caf::replies_to<save_atom>::with<saved_ps>,
+  // A sparse model's rows for a checkpoint: table t's chunk from position p (saved_rows::next)
+  caf::replies_to<save_atom, uint32_t, uint64_t>::with<saved_rows>,
   caf::reacts_to<link_atom, uint64_t>,            // (to itself) a transfer crossed the link
   caf::reacts_to<attach_atom, coordinator_actor, std::vector<worker_actor>>,
   caf::reacts_to<mode_atom, uint8_t>,
@@ -114,6 +116,7 @@ using ps_actor = caf::typed_actor<
   caf::reacts_to<snapshot_atom, evaluator_actor, uint64_t, bool, uint64_t>,
   caf::replies_to<final_atom>::with<weights>,
   caf::replies_to<counts_atom>::with<uint64_t>,   // the version this shard holds
+  caf::replies_to<counts_atom, tables_atom>::with<std::vector<table_counts>>,  // its sparse tables' figures
   caf::reacts_to<replica_atom>>;                  // a replica is its shard's primary now
 
 /// Makes a new copy of a shard in a lost one's place (--ps-rereplicate;

@@ -76,6 +76,9 @@ void register_messages(caf::actor_system_config& cfg) {
   cfg.add_message_type<std::vector<std::string>>("std::vector<std::string>");
   cfg.add_message_type<saved_worker>("saved_worker");
   cfg.add_message_type<saved_ps>("saved_ps");
+  cfg.add_message_type<saved_rows>("saved_rows");
+  cfg.add_message_type<table_counts>("table_counts");
+  cfg.add_message_type<std::vector<table_counts>>("std::vector<table_counts>");
   cfg.add_message_type<saved_coordinator>("saved_coordinator");
   register_interfaces(cfg);
   cfg.add_error_category(category, [](uint8_t code, caf::atom_value, const caf::message& ctx) {

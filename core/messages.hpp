@@ -60,6 +60,22 @@ using phase_atom = caf::atom_constant<caf::atom("sp_phase")>;  ///< the protocol
 using counts_atom = caf::atom_constant<caf::atom("sp_counts")>;  ///< asks the coordinator for its job_counts, a PS shard for its version
 using replica_atom = caf::atom_constant<caf::atom("sp_replica")>;  ///< a shard's replica: its report, its promotion, the new primaries
 using copy_atom = caf::atom_constant<caf::atom("sp_copy")>;  ///< a new copy of a shard in a lost one's place (--ps-rereplicate)
+using tables_atom = caf::atom_constant<caf::atom("sp_tables")>;  ///< asks a PS shard for its sparse tables' figures
+
+/// One sparse table's figures on one PS shard (the dashboard's and /metrics').
+struct table_counts {
+  std::string name;
+  uint64_t rows = 0;       ///< rows it holds now
+  uint64_t bytes = 0;      ///< ... their values and optimizer state
+  uint64_t evictions = 0;  ///< rows dropped by its capacity (lru, lfu, ttl) so far
+  uint64_t hits = 0;       ///< keys pulled that had a row
+  uint64_t misses = 0;     ///< ... that had none (made, or not admitted yet)
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, table_counts& x) {
+  return f(caf::meta::type_name("table_counts"), x.name, x.rows, x.bytes, x.evictions, x.hits, x.misses);
+}
 
 /// Coordinator -> driver at the end of a run.
 struct run_outcome {

@@ -15,6 +15,8 @@
 #include "core/messages.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,6 +51,12 @@ struct saved_worker {
   std::vector<float> residual;  // --compress: its error feedback (empty: none yet)
   double push_bytes = 0;        // the bytes of its push in flight
   double pull_bytes = 0;        // ... and of its pull
+  // A sparse model (actors/worker_rows.cpp): the keys its pull asked of each
+  // shard, the rows that had come, the rows its model holds (loaded: not yet
+  // stepped on), and the row gradients of the gradient in hand.
+  std::vector<std::vector<row_block>> rows_asked;
+  std::vector<row_block> rows_in, rows_held, row_grads;
+  bool rows_loaded = false;
 };
 
 struct saved_buffered_push {
@@ -62,6 +70,7 @@ struct saved_pull {
   uint64_t min_version = 0;
   worker_id worker = 0;
   uint64_t charged = 0;  // a fragment's pull: the values the link charges (0: all)
+  std::vector<row_block> asked;  // a sparse model's pull: the keys whose rows it gets
 };
 
 /// A transfer on the PS's link: a push on its way in, or weights on their way out.
@@ -72,6 +81,41 @@ struct saved_transfer {
   gradient_push push;
   uint64_t version = 0;        // weights: their version
   std::vector<float> values;   // ... and values
+  std::vector<row_block> rows; // ... and a sparse model's rows
+};
+
+/// A version a shard's table keeps readable (a held release, gated mode's
+/// published one), with the rows changed since as they were then.
+struct saved_pin {
+  uint64_t version = 0;
+  std::vector<uint64_t> keys;
+  std::vector<float> values;  // width floats a key
+};
+
+/// A shard's table beside its rows (the rows go in chunks: saved_rows).
+struct saved_table {
+  uint32_t table = 0;
+  uint32_t shard = 0, shards = 1;  // whose: shard of shards
+  uint64_t evictions = 0, hits = 0, misses = 0;
+  std::vector<saved_pin> pins;
+  row_block round;  // buffered mode: the round's row sums (a held push's folded in, as the dense buffer is saved)
+};
+
+/// A chunk of one shard's table, in key order: rows with their optimizer
+/// state, then the keys sighted but not admitted yet. A checkpoint streams a
+/// sparse model's tables chunk after chunk, so that no second copy of a
+/// table is ever held (docs/sparse.md, "Checkpoints").
+struct saved_rows {
+  uint32_t table = 0;
+  uint32_t tables = 0;            // how many the shard has (0: a dense model's shard)
+  bool last = true;               // the table's last chunk on this shard
+  uint64_t next = 0;              // ... else where the next one starts
+  std::vector<uint64_t> keys;
+  std::vector<float> values;      // width floats a key
+  std::vector<float> first, second;  // adam: both moments; adagrad: second (the sum of squares)
+  std::vector<uint64_t> steps, last_touch, touches;  // a key each: adam's own step count; lru; lfu
+  std::vector<uint64_t> sighted;  // admission: keys not admitted yet,
+  std::vector<uint32_t> sightings;  // ... and how often each was seen
 };
 
 /// A shard's link and held pulls (a sharded PS's checkpoint keeps one per shard),
@@ -119,6 +163,9 @@ struct saved_ps {
   // a shard's part (shard_of) keeps its own R + 1. A replica's link differs
   // from its primary's: it carries the pushes, not the pulls.
   std::vector<saved_shard_link> copy_links;
+  // A sparse model: each shard's tables beside their rows (all shards',
+  // each tagged; a resumed shard takes the keys that are its own now).
+  std::vector<saved_table> tables;
 };
 
 struct saved_coordinator_timer {
@@ -190,7 +237,23 @@ struct checkpoint_state {
   std::vector<saved_worker> workers;  // by id (a worker gone before the checkpoint: its id only)
   std::vector<saved_timer> timers;    // in the order they fire
   std::vector<trace_event> trace;     // so far, evaluations included
+  // Not in the payload: where a checkpoint read back has its tables' chunks
+  // (runtime/records/checkpoint_file.hpp), which the resumed shards read.
+  std::string rows_file;
+  uint64_t rows_at = 0;
 };
+
+/// Where a checkpoint goes: its state, then a sparse model's rows chunk by
+/// chunk (each shard's tables in turn), then commit. Nothing replaces an
+/// older checkpoint before commit. A runner's writer opens one per checkpoint.
+class checkpoint_sink {
+ public:
+  virtual ~checkpoint_sink() = default;
+  virtual void add(const saved_rows& chunk) = 0;
+  /// The checkpoint is whole: what the run reports of it. Throws when it cannot be written.
+  virtual std::string commit() = 0;
+};
+using checkpoint_opener = std::function<std::unique_ptr<checkpoint_sink>(checkpoint_state&)>;
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
@@ -199,7 +262,8 @@ typename Inspector::result_type inspect(Inspector& f, saved_worker& x) {
            x.push_sent, x.ready_since, x.pull_start, x.rejected_in_a_row, x.computing, x.ready, x.in_flight,
            x.pulling, x.started, x.pull_min_version, flag_block{x.slices_in}, float_block{x.pulled}, x.pulled_version,
            x.has_reply, x.reply, x.local, x.samples,
-           float_block{x.residual}, exact(x.push_bytes), exact(x.pull_bytes));
+           float_block{x.residual}, exact(x.push_bytes), exact(x.pull_bytes), x.rows_asked, x.rows_in, x.rows_held,
+           x.row_grads, x.rows_loaded);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {
@@ -207,12 +271,26 @@ typename Inspector::result_type inspect(Inspector& f, saved_buffered_push& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_pull& x) {
-  return f(caf::meta::type_name("saved_pull"), x.min_version, x.worker, x.charged);
+  return f(caf::meta::type_name("saved_pull"), x.min_version, x.worker, x.charged, x.asked);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_transfer& x) {
   return f(caf::meta::type_name("saved_transfer"), x.id, x.worker, x.is_push, x.push, x.version,
-           float_block{x.values});
+           float_block{x.values}, x.rows);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_pin& x) {
+  return f(caf::meta::type_name("saved_pin"), x.version, x.keys, float_block{x.values});
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_table& x) {
+  return f(caf::meta::type_name("saved_table"), x.table, x.shard, x.shards, x.evictions, x.hits, x.misses, x.pins,
+           x.round);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, saved_rows& x) {
+  return f(caf::meta::type_name("saved_rows"), x.table, x.tables, x.last, x.next, x.keys, float_block{x.values},
+           float_block{x.first}, float_block{x.second}, x.steps, x.last_touch, x.touches, x.sighted, x.sightings);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
@@ -223,7 +301,7 @@ typename Inspector::result_type inspect(Inspector& f, saved_ps& x) {
            exact(x.link_free_at), x.in_transit, x.next_transfer, x.shard_bounds, x.shard_links,
            float_block{x.second}, exact(x.steps), x.samples_applied, exact(x.lr_traced), x.staged,
            exact(x.buffer_taken), exact(x.round_staleness), x.samples_at_version, exact(x.buffer_share),
-           x.round_ranges, x.copy_links);
+           x.round_ranges, x.copy_links, x.tables);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, saved_shard_link& x) {

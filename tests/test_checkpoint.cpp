@@ -153,7 +153,7 @@ TEST_CASE("checkpoint: truncated, corrupt, foreign and mismatched files are refu
   refused(good.substr(0, good.size() - 5), c.head, "truncated");
   refused(good.substr(0, 12), c.head, "truncated");
   auto flipped = good;
-  flipped[flipped.size() - 9] ^= 0x40;
+  flipped[flipped.size() - 12 - 9] ^= 0x40;  // in the payload, before the rows' end mark (12 bytes)
   refused(flipped, c.head, "corrupt (its checksum does not match)");
   refused("hello, I am a text file, not a checkpoint at all", c.head, "not a syncpoint checkpoint");
   refused("", c.head, "truncated");
@@ -174,10 +174,14 @@ TEST_CASE("checkpoint: truncated, corrupt, foreign and mismatched files are refu
   CHECK_THROWS_WITH_AS(read_checkpoint(file, c.head), doctest::Contains("corrupt (3 weights for 4 parameters)"),
                        config_error);
   auto header = checkpoint_file_header(c.head, "").size();
-  auto payload = good.substr(header);
+  auto payload = good.substr(header, good.size() - header - 12);
+  auto end_mark = good.substr(good.size() - 12);  // a dense model's: no rows
+  CHECK(end_mark == std::string(12, '\0'));
+  refused(good.substr(0, good.size() - 12), c.head, "truncated (its rows end after 0 chunks, without the end mark)");
   for (int i = 1; i <= 4; ++i)
     payload[payload.size() - static_cast<size_t>(i)] = '\xff';
-  refused(checkpoint_file_header(c.head, payload) + payload, c.head, "corrupt (a weight reference points nowhere)");
+  refused(checkpoint_file_header(c.head, payload) + payload + end_mark, c.head,
+          "corrupt (a weight reference points nowhere)");
   spit(file, good);
   CHECK(read_checkpoint(file, c.head).state.samples == 640);  // the good bytes still read
 }

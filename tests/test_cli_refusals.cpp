@@ -133,8 +133,6 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   refused("train --sparse-sync sometimes" + fast, "--sparse-sync must be same or async, not 'sometimes'");
   refused("train --ps-memory 2XB" + fast, "invalid value in '--ps-memory=2XB' (expected a size such as 2GB, 512MiB or 1e9 bytes)");
   refused("train" + fast + " --model ctr:width=0 --dataset clicks:keys=100", "ctr: 'width=0' is not one of fields=N");
-  refused("train" + fast + " --model ctr --dataset clicks:keys=100 --checkpoint-dir /tmp/sp-no-ckpt",
-          "has sparse tables, whose checkpoints are not written yet");
   refused("train" + fast + " --model ctr --dataset clicks:keys=100 --save-model /tmp/sp-no.model",
           "--save-model writes the dense weights, and model 'ctr' keeps sparse tables on the PS");
   refused("train" + fast + " --dataset clicks:colour=red", "clicks: no option 'colour' (keys, fields, numeric, rank, zipf)");

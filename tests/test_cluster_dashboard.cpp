@@ -157,6 +157,43 @@ TEST_CASE("dashboard: /metrics of a running job is Prometheus text, and once it 
   CHECK_MESSAGE(c.head->wait(hang_deadline) == 0, c.head->err());
 }
 
+TEST_CASE("dashboard: a sparse job's tables show on /metrics and its page, each on each shard: rows, bytes, evictions, "
+          "hits and misses") {
+  cluster c;
+  c.node("a", 1);
+  c.node("b", 1);
+  int port = c.dashboard_port();
+  auto sub = c.submit({"--protocol", "asp", "--workers", "2", "--model", "ctr:fields=4,width=4,hidden=8,lru=40",
+                       "--dataset", "clicks:keys=400,fields=4,numeric=2", "--train-limit", "2000", "--test-limit",
+                       "200", "--batch", "16", "--epochs", "100000", "--max-time", "900", "--ps-shards", "2",
+                       "--eval-every", "0.5", "--out", c.dir / "run"},
+                      "sub");
+  await(*sub, "] eval ");  // under way, and so until it is interrupted
+  prom_text p;
+  await_page(port, "/metrics", [&](const http_reply& r) {
+    p = parse_prometheus(r.body);
+    auto rows = p.find("syncpoint_table_rows", {{"job", "1"}, {"table", "ids"}});
+    return rows.size() == 2 && rows[0].value > 0 && rows[1].value > 0 &&
+           p.sum("syncpoint_table_evictions_total", {{"job", "1"}}) > 0;
+  }, "both shards' rows of table 'ids', and evictions");
+  for (auto shard : {"0", "1"}) {
+    std::map<std::string, std::string> at{{"job", "1"}, {"table", "ids"}, {"shard", shard}};
+    auto rows = p.value("syncpoint_table_rows", at);
+    CHECK(rows <= 40);  // lru=40 a shard
+    CHECK(p.value("syncpoint_table_bytes", at) == rows * 4 * sizeof(float));  // sgd: the values alone
+    auto hit = at, miss = at;
+    hit["result"] = "hit";
+    miss["result"] = "miss";
+    CHECK(p.value("syncpoint_table_lookups_total", hit) > 0);
+    CHECK(p.value("syncpoint_table_lookups_total", miss) > 0);
+  }
+  auto page = json_of(http_get(port, "/api/jobs/1"));
+  REQUIRE(page["live"]["tables"].Size() == 2);
+  CHECK(std::string(page["live"]["tables"][1][0]["name"].GetString()) == "ids");
+  CHECK(page["live"]["tables"][1][0]["hits"].GetUint64() > 0);
+  interrupt(*sub);
+}
+
 TEST_CASE("dashboard: with --token every request needs it, as a bearer header or the login's cookie") {
   cluster c({"--token", "s3cret"});
   int port = c.dashboard_port();

@@ -81,6 +81,34 @@ TEST_CASE("cluster shards: a 4-worker BSP job with a PS shard on each of two nod
   CHECK(json_number(sa, "final_accuracy") == doctest::Approx(json_number(sb, "final_accuracy")).epsilon(0.003));
 }
 
+TEST_CASE("cluster shards: a sparse ctr job with its table on the shards of two nodes trains as the same job in one "
+          "process, its rows over CAF") {
+  cluster c;
+  c.node("a", 2);
+  c.node("b", 2);
+  std::vector<std::string> job{"--protocol", "bsp", "--workers", "4", "--model", "ctr:fields=4,width=4,hidden=8",
+                               "--dataset", "clicks:keys=300,fields=4,numeric=2", "--train-limit", "1600",
+                               "--test-limit", "300", "--batch", "16", "--epochs", "1", "--seed", "3", "--lr", "0.1",
+                               "--momentum", "0", "--eval-every", "0.5"};
+  auto sub = c.submit(cat(job, {"--ps-placement", "nodes", "--out", c.dir / "cluster"}), "submit");
+  REQUIRE_MESSAGE(sub->wait(hang_deadline) == 0, sub->err());
+  CHECK_MESSAGE(sub->err().find("PS shards on a, b") != std::string::npos, sub->err());
+  CHECK(c.nodes["a"]->err().find("on the bulk channel") == std::string::npos);  // keys ride CAF's messages
+  auto local = c.run("train", cat(job, {"--clock", "real", "--out", c.dir / "local"}), "train");
+  REQUIRE_MESSAGE(local->wait(hang_deadline) == 0, local->err());
+  auto sa = slurp(c.dir / "cluster/summary.json");
+  auto sb = slurp(c.dir / "local/summary.json");
+  CHECK(json_number(sa, "samples") == json_number(sb, "samples"));
+  // bsp: the same rounds, up to their summation order (real clock, arrivals in any order).
+  CHECK(json_number(sa, "final_accuracy") == doctest::Approx(json_number(sb, "final_accuracy")).epsilon(0.01));
+  auto refused = c.submit(cat(job, {"--ps-placement", "nodes", "--checkpoint-every", "1", "--checkpoint-dir",
+                                    c.dir / "ckpt"}),
+                          "refused");
+  CHECK(refused->wait(hang_deadline) != 0);
+  CHECK_MESSAGE(refused->err().find("whose checkpoints are taken in one process for now") != std::string::npos,
+                refused->err());
+}
+
 TEST_CASE("cluster shards: status shows where each shard of a running job is, and --ps-shards places them round "
           "robin") {
   cluster c;

@@ -185,6 +185,11 @@ typename Inspector::result_type inspect(Inspector& f, progress_report& x) {
 }
 
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, table_spec& x) {
+  return f(caf::meta::type_name("table_spec"), x.name, x.width, x.init, x.init_scale, x.optimizer, x.beta1, x.beta2,
+           x.eps, x.capacity, x.max_rows, x.ttl_steps, x.admit_after, x.expected_keys);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_block& x) {
   return f(caf::meta::type_name("row_block"), x.table, x.keys, x.values);
 }

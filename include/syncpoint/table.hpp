@@ -42,7 +42,7 @@ struct table_spec {
   double beta2 = 0.999;                      ///< adam: the second moment's decay
   double eps = 1e-8;                         ///< adagrad, adam: added to the denominator
   row_capacity capacity = row_capacity::unbounded;  ///< which rows it keeps
-  uint64_t max_rows = 0;                     ///< lru, lfu: the most rows kept
+  uint64_t max_rows = 0;                     ///< lru, lfu: the most rows each PS shard keeps
   uint64_t ttl_steps = 0;                    ///< ttl: rows untouched for longer go
   uint32_t admit_after = 1;                  ///< a key's row is made at its Nth sighting (1: the first)
   /// How many distinct keys it may see (0: unknown). An unbounded table

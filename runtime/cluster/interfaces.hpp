@@ -119,6 +119,8 @@ struct shard_spec {
   std::vector<uint64_t> bulk_keys;  // per worker, its key on the bulk channel
   uint32_t copy = 0;              // --ps-replicas: which copy of the shard (0: its primary)
   bool serving = true;            // false: made in a lost copy's place (--ps-rereplicate), a replica even as copy 0
+  std::vector<table_spec> tables;  // a sparse model's tables (docs/sparse.md),
+  std::vector<std::vector<uint64_t>> eval_keys;  // ... and the test set's keys this shard keeps, by table
 };
 
 /// Milliseconds since the Unix epoch (the times of status tables).
@@ -248,7 +250,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_spec& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_spec& x) {
   return f(caf::meta::type_name("shard_spec"), x.plan, x.shard, float_block{x.initial}, x.resumed, x.resume,
-           x.tracer, x.clock, x.bulk_keys, x.copy, x.serving);
+           x.tracer, x.clock, x.bulk_keys, x.copy, x.serving, x.tables, x.eval_keys);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_status& x) {

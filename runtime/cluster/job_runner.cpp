@@ -294,6 +294,8 @@ void spawn_remote_copy(job_ptr self, std::shared_ptr<ps_parts> parts, size_t k, 
                   c.resume != nullptr, c.resume ? *c.resume : saved_ps{}, parts->tracer,
                   clock_of(self->clock().now(), st.origin), st.bulk_keys};
   spec.copy = static_cast<uint32_t>(r);
+  spec.tables = c.tables;
+  spec.eval_keys = c.eval_keys;
   auto& node = r == 0 ? st.setup.shard_nodes[k] : st.setup.replica_nodes[k][r - 1];
   auto& token = r == 0 ? st.setup.shard_node_tokens[k] : st.setup.replica_node_tokens[k][r - 1];
   auto name = r == 0 ? st.setup.shard_node_names[k] : st.setup.replica_node_names[k][r - 1];
@@ -329,6 +331,7 @@ void launch(job_ptr self) {
   std::shared_ptr<ps_parts> parts;
   try {
     parts = std::make_shared<ps_parts>(prepare_ps(self->system(), st.setup.plan, core_options_for(self)));
+    add_tables(parts->shards, st.setup.plan, *st.setup.test, *make_model(st.setup.plan.cfg.model, st.setup.plan.input));
   } catch (const std::exception& e) {  // a checkpoint these shards cannot take
     abort_job(self, e.what());
     return;
@@ -339,7 +342,11 @@ void launch(job_ptr self) {
   st.status.shards.clear();
   st.copy_hosts.clear();
   // The bulk channel: new keys for every run, each shard's endpoint.
-  st.bulk_keys = st.setup.plane ? bulk_keys(static_cast<size_t>(st.setup.plan.cfg.workers)) : std::vector<uint64_t>{};
+  // A sparse model's pulls carry keys, which the bulk channel's frames do not
+  // yet: its workers reach every shard on CAF (docs/sparse.md, "On a cluster").
+  bool sparse = !parts->shards.empty() && !parts->shards.front().tables.empty();
+  st.bulk_keys = st.setup.plane && !sparse ? bulk_keys(static_cast<size_t>(st.setup.plan.cfg.workers))
+                                           : std::vector<uint64_t>{};
   st.core.ps.bulk.assign(parts->shards.size(), "");
   st.core.ps.copy_bulk.clear();
   auto replicas = static_cast<size_t>(st.setup.plan.cfg.ps_replicas);

@@ -42,14 +42,14 @@ void answered(watch_ptr self, int generation) {
     publish(self);
 }
 
-// A round: the new trace events, the coordinator's counts, each shard's version.
+// A round: the new trace events, the coordinator's counts, each shard's version and tables.
 void read(watch_ptr self) {
   auto& st = self->state;
   if (!st.tracer || st.pending > 0 || st.ended)
     return;  // not started, or the last round is still out (a slow round is skipped, not queued)
   auto gen = st.generation;
   auto timeout = std::chrono::seconds(5);
-  st.pending = 2 + static_cast<int>(st.ps.size());
+  st.pending = 2 + 2 * static_cast<int>(st.ps.size());  // events, counts; each shard's version and tables
   auto failed = [=](caf::error&) { answered(self, gen); };  // the run is ending: its result follows
   self->request(st.tracer, timeout, collect_atom::value, st.next_event)
     .then(
@@ -82,6 +82,16 @@ void read(watch_ptr self) {
           answered(self, gen);
         },
         failed);
+  for (size_t k = 0; k < st.ps.size(); ++k)
+    self->request(st.ps.shards[k], timeout, counts_atom::value, tables_atom::value)  // (a dense model's: none)
+      .then(
+        [=](std::vector<table_counts>& tables) {
+          auto& st = self->state;
+          if (gen == st.generation && !st.ended)
+            st.live.set_tables(k, std::move(tables));
+          answered(self, gen);
+        },
+        failed);
 }
 
 // The job's end: its files, and figures rebuilt from the whole trace.
@@ -99,6 +109,8 @@ void finish(watch_ptr self, job_result& r) {
   last.keep_rates(st.live);  // samples/s came from the counts read while it ran
   for (size_t k = 0; k < st.live.shard_versions().size(); ++k)
     last.set_shard_version(k, std::max(st.live.shard_versions()[k], r.outcome.final_model.version));
+  for (size_t k = 0; k < st.live.tables().size(); ++k)  // as last read: the shards are gone
+    last.set_tables(k, st.live.tables()[k]);
   if (!r.outcome.trace.empty() && !st.cfg.link.runs_dir.empty()) {
     auto dir = job_files_dir(st.cfg.link.runs_dir, st.cfg.id);
     try {

@@ -205,6 +205,12 @@ void live_job::set_shard_version(size_t shard, uint64_t version) {
   shard_versions_[shard] = std::max(shard_versions_[shard], version);
 }
 
+void live_job::set_tables(size_t shard, std::vector<table_counts> tables) {
+  if (shard >= tables_.size())
+    tables_.resize(shard + 1);
+  tables_[shard] = std::move(tables);
+}
+
 double live_job::samples_per_s() const {
   if (recent_samples_.size() < 2)
     return 0;

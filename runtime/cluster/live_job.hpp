@@ -11,6 +11,7 @@
 //   metrics_text(view), job_json(view): dashboard_view.hpp
 #pragma once
 
+#include "core/messages.hpp"
 #include "core/time_share.hpp"
 
 #include <syncpoint/messages.hpp>
@@ -112,6 +113,8 @@ class live_job {
   /// The samples/s series of `before` (the same job while it ran): figures
   /// rebuilt from the trace alone have no counts over time.
   void keep_rates(const live_job& before) { rate_ = before.rate_; }
+  /// A sparse model's tables on PS shard `shard`, as it last said (table_counts).
+  void set_tables(size_t shard, std::vector<table_counts> tables);
   /// Files of the finished job the head wrote ("summary.json", ...), by name.
   void set_files(std::vector<std::string> names) { files_ = std::move(names); }
 
@@ -128,6 +131,8 @@ class live_job {
   const std::string& phase() const { return phase_; }  ///< the protocol now ("" until a phase event)
   const std::vector<phase_change>& phases() const { return phases_; }
   const std::vector<uint64_t>& shard_versions() const { return shard_versions_; }
+  /// By shard: its tables' figures (empty: a dense model, or none read yet).
+  const std::vector<std::vector<table_counts>>& tables() const { return tables_; }
   const histogram& staleness() const { return staleness_; }  ///< every applied gradient's
   double staleness_max() const { return staleness_max_; }
   const std::vector<point>& accuracy_series() const { return accuracy_series_; }
@@ -157,6 +162,7 @@ class live_job {
   std::string phase_;
   std::vector<phase_change> phases_;
   std::vector<uint64_t> shard_versions_;
+  std::vector<std::vector<table_counts>> tables_;
   histogram staleness_{staleness_buckets()};
   double staleness_max_ = 0;
   std::vector<point> accuracy_series_;

@@ -168,6 +168,8 @@ caf::result<ps_actor> spawn_shard(node_ptr self, const std::string& token, shard
     if (spec.plan.train_size < 1)
       throw config_error("no training examples");
     ps_cfg = shard_config(spec.plan, k, std::move(spec.initial), std::move(resume), spec.tracer, origin);
+    if (!spec.tables.empty())
+      set_tables(ps_cfg, spec.plan, std::move(spec.tables), std::move(spec.eval_keys));
   } catch (const std::exception& e) {
     return make_error(sp_error::bad_input, "node " + st.cfg.name + ": shard " + std::to_string(k) + ": " + e.what());
   }

@@ -110,21 +110,35 @@ std::vector<std::pair<std::string, std::string>> run_settings(const job_plan& pl
   return s;
 }
 
-std::string store_checkpoint(const job_plan& plan, const std::vector<std::pair<std::string, std::string>>& settings,
-                             checkpoint_state&& state) {
-  auto& cfg = plan.cfg;
-  state.settings = settings;
-  auto parameters = state.ps.w.size();
-  auto file = write_checkpoint(cfg.checkpoint_dir, {{checkpoint_format, cfg.model, parameters, cfg.protocol}, std::move(state)});
-  prune_checkpoints(cfg.checkpoint_dir, static_cast<size_t>(cfg.checkpoint_keep));
-  return file;
-}
+namespace {
 
-std::function<std::string(checkpoint_state&)> checkpoint_writer(
-  const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings) {
-  return [plan, settings = std::move(settings)](checkpoint_state& s) {
-    auto t = s.time_ns;
-    return checkpoint_line(plan.cfg.protocol, t, store_checkpoint(plan, settings, std::move(s)));
+class checkpoint_file_sink : public checkpoint_sink {
+ public:
+  checkpoint_file_sink(const job_config& cfg, checkpoint_state&& state)
+    : dir_(cfg.checkpoint_dir), keep_(static_cast<size_t>(cfg.checkpoint_keep)), protocol_(cfg.protocol),
+      time_ns_(state.time_ns),
+      out_(dir_, {{checkpoint_format, cfg.model, state.ps.w.size(), cfg.protocol}, std::move(state)}) {}
+  void add(const saved_rows& chunk) override { out_.add(chunk); }
+  std::string commit() override {
+    auto file = out_.commit();
+    prune_checkpoints(dir_, keep_);
+    return checkpoint_line(protocol_, time_ns_, file);
+  }
+
+ private:
+  std::string dir_;
+  size_t keep_;
+  std::string protocol_;
+  int64_t time_ns_;
+  checkpoint_stream out_;
+};
+
+}  // namespace
+
+checkpoint_opener checkpoint_writer(const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings) {
+  return [plan, settings = std::move(settings)](checkpoint_state& s) -> std::unique_ptr<checkpoint_sink> {
+    s.settings = settings;
+    return std::make_unique<checkpoint_file_sink>(plan.cfg, std::move(s));
   };
 }
 
@@ -266,6 +280,39 @@ std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::s
   s.time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(clock.now() - origin).count();
   s.samples = s.coordinator.samples;
   return s;
+}
+
+void gather_rows(caf::actor_system& sys, caf::scoped_actor& driver, const job_actors& job,
+                 const saved_coordinator& saved, checkpoint_sink& out) {
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  auto group = driver->request(job.core.coordinator, caf::infinite, copy_atom::value);
+  sched.run();
+  std::vector<caf::actor> group_copies;
+  if (auto err = take(group, group_copies))
+    throw config_error("cannot checkpoint this run: the coordinator's shard copies: " + sys.render(err));
+  std::vector<ps_actor> copies;
+  for (auto& c : group_copies)
+    copies.push_back(caf::actor_cast<ps_actor>(c));
+  for (size_t k = 0; k < job.core.ps.size(); ++k) {
+    auto shard = serving_copy(copies, saved, k, job.core.ps.size());
+    uint32_t table = 0;
+    uint64_t from = 0;
+    for (;;) {
+      auto reply = driver->request(shard, caf::infinite, save_atom::value, table, from);
+      sched.run();
+      saved_rows chunk;
+      if (auto err = take(reply, chunk))
+        throw config_error("cannot checkpoint this run: shard " + std::to_string(k) + "'s rows: " + sys.render(err));
+      if (table >= chunk.tables)
+        break;
+      out.add(chunk);
+      from = chunk.next;
+      if (chunk.last) {
+        ++table;
+        from = 0;
+      }
+    }
+  }
 }
 
 void restore_timers(caf::actor_system& sys, const job_actors& job, time_point origin,

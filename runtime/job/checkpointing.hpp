@@ -42,16 +42,11 @@ struct resume_point {
 /// the checkpoint has already passed).
 resume_point load_resume_point(const job_plan& plan);
 
-/// Writes `state` (with `settings`) into --checkpoint-dir and keeps the
-/// newest --checkpoint-keep there; returns the file. Throws config_error.
-std::string store_checkpoint(const job_plan& plan, const std::vector<std::pair<std::string, std::string>>& settings,
-                             checkpoint_state&& state);
-
 /// Where a run's checkpoints go (the real clock's coordinator, the virtual
-/// clock's runner): it stores each (store_checkpoint) and returns the
-/// progress line naming the file.
-std::function<std::string(checkpoint_state&)> checkpoint_writer(
-  const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings);
+/// clock's runner): each opens a checkpoint_stream into --checkpoint-dir
+/// with `settings`, whose commit keeps the newest --checkpoint-keep there
+/// and returns the progress line naming the file. Throws config_error.
+checkpoint_opener checkpoint_writer(const job_plan& plan, std::vector<std::pair<std::string, std::string>> settings);
 
 /// Whether a run of `cfg` takes checkpoints: periodic ones, or, on the real
 /// clock, a folder for those asked for (checkpoint_request, SIGUSR1).
@@ -76,6 +71,12 @@ struct job_actors {
 /// without checkpoint support, a timer of an unknown kind).
 std::optional<checkpoint_state> gather_checkpoint(caf::actor_system& sys, caf::scoped_actor& driver,
                                                   const job_actors& job, time_point origin);
+
+/// Virtual clock, quiescent, after gather_checkpoint: each shard's tables,
+/// chunk by chunk, into `out` (nothing for a dense model).
+/// (Each shard's serving copy, as `saved` says, with replicated shards.)
+void gather_rows(caf::actor_system& sys, caf::scoped_actor& driver, const job_actors& job,
+                 const saved_coordinator& saved, checkpoint_sink& out);
 
 /// Puts the checkpoint's timers back on the virtual clock, addressed to the
 /// resumed actors, in the order they were due (a replicated shard's: to each

@@ -154,6 +154,11 @@ ps_parts prepare_ps(caf::actor_system& sys, const job_plan& plan, const core_opt
     auto slice = k == 1 ? std::move(initial) : std::vector<float>(initial.begin() + begin, initial.begin() + end);
     out.shards.push_back(
       shard_config(plan, i, std::move(slice), parts.empty() ? nullptr : parts[i], out.tracer, opts.origin));
+    if (resume && !resume->rows_file.empty())  // a sparse model's rows: each shard reads the chunks for its keys
+      out.shards.back().resume_rows = [file = resume->rows_file, at = resume->rows_at](
+                                        const std::function<void(const saved_rows&)>& take) {
+        read_row_chunks(file, at, take);
+      };
   }
   return out;
 }
@@ -242,9 +247,6 @@ copy_placer_actor spawn_copy_placer(caf::actor_system& sys, std::shared_ptr<cons
 void check_tables(const job_plan& plan, const std::vector<table_spec>& tables) {
   if (tables.empty())
     return;
-  if (plan.cfg.checkpoint_every_s > 0 || !plan.cfg.checkpoint_dir.empty() || !plan.cfg.resume_dir.empty())
-    throw config_error("model '" + plan.cfg.model + "' has sparse tables, whose checkpoints are not written yet: "
-                       "run it without --checkpoint-dir and --resume (docs/sparse.md, \"Status\")");
   if (plan.cfg.ps_replicas > 0)  // a replica sees no pulls, so it would make no rows: not yet
     throw config_error("model '" + plan.cfg.model + "' has sparse tables, which replicated shards do not keep yet: "
                        "run it without --ps-replicas (docs/sparse.md, \"Status\")");
@@ -281,18 +283,22 @@ void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const data
     throw config_error("model '" + plan.cfg.model + "' gave keys of " + std::to_string(keys.size()) + " tables, it has " +
                        std::to_string(tables.size()));
   auto k = static_cast<uint32_t>(shards.size());
-  for (auto& c : shards) {
-    c.tables = tables;
-    c.seed = plan.cfg.seed;
-    c.rows_async = plan.cfg.sparse_sync == "async";
-    c.memory_limit = plan.cfg.ps_memory;
-    c.eval_keys.assign(tables.size(), {});
-  }
+  for (auto& c : shards)
+    set_tables(c, plan, tables, std::vector<std::vector<uint64_t>>(tables.size()));
   for (size_t t = 0; t < keys.size(); ++t) {
     make_distinct(keys[t]);
     for (auto key : keys[t])
       shards[row_shard(key, k)].eval_keys[t].push_back(key);
   }
+}
+
+void set_tables(ps_config& shard, const job_plan& plan, std::vector<table_spec> tables,
+                std::vector<std::vector<uint64_t>> eval_keys) {
+  shard.tables = std::move(tables);
+  shard.seed = plan.cfg.seed;
+  shard.rows_async = plan.cfg.sparse_sync == "async";
+  shard.memory_limit = plan.cfg.ps_memory;
+  shard.eval_keys = std::move(eval_keys);
 }
 
 job_core spawn_job_core(caf::actor_system& sys, const job_plan& plan, std::shared_ptr<const dataset> test,

@@ -7,6 +7,7 @@
 #include "actors/worker.hpp"
 #include <syncpoint/dataset.hpp>
 #include "core/interfaces.hpp"
+#include "core/saved_state.hpp"
 #include "core/ps_group.hpp"
 #include "runtime/job/job_plan.hpp"
 #include <syncpoint/train.hpp>
@@ -50,7 +51,7 @@ struct core_options {
   const checkpoint_state* resume = nullptr;  // continue from a checkpoint (the workers' parts: worker_for)
   // Real clock: the coordinator takes checkpoints every cfg.checkpoint_every_s
   // and hands them here (the virtual clock's runner takes its own).
-  std::function<std::string(checkpoint_state&)> on_checkpoint;
+  checkpoint_opener on_checkpoint;
   // --ps-rereplicate: who makes a lost shard copy again (spawn_job_core: one
   // in this process, ended with the run; a cluster's runner places it on a node).
   copy_placer_actor placer;
@@ -62,6 +63,11 @@ struct core_options {
 /// (its snapshots carry their rows to the evaluator), from the job's model
 /// `m`. Nothing for a dense model.
 void add_tables(std::vector<ps_config>& shards, const job_plan& plan, const dataset& test, model& m);
+
+/// One shard's part of that: `tables`, with the job's seed, --sparse-sync
+/// and --ps-memory, and the test keys it keeps (a shard spawned on a node).
+void set_tables(ps_config& shard, const job_plan& plan, std::vector<table_spec> tables,
+                std::vector<std::vector<uint64_t>> eval_keys);
 
 /// config_error for a table spec that cannot work, or for unbounded tables
 /// whose declared keys (table_spec::expected_keys) would pass --ps-memory.

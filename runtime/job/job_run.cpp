@@ -129,7 +129,7 @@ struct started_job {
 
 started_job spawn_actors(caf::actor_system& sys, caf::scoped_actor& driver, const job_plan& plan,
                          const run_start& start, const job_data& data,
-                         const std::function<std::string(checkpoint_state&)>& write_checkpoint,
+                         const checkpoint_opener& write_checkpoint,
                          const job_options& options) {
   auto& cfg = plan.cfg;
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
@@ -199,7 +199,7 @@ void stop_every_actor(caf::scoped_actor& driver, const job_actors& actors) {
 // Throws when the run fails, after stopping its actors.
 run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const started_job& job,
                        const job_config& cfg, const run_start& start,
-                       const std::function<std::string(checkpoint_state&)>& write_checkpoint,
+                       const checkpoint_opener& write_checkpoint,
                        const progress_fn& on_progress, const std::function<std::string()>& stop_when,
                        double& clock_busy_s) {
   bool virtual_clock = cfg.clock == clock_kind::virtual_time;
@@ -220,7 +220,9 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
     if (!state)
       return;  // the run is ending
     schedule.next_at = schedule.after(now);
-    auto line = write_checkpoint(*state);  // stamped with this `now`: virtual time stood still
+    auto out = write_checkpoint(*state);
+    gather_rows(sys, driver, job.actors, state->coordinator, *out);  // a sparse model's tables, chunk by chunk
+    auto line = out->commit();  // stamped with this `now`: virtual time stood still
     if (cfg.progress) {
       progress_report r{line};
       if (on_progress)
@@ -313,7 +315,7 @@ struct job::impl {
   job_plan plan;  // what cfg_in became: every step below takes it
   job_data data;
   run_start start;
-  std::function<std::string(checkpoint_state&)> write_checkpoint;
+  checkpoint_opener write_checkpoint;
   progress_fn on_progress;
   std::function<std::string()> stop_when;
   std::optional<caf::scoped_actor> driver;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <cstring>
 #include <filesystem>
@@ -78,6 +79,21 @@ template <class Archive>
 void serialize(Archive& ar, saved_transfer& x) {
   cereal_by_inspect(ar, x);
 }
+template <class Archive>
+void serialize(Archive& ar, saved_pin& x) {
+  cereal_by_inspect(ar, x);
+}
+
+template <class Archive>
+void serialize(Archive& ar, saved_table& x) {
+  cereal_by_inspect(ar, x);
+}
+
+template <class Archive>
+void serialize(Archive& ar, saved_rows& x) {
+  cereal_by_inspect(ar, x);
+}
+
 template <class Archive>
 void serialize(Archive& ar, saved_shard_link& x) {
   cereal_by_inspect(ar, x);
@@ -242,13 +258,42 @@ std::string checkpoint_file_header(const checkpoint_header& head, const std::str
   return header;
 }
 
-std::string write_checkpoint(const std::string& dir, checkpoint c) {
+namespace {
+
+std::string serialized(const saved_rows& chunk) {
+  std::string bytes;
+  bytes.reserve(4 * (chunk.values.size() + chunk.first.size() + chunk.second.size()) +
+                8 * (4 * chunk.keys.size() + 2 * chunk.sighted.size()) + 64);
+  string_sink sink(bytes);
+  std::ostream out(&sink);
+  cereal::PortableBinaryOutputArchive ar(out);
+  ar(chunk);
+  return bytes;
+}
+
+// A chunk's frame: its length (0: the end) and CRC-32, little-endian.
+std::string frame(uint64_t length, uint32_t crc) {
+  std::string out(12, '\0');
+  for (int i = 0; i < 8; ++i)
+    out[static_cast<size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
+  for (int i = 0; i < 4; ++i)
+    out[static_cast<size_t>(8 + i)] = static_cast<char>((crc >> (8 * i)) & 0xff);
+  return out;
+}
+
+}  // namespace
+
+struct checkpoint_stream::impl {
+  std::string file;
+  std::optional<durable_file> out;
+};
+
+checkpoint_stream::checkpoint_stream(const std::string& dir, checkpoint c) : impl_(std::make_unique<impl>()) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   char name[64];
   std::snprintf(name, sizeof name, "checkpoint-%012llu.bin", static_cast<unsigned long long>(c.state.samples));
-  auto file = (fs::path(dir) / name).string();
-  auto tmp = (fs::path(dir) / ".checkpoint.tmp").string();
+  impl_->file = (fs::path(dir) / name).string();
   auto pooled = pool_weights(std::move(c.state));
   std::string payload;
   auto& ps = pooled.s.ps;
@@ -268,31 +313,84 @@ std::string write_checkpoint(const std::string& dir, checkpoint c) {
     ar(pooled);
   }
   auto header = checkpoint_file_header(c.head, payload);
-  auto written = write_durably(file, tmp, {&header, &payload});
+  impl_->out.emplace(impl_->file, (fs::path(dir) / ".checkpoint.tmp").string());
+  impl_->out->append(header);
+  impl_->out->append(payload);
+}
+
+checkpoint_stream::~checkpoint_stream() = default;
+
+void checkpoint_stream::add(const saved_rows& chunk) {
+  auto bytes = serialized(chunk);
+  impl_->out->append(frame(bytes.size(), crc_of(bytes)));
+  impl_->out->append(bytes);
+}
+
+std::string checkpoint_stream::commit() {
+  auto& file = impl_->file;
+  impl_->out->append(frame(0, 0));
+  auto written = impl_->out->commit();
   if (!written.opened)
-    throw config_error("cannot write checkpoint '" + file + "' (" + tmp + "): " + written.why);
+    throw config_error("cannot write checkpoint '" + file + "' (.checkpoint.tmp): " + written.why);
   if (!written.ok())
     throw config_error("cannot write checkpoint '" + file + "': " + written.why + " (the previous ones are intact)");
   return file;
 }
 
-checkpoint read_checkpoint(const std::string& file, const checkpoint_header& expect) {
-  std::ifstream in(file, std::ios::binary | std::ios::ate);
-  if (!in)
-    refuse(file, "cannot be opened");
-  std::string bytes(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    refuse(file, "cannot be read");
-  return parse_checkpoint(bytes, file, expect);
+std::string write_checkpoint(const std::string& dir, checkpoint c) {
+  return checkpoint_stream(dir, std::move(c)).commit();
 }
 
-checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, const checkpoint_header& expect) {
-  memory_source header_source(bytes.data(), bytes.size());
-  std::istream stream(&header_source);
-  checkpoint c;
+void read_row_chunks(const std::string& file, uint64_t at, const std::function<void(const saved_rows&)>& take) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in || !in.seekg(static_cast<std::streamoff>(at)))
+    refuse(file, "its rows cannot be read");
+  std::string bytes;
+  for (size_t n = 0;; ++n) {
+    unsigned char head[12];
+    if (!in.read(reinterpret_cast<char*>(head), sizeof head))
+      refuse(file, "truncated (its rows end after " + std::to_string(n) + " chunks, without the end mark)");
+    uint64_t length = 0;
+    uint32_t crc = 0;
+    for (int i = 0; i < 8; ++i)
+      length |= static_cast<uint64_t>(head[i]) << (8 * i);
+    if (length == 0)
+      return;
+    for (int i = 0; i < 4; ++i)
+      crc |= static_cast<uint32_t>(head[8 + i]) << (8 * i);
+    bytes.resize(static_cast<size_t>(length));
+    if (!in.read(bytes.data(), static_cast<std::streamsize>(length)))
+      refuse(file, "truncated (chunk " + std::to_string(n) + " of its rows ends early)");
+    if (crc_of(bytes) != crc)
+      refuse(file, "corrupt (the checksum of chunk " + std::to_string(n) + " of its rows does not match)");
+    saved_rows chunk;
+    try {
+      memory_source source(bytes.data(), bytes.size());
+      std::istream stream(&source);
+      input_bound bound(source);
+      cereal::PortableBinaryInputArchive ar(stream);
+      ar(chunk);
+    } catch (const cereal::Exception& e) {
+      refuse(file, "corrupt (chunk " + std::to_string(n) + " of its rows: " + e.what() + ")");
+    }
+    take(chunk);
+  }
+}
+
+namespace {
+
+// The header's checks; where the payload starts, and its length and CRC.
+struct payload_span {
+  size_t start = 0;
   uint64_t length = 0;
   uint32_t crc = 0;
+};
+
+payload_span read_head(const char* data, size_t size, const std::string& file, const checkpoint_header& expect,
+                       checkpoint_header& head) {
+  memory_source header_source(data, size);
+  std::istream stream(&header_source);
+  payload_span span;
   try {
     input_bound bound(header_source);
     cereal::PortableBinaryInputArchive ar(stream);
@@ -307,26 +405,60 @@ checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, c
     ar(cereal::binary_data(&m[0], magic_length));
     if (m != magic)
       refuse(file, "not a syncpoint checkpoint");
-    ar(c.head.format);
-    if (c.head.format != checkpoint_format)
-      refuse(file, "format version " + std::to_string(c.head.format) + ", but this build reads version " +
+    ar(head.format);
+    if (head.format != checkpoint_format)
+      refuse(file, "format version " + std::to_string(head.format) + ", but this build reads version " +
                      std::to_string(checkpoint_format));
-    ar(c.head, length, crc);
+    ar(head, span.length, span.crc);
   } catch (const cereal::Exception&) {
     refuse(file, "truncated (its header ends early)");
   }
-  if (c.head.model != expect.model || c.head.parameters != expect.parameters)
-    refuse(file, "it is of model '" + c.head.model + "' with " + std::to_string(c.head.parameters) +
+  if (head.model != expect.model || head.parameters != expect.parameters)
+    refuse(file, "it is of model '" + head.model + "' with " + std::to_string(head.parameters) +
                    " parameters, but the job's model is '" + expect.model + "' with " +
                    std::to_string(expect.parameters));
-  if (c.head.protocol != expect.protocol)
-    refuse(file, "it is of protocol '" + c.head.protocol + "', but the job's is '" + expect.protocol + "'");
-  auto start = header_source.consumed();
+  if (head.protocol != expect.protocol)
+    refuse(file, "it is of protocol '" + head.protocol + "', but the job's is '" + expect.protocol + "'");
+  span.start = header_source.consumed();
+  return span;
+}
+
+}  // namespace
+
+checkpoint read_checkpoint(const std::string& file, const checkpoint_header& expect) {
+  std::ifstream in(file, std::ios::binary | std::ios::ate);
+  if (!in)
+    refuse(file, "cannot be opened");
+  auto size = static_cast<uint64_t>(std::max<std::streamoff>(0, in.tellg()));
+  // The header first (it is short), then through the payload: the rows after it stay on disk.
+  std::string bytes(static_cast<size_t>(std::min<uint64_t>(size, 1 << 16)), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    refuse(file, "cannot be read");
+  checkpoint_header head;
+  auto span = read_head(bytes.data(), bytes.size(), file, expect, head);
+  auto through = std::min<uint64_t>(size, span.start + span.length);
+  if (through > bytes.size()) {
+    auto had = bytes.size();
+    bytes.resize(static_cast<size_t>(through));
+    if (!in.read(bytes.data() + had, static_cast<std::streamsize>(through - had)))
+      refuse(file, "cannot be read");
+  }
+  auto c = parse_checkpoint(bytes, file, expect);
+  read_row_chunks(file, c.state.rows_at, [](const saved_rows&) {});  // each chunk checked now, not mid-start
+  return c;
+}
+
+checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, const checkpoint_header& expect) {
+  checkpoint c;
+  auto span = read_head(bytes.data(), bytes.size(), file, expect, c.head);
+  auto start = span.start;
+  auto length = span.length;
   if (start > bytes.size() || bytes.size() - start < length)
     refuse(file, "truncated (" + std::to_string(bytes.size() - std::min(start, bytes.size())) + " of " +
                    std::to_string(length) + " payload bytes)");
   const char* payload = bytes.data() + start;
-  if (crc32(0L, reinterpret_cast<const Bytef*>(payload), static_cast<uInt>(length)) != crc)
+  if (crc32(0L, reinterpret_cast<const Bytef*>(payload), static_cast<uInt>(length)) != span.crc)
     refuse(file, "corrupt (its checksum does not match)");
   pooled_state pooled;
   try {
@@ -344,6 +476,8 @@ checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, c
   if (c.state.ps.w.size() != expect.parameters || c.state.ps.velocity.size() != expect.parameters)
     refuse(file, "corrupt (" + std::to_string(c.state.ps.w.size()) + " weights for " +
                    std::to_string(expect.parameters) + " parameters)");
+  c.state.rows_file = file;
+  c.state.rows_at = start + length;
   return c;
 }
 

@@ -12,17 +12,22 @@
 // payload's length and CRC-32, and the payload (cereal portable binary). In
 // the payload, equal weight vectors (the PS's, the workers' copies, weights
 // on the link) are stored once: a BSP run's workers all hold the PS's model.
+// After the payload, a sparse model's rows in chunks (saved_rows), each its
+// length, CRC-32 and cereal bytes, as the shards hand them over; a length of
+// 0 ends the file. So no table is ever held whole in memory to be written or read.
 #pragma once
 
 #include "core/saved_state.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace syncpoint {
 
-inline constexpr uint32_t checkpoint_format = 8;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
+inline constexpr uint32_t checkpoint_format = 9;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
                                                   // 4: the optimizer's second moment, steps, and the schedule's samples;
                                                   // 5: slices staged on shards, partly reported pushes, refusals;
                                                   // 6: a worker's compression residual, a push's wire bytes;
@@ -30,6 +35,8 @@ inline constexpr uint32_t checkpoint_format = 8;  // 2: a sharded PS's state in 
                                                   //    the coordinator's work per worker), a fragment's ranges;
                                                   // 8: replicated shards (each copy's link and timers, the copies
                                                   //    lost and serving, who had reported a partial push)
+                                                  // 9: sparse tables (chunks of rows after the payload, each
+                                                  //    shard's tables, a worker's rows, a pull's keys)
 
 /// What a checkpoint must agree with before it is read further.
 struct checkpoint_header {
@@ -51,15 +58,43 @@ struct checkpoint {
 /// config_error naming the file when it cannot (the older ones stay intact).
 std::string write_checkpoint(const std::string& dir, checkpoint c);
 
+/// A checkpoint written as it comes: the state at once, then each chunk of
+/// a sparse model's rows as it is added, then commit. Until commit nothing
+/// replaces DIR's files; a stream dropped uncommitted leaves them as they were.
+///
+///   checkpoint_stream out("ckpt", c);
+///   out.add(chunk);                 // as many as there are
+///   auto file = out.commit();       // ckpt/checkpoint-000000045056.bin
+class checkpoint_stream {
+ public:
+  checkpoint_stream(const std::string& dir, checkpoint c);
+  ~checkpoint_stream();
+  void add(const saved_rows& chunk);
+  /// The file's path; throws config_error as write_checkpoint does.
+  std::string commit();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/// Calls `take` with each chunk of rows of the checkpoint `file`, whose
+/// chunks begin at `at` (checkpoint_state::rows_at). Throws config_error
+/// naming the file for a truncated or corrupt chunk.
+void read_row_chunks(const std::string& file, uint64_t at, const std::function<void(const saved_rows&)>& take);
+
 /// Deletes all but the newest `keep` checkpoints in DIR (keep 0: none deleted).
 void prune_checkpoints(const std::string& dir, size_t keep);
 
-/// Reads `file`. Throws config_error naming the file and what is wrong: not a
-/// checkpoint, another format version, another model, model shape or protocol
-/// than `expect`, truncated, or corrupt (CRC mismatch).
+/// Reads `file`'s state; its rows stay in the file (state.rows_file,
+/// rows_at: read_row_chunks), each chunk checked. Throws config_error naming
+/// the file and what is wrong: not a checkpoint, another format version,
+/// another model, model shape or protocol than `expect`, truncated, or
+/// corrupt (CRC mismatch).
 checkpoint read_checkpoint(const std::string& file, const checkpoint_header& expect);
 
-/// The same check on a checkpoint's bytes; `file` names it in the errors.
+/// The same check on a checkpoint's bytes, through its payload (the rows
+/// after it are not read); `file` names it in the errors.
 checkpoint parse_checkpoint(const std::string& bytes, const std::string& file, const checkpoint_header& expect);
 
 /// The bytes before the payload: magic, format, header, the payload's length

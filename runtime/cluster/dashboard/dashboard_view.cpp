@@ -167,6 +167,31 @@ std::string metrics_text(const dashboard_view& v) {
           f.sample({{"job", std::to_string(j.status.id)}, {"shard", std::to_string(k)}},
                    static_cast<double>(j.live->shard_versions()[k]));
   }
+  // A sparse model's tables, each on each shard.
+  auto per_table = [&](const char* name, prometheus::MetricType type, const char* help, auto value) {
+    family f(out, name, type, help);
+    for (auto& j : v.jobs)
+      if (j.live)
+        for (size_t k = 0; k < j.live->tables().size(); ++k)
+          for (auto& t : j.live->tables()[k])
+            value(f, labels{{"job", std::to_string(j.status.id)}, {"table", t.name}, {"shard", std::to_string(k)}}, t);
+  };
+  per_table("syncpoint_table_rows", MetricType::Gauge, "Rows a sparse table holds on a PS shard.",
+            [](family& f, const labels& ls, const table_counts& t) { f.sample(ls, static_cast<double>(t.rows)); });
+  per_table("syncpoint_table_bytes", MetricType::Gauge,
+            "Bytes of a sparse table's rows on a PS shard (values and optimizer state).",
+            [](family& f, const labels& ls, const table_counts& t) { f.sample(ls, static_cast<double>(t.bytes)); });
+  per_table("syncpoint_table_evictions_total", MetricType::Counter,
+            "Rows a sparse table's capacity (lru, lfu, ttl) dropped on a PS shard.",
+            [](family& f, const labels& ls, const table_counts& t) { f.sample(ls, static_cast<double>(t.evictions)); });
+  per_table("syncpoint_table_lookups_total", MetricType::Counter,
+            "Keys pulled from a sparse table on a PS shard: hit (it had the row) or miss.",
+            [](family& f, labels ls, const table_counts& t) {
+              ls.push_back({"result", "hit"});
+              f.sample(ls, static_cast<double>(t.hits));
+              ls.back().value = "miss";
+              f.sample(ls, static_cast<double>(t.misses));
+            });
   {
     family f(out, "syncpoint_job_staleness_versions", prometheus::MetricType::Histogram,
              "Versions between a gradient's model and the model it was applied to.");
@@ -298,6 +323,18 @@ std::string job_json(const job_view& j) {
     .raw("staleness", histogram_json(l.staleness()))
     .add("staleness_max", l.staleness_max())
     .raw("shard_versions", json::array(l.shard_versions(), [](uint64_t x) { return std::to_string(x); }))
+    .raw("tables", json::array(l.tables(), [](const std::vector<table_counts>& shard) {
+           return json::array(shard, [](const table_counts& t) {
+             return json::object{}
+               .add("name", t.name)
+               .add("rows", static_cast<unsigned long long>(t.rows))
+               .add("bytes", static_cast<unsigned long long>(t.bytes))
+               .add("evictions", static_cast<unsigned long long>(t.evictions))
+               .add("hits", static_cast<unsigned long long>(t.hits))
+               .add("misses", static_cast<unsigned long long>(t.misses))
+               .done();
+           });
+         }))
     .raw("series", json::object{}
                      .raw("accuracy", points(l.accuracy_series()))
                      .raw("loss", points(l.loss_series()))
