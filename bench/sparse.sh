@@ -13,10 +13,14 @@
 #   - AUC and log loss at equal samples (sparse and dense on the same data);
 #   - each process's peak resident memory (VmHWM) and the rows its shard kept.
 #
-#   bench/sparse.sh [TRAIN] [KEYS] [KEYS_SMALL]   (defaults 60000, 10000000, 100000)
+# And a fourth run that fills the table: ids near uniform (clicks' zipf=0.01)
+# over FILL examples, so that most of the 10^7 keys get a row, for the
+# memory each process holds with the whole table on the shards (FILL=0: not run).
+#
+#   [FILL=N] bench/sparse.sh [TRAIN] [KEYS] [KEYS_SMALL]   (defaults 60000, 10000000, 100000; FILL 1200000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-train=${1:-60000} keys=${2:-10000000} small=${3:-100000}
+train=${1:-60000} keys=${2:-10000000} small=${3:-100000} fill=${FILL:-1200000}
 fields=26 width=32
 [ -x build/syncpoint ] || { echo "bench/sparse.sh: build first (scripts/run.sh or cmake --build build)" >&2; exit 1; }
 source bench/cluster_procs.sh
@@ -25,13 +29,13 @@ hwm() { awk '/VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }  # MB
 # One job on a fresh head and three nodes, a shard and a worker on each.
 # Prints: samples/s, bytes/step, auc, logloss, the head's and each node's VmHWM (MB), and each
 # shard's rows and their bytes (0 for the dense twin: no table).
-job() {  # model, dataset, name
-  local model=$1 data=$2 name=$3
+job() {  # model, dataset, name[, examples]
+  local model=$1 data=$2 name=$3 examples=${4:-$train}
   start_head --dashboard any
   for n in a b c; do
     start_node "$n" 1
   done
-  build/syncpoint submit --head "$head" -w 3 -p bsp --model "$model" --dataset "$data" --train-limit "$train" \
+  build/syncpoint submit --head "$head" -w 3 -p bsp --model "$model" --dataset "$data" --train-limit "$examples" \
     --test-limit 10000 --batch 256 --lr 0.05 --momentum 0 --epochs 1 --eval-every 0 --ps-placement nodes \
     --ps-shards 3 --progress=false -o "$tmp/$name" > "$tmp/$name.submit" 2>&1 ||
     { echo "bench/sparse.sh: the $name job failed:" >&2; cat "$tmp/$name.submit" >&2; exit 1; }
@@ -75,11 +79,14 @@ job "ctr:fields=$fields,width=$width,hidden=64" "clicks:keys=$keys,fields=$field
 job "ctr:fields=$fields,width=$width,hidden=64" "clicks:keys=$small,fields=$fields" sparse_small > "$tmp/sparse"
 job "ctr:fields=$fields,width=$width,hidden=64,table=dense,vocab=$vocab_small" "clicks:keys=$small,fields=$fields" \
   dense_small > "$tmp/dense"
-big=$(cat "$tmp/big") sparse=$(cat "$tmp/sparse") dense=$(cat "$tmp/dense")
-python3 - "$big" "$sparse" "$dense" "$keys" "$small" "$fields" "$width" "$train" <<'EOF'
+echo "-1 -1 -1 -1 0 0 0 0 0 0 0 0 0 0" > "$tmp/fill"
+[ "$fill" -gt 0 ] &&
+  job "ctr:fields=$fields,width=$width,hidden=64" "clicks:keys=$keys,fields=$fields,zipf=0.01" sparse_fill "$fill" > "$tmp/fill"
+big=$(cat "$tmp/big") sparse=$(cat "$tmp/sparse") dense=$(cat "$tmp/dense") filled=$(cat "$tmp/fill")
+python3 - "$big" "$sparse" "$dense" "$filled" "$keys" "$small" "$fields" "$width" "$train" "$fill" <<'EOF'
 import sys
-big, sparse, dense = (list(map(float, a.split())) for a in sys.argv[1:4])
-keys, small, fields, width, train = map(int, sys.argv[4:9])
+big, sparse, dense, filled = (list(map(float, a.split())) for a in sys.argv[1:5])
+keys, small, fields, width, train, fill = map(int, sys.argv[5:11])
 # The dense twin carries the MLP and its table each way: scaled to `keys` by floats.
 vocab_small = -(-small // fields)
 vocab_big = -(-keys // fields)
@@ -97,6 +104,8 @@ def row(name, k, r):
 row("sparse", keys, big)
 row("sparse", small, sparse)
 row("dense", small, dense)
+if fill > 0:
+    row(f"sparse, ids near uniform, {fill:,} examples", keys, filled)
 print(f"dense at {keys:,} keys (scaled by floats): {dense_big / 1e6:.1f} MB a step; "
       f"sparse carries {dense_big / big[1]:.0f}x fewer bytes")
 print(f"at {small:,} keys, equal samples: AUC sparse - dense = {sparse[2] - dense[2]:+.4f}")
