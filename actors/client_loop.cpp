@@ -35,11 +35,7 @@ class handover final : public worker_client {
     grad_ = grad;
     pushed_ = false;
     result_ = {};
-    user_turn_ = true;
-    if (!thread_.joinable())
-      thread_ = std::thread([self] { self->run(); });
-    cv_.notify_all();
-    bool handed_back = cv_.wait_for(lock, timeout(), [&] { return !user_turn_; });
+    bool handed_back = hand_turn(lock, self, turn::step, m);
     m_ = nullptr;
     grad_ = nullptr;
     if (!handed_back)
@@ -50,6 +46,22 @@ class handover final : public worker_client {
       throw std::runtime_error("the loop returned before the job ended (return when push() says stop)");
     ++pushes_;
     return std::move(result_);
+  }
+
+  // A sparse model's: the loop's turn until its pull(keys) names the next step's keys.
+  std::vector<std::vector<uint64_t>> take_keys(const std::shared_ptr<handover>& self, model& m) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (user_done_)
+      throw std::runtime_error(error_.empty() ? "the loop returned before the job ended" : error_);
+    keys_given_ = false;
+    if (!hand_turn(lock, self, turn::keys, m))
+      throw std::runtime_error("it did not pull its next keys within " + seconds_text(ctx_.timeout_s) +
+                               " s (--request-timeout)");
+    if (!error_.empty())
+      throw std::runtime_error(error_);
+    if (!keys_given_)
+      throw std::runtime_error("the loop returned before the job ended (return when push() says stop)");
+    return std::move(keys_);
   }
 
   loop_state save() const {
@@ -86,13 +98,50 @@ class handover final : public worker_client {
 
   pulled_weights pull() override {
     std::lock_guard<std::mutex> lock(mu_);
+    if (turn_ == turn::keys)
+      throw std::logic_error("worker_client::pull(): the model has sparse tables, whose rows come with the keys of "
+                             "the step: pull(keys)");
     if (m_ == nullptr)
       throw std::logic_error("worker_client::pull after the job ended");
-    return {in_.version, m_->current_weights()};
+    return {in_.version, m_->current_weights(), {}};
+  }
+
+  pulled_weights pull(const std::vector<std::vector<uint64_t>>& keys) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (stopping_)
+      return {in_.version, {}, {}};
+    if (turn_ != turn::keys)
+      throw std::logic_error(tables_ == 0 ? "worker_client::pull(keys): the model has no sparse tables (pull() "
+                                            "takes its weights)"
+                                          : "worker_client::pull(keys) twice without a push between");
+    if (keys.size() != tables_)
+      throw std::invalid_argument("worker_client::pull(keys): keys of " + std::to_string(keys.size()) +
+                                  " tables, the model has " + std::to_string(tables_));
+    keys_ = keys;
+    keys_given_ = true;
+    user_turn_ = false;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return user_turn_ || stopping_; });
+    if (stopping_ || m_ == nullptr)
+      return {in_.version, {}, {}};
+    return {in_.version, m_->current_weights(), in_.rows ? *in_.rows : std::vector<row_block>{}};
+  }
+
+  push_answer push(const std::vector<float>& grad, std::vector<row_block> row_grads, int64_t samples,
+                   float loss) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (m_ != nullptr && tables_ == 0)
+        throw std::logic_error("worker_client::push with row gradients: the model has no sparse tables");
+      rows_ = std::move(row_grads);
+    }
+    return push(grad, samples, loss);
   }
 
   push_answer push(const std::vector<float>& grad, int64_t samples, float loss) override {
     std::unique_lock<std::mutex> lock(mu_);
+    if (!stopping_ && turn_ == turn::keys)
+      throw std::logic_error("worker_client::push before pull(keys): a sparse model's step pulls its keys' rows first");
     if (m_ == nullptr)
       return {true, {}, in_.version};
     if (grad.size() != m_->size())
@@ -103,6 +152,9 @@ class handover final : public worker_client {
     std::copy(grad.begin(), grad.end(), grad_);
     result_.loss = loss;
     result_.samples = samples;
+    if (tables_ > 0)  // a sparse model's: the loop's row gradients (none: no row moves)
+      result_.row_gradients = std::move(rows_);
+    rows_.clear();
     result_.metrics = std::move(reported_);
     reported_.clear();
     pushed_ = true;
@@ -144,6 +196,26 @@ class handover final : public worker_client {
   uint64_t pushes_ = 0;
   std::function<std::string()> save_;
   std::optional<std::string> resumed_;
+  // A sparse model's loop: whose turn it is (its next keys, or its step), the
+  // model's tables, the keys its pull(keys) named, and the row gradients of its push.
+  enum class turn { none, keys, step };
+  turn turn_ = turn::none;
+  size_t tables_ = 0;
+  bool keys_given_ = false;
+  std::vector<std::vector<uint64_t>> keys_;
+  std::vector<row_block> rows_;
+
+  // The loop's turn of `kind` (its thread started at the first), until it
+  // hands it back; false when it did not within the request timeout.
+  bool hand_turn(std::unique_lock<std::mutex>& lock, const std::shared_ptr<handover>& self, turn kind, const model& m) {
+    tables_ = m.tables().size();
+    turn_ = kind;
+    user_turn_ = true;
+    if (!thread_.joinable())
+      thread_ = std::thread([self] { self->run(); });
+    cv_.notify_all();
+    return cv_.wait_for(lock, timeout(), [&] { return !user_turn_; });
+  }
 
   std::chrono::duration<double> timeout() const { return std::chrono::duration<double>(ctx_.timeout_s); }
 
@@ -184,6 +256,7 @@ class client_loop final : public worker_loop {
   client_loop(client_loop_fn fn, const loop_context& c) : h_(std::make_shared<handover>(std::move(fn), c)) {}
   ~client_loop() override { h_->end(); }
   step_result step(model& m, const step_input& in, float* grad) override { return h_->take_turn(h_, m, in, grad); }
+  std::vector<std::vector<uint64_t>> keys(model& m, int64_t) override { return h_->take_keys(h_, m); }
   loop_state save() const override { return h_->save(); }
   void restore(const loop_state& s) override { h_->restore(s); }
 

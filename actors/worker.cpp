@@ -145,7 +145,10 @@ void compute(worker_ptr self) {
   auto wall0 = std::chrono::steady_clock::now();
   step_result r;
   try {
-    r = st.loop->step(*st.m, step_input{st.batch, st.version, st.iter, st.local.rate, st.refused}, st.grad.data());
+    r = st.loop->step(*st.m,
+                      step_input{st.batch, st.version, st.iter, st.local.rate, st.refused,
+                                 st.rows_loaded ? &st.rows_held : nullptr},
+                      st.grad.data());
   } catch (const std::exception& e) {
     leave(self, make_error(sp_error::user_loop_failed,
                            "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
@@ -153,7 +156,7 @@ void compute(worker_ptr self) {
   }
   if (!st.widths.empty()) {  // a sparse model: the rows' gradients go with the push
     std::string why;
-    if (!keep_row_gradients(st, why)) {
+    if (!keep_row_gradients(st, why, std::move(r.row_gradients))) {
       leave(self, make_error(sp_error::bad_input, "worker " + std::to_string(st.cfg.id) + ": " + why));
       return;
     }

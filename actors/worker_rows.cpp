@@ -7,6 +7,7 @@
 #include "core/row_blocks.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace syncpoint {
 
@@ -47,21 +48,30 @@ void load_pulled_rows(worker_state& st) {
   st.rows_loaded = true;
 }
 
-bool keep_row_gradients(worker_state& st, std::string& why) {
+bool keep_row_gradients(worker_state& st, std::string& why, std::optional<std::vector<row_block>> given) {
   if (!st.rows_loaded) {
     why = "the step had no rows of its own batch: a sparse model computes each step after a pull of its keys, and "
           "this protocol computed without one (local steps or an overlapped push)";
     return false;
   }
   st.rows_loaded = false;
-  st.row_grads = st.m->row_gradients();
-  for (auto& g : st.row_grads)
+  st.row_grads = given ? std::move(*given) : st.m->row_gradients();
+  std::vector<bool> seen(st.widths.size(), false);
+  for (auto& g : st.row_grads) {
+    if (g.table < seen.size() && seen[g.table]) {
+      why = std::string(given ? "the loop's" : "the model's") + " row gradients name table " + std::to_string(g.table) +
+            " twice (a block a table)";
+      return false;
+    }
+    if (g.table < seen.size())
+      seen[g.table] = true;
     if (g.table >= st.widths.size() || g.values.size() != g.keys.size() * st.widths[g.table]) {
-      why = "the model's row gradients of table " + std::to_string(g.table) + " hold " +
+      why = std::string(given ? "the loop's" : "the model's") + " row gradients of table " + std::to_string(g.table) + " hold " +
             std::to_string(g.values.size()) + " values for " + std::to_string(g.keys.size()) + " keys" +
             (g.table < st.widths.size() ? " of width " + std::to_string(st.widths[g.table]) : ", a table it does not have");
       return false;
     }
+  }
   return true;
 }
 

@@ -135,7 +135,8 @@ void rows_came(worker_state& st, std::vector<row_block>& rows);
 void load_pulled_rows(worker_state& st);
 /// After a step: its row gradients, for the push; false (the error in
 /// `why`) when the step had no fresh rows (a protocol that computes without a pull).
-bool keep_row_gradients(worker_state& st, std::string& why);
+/// `given`: the loop's own (step_result::row_gradients), else the model's.
+bool keep_row_gradients(worker_state& st, std::string& why, std::optional<std::vector<row_block>> given = {});
 /// Shard k's part of the row gradients (all of them with one shard).
 std::vector<row_block> row_gradients_for(const worker_state& st, size_t k);
 /// A checkpoint's part of the rows, and back (the model takes the rows it held).

@@ -29,6 +29,21 @@
 /// cfg.model = "line";
 /// cfg.loop = "fit-line";                            // or: syncpoint train --model line --loop fit-line
 /// ```
+///
+/// A sparse model (model::tables(), docs/sparse.md) pulls the rows of the
+/// keys its next step reads with the weights, and pushes their gradients:
+///
+/// ```cpp
+/// for (;;) {
+///   auto w = ps.pull({keys});                        // the rows of table 0's keys come in w.rows[0]
+///   std::vector<float> grad(w.values.size(), 0.0f);  // the dense part's gradient
+///   syncpoint::row_block g{0, w.rows[0].keys, w.rows[0].values};
+///   for (auto& v : g.values)                         // each row's: here, of (v - 1)^2 / 2
+///     v -= 1;
+///   if (ps.push(grad, {g}, 32).stop)
+///     return;
+/// }
+/// ```
 #pragma once
 
 #include <syncpoint/worker_loop.hpp>
@@ -45,6 +60,7 @@ namespace syncpoint {
 struct pulled_weights {
   uint64_t version = 0;       ///< the PS updates in them (a local step, WBSP, moves them on in place)
   std::vector<float> values;  ///< model size floats
+  std::vector<row_block> rows;  ///< pull(keys): by table, each key asked once (in any order), of the same version
 };
 
 /// What the protocol said to a push.
@@ -68,6 +84,17 @@ class worker_client {
   /// PS, and returns when the protocol lets this worker go on, or the job
   /// ends. Throws std::invalid_argument for a gradient of the wrong length.
   virtual push_answer push(const std::vector<float>& grad, int64_t samples, float loss = 0) = 0;
+  /// A sparse model's pull: the weights with the rows of `keys` (by table,
+  /// model::tables()), one version. The keys go with the worker's pull when
+  /// the protocol releases it, so the call returns once they came; after the
+  /// job ended it returns nothing (and the next push says stop). Throws
+  /// std::logic_error for a model without tables, or keys of another count of tables.
+  virtual pulled_weights pull(const std::vector<std::vector<uint64_t>>& keys) = 0;
+  /// ... and its push: the dense gradient as above, with the gradients of
+  /// rows of the last pull (by table, a key once, width floats a key).
+  /// Returns when the worker asks for the next step's keys (the next pull).
+  virtual push_answer push(const std::vector<float>& grad, std::vector<row_block> row_grads, int64_t samples,
+                           float loss = 0) = 0;
   /// The batch size now (the job's, unless the protocol changed it).
   virtual int64_t batch() const = 0;
   /// Gradients this worker pushed so far.

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,9 @@ struct step_input {
   uint64_t step = 0;     ///< gradients this worker pushed before
   double lr = 0;         ///< the learning rate the last release named (0: none named yet)
   std::string refused;   ///< not empty: the PS refused the previous gradient, and why
+  /// A sparse model: the rows this step's pull brought (by table, the keys
+  /// keys() gave, each once), which the model holds too; valid during step().
+  const std::vector<row_block>* rows = nullptr;
 };
 
 /// One gradient, computed.
@@ -64,6 +68,10 @@ struct step_result {
   float loss = 0;               ///< its loss, traced with the compute span
   int64_t samples = 0;          ///< the examples (or steps of experience) it averages: epochs count these
   std::vector<metric> metrics;  ///< anything else to trace, as "metric" events
+  /// A sparse model's loop that computes the rows' gradients itself (a loop
+  /// of your own): them, by table, for keys of this step's pull. Unset: the
+  /// model's (model::row_gradients()).
+  std::optional<std::vector<row_block>> row_gradients;
 };
 
 /// A saved loop: where its data stands (draws, steps) and any bytes of its own.
