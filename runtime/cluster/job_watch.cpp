@@ -18,6 +18,7 @@ struct watch_state {
   uint64_t next_event = 0;  // the tracer's index of the next unread event
   int generation = 0;       // a restart's new run: answers about the old one are void
   int pending = 0;          // answers still out this round
+  bool dense = false;       // the shards said they hold no tables: not asked again
   bool ended = false;
   static inline const char* name = "job_watch";
 };
@@ -49,7 +50,8 @@ void read(watch_ptr self) {
     return;  // not started, or the last round is still out (a slow round is skipped, not queued)
   auto gen = st.generation;
   auto timeout = std::chrono::seconds(5);
-  st.pending = 2 + 2 * static_cast<int>(st.ps.size());  // events, counts; each shard's version and tables
+  // Events, counts, each shard's version; and its tables until the first answers show a dense model.
+  st.pending = 2 + (st.dense ? 1 : 2) * static_cast<int>(st.ps.size());
   auto failed = [=](caf::error&) { answered(self, gen); };  // the run is ending: its result follows
   self->request(st.tracer, timeout, collect_atom::value, st.next_event)
     .then(
@@ -82,13 +84,15 @@ void read(watch_ptr self) {
           answered(self, gen);
         },
         failed);
-  for (size_t k = 0; k < st.ps.size(); ++k)
-    self->request(st.ps.shards[k], timeout, counts_atom::value, tables_atom::value)  // (a dense model's: none)
+  for (size_t k = 0; k < st.ps.size() && !st.dense; ++k)
+    self->request(st.ps.shards[k], timeout, counts_atom::value, tables_atom::value)
       .then(
         [=](std::vector<table_counts>& tables) {
           auto& st = self->state;
-          if (gen == st.generation && !st.ended)
+          if (gen == st.generation && !st.ended) {
+            st.dense = tables.empty();  // (every shard of a sparse model holds every table)
             st.live.set_tables(k, std::move(tables));
+          }
           answered(self, gen);
         },
         failed);
