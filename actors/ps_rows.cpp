@@ -108,24 +108,40 @@ void add_rows_to_round(ps_state& st, const gradient_push& g, size_t before, floa
   }
 }
 
+namespace {
+
+// A round's row sums as the dense buffer's are summed: each key the round's
+// pushes carried, in key order, with its buffered row, or with `held` the
+// held push's folded in (round_sum with `scale` and `held_weight`).
+row_block round_sums(const ps_state::row_round& r, uint32_t table, uint32_t width, bool held, float scale,
+                     float held_weight) {
+  row_block out{table, {}, {}};
+  for (auto& [key, b] : r.buffer)
+    out.keys.push_back(key);
+  for (auto& [key, h] : r.held)
+    if (!r.buffer.count(key))
+      out.keys.push_back(key);
+  std::sort(out.keys.begin(), out.keys.end());
+  out.values.reserve(out.keys.size() * width);
+  for (auto key : out.keys) {
+    auto b = r.buffer.find(key);
+    auto h = r.held.find(key);
+    for (uint32_t j = 0; j < width; ++j) {
+      float bj = b == r.buffer.end() ? 0.0f : b->second[j];
+      out.values.push_back(!held ? bj : round_sum(bj, scale, h == r.held.end() ? 0.0f : h->second[j], held_weight));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void step_round_rows(ps_state& st, bool held, float scale, float held_weight, float factor) {
   keep_served(st);
-  std::vector<uint64_t> keys;
-  std::vector<float> sums;
   for (size_t t = 0; t < st.row_rounds.size(); ++t) {
     auto& r = st.row_rounds[t];
-    auto width = st.tables[t].spec().width;
-    keys.clear();
-    sums.clear();
-    for (auto& [key, h] : r.held)
-      r.buffer.try_emplace(key, width, 0.0f);
-    for (auto& [key, b] : r.buffer) {
-      keys.push_back(key);
-      auto h = r.held.find(key);
-      for (uint32_t j = 0; j < width; ++j)
-        sums.push_back(!held ? b[j] : round_sum(b[j], scale, h == r.held.end() ? 0.0f : h->second[j], held_weight));
-    }
-    st.tables[t].push(keys, sums.data(), st.lr, st.version, factor);
+    auto sums = round_sums(r, static_cast<uint32_t>(t), st.tables[t].spec().width, held, scale, held_weight);
+    st.tables[t].push(sums.keys, sums.values.data(), st.lr, st.version, factor);
     r.buffer.clear();
     r.held.clear();
   }
@@ -194,33 +210,13 @@ std::string table_at(const ps_state& st, uint32_t t) {
 
 std::vector<saved_table> save_tables(const ps_state& st) {
   std::vector<saved_table> out;
-  bool fold = !st.held.empty();
   for (uint32_t t = 0; t < st.tables.size(); ++t) {
     auto s = st.tables[t].save_state();
     s.table = t;
     s.shard = st.cfg.shard;
     s.shards = st.cfg.shards;
-    auto& r = st.row_rounds[t];
-    auto width = st.tables[t].spec().width;
-    std::vector<uint64_t> keys;
-    for (auto& [key, b] : r.buffer)
-      keys.push_back(key);
-    for (auto& [key, h] : r.held)
-      if (!r.buffer.count(key))
-        keys.push_back(key);
-    std::sort(keys.begin(), keys.end());
-    s.round.table = t;
-    for (auto key : keys) {
-      auto b = r.buffer.find(key);
-      auto h = r.held.find(key);
-      s.round.keys.push_back(key);
-      for (uint32_t j = 0; j < width; ++j) {
-        float bj = b == r.buffer.end() ? 0.0f : b->second[j];
-        s.round.values.push_back(!fold ? bj
-                                       : round_sum(bj, st.buffer_scale, h == r.held.end() ? 0.0f : h->second[j],
-                                                   st.held_weight));
-      }
-    }
+    s.round = round_sums(st.row_rounds[t], t, st.tables[t].spec().width, !st.held.empty(), st.buffer_scale,
+                         st.held_weight);
     out.push_back(std::move(s));
   }
   return out;
