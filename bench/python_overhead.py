@@ -7,16 +7,23 @@ piece written in C++ and in Python, and the figure is the Python one's over the 
   script     the mlp scripted in PyTorch (--model script:FILE.pt, run by C++) against the built-in
              mlp: samples per second on the real clock.
   loop       the mlp's classification step written as a Python loop around a WorkerClient
-             (PyTorch's own MLP: pull, load, forward, backward, push) against the built-in
-             classify loop: samples per second on the real clock.
+             (PyTorch's own MLP: pull, load, forward, backward, push) against the same loop in
+             C++ around a worker_client (build/bench_loop_twin, bench/loop_twin.cpp), in two
+             forms: copying each parameter in and concatenating the gradient out, and with the
+             module's tensors in flat buffers (syncpoint.FlatModule, by hand in C++). Then the
+             flat one against the built-in classify loop. Samples per second on the real clock,
+             2 workers in one process (their Python shares one GIL), then 1.
 
-    PYTHONPATH=build/python python3 bench/python_overhead.py [--repeats N]
+    PYTHONPATH=build/python python3 bench/python_overhead.py [--repeats N] [--twin build/bench_loop_twin]
 
 Figures are medians over N alternated pairs (default 3).
 """
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
 import time
 
 import torch
@@ -67,6 +74,24 @@ def classify(ps):
             return
 
 
+@syncpoint.client_loop("bench-py-classify-flat")
+def classify_flat(ps):
+    torch.set_num_threads(1)
+    net = Mlp()
+    flat = syncpoint.FlatModule(net)
+    data = torch.load(DATA)
+    x_all, y_all = data["x"], data["y"]
+    g = torch.Generator().manual_seed(ps.seed * 1000 + ps.worker)
+    while True:
+        flat.load(ps.pull())
+        i = torch.randint(0, x_all.shape[0], (ps.batch,), generator=g)
+        flat.zero_grad()
+        loss = F.cross_entropy(net(x_all[i]), y_all[i])
+        loss.backward()
+        if ps.push(flat.gradient, ps.batch, float(loss)).stop:
+            return
+
+
 DATA = "/tmp/syncpoint-bench-python-data.pt"
 
 
@@ -79,7 +104,14 @@ def timed(**job):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--twin", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build",
+                                                       "bench_loop_twin"),
+                        help="the C++ loops (bench/loop_twin.cpp)")
+    parser.add_argument("--loop", help=argparse.SUPPRESS)  # a child's run of one Python loop
+    parser.add_argument("--workers", type=int, default=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.loop:
+        return one_loop(args.loop, args.workers)
     torch.manual_seed(0)
     torch.save({"x": torch.rand(4096, 1, 28, 28), "y": torch.randint(0, 10, (4096,))}, DATA)
 
@@ -107,17 +139,44 @@ def main():
     c, p = statistics.median(cpp_rate), statistics.median(script_rate)
     print("script    mlp (C++) %.0f samples/s, the mlp scripted %.0f samples/s: %.2fx" % (c, p, p / c))
 
-    loop = dict(protocol="asp", workers=2, model="mlp", clock="real", max_time=8, seed=1)
-    cpp_rate, py_rate = [], []
-    for _ in range(args.repeats):
-        _, r = timed(**loop)
-        cpp_rate.append(r.samples_per_s)
-        _, r = timed(loop="bench-py-classify", **loop)
-        py_rate.append(r.samples_per_s)
-    c, p = statistics.median(cpp_rate), statistics.median(py_rate)
-    print("loop      classify (C++) %.0f samples/s, the same step in Python %.0f samples/s: %.2fx"
-          % (c, p, p / c))
+    # Each loop's run in a fresh process, the Python ones as the C++ ones: a long-lived interpreter
+    # that ran the 16-worker jobs above ran the Python loops 10-15% slower.
+    def twin(kind, workers=2):
+        out = subprocess.run([args.twin, "--loop", kind, "--workers", str(workers), "--max-time", "8"], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        return float(out.split()[-1])
 
+    def python(loop, workers=2):
+        out = subprocess.run([sys.executable, os.path.abspath(__file__), "--loop", loop, "--workers", str(workers)],
+                             check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+        return float(out.split()[-1])
+
+    rates = {k: [] for k in ("cpp", "py", "cpp-flat", "py-flat", "builtin", "cpp-flat-1", "py-flat-1")}
+    for _ in range(args.repeats):
+        rates["cpp"].append(twin("client"))
+        rates["py"].append(python("bench-py-classify"))
+        rates["cpp-flat"].append(twin("client-flat"))
+        rates["py-flat"].append(python("bench-py-classify-flat"))
+        rates["builtin"].append(twin("builtin"))
+        rates["cpp-flat-1"].append(twin("client-flat", 1))
+        rates["py-flat-1"].append(python("bench-py-classify-flat", 1))
+    m = {k: statistics.median(v) for k, v in rates.items()}
+    print("loop      copying: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
+          % (m["cpp"], m["py"], m["py"] / m["cpp"]))
+    print("loop      FlatModule: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
+          % (m["cpp-flat"], m["py-flat"], m["py-flat"] / m["cpp-flat"]))
+    print("loop      built-in classify (C++) %.0f samples/s, Python with FlatModule: %.2fx, copying: %.2fx"
+          % (m["builtin"], m["py-flat"] / m["builtin"], m["py"] / m["builtin"]))
+    print("loop      1 worker, FlatModule: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
+          % (m["cpp-flat-1"], m["py-flat-1"], m["py-flat-1"] / m["cpp-flat-1"]))
+
+
+def one_loop(name, workers):
+    """A child's run: the Python loop `name` on the loop section's job; prints its samples/s."""
+    r = syncpoint.train(progress=False, loop=name, protocol="asp", workers=workers, model="mlp", clock="real",
+                        max_time=8, seed=1)
+    print("%.1f" % r.samples_per_s)
 
 if __name__ == "__main__":
     main()

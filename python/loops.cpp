@@ -87,8 +87,10 @@ void bind_loops(py::module_& m) {
     .def(
       "_push",
       [](worker_client& c, const floats& grad, int64_t samples, float loss) {
-        std::vector<float> g(grad.data(), grad.data() + grad.size());  // the client's API takes a vector
+        // Without the GIL from here: the copy into the client's vector (a model's length of floats)
+        // would hold the job's other Python loops up. The caller's array outlives the call.
         py::gil_scoped_release nogil;
+        std::vector<float> g(grad.data(), grad.data() + grad.size());
         return c.push(g, samples, loss);
       },
       py::arg("grad"), py::arg("samples"), py::arg("loss") = 0.0f)

@@ -30,10 +30,11 @@ import threading
 import torch  # first: the extension then shares the LibTorch that Python's torch loaded
 
 from . import _syncpoint as _core
+from .flat import FlatModule
 
 __all__ = ["Result", "Comparison", "Sweep", "TraceRow", "train", "compare", "sweep", "submit", "protocols",
            "ProtocolInfo", "ProtocolOption", "load", "version", "initial_weights", "model_gradient", "client_loop",
-           "register_weights", "WorkerClient", "PushAnswer", "command_main", "Protocol", "CoordinatorAPI",
+           "register_weights", "FlatModule", "WorkerClient", "PushAnswer", "command_main", "Protocol", "CoordinatorAPI",
            "register_protocol", "RunFailed"]
 
 TraceRow = collections.namedtuple("TraceRow", ["kind", "worker", "t0", "t1", "iter", "version", "value", "note"])
@@ -398,7 +399,11 @@ def _client_push(self, grad, samples, loss=0.0):
     parameters' gradient, then the buffers' values) to the PS; returns a PushAnswer once the protocol
     lets this worker go on, or the job ends (``.stop``: return from the loop)."""
     if isinstance(grad, torch.Tensor):
-        grad = grad.detach().to("cpu", torch.float32).contiguous().numpy()
+        # Each torch call releases and takes the GIL again, which the job's other Python loops
+        # contend for: none where the gradient is already what the client reads.
+        if grad.dtype != torch.float32 or grad.device.type != "cpu" or not grad.is_contiguous():
+            grad = grad.to("cpu", torch.float32).contiguous()
+        grad = grad.detach().numpy()
     return self._push(grad, int(samples), float(loss))
 
 
