@@ -5,6 +5,7 @@
 
 #include "models/shard_sampler.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 namespace syncpoint {
@@ -26,18 +27,41 @@ class torch_loop : public worker_loop {
 
   step_result step(model& m, const step_input& in, float* grad) override {
     auto& t = torch_model_of(m, "a torch loop");
-    auto b = source_->next(in.batch);
-    if (!b.data.defined() || b.data.dim() == 0 || b.data.size(0) < 1)
-      throw std::invalid_argument("the batch source gave an empty batch");
+    auto b = next_ ? std::move(*next_) : draw(in.batch);
+    next_.reset();
     return {t.gradient(loss_, b, grad), b.data.size(0), {}};
   }
 
-  loop_state save() const override { return source_->save(); }
-  void restore(const loop_state& s) override { source_->restore(s); }
+  // A sparse model (ps_embeddings): the next batch is drawn now, so that its
+  // keys go with the pull; step() then computes on it.
+  std::vector<std::vector<uint64_t>> keys(model& m, int64_t batch) override {
+    auto& t = torch_model_of(m, "a torch loop");
+    if (!next_)
+      next_ = draw(batch);
+    return t.keys(next_->data);
+  }
+
+  // A batch drawn for keys() and not yet computed on is drawn again after a
+  // resume: the checkpoint keeps the source's position from before it.
+  loop_state save() const override { return next_ ? before_next_ : source_->save(); }
+  void restore(const loop_state& s) override {
+    next_.reset();
+    source_->restore(s);
+  }
 
  private:
+  torch_batch draw(int64_t batch) {
+    before_next_ = source_->save();
+    auto b = source_->next(batch);
+    if (!b.data.defined() || b.data.dim() == 0 || b.data.size(0) < 1)
+      throw std::invalid_argument("the batch source gave an empty batch");
+    return b;
+  }
+
   torch_model::loss_fn loss_;
   std::unique_ptr<batch_source> source_;
+  std::optional<torch_batch> next_;  ///< drawn for keys(), computed on by the next step()
+  loop_state before_next_;           ///< the source's position before next_ was drawn
 };
 
 // The job's data set, a shard per worker, drawn as the built-in loop draws it.

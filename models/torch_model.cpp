@@ -89,6 +89,7 @@ torch_model::torch_model(std::shared_ptr<torch::nn::Module> module, forward_fn f
   }
   constructed_ = current_weights();
   seat_parameters();
+  find_embeddings();
 }
 
 // A batch copied to the device ahead of its gradient (stage()), on a stream of
@@ -318,6 +319,7 @@ float torch_model::backpropagate(const std::function<torch::Tensor()>& loss_of, 
     p.mutable_grad() = targets.back();
     offset += p.numel();
   }
+  clear_row_gradients();
   auto turn = blas_turn();
   module_->train();
   torch::Tensor loss;
@@ -335,6 +337,7 @@ float torch_model::backpropagate(const std::function<torch::Tensor()>& loss_of, 
       targets[i].copy_(pg);
     pg = torch::Tensor();
   }
+  take_row_gradients();
   if (on_cpu()) {
     // The buffers as the forward pass left them (BatchNorm's running statistics).
     std::copy(buffer_store_.data_ptr<float>(), buffer_store_.data_ptr<float>() + buffer_store_.numel(),

@@ -5,7 +5,10 @@
 // and predicts each next one, so a batch's loss is the mean cross-entropy
 // over every position (nats per character). Its size: `--model
 // tinylm:layers=L,width=D,heads=H` (default 2, 64, 4); its context is the
-// data's (--context).
+// data's (--context). `embed=table` keeps the token embedding in the PS as a
+// sparse table (docs/sparse.md): a step pulls and pushes the rows of its
+// batch's tokens alone, moved by the row optimizer `opt=` (adam by default;
+// the job's --optimizer moves the dense weights).
 #include <syncpoint/messages.hpp>
 #include <syncpoint/torch_model.hpp>
 
@@ -22,12 +25,26 @@ namespace {
 
 struct lm_size {
   int64_t layers = 2, width = 64, heads = 4;
+  bool table = false;  // embed=table: the token embedding is a sparse table of the PS
+  row_optimizer rows = row_optimizer::adam;  // opt=: how the PS moves that table's rows
 };
 
 // "layers=4,width=128,heads=4": each name once at most, positive whole numbers.
 lm_size parse_size(const std::string& spec) {
   lm_size s;
-  for (auto& [name, value] : name_options(spec, "tinylm", "layers, width, heads")) {
+  for (auto& [name, value] : name_options(spec, "tinylm", "layers, width, heads, embed, opt")) {
+    if (name == "embed") {
+      if (value != "dense" && value != "table")
+        throw std::invalid_argument("tinylm: 'embed=" + value + "' is not embed=dense or embed=table");
+      s.table = value == "table";
+      continue;
+    }
+    if (name == "opt") {
+      if (value != "sgd" && value != "adagrad" && value != "adam")
+        throw std::invalid_argument("tinylm: 'opt=" + value + "' is not opt=sgd, opt=adagrad or opt=adam");
+      s.rows = value == "sgd" ? row_optimizer::sgd : value == "adagrad" ? row_optimizer::adagrad : row_optimizer::adam;
+      continue;
+    }
     char* end = nullptr;
     long long v = std::strtoll(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0' || v < 1 || v > 65536)
@@ -39,7 +56,7 @@ lm_size parse_size(const std::string& spec) {
     else if (name == "heads")
       s.heads = v;
     else
-      throw std::invalid_argument("tinylm: no size '" + name + "' (layers, width, heads)");
+      throw std::invalid_argument("tinylm: no option '" + name + "' (layers, width, heads, embed, opt)");
   }
   if (s.width % s.heads != 0)
     throw std::invalid_argument("tinylm: width " + std::to_string(s.width) + " is not a multiple of heads " +
@@ -73,6 +90,7 @@ struct block : torch::nn::Module {
 
 struct tinylm_net : torch::nn::Module {
   torch::nn::Embedding tokens{nullptr};
+  ps_embedding table{nullptr};  // embed=table: the tokens' rows from the PS, by token id
   torch::Tensor positions;
   std::vector<std::shared_ptr<block>> blocks;
   torch::nn::LayerNorm ln_f{nullptr};
@@ -80,7 +98,18 @@ struct tinylm_net : torch::nn::Module {
   int64_t context, vocabulary;
 
   tinylm_net(const lm_size& s, int64_t context_, int64_t vocabulary_) : context(context_), vocabulary(vocabulary_) {
-    tokens = register_module("tokens", torch::nn::Embedding(vocabulary, s.width));
+    if (s.table) {
+      table_spec t;
+      t.name = "tokens";
+      t.width = static_cast<uint32_t>(s.width);
+      t.init = row_init::uniform;  // as the dense embedding starts (torch_model::initial_weights)
+      t.init_scale = 1.0 / std::sqrt(static_cast<double>(s.width));
+      t.optimizer = s.rows;
+      t.expected_keys = static_cast<uint64_t>(vocabulary);
+      table = register_module("tokens", ps_embedding(t));
+    } else {
+      tokens = register_module("tokens", torch::nn::Embedding(vocabulary, s.width));
+    }
     positions = register_parameter("positions", torch::zeros({context, s.width}));
     for (int64_t l = 0; l < s.layers; ++l)
       blocks.push_back(register_module("block" + std::to_string(l), std::make_shared<block>(s.width, s.heads)));
@@ -94,7 +123,7 @@ struct tinylm_net : torch::nn::Module {
     auto causal = torch::full({context, context}, -std::numeric_limits<float>::infinity(),
                               torch::TensorOptions().device(x.device()))
                     .triu(1);
-    auto h = tokens(in) + positions;
+    auto h = (table ? table(in) : tokens(in)) + positions;
     for (auto& b : blocks)
       h = b->forward(h, causal);
     return head(ln_f(h));

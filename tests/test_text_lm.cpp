@@ -112,6 +112,38 @@ TEST_CASE("text: tinylm learns a text below 0.5 nats a character, and reports lo
   CHECK(losses.front() > losses.back());
 }
 
+TEST_CASE("text: tinylm's token embedding as a PS table (embed=table) learns the text, the same on one shard or three") {
+  text_folder dir;
+  auto path = dir.file("fox.txt", repeated("the quick brown fox jumps over the lazy dog. ", 60));
+  job_config cfg;
+  cfg.protocol = "bsp";
+  cfg.workers = 2;
+  cfg.model = "tinylm:layers=1,width=32,heads=2,embed=table";
+  cfg.dataset = "text";
+  cfg.data_dir = path;
+  cfg.context = 16;
+  cfg.batch = 16;
+  cfg.optimizer = "adam";
+  cfg.lr = 0.01;
+  cfg.epochs = 12;
+  cfg.eval_every = 4;
+  cfg.iter_cost_ms = 1;
+  cfg.progress = false;
+  auto one = train(cfg);
+  REQUIRE(one.failures.empty());
+  auto loss = one.summary.final_metrics.at(0).value;
+  MESSAGE("tinylm embed=table's held-out loss: " << loss << " nats a character");
+  CHECK(loss < 0.5);
+  auto dense = cfg;
+  dense.model = "tinylm:layers=1,width=32,heads=2";
+  auto whole = train(dense);
+  CHECK(one.final_model.values.size() + 28 * 32 == whole.final_model.values.size());  // 28 characters' rows
+  cfg.ps_shards = 3;
+  auto three = train(cfg);
+  CHECK(three.final_model.values == one.final_model.values);
+  CHECK(three.summary.final_metrics.at(0).value == loss);
+}
+
 TEST_CASE("text: bad text options are refused with exit 2, naming what is wrong") {
   using syncpoint::testing::check_refused;
   text_folder dir;
@@ -124,5 +156,9 @@ TEST_CASE("text: bad text options are refused with exit 2, naming what is wrong"
   check_refused("train --model tinylm:layers=two --dataset text --data " + ok + " --progress=false", "layers=two");
   check_refused("train --model tinylm:width=30,heads=4 --dataset text --data " + ok + " --progress=false",
                 "not a multiple of heads");
+  check_refused("train --model tinylm:embed=sparse --dataset text --data " + ok + " --progress=false",
+                "'embed=sparse' is not embed=dense or embed=table");
+  check_refused("train --model tinylm:embed=table,opt=rmsprop --dataset text --data " + ok + " --progress=false",
+                "'opt=rmsprop' is not opt=sgd, opt=adagrad or opt=adam");
   check_refused("train --model tinylm --dataset synthetic --progress=false", "tinylm: takes windows of characters");
 }

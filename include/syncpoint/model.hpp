@@ -123,7 +123,9 @@ using model_factory = std::function<std::unique_ptr<model>(const model_input&)>;
 /// the shape, device or precision the model cannot take. A name may carry the
 /// model's options after a colon, handed to it as in.options:
 /// "tinylm:layers=4,width=128,heads=4" (a decoder-only transformer for
-/// --dataset text, 2 layers of width 64 and 4 heads by default). Built in: "softmax"
+/// --dataset text, 2 layers of width 64 and 4 heads by default; embed=table
+/// keeps its token embedding in the PS as a sparse table, opt=sgd|adagrad|adam
+/// its rows' optimizer, adam by default). Built in: "softmax"
 /// (Eigen), "mlp" (one hidden layer of 256), "cnn" (two 5x5 conv layers),
 /// "resnet" (three residual blocks with BatchNorm, 308k parameters at 1x28x28),
 /// "resnet18" (ResNet-18's CIFAR variant, 11.2M parameters), the last four

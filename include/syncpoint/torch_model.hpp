@@ -21,14 +21,62 @@
 #pragma once
 
 #include <syncpoint/model.hpp>
+#include <syncpoint/table.hpp>
 
 #include <torch/torch.h>
+
+#include <unordered_map>
 
 namespace syncpoint {
 
 /// A batch for a loss of your own (<syncpoint/torch_loop.hpp>): `data` (the
 /// inputs, [batch, ...]) and `target` (anything else; may be undefined).
 using torch_batch = torch::data::Example<>;
+
+/// An embedding whose rows the parameter server keeps by key, a sparse table
+/// (docs/sparse.md): a worker holds only the rows of its batch's keys. Register
+/// it in a module as any submodule; the torch_model wrapping that module
+/// reports it in tables(), loads each pull's rows into it and hands the rows'
+/// gradients back with each push. Its rows are not among the model's dense
+/// weights.
+///
+/// ```cpp
+/// struct bag : torch::nn::Module {
+///   syncpoint::ps_embedding words{nullptr};
+///   torch::nn::Linear out{nullptr};
+///   bag(syncpoint::table_spec t, int64_t classes) {
+///     words = register_module("words", syncpoint::ps_embedding(t));
+///     out = register_module("out", torch::nn::Linear(t.width, classes));
+///   }
+///   // x: [batch, ids] word ids as floats; each example's mean row, then a linear layer
+///   torch::Tensor forward(const torch::Tensor& x) { return out(words(x.to(torch::kLong)).mean(1)); }
+/// };
+/// ```
+class ps_embedding_impl : public torch::nn::Module {
+ public:
+  /// An embedding of `spec`'s table (its name, row width, and how the PS makes, moves and keeps its rows).
+  explicit ps_embedding_impl(table_spec spec) : spec_(std::move(spec)) {}
+  /// The rows of `keys` (int64, any shape): [keys' shape..., width]. Each
+  /// key's row must have been loaded (the keys the model's keys() gave).
+  torch::Tensor forward(const torch::Tensor& keys);
+  /// The table it reads.
+  const table_spec& spec() const { return spec_; }
+  /// The rows forward() reads from now on, on `device` (torch_model::load_rows).
+  void load(const row_block& rows, torch::Device device);
+  /// The last backward pass's gradient of the loaded rows, by key in the
+  /// order load() gave (a row forward() did not read: zeros).
+  row_block gradient() const;
+  /// Forgets the last backward pass's gradient (before the next one).
+  void clear_gradient();
+
+ private:
+  table_spec spec_;
+  std::vector<uint64_t> keys_;
+  std::unordered_map<uint64_t, int64_t> local_;  ///< key -> its row of weight_
+  torch::Tensor weight_;  ///< the loaded rows [keys, width], a leaf that autograd differentiates
+};
+/// The module holder, as torch::nn::Embedding is: `ps_embedding(spec)` makes one, `ps_embedding{nullptr}` none yet.
+TORCH_MODULE_IMPL(ps_embedding, ps_embedding_impl);
 
 /// A torch::nn::Module as a syncpoint model: its parameters and float buffers flattened
 /// into one vector. wrap_module() makes one for register_model.
@@ -89,7 +137,30 @@ class torch_model : public model {
   /// for a device this LibTorch or machine lacks, or bf16 on the CPU.
   void place(const std::string& device, const std::string& precision) override;
 
+  // -- a sparse model: a module holding ps_embeddings --
+
+  /// Which keys each table's rows a batch's examples `x` read (by table, repeats allowed).
+  using keys_fn = std::function<std::vector<std::vector<uint64_t>>(const torch::Tensor& x)>;
+  /// The ps_embeddings' tables, in the module's order (modules()).
+  std::vector<table_spec> tables() const override;
+  /// The keys set_keys() gives for b's examples; by default, for a module of
+  /// one ps_embedding, every value of the examples (ids as floats) as a key.
+  std::vector<std::vector<uint64_t>> keys(const batch_view& b) override;
+  /// As above, for examples as a tensor (a torch loop's batch).
+  std::vector<std::vector<uint64_t>> keys(const torch::Tensor& x);
+  /// Sets how keys() reads a batch's keys (a module of several
+  /// ps_embeddings, or one whose inputs are not all ids, needs it).
+  void set_keys(keys_fn f) { keys_ = std::move(f); }
+  void load_rows(std::vector<row_block> rows) override;
+  const std::vector<row_block>& row_gradients() const override { return row_grads_; }
+
  private:
+  std::vector<std::shared_ptr<ps_embedding_impl>> embeddings_;  ///< in tables()' order
+  keys_fn keys_;
+  std::vector<row_block> row_grads_;  ///< the last gradient's, by table
+  void find_embeddings();
+  void clear_row_gradients();
+  void take_row_gradients();
   std::shared_ptr<torch::nn::Module> module_;
   forward_fn forward_;
   criterion_fn criterion_;  ///< empty: cross-entropy
