@@ -6,8 +6,15 @@
 // the run's samples per second.
 //
 //   bench_loop_twin --loop client|client-flat|builtin --workers 2 --max-time 8
+//
+// Given a command first, it is the `syncpoint` command knowing these loops
+// (command_main): a cluster's head, nodes and submit, for the same loops a
+// process a worker.
+//
+//   bench_loop_twin head --port 0 | node --join HOST:PORT --slots 1 | submit --loop bench-cpp-classify-flat ...
 #include "bench/args.hpp"
 
+#include <syncpoint/command.hpp>
 #include <syncpoint/train.hpp>
 #include <syncpoint/worker_client.hpp>
 
@@ -103,6 +110,10 @@ void classify_flat(syncpoint::worker_client& ps) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  syncpoint::register_client_loop("bench-cpp-classify", classify);
+  syncpoint::register_client_loop("bench-cpp-classify-flat", classify_flat);
+  if (argc > 1 && argv[1][0] != '-')  // head, node, submit ...
+    return syncpoint::command_main(argc, argv);
   std::string loop = "client";
   int workers = 2;
   double max_time = 8;
@@ -118,8 +129,6 @@ int main(int argc, char** argv) {
     ->check(syncpoint::bench::positive());
   if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
     return rc;
-  syncpoint::register_client_loop("bench-cpp-classify", classify);
-  syncpoint::register_client_loop("bench-cpp-classify-flat", classify_flat);
   syncpoint::job_config cfg;
   cfg.protocol = "asp";
   cfg.workers = workers;
