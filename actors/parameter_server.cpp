@@ -43,9 +43,10 @@ void transfer(ps_ptr self, transit t) {
   double bytes = st.cfg.wire_bytes <= 0 ? values * sizeof(float)
                  : st.cfg.shards > 1   ? st.cfg.wire_bytes * values / static_cast<double>(st.cfg.model_size)
                                        : st.cfg.wire_bytes;
-  if (t.is_push && t.push.wire_bytes > 0)  // compressed (--compress): its encoding's bytes, as charged
+  if (t.is_push && t.push.wire_bytes > 0)  // compressed (--compress), or a fragment: its encoding's bytes, rows included
     bytes = static_cast<double>(t.push.wire_bytes);
-  bytes += static_cast<double>(row_bytes(t.is_push ? t.push.rows : t.out.rows));  // keys and rows, as sent
+  else
+    bytes += static_cast<double>(row_bytes(t.is_push ? t.push.rows : t.out.rows));  // keys and rows, as sent
   double now = to_seconds(since(self, st.cfg.origin));
   auto slot = st.link.reserve(now, bytes);
   double delay = slot.arrive - now;
@@ -193,6 +194,18 @@ std::string who(const ps_state& st) {
                            : std::string("the parameter server");
 }
 
+// A sparse pull's keys: of tables the model has, and a shard within --ps-memory.
+caf::error check_asked(const ps_state& st, const std::vector<row_block>& asked) {
+  if (auto err = over_memory(st))
+    return err;
+  for (auto& a : asked)
+    if (a.table >= st.tables.size())
+      return make_error(sp_error::bad_input, "a pull from " + who(st) + " asks for rows of table " +
+                                               std::to_string(a.table) + ", the model has " +
+                                               std::to_string(st.tables.size()));
+  return caf::none;
+}
+
 caf::error validate(const ps_state& st, const gradient_push& g) {
   if (g.worker < 0 || static_cast<size_t>(g.worker) >= st.worker_weight.size())
     return make_error(sp_error::unknown_worker,
@@ -333,13 +346,8 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
     [=](pull_atom, uint64_t min_version, std::vector<row_block>& asked) -> caf::result<weights> {
       if (auto err = check_member(self, -1))
         return err;
-      if (auto err = over_memory(self->state))
+      if (auto err = check_asked(self->state, asked))
         return err;
-      for (auto& a : asked)
-        if (a.table >= self->state.tables.size())
-          return make_error(sp_error::bad_input, "a pull from " + who(self->state) + " asks for rows of table " +
-                                                   std::to_string(a.table) + ", the model has " +
-                                                   std::to_string(self->state.tables.size()));
       return take_pull(self, member_index(self), min_version, 0, std::move(asked));
     },
     [=](pull_atom, uint64_t min_version, const std::vector<uint64_t>& ranges) -> caf::result<weights> {
@@ -361,6 +369,14 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
         return err;
       return take_pull(self, worker, min_version);
     },
+    [=](pull_atom, bulk_atom, uint64_t key, int32_t worker, uint64_t min_version,
+        std::vector<row_block>& asked) -> caf::result<weights> {
+      if (auto err = check_bulk_key(self, key, worker))
+        return err;
+      if (auto err = check_asked(self->state, asked))
+        return err;
+      return take_pull(self, worker, min_version, 0, std::move(asked));
+    },
     [=](push_atom, resume_atom, uint64_t iter) -> caf::result<proceed> {
       return resume_push(self, member_index(self), iter);
     },
@@ -368,6 +384,23 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       return resume_pull(self, member_index(self));
     },
     [=](save_atom, uint32_t table, uint64_t from) -> saved_rows { return save_rows_chunk(self->state, table, from); },
+    [=](resume_atom, const saved_rows& chunk) -> caf::result<uint64_t> {
+      // A resumed shard on a node takes its checkpoint's rows from the head, chunk by chunk, before
+      // the job's workers start (a shard in the head's process reads the file itself: resume_rows).
+      auto& st = self->state;
+      if (!st.cfg.resume || st.cfg.resume_rows)
+        return make_error(sp_error::bad_input, "rows of a checkpoint sent to " + who(st) +
+                                                 ", which was not resumed from one on a node");
+      try {
+        load_rows_chunk(st, chunk);
+      } catch (const std::exception& e) {
+        return make_error(sp_error::bad_input, who(st) + ": " + e.what());
+      }
+      uint64_t rows = 0;
+      for (auto& t : st.tables)
+        rows += t.rows();
+      return rows;
+    },
     [=](save_atom) -> caf::result<saved_ps> {
       if (auto err = may_read_state(self))
         return err;

@@ -175,8 +175,10 @@ void compute(worker_ptr self) {
   } else {
     st.local.round_done = true;
     st.local.built_work = st.local.work;
-    if (st.cfg.compress)
+    if (st.cfg.compress) {
       compress_gradient(st);
+      compress_rows(st);
+    }
   }
   double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   double t_s = to_seconds(st.compute_start);

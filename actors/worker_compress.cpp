@@ -4,7 +4,8 @@
 // (g + e) - C(g + e). Each
 // shard's slice is compressed alone (as BytePS compresses each partition), so
 // a slice's bytes are its own; the model's buffers (BatchNorm statistics, at
-// its end) are no gradient and go as they are.
+// its end) are no gradient and go as they are. A sparse model's row
+// gradients are compressed too, without feedback (compress_rows).
 #include "actors/worker_state.hpp"
 #include "core/index_ranges.hpp"
 
@@ -83,6 +84,26 @@ void compress_gradient(worker_state& st) {
       at += e - b;
     }
   }
+}
+
+// A sparse model's row gradients: each table's block compressed as one slice (its keys go as
+// they are), with no error feedback. A residual a key would be a table on the worker of every key
+// it ever touched, as large as the PS's own; Persia and Monolith likewise send embeddings'
+// gradients plain or quantized, without feedback.
+void compress_rows(worker_state& st) {
+  for (auto& b : st.row_grads)
+    if (!b.values.empty())
+      st.cfg.compress->compress(b.values.data(), b.values.size(), mix(slice_seed(st, st.cfg.ps.size()) ^ b.table));
+}
+
+uint64_t row_wire_bytes(const worker_state& st, const std::vector<row_block>& rows) {
+  uint64_t n = 0;
+  for (auto& b : rows) {
+    n += b.keys.size() * sizeof(uint64_t);
+    if (!b.values.empty())
+      n += st.cfg.compress ? st.cfg.compress->bytes(b.values.size()) : b.values.size() * sizeof(float);
+  }
+  return n;
 }
 
 std::vector<uint64_t> slice_ranges(const worker_state& st, size_t k, const local_work& work) {

@@ -112,16 +112,15 @@ void push(worker_ptr self) {
   st.push_bytes = 0;
   st.local.pushed_work = st.local.built_work;
   bool fragment = st.local.built_work.fragments > 1;
-  // A compressed slice or a fragment says its bytes (the link model charges them); a plain one, none.
-  auto wire = [&](size_t k) {
-    auto b = slice_bytes(st, k);
+  // A compressed slice or a fragment says its bytes, a sparse model's keys and rows included (the
+  // link model charges them); a plain one, none.
+  auto wire = [&](size_t k, const std::vector<row_block>& rows) {
+    auto b = slice_bytes(st, k) + row_wire_bytes(st, rows);
     st.push_bytes += static_cast<double>(b);
     return st.cfg.compress || fragment ? b : uint64_t{0};
   };
-  for (auto& b : st.row_grads)  // a sparse model's keys and row gradients go too
-    st.push_bytes += static_cast<double>(b.keys.size() * sizeof(uint64_t) + b.values.size() * sizeof(float));
   if (!ps.sequenced()) {  // the gradient itself goes, no copy
-    auto bytes = wire(0);
+    auto bytes = wire(0, st.row_grads);
     gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples), std::move(st.grad), bytes,
                     slice_ranges(st, 0, st.local.built_work), std::move(st.row_grads)};
     st.grad = {};
@@ -131,9 +130,11 @@ void push(worker_ptr self) {
     auto whole = handed_back_floats(std::move(st.grad)).shared();  // the next gradient's buffer once all let go
     st.grad = {};
     for (size_t k = 0; k < ps.size(); ++k) {
+      auto rows = st.widths.empty() ? std::vector<row_block>{} : row_gradients_for(st, k);
+      auto bytes = wire(k, rows);
       gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
-                      float_slice(whole, ps.begin(k), ps.end(k)), wire(k), slice_ranges(st, k, st.local.built_work),
-                      st.widths.empty() ? std::vector<row_block>{} : row_gradients_for(st, k)};
+                      float_slice(whole, ps.begin(k), ps.end(k)), bytes, slice_ranges(st, k, st.local.built_work),
+                      std::move(rows)};
       for (auto& copy : ps.members(k))  // a copy of the lead hands the request on too: any of them answers
         expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, g), seq, k == 0);
     }

@@ -116,6 +116,10 @@ std::vector<uint64_t> fragment_ranges(const model& m, const local_work& work);
 /// parameters in place (into what the PS receives) and keeps what was lost
 /// as the next residual. BatchNorm statistics (the model's buffers) go as they are.
 void compress_gradient(worker_state& st);
+/// Compresses a sparse model's row gradients (st.row_grads) in place, a block a table, without feedback.
+void compress_rows(worker_state& st);
+/// The bytes `rows` take on the wire: 8 a key, and their values' encoding (4 a value without compression).
+uint64_t row_wire_bytes(const worker_state& st, const std::vector<row_block>& rows);
 /// The bytes shard `k`'s slice of the gradient takes on the wire (4 a value without compression).
 uint64_t slice_bytes(const worker_state& st, size_t k);
 /// The bytes shard `k`'s slice of a pull takes on the wire: the slice, or the

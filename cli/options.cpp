@@ -166,7 +166,7 @@ options::options(command c) : table_(command_name(c)) {
                                 "or text's file or folder (default /usr/share/games/fortunes)")
     .add(cfg_.train_limit, "train-limit", "use the first N training examples (default all)")
     .add(cfg_.test_limit, "test-limit", "evaluate on the first N test examples (default all)")
-    .add(cfg_.context, "context", "text: characters of context each example holds, and the model sees (default 64)");
+    .add(cfg_.context, "context", "text: tokens (characters, or words with text:tokens=words) of context each example holds, and the model sees (default 64)");
 
   t.group("optimizer")
     .add(cfg_.optimizer, "optimizer", "the PS's optimizer: sgd, nesterov, adam or adamw (default sgd; docs/optimizers.md)")

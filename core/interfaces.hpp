@@ -97,8 +97,10 @@ using ps_actor = caf::typed_actor<
   // from this process's gateway, with the worker's key: (key, push) and (key, worker, min_version)
   caf::replies_to<push_atom, bulk_atom, uint64_t, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, bulk_atom, uint64_t, int32_t, uint64_t>::with<weights>,
+  caf::replies_to<pull_atom, bulk_atom, uint64_t, int32_t, uint64_t, std::vector<row_block>>::with<weights>,  // ... with keys
   caf::replies_to<push_atom, resume_atom, uint64_t>::with<proceed>,  // a resumed worker's push in flight
   caf::replies_to<pull_atom, resume_atom, uint64_t>::with<weights>,  // ... and its pull
+  caf::replies_to<resume_atom, saved_rows>::with<uint64_t>,  // a resumed shard on a node: a chunk of the checkpoint's rows
   caf::replies_to<save_atom>::with<saved_ps>,
   // A sparse model's rows for a checkpoint: table t's chunk from position p (saved_rows::next)
   caf::replies_to<save_atom, uint32_t, uint64_t>::with<saved_rows>,

@@ -1,5 +1,7 @@
 #include <syncpoint/data_registry.hpp>
 
+#include "models/name_options.hpp"
+
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -13,6 +15,32 @@ namespace {
 std::string or_default(const std::string& dir, const char* fallback) {
   return dir.empty() ? fallback : dir;
 }
+
+// "text", "text:tokens=words", "text:tokens=words,vocab=20000" (vocab: words only).
+train_test make_text(const data_request& r) {
+  bool words = false;
+  int64_t vocab = 8192;
+  bool vocab_given = false;
+  for (auto& [name, value] : name_options(r.options, "--dataset text", "tokens=chars|words, vocab=N")) {
+    if (name == "tokens" && (value == "chars" || value == "words")) {
+      words = value == "words";
+    } else if (name == "vocab") {
+      char* end = nullptr;
+      long long v = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || v < 2 || v > (1LL << 40))
+        throw data_error("--dataset text: 'vocab=" + value + "' is not a whole number of at least 2");
+      vocab = v;
+      vocab_given = true;
+    } else {
+      throw data_error("--dataset text: '" + name + "=" + value + "' is not one of tokens=chars|words, vocab=N");
+    }
+  }
+  if (vocab_given && !words)
+    throw data_error("--dataset text: vocab= is for tokens=words (characters keep every code point)");
+  auto path = or_default(r.dir, default_text_path);
+  return words ? load_words(path, r.context, vocab) : load_text(path, r.context);
+}
+
 
 std::map<std::string, dataset_factory>& registry() {
   static std::map<std::string, dataset_factory> sets{
@@ -28,7 +56,7 @@ std::map<std::string, dataset_factory>& registry() {
                           "give --data");
        return load_cifar10(r.dir);
      }},
-    {"text", [](const data_request& r) { return load_text(or_default(r.dir, default_text_path), r.context); }},
+    {"text", make_text},
     {"synthetic", [](const data_request& r) { return make_synthetic(r.train_size, r.test_size, r.seed); }},
     {"blank", [](const data_request& r) { return make_blank(r.train_size, r.test_size); }},
     {"clicks", make_clicks},

@@ -30,6 +30,33 @@ std::string python_error_line(const py::error_already_set& e) {
 namespace {
 
 using floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using ids = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+
+// A table's keys from Python: non-negative 64-bit ids.
+std::vector<uint64_t> keys_of(const ids& a, size_t table) {
+  std::vector<uint64_t> out(static_cast<size_t>(a.size()));
+  for (py::ssize_t i = 0; i < a.size(); ++i) {
+    if (a.data()[i] < 0)
+      throw py::value_error("table " + std::to_string(table) + ": key " + std::to_string(a.data()[i]) +
+                            " is negative (keys are 0 .. 2^63 - 1)");
+    out[static_cast<size_t>(i)] = static_cast<uint64_t>(a.data()[i]);
+  }
+  return out;
+}
+
+// Rows to Python: per table (keys as int64, values), each array owning its vector.
+py::list rows_to_python(std::vector<row_block>& rows) {
+  py::list out;
+  for (auto& b : rows) {
+    std::vector<int64_t> k(b.keys.begin(), b.keys.end());
+    auto* owner = new std::vector<int64_t>(std::move(k));
+    py::capsule keep(owner, [](void* p) { delete static_cast<std::vector<int64_t>*>(p); });
+    py::array_t<int64_t> keys({static_cast<py::ssize_t>(owner->size())}, {static_cast<py::ssize_t>(sizeof(int64_t))},
+                              owner->data(), keep);
+    out.append(py::make_tuple(keys, owned_array(std::move(b.values))));
+  }
+  return out;
+}
 
 // A Python object kept for the process's life: a registry's entries outlive the interpreter's
 // finalization, when dropping a reference would crash.
@@ -84,6 +111,33 @@ void bind_loops(py::module_& m) {
         return py::make_tuple(w.version, owned_array(std::move(w.values)));
       },
       "(version, values) of the weights the protocol released to this worker.")
+    .def(
+      "_pull_keys",
+      [](worker_client& c, const std::vector<ids>& keys) {
+        std::vector<std::vector<uint64_t>> asked;
+        for (size_t t = 0; t < keys.size(); ++t)
+          asked.push_back(keys_of(keys[t], t));
+        pulled_weights w;
+        {
+          py::gil_scoped_release nogil;
+          w = c.pull(asked);
+        }
+        return py::make_tuple(w.version, owned_array(std::move(w.values)), rows_to_python(w.rows));
+      },
+      "(version, values, [(keys, rows) a table]) of the weights and the keys' rows, one version.")
+    .def(
+      "_push_rows",
+      [](worker_client& c, const floats& grad, const std::vector<std::pair<ids, floats>>& rows, int64_t samples,
+         float loss) {
+        std::vector<row_block> blocks;
+        for (size_t t = 0; t < rows.size(); ++t)
+          blocks.push_back({static_cast<uint32_t>(t), keys_of(rows[t].first, t),
+                            std::vector<float>(rows[t].second.data(), rows[t].second.data() + rows[t].second.size())});
+        py::gil_scoped_release nogil;
+        std::vector<float> g(grad.data(), grad.data() + grad.size());
+        return c.push(g, std::move(blocks), samples, loss);
+      },
+      py::arg("grad"), py::arg("rows"), py::arg("samples"), py::arg("loss") = 0.0f)
     .def(
       "_push",
       [](worker_client& c, const floats& grad, int64_t samples, float loss) {

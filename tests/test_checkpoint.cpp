@@ -177,7 +177,8 @@ TEST_CASE("checkpoint: truncated, corrupt, foreign and mismatched files are refu
   auto payload = good.substr(header, good.size() - header - 12);
   auto end_mark = good.substr(good.size() - 12);  // a dense model's: no rows
   CHECK(end_mark == std::string(12, '\0'));
-  refused(good.substr(0, good.size() - 12), c.head, "truncated (its rows end after 0 chunks, without the end mark)");
+  refused(good.substr(0, good.size() - 12), c.head,
+          "truncated (its rows end at byte " + std::to_string(good.size() - 12) + ", without the end mark)");
   for (int i = 1; i <= 4; ++i)
     payload[payload.size() - static_cast<size_t>(i)] = '\xff';
   refused(checkpoint_file_header(c.head, payload) + payload + end_mark, c.head,

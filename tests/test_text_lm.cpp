@@ -1,6 +1,7 @@
 // The language-model workload (issue 58): the character-level text set
 // (--dataset text) on scripted files, its refusals, and tinylm learning a
 // text down to a loss bound, reported where accuracy would be.
+#include <syncpoint/data_registry.hpp>
 #include <syncpoint/dataset.hpp>
 #include <syncpoint/model.hpp>
 #include <syncpoint/train.hpp>
@@ -51,6 +52,30 @@ TEST_CASE("text: windows of context + 1 characters, each one past the last's sta
   CHECK(d.train.y[1] == 3);  // the label: the window's last character
   CHECK(d.test.size == 2);   // 10 held out: windows at 90 and 94
   CHECK(std::vector<float>(d.test.row(0), d.test.row(0) + 5) == std::vector<float>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("text:tokens=words: words by their rank in the training part, 0 past the vocabulary, the last tenth held out") {
+  text_folder dir;
+  // 40 words. The training part's 36: "the" 9 times, "cat's", "hat" (ASCII lowercased) and "." 8 each,
+  // "dog", "é" and "!" once; the held-out 4: "x the cat's zebra".
+  auto path = dir.file("w.txt", repeated("The cat's HAT. ", 8) + "dog\n\u00e9! the x the cat's zebra");
+  auto d = load_words(path, 3, 5);  // the 4 most frequent: "the" 1, then by bytes ". " 2, "cat's" 3, "hat" 4
+  CHECK(d.train.classes == 5);
+  CHECK(d.train.shape == std::vector<int64_t>{4});
+  CHECK(d.train.size == 11);  // windows of 4 words at 0, 3, ..., 30
+  CHECK(std::vector<float>(d.train.row(0), d.train.row(0) + 4) == std::vector<float>{1, 3, 4, 2});
+  CHECK(std::vector<float>(d.train.row(10), d.train.row(10) + 4) == std::vector<float>{4, 2, 0, 0});  // hat . dog é
+  CHECK(d.train.y[10] == 0);
+  REQUIRE(d.test.size == 1);
+  CHECK(std::vector<float>(d.test.row(0), d.test.row(0) + 4) == std::vector<float>{0, 1, 3, 0});  // x the cat's zebra
+  // The registered set: text:tokens=words,vocab=N; characters by default.
+  data_request r;
+  r.dir = path;
+  r.context = 3;
+  r.options = "tokens=words,vocab=5";
+  CHECK(make_dataset("text:tokens=words,vocab=5", r).train.size == 11);
+  r.options.clear();
+  CHECK(make_dataset("text", r).train.classes > 5);  // characters
 }
 
 TEST_CASE("text: a folder is its text files by name, and what is missing, empty, not UTF-8 or too short is refused") {
@@ -156,6 +181,10 @@ TEST_CASE("text: bad text options are refused with exit 2, naming what is wrong"
   check_refused("train --model tinylm:layers=two --dataset text --data " + ok + " --progress=false", "layers=two");
   check_refused("train --model tinylm:width=30,heads=4 --dataset text --data " + ok + " --progress=false",
                 "not a multiple of heads");
+  std::string lm_of = " --model tinylm --progress=false --epochs 0.01 --data " + ok + " --dataset ";
+  check_refused("train" + lm_of + "text:tokens=words,vocab=1", "'vocab=1' is not a whole number of at least 2");
+  check_refused("train" + lm_of + "text:vocab=100", "vocab= is for tokens=words");
+  check_refused("train" + lm_of + "text:tokens=bytes", "'tokens=bytes' is not one of tokens=chars|words");
   check_refused("train --model tinylm:embed=sparse --dataset text --data " + ok + " --progress=false",
                 "'embed=sparse' is not embed=dense or embed=table");
   check_refused("train --model tinylm:embed=table,opt=rmsprop --dataset text --data " + ok + " --progress=false",

@@ -114,6 +114,17 @@ inline const char* default_text_path = "/usr/share/games/fortunes";
 /// ```
 train_test load_text(const std::string& path, int64_t context);
 
+/// Word-level text (--dataset text:tokens=words,vocab=N): the text at `path`
+/// as load_text reads it, in words: runs of letters and digits (any code
+/// point past ASCII a letter, an apostrophe inside a word kept, ASCII
+/// lowercased), each other visible character a word of its own, white space
+/// only between. A word's id is its rank among the training part's
+/// (the first nine tenths') `vocabulary` - 1 most frequent words, from 1;
+/// every other word is 0. Windows of context + 1 words, the last tenth held
+/// out, as load_text's (classes: the words kept, plus 1). Throws data_error
+/// as load_text does, and for a vocabulary under 2.
+train_test load_words(const std::string& path, int64_t context, int64_t vocabulary);
+
 /// 28x28 "images" of 10 Gaussian classes: learnable in a few hundred steps.
 train_test make_synthetic(int64_t train_size, int64_t test_size, uint64_t seed);
 

@@ -34,7 +34,7 @@ from .flat import FlatModule
 
 __all__ = ["Result", "Comparison", "Sweep", "TraceRow", "train", "compare", "sweep", "submit", "protocols",
            "ProtocolInfo", "ProtocolOption", "load", "version", "initial_weights", "model_gradient", "client_loop",
-           "register_weights", "FlatModule", "WorkerClient", "PushAnswer", "command_main", "Protocol", "CoordinatorAPI",
+           "register_weights", "FlatModule", "Rows", "WorkerClient", "PushAnswer", "command_main", "Protocol", "CoordinatorAPI",
            "register_protocol", "RunFailed"]
 
 TraceRow = collections.namedtuple("TraceRow", ["kind", "worker", "t0", "t1", "iter", "version", "value", "note"])
@@ -387,24 +387,52 @@ WorkerClient = _core.WorkerClient
 PushAnswer = _core.PushAnswer
 
 
-def _client_pull(self):
+Rows = collections.namedtuple("Rows", ["keys", "values"])
+Rows.__doc__ = """One table's rows: ``keys`` (int64, each key once) and ``values`` ([keys, width] float32)."""
+
+
+def _floats(t):
+    if isinstance(t, torch.Tensor):
+        # Each torch call releases and takes the GIL again, which the job's other Python loops
+        # contend for: none where the tensor is already what the client reads.
+        if t.dtype != torch.float32 or t.device.type != "cpu" or not t.is_contiguous():
+            t = t.to("cpu", torch.float32).contiguous()
+        return t.detach().numpy()
+    return t
+
+
+def _ids(k):
+    return k.detach().to("cpu", torch.int64).contiguous().numpy() if isinstance(k, torch.Tensor) else k
+
+
+def _client_pull(self, keys=None):
     """The weights of one version, as the protocol released them to this worker: a 1-D float32 tensor
-    (its own buffer, no copy). ``ps.version`` is then their version."""
-    self.version, values = self._pull()
-    return torch.from_numpy(values)
+    (its own buffer, no copy). ``ps.version`` is then their version.
+
+    A sparse model (docs/sparse.md) names the keys its next step reads, a list of keys a table
+    (repeats allowed): ``w, rows = ps.pull(keys=[ids])`` returns the weights and, a table each, the
+    keys' rows of the same version as ``Rows(keys, values)`` (each key once, in any order)."""
+    if keys is None:
+        self.version, values = self._pull()
+        return torch.from_numpy(values)
+    self.version, values, rows = self._pull_keys([_ids(k) for k in keys])
+    out = []
+    for k, v in rows:
+        k = torch.from_numpy(k)
+        out.append(Rows(k, torch.from_numpy(v).view(len(k), -1) if len(k) else torch.from_numpy(v).view(0, 0)))
+    return torch.from_numpy(values), out
 
 
-def _client_push(self, grad, samples, loss=0.0):
+def _client_push(self, grad, samples, loss=0.0, rows=None):
     """Hands the gradient of a loss averaged over ``samples`` examples (the model's length: the
     parameters' gradient, then the buffers' values) to the PS; returns a PushAnswer once the protocol
-    lets this worker go on, or the job ends (``.stop``: return from the loop)."""
-    if isinstance(grad, torch.Tensor):
-        # Each torch call releases and takes the GIL again, which the job's other Python loops
-        # contend for: none where the gradient is already what the client reads.
-        if grad.dtype != torch.float32 or grad.device.type != "cpu" or not grad.is_contiguous():
-            grad = grad.to("cpu", torch.float32).contiguous()
-        grad = grad.detach().numpy()
-    return self._push(grad, int(samples), float(loss))
+    lets this worker go on, or the job ends (``.stop``: return from the loop).
+
+    A sparse model pushes its rows' gradients with it: ``rows``, a table each, ``(keys, gradients)``
+    for keys of the last pull (each once; ``[keys, width]`` floats)."""
+    if rows is None:
+        return self._push(_floats(grad), int(samples), float(loss))
+    return self._push_rows(_floats(grad), [(_ids(k), _floats(g)) for k, g in rows], int(samples), float(loss))
 
 
 WorkerClient.pull = _client_pull

@@ -1,7 +1,7 @@
 # Type stubs of the package syncpoint (python/syncpoint/__init__.py holds the docstrings).
 # tests/python/test_jobs.py checks that the public names here and there are the same.
 import os
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union, overload
 
 import torch
 
@@ -69,6 +69,10 @@ def initial_weights(model: str = ..., seed: int = ..., shape: Sequence[int] = ..
 def model_gradient(model: str, weights: Any, examples: Any, labels: Any, classes: int = ...,
                    loss: Optional[str] = ...) -> Tuple[float, torch.Tensor]: ...
 
+class Rows(NamedTuple):
+    keys: torch.Tensor
+    values: torch.Tensor
+
 class PushAnswer:
     stop: bool
     refused: str
@@ -82,8 +86,12 @@ class WorkerClient:
     step: int
     lr: float
     version: int
+    @overload
     def pull(self) -> torch.Tensor: ...
-    def push(self, grad: Any, samples: int, loss: float = ...) -> PushAnswer: ...
+    @overload
+    def pull(self, keys: Sequence[Any]) -> Tuple[torch.Tensor, List[Rows]]: ...
+    def push(self, grad: Any, samples: int, loss: float = ...,
+             rows: Optional[Sequence[Tuple[Any, Any]]] = ...) -> PushAnswer: ...
     def report(self, name: str, value: float) -> None: ...
 
 class FlatModule:

@@ -131,10 +131,6 @@ caf::expected<started_job> start_job(head_ptr self, job_config cfg, client_actor
     auto input = input_of(*test);
     input.loss = cfg.loss;
     auto m = make_model(cfg.model, input);
-    if (!m->tables().empty() && (cfg.checkpoint_every_s > 0 || !cfg.checkpoint_dir.empty() || !cfg.resume_dir.empty()))
-      throw config_error("model '" + cfg.model + "' has sparse tables, whose checkpoints are taken in one process "
-                         "for now (syncpoint train --checkpoint-dir): run it on the cluster without --checkpoint-every "
-                         "and --resume (docs/sparse.md, \"Status\")");
     // --ps-placement nodes (BytePS): the shards spread over the workers' nodes; else all on the head.
     auto shard_hosts = cfg.ps_placement == "nodes" ? static_cast<int32_t>(hosts.size()) : 1;
     plan_context ctx{st.train_size, m->size(), m->buffers(), shard_hosts, input};

@@ -3,11 +3,13 @@
 #include "runtime/cluster/job_state.hpp"
 
 #include "runtime/job/job_parts.hpp"
+#include "runtime/records/checkpoint_file.hpp"
 
 #include <algorithm>
 #include <random>
 #include <functional>
 #include <map>
+#include <optional>
 
 namespace syncpoint::cluster::detail {
 
@@ -277,6 +279,55 @@ bool every_copy_up(const job_state& st) {
   return true;
 }
 
+// A resumed sparse job's shards on nodes take the checkpoint's rows from here
+// (a shard in this process reads the file itself): each chunk, read at `at`,
+// goes to every one of them, each keeping its keys, and the next is read once
+// all took it. So no second copy of a table is held, here or there; the
+// workers start after the last.
+void stream_rows(job_ptr self, std::shared_ptr<ps_parts> parts, uint64_t at) {
+  auto& st = self->state;
+  std::vector<size_t> remote;
+  for (size_t k = 0; k < parts->shards.size(); ++k)
+    if (!on_head(st, k))
+      remote.push_back(k);
+  auto& state = st.setup.resume->point.state;
+  std::optional<std::pair<saved_rows, uint64_t>> chunk;
+  try {
+    if (!remote.empty())
+      chunk = read_row_chunk(state.rows_file, at);
+  } catch (const std::exception& e) {
+    abort_job(self, e.what());
+    return;
+  }
+  if (!chunk) {
+    spawn_rest(self, parts->tracer, st.core.ps);
+    return;
+  }
+  auto pending = std::make_shared<size_t>(remote.size());
+  auto next = chunk->second;
+  for (auto k : remote)
+    self->request(st.core.ps.shards[k], st.setup.spawn_timeout, resume_atom::value, chunk->first)
+      .then(
+        [=](uint64_t) {
+          if (--*pending == 0 && !self->state.ended())
+            stream_rows(self, parts, next);
+        },
+        [=](caf::error& err) {
+          abort_job(self, "shard " + std::to_string(k) + " could not take the checkpoint's rows: " +
+                            self->system().render(err));
+        });
+}
+
+// Every copy of every shard runs: the workers next (after a resumed sparse
+// job's rows, stream_rows).
+void shards_up(job_ptr self, std::shared_ptr<ps_parts> parts) {
+  auto& st = self->state;
+  if (st.setup.resume && !st.setup.resume->point.state.rows_file.empty())
+    stream_rows(self, std::move(parts), st.setup.resume->point.state.rows_at);
+  else
+    spawn_rest(self, parts->tracer, st.core.ps);
+}
+
 // A shard's primary runs (here or on its node).
 void primary_up(job_state& st, size_t k, ps_actor shard) {
   st.core.ps.shards[k] = shard;
@@ -313,7 +364,7 @@ void spawn_remote_copy(job_ptr self, std::shared_ptr<ps_parts> parts, size_t k, 
           return;
         }
         if (every_copy_up(st))
-          spawn_rest(self, parts->tracer, st.core.ps);
+          shards_up(self, parts);
       },
       [=](caf::error& err) {
         abort_job(self, "node " + name + " could not start " + what + " of the parameter server: " +
@@ -341,12 +392,9 @@ void launch(job_ptr self) {
   st.core.ps.shards.assign(parts->shards.size(), ps_actor{});
   st.status.shards.clear();
   st.copy_hosts.clear();
-  // The bulk channel: new keys for every run, each shard's endpoint.
-  // A sparse model's pulls carry keys, which the bulk channel's frames do not
-  // yet: its workers reach every shard on CAF (docs/sparse.md, "On a cluster").
-  bool sparse = !parts->shards.empty() && !parts->shards.front().tables.empty();
-  st.bulk_keys = st.setup.plane && !sparse ? bulk_keys(static_cast<size_t>(st.setup.plan.cfg.workers))
-                                           : std::vector<uint64_t>{};
+  // The bulk channel: new keys for every run, each shard's endpoint (a sparse
+  // model's keys and rows go in its frames too).
+  st.bulk_keys = st.setup.plane ? bulk_keys(static_cast<size_t>(st.setup.plan.cfg.workers)) : std::vector<uint64_t>{};
   st.core.ps.bulk.assign(parts->shards.size(), "");
   st.core.ps.copy_bulk.clear();
   auto replicas = static_cast<size_t>(st.setup.plan.cfg.ps_replicas);
@@ -380,7 +428,7 @@ void launch(job_ptr self) {
     remote = remote || !here;
   }
   if (!remote) {
-    spawn_rest(self, parts->tracer, st.core.ps);
+    spawn_rest(self, parts->tracer, st.core.ps);  // (a shard here reads a checkpoint's rows itself)
     return;
   }
   for (size_t k = 0; k < parts->shards.size(); ++k)

@@ -242,39 +242,48 @@ std::string write_checkpoint(const std::string& dir, checkpoint c) {
   return checkpoint_stream(dir, std::move(c)).commit();
 }
 
-void read_row_chunks(const std::string& file, uint64_t at, const std::function<void(const saved_rows&)>& take) {
+std::optional<std::pair<saved_rows, uint64_t>> read_row_chunk(const std::string& file, uint64_t at) {
   std::ifstream in(file, std::ios::binary);
   if (!in || !in.seekg(static_cast<std::streamoff>(at)))
     refuse(file, "its rows cannot be read");
-  std::string bytes;
-  for (size_t n = 0;; ++n) {
-    unsigned char head[12];
-    if (!in.read(reinterpret_cast<char*>(head), sizeof head))
-      refuse(file, "truncated (its rows end after " + std::to_string(n) + " chunks, without the end mark)");
-    uint64_t length = 0;
-    uint32_t crc = 0;
-    for (int i = 0; i < 8; ++i)
-      length |= static_cast<uint64_t>(head[i]) << (8 * i);
-    if (length == 0)
-      return;
-    for (int i = 0; i < 4; ++i)
-      crc |= static_cast<uint32_t>(head[8 + i]) << (8 * i);
-    bytes.resize(static_cast<size_t>(length));
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(length)))
-      refuse(file, "truncated (chunk " + std::to_string(n) + " of its rows ends early)");
-    if (crc_of(bytes) != crc)
-      refuse(file, "corrupt (the checksum of chunk " + std::to_string(n) + " of its rows does not match)");
-    saved_rows chunk;
-    try {
-      memory_source source(bytes.data(), bytes.size());
-      std::istream stream(&source);
-      input_bound bound(source);
-      cereal::PortableBinaryInputArchive ar(stream);
-      ar(chunk);
-    } catch (const cereal::Exception& e) {
-      refuse(file, "corrupt (chunk " + std::to_string(n) + " of its rows: " + e.what() + ")");
-    }
-    take(chunk);
+  unsigned char head[12];
+  if (!in.read(reinterpret_cast<char*>(head), sizeof head))
+    refuse(file, "truncated (its rows end at byte " + std::to_string(at) + ", without the end mark)");
+  uint64_t length = 0;
+  uint32_t crc = 0;
+  for (int i = 0; i < 8; ++i)
+    length |= static_cast<uint64_t>(head[i]) << (8 * i);
+  if (length == 0)
+    return std::nullopt;
+  for (int i = 0; i < 4; ++i)
+    crc |= static_cast<uint32_t>(head[8 + i]) << (8 * i);
+  std::error_code ec;
+  auto size = std::filesystem::file_size(file, ec);
+  if (ec || length > size || at + sizeof head + length > size)  // (never more memory than the file has bytes)
+    refuse(file, "truncated (the chunk of its rows at byte " + std::to_string(at) + " ends early)");
+  std::string bytes(static_cast<size_t>(length), '\0');
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(length)))
+    refuse(file, "truncated (the chunk of its rows at byte " + std::to_string(at) + " ends early)");
+  if (crc_of(bytes) != crc)
+    refuse(file, "corrupt (the checksum of a chunk of its rows does not match: the chunk at byte " +
+                   std::to_string(at) + ")");
+  saved_rows chunk;
+  try {
+    memory_source source(bytes.data(), bytes.size());
+    std::istream stream(&source);
+    input_bound bound(source);
+    cereal::PortableBinaryInputArchive ar(stream);
+    ar(chunk);
+  } catch (const cereal::Exception& e) {
+    refuse(file, "corrupt (the chunk of its rows at byte " + std::to_string(at) + ": " + e.what() + ")");
+  }
+  return std::make_pair(std::move(chunk), at + sizeof head + length);
+}
+
+void read_row_chunks(const std::string& file, uint64_t at, const std::function<void(const saved_rows&)>& take) {
+  while (auto chunk = read_row_chunk(file, at)) {
+    take(chunk->first);
+    at = chunk->second;
   }
 }
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,10 @@ class checkpoint_stream {
 /// chunks begin at `at` (checkpoint_state::rows_at). Throws config_error
 /// naming the file for a truncated or corrupt chunk.
 void read_row_chunks(const std::string& file, uint64_t at, const std::function<void(const saved_rows&)>& take);
+
+/// One chunk of rows of the checkpoint `file`, the one at `at`, and where the
+/// next begins; nothing at the end mark. Throws as read_row_chunks does.
+std::optional<std::pair<saved_rows, uint64_t>> read_row_chunk(const std::string& file, uint64_t at);
 
 /// Deletes all but the newest `keep` checkpoints in DIR (keep 0: none deleted).
 void prune_checkpoints(const std::string& dir, size_t keep);

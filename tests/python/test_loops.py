@@ -70,3 +70,45 @@ def test_a_cluster_of_python_programs_trains_with_a_python_loop(tmp_path, cluste
         assert json.load(f)["protocol"] == "ssp"
     w = r_weights = syncpoint.load(tmp_path / "run")
     assert w.samples == r.samples
+
+
+ROWS_SEEN = {}
+
+
+@syncpoint.client_loop("py-rows-to-ones")
+def rows_to_ones(ps):
+    """Rows of three keys of a sparse model's table trained toward ones, by the loop alone."""
+    while True:
+        w, rows = ps.pull(keys=[[7, 42, 99, 42]])  # repeats are asked once
+        keys, values = rows[0]
+        ROWS_SEEN[ps.worker] = (sorted(keys.tolist()), values.clone())
+        grad = torch.zeros_like(w)  # the dense part's gradient
+        if ps.push(grad, 32, rows=[(keys, values - 1)]).stop:  # each row's: of (v - 1)^2 / 2
+            return
+
+
+@syncpoint.client_loop("py-rows-wrong-width")
+def rows_wrong_width(ps):
+    w, rows = ps.pull(keys=[[7]])
+    ps.push(torch.zeros_like(w), 32, rows=[(rows[0].keys, torch.zeros(3))])
+
+
+def test_a_python_loop_pulls_a_sparse_models_rows_by_key_and_pushes_their_gradients():
+    job = dict(model="ctr:fields=2,width=4,hidden=4", dataset="clicks:keys=100,fields=2", train_limit=640,
+               test_limit=64, epochs=5, lr=0.5, momentum=0, protocol="asp", workers=2, progress=False)
+    syncpoint.train(loop="py-rows-to-ones", **job)
+    for worker in (0, 1):
+        keys, values = ROWS_SEEN[worker]
+        assert keys == [7, 42, 99] and values.shape == (3, 4)
+        assert torch.allclose(values, torch.ones(3, 4), atol=0.01), values
+    # A row gradient of the wrong width: the worker leaves the run, saying why (as a C++ loop's does).
+    r = syncpoint.train(loop="py-rows-wrong-width", **job)
+    assert r.samples == 0 and len(r.failures) == 2
+    assert all("the loop's row gradients of table 0 hold 3 values for 1 keys of width 4" in f for f in r.failures)
+    with pytest.raises(syncpoint.RunFailed, match="key -1 is negative"):
+        syncpoint.train(loop="py-rows-negative", **job)
+
+
+@syncpoint.client_loop("py-rows-negative")
+def rows_negative(ps):
+    ps.pull(keys=[[-1]])

@@ -47,8 +47,9 @@ struct bulk_frame {
   std::vector<float> values;
 };
 
-/// The largest control part accepted (the typed message without its floats).
-inline constexpr uint32_t max_bulk_control = 1 << 16;
+/// The largest control part accepted (the typed message without its floats;
+/// a sparse model's keys and rows are in it: a batch's rows, 64 MiB at most).
+inline constexpr uint32_t max_bulk_control = 64u << 20;
 
 /// One open connection, frames in order both ways. Thread-safe. Kind
 /// 0xffffffff is the channel's own (a client's ping): not to be sent.

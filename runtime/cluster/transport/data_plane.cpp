@@ -54,9 +54,12 @@ namespace {
 
 using closed_atom = caf::atom_constant<caf::atom("bk_closed")>;
 
-// push: (seq, iter, base version, samples, wire bytes) + gradient; pull: (seq, min version);
-// proceed: (seq, proceed); model: (seq, version) + weights; refused: (seq, error);
-// packed push: a push's control, then (packing, values) + the packed words.
+// push: (seq, iter, base version, samples, wire bytes, ranges, rows) + gradient;
+// pull: (seq, min version, asked rows); proceed: (seq, proceed); model: (seq,
+// version, rows) + weights; refused: (seq, error); packed push: a push's
+// control before its rows, then (packing, values, rows) + the packed words. A
+// sparse model's keys and rows (docs/sparse.md) go in the control part, as CAF
+// serializes them: a few rows a key, where the dense floats need no copy.
 enum frame_kind : uint32_t { push_frame = 1, pull_frame, proceed_frame, model_frame, refused_frame, packed_push_frame };
 
 template <class... Ts>
@@ -109,13 +112,13 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
         gradient_push g;
         g.worker = st.worker;
         if (f.kind == push_frame) {
-          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges))
+          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges, g.rows))
             return st.link->close();
           g.grad = std::move(f.values);
         } else {
           uint8_t how = 0;
           uint64_t n = 0;
-          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges, how, n) ||
+          if (!read_control(sys, f, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges, how, n, g.rows) ||
               n > st.floats)
             return st.link->close();
           auto values = float_buffers::take(static_cast<size_t>(n));
@@ -133,17 +136,23 @@ caf::behavior gateway(caf::stateful_actor<gateway_state>* self, ps_actor shard, 
             [=](caf::error& err) { refuse(seq, err); });
       } else if (f.kind == pull_frame) {
         uint64_t min_version = 0;
-        if (!read_control(sys, f, seq, min_version))
+        std::vector<row_block> asked;
+        if (!read_control(sys, f, seq, min_version, asked))
           return st.link->close();
-        self->request(st.shard, caf::infinite, pull_atom::value, bulk_atom::value, st.key, st.worker, min_version)
-          .then(
-            [=, &sys](weights& w) {
-              --self->state.in_flight;
-              auto values = w.values.shared();
-              self->state.link->send(model_frame, control(sys, seq, w.version), values->data(), values->size(),
-                                     values);
-            },
-            [=](caf::error& err) { refuse(seq, err); });
+        auto answer = [=, &sys](weights& w) {
+          --self->state.in_flight;
+          auto values = w.values.shared();
+          self->state.link->send(model_frame, control(sys, seq, w.version, w.rows), values->data(), values->size(),
+                                 values);
+        };
+        if (asked.empty())
+          self->request(st.shard, caf::infinite, pull_atom::value, bulk_atom::value, st.key, st.worker, min_version)
+            .then(answer, [=](caf::error& err) { refuse(seq, err); });
+        else
+          self
+            ->request(st.shard, caf::infinite, pull_atom::value, bulk_atom::value, st.key, st.worker, min_version,
+                      std::move(asked))
+            .then(answer, [=](caf::error& err) { refuse(seq, err); });
       } else {
         st.link->close();  // not a frame a worker sends
       }
@@ -176,11 +185,13 @@ struct proxy_state {
 
 using proxy_ptr = caf::stateful_actor<proxy_state>*;
 
-// Sends pull `seq` on the proxy's own connection; `shared`: for the share too.
-void fetch(proxy_ptr self, uint64_t min_version, caf::response_promise rp, std::optional<uint64_t> shared) {
+// Sends pull `seq` on the proxy's own connection (with a sparse model's keys);
+// `shared`: for the share too.
+void fetch(proxy_ptr self, uint64_t min_version, caf::response_promise rp, std::optional<uint64_t> shared,
+           const std::vector<row_block>& asked = {}) {
   auto& st = self->state;
   auto seq = ++st.seq;
-  st.link->send(pull_frame, control(self->system(), seq, min_version), nullptr, 0, nullptr);
+  st.link->send(pull_frame, control(self->system(), seq, min_version, asked), nullptr, 0, nullptr);
   st.pending.emplace(seq, proxy_state::request{std::move(rp), shared});
 }
 
@@ -228,7 +239,7 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
         auto words = std::make_shared<const std::vector<float>>(std::move(p.words));
         st.link->send(packed_push_frame,
                       control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges,
-                              static_cast<uint8_t>(p.how), static_cast<uint64_t>(g.grad.size())),
+                              static_cast<uint8_t>(p.how), static_cast<uint64_t>(g.grad.size()), g.rows),
                       words->data(), words->size(), words);
         g.grad.give_back();
         st.packed_count->fetch_add(1, std::memory_order_relaxed);
@@ -236,13 +247,20 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
         // A slice of the worker's gradient (a view, no copy) or a vector of its own,
         // handed back once written: the next gradient's buffer.
         auto keep = g.grad.share();
-        st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges),
+        st.link->send(push_frame,
+                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges, g.rows),
                       g.grad.data(), g.grad.size(), keep);
       }
       st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
       return caf::delegated<proceed>{};
     },
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> { return pull_through(self, min_version); },
+    // A sparse model's pull: its keys are this worker's own, so never through the share.
+    [=](pull_atom, uint64_t min_version, const std::vector<row_block>& asked) -> caf::result<weights> {
+      auto rp = self->make_response_promise();
+      fetch(self, min_version, rp, std::nullopt, asked);
+      return caf::delegated<weights>{};
+    },
     // A fragment's pull: on a socket the slice crosses whole (only the link model charges a fragment).
     [=](pull_atom, uint64_t min_version, const std::vector<uint64_t>&) -> caf::result<weights> {
       return pull_through(self, min_version);
@@ -261,8 +279,9 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
         answer = caf::make_message(p);
       } else if (f.kind == model_frame) {
         uint64_t version = 0;
-        ok = read_control(sys, f, seq, version);
-        answer = caf::make_message(weights{version, handed_back_floats(std::move(f.values))});
+        std::vector<row_block> rows;
+        ok = read_control(sys, f, seq, version, rows);
+        answer = caf::make_message(weights{version, handed_back_floats(std::move(f.values)), std::move(rows)});
       } else if (f.kind == refused_frame) {
         caf::error err;
         ok = read_control(sys, f, seq, err);
