@@ -11,10 +11,11 @@ piece written in C++ and in Python, and the figure is the Python one's over the 
              C++ around a worker_client (build/bench_loop_twin, bench/loop_twin.cpp), in two
              forms: copying each parameter in and concatenating the gradient out, and with the
              module's tensors in flat buffers (syncpoint.FlatModule, by hand in C++). Then the
-             flat one against the built-in classify loop. Samples per second on the real clock,
-             2 workers in one process (their Python shares one GIL), then 1, then 2 with a process
-             each (a head and two nodes on loopback, each program the C++ twin or this file
-             imported by python3 -m syncpoint).
+             flat one against the built-in classify loop. Samples per second on the real clock:
+             first 2 workers with a process each (train(worker_processes=True): a head and two
+             nodes on loopback, each python3 -m syncpoint importing this file; the C++ twin's own
+             head and nodes), the figure for a Python loop; then 2 workers in one process (their
+             Python shares one GIL), then 1.
 
     PYTHONPATH=build/python python3 bench/python_overhead.py [--repeats N] [--twin build/bench_loop_twin]
 
@@ -24,18 +25,16 @@ Figures are medians over N alternated pairs (default 3).
 import argparse
 import json
 import os
-import queue
 import statistics
 import subprocess
 import sys
-import tempfile
-import threading
 import time
 
 import torch
 import torch.nn.functional as F
 
 import syncpoint
+from syncpoint.local import LocalCluster
 
 
 class PyAsp(syncpoint.Protocol):
@@ -168,6 +167,18 @@ def main():
         rates["cpp-flat-1"].append(twin("client-flat", 1))
         rates["py-flat-1"].append(python("bench-py-classify-flat", 1))
     m = {k: statistics.median(v) for k, v in rates.items()}
+
+    # A process a worker: train(worker_processes=True) (a head and a one-slot node a worker on
+    # loopback, each python3 -m syncpoint importing this file) against the C++ twin's own head and
+    # nodes. No GIL shared: this is the figure for a Python loop.
+    cpp, py = [], []
+    for _ in range(args.repeats):
+        cpp.append(cluster_rate([args.twin], "bench-cpp-classify-flat"))
+        py.append(syncpoint.train(worker_processes=True, loop="bench-py-classify-flat", protocol="asp", workers=2,
+                                  model="mlp", max_time=8, seed=1, progress=False).samples_per_s)
+    c, p = statistics.median(cpp), statistics.median(py)
+    print("loop      FlatModule, a process a worker (worker_processes=True, 2 workers): C++ %.0f samples/s, "
+          "Python %.0f samples/s: %.2fx" % (c, p, p / c))
     print("loop      copying: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
           % (m["cpp"], m["py"], m["py"] / m["cpp"]))
     print("loop      FlatModule: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
@@ -177,76 +188,22 @@ def main():
     print("loop      1 worker, FlatModule: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
           % (m["cpp-flat-1"], m["py-flat-1"], m["py-flat-1"] / m["cpp-flat-1"]))
 
-    # A process a worker (a head and 2 nodes of one slot on loopback): no GIL shared.
-    python_program = [sys.executable, "-m", "syncpoint", "--import", os.path.abspath(__file__)]
-    cpp, py = [], []
-    for _ in range(args.repeats):
-        cpp.append(cluster_rate([args.twin], "bench-cpp-classify-flat"))
-        py.append(cluster_rate(python_program, "bench-py-classify-flat"))
-    c, p = statistics.median(cpp), statistics.median(py)
-    print("loop      a process a worker (2 nodes), FlatModule: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
-          % (c, p, p / c))
-
-
-class _Process:
-    """A child on loopback whose output is read for the line that proves it ready; killed by its pid."""
-
-    def __init__(self, argv, log):
-        self.log = open(log, "w")
-        self.popen = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True)
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.popen.stdout:
-            self.log.write(line)
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def wait_for(self, words, deadline_s=120):
-        while True:
-            line = self.lines.get(timeout=deadline_s)
-            if line is None:
-                raise RuntimeError("%s ended before '%s' (see %s)" % (self.popen.args, words, self.log.name))
-            if words in line:
-                return line
-
-    def kill(self):
-        if self.popen.poll() is None:
-            self.popen.terminate()
-            try:
-                self.popen.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
-        self.log.close()
-
 
 def cluster_rate(program, loop, workers=2):
     """Samples/s of `loop` with a process a worker: a head and `workers` nodes of one slot each, all
-    `program` (the C++ twin, or this file imported by python3 -m syncpoint), on loopback."""
-    children = []
-    with tempfile.TemporaryDirectory(prefix="syncpoint-bench-") as d:
-        try:
-            head = _Process(program + ["head", "--host", "127.0.0.1", "--port", "0", "--runs",
-                                       os.path.join(d, "runs")], os.path.join(d, "head.log"))
-            children.append(head)
-            address = head.wait_for("listening on").split("listening on", 1)[1].split()[0]
-            for n in range(workers):
-                node = _Process(program + ["node", "--join", address, "--name", "n%d" % n, "--slots", "1"],
-                                os.path.join(d, "node%d.log" % n))
-                children.append(node)
-                node.wait_for("joined the head")
-            out = os.path.join(d, "out")
-            subprocess.run(program + ["submit", "--head", address, "--loop", loop, "--model", "mlp", "--protocol", "asp",
-                                      "--workers", str(workers), "--max-time", "8", "--seed", "1", "--progress=false",
-                                      "--out", out], check=True, stdout=subprocess.DEVNULL, timeout=300)
-            with open(os.path.join(out, "summary.json")) as f:
-                return json.load(f)["samples_per_s"]
-        finally:
-            for c in reversed(children):
-                c.kill()
+    `program` (the C++ twin), on loopback, started as train(worker_processes=True) starts its own."""
+    cluster = LocalCluster(program)
+    try:
+        address, _ = cluster.start(workers)
+        out = os.path.join(cluster.folder, "out")
+        subprocess.run(program + ["submit", "--head", address, "--token-file", os.path.join(cluster.folder, "token"),
+                                  "--loop", loop, "--model", "mlp", "--protocol", "asp", "--workers", str(workers),
+                                  "--max-time", "8", "--seed", "1", "--progress=false", "--out", out],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        with open(os.path.join(out, "summary.json")) as f:
+            return json.load(f)["samples_per_s"]
+    finally:
+        cluster.close()
 
 
 def one_loop(name, workers):

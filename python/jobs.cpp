@@ -1,7 +1,10 @@
 // train() runs in this process, through the job API (include/syncpoint/job.hpp),
 // so that its result keeps the final weights and Ctrl-C can stop it cleanly
 // (job_options::stop_when). Its options go through `syncpoint train`'s own
-// option table: the same names, checks and words.
+// option table: the same names, checks and words. With a process a worker,
+// the job goes to a head on loopback that Python started (syncpoint/local.py)
+// through the library's submit() (include/syncpoint/cluster.hpp), and comes
+// back as the same result.
 #include "python/jobs.hpp"
 
 #include "cli/options.hpp"
@@ -11,6 +14,7 @@
 #include "runtime/records/model_file.hpp"
 #include "runtime/records/run_files.hpp"
 #include "runtime/studies/sweep.hpp"
+#include <syncpoint/cluster.hpp>
 #include <syncpoint/command.hpp>
 #include <syncpoint/job.hpp>
 #include <syncpoint/protocol.hpp>
@@ -19,7 +23,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace py = pybind11;
 
@@ -52,7 +59,29 @@ struct train_run {
   std::string stopped;  // why it ended early, if it did
 };
 
-py::object train(const std::vector<std::string>& args) {
+// A head on loopback and its token, which start_cluster(workers) returned.
+struct local_head {
+  std::string address;
+  std::string token;
+};
+
+// The job run by the head at `at`, its workers each in a process of its own.
+run_result run_on_head(const job_config& cfg, const local_head& at, const std::function<std::string()>& stop_when) {
+  submit_options how;
+  how.head = at.address;
+  how.token = at.token;
+  how.stop_when = stop_when;
+  how.head_wait = std::chrono::seconds(0);  // the head is this run's own: it has no journal to come back from
+  caf::actor_system_config sys_cfg;
+  configure_submitter(sys_cfg, how);
+  caf::actor_system sys{sys_cfg};
+  auto run = submit(sys, cfg, how);
+  if (run.state == "failed" || !run.ran)
+    throw std::runtime_error("the job failed in its worker processes: " + run.message);
+  return std::move(run.result);
+}
+
+py::object train(const std::vector<std::string>& args, const py::object& start_cluster) {
   cli::options opts(cli::options::command::train);
   if (auto err = opts.parse_args(args); !err.empty())
     throw py::value_error(err);
@@ -64,22 +93,33 @@ py::object train(const std::vector<std::string>& args) {
   validate(cfg);  // config_error is a ValueError
   cli::check_save_model(opts);
   auto label = cli::run_label(cfg);
+  std::optional<local_head> head;
+  if (!start_cluster.is_none()) {
+    if (cfg.clock != clock_kind::real)
+      throw py::value_error("worker_processes=True runs the workers in processes of their own, on the real clock: "
+                            "give clock=\"real\" (the virtual clock runs a job in one process)");
+    auto started = start_cluster(cfg.workers).cast<std::pair<std::string, std::string>>();
+    head = local_head{started.first, started.second};
+  }
   std::atomic<bool> interrupted{false};
   const std::string interrupted_why = "interrupted (KeyboardInterrupt)";
   auto run = run_interruptible(
     [&] {
       cli::progress_display shown(cfg.progress);
       shown.begin(label);
-      caf::actor_system_config sys_cfg;
-      configure(sys_cfg, cfg);
-      caf::actor_system sys{sys_cfg};
-      job_options jopts;
-      jopts.on_progress = shown.callback();
-      jopts.stop_when = [&] { return interrupted ? interrupted_why : std::string(); };
+      auto stop_when = [&] { return interrupted ? interrupted_why : std::string(); };
       train_run out;
       auto quiet = cfg;  // its files are written below, unless a fault of the program's loop ended it
       quiet.out_dir.clear();
-      {
+      if (head) {
+        out.result = run_on_head(quiet, *head, stop_when);
+      } else {
+        caf::actor_system_config sys_cfg;
+        configure(sys_cfg, cfg);
+        caf::actor_system sys{sys_cfg};
+        job_options jopts;
+        jopts.on_progress = shown.callback();
+        jopts.stop_when = stop_when;
         auto j = job::spawn(sys, quiet, std::move(jopts));
         j.start();
         out.result = j.wait();
@@ -94,6 +134,9 @@ py::object train(const std::vector<std::string>& args) {
         write_run(cfg.out_dir, out.result);
         auto p = current_provenance(cli::command_line("train", args), cfg);
         p.label = label;
+        if (head)
+          p.machine["ran on"] = "this machine, a process a worker: a head on " + head->address + " and " +
+                                std::to_string(cfg.workers) + " nodes of one slot";
         write_provenance(cfg.out_dir, p);
       }
       if (!opts.save_model.empty())
@@ -155,8 +198,10 @@ int command(std::vector<std::string> argv) {
 }  // namespace
 
 void bind_jobs(py::module_& m) {
-  m.def("_train", &train, py::arg("args"),
-        "Runs `syncpoint train ARGS...` in this process; returns the result's parts as a dict.");
+  m.def("_train", &train, py::arg("args"), py::arg("start_cluster") = py::none(),
+        "Runs `syncpoint train ARGS...` in this process; returns the result's parts as a dict. With "
+        "start_cluster(workers) -> (HOST:PORT, token), checks the options, calls it, and runs the job on that "
+        "head instead (its workers in the nodes it started).");
   m.def("_protocols", &protocols, "Every registered protocol: name, summary and declared options.");
   m.def("_command_main", &command, py::arg("argv"),
         "The `syncpoint` command with argv (argv[0] the program's name); returns its exit status.");

@@ -85,7 +85,7 @@ pydeb=$OUT/python3-syncpoint_${version}_amd64.deb
 [ -f "$pydeb" ] || fail "no $(basename "$pydeb") in $OUT: $(ls "$OUT")"
 dpkg-deb -x "$pydeb" "$root"
 site=$root/usr/lib/python3/dist-packages
-for f in __init__.py __init__.pyi __main__.py py.typed; do
+for f in __init__.py __init__.pyi __main__.py flat.py local.py py.typed; do
   [ -e "$site/syncpoint/$f" ] || fail "python3-syncpoint lacks /usr/lib/python3/dist-packages/syncpoint/$f"
 done
 ls "$site"/syncpoint/_syncpoint.cpython-*.so > /dev/null 2>&1 || fail "python3-syncpoint lacks the extension _syncpoint"

@@ -12,8 +12,9 @@ ValueError with the command's words, before anything runs or is written.
 >>> r.final_weights                            # the PS's model: a torch tensor
 >>> r.trace_frame()                            # the trace as a pandas DataFrame (pandas installed)
 
-train() runs in this process; Ctrl-C stops the run as a limit would, writes its
-files (``out=DIR``), then raises KeyboardInterrupt. compare(), sweep() and
+train() runs in this process (with worker_processes=True, each worker in a process
+of its own); Ctrl-C stops the run as a limit would, writes its files (``out=DIR``),
+then raises KeyboardInterrupt. compare(), sweep() and
 submit() run the ``syncpoint`` command in a child process (``python3 -m
 syncpoint``), as the command line does, and return what it wrote.
 """
@@ -58,8 +59,11 @@ _imports = []  # ("module", name) or ("file", path): what registered loops and p
 
 def _remember(fn):
     """Notes where `fn` (a loop or a protocol class) comes from, so that the command's child processes
-    (compare's runs, a sweep's cells) import it too and know what it registered."""
-    module = getattr(fn, "__module__", None)
+    (compare's runs, a sweep's cells, a process a worker) import it too and know what it registered."""
+    _remember_module(getattr(fn, "__module__", None))
+
+
+def _remember_module(module):
     if module in ("__main__", "__syncpoint_main__"):  # a script, run as the main program or by a parent's _program
         path = getattr(sys.modules["__main__"], "__file__", None)
         entry = ("file", os.path.abspath(path)) if path else None
@@ -72,13 +76,25 @@ def _remember(fn):
         _core._set_this_program(_program())
 
 
+_importing_for_child = False  # True while a child process imports what registered loops and protocols
+
+
+def _refuse_in_child(what):
+    if _importing_for_child:
+        raise RuntimeError("syncpoint.%s() was called while a child process of syncpoint imported this script to "
+                           "know its loops, models and protocols: put the script's %s() under "
+                           "`if __name__ == \"__main__\":` (as multiprocessing asks)" % (what, what))
+
+
 def _program():
     """What runs ``syncpoint COMMAND ...`` again in a child process: this interpreter, with this one's
     sys.path, importing what registered loops or protocols here (a script as multiprocessing's spawn
     does: under another name, so that its ``if __name__ == "__main__":`` part does not run)."""
     code = ("import sys, runpy, importlib; sys.path[:0] = %r\n"
+            "import syncpoint; syncpoint._importing_for_child = True\n"
             "for kind, what in %r:\n"
             "    runpy.run_path(what, run_name='__syncpoint_main__') if kind == 'file' else importlib.import_module(what)\n"
+            "syncpoint._importing_for_child = False\n"
             "import syncpoint.__main__ as m; sys.exit(m.main())" % (
                 [os.path.dirname(os.path.dirname(os.path.abspath(__file__)))] + [p for p in sys.path if p], _imports))
     return [sys.executable, "-c", code]
@@ -174,17 +190,38 @@ def _args(options):
     return args
 
 
-def train(**options):
-    """Runs one training job in this process, as ``syncpoint train`` does, and returns its Result.
+def train(worker_processes=False, **options):
+    """Runs one training job, as ``syncpoint train`` does, and returns its Result.
 
     >>> r = syncpoint.train(protocol="elastic-bsp", workers=4, straggler="3:x4", epochs=2, out="runs/ebsp")
     >>> r.final_accuracy
+
+    The job runs in this process, unless worker_processes=True: then each worker runs in a process of
+    its own (a head and a one-slot node a worker on loopback, each this interpreter importing the
+    modules that registered loops, models and protocols here), on the real clock (the default then),
+    and the result comes back the same. Python loops then share no GIL::
+
+        syncpoint.train(loop="my-loop", model="mlp", workers=4, max_time=60, worker_processes=True)
+
+    As for compare(), a script's own train() call must then sit under ``if __name__ == "__main__":``.
 
     Raises ValueError for a wrong option name or value (the command's words),
     RuntimeError for a run that failed, KeyboardInterrupt after a Ctrl-C (once
     the stopped run's files are written).
     """
-    d = _core._train(_args(options))
+    _refuse_in_child("train")
+    cluster = None
+    start = None
+    if worker_processes:
+        from .local import LocalCluster
+        options.setdefault("clock", "real")
+        cluster = LocalCluster(_program(), data_dir=options.pop("data", None))
+        start = cluster.start
+    try:
+        d = _core._train(_args(options), start)
+    finally:
+        if cluster is not None:
+            cluster.close()
     if d is None:  # help=True: the options were printed
         return None
     weights = torch.from_numpy(d["final_weights"])
@@ -311,6 +348,7 @@ def compare(**options):
 
     Without out=, the runs go to a new temporary folder (Comparison.out).
     """
+    _refuse_in_child("compare")
     out = _out_of(options, "syncpoint-compare-")
     _run_command("compare", _args(options))
     return Comparison(out)
@@ -325,6 +363,7 @@ def sweep(grid=None, **options):
 
     Each grid entry is an axis (``--grid NAME=V1,V2``); values holding a comma are quoted for you.
     """
+    _refuse_in_child("sweep")
     out = _out_of(options, "syncpoint-sweep-")
     args = []
     for name, values in (grid or {}).items():
@@ -342,6 +381,7 @@ def submit(head, **options):
 
     Without out=, the run's files go to a new temporary folder (Result.out).
     """
+    _refuse_in_child("submit")
     out = _out_of(options, "syncpoint-submit-")
     _run_command("submit", ["--head=" + str(head)] + _args(options))
     return load(out)
@@ -476,6 +516,7 @@ def register_weights(name, size):
     """Registers a model that is only ``size`` weights (zeros at the start), for a loop of your own to train."""
     if not _core._register_weights(name, int(size)):
         raise ValueError("a model named '%s' is registered already" % name)
+    _remember_module(sys._getframe(1).f_globals.get("__name__"))
 
 
 def command_main(argv):

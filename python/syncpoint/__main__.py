@@ -19,13 +19,17 @@ def main(argv=None):
     Leading ``--import MODULE`` (or ``--import FILE.py``) imports what registers loops, models or
     protocols first: ``python3 -m syncpoint --import my_loops node --join HOST:PORT``."""
     args = list(sys.argv[1:] if argv is None else argv)
-    while len(args) >= 2 and args[0] == "--import":
-        what = args[1]
-        del args[:2]
-        if what.endswith(".py"):
-            runpy.run_path(what, run_name="__syncpoint_main__")
-        else:
-            importlib.import_module(what)
+    syncpoint._importing_for_child = True
+    try:
+        while len(args) >= 2 and args[0] == "--import":
+            what = args[1]
+            del args[:2]
+            if what.endswith(".py"):
+                runpy.run_path(what, run_name="__syncpoint_main__")
+            else:
+                importlib.import_module(what)
+    finally:
+        syncpoint._importing_for_child = False
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # as the command's: those that catch it install their own
     sys.stdout.flush()
     sys.stderr.flush()

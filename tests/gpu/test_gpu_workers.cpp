@@ -11,12 +11,16 @@
 
 #include <ATen/Context.h>
 #include <torch/cuda.h>
+#include <torch/script.h>
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
 
 using namespace syncpoint;
 
@@ -155,4 +159,58 @@ TEST_CASE("gpu: bf16 reaches within 0.5 points of fp32 on the MLP") {
   auto bf16 = train(cfg).summary.final_accuracy;
   std::printf("bsp, 2 workers, mlp on cuda: accuracy %.4f in fp32, %.4f in bf16\n", fp32, bf16);
   CHECK(bf16 >= fp32 - 0.005);
+}
+
+// --model script:FILE.pt on the GPU (issue 60): the scripted module's tensors move with the
+// nn::Module that wraps them. The module is scripted here from TorchScript source (what
+// torch.jit.script(net).save(...) writes from Python): an MLP 784-64-10.
+TEST_CASE("gpu: a scripted model's gradient on the GPU equals the CPU's, and a job on it learns") {
+  torch::manual_seed(5);
+  torch::jit::Module net("ScriptedMlp");
+  auto parameter = [](torch::Tensor t) { return t.requires_grad_(); };  // as nn.Parameter makes them
+  net.register_parameter("w1", parameter(torch::randn({64, 784}) * 0.05), false);
+  net.register_parameter("b1", parameter(torch::zeros({64})), false);
+  net.register_parameter("w2", parameter(torch::randn({10, 64}) * 0.05), false);
+  net.register_parameter("b2", parameter(torch::zeros({10})), false);
+  net.define(R"(
+def forward(self, x):
+    h = torch.relu(torch.matmul(torch.flatten(x, 1), self.w1.t()) + self.b1)
+    return torch.matmul(h, self.w2.t()) + self.b2
+)");
+  auto path = (std::filesystem::temp_directory_path() / ("syncpoint-gpu-script-" + std::to_string(getpid()) + ".pt"))
+                .string();
+  net.save(path);
+  auto data = make_synthetic(64, 1, 3);
+  auto b = data.train.view(0, 64);
+  auto in = input_of(data.train);
+  in.options = path;
+  auto cpu = make_model("script", in);
+  auto w = cpu->initial_weights(7);
+  std::vector<float> g_cpu(cpu->size());
+  cpu->load(w.data());
+  float l_cpu = cpu->gradient(b, g_cpu.data());
+  CHECK(norm(g_cpu) > 0);
+  if (no_gpu()) {
+    std::filesystem::remove(path);
+    return;
+  }
+  in.device = "cuda:0";
+  auto gpu = make_model("script", in);
+  CHECK(gpu->initial_weights(7) == w);
+  std::vector<float> g_gpu(gpu->size());
+  gpu->load(w.data());
+  float l_gpu = gpu->gradient(b, g_gpu.data());
+  std::printf("script model: loss %.6f on the CPU, %.6f on cuda:0; gradients %.2e apart (relative)\n", l_cpu, l_gpu,
+              distance(g_gpu, g_cpu) / norm(g_cpu));
+  CHECK(l_gpu == doctest::Approx(l_cpu).epsilon(1e-4));
+  CHECK(distance(g_gpu, g_cpu) <= 1e-4 * norm(g_cpu));
+  auto cfg = testing::small_job("bsp");
+  cfg.model = "script:" + path;
+  cfg.workers = 2;
+  auto on_cpu = train(cfg).summary.final_accuracy;
+  cfg.device = "cuda";
+  auto on_gpu = train(cfg).summary.final_accuracy;
+  std::printf("bsp, 2 workers, the scripted mlp: accuracy %.4f on the CPU, %.4f on cuda\n", on_cpu, on_gpu);
+  CHECK(on_gpu >= on_cpu - 0.01);
+  std::filesystem::remove(path);
 }
