@@ -75,7 +75,7 @@ def classify(ps):
         loss = F.cross_entropy(net(x_all[i]), y_all[i])
         loss.backward()
         grad = torch.cat([p.grad.flatten() for p in params])
-        if ps.push(grad, ps.batch, float(loss)).stop:
+        if ps.push(grad, ps.batch, loss.item()).stop:
             return
 
 
@@ -93,7 +93,7 @@ def classify_flat(ps):
         flat.zero_grad()
         loss = F.cross_entropy(net(x_all[i]), y_all[i])
         loss.backward()
-        if ps.push(flat.gradient, ps.batch, float(loss)).stop:
+        if ps.push(flat.gradient, ps.batch, loss.item()).stop:
             return
 
 
@@ -157,17 +157,6 @@ def main():
                              stdout=subprocess.PIPE, text=True).stdout
         return float(out.split()[-1])
 
-    rates = {k: [] for k in ("cpp", "py", "cpp-flat", "py-flat", "builtin", "cpp-flat-1", "py-flat-1")}
-    for _ in range(args.repeats):
-        rates["cpp"].append(twin("client"))
-        rates["py"].append(python("bench-py-classify"))
-        rates["cpp-flat"].append(twin("client-flat"))
-        rates["py-flat"].append(python("bench-py-classify-flat"))
-        rates["builtin"].append(twin("builtin"))
-        rates["cpp-flat-1"].append(twin("client-flat", 1))
-        rates["py-flat-1"].append(python("bench-py-classify-flat", 1))
-    m = {k: statistics.median(v) for k, v in rates.items()}
-
     # A process a worker: train(worker_processes=True) (a head and a one-slot node a worker on
     # loopback, each python3 -m syncpoint importing this file) against the C++ twin's own head and
     # nodes. No GIL shared: this is the figure for a Python loop.
@@ -179,6 +168,18 @@ def main():
     c, p = statistics.median(cpp), statistics.median(py)
     print("loop      FlatModule, a process a worker (worker_processes=True, 2 workers): C++ %.0f samples/s, "
           "Python %.0f samples/s: %.2fx" % (c, p, p / c))
+
+    rates = {k: [] for k in ("cpp", "py", "cpp-flat", "py-flat", "builtin", "cpp-flat-1", "py-flat-1")}
+    for _ in range(args.repeats):
+        rates["cpp"].append(twin("client"))
+        rates["py"].append(python("bench-py-classify"))
+        rates["cpp-flat"].append(twin("client-flat"))
+        rates["py-flat"].append(python("bench-py-classify-flat"))
+        rates["builtin"].append(twin("builtin"))
+        rates["cpp-flat-1"].append(twin("client-flat", 1))
+        rates["py-flat-1"].append(python("bench-py-classify-flat", 1))
+    m = {k: statistics.median(v) for k, v in rates.items()}
+
     print("loop      copying: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"
           % (m["cpp"], m["py"], m["py"] / m["cpp"]))
     print("loop      FlatModule: C++ %.0f samples/s, Python %.0f samples/s: %.2fx"

@@ -441,6 +441,11 @@ def _floats(t):
     return t
 
 
+def _number(loss):
+    # A loss tensor as it is (item(): float() of one that requires grad warns in newer torch).
+    return loss.item() if isinstance(loss, torch.Tensor) else float(loss)
+
+
 def _ids(k):
     return k.detach().to("cpu", torch.int64).contiguous().numpy() if isinstance(k, torch.Tensor) else k
 
@@ -471,8 +476,8 @@ def _client_push(self, grad, samples, loss=0.0, rows=None):
     A sparse model pushes its rows' gradients with it: ``rows``, a table each, ``(keys, gradients)``
     for keys of the last pull (each once; ``[keys, width]`` floats)."""
     if rows is None:
-        return self._push(_floats(grad), int(samples), float(loss))
-    return self._push_rows(_floats(grad), [(_ids(k), _floats(g)) for k, g in rows], int(samples), float(loss))
+        return self._push(_floats(grad), int(samples), _number(loss))
+    return self._push_rows(_floats(grad), [(_ids(k), _floats(g)) for k, g in rows], int(samples), _number(loss))
 
 
 WorkerClient.pull = _client_pull

@@ -18,7 +18,7 @@ class FlatModule:
                 flat.zero_grad()
                 loss = F.cross_entropy(net(x), y)
                 loss.backward()                  # accumulates into flat.gradient
-                if ps.push(flat.gradient, len(y), float(loss)).stop:
+                if ps.push(flat.gradient, len(y), loss.item()).stop:
                     return
 
     ``gradient`` is what a push sends: the parameters' gradients, then the buffers' values (the

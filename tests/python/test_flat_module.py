@@ -98,7 +98,7 @@ def copying(ps):
         net.zero_grad()
         loss = F.cross_entropy(net(x), y)
         loss.backward()
-        if ps.push(torch.cat([p.grad.flatten() for p in params]), len(y), float(loss)).stop:
+        if ps.push(torch.cat([p.grad.flatten() for p in params]), len(y), loss.item()).stop:
             return
 
 
@@ -111,7 +111,7 @@ def flat_loop(ps):
         flat.zero_grad()
         loss = F.cross_entropy(net(x), y)
         loss.backward()
-        if ps.push(flat.gradient, len(y), float(loss)).stop:
+        if ps.push(flat.gradient, len(y), loss.item()).stop:
             return
 
 
