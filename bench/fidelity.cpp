@@ -20,8 +20,8 @@
 #include "bench/fidelity_cells.hpp"
 #include "bench/fidelity_claims.hpp"
 #include "bench/fidelity_deep.hpp"
-#include "cli/compare.hpp"
-#include "cli/zipline_cmd.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/studies/zipline_instances.hpp"
 #include "protocols/elastic_bsp/zipline.hpp"
 
 #include <algorithm>
@@ -35,7 +35,7 @@ using bench::cell;
 using bench::claim;
 using bench::fidelity_mode;
 using bench::fidelity_runs;
-using bench::report;
+using bench::claims_report;
 using bench::train_args;
 
 namespace {
@@ -69,7 +69,7 @@ namespace syncpoint::bench {
 train_args paper_job_args() {
   train_args a;
   a.set("workers", std::to_string(paper_workers)).set("model", "mlp").set("epochs", "2");
-  a.set("iter-cost", cli::fmt("%g", paper_iter_cost_ms));
+  a.set("iter-cost", fmt("%g", paper_iter_cost_ms));
   return a;
 }
 }  // namespace syncpoint::bench
@@ -95,7 +95,7 @@ void each(const std::vector<T>& items, F f) {
 }
 
 // ElasticBSP: faster and more accurate than BSP (MLP and CNN).
-void elastic(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
+void elastic(claims_report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
   std::string ours, why;
   int faster = 0, better = 0;
   std::vector<std::string> models{"mlp", "cnn"};
@@ -114,7 +114,7 @@ void elastic(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seed
     faster += f1;
     better += b1;
     why += model + ": " + (f1 ? "faster" : "not faster") + ", " + (b1 ? "more" : "less") +
-           " accurate at the cap, with " + cli::fmt("%.1f", e.samples_per_s.mean() / b.samples_per_s.mean()) +
+           " accurate at the cap, with " + fmt("%.1f", e.samples_per_s.mean() / b.samples_per_s.mean()) +
            "× BSP's samples/s. ";
     ours += model + ": to 0.85 in " + e.to_target_str() + " s vs BSP " + b.to_target_str() +
             " s; at the cap " + e.accuracy.str("%.4f") + " vs " + b.accuracy.str("%.4f") + ". ";
@@ -133,7 +133,7 @@ void elastic(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seed
 }
 
 // ZipLine: the optimized variants are linearithmic, with a crossover at small n.
-void zipline_scaling(report& rep, bool quick) {
+void zipline_scaling(claims_report& rep, bool quick) {
   std::vector<size_t> ns = quick ? std::vector<size_t>{4, 16, 64, 256, 1000}
                                  : std::vector<size_t>{4, 8, 16, 32, 64, 128, 256, 512, 1000};
   const size_t R = 15;
@@ -155,14 +155,14 @@ void zipline_scaling(report& rep, bool quick) {
   std::vector<double> tp, to, tb;
   size_t crossover = 0;
   for (auto n : ns) {
-    auto m = cli::random_zipline_matrix(n, R, 1);
+    auto m = random_zipline_matrix(n, R, 1);
     tp.push_back(micros(m, zipline_variant::plain));
     to.push_back(micros(m, zipline_variant::opt));
     tb.push_back(micros(m, zipline_variant::opt_bs));
     if (crossover == 0 && tb.back() < tp.back())
       crossover = n;
-    tab += "| " + std::to_string(n) + " | " + cli::fmt("%.1f", tp.back()) + " | " + cli::fmt("%.1f", to.back()) + " | " +
-           cli::fmt("%.1f", tb.back()) + " |\n";
+    tab += "| " + std::to_string(n) + " | " + fmt("%.1f", tp.back()) + " | " + fmt("%.1f", to.back()) + " | " +
+           fmt("%.1f", tb.back()) + " |\n";
   }
   // Growth exponents: the least-squares slope of log t against log n over
   // n >= 64 (small n is dominated by constant costs). 1 is linear, n log n
@@ -178,14 +178,14 @@ void zipline_scaling(report& rep, bool quick) {
   };
   double sp = slope(tp), so = slope(to), sb = slope(tb);
   tab += "\nGrowth exponent, the slope of log time against log n for n ≥ 64 (n log n gives about 1.15): "
-         "zipline " + cli::fmt("%.2f", sp) + ", zipline-opt " + cli::fmt("%.2f", so) + ", zipline-opt-bs " + cli::fmt("%.2f", sb) +
+         "zipline " + fmt("%.2f", sp) + ", zipline-opt " + fmt("%.2f", so) + ", zipline-opt-bs " + fmt("%.2f", sb) +
          ".\n\n";
   rep.details += tab;
   bool linearithmic = sb < 1.4 && sp > 1.6;
   rep.claims.push_back(
     {"ElasticBSP", "ZipLineOpt/OptBS are linearithmic, with the crossover against ZipLine at small n",
      "random instances (`syncpoint zipline --random N,15`), n up to 1000, this machine",
-     "growth exponent: opt-bs " + cli::fmt("%.2f", sb) + ", opt " + cli::fmt("%.2f", so) + ", zipline " + cli::fmt("%.2f", sp) +
+     "growth exponent: opt-bs " + fmt("%.2f", sb) + ", opt " + fmt("%.2f", so) + ", zipline " + fmt("%.2f", sp) +
        "; opt-bs is faster from n = " + (crossover ? std::to_string(crossover) : std::string("never")),
      linearithmic && so < 1.4 && crossover && crossover <= 64 ? "reproduced"
        : linearithmic || (crossover && crossover <= 64) ? "partly" : "not",
@@ -199,7 +199,7 @@ void zipline_scaling(report& rep, bool quick) {
 
 // WBSP: up to 60% less time to the target than the fastest other method;
 // computation share from 55–72% to 91%.
-void wbsp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
+void wbsp(claims_report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
   std::vector<std::string> others{"bsp", "asp", "ssp", "elastic-bsp"};
   auto protocols = others;
   protocols.insert(protocols.end(), {"wbsp", "wbsp-overlap"});
@@ -209,9 +209,9 @@ void wbsp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) 
   std::vector<double> links{400e6, 200e6};
   std::vector<std::vector<cell>> by_link;
   each(links, [&](double link) {
-    auto job = four_workers("mlp").set("ps-bandwidth", cli::fmt("%.0f", link));
+    auto job = four_workers("mlp").set("ps-bandwidth", fmt("%.0f", link));
     by_link.push_back(
-      bench::compare_cells(runs, "wbsp " + cli::fmt("%.0f", link / 1e6) + "MBps", job, protocols, seeds));
+      bench::compare_cells(runs, "wbsp " + fmt("%.0f", link / 1e6) + "MBps", job, protocols, seeds));
   });
   for (size_t l = 0; l < links.size(); ++l) {
     double link = links[l];
@@ -230,18 +230,18 @@ void wbsp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) 
     double best_w = std::min(mean_ttt(find(cells, "wbsp")), mean_ttt(find(cells, "wbsp-overlap")));
     double cut = 1 - best_w / best_other;
     auto& ov = find(cells, "wbsp-overlap");
-    ours_ttt += cli::fmt("%.0f", link / 1e6) + " MB/s link: " +
-                (cut >= 0 ? cli::fmt("%.0f", 100 * cut) + "% less time than " : cli::fmt("%.0f", -100 * cut) + "% more time than ") +
+    ours_ttt += fmt("%.0f", link / 1e6) + " MB/s link: " +
+                (cut >= 0 ? fmt("%.0f", 100 * cut) + "% less time than " : fmt("%.0f", -100 * cut) + "% more time than ") +
                 best_name + ", the fastest other. ";
-    ours_cr += cli::fmt("%.0f", link / 1e6) + " MB/s: others " + cli::fmt("%.0f", 100 * other_cr.lo()) + "–" +
-               cli::fmt("%.0f", 100 * other_cr.hi()) + "%, wbsp-overlap " + cli::fmt("%.0f", 100 * ov.compute.mean()) + "%. ";
+    ours_cr += fmt("%.0f", link / 1e6) + " MB/s: others " + fmt("%.0f", 100 * other_cr.lo()) + "–" +
+               fmt("%.0f", 100 * other_cr.hi()) + "%, wbsp-overlap " + fmt("%.0f", 100 * ov.compute.mean()) + "%. ";
     if (cut >= 0.5)
       verdict_ttt = "reproduced";
     else if (cut > 0 && verdict_ttt == "not")
       verdict_ttt = "partly";
     if (ov.compute.mean() >= 0.9 && other_cr.hi() < ov.compute.mean())
       verdict_cr = "reproduced";
-    rep.details += "### WBSP, PS link " + cli::fmt("%.0f", link / 1e6) +
+    rep.details += "### WBSP, PS link " + fmt("%.0f", link / 1e6) +
                    " MB/s (4 workers, `1:x2;3:x3`, MLP, evaluation every 0.05 epoch, cap = BSP's time for 2 "
                    "epochs)\n\n" + table(cells, "0.85") + "\n";
   }
@@ -260,7 +260,7 @@ void wbsp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) 
 }
 
 // R²SP: up to 25% faster when the PS link is the bottleneck.
-void r2sp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
+void r2sp(claims_report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) {
   auto job = bench::paper_job_args().set("ps-bandwidth", "1.3e9").set("target-accuracy", "0.8");
   auto cells = bench::compare_cells(runs, "r2sp", job, {"bsp", "asp", "r2sp"}, seeds);
   auto& b = find(cells, "bsp");
@@ -273,7 +273,7 @@ void r2sp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) 
   rep.claims.push_back(
     {"R²SP", "trains up to 25% faster when the PS link is the bottleneck",
      "MLP, 8 equal workers, a shared PS link of 1.3 GB/s (each transfer 814 KB), target 0.8",
-     "samples/s " + cli::fmt("%.2f", thr) + "× BSP's; time to 0.8: R²SP " + r.to_target_str() + " s, BSP " +
+     "samples/s " + fmt("%.2f", thr) + "× BSP's; time to 0.8: R²SP " + r.to_target_str() + " s, BSP " +
        b.to_target_str() + " s, ASP " + a.to_target_str() + " s",
      ttt >= 1.2 && thr >= 1.2 ? "reproduced" : (ttt > 1 || thr > 1 ? "partly" : "not"),
      std::string(thr >= 1.2 ? "Throughput reproduced: slots keep the link busy without queues. "
@@ -284,7 +284,7 @@ void r2sp(report& rep, fidelity_runs& runs, const std::vector<uint64_t>& seeds) 
                      "ran longer, where the throughput gain adds up.")});
 }
 
-std::string render(const report& rep, const std::string& mode, const std::vector<uint64_t>& seeds) {
+std::string render(const claims_report& rep, const std::string& mode, const std::vector<uint64_t>& seeds) {
   std::ostringstream out;
   out << "Generated by `bench/fidelity.sh" << (mode == "quick" ? " --quick" : "") << "` ("
       << seeds.size() << " seed" << (seeds.size() > 1 ? "s" : "") << " per cell"
@@ -317,8 +317,8 @@ void write_section(const std::string& path, const std::string& mode, const std::
 }
 
 // Every claim whose runs are all there; the missing runs of the others are noted in `runs`.
-report claims(fidelity_runs& runs, const fidelity_mode& mode) {
-  report rep;
+claims_report claims(fidelity_runs& runs, const fidelity_mode& mode) {
+  claims_report rep;
   bench::attempt([&] { elastic(rep, runs, mode.seeds); });
   if (mode.timing)
     zipline_scaling(rep, mode.quick);

@@ -17,7 +17,7 @@ struct claim {
   std::string paper, claim, scenario, ours, verdict, why;
 };
 
-struct report {
+struct claims_report {
   std::vector<claim> claims;
   std::string details;  // the tables behind the claims
 };
@@ -34,6 +34,6 @@ inline constexpr int paper_workers = 8;
 inline constexpr double paper_iter_cost_ms = 10;
 train_args paper_job_args();
 
-void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& mode);
+void sync_switch_claims(claims_report& rep, fidelity_runs& runs, const fidelity_mode& mode);
 
 }  // namespace syncpoint::bench

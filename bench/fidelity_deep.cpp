@@ -1,7 +1,7 @@
 #include "bench/fidelity_deep.hpp"
 
 #include "bench/fidelity_cells.hpp"
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include <syncpoint/train.hpp>
 #include "runtime/records/run_files.hpp"
 #include "runtime/studies/sweep.hpp"
@@ -22,7 +22,7 @@ namespace syncpoint::bench {
 namespace {
 
 namespace fs = std::filesystem;
-using cli::fmt;
+using syncpoint::fmt;
 
 // One scenario of a paper, with the protocols its claim compares.
 struct scenario {

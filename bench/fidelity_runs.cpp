@@ -1,7 +1,7 @@
 #include "bench/fidelity_runs.hpp"
 
-#include "cli/sweep_figures.hpp"
-#include "cli/sweep_spec.hpp"
+#include "runtime/report/sweep_figures.hpp"
+#include "runtime/studies/sweep_spec.hpp"
 #include "runtime/studies/sweep.hpp"
 
 #include <algorithm>
@@ -61,7 +61,7 @@ std::vector<std::string> train_args::text() const {
 fidelity_runs::fidelity_runs(std::string dir) : dir_(std::move(dir)) {
   for (int n = 1; fs::exists(stage_file(dir_, n)); ++n) {
     stages_ = n;
-    for (auto& c : cells_of(cli::parse_sweep_args({stage_file(dir_, n)}).grid))
+    for (auto& c : cells_of(read_sweep_spec(stage_file(dir_, n)).full_grid()))
       planned_.insert(key_of(c.args));
     auto folder = dir_ + "/stage-" + std::to_string(n);
     if (!fs::exists(folder + "/sweep.json")) {
@@ -69,7 +69,7 @@ fidelity_runs::fidelity_runs(std::string dir) : dir_(std::move(dir)) {
         unfinished_ = stage_file(dir_, n);
       continue;
     }
-    auto sweep = cli::load_sweep(folder);
+    auto sweep = report::load_sweep(folder);
     for (size_t i = 0; i < sweep.cells.size(); ++i) {
       if (sweep.summaries[i])
         done_.emplace(key_of(sweep.cells[i].args), *sweep.summaries[i]);

@@ -1,6 +1,6 @@
 #include "bench/fidelity_claims.hpp"
 #include "bench/null_coordinator.hpp"
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include <syncpoint/protocol.hpp>
 #include "runtime/studies/spread.hpp"
 #include "runtime/studies/tune_switch.hpp"
@@ -10,7 +10,7 @@
 namespace syncpoint::bench {
 
 // Sync-Switch: throughput at similar accuracy, against ASP, transient stragglers, overhead.
-void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& mode) {
+void sync_switch_claims(claims_report& rep, fidelity_runs& runs, const fidelity_mode& mode) {
   auto& seeds = mode.seeds;
   auto het = paper_job_args().set("straggler", "6:x2;7:x3");
   // What the 5.13x needs: BSP far slower than ASP. Tried with workers 6 and 7
@@ -20,8 +20,8 @@ void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& m
   // Transient stragglers: each worker 4x slower for its own 0.6 s window.
   std::string windows;
   for (int i = 0; i < paper_workers; ++i)
-    windows += (i ? ";" : "") + std::to_string(i) + ":x4@" + cli::fmt("%.2f", 0.3 + i * 0.6) + "-" +
-               cli::fmt("%.2f", 0.3 + (i + 1) * 0.6);
+    windows += (i ? ";" : "") + std::to_string(i) + ":x4@" + fmt("%.2f", 0.3 + i * 0.6) + "-" +
+               fmt("%.2f", 0.3 + (i + 1) * 0.6);
   auto transient = paper_job_args().set("straggler", windows);
   auto online = transient;
   online.set("online", "on");
@@ -100,16 +100,16 @@ void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& m
                  "| time, sync-switch / asp (same samples) | " + time_vs_asp.str("%.2f") + "× |\n"
                  "| transient stragglers: throughput, online / bsp | " + transient_thr.str("%.2f") + "× |\n"
                  "| transient stragglers: accuracy, online − bsp | " + transient_acc.str("%+.2f") + " points |\n"
-                 "| online policy per push, beyond bsp's decision | " + cli::fmt("%.0f", extra_ns) + " ns |\n"
+                 "| online policy per push, beyond bsp's decision | " + fmt("%.0f", extra_ns) + " ns |\n"
                  "| tried: workers 6 and 7 4× and 8× slower (seed " + std::to_string(heavy_seed) + ", schedule " +
-                 heavy_tuned.policy.schedule + "): throughput / bsp | " + cli::fmt("%.2f", heavy_thr) + "× |\n"
-                 "| tried: the same, accuracy − bsp | " + cli::fmt("%+.2f", heavy_acc) + " points |\n\n";
+                 heavy_tuned.policy.schedule + "): throughput / bsp | " + fmt("%.2f", heavy_thr) + "× |\n"
+                 "| tried: the same, accuracy − bsp | " + fmt("%+.2f", heavy_acc) + " points |\n\n";
   std::string scen = "MLP, 8 workers, workers 6 and 7 two and three times slower, 2 epochs, share tuned by "
                      "`tune-switch` (tolerance 0.005)";
   rep.claims.push_back(
     {"Sync-Switch", "up to 5.13× BSP's throughput at similar accuracy", scen,
      thr.str("%.2f") + "× BSP, accuracy " + acc_vs_bsp.str("%+.2f") + " points; tried with workers 6 and 7 "
-       "4× and 8× slower: " + cli::fmt("%.2f", heavy_thr) + "×, " + cli::fmt("%+.2f", heavy_acc) + " points",
+       "4× and 8× slower: " + fmt("%.2f", heavy_thr) + "×, " + fmt("%+.2f", heavy_acc) + " points",
      std::max(thr.mean(), heavy_thr) >= 4 && acc_vs_bsp.mean() > -1 ? "reproduced"
        : thr.mean() > 1.1 ? "partly" : "not",
      "The speed-up is bounded by what BSP loses to its slowest worker: with workers 2–3× slower and free "
@@ -136,7 +136,7 @@ void sync_switch_claims(report& rep, fidelity_runs& runs, const fidelity_mode& m
      "speed-up exceeds the paper's. The paper's stragglers are rarer."});
   rep.claims.push_back(
     {"Sync-Switch", "framework overhead as low as 1.7%", "the online policy's work per push, per 10 ms iteration",
-     cli::fmt("%.4f", overhead) + "% of an iteration",
+     fmt("%.4f", overhead) + "% of an iteration",
      overhead <= 1.7 ? "reproduced" : "not",
      "A switch here is a behaviour change in one actor (measured at tens of µs by bench_sync_switch). The "
      "paper's overhead includes restarting TensorFlow sessions."});

@@ -8,7 +8,7 @@
 // Defaults are issue 3's: 4 workers, MLP, straggler 3:x3, target 0.85, 3 epochs,
 // bsp, asp, ssp (s=3) and elastic-bsp.
 #include "bench/args.hpp"
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include "core/link_model.hpp"
 
 #include <cstdio>
@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
     }
     bandwidth = *bw;
   }
-  std::vector<cli::compared_run> runs;
+  std::vector<compared_run> runs;
   std::stringstream list(protocols);
   std::string p;
   try {
@@ -63,7 +63,7 @@ int main(int argc, char** argv) {
       cfg.eval_every = eval_every;
       cfg.ps_bandwidth = bandwidth;
       cfg.progress = false;
-      cli::compared_run r;
+      compared_run r;
       r.label = protocol_label(p, cfg.protocol_opts);
       r.summary = train(cfg).summary;
       runs.push_back(std::move(r));
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   std::printf("Fashion-MNIST, MLP, 4 workers, virtual clock (10 ms/iteration), straggler %s, "
               "target %.3f, %.1f epochs, lr %g, momentum %g, PS link %g bytes/s (0: free), seed 1\n\n%s\n",
               straggler.c_str(), target, epochs, lr, momentum, bandwidth,
-              cli::comparison_table(runs).c_str());
+              report::comparison_table(runs).c_str());
   const run_summary* bsp = nullptr;
   for (auto& r : runs)
     if (r.label == "bsp")

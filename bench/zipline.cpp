@@ -6,7 +6,7 @@
 // [0.5,2)), the same generator as `syncpoint zipline --random N,R`. Every
 // configuration checks that the three variants return the same stops.
 #include "bench/args.hpp"
-#include "cli/zipline_cmd.hpp"
+#include "runtime/studies/zipline_instances.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
   bool all_agree = true;
   for (size_t n : {10, 100, 1000}) {
     for (size_t R : {15, 150}) {
-      auto m = cli::random_zipline_matrix(n, R, seed);
+      auto m = random_zipline_matrix(n, R, seed);
       zipline_result a, b, c;
       double t_plain = median_micros(m, zipline_variant::plain, repeat, a);
       double t_opt = median_micros(m, zipline_variant::opt, repeat, b);
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   // Growth: zipline-opt-bs alone at n = 10,000 (zipline would take minutes there).
   double t_small = 0, t_big = 0;
   for (size_t n : {1000, 10000}) {
-    auto m = cli::random_zipline_matrix(n, 150, seed);
+    auto m = random_zipline_matrix(n, 150, seed);
     zipline_result r;
     (n == 1000 ? t_small : t_big) = median_micros(m, zipline_variant::opt_bs, repeat, r);
   }

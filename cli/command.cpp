@@ -8,8 +8,8 @@
 #include <syncpoint/command.hpp>
 
 #include "cli/cluster_cmds.hpp"
-#include "cli/compare.hpp"
-#include "cli/compare_runs.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/studies/compare_runs.hpp"
 #include "cli/launch_cmd.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
@@ -31,7 +31,7 @@
 #include <thread>
 
 using namespace syncpoint;
-using syncpoint::cli::print_summary;
+using syncpoint::report::print_summary;
 
 namespace {
 
@@ -98,7 +98,7 @@ int run_train(const std::vector<std::string>& args) {
     p.label = label;
     write_provenance(job.out_dir, p);
   }
-  print_summary(r.summary);
+  report::print_summary(r.summary);
   for (auto& f : r.failures)
     std::fprintf(stderr, "syncpoint train: %s\n", f.c_str());
   if (failed_run(r.summary)) {
@@ -171,7 +171,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   for (auto& p : opts.protocols) {  // all names checked before the first run
     auto cfg = base;
     try {
-      auto v = cli::parse_variant(p);
+      auto v = parse_variant(p);
       cfg.protocol = v.protocol;
       for (auto& [name, value] : v.options)
         cfg.protocol_opts.set(name, value);
@@ -190,7 +190,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     return 2;
   }
   cli::progress_display shown(base.progress);
-  cli::comparison_plan plan;
+  comparison_plan plan;
   plan.base = base;
   plan.protocols = opts.protocols;
   plan.lrs = opts.tune_lrs;
@@ -199,7 +199,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   plan.command = cli::command_line("compare", args);
   plan.given = [&opts](const std::string& name) { return opts.given(name); };
   if (child.index >= 0)
-    return cli::run_one(plan, static_cast<size_t>(child.index), child.cap_s, child.out);
+    return run_one(plan, static_cast<size_t>(child.index), child.cap_s, child.out);
   plan.on_run = [&](const std::string& label, int i, int n) { shown.begin(label, i, n); };
   plan.on_progress = shown.callback();
   plan.jobs = opts.jobs > 0 ? opts.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -207,7 +207,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     std::vector<std::string> child_args{"compare"};
     child_args.insert(child_args.end(), parent_args.begin(), parent_args.end());
     child_args.insert(child_args.end(), {"--progress=false", "--internal-run=" + std::to_string(index),
-                                         "--internal-cap=" + cli::fmt("%.17g", cap_s), "--internal-out=" + out_dir});
+                                         "--internal-cap=" + fmt("%.17g", cap_s), "--internal-out=" + out_dir});
     return launch_process(child_args, "/dev/null", log);
   };
   std::optional<cli::sweep_display> runs_shown;
@@ -220,7 +220,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
     }
     runs_shown->event(p, ended);
   };
-  auto c = cli::run_comparison(plan);
+  auto c = run_comparison(plan);
   shown.end();
   if (runs_shown)
     runs_shown->end();
@@ -232,19 +232,19 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   std::printf("\n%s\n%s\n", rule.c_str(), equal.c_str());
   if (!c.grid.empty()) {
     std::printf("\nevery protocol at every learning rate:\n%s",
-                cli::comparison_table(c.grid, c.equal_samples).c_str());
-    std::vector<cli::compared_run> shared;
+                report::comparison_table(c.grid, c.equal_samples).c_str());
+    std::vector<compared_run> shared;
     for (auto& r : c.grid)
       if (r.lr == base.lr)
         shared.push_back(r);
     if (!shared.empty())
-      std::printf("\nat the shared learning rate %s:\n%s", cli::fmt("%g", base.lr).c_str(),
-                  cli::comparison_table(shared, c.equal_samples).c_str());
+      std::printf("\nat the shared learning rate %s:\n%s", fmt("%g", base.lr).c_str(),
+                  report::comparison_table(shared, c.equal_samples).c_str());
     std::printf("\neach protocol at its best learning rate (soonest to the target, else most accurate):\n");
   }
-  std::printf("\n%s", cli::comparison_table(c.runs, c.equal_samples).c_str());
+  std::printf("\n%s", report::comparison_table(c.runs, c.equal_samples).c_str());
   if (!base.out_dir.empty()) {
-    cli::write_report(base.out_dir, c.runs, rule + ". " + equal + ".", c.equal_samples, c.grid);
+    report::write_report(base.out_dir, c.runs, rule + ". " + equal + ".", c.equal_samples, c.grid);
     std::printf("wrote %s/comparison.md and one folder per run\nreport: %s/index.html (open it in a browser)\n",
                 base.out_dir.c_str(), base.out_dir.c_str());
   }

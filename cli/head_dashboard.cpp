@@ -1,7 +1,5 @@
 #include "cli/head_dashboard.hpp"
 
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
 #include "runtime/cluster/dashboard/dashboard_site.hpp"
 #include "runtime/records/run_files.hpp"
 
@@ -68,7 +66,6 @@ std::string head_dashboard::listen(const std::string& host, const std::string& s
   hub_ = cluster::spawn_hub(sys_, {board, secret_});
   link_.hub = hub_;
   link_.runs_dir = runs_dir_;
-  link_.write_report = [](const std::string& dir) { write_text(dir + "/report.html", report_html({load_run(dir)})); };
   auto shown_name = shown.find(':') != std::string::npos ? "[" + shown + "]" : shown;  // an IPv6 address
   return std::string(tls.enabled() ? "https" : "http") + "://" + shown_name + ":" + std::to_string(server_->port()) + "/";
 }

@@ -1,8 +1,8 @@
 // `syncpoint head --dashboard PORT [--runs DIR]`: the head's live dashboard
 // and Prometheus /metrics (docs/dashboard.md). The actors' side (hub, one
 // watcher per job) and the HTTP side (runtime/cluster/dashboard/http_server.hpp) are
-// put together here, with the comparison report of each finished job, which
-// only the command's side can draw (cli/report_html.hpp).
+// put together here (each finished job's watcher writes its comparison page,
+// runtime/report/page.hpp).
 //
 //   head_dashboard d(sys, "8265", true, runs_dir, secret);
 //   std::string url = d.listen(host, shown, tls, warn);  // "" when off (or a default port taken)

@@ -384,14 +384,6 @@ std::string check_options_fit(const job_config& cfg, const std::vector<std::stri
   return {};
 }
 
-protocol_options options_of(const job_config& cfg, const std::string& protocol) {
-  protocol_options out;
-  for (auto& o : protocol_option_specs(protocol))
-    if (cfg.protocol_opts.has(o.name))
-      out.set(o.name, cfg.protocol_opts.text(o.name));
-  return out;
-}
-
 std::string command_line(const std::string& command, const std::vector<std::string>& args) {
   std::string out = "syncpoint " + command;
   bool secret_next = false;

@@ -90,9 +90,6 @@ std::vector<std::string> split_protocols(const std::string& list);
 /// and the compressor if any, as compare names it ("diloco(H=50) int4").
 std::string run_label(const job_config& cfg);
 
-/// `cfg`'s protocol options that `protocol` declares (compare: each its own).
-protocol_options options_of(const job_config& cfg, const std::string& protocol);
-
 /// --save-model writes the dense weights only: a model with sparse tables,
 /// whose rows stay on the PS (docs/sparse.md), is refused with config_error
 /// before the run. Loads the job's data to make its model; nothing without --save-model.

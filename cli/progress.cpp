@@ -1,6 +1,6 @@
 #include "cli/progress.hpp"
 
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,9 +1,9 @@
 #include "cli/report_cmd.hpp"
 
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include "cli/option_table.hpp"
-#include "cli/report_html.hpp"
-#include "cli/sweep_report.hpp"
+#include "runtime/report/page.hpp"
+#include "runtime/report/sweep_page.hpp"
 #include "runtime/records/run_files.hpp"
 
 #include <algorithm>
@@ -77,11 +77,11 @@ int run_report(const std::vector<std::string>& args) {
     return 2;
   }
   if (dirs.size() == 1 && is_file(fs::path(dirs[0]) / "sweep.json")) {  // a sweep's folder: the sweep's page
-    auto sweep = load_sweep(dirs[0]);
-    auto f = figure.empty() ? default_figure(sweep) : parse_figure(figure);
+    auto sweep = report::load_sweep(dirs[0]);
+    auto f = figure.empty() ? report::default_figure(sweep) : report::parse_figure(figure);
     if (out.empty())
       out = join(dirs[0], "index.html");
-    write_text(out, sweep_report_html(sweep, f));
+    report::write_text(out, report::sweep_report_html(sweep, f));
     std::printf("report: %s (a sweep of %zu cells)\n", out.c_str(), sweep.cells.size());
     return 0;
   }
@@ -99,7 +99,7 @@ int run_report(const std::vector<std::string>& args) {
   }
   if (out.empty())
     out = "report.html";
-  write_text(out, report_html(records));
+  report::write_text(out, report::report_html(records));
   std::printf("report: %s (%zu run%s)\n", out.c_str(), records.size(), records.size() == 1 ? "" : "s");
   return 0;
 }

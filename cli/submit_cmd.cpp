@@ -5,7 +5,7 @@
 // run.json and the model file.
 #include "cli/cluster_cmds.hpp"
 
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include "cli/options.hpp"
 #include "runtime/cluster/placement.hpp"
 #include "runtime/records/model_file.hpp"
@@ -113,7 +113,7 @@ int run_submit(const std::vector<std::string>& args) {
     return run.state == "done" ? 0 : interrupted ? 128 + interrupted : 1;
   }
   auto& r = run.result;
-  print_summary(r.summary);
+  report::print_summary(r.summary);
   for (auto& f : r.failures)
     std::fprintf(stderr, "syncpoint submit: %s\n", f.c_str());
   if (!out_dir.empty()) {

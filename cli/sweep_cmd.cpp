@@ -1,9 +1,9 @@
 #include "cli/sweep_cmd.hpp"
 
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include "cli/options.hpp"
 #include "cli/progress.hpp"
-#include "cli/sweep_report.hpp"
+#include "runtime/report/sweep_page.hpp"
 #include "cli/sweep_spec.hpp"
 #include <syncpoint/train.hpp>
 
@@ -40,7 +40,7 @@ void check_cell(const sweep_cell& c) {
 }
 
 // The table of every cell, in the grid's order: markdown, for the terminal and DIR/sweep.md.
-std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& outcomes) {
+std::string cell_table(const report::sweep_result& r, const std::vector<cell_outcome>& outcomes) {
   std::string out = "|";
   for (auto& a : r.grid.axes)
     out += " " + a.name + " |";
@@ -61,7 +61,7 @@ std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& o
       out += " " + why + " | | | |\n";
       continue;
     }
-    out += " " + (s->final_accuracy >= 0 ? fmt("%.4f", s->final_accuracy) : "-") + " | " + time_to_target_text(*s) + " | " + fmt("%.2f", s->run_time_s) +
+    out += " " + (s->final_accuracy >= 0 ? fmt("%.4f", s->final_accuracy) : "-") + " | " + report::time_to_target_text(*s) + " | " + fmt("%.2f", s->run_time_s) +
            " | " + fmt("%.1f", s->samples_per_s) + " |\n";
   }
   return out;
@@ -71,15 +71,15 @@ std::string cell_table(const sweep_result& r, const std::vector<cell_outcome>& o
 
 int finish_sweep(const sweep_request& req, const std::vector<sweep_cell>& cells,
                  const std::vector<cell_outcome>& outcomes) {
-  auto result = load_sweep(req.out);
+  auto result = report::load_sweep(req.out);
   std::string table;
   if (result.grid.parts.empty())
     table = cell_table(result, outcomes);
-  auto parts = parts_of(result);
+  auto parts = report::parts_of(result);
   for (size_t p = 0; p < result.grid.parts.size(); ++p)
     table += (p ? "\n" : "") + std::string("## ") + result.grid.parts[p].name + "\n\n" + cell_table(parts[p], outcomes);
   std::ofstream(req.out + "/sweep.md", std::ios::binary) << "# Sweep " << req.out << "\n\n" << table;
-  write_text(req.out + "/index.html", sweep_report_html(result, default_figure(result)));
+  report::write_text(req.out + "/index.html", report::sweep_report_html(result, report::default_figure(result)));
   std::printf("%s\nwrote %s/sweep.md and one folder per cell in %s/cells\nreport: %s/index.html (open it in a browser)\n",
               table.c_str(), req.out.c_str(), req.out.c_str(), req.out.c_str());
   size_t failed = 0;

@@ -20,6 +20,7 @@
 
 #include "runtime/cluster/transport/tls_files.hpp"
 #include "runtime/studies/sweep.hpp"
+#include "runtime/studies/sweep_spec.hpp"
 
 #include <string>
 #include <vector>
@@ -41,8 +42,6 @@ struct sweep_request {
 /// Throws config_error naming the bad argument, file, line or axis.
 sweep_request parse_sweep_args(const std::vector<std::string>& args);
 
-/// "a,b" -> {"a", "b"}; a double-quoted item may hold commas ("\"1,2\",3" -> {"1,2", "3"}).
-std::vector<std::string> split_values(const std::string& text);
 
 extern const char* sweep_help;
 

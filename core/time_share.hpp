@@ -1,5 +1,5 @@
 // Where a worker's time goes, by the trace's spans: the comparison report's
-// timeline (cli/report_timeline.cpp) and the dashboard's last minute
+// timeline (runtime/report/timeline.cpp) and the dashboard's last minute
 // (runtime/cluster/live_job.hpp) cut it the same way.
 #pragma once
 

@@ -1,6 +1,6 @@
 #include "fuzz/fuzz_targets.hpp"
 
-#include "cli/zipline_cmd.hpp"
+#include "runtime/studies/zipline_instances.hpp"
 #include <syncpoint/protocol.hpp>
 #include "runtime/records/checkpoint_file.hpp"
 #include "runtime/cluster/interfaces.hpp"
@@ -76,8 +76,8 @@ void run_zipline_csv(const uint8_t* data, size_t size) {
   std::istringstream in(text_of(data, size));
   zipline_matrix m;
   try {
-    m = cli::parse_zipline_csv(in, "fuzz.csv");
-  } catch (const cli::input_error& e) {
+    m = parse_zipline_csv(in, "fuzz.csv");
+  } catch (const input_error& e) {
     fuzz_check(std::string(e.what()).find("fuzz.csv:") == 0, "an error that does not name the file");
     return;
   }

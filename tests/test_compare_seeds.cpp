@@ -1,8 +1,8 @@
 // `compare --seeds`: every protocol once per seed; the table, comparison.md
 // and the page show mean and min–max, computed here again by hand from the
 // runs' own summary.json files.
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
 #include "runtime/records/run_files.hpp"
 #include "tests/helpers.hpp"
 
@@ -30,7 +30,7 @@ std::string by_hand(const std::vector<double>& xs, const char* f) {
     lo = x < lo ? x : lo;
     hi = x > hi ? x : hi;
   }
-  return cli::fmt(f, sum / static_cast<double>(xs.size())) + " (" + cli::fmt(f, lo) + "–" + cli::fmt(f, hi) + ")";
+  return fmt(f, sum / static_cast<double>(xs.size())) + " (" + fmt(f, lo) + "–" + fmt(f, hi) + ")";
 }
 
 // The cells of the text table's row for `label` (stdout, comparison.md).
@@ -148,7 +148,7 @@ TEST_CASE("compare --seeds: the verdict says when a difference is within the spr
   };
   // bsp 10, 12, 14 s; asp 11, 9, 17 s on seeds 1, 2, 3: means 12 and 12.33, and asp is
   // the soonest on seed 2; the ranges overlap.
-  auto close = cli::report_html({run("bsp", 1, 10), run("bsp", 2, 12), run("bsp", 3, 14), run("asp", 1, 11),
+  auto close = report::report_html({run("bsp", 1, 10), run("bsp", 2, 12), run("bsp", 3, 14), run("asp", 1, 11),
                                  run("asp", 2, 9), run("asp", 3, 17)});
   INFO(close);
   CHECK(close.find("<b>Soonest to accuracy 0.8: bsp</b>, at 12.00 s on average over 3 seeds (10.00–14.00), the "
@@ -156,14 +156,14 @@ TEST_CASE("compare --seeds: the verdict says when a difference is within the spr
   CHECK(close.find("<b>Within the spread:</b> the times to the target of asp (12.33 (9.00–17.00) s) overlap bsp's "
                    "(12.00 (10.00–14.00) s)") != std::string::npos);
   // asp far behind on every seed: no such line, and bsp soonest on all 3.
-  auto clear = cli::report_html({run("bsp", 1, 10), run("bsp", 2, 12), run("bsp", 3, 14), run("asp", 1, 20),
+  auto clear = report::report_html({run("bsp", 1, 10), run("bsp", 2, 12), run("bsp", 3, 14), run("asp", 1, 20),
                                  run("asp", 2, 22), run("asp", 3, 24)});
   CHECK(clear.find("the soonest of all on 3 of 3 seeds (asp 1.83&times; as long)") != std::string::npos);
   CHECK(clear.find("Within the spread") == std::string::npos);
   // Runs that differ in more than the seed stay apart: two lines, no band.
   auto other = run("bsp", 2, 12);
   other.summary.lr = 0.5;
-  auto apart = cli::report_html({run("bsp", 1, 10), other});
+  auto apart = report::report_html({run("bsp", 1, 10), other});
   CHECK(occurrences(apart, "<polygon class='band'") == 0);
   CHECK(occurrences(apart, "<polyline class='series'") == 4);
 }

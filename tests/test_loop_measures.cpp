@@ -5,8 +5,8 @@
 // /metrics carry them.
 #include "examples/linear_regression.hpp"
 
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
 #include "core/rapidjson.hpp"
 #include "runtime/cluster/dashboard/dashboard_view.hpp"
 #include "runtime/records/run_files.hpp"
@@ -81,13 +81,13 @@ TEST_CASE("loop measures: a job with no accuracy has a null final accuracy and i
   CHECK(lines.back().find("mse=") != std::string::npos);
   CHECK(lines.back().find("acc=") == std::string::npos);
   // And the printed summary says what was measured, not an accuracy of 0.
-  CHECK(cli::final_measures(r.summary).find("final mse ") == 0);
+  CHECK(report::final_measures(r.summary).find("final mse ") == 0);
   auto none = r.summary;
   none.final_metrics.clear();
-  CHECK(cli::final_measures(none).find("measured nothing") != std::string::npos);
+  CHECK(report::final_measures(none).find("measured nothing") != std::string::npos);
   auto both = r.summary;
   both.final_accuracy = 0.5;
-  CHECK(cli::final_measures(both) == "final accuracy 0.5000, mse " + cli::fmt("%.4g", mse.back()));
+  CHECK(report::final_measures(both) == "final accuracy 0.5000, mse " + fmt("%.4g", mse.back()));
 }
 
 TEST_CASE("loop measures: the comparison page draws the held-out measure and the training loss instead of accuracy") {
@@ -101,7 +101,7 @@ TEST_CASE("loop measures: the comparison page draws the held-out measure and the
     rec.provenance.label = protocol;
     runs.push_back(std::move(rec));
   }
-  auto page = cli::report_html(runs);
+  auto page = report::report_html(runs);
   CHECK(page.find("<h2>Test accuracy") == std::string::npos);
   CHECK(page.find("<h2>What the loop measured, and training loss</h2>") != std::string::npos);
   CHECK(page.find("<h3>held-out mse against time</h3>") != std::string::npos);

@@ -1,8 +1,9 @@
 // The comparison page: what compare writes, what report rebuilds from run
 // folders, and (when Debian's chromium is installed) that a real browser draws it.
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include "cli/progress.hpp"
-#include "cli/report_html.hpp"
+#include "runtime/report/page.hpp"
+#include "runtime/report/verdict.hpp"
 #include <syncpoint/job_config.hpp>
 #include "runtime/records/run_files.hpp"
 #include "tests/helpers.hpp"
@@ -104,19 +105,19 @@ TEST_CASE("report: compare's page has both curves, both timelines and the runs' 
     // to target, stopped, final acc, acc@N, run time, samples, samples/s, compute, wait, staleness, barriers
     REQUIRE(cells.size() == 11);
     REQUIRE(s.time_to_target_s >= 0);  // both reach 0.9 and stop there
-    CHECK(cells[0] == cli::fmt("%.2f", s.time_to_target_s));
-    CHECK(cells[1] == "target at " + cli::fmt("%.2f", s.run_time_s) + " s");
-    CHECK(cells[2] == cli::fmt("%.4f", s.final_accuracy));
-    CHECK(cells[3] == cli::fmt("%.4f", accuracy_at_samples(s, n)));
-    CHECK(cells[4] == cli::fmt("%.2f", s.run_time_s));
+    CHECK(cells[0] == fmt("%.2f", s.time_to_target_s));
+    CHECK(cells[1] == "target at " + fmt("%.2f", s.run_time_s) + " s");
+    CHECK(cells[2] == fmt("%.4f", s.final_accuracy));
+    CHECK(cells[3] == fmt("%.4f", accuracy_at_samples(s, n)));
+    CHECK(cells[4] == fmt("%.2f", s.run_time_s));
     CHECK(std::stoull(std::regex_replace(cells[5], std::regex(","), "")) == s.samples);
-    CHECK(cells[6] == cli::fmt("%.1f", s.samples_per_s));
-    CHECK(cells[7] == cli::fmt("%.3f", s.mean_compute_ratio));
+    CHECK(cells[6] == fmt("%.1f", s.samples_per_s));
+    CHECK(cells[7] == fmt("%.3f", s.mean_compute_ratio));
     double wait = 0;
     for (auto& w : s.per_worker)
       wait += w.wait_s;
-    CHECK(cells[8] == cli::fmt("%.2f", wait));
-    CHECK(cells[9] == cli::fmt("%.2f", s.staleness_mean));
+    CHECK(cells[8] == fmt("%.2f", wait));
+    CHECK(cells[9] == fmt("%.2f", s.staleness_mean));
     CHECK(cells[10] == std::to_string(s.barriers));
   }
   // The best of a column is marked: ssp reached the target first, bsp has no staleness.
@@ -277,13 +278,13 @@ document.getElementById('f').onload = function() {
 TEST_SUITE_END();
 
 TEST_CASE("report: round axis ticks") {
-  CHECK(cli::nice_ticks(0, 9.4, 5) == std::vector<double>{0, 2, 4, 6, 8});
-  CHECK(cli::nice_ticks(0, 195520, 5) == std::vector<double>{0, 50000, 100000, 150000});
-  auto t = cli::nice_ticks(0.79, 0.872, 6);
+  CHECK(report::nice_ticks(0, 9.4, 5) == std::vector<double>{0, 2, 4, 6, 8});
+  CHECK(report::nice_ticks(0, 195520, 5) == std::vector<double>{0, 50000, 100000, 150000});
+  auto t = report::nice_ticks(0.79, 0.872, 6);
   REQUIRE(t.size() == 9);  // step 0.01
   CHECK(t.front() == doctest::Approx(0.79));
   CHECK(t.back() == doctest::Approx(0.87));
-  CHECK(cli::nice_ticks(1, 1).empty());
+  CHECK(report::nice_ticks(1, 1).empty());
 }
 
 TEST_CASE("progress: the bar shows the share done, the accuracy and the time left") {
@@ -380,7 +381,7 @@ TEST_CASE("report: the rate is drawn as steps from the trace's lr events to the 
     return out;
   };
   // A step decay: 0.1, then 0.01 from sample 150; the run ends at 300.
-  auto page = cli::report_html({run("bsp", {{0, 0.1}, {150, 0.01}})});
+  auto page = report::report_html({run("bsp", {{0, 0.1}, {150, 0.01}})});
   auto lines = lr_polylines(page);
   REQUIRE(lines.size() == 2);  // against time, against samples
   for (auto& pts : lines) {
@@ -398,34 +399,82 @@ TEST_CASE("report: the rate is drawn as steps from the trace's lr events to the 
     CHECK(xy[1].first - xy[0].first == doctest::Approx(xy[3].first - xy[2].first).epsilon(0.01));  // 150 and 150
   }
   // A constant rate draws no rate chart.
-  CHECK(cli::report_html({run("bsp", {{0, 0.1}}), run("asp", {{0, 0.1}})}).find("chart lr") == std::string::npos);
-  CHECK(cli::report_html({run("bsp", {})}).find("chart lr") == std::string::npos);
+  CHECK(report::report_html({run("bsp", {{0, 0.1}}), run("asp", {{0, 0.1}})}).find("chart lr") == std::string::npos);
+  CHECK(report::report_html({run("bsp", {})}).find("chart lr") == std::string::npos);
 }
 
+namespace {
+
+// A run of two workers for 10 s toward target 0.8: `sps` samples/s, each worker waiting `wait_s`,
+// reaching 0.81 after `samples_at_target` samples at time `t` (< 0: never); asp's gradients 3 updates stale.
+run_record raced(const std::string& label, double sps, double wait_s, uint64_t samples_at_target, double t) {
+  run_record r;
+  r.provenance.label = label;
+  auto& s = r.summary;
+  s.protocol = label;
+  s.workers = 2;
+  s.target_accuracy = 0.8;
+  s.time_to_target_s = t;
+  s.run_time_s = 10;
+  s.samples_per_s = sps;
+  s.samples = static_cast<uint64_t>(sps * 10);
+  s.final_accuracy = 0.85;
+  s.staleness_mean = label == "asp" ? 3 : 0;
+  s.per_worker = {{0, 1, 5, 0, wait_s, 0.5}, {1, 1, 5, 0, wait_s, 0.5}};
+  s.evals = {{t / 2, samples_at_target / 2, 0.7}, {t, samples_at_target, 0.81}};
+  return r;
+}
+
+}  // namespace
+
 TEST_CASE("report: when another run beats the first to the target, the page says why in numbers") {
-  auto run = [](const std::string& label, double sps, double wait_s, uint64_t samples_at_target, double t) {
-    run_record r;
-    r.provenance.label = label;
-    auto& s = r.summary;
-    s.protocol = label;
-    s.workers = 2;
-    s.target_accuracy = 0.8;
-    s.time_to_target_s = t;
-    s.run_time_s = 10;
-    s.samples_per_s = sps;
-    s.samples = static_cast<uint64_t>(sps * 10);
-    s.final_accuracy = 0.85;
-    s.staleness_mean = label == "asp" ? 3 : 0;
-    s.per_worker = {{0, 1, 5, 0, wait_s, 0.5}, {1, 1, 5, 0, wait_s, 0.5}};
-    s.evals = {{t / 2, samples_at_target / 2, 0.7}, {t, samples_at_target, 0.81}};
-    return r;
-  };
+  auto run = raced;
   // bsp: 1000 samples/s, half its time waiting, 0.8 after 4000 samples; asp: 3000/s, 6000 samples.
-  auto page = cli::report_html({run("bsp", 1000, 5, 4000, 4), run("asp", 3000, 0, 6000, 2)});
+  auto page = report::report_html({run("bsp", 1000, 5, 4000, 4), run("asp", 3000, 0, 6000, 2)});
   CHECK_MESSAGE(page.find("<b>Why</b> asp beat bsp: it processed 3.00&times; as many samples per second (its workers "
                           "waited 0% of their time, bsp's 50%), and needed 1.50&times; the samples to reach 0.8 "
                           "(6,000 against 4,000; its gradients were 3.0 updates stale on average") != std::string::npos,
                 page);
-  CHECK(cli::report_html({run("asp", 3000, 0, 6000, 2), run("bsp", 1000, 5, 4000, 4)}).find("<b>Why</b>") ==
+  CHECK(report::report_html({run("asp", 3000, 0, 6000, 2), run("bsp", 1000, 5, 4000, 4)}).find("<b>Why</b>") ==
         std::string::npos);  // the first run won: nothing to explain against it
+}
+
+// The page's words stand on facts decided apart from the HTML (runtime/report/verdict.hpp).
+TEST_CASE("report: who won is decided as data: the soonest, why, the fastest and where the time went") {
+  auto run = raced;
+  std::vector<run_record> runs{run("bsp", 1000, 5, 4000, 4), run("asp", 3000, 0, 6000, 2), run("ssp", 500, 1, 0, -1)};
+  auto all = report::parts::by_seed(runs);
+  auto f = report::parts::decide(all, runs);
+  CHECK(f.target == 0.8);
+  REQUIRE(f.soonest.who == &all[1]);
+  CHECK(f.soonest.value.mean() == 2);
+  CHECK(f.soonest_seeds_won == 1);
+  REQUIRE(f.others.size() == 2);
+  CHECK(f.others[0].who == &all[0]);
+  CHECK(f.others[0].value.mean() == 4);
+  CHECK(f.others[1].who == &all[2]);
+  CHECK(f.others[1].value.empty());  // ssp never reached it
+  CHECK(f.within_spread.empty());    // one seed each: nothing to overlap
+  REQUIRE(f.why.ref == &all[0]);     // asp beat the first series, bsp: why, in numbers
+  CHECK(f.why.rate_ratio == doctest::Approx(3));
+  CHECK(f.why.wait == doctest::Approx(0));
+  CHECK(f.why.ref_wait == doctest::Approx(0.5));
+  CHECK(f.why.samples.mean() == 6000);
+  CHECK(f.why.ref_samples.mean() == 4000);
+  CHECK(f.why.stale == 3);
+  CHECK(f.fastest.who == &all[1]);
+  CHECK(f.next_fastest.who == &all[0]);
+  CHECK(f.slowest == &all[2]);
+  CHECK(f.slowest_rate == 500);
+  CHECK(f.equal_samples == 5000);
+  REQUIRE(f.time_spent.size() == 3);
+  CHECK(f.time_spent[0].wait == doctest::Approx(0.5));
+  CHECK(f.time_spent[2].wait == doctest::Approx(0.1));
+  // Nobody reached it: no soonest, and no why.
+  runs = {run("bsp", 1000, 5, 0, -1), run("asp", 3000, 0, 0, -1)};
+  all = report::parts::by_seed(runs);
+  f = report::parts::decide(all, runs);
+  CHECK(f.soonest.who == nullptr);
+  CHECK_FALSE(f.reached_on_some_seed);
+  CHECK(f.why.ref == nullptr);
 }

@@ -2,10 +2,10 @@
 // grid's cells, its spec file, its folder, and real sweeps of `train`
 // processes: the same summaries whatever the number of processes, a sweep
 // killed mid-way that runs only what is missing, a failed cell reported.
-#include "cli/sweep_figures.hpp"
-#include "cli/sweep_report.hpp"
+#include "runtime/report/sweep_figures.hpp"
+#include "runtime/report/sweep_page.hpp"
 #include "cli/sweep_spec.hpp"
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include <syncpoint/job_config.hpp>
 #include "runtime/studies/sweep.hpp"
 #include "tests/helpers.hpp"
@@ -73,12 +73,12 @@ TEST_CASE("sweep: a grid with an axis unnamed, empty, repeated or with a value t
 }
 
 TEST_CASE("sweep: values split at commas outside double quotes") {
-  CHECK(cli::split_values("bsp,asp") == std::vector<std::string>{"bsp", "asp"});
-  CHECK(cli::split_values("\"1,2\",\"2,3\"") == std::vector<std::string>{"1,2", "2,3"});
-  CHECK(cli::split_values("3:x1.5") == std::vector<std::string>{"3:x1.5"});
-  CHECK(cli::split_values("a,,b") == std::vector<std::string>{"a", "", "b"});  // an empty value: refused by the grid
-  CHECK(cli::split_values("").empty());
-  CHECK_THROWS_WITH_AS(cli::split_values("\"1,2"), doctest::Contains("unbalanced quote"), config_error);
+  CHECK(split_values("bsp,asp") == std::vector<std::string>{"bsp", "asp"});
+  CHECK(split_values("\"1,2\",\"2,3\"") == std::vector<std::string>{"1,2", "2,3"});
+  CHECK(split_values("3:x1.5") == std::vector<std::string>{"3:x1.5"});
+  CHECK(split_values("a,,b") == std::vector<std::string>{"a", "", "b"});  // an empty value: refused by the grid
+  CHECK(split_values("").empty());
+  CHECK_THROWS_WITH_AS(split_values("\"1,2"), doctest::Contains("unbalanced quote"), config_error);
 }
 
 TEST_CASE("sweep: a spec file gives the shared options and the axes in its own order, and the command line adds to it") {
@@ -243,7 +243,7 @@ TEST_CASE("sweep: the folder keeps its grid, and one of another grid, or a folde
 }
 
 TEST_CASE("sweep: figures over cells: relative to the first protocol by seed, mean and range, cells without a value counted") {
-  cli::sweep_result r;
+  report::sweep_result r;
   r.grid = {{}, {{"protocol", {"bsp", "asp"}}, {"straggler", {"3:x2", "3:x4"}}, {"seed", {"1", "2"}}}};
   r.cells = cells_of(r.grid);
   // time to target by cell (-1: not reached), in the grid's order.
@@ -256,37 +256,37 @@ TEST_CASE("sweep: figures over cells: relative to the first protocol by seed, me
     s.samples_per_s = 100 * static_cast<double>(i + 1);
     r.summaries.push_back(s);
   }
-  CHECK(cli::default_figure(r) == cli::sweep_figure::relative_time_to_target);
-  CHECK(cli::figure_words(r, cli::sweep_figure::relative_time_to_target) == "time to target / bsp's");
-  using F = cli::sweep_figure;
+  CHECK(report::default_figure(r) == report::sweep_figure::relative_time_to_target);
+  CHECK(report::figure_words(r, report::sweep_figure::relative_time_to_target) == "time to target / bsp's");
+  using F = report::sweep_figure;
   // asp, 3:x2: seeds 1 and 2 against bsp's: 1/2 and 3/4.
-  CHECK(*cli::figure_of(r, 4, F::relative_time_to_target) == doctest::Approx(0.5));
-  CHECK(*cli::figure_of(r, 5, F::relative_time_to_target) == doctest::Approx(0.75));
-  CHECK(!cli::figure_of(r, 7, F::relative_time_to_target));  // never reached the target
-  auto asp_x2 = cli::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x2"}});
+  CHECK(*report::figure_of(r, 4, F::relative_time_to_target) == doctest::Approx(0.5));
+  CHECK(*report::figure_of(r, 5, F::relative_time_to_target) == doctest::Approx(0.75));
+  CHECK(!report::figure_of(r, 7, F::relative_time_to_target));  // never reached the target
+  auto asp_x2 = report::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x2"}});
   CHECK(asp_x2.n() == 2);
   CHECK(asp_x2.mean() == doctest::Approx(0.625));
   CHECK(asp_x2.lo() == doctest::Approx(0.5));
   CHECK(asp_x2.hi() == doctest::Approx(0.75));
-  auto asp = cli::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}});  // over straggler and seed
+  auto asp = report::aggregate(r, F::relative_time_to_target, {{"protocol", "asp"}});  // over straggler and seed
   CHECK(asp.n() == 3);
   CHECK(asp.missing == 1);
   CHECK(asp.mean() == doctest::Approx((0.5 + 0.75 + 0.5) / 3));
-  auto acc = cli::aggregate(r, F::final_accuracy, {{"straggler", "3:x4"}});
+  auto acc = report::aggregate(r, F::final_accuracy, {{"straggler", "3:x4"}});
   CHECK(acc.n() == 4);
   CHECK(acc.mean() == doctest::Approx(0.8 + 0.01 * (2 + 3 + 6 + 7) / 4.0));
   r.summaries[0].reset();  // a cell not finished: no value for it, nor for asp's relative figure at its seed
-  CHECK(!cli::figure_of(r, 0, F::final_accuracy));
-  CHECK(!cli::figure_of(r, 4, F::relative_time_to_target));
+  CHECK(!report::figure_of(r, 0, F::final_accuracy));
+  CHECK(!report::figure_of(r, 4, F::relative_time_to_target));
 
-  CHECK(cli::numeric_values({"straggler", {"3:x1.5", "3:x2", "3:x4"}}) == std::vector<double>{1.5, 2, 4});
-  CHECK(cli::numeric_values({"lr", {"0.05", "1e-1"}}) == std::vector<double>{0.05, 0.1});
-  CHECK(cli::numeric_values({"straggler", {"3:x2", "2:x4"}}).empty());  // other workers: not one number line
-  CHECK(cli::numeric_values({"ps-bandwidth", {"20MB/s", "1Gbit/s"}}) == std::vector<double>{20e6, 125e6});
-  CHECK(cli::numeric_values({"ps-bandwidth", {"20MB/s", "fast"}}).empty());
-  CHECK(cli::numeric_values({"protocol", {"bsp", "asp"}}).empty());
-  CHECK(cli::parse_figure("final-accuracy") == F::final_accuracy);
-  CHECK_THROWS_WITH_AS(cli::parse_figure("speed"), doctest::Contains("unknown figure 'speed'"), config_error);
+  CHECK(report::numeric_values({"straggler", {"3:x1.5", "3:x2", "3:x4"}}) == std::vector<double>{1.5, 2, 4});
+  CHECK(report::numeric_values({"lr", {"0.05", "1e-1"}}) == std::vector<double>{0.05, 0.1});
+  CHECK(report::numeric_values({"straggler", {"3:x2", "2:x4"}}).empty());  // other workers: not one number line
+  CHECK(report::numeric_values({"ps-bandwidth", {"20MB/s", "1Gbit/s"}}) == std::vector<double>{20e6, 125e6});
+  CHECK(report::numeric_values({"ps-bandwidth", {"20MB/s", "fast"}}).empty());
+  CHECK(report::numeric_values({"protocol", {"bsp", "asp"}}).empty());
+  CHECK(report::parse_figure("final-accuracy") == F::final_accuracy);
+  CHECK_THROWS_WITH_AS(report::parse_figure("speed"), doctest::Contains("unknown figure 'speed'"), config_error);
 }
 
 TEST_SUITE_BEGIN("process");
@@ -323,10 +323,10 @@ TEST_CASE("sweep: a 2x2x2 grid gives the same summaries, byte for byte, with one
   for (auto at = page.find("<polygon class='band'"); at != std::string::npos; at = page.find("<polygon class='band'", at + 1))
     ++bands;
   CHECK(bands == 2);
-  auto sweep = cli::load_sweep((dir.path / "two").string());
-  auto asp_x4 = cli::aggregate(sweep, cli::sweep_figure::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x4"}});
+  auto sweep = report::load_sweep((dir.path / "two").string());
+  auto asp_x4 = report::aggregate(sweep, report::sweep_figure::relative_time_to_target, {{"protocol", "asp"}, {"straggler", "3:x4"}});
   REQUIRE(asp_x4.n() == 2);
-  CHECK(page.find(cli::fmt("%.2f", asp_x4.mean()) + "×") != std::string::npos);
+  CHECK(page.find(fmt("%.2f", asp_x4.mean()) + "×") != std::string::npos);
   // `syncpoint report DIR` rebuilds it byte for byte.
   fs::rename(dir.path / "two" / "index.html", dir.path / "two" / "first.html");
   auto rebuilt = run_shell(std::string(SYNCPOINT_CLI) + " report " + (dir.path / "two").string());

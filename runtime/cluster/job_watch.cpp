@@ -1,6 +1,8 @@
 #include "runtime/cluster/job_watch.hpp"
 
 #include "runtime/records/run_files.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
 #include <syncpoint/train.hpp>
 
 #include <algorithm>
@@ -120,10 +122,8 @@ void finish(watch_ptr self, job_result& r) {
     try {
       write_run(dir, run_result_of(st.cfg.cfg, r));
       std::vector<std::string> files{"summary.json", "trace.jsonl"};
-      if (st.cfg.link.write_report) {
-        st.cfg.link.write_report(dir);
-        files.push_back("report.html");
-      }
+      report::write_text(dir + "/report.html", report::report_html({load_run(dir)}));  // the comparison page of one run
+      files.push_back("report.html");
       last.set_files(std::move(files));
     } catch (const std::exception&) {
       // A folder it cannot write: the page shows no files, the head goes on.

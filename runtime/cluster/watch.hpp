@@ -3,7 +3,7 @@
 // where a finished job's files go. The dashboard implements the sink; the
 // head and the job runner know only this, never the dashboard.
 //
-//   head_config.dashboard = {sink, runs_dir, write_report};  // each job gets a watcher
+//   head_config.dashboard = {sink, runs_dir};                 // each job gets a watcher
 //   anon_send(sink, live_atom::value, job_id, figures);       // (a watcher) the job's latest figures
 #pragma once
 
@@ -12,7 +12,6 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
-#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,7 +25,6 @@ using watch_sink_actor = caf::typed_actor<caf::reacts_to<live_atom, uint64_t, st
 struct dashboard_link {
   watch_sink_actor hub;  ///< null: no dashboard, nothing is watched
   std::string runs_dir;
-  std::function<void(const std::string& dir)> write_report;
 };
 
 inline std::string job_files_dir(const std::string& runs_dir, uint64_t id) {

@@ -7,7 +7,7 @@
 //
 //   auto board = std::make_shared<view_board>();
 //   auto hub = spawn_hub(sys, {board, secret});
-//   head_config.dashboard = {hub, runs_dir, write_report};   // each job gets a watcher
+//   head_config.dashboard = {hub, runs_dir};                 // each job gets a watcher
 //   anon_send(hub, attach_atom::value, head);                 // the head to poll
 //   board->get();                                             // from any thread
 #pragma once

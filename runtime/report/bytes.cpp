@@ -4,14 +4,14 @@
 // one point per run, and over seeds the mean with a box from the lowest to
 // the highest of each. Local-update protocols and compressors trade the one
 // for the other; this is where a reader sees the trade.
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
-#include "cli/report_parts.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
+#include "runtime/report/parts.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace syncpoint::cli::report_parts {
+namespace syncpoint::report::parts {
 
 namespace {
 
@@ -54,33 +54,26 @@ std::string communication_section(const std::vector<series>& all, const std::vec
   if (!(x_hi > 0) || !(y_hi >= y_lo))
     return {};
   const double W = width, H = 280, L = 62, R = 28, T = 12, B = 40;
-  double a = std::log10(x_lo) - 0.15, b = std::log10(x_hi) + 0.15;  // the x axis: log of bytes
+  double a = std::pow(10, std::log10(x_lo) - 0.15), b = std::pow(10, std::log10(x_hi) + 0.15);  // the x axis: bytes, log
   double pad = y_hi > y_lo ? (y_hi - y_lo) * 0.08 : std::max(std::abs(y_hi) * 0.05, 1e-6);
   double c = y_lo - pad, d = y_hi + pad;
-  auto x = [&](double v) { return L + (W - L - R) * (std::log10(v) - a) / (b - a); };
-  auto y = [&](double v) { return H - B - (H - B - T) * (v - c) / (d - c); };
   std::string y_name = loss ? "final held-out loss (lower is better)" : "final test accuracy (higher is better)";
-  std::string svg = "<svg class='chart bytes' data-series='" + std::to_string(all.size()) + "' width='" +
-                    fmt("%.0f", W) + "' height='" + fmt("%.0f", H) +
-                    "' xmlns='http://www.w3.org/2000/svg' font-size='11'><rect x='" + fmt("%.0f", L) + "' y='" +
-                    fmt("%.0f", T) + "' width='" + fmt("%.0f", W - L - R) + "' height='" + fmt("%.0f", H - T - B) +
-                    "' fill='none' stroke='#999'/>";
-  for (auto v : nice_ticks(c, d, 5))
-    svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(v)) + "' y2='" +
-           fmt("%.1f", y(v)) + "' stroke='#eee'/><text x='" + fmt("%.0f", L - 6) + "' y='" + fmt("%.1f", y(v) + 4) +
-           "' text-anchor='end' fill='#555'>" + fmt("%.3g", v) + "</text>";
-  for (double p = std::pow(10, std::floor(a)); p <= std::pow(10, b); p *= 10)
-    for (double m : {1.0, 2.0, 5.0})
-      if (double v = p * m; std::log10(v) >= a && std::log10(v) <= b)
-        svg += "<line x1='" + fmt("%.1f", x(v)) + "' x2='" + fmt("%.1f", x(v)) + "' y1='" + fmt("%.0f", T) + "' y2='" +
-               fmt("%.0f", H - B) + "' stroke='#eee'/>" +
-               (m == 1 ? "<text x='" + fmt("%.1f", x(v)) + "' y='" + fmt("%.0f", H - B + 15) +
-                           "' text-anchor='middle' fill='#555'>" + bytes_text(v) + "</text>"
-                       : std::string());
-  svg += "<text x='" + fmt("%.0f", (L + W - R) / 2) + "' y='" + fmt("%.0f", H - 6) +
-         "' text-anchor='middle' fill='#333'>bytes moved, pushes and pulls (log scale)</text><text transform='translate(13," +
-         fmt("%.0f", (T + H - B) / 2) + ") rotate(-90)' text-anchor='middle' fill='#333'>" + escape_html(y_name) +
-         "</text>";
+  svg_chart chart("chart bytes", all.size(), {W, H, L, R, T, B}, scale::log(a, b), scale::linear(c, d));
+  auto power_of_ten = [](double v) {
+    double p = std::pow(10, std::round(std::log10(v)));
+    return std::abs(v - p) < 1e-9 * p;
+  };
+  // Ticks at 1, 2 and 5 times the powers of ten, labelled at the powers; where the runs moved about
+  // as much (fewer than three such ticks in the range), round ticks, each labelled.
+  auto x_ticks = log_ticks(a, b);
+  bool every = x_ticks.size() < 3;
+  if (every)
+    x_ticks = nice_ticks(a, b, 4);
+  chart.frame()
+    .y_grid(nice_ticks(c, d, 5), [](double v) { return fmt("%.3g", v); })
+    .x_grid(x_ticks, [&](double v) { return every || power_of_ten(v) ? bytes_text(v) : std::string(); })
+    .x_name("bytes moved, pushes and pulls (log scale)")
+    .y_name(y_name);
   for (size_t i = 0; i < all.size(); ++i) {
     std::string color = series_color(i);
     double sx = 0, sy = 0, lx = INFINITY, hx = 0, ly = INFINITY, hy = -INFINITY;
@@ -94,22 +87,18 @@ std::string communication_section(const std::vector<series>& all, const std::vec
         ly = std::min(ly, *q);
         hy = std::max(hy, *q);
         ++n;
-        svg += "<circle cx='" + fmt("%.1f", x(moved(*r))) + "' cy='" + fmt("%.1f", y(*q)) + "' r='2.5' fill='" + color +
-               "' fill-opacity='" + (all[i].seeded() ? "0.45" : "1") + "'><title>" + escape_html(all[i].label()) +
-               " seed " + std::to_string(r->summary.seed) + ": " + bytes_text(moved(*r)) + ", " + fmt("%.4g", *q) +
-               "</title></circle>";
+        chart.dot(moved(*r), *q, 2.5, color, std::string("fill-opacity='") + (all[i].seeded() ? "0.45" : "1") + "'",
+                  all[i].label() + " seed " + std::to_string(r->summary.seed) + ": " + bytes_text(moved(*r)) + ", " +
+                    fmt("%.4g", *q));
       }
     if (n < 2)
       continue;
     double mx = std::pow(10, sx / n), my = sy / n;  // the mean (bytes: geometric), and the band over seeds
-    svg += "<rect class='band' x='" + fmt("%.1f", x(lx)) + "' y='" + fmt("%.1f", y(hy)) + "' width='" +
-           fmt("%.1f", std::max(1.0, x(hx) - x(lx))) + "' height='" + fmt("%.1f", std::max(1.0, y(ly) - y(hy))) +
-           "' fill='" + color + "' fill-opacity='0.15' stroke='" + color + "' stroke-opacity='0.5'/><circle cx='" +
-           fmt("%.1f", x(mx)) + "' cy='" + fmt("%.1f", y(my)) + "' r='5' fill='" + color + "'><title>" +
-           escape_html(all[i].label()) + " mean over " + std::to_string(n) + " seeds: " + bytes_text(mx) + ", " +
-           fmt("%.4g", my) + "</title></circle>";
+    chart.box(lx, ly, hx, hy, color)
+      .dot(mx, my, 5, color, "",
+           all[i].label() + " mean over " + std::to_string(n) + " seeds: " + bytes_text(mx) + ", " + fmt("%.4g", my));
   }
-  svg += "</svg>";
+  std::string svg = chart.str();
   return "<h2>Communication and quality</h2>" + svg +
          "<p class='note'>Each run's bytes moved (its pushes as encoded and its pulls, summary.json's "
          "<code>pushed_bytes</code> + <code>pulled_bytes</code>) against its final " +
@@ -119,4 +108,4 @@ std::string communication_section(const std::vector<series>& all, const std::vec
          "vertical distance is what that cost in quality.</p>";
 }
 
-}  // namespace syncpoint::cli::report_parts
+}  // namespace syncpoint::report::parts

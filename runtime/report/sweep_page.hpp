@@ -9,16 +9,16 @@
 // - a table per combination of the swept axes (mean and min–max over
 //   seeds), and a table of every cell.
 //
-//   auto sweep = syncpoint::cli::load_sweep("sweeps/stragglers");
+//   auto sweep = syncpoint::report::load_sweep("sweeps/stragglers");
 //   write_text("sweeps/stragglers/index.html", sweep_report_html(sweep, default_figure(sweep)));
 #pragma once
 
-#include "cli/sweep_figures.hpp"
+#include "runtime/report/sweep_figures.hpp"
 
 #include <string>
 
-namespace syncpoint::cli {
+namespace syncpoint::report {
 
 std::string sweep_report_html(const sweep_result& r, sweep_figure f);
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

@@ -1,9 +1,10 @@
-// The comparison page's parts, shared by report_html.cpp (charts, table,
-// page) and report_words.cpp (who won and why, settings, provenance).
-// Internal to cli/: users call report_html() (report_html.hpp).
+// The comparison page's parts, shared by page.cpp (the charts and the page),
+// table.cpp, measures.cpp, bytes.cpp, verdict.cpp (who won and why) and
+// words.cpp (settings, provenance). Users call report_html() (page.hpp).
 #pragma once
 
 #include "runtime/records/run_files.hpp"
+#include "runtime/report/svg_chart.hpp"
 #include "runtime/studies/spread.hpp"
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace syncpoint::cli::report_parts {
+namespace syncpoint::report::parts {
 
 /// Runs that differ only in their seed, shown as one: a line with a band,
 /// table cells as mean (min–max). A run with no such twins is a series of one.
@@ -38,15 +39,9 @@ struct band_point {
 };
 std::vector<band_point> accuracy_band(const series& s, bool by_samples);
 
-/// A chart's plot box and margins (pixels).
-struct frame {
-  double W, H, L, R, T, B;
-  double x(double v, double x_max) const { return L + (W - L - R) * v / x_max; }
-};
-/// The plot box, a grid line and label at each y tick (placed by `y`), the x
-/// ticks from 0 to `x_max` and the x axis's name (samples or run-clock time).
-std::string axes(const frame& f, const std::vector<double>& y_ticks, const std::function<double(double)>& y,
-                 const std::string& y_format, double x_max, bool by_samples);
+/// The x axis of a chart over runs: ticks from 0 to `x_max`, labelled in samples (with
+/// commas) or run-clock seconds, and the axis's name.
+void run_x_axis(svg_chart& c, double x_max, bool by_samples);
 
 /// Whether some run's loop measures accuracy (else the page shows what it measured instead).
 bool measures_accuracy(const std::vector<run_record>& runs);
@@ -60,7 +55,7 @@ std::optional<double> final_metric(const run_summary& s, const std::string& name
 std::string measures_section(const std::vector<series>& all, const std::vector<run_record>& runs, int width);
 
 /// Bytes moved against final quality (the held-out loss, else the accuracy),
-/// a point per run and a box over seeds (report_bytes.cpp); empty when no run moved any.
+/// a point per run and a box over seeds (bytes.cpp); empty when no run moved any.
 std::string communication_section(const std::vector<series>& all, const std::vector<run_record>& runs, int width);
 
 /// The value at `x` of a curve of (x, value) sorted by x and not empty,
@@ -88,4 +83,4 @@ std::string settings(const std::vector<series>& all);
 /// The command(s), versions, machine and run folders.
 std::string provenance(const std::vector<run_record>& runs);
 
-}  // namespace syncpoint::cli::report_parts
+}  // namespace syncpoint::report::parts

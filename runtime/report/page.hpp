@@ -4,7 +4,7 @@
 //
 //   std::vector<syncpoint::run_record> runs{syncpoint::load_run("results/bsp"),
 //                                           syncpoint::load_run("results/asp")};
-//   std::ofstream("results/index.html") << syncpoint::cli::report_html(runs);
+//   std::ofstream("results/index.html") << syncpoint::report::report_html(runs);
 //
 // It holds: which protocol won and why, in words; the settings (and what
 // differs between runs); the comparison table with each column's best marked;
@@ -14,11 +14,12 @@
 
 #include "core/html.hpp"
 #include "runtime/records/run_files.hpp"
+#include "runtime/report/svg_chart.hpp"  // nice_ticks, series_color
 
 #include <string>
 #include <vector>
 
-namespace syncpoint::cli {
+namespace syncpoint::report {
 
 std::string report_html(const std::vector<run_record>& runs);
 
@@ -28,15 +29,9 @@ std::string report_html(const std::vector<run_record>& runs);
 /// above, protocol switches and lost workers marked.
 std::string timeline_svg(const run_record& run, double t_max, int width);
 
-/// Round axis ticks from `lo` to `hi`: about `count` multiples of 1, 2 or 5 times a power of ten.
-std::vector<double> nice_ticks(double lo, double hi, int count = 5);
-
-/// A color per series index, distinct for the first ten.
-const char* series_color(size_t i);
-
 /// The pages' style sheet (the comparison page's; the sweep's page shares it).
 const char* report_css();
 
 using syncpoint::escape_html;  // core/html.hpp
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

@@ -1,24 +1,18 @@
-// `syncpoint compare`: the same job under several protocols, side by side.
+// A comparison as text and files: a run's summary as lines, the runs side by
+// side as a table, and comparison.md with the comparison page (page.hpp).
+//
+//   auto c = syncpoint::run_comparison(plan);             // runtime/studies/compare_runs.hpp
+//   syncpoint::report::write_report("results", c.runs, c.rule, c.equal_samples);
 #pragma once
 
+#include "core/text.hpp"
+#include "runtime/studies/compare_runs.hpp"
 #include <syncpoint/train.hpp>
 
 #include <string>
 #include <vector>
 
-namespace syncpoint::cli {
-
-struct compared_run {
-  std::string label;   // protocol name (with its option, e.g. ssp(s=3))
-  run_summary summary;
-  double lr = 0;              // the run's learning rate (0: not shown)
-  std::string stopped_by;     // compare's rule: "target", "cap" or "failed" ("": a budget)
-  double acc_equal = -1;      // accuracy at the comparison's equal sample count (< 0: none)
-  std::string dir;            // the run's folder ("": not written)
-};
-
-/// `x` printed with a printf format for one double: fmt("%.2f", 1.234) == "1.23".
-std::string fmt(const char* format, double x);
+namespace syncpoint::report {
 
 /// One run's summary as lines of text (protocol, times, accuracy, per worker).
 void print_summary(const run_summary& s);
@@ -42,4 +36,4 @@ void write_report(const std::string& dir, const std::vector<compared_run>& runs,
 /// Writes `text` to `path`; throws config_error naming the file if it cannot.
 void write_text(const std::string& path, const std::string& text);
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

@@ -2,16 +2,16 @@
 // (a regression's held-out MSE, an autoencoder's reconstruction error): each
 // measure the evaluator reported, and the workers' training loss, from the
 // runs' traces.
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
-#include "cli/report_parts.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
+#include "runtime/report/parts.hpp"
 #include "core/clock.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
-namespace syncpoint::cli::report_parts {
+namespace syncpoint::report::parts {
 
 namespace {
 
@@ -61,16 +61,6 @@ curve loss_curve(const run_record& r, bool by_samples) {
   return c;
 }
 
-// Ticks at 1, 2 and 5 times the powers of ten from lo to hi (both > 0).
-std::vector<double> log_ticks(double lo, double hi) {
-  std::vector<double> out;
-  for (double p = std::pow(10, std::floor(std::log10(lo))); p <= hi; p *= 10)
-    for (double m : {1.0, 2.0, 5.0})
-      if (p * m >= lo && p * m <= hi)
-        out.push_back(p * m);
-  return out;
-}
-
 // One chart of a curve per run, each series in its color (the seeds of a
 // series pale), a dot where each run ended; a log scale when the values span
 // more than a factor of 10.
@@ -94,42 +84,33 @@ std::string line_chart(const std::vector<series>& all, const std::function<curve
     return "<p class='note'>No run recorded any.</p>";
   x_max = x_max > 0 ? x_max : 1;
   bool log = lo > 0 && hi / lo > 10;
-  std::vector<double> ticks;
-  std::function<double(double)> y;
+  double a, b;
   if (log) {
-    double a = std::log10(lo) - 0.02, b = std::log10(hi) + 0.02;
-    ticks = log_ticks(std::pow(10, a), std::pow(10, b));
-    y = [=](double v) { return H - B - (H - B - T) * (std::log10(v) - a) / (b - a); };
+    a = std::pow(10, std::log10(lo) - 0.02);
+    b = std::pow(10, std::log10(hi) + 0.02);
   } else {
     double pad = hi > lo ? (hi - lo) * 0.05 : std::max(std::abs(hi) * 0.05, 1e-9);
-    double a = lo - pad, b = hi + pad;
-    ticks = nice_ticks(a, b, 5);
-    y = [=](double v) { return H - B - (H - B - T) * (v - a) / (b - a); };
+    a = lo - pad;
+    b = hi + pad;
   }
-  frame f{W, H, L, R, T, B};
-  std::string svg = "<svg class='chart measure' data-series='" + std::to_string(all.size()) + "' width='" +
-                    fmt("%.0f", W) + "' height='" + fmt("%.0f", H) +
-                    "' xmlns='http://www.w3.org/2000/svg' font-size='11'>" +
-                    axes(f, ticks, y, "%.3g", x_max, by_samples) + "<text transform='translate(13," +
-                    fmt("%.0f", (T + H - B) / 2) + ") rotate(-90)' text-anchor='middle' fill='#333'>" +
-                    escape_html(y_name + (log ? " (log scale)" : "")) + "</text>";
+  svg_chart chart("chart measure", all.size(), {W, H, L, R, T, B}, scale::linear(0, x_max),
+                  log ? scale::log(a, b) : scale::linear(a, b));
+  chart.frame().y_grid(log ? log_ticks(a, b) : nice_ticks(a, b, 5), [](double v) { return fmt("%.3g", v); });
+  run_x_axis(chart, x_max, by_samples);
+  chart.y_name(y_name + (log ? " (log scale)" : ""));
   for (size_t i = 0; i < all.size(); ++i) {
     std::string color = series_color(i);
     for (size_t k = 0; k < curves[i].size(); ++k) {
       auto& c = curves[i][k];
       if (c.empty())
         continue;
-      std::string pts;
-      for (auto& [x, v] : c)
-        pts += fmt("%.1f", f.x(x, x_max)) + "," + fmt("%.1f", y(v)) + " ";
       std::string who = all[i].label() + (all[i].seeded() ? " seed " + std::to_string(all[i].runs[k]->summary.seed) : "");
-      svg += "<polyline class='series' fill='none' stroke='" + color + "' stroke-width='" +
-             (all[i].seeded() ? "1.2' stroke-opacity='0.7" : "2") + "' stroke-linejoin='round' points='" + pts +
-             "'><title>" + escape_html(who) + "</title></polyline><circle cx='" + fmt("%.1f", f.x(c.back().first, x_max)) +
-             "' cy='" + fmt("%.1f", y(c.back().second)) + "' r='3' fill='" + color + "'/>";
+      chart.line(c, color, all[i].seeded() ? "stroke-width='1.2' stroke-opacity='0.7' stroke-linejoin='round'"
+                                           : "stroke-width='2' stroke-linejoin='round'", who)
+        .dot(c.back().first, c.back().second, 3, color);
     }
   }
-  return svg + "</svg>";
+  return chart.str();
 }
 
 std::string two_charts(const std::vector<series>& all, const std::function<curve(const run_record&, bool)>& of,
@@ -176,4 +157,4 @@ std::string measures_section(const std::vector<series>& all, const std::vector<r
                "more than a factor of 10 has a log scale.</p>";
 }
 
-}  // namespace syncpoint::cli::report_parts
+}  // namespace syncpoint::report::parts

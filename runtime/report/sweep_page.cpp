@@ -1,12 +1,12 @@
-#include "cli/sweep_report.hpp"
+#include "runtime/report/sweep_page.hpp"
 
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace syncpoint::cli {
+namespace syncpoint::report {
 
 namespace {
 
@@ -124,42 +124,28 @@ std::string line_chart(const sweep_result& r, sweep_figure f, const sweep_axis& 
   y_hi += pad;
   if (x_hi <= x_lo)
     x_hi = x_lo + 1;
-  auto x = [&](double v) { return L + (W - L - R) * (v - x_lo) / (x_hi - x_lo); };
-  auto y = [&](double v) { return H - B - (H - B - T) * (v - y_lo) / (y_hi - y_lo); };
-  std::string svg = "<svg class='chart sweep-line' data-series='" + std::to_string(names.size()) + "' width='" +
-                    fmt("%.0f", W) + "' height='" + fmt("%.0f", H) + "' xmlns='http://www.w3.org/2000/svg' font-size='11'>" +
-                    "<rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T) + "' width='" + fmt("%.0f", W - L - R) +
-                    "' height='" + fmt("%.0f", H - B - T) + "' fill='none' stroke='#bbb'/>";
-  for (double v : nice_ticks(y_lo, y_hi, 5))
-    svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(v)) + "' y2='" +
-           fmt("%.1f", y(v)) + "' stroke='#eee'/><text x='" + fmt("%.0f", L - 5) + "' y='" + fmt("%.1f", y(v) + 4) +
-           "' text-anchor='end' fill='#555'>" + escape_html(number(f, v)) + "</text>";
-  for (size_t k = 0; k < xs.size(); ++k)
-    svg += "<line x1='" + fmt("%.1f", x(xs[k])) + "' x2='" + fmt("%.1f", x(xs[k])) + "' y1='" + fmt("%.0f", H - B) +
-           "' y2='" + fmt("%.0f", H - B + 4) + "' stroke='#999'/><text x='" + fmt("%.1f", x(xs[k])) + "' y='" +
-           fmt("%.0f", H - B + 15) + "' text-anchor='middle' fill='#555'>" + escape_html(x_axis.values[k]) + "</text>";
-  svg += "<text x='" + fmt("%.0f", (L + W - R) / 2) + "' y='" + fmt("%.0f", H - 6) + "' text-anchor='middle' fill='#333'>" +
-         escape_html(x_axis.name) + "</text>";
+  svg_chart chart("chart sweep-line", names.size(), {W, H, L, R, T, B}, scale::linear(x_lo, x_hi),
+                  scale::linear(y_lo, y_hi));
+  chart.frame().y_grid(nice_ticks(y_lo, y_hi, 5), [&](double v) { return number(f, v); });
+  for (size_t k = 0; k < xs.size(); ++k)  // a tick at each of the axis's values, named as given
+    chart.x_ticks({xs[k]}, [&](double) { return x_axis.values[k]; });
+  chart.x_name(x_axis.name);
   for (size_t i = 0; i < lines.size(); ++i) {
     auto& l = lines[i];
     if (l.empty())
       continue;
-    std::string band, pts;
-    for (auto& p : l)
-      band += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.s.hi())) + " ";
-    for (auto it = l.rbegin(); it != l.rend(); ++it)
-      band += fmt("%.1f", x(it->x)) + "," + fmt("%.1f", y(it->s.lo())) + " ";
-    for (auto& p : l)
-      pts += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.s.mean())) + " ";
+    points upper, lower, mean;
+    for (auto& p : l) {
+      upper.push_back({p.x, p.s.hi()});
+      lower.push_back({p.x, p.s.lo()});
+      mean.push_back({p.x, p.s.mean()});
+    }
     const char* c = series_color(i);
-    svg += "<polygon class='band' fill='" + std::string(c) + "' fill-opacity='0.15' stroke='none' points='" + band + "'/>";
-    svg += "<polyline class='series' fill='none' stroke='" + std::string(c) + "' stroke-width='2' points='" + pts +
-           "'><title>" + escape_html(names[i]) + "</title></polyline>";
+    chart.band(upper, lower, c, 0.15).line(mean, c, "stroke-width='2'", names[i]);
     for (auto& p : l)
-      svg += "<circle cx='" + fmt("%.1f", x(p.x)) + "' cy='" + fmt("%.1f", y(p.s.mean())) + "' r='3' fill='" + c +
-             "'><title>" + escape_html((names[i].empty() ? "" : names[i] + ", ") + spread_words(f, p.s)) + "</title></circle>";
+      chart.dot(p.x, p.s.mean(), 3, c, "", (names[i].empty() ? "" : names[i] + ", ") + spread_words(f, p.s));
   }
-  svg += "</svg>";
+  std::string svg = chart.str();
   std::string legend;
   if (series) {
     legend = "<p class='legend'>";
@@ -314,4 +300,4 @@ std::string sweep_report_html(const sweep_result& r, sweep_figure f) {
   return page + "</body></html>\n";
 }
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

@@ -1,7 +1,7 @@
-#include "cli/report_html.hpp"
+#include "runtime/report/page.hpp"
 
-#include "cli/compare.hpp"
-#include "cli/report_parts.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/parts.hpp"
 #include "core/clock.hpp"
 
 #include <algorithm>
@@ -11,9 +11,9 @@
 #include <map>
 #include <set>
 
-namespace syncpoint::cli {
+namespace syncpoint::report {
 
-namespace report_parts {
+namespace parts {
 
 std::string with_commas(uint64_t v) {
   auto s = std::to_string(v);
@@ -38,25 +38,13 @@ double shared_target(const std::vector<run_record>& runs) {
   return t;
 }
 
-std::string axes(const frame& f, const std::vector<double>& y_ticks, const std::function<double(double)>& y,
-                 const std::string& y_format, double x_max, bool by_samples) {
-  std::string svg = "<rect x='" + fmt("%.0f", f.L) + "' y='" + fmt("%.0f", f.T) + "' width='" +
-                    fmt("%.0f", f.W - f.L - f.R) + "' height='" + fmt("%.0f", f.H - f.B - f.T) +
-                    "' fill='none' stroke='#bbb'/>";
-  for (double v : y_ticks)
-    svg += "<line x1='" + fmt("%.0f", f.L) + "' x2='" + fmt("%.0f", f.W - f.R) + "' y1='" + fmt("%.1f", y(v)) +
-           "' y2='" + fmt("%.1f", y(v)) + "' stroke='#eee'/><text x='" + fmt("%.0f", f.L - 5) + "' y='" +
-           fmt("%.1f", y(v) + 4) + "' text-anchor='end' fill='#555'>" + fmt(y_format.c_str(), v) + "</text>";
-  for (double v : nice_ticks(0, x_max, 5))
-    svg += "<line x1='" + fmt("%.1f", f.x(v, x_max)) + "' x2='" + fmt("%.1f", f.x(v, x_max)) + "' y1='" +
-           fmt("%.0f", f.H - f.B) + "' y2='" + fmt("%.0f", f.H - f.B + 4) + "' stroke='#999'/><text x='" +
-           fmt("%.1f", f.x(v, x_max)) + "' y='" + fmt("%.0f", f.H - f.B + 15) + "' text-anchor='middle' fill='#555'>" +
-           (by_samples ? with_commas(static_cast<uint64_t>(v)) : fmt("%g", v)) + "</text>";
-  return svg + "<text x='" + fmt("%.0f", (f.L + f.W - f.R) / 2) + "' y='" + fmt("%.0f", f.H - 6) +
-         "' text-anchor='middle' fill='#333'>" + (by_samples ? "samples" : "time (s, run clock)") + "</text>";
+void run_x_axis(svg_chart& c, double x_max, bool by_samples) {
+  c.x_ticks(nice_ticks(0, x_max, 5),
+            [&](double v) { return by_samples ? with_commas(static_cast<uint64_t>(v)) : fmt("%g", v); })
+    .x_name(by_samples ? "samples" : "time (s, run clock)");
 }
 
-}  // namespace report_parts
+}  // namespace parts
 
 namespace {
 
@@ -81,7 +69,7 @@ const char* const css =
   "font-size:13px}dt{color:#555}dd{margin:0}";
 
 
-using namespace report_parts;
+using namespace parts;
 
 // -- charts ----------------------------------------------------------------------
 
@@ -162,62 +150,41 @@ std::string accuracy_chart(const std::vector<series>& all, const std::vector<run
   a_max = std::min(1.0, a_max + 0.01);
   if (a_max <= a_min)
     a_max = a_min + 0.1;
-  auto x = [&](double v) { return L + (W - L - R) * v / x_max; };
-  auto y = [&](double a) { return H - B - (H - B - T) * (a - a_min) / (a_max - a_min); };
-  std::string clip = by_samples ? "clip-samples" : "clip-time";
-  std::string svg = "<svg class='chart' data-series='" + std::to_string(all.size()) + "' width='" +
-                    fmt("%.0f", W) + "' height='" + fmt("%.0f", H) +
-                    "' xmlns='http://www.w3.org/2000/svg' font-size='11'><defs><clipPath id='" + clip +
-                    "'><rect x='" + fmt("%.0f", L) + "' y='" + fmt("%.0f", T - 5) + "' width='" +
-                    fmt("%.0f", W - L - R + 5) + "' height='" + fmt("%.0f", H - B - T + 5) + "'/></clipPath></defs>";
+  svg_chart chart("chart", all.size(), {W, H, L, R, T, B}, scale::linear(0, x_max), scale::linear(a_min, a_max));
   auto a_ticks = nice_ticks(a_min, a_max, 6);
   // As many decimals as the step needs (a step of 0.005 needs three: 0.965, not 0.97 twice).
   double a_step = a_ticks.size() > 1 ? a_ticks[1] - a_ticks[0] : 0.01;
   auto a_format = "%." + std::to_string(std::max(2, static_cast<int>(std::ceil(-std::log10(a_step) - 1e-9)))) + "f";
-  svg += axes({W, H, L, R, T, B}, a_ticks, y, a_format, x_max, by_samples);
-  svg += "<g clip-path='url(#" + clip + ")'>";
+  chart.frame().y_grid(a_ticks, [&](double v) { return fmt(a_format.c_str(), v); });
+  run_x_axis(chart, x_max, by_samples);
+  chart.clip(by_samples ? "clip-samples" : "clip-time");
   if (target > 0)
-    svg += "<line x1='" + fmt("%.0f", L) + "' x2='" + fmt("%.0f", W - R) + "' y1='" + fmt("%.1f", y(target)) +
-           "' y2='" + fmt("%.1f", y(target)) + "' stroke='#777' stroke-dasharray='5 4'/><text x='" +
-           fmt("%.0f", L + 6) + "' y='" + fmt("%.1f", y(target) - 4) + "' fill='#555'>target " +
-           fmt("%.3g", target) + "</text>";
-  auto polyline = [&](const std::vector<point>& c) {
-    std::string pts;
-    for (auto& p : c)
-      pts += fmt("%.1f", x(p.x)) + "," + fmt("%.1f", y(p.y)) + " ";
-    return pts;
-  };
+    chart.rule(target, "target " + fmt("%.3g", target));
   for (size_t i = 0; i < all.size(); ++i) {
-    std::string color = series_color(i), title = "<title>" + escape_html(all[i].label()) + "</title>";
+    std::string color = series_color(i);
     if (all[i].seeded()) {  // each seed thin and pale, the mean bold over the band where every seed has data
       for (auto* r : all[i].runs)
-        svg += "<polyline class='seed' fill='none' stroke='" + color + "' stroke-opacity='0.2' stroke-width='0.8' points='" +
-               polyline(curve(r->summary, by_samples)) + "'><title>" + escape_html(all[i].label()) + " seed " +
-               std::to_string(r->summary.seed) + "</title></polyline>";
-      auto band = accuracy_band(all[i], by_samples);
-      std::vector<point> upper, lower, mean;
-      for (auto& b : band) {
+        chart.line(accuracy_curve(r->summary, by_samples), color, "stroke-opacity='0.2' stroke-width='0.8'",
+                   all[i].label() + " seed " + std::to_string(r->summary.seed), "seed");
+      points upper, lower, mean;
+      for (auto& b : accuracy_band(all[i], by_samples)) {
         upper.push_back({b.x, b.hi});
-        lower.insert(lower.begin(), {b.x, b.lo});
+        lower.push_back({b.x, b.lo});
         mean.push_back({b.x, b.mean});
       }
-      upper.insert(upper.end(), lower.begin(), lower.end());
-      svg += "<polygon class='band' fill='" + color + "' fill-opacity='0.12' stroke='none' points='" + polyline(upper) +
-             "'/><polyline class='series' fill='none' stroke='" + color +
-             "' stroke-width='2.5' stroke-linejoin='round' points='" + polyline(mean) + "'>" + title + "</polyline>";
+      chart.band(upper, lower, color, 0.12)
+        .line(mean, color, "stroke-width='2.5' stroke-linejoin='round'", all[i].label());
     } else {
-      svg += "<polyline class='series' fill='none' stroke='" + color +
-             "' stroke-width='2' stroke-linejoin='round' points='" + polyline(curve(all[i].first().summary, by_samples)) +
-             "'>" + title + "</polyline>";
+      chart.line(accuracy_curve(all[i].first().summary, by_samples), color, "stroke-width='2' stroke-linejoin='round'",
+                 all[i].label());
     }
     for (auto* r : all[i].runs) {  // where each run stopped
-      auto c = curve(r->summary, by_samples);
+      auto c = accuracy_curve(r->summary, by_samples);
       if (!c.empty())
-        svg += "<circle cx='" + fmt("%.1f", x(c.back().x)) + "' cy='" + fmt("%.1f", y(c.back().y)) + "' r='" +
-               (all[i].seeded() ? "2.5" : "3.5") + "' fill='" + color + "'/>";
+        chart.dot(c.back().first, c.back().second, all[i].seeded() ? 2.5 : 3.5, color);
     }
   }
-  return svg + "</g></svg>";
+  return chart.str();
 }
 
 // The learning rate under the accuracy chart, on the same x axis (same width
@@ -232,29 +199,25 @@ std::string lr_chart(const std::vector<series>& all, const std::vector<run_recor
     lr_max = 1;
   auto ticks = nice_ticks(0, lr_max * 1.05, 3);  // headroom: the base rate is not drawn on the frame
   double top = std::max(lr_max * 1.05, ticks.empty() ? 0 : ticks.back());
-  auto x = [&](double v) { return L + (W - L - R) * v / x_max; };
-  auto y = [&](double v) { return H - B - (H - B - T) * v / top; };
-  std::string svg = "<svg class='chart lr' data-series='" + std::to_string(all.size()) + "' width='" +
-                    fmt("%.0f", W) + "' height='" + fmt("%.0f", H) + "' xmlns='http://www.w3.org/2000/svg' font-size='11'>" +
-                    axes({W, H, L, R, T, B}, ticks, y, "%g", x_max, by_samples) + "<text transform='translate(14," +
-                    fmt("%.0f", (T + H - B) / 2) + ") rotate(-90)' text-anchor='middle' fill='#333'>lr</text>";
+  svg_chart chart("chart lr", all.size(), {W, H, L, R, T, B}, scale::linear(0, x_max), scale::linear(0, top));
+  chart.frame().y_grid(ticks, [](double v) { return fmt("%g", v); });
+  run_x_axis(chart, x_max, by_samples);
+  chart.y_name("lr");
   // Later runs are drawn thinner on top, so that equal schedules stay visible as one line.
   for (size_t i = 0; i < all.size(); ++i) {  // a series' seeds share a schedule by samples: its first stands for it
     auto steps = lr_steps(all[i].first(), by_samples);
     if (steps.empty())
       continue;
-    std::string pts;
+    points pts;
     for (size_t k = 0; k < steps.size(); ++k) {
       if (k > 0)
-        pts += fmt("%.1f", x(steps[k].x)) + "," + fmt("%.1f", y(steps[k - 1].y)) + " ";
-      pts += fmt("%.1f", x(steps[k].x)) + "," + fmt("%.1f", y(steps[k].y)) + " ";
+        pts.push_back({steps[k].x, steps[k - 1].y});
+      pts.push_back({steps[k].x, steps[k].y});
     }
     double w = std::max(1.0, 3.0 - 0.5 * static_cast<double>(i));
-    svg += "<polyline class='series' fill='none' stroke='" + std::string(series_color(i)) + "' stroke-width='" +
-           fmt("%g", w) + "' points='" + pts + "'><title>" + escape_html(all[i].label()) +
-           "</title></polyline>";
+    chart.line(pts, series_color(i), "stroke-width='" + fmt("%g", w) + "'", all[i].label());
   }
-  return svg + "</svg>";
+  return chart.str();
 }
 
 std::string legend(const std::vector<series>& all) {
@@ -266,23 +229,6 @@ std::string legend(const std::vector<series>& all) {
 }
 
 }  // namespace
-
-std::vector<double> nice_ticks(double lo, double hi, int count) {
-  std::vector<double> out;
-  if (!(hi > lo) || count < 1)
-    return out;
-  double raw = (hi - lo) / count, mag = std::pow(10, std::floor(std::log10(raw)));
-  double step = mag * (raw / mag < 1.5 ? 1 : raw / mag < 3.5 ? 2 : raw / mag < 7.5 ? 5 : 10);
-  for (double t = std::ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9; t += step)
-    out.push_back(std::abs(t) < step * 1e-9 ? 0 : t);
-  return out;
-}
-
-const char* series_color(size_t i) {
-  static const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                 "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
-  return colors[i % (sizeof colors / sizeof *colors)];
-}
 
 const char* report_css() { return css; }
 
@@ -373,4 +319,4 @@ std::string report_html(const std::vector<run_record>& runs) {
   return page + "</body></html>\n";
 }
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

@@ -1,6 +1,6 @@
-#include "cli/sweep_figures.hpp"
+#include "runtime/report/sweep_figures.hpp"
 
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 #include "core/link_model.hpp"
 #include <syncpoint/job_config.hpp>
 #include "runtime/records/run_files.hpp"
@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <regex>
 
-namespace syncpoint::cli {
+namespace syncpoint::report {
 
 namespace {
 
@@ -194,4 +194,4 @@ std::vector<double> numeric_values(const sweep_axis& a) {
   return out;
 }
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

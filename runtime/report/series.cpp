@@ -1,12 +1,12 @@
 // Runs that differ only in their seed, read as one series: grouping, and the
 // accuracy curve's mean and band.
-#include "cli/compare.hpp"
-#include "cli/report_parts.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/parts.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace syncpoint::cli::report_parts {
+namespace syncpoint::report::parts {
 
 namespace {
 
@@ -103,4 +103,4 @@ std::vector<band_point> accuracy_band(const series& s, bool by_samples) {
   return out;
 }
 
-}  // namespace syncpoint::cli::report_parts
+}  // namespace syncpoint::report::parts

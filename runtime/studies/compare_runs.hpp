@@ -3,19 +3,29 @@
 // each is then also read at an equal number of samples. With several learning
 // rates, every protocol runs at each and is reported at its best.
 //
-//   cli::comparison_plan plan{job, {"bsp", "asp"}, {0.02, 0.05, 0.1}};
-//   auto c = cli::run_comparison(plan);
-//   std::printf("%s", cli::comparison_table(c.runs).c_str());
+//   syncpoint::comparison_plan plan{job, {"bsp", "asp"}, {0.02, 0.05, 0.1}};
+//   auto c = syncpoint::run_comparison(plan);
+//   std::printf("%s", syncpoint::report::comparison_table(c.runs).c_str());  // runtime/report/comparison.hpp
 #pragma once
 
-#include "cli/compare.hpp"
+#include <syncpoint/train.hpp>
 #include "runtime/studies/sweep.hpp"
 
 #include <functional>
 #include <string>
 #include <vector>
 
-namespace syncpoint::cli {
+namespace syncpoint {
+
+/// One run of a comparison: its label and summary, and how compare stopped and read it.
+struct compared_run {
+  std::string label;   // protocol name (with its option, e.g. ssp(s=3))
+  run_summary summary;
+  double lr = 0;              // the run's learning rate (0: not shown)
+  std::string stopped_by;     // compare's rule: "target", "cap" or "failed" ("": a budget)
+  double acc_equal = -1;      // accuracy at the comparison's equal sample count (< 0: none)
+  std::string dir;            // the run's folder ("": not written)
+};
 
 /// A protocol of compare's list with values of its own, e.g. "diloco(H=10)" or
 /// "streaming-diloco(H=50,F=4,compress=int4)": options by their name or short
@@ -86,4 +96,4 @@ bool better_run(const run_summary& a, const run_summary& b);
 /// then the higher mean final accuracy. For one run each, better_run.
 bool better_runs(const std::vector<compared_run>& a, const std::vector<compared_run>& b);
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint

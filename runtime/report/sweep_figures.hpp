@@ -1,7 +1,7 @@
 // A finished (or partly finished) sweep read back from its folder, and the
 // figures its page shows: per cell, and over the cells that share some
-// axes' values, as mean and min–max. Internal to cli/ (sweep_report.cpp and
-// the tests).
+// axes' values, as mean and min–max. Read by the sweep's page (sweep_page.cpp),
+// the tests and the fidelity benchmark.
 #pragma once
 
 #include "runtime/studies/spread.hpp"
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace syncpoint::cli {
+namespace syncpoint::report {
 
 struct sweep_result {
   std::string dir;
@@ -63,4 +63,4 @@ spread aggregate(const sweep_result& r, sweep_figure f,
 /// ps-bandwidth "400MB/s" -> 4e8. Empty when some value is not such a number.
 std::vector<double> numeric_values(const sweep_axis& a);
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

@@ -3,8 +3,8 @@
 // share of time spent computing, communicating (push + pull) and waiting,
 // stacked from the bottom. Barriers are counted per bin and drawn as ticks in a
 // row above the workers; switches, lost workers and workers that joined are marked where they happen.
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
 #include "core/clock.hpp"
 #include "core/time_share.hpp"
 
@@ -12,7 +12,7 @@
 #include <array>
 #include <cmath>
 
-namespace syncpoint::cli {
+namespace syncpoint::report {
 
 namespace {
 
@@ -105,11 +105,11 @@ std::string timeline_svg(const run_record& run, double t_max, int width) {
   const double link_h = data.has_link ? row_h + 4 : 0;
   const double axis_y = top + n * row_h + link_h + 4;
   const double height = axis_y + 22;
-  auto x_at = [&](double t) { return x0 + plot_w * t / t_max; };
-
-  std::string svg = "<svg class='timeline' data-workers='" + std::to_string(n) + "' width='" +
-                    std::to_string(width) + "' height='" + fmt("%.0f", height) +
-                    "' xmlns='http://www.w3.org/2000/svg' font-size='11'>";
+  // The rows are drawn here; the chart gives the time scale, the element and the time axis.
+  svg_chart chart("timeline", static_cast<size_t>(n), {static_cast<double>(width), height, x0, 20, top, height - axis_y},
+                  scale::linear(0, t_max), scale::linear(0, 1), "data-workers");
+  auto x_at = [&](double t) { return chart.px(t); };
+  std::string svg;
   // Barriers: one tick per bin that had any, taller for more.
   int most = *std::max_element(data.barriers.begin(), data.barriers.end());
   svg += "<text x='" + std::to_string(label_w - 6) + "' y='" + fmt("%.1f", 6 + barrier_h - 3) +
@@ -169,14 +169,7 @@ std::string timeline_svg(const run_record& run, double t_max, int width) {
              "' fill='#1a7f37' font-weight='bold' text-anchor='end'>joined &#x2192;</text>";
     }
   }
-  // The time axis.
-  for (double t : nice_ticks(0, t_max, 8)) {
-    double x = x_at(t);
-    svg += "<line x1='" + fmt("%.1f", x) + "' x2='" + fmt("%.1f", x) + "' y1='" + fmt("%.1f", axis_y - 3) +
-           "' y2='" + fmt("%.1f", axis_y + 2) + "' stroke='#888'/><text x='" + fmt("%.1f", x) + "' y='" +
-           fmt("%.1f", axis_y + 14) + "' text-anchor='middle' fill='#555'>" + fmt("%g", t) + " s</text>";
-  }
-  return svg + "</svg>";
+  return chart.raw(svg).x_ticks(nice_ticks(0, t_max, 8), [](double t) { return fmt("%g", t) + " s"; }).str();
 }
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

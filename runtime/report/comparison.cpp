@@ -1,6 +1,6 @@
-#include "cli/compare.hpp"
+#include "runtime/report/comparison.hpp"
 
-#include "cli/report_html.hpp"
+#include "runtime/report/page.hpp"
 #include "runtime/studies/spread.hpp"
 
 #include <algorithm>
@@ -10,13 +10,7 @@
 #include <functional>
 #include <optional>
 
-namespace syncpoint::cli {
-
-std::string fmt(const char* format, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, x);
-  return buf;
-}
+namespace syncpoint::report {
 
 
 namespace {
@@ -243,4 +237,4 @@ void print_summary(const run_summary& s) {
                 w.compute_ratio);
 }
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint::report

@@ -1,14 +1,14 @@
 // The comparison page's table: one row per run, or per series of seeds with
 // each figure as mean and range; the best of each column marked.
-#include "cli/compare.hpp"
-#include "cli/report_html.hpp"
-#include "cli/report_parts.hpp"
+#include "runtime/report/comparison.hpp"
+#include "runtime/report/page.hpp"
+#include "runtime/report/parts.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 
-namespace syncpoint::cli::report_parts {
+namespace syncpoint::report::parts {
 
 namespace {
 
@@ -130,4 +130,4 @@ std::string table(const std::vector<series>& all, const std::vector<run_record>&
   return out + "</tbody></table></div>";
 }
 
-}  // namespace syncpoint::cli::report_parts
+}  // namespace syncpoint::report::parts

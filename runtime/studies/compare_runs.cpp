@@ -1,7 +1,8 @@
-#include "cli/compare_runs.hpp"
+#include "runtime/studies/compare_runs.hpp"
 
-#include "cli/options.hpp"
+#include <syncpoint/protocol.hpp>
 #include <syncpoint/train.hpp>
+#include "core/text.hpp"
 #include "runtime/records/run_files.hpp"
 #include "runtime/studies/spread.hpp"
 
@@ -15,7 +16,7 @@
 #include <stdexcept>
 #include <unistd.h>
 
-namespace syncpoint::cli {
+namespace syncpoint {
 
 namespace fs = std::filesystem;
 
@@ -25,6 +26,15 @@ namespace {
 constexpr const char* child_failure = "compare run: ";
 
 double reference_epochs(const job_config& base) { return base.epochs > 0 ? base.epochs : 1; }
+
+// `cfg`'s protocol options that `protocol` declares: each protocol of a comparison gets its own.
+protocol_options options_of(const job_config& cfg, const std::string& protocol) {
+  protocol_options out;
+  for (auto& o : protocol_option_specs(protocol))
+    if (cfg.protocol_opts.has(o.name))
+      out.set(o.name, cfg.protocol_opts.text(o.name));
+  return out;
+}
 
 // One run of the plan: a protocol at an lr and a seed.
 struct planned_run {
@@ -327,9 +337,9 @@ comparison run_comparison(const comparison_plan& plan) {
   return c;
 }
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint
 
-namespace syncpoint::cli {
+namespace syncpoint {
 
 protocol_variant parse_variant(const std::string& spec) {
   protocol_variant v;
@@ -369,4 +379,4 @@ std::string variant_folder(const std::string& spec) {
   return out;
 }
 
-}  // namespace syncpoint::cli
+}  // namespace syncpoint
