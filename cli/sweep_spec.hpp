@@ -5,15 +5,7 @@
 //   syncpoint sweep spec.toml --jobs 2
 //   syncpoint sweep spec.toml --head 10.0.0.1:4242 --token-file cluster.token   (cells on the nodes' free slots)
 //
-// spec.toml:
-//   out = "sweeps/stragglers"       # optional, like --out
-//   seeds = [1, 2, 3]               # optional, like --seeds
-//   [train]                         # options every cell shares
-//   model = "mlp"
-//   epochs = 2
-//   [grid]                          # one axis per key, in the file's order
-//   protocol = ["bsp", "elastic-bsp"]
-//   straggler = ["3:x1.5", "3:x2"]
+// SPEC.toml is read by runtime/studies/sweep_spec.hpp, which shows its keys.
 //
 // A grid value that holds a comma is quoted: --grid 'lr-milestones="1,2","2,3"'.
 #pragma once

@@ -6,13 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <random>
-#include <sstream>
 
 namespace syncpoint::cli {
 
