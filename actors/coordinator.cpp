@@ -24,7 +24,7 @@ void on_pushed(coordinator_ptr self, const push_info& info, push_reply rp) {
   st.run.samples += info.samples;
   st.workers[i].samples += info.samples;
   st.ps.reported_version(info.version);
-  st.workers.pushed(i, std::move(rp), st.event + 1, info.accepted);
+  st.workers.pushed(i, std::move(rp), st.event + 1, info.accepted, info.iter);
   if (!st.phase.ending() && st.cfg->sample_budget > 0 && st.run.samples >= st.cfg->sample_budget)
     begin_stop(self, "budget");
   if (st.phase.ending())
@@ -262,24 +262,36 @@ void on_slice_report(coordinator_ptr self, const push_info& info, uint32_t shard
     shard_reported(self, info, shard, copy, {});
 }
 
-// A resumed worker asks again for the reply to the push it was held on.
-caf::result<proceed> on_resumed_push(coordinator_ptr self, worker_id w) {
+// A worker asks again for the reply to its push `iter`: resumed from a
+// checkpoint, or every copy of the lead shard that took the push was lost
+// (a copy on the bulk channel relays the answer, and a process that died
+// relays nothing).
+caf::result<proceed> on_resumed_push(coordinator_ptr self, worker_id w, uint64_t iter) {
   auto& st = self->state;
   auto i = coordinator_state::idx(w);
   if (!st.phase.started() || !st.valid(w)
       || self->current_sender() != caf::actor_cast<caf::strong_actor_ptr>(st.workers[i].handle))
     return make_error(sp_error::not_a_member, "the coordinator takes pushes of the job's workers only");
-  auto state = st.workers[i].state;
+  auto& slot = st.workers[i];
+  auto state = slot.state;
   if (state != slot_state::away && state != slot_state::away_released) {
-    // Its push was reported by some shards when the checkpoint was taken, the
-    // lead's among them (a replica of the lead that had it on its link may
-    // have reported it again since, and waits for the same answer).
+    // Reported by some shards, not yet by all: the lead's reply (from the
+    // checkpoint's time, or a lead's copy that had it on its link) or this
+    // ask's gets the answer once every live copy has it.
     for (auto& [key, p] : st.ps.partial)
-      if (key.first == w && p.lead_in) {
+      if (key.first == w && (p.lead_in || key.second == iter)) {
         auto rp = self->make_response_promise<proceed>();
         p.reply.add(rp);
         return rp;
       }
+    if (slot.holds_push() && slot.push_iter == iter) {  // counted, its answer not given yet
+      auto rp = self->make_response_promise<proceed>();
+      st.workers.also_answer(i, rp);
+      return rp;
+    }
+    if (slot.answered_iter == iter && iter > 0)  // answered: the answer went with the copies that relayed it
+      return slot.answered;
+    // No live copy took it in: the worker drops it and pulls again (a refusal).
     return make_error(sp_error::bad_input, "worker " + std::to_string(w) + " has no held push to resume");
   }
   auto rp = self->make_response_promise<proceed>();
@@ -343,7 +355,9 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
       if (copy > 0)  // (copy 0 reports without one)
         on_slice_report(self, info, shard, copy);
     },
-    [=](pushed_atom, resume_atom, worker_id w) -> caf::result<proceed> { return on_resumed_push(self, w); },
+    [=](pushed_atom, resume_atom, worker_id w, uint64_t iter) -> caf::result<proceed> {
+      return on_resumed_push(self, w, iter);
+    },
     [=](save_atom) -> caf::result<saved_coordinator> {
       auto& st = self->state;
       if (!st.phase.started() || st.phase.ending() || st.phase.holding())

@@ -15,7 +15,7 @@
 //   counts_request -> job_counts              from anyone: the run's counts so far
 //   (save_atom) -> saved_coordinator          its state and its protocol's, for a
 //                                             checkpoint (an error while the run ends)
-//   (pushed_atom, resume_atom, worker) -> proceed   a resumed worker's held push
+//   (pushed_atom, resume_atom, worker, iter) -> proceed   a push asked again
 //   (join_atom, id, worker, where)            from the driver: worker `id` (vacant:
 //                                             never started, or lost) joins the run
 // A start message with an invalid handle leaves that id vacant (an elastic

@@ -156,6 +156,8 @@ void coordinator_state::send_to(const ps_actor& copy, const caf::message& msg) {
 
 void coordinator_state::answer(push_reply& rp, size_t i, proceed p) {
   serve(i, p);
+  workers[i].answered_iter = workers[i].push_iter;
+  workers[i].answered = p;
   rp.deliver(p);
 }
 

@@ -119,10 +119,11 @@ push_reply worker_table::delivered(size_t i) {
   return std::move(s.promise);
 }
 
-void worker_table::pushed(size_t i, push_reply rp, uint64_t event, nanos accepted) {
+void worker_table::pushed(size_t i, push_reply rp, uint64_t event, nanos accepted, uint64_t iter) {
   auto& s = slots_[i];
   move(i, slot_state::running, slot_state::held);
   s.promise = std::move(rp);
+  s.push_iter = iter;
   s.waiting_since = event;
   s.accepted = accepted;
 }
@@ -135,6 +136,13 @@ void worker_table::asked_again(size_t i, push_reply rp) {
   }
   move(i, slot_state::away, slot_state::held);
   s.promise = std::move(rp);
+}
+
+void worker_table::also_answer(size_t i, push_reply rp) {
+  auto& s = slots_[i];
+  if (s.state != slot_state::held && s.state != slot_state::reply_deferred)
+    throw std::logic_error(std::string("worker_table: no held push to answer again in state ") + to_string(s.state));
+  s.promise.add(std::move(rp));
 }
 
 void worker_table::lost(size_t i) {

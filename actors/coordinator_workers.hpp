@@ -80,6 +80,11 @@ struct worker_slot {
   push_reply promise;  // held, reply_deferred: the reply to its push
   proceed held_back;         // reply_deferred, away_released, start_deferred: the release to deliver
   uint64_t waiting_since = 0;  // event number of the push being answered
+  uint64_t push_iter = 0;    // held, reply_deferred: the worker's number for that push
+  // The last push answered and its answer, said again if the worker asks
+  // again: the copies that relayed the answer may have been lost with it.
+  uint64_t answered_iter = 0;
+  proceed answered;
   nanos accepted = 0;
   uint32_t batch = 0;        // sent with each release
   uint64_t pending_release = 0;  // the release_at timer that is current (0: none)
@@ -140,10 +145,13 @@ class worker_table {
   /// A release held back goes: reply_deferred or start_deferred -> running.
   /// Returns the promise to answer (none for a start).
   push_reply delivered(size_t i);
-  void pushed(size_t i, push_reply rp, uint64_t event, nanos accepted);
+  void pushed(size_t i, push_reply rp, uint64_t event, nanos accepted, uint64_t iter);
   /// A resumed worker asks again for its reply: away -> held with `rp`, or
   /// away_released -> running (the caller answers `rp` with held_back).
   void asked_again(size_t i, push_reply rp);
+  /// A worker whose push is held (or its reply held back) asks again: `rp`
+  /// gets the same answer (the copies that took its first ask were lost).
+  void also_answer(size_t i, push_reply rp);
   void lost(size_t i);  // -> vacant
   void tick(size_t i);  // one more push on its clock
 

@@ -22,7 +22,7 @@ caf::result<proceed> resume_push(ps_ptr self, worker_id w, uint64_t iter) {
   // a push on its link, and has nothing else to say).
   if (!is_lead(self->state) || !self->state.serving)
     return proceed{};
-  return self->delegate(self->state.coordinator, pushed_atom::value, resume_atom::value, w);
+  return self->delegate(self->state.coordinator, pushed_atom::value, resume_atom::value, w, iter);
 }
 
 caf::result<weights> resume_pull(ps_ptr self, worker_id w) {

@@ -110,6 +110,7 @@ void push(worker_ptr self) {
   auto seq = ++st.push_seq;
   auto& ps = st.cfg.ps;
   st.push_bytes = 0;
+  st.push_relays.clear();
   st.local.pushed_work = st.local.built_work;
   bool fragment = st.local.built_work.fragments > 1;
   // A compressed slice or a fragment says its bytes, a sparse model's keys and rows included (the
@@ -125,6 +126,7 @@ void push(worker_ptr self) {
                     slice_ranges(st, 0, st.local.built_work), std::move(st.row_grads)};
     st.grad = {};
     st.row_grads = {};
+    st.push_relays.push_back(ps.lead().address());
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
   } else {  // each shard (each copy of it) its slice, all at once: views of the gradient, shared, no copy
     auto whole = handed_back_floats(std::move(st.grad)).shared();  // the next gradient's buffer once all let go
@@ -135,8 +137,11 @@ void push(worker_ptr self) {
       gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
                       float_slice(whole, ps.begin(k), ps.end(k)), bytes, slice_ranges(st, k, st.local.built_work),
                       std::move(rows)};
-      for (auto& copy : ps.members(k))  // a copy of the lead hands the request on too: any of them answers
+      for (auto& copy : ps.members(k)) {  // a copy of the lead hands the request on too: any of them answers
+        if (k == 0)
+          st.push_relays.push_back(copy.address());
         expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, g), seq, k == 0);
+      }
     }
   }
   if (st.local.work.overlap > 0)
@@ -300,6 +305,7 @@ void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary) {
   auto& ps = st.cfg.ps;
   if (shard >= ps.size() || copy >= ps.replicas() + 1 || !primary)
     return;
+  auto gone = ps.copies[shard][copy].address();
   ps.copies[shard][copy] = nullptr;
   // The coordinator gives a lost primary's place to the first live copy; this
   // worker's handle of it (a proxy on the bulk channel, or `primary` itself).
@@ -310,6 +316,16 @@ void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary) {
   if (st.pipe.pulling() && shard < st.slice_in.size() && !st.slice_in[shard] && shard < st.pull_from.size()
       && st.pull_from[shard] != caf::actor_cast<caf::actor_addr>(ps.shards[shard]))
     ask_slice(self, shard, st.pull_seq, st.pull_min_version, false);
+  // The push's answer comes back through the lead's copies that took it: with
+  // the last of them lost, it would never come (a reply relayed by a process
+  // that died), so the copy that serves now asks the coordinator for it.
+  auto& relays = st.push_relays;
+  relays.erase(std::remove(relays.begin(), relays.end(), gone), relays.end());
+  if (shard == 0 && st.pipe.pushing() && relays.empty() && ps.shards[0]) {
+    relays.push_back(ps.shards[0].address());
+    expect_proceed(self, self->request(ps.shards[0], caf::infinite, push_atom::value, resume_atom::value, st.iter),
+                   st.push_seq, true);
+  }
 }
 
 void copy_added(worker_ptr self, uint32_t shard, uint32_t copy, caf::actor handle, const std::string& bulk) {
@@ -336,12 +352,16 @@ void ask_again(worker_ptr self) {
   if (st.pipe.pushing()) {
     asked(self, "push");
     auto seq = ++st.push_seq;
+    st.push_relays.clear();
     // Every copy that took the push: one may still have it on its link. The
     // lead's serving copy carries the coordinator's word.
     for (size_t k = 0; k < ps.size(); ++k)
-      for (auto& copy : ps.members(k))
+      for (auto& copy : ps.members(k)) {
+        if (k == 0 && copy == ps.shards[0])  // (the lead's other copies have nothing to say to a resumed push)
+          st.push_relays.push_back(copy.address());
         expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, resume_atom::value, st.iter), seq,
                        k == 0 && copy == ps.shards[0]);
+      }
   }
   if (st.pipe.pulling())
     request_weights(self, st.pull_min_version, true);

@@ -42,6 +42,9 @@ struct worker_state {
   size_t pull_left = 0;           // shards whose slice of the pulled version has not come
   std::vector<bool> slice_in;     // ... by shard, whether it has
   std::vector<caf::actor_addr> pull_from;  // ... by shard, the copy asked (a replica asked again once promoted)
+  // The lead shard's copies the push in flight went to: each relays the
+  // coordinator's answer. Once all are lost, the serving copy is asked again.
+  std::vector<caf::actor_addr> push_relays;
   caf::strong_actor_ptr coordinator;  // who started it: only it says a shard's replica serves now
   // Copies made in lost ones' places (--ps-rereplicate): each as the
   // coordinator named it, by (shard, copy), so that news of one twice changes

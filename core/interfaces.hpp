@@ -75,7 +75,7 @@ using coordinator_actor = job_control_actor::extend_with<job_reader_actor>::exte
   caf::reacts_to<pushed_atom, push_info, uint32_t>,             // another shard k accepted its slice
   caf::replies_to<pushed_atom, push_info, replica_atom, uint32_t>::with<proceed>,  // replica r of the lead, for the worker
   caf::reacts_to<pushed_atom, push_info, uint32_t, uint32_t>,   // replica r of shard k accepted its slice
-  caf::replies_to<pushed_atom, resume_atom, worker_id>::with<proceed>,  // a resumed worker's held push
+  caf::replies_to<pushed_atom, resume_atom, worker_id, uint64_t>::with<proceed>,  // a push asked again (resumed, or its relays lost)
   caf::replies_to<save_atom>::with<saved_coordinator>,
   caf::reacts_to<checkpoint_atom>,                 // (to itself) real clock: time for a checkpoint
   caf::reacts_to<eval_atom, eval_result>,
