@@ -56,7 +56,11 @@ void rewrite_weights(ps_state& st, Next next, Buffer buffer) {
   auto pass = [&next, &buffer, w, out, trained](size_t lo, size_t hi) {
     parallel_chunks(std::min(hi, trained) - std::min(lo, trained), [&next, w, out, lo](size_t begin, size_t end) {
       const Next f = next;
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#else
 #pragma GCC ivdep
+#endif
       for (size_t i = lo + begin; i < lo + end; ++i)
         out[i] = f(i, w[i]);
     });

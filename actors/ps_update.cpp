@@ -53,7 +53,11 @@ void fold_held(ps_state& st) {
   parallel_chunks(st.buffer.size(), [b, h, scale, weight](size_t begin, size_t end) {
     float* out = b;  // locals, which the stores cannot reach: the loop vectorizes (ps_passes.hpp)
     const float *held = h, s = scale, hw = weight;
+#if defined(__clang__)
+#pragma clang loop vectorize(assume_safety)
+#else
 #pragma GCC ivdep
+#endif
     for (size_t i = begin; i < end; ++i)
       out[i] = round_sum(out[i], s, held[i], hw);
   });

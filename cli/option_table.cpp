@@ -191,6 +191,45 @@ const option_table::entry* option_table::find(const std::string& long_name) cons
   return nullptr;
 }
 
+namespace {
+
+// Levenshtein distance: edits (insert, delete, replace) from a to b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      auto up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+// As git and cargo do: the closest name within a third of its length (at least 1, at most 3 edits).
+std::string option_table::nearest(const std::string& unknown, const std::string& prefix) const {
+  std::string best;
+  size_t best_distance = 0;
+  auto consider = [&](const std::string& name) {
+    auto d = edit_distance(unknown, name);
+    if (d > 0 && d <= std::clamp<size_t>(name.size() / 3, 1, 3) && (best.empty() || d < best_distance)) {
+      best = name;
+      best_distance = d;
+    }
+  };
+  for (auto& e : entries_)
+    consider(e.name);
+  for (auto& [alias, name] : aliases_)
+    consider(alias);
+  return best.empty() ? std::string() : " (did you mean " + prefix + best + "?)";
+}
+
 const option_table::entry* option_table::find(char short_name) const {
   for (auto& e : entries_)
     if (e.short_name == short_name)
@@ -258,7 +297,8 @@ std::string option_table::normalize(const std::vector<std::string>& args, std::v
         passed_.push_back(a);
         continue;
       }
-      return "unknown option '" + (is_long ? "--" + name : a) + "' (see --help)";
+      return "unknown option '" + (is_long ? "--" + name : a) + "'" + (is_long ? nearest(name, "--") : "") +
+             " (see --help)";
     }
     on_command_line_.insert(e->name);
     if (e->kind == value_kind::flag) {
@@ -324,7 +364,7 @@ std::string option_table::read_config(std::vector<std::string>& out) {
     auto key = section.empty() || section == "global" ? item.name : section + "." + item.name;
     const entry* e = find(key);
     if (e == nullptr || e->name == "config-file")
-      return "unknown option '" + key + "' in " + file_words_ + " (see --help)";
+      return "unknown option '" + key + "' in " + file_words_ + nearest(key, "") + " (see --help)";
     if (on_command_line_.count(e->name))
       continue;
     std::string value;

@@ -101,6 +101,8 @@ class option_table {
   void declare(CLI::Option* opt, const std::string& names, value_kind kind, int64_t lowest = 0, uint64_t highest = 0);
   const entry* find(const std::string& long_name) const;
   const entry* find(char short_name) const;
+  /// " (did you mean --NAME?)" for the option nearest to an unknown one, or "" when none is near.
+  std::string nearest(const std::string& unknown, const std::string& prefix) const;
   std::string expected(const entry& e) const;
   std::string value_refusal(const entry& e, const std::string& value) const;
   std::string normalize(const std::vector<std::string>& args, std::vector<std::string>& out);

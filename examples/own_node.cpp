@@ -7,8 +7,8 @@
 //
 //   example_own_node head --port 7000 --token-file T
 //   example_own_node node --join HEAD:7000 --token-file T        # on each machine
-//   example_own_node submit --head HEAD:7000 --token-file T --model autoencoder --loop reconstruct \
-//     --optimizer adam --lr 0.002 --workers 4 --epochs 2 --out runs/ae
+//   example_own_node submit --head HEAD:7000 --token-file T --model autoencoder --loop reconstruct
+//     --optimizer adam --lr 0.002 --workers 4 --epochs 2 --out runs/ae     # (one command line)
 #include "autoencoder.hpp"
 
 #include <syncpoint/command.hpp>

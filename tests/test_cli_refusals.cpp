@@ -32,7 +32,9 @@ TEST_CASE("cli: bad arguments exit 2 with a message naming the problem") {
     CHECK(r.output.find(std::string(", ") + name) != std::string::npos);
   const auto& refused = syncpoint::testing::check_refused;
   refused("train --lr fast", "invalid value in '--lr=fast' (expected a number)");
-  refused("train --bogus 1", "unknown option '--bogus");
+  refused("train --bogus 1", "unknown option '--bogus' (see --help)");  // nothing near it
+  refused("train --protocl bsp", "unknown option '--protocl' (did you mean --protocol?) (see --help)");
+  refused("train --wokers 2", "unknown option '--wokers' (did you mean --workers?) (see --help)");
   refused("train --straggler 3:x4@8" + fast, "window '8' must be T1-T2");
   refused("train --clock wall", "--clock=wall");
   refused("train --workers", "needs a value");

@@ -122,7 +122,7 @@ TEST_CASE("launch: bad or missing values are refused by name") {
           .find("SLURM_PROCID='3': must be a rank from 0 to SLURM_NTASKS - 1 = 2") == 0);
   CHECK(refused({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "3"}}).find("SLURM_JOB_NODELIST is not set") == 0);
   CHECK(refused({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "3"}, {"SLURM_JOB_NODELIST", "n[1-"}})
-          .find("host list 'n[1-'") == 0);
+          .find("SLURM_JOB_NODELIST='n[1-': a '[' with no ']'") == 0);  // named by the variable it came from
   CHECK(refused({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "3"}, {"SLURM_JOB_NODELIST", "n[1-2]"},
                  {"SLURM_NODEID", "2"}})
           .find("SLURM_NODEID='2': must be a node index below the 2 hosts") == 0);

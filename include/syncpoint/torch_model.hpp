@@ -63,6 +63,7 @@ class ps_embedding_impl : public torch::nn::Module {
   const table_spec& spec() const { return spec_; }
   /// The rows forward() reads from now on, on `device` (torch_model::load_rows).
   void load(const row_block& rows, torch::Device device);
+  using torch::nn::Module::load;  // (a module's saved state, as any module's)
   /// The last backward pass's gradient of the loaded rows, by key in the
   /// order load() gave (a row forward() did not read: zeros).
   row_block gradient() const;

@@ -77,12 +77,13 @@ void read_ranks(const env_lookup& env, const rank_names& n, launch_env& out) {
 
 void read_slurm(const env_lookup& env, launch_env& out) {
   read_ranks(env, {"slurm", "SLURM_PROCID", "SLURM_NTASKS", nullptr, nullptr}, out);  // (its local rank: below)
-  auto list = env("SLURM_JOB_NODELIST");
+  std::string source = "SLURM_JOB_NODELIST";
+  auto list = env(source);
   if (!list)
-    list = env("SLURM_NODELIST");
+    list = env(source = "SLURM_NODELIST");
   if (!list)
     throw config_error("SLURM_JOB_NODELIST is not set (Slurm sets it in an allocation: run under srun or sbatch)");
-  out.hosts = expand_nodelist(*list);
+  out.hosts = expand_nodelist(*list, source);
   if (out.hosts.empty())
     throw config_error("SLURM_JOB_NODELIST='" + *list + "': names no host");
   out.head_host = out.hosts.front();
@@ -161,8 +162,10 @@ launch_env read_launch_env(const env_lookup& env) {
   return out;
 }
 
-std::vector<std::string> expand_nodelist(const std::string& list) {
-  auto bad = [&](const std::string& why) { return config_error("host list '" + list + "': " + why); };
+std::vector<std::string> expand_nodelist(const std::string& list, const std::string& source) {
+  auto bad = [&](const std::string& why) {
+    return config_error(source + (source == "host list" ? " '" : "='") + list + "': " + why);
+  };
   // Its names: split at the commas outside brackets.
   std::vector<std::string> names{""};
   int depth = 0;

@@ -60,7 +60,8 @@ launch_env read_launch_env(const env_lookup& env);
 /// ("n[08-10]" -> n08 n09 n10), and the bracket groups of one name multiply
 /// ("r[1-2]-n[1-2]" -> r1-n1 r1-n2 r2-n1 r2-n2). Throws config_error on an
 /// unbalanced bracket or a bad range.
-std::vector<std::string> expand_nodelist(const std::string& list);
+/// `source` names the list in a refusal ("SLURM_JOB_NODELIST": "SLURM_JOB_NODELIST='n[1-': ...").
+std::vector<std::string> expand_nodelist(const std::string& list, const std::string& source = "host list");
 
 /// Slurm's SLURM_TASKS_PER_NODE ("2(x3),1": three nodes of 2 tasks, then
 /// one of 1) as a count per node. Throws config_error.
