@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# scripts/test-downstream.sh BUILD: installs BUILD into an empty prefix and builds and runs
-# examples/downstream against that prefix alone, as a project outside this tree would
-# (issue 27; docs/api.md). Fails, naming what is wrong, when:
+# scripts/test-downstream.sh BUILD: installs BUILD into an empty prefix, copies the examples it
+# installed (share/doc/syncpoint/examples) out of it, and builds and runs examples/downstream and
+# examples/ there, each a project of its own, against that prefix alone, as projects outside this
+# tree would (issue 27; docs/api.md). Fails, naming what is wrong, when:
 #   - the prefix holds headers other than include/syncpoint/, or a public header includes a
 #     path of the tree or does not compile alone against the prefix;
 #   - the CMake package or the .pc file names a path of the source or build tree;
-#   - the downstream project does not configure, build or run (a missing usage requirement
-#     fails its link: it uses CAF through syncpoint::syncpoint alone);
+#   - the downstream project or the examples' project does not configure, build or run (a
+#     missing usage requirement fails its link: they use CAF through syncpoint::syncpoint alone);
 #   - the installed command or a program built with `pkg-config --cflags --libs syncpoint` fails.
-# The prefix and the downstream build are BUILD/downstream/{prefix,build}: fixed paths, so that
-# ccache finds the downstream's objects again.
+# The prefix, the copied examples and their builds are BUILD/downstream/{prefix,examples,build,
+# build-examples}: fixed paths, so that ccache finds their objects again.
 #
 # `--plant header` or `--plant config` spoils the installed prefix first (a public header that
 # includes an internal one; a package config without CAF), in BUILD/downstream-KIND: the
@@ -61,19 +62,28 @@ fi
 # (each output is read whole before grep: grep -q stops at its match, and a writer still writing would die of SIGPIPE)
 grep -q "^syncpoint " <<< "$("$PREFIX/bin/syncpoint" --version)" || fail "the installed command does not run"
 
-# The downstream project, with nothing of this tree on its paths.
-rm -rf "$WORK/build"
+# The examples as a user gets them (share/doc/syncpoint/examples), copied out of the prefix:
+# examples/downstream and examples/ are projects of their own, with nothing of this tree on
+# their paths.
+rm -rf "$WORK/examples" "$WORK/build" "$WORK/build-examples"
+cp -r "$PREFIX/share/doc/syncpoint/examples" "$WORK/examples"
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-CCACHE_BASEDIR=$WORK cmake -S "$SRC/examples/downstream" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${launcher[@]}" > "$WORK/configure.log" ||
-  { cat "$WORK/configure.log" >&2; fail "the downstream project does not configure against the prefix"; }
-CCACHE_BASEDIR=$WORK cmake --build "$WORK/build" -j 2 > "$WORK/build.log" 2>&1 ||
-  { cat "$WORK/build.log" >&2; fail "the downstream project does not build against the prefix"; }
+build_project() {  # build_project SOURCE BUILD NAME
+  CCACHE_BASEDIR=$WORK cmake -S "$1" -B "$2" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "${launcher[@]}" > "$2.configure.log" 2>&1 ||
+    { cat "$2.configure.log" >&2; fail "$3 does not configure against the prefix"; }
+  CCACHE_BASEDIR=$WORK cmake --build "$2" -j 2 > "$2.build.log" 2>&1 ||
+    { cat "$2.build.log" >&2; fail "$3 does not build against the prefix"; }
+}
+build_project "$WORK/examples/downstream" "$WORK/build" "the downstream project"
 "$WORK/build/downstream" || fail "the downstream program failed (exit $?)"
-grep -q '^bsp ' <<< "$("$WORK/build/own_node" protocols)" || fail "examples/own_node.cpp, built against the prefix, is not the syncpoint command"
-for loop in linear_regression bandit; do  # (the autoencoder trains on Fashion-MNIST: built here, run in the tree's ctest)
-  "$WORK/build/$loop" > "$WORK/$loop.log" 2>&1 || { cat "$WORK/$loop.log" >&2; fail "examples/$loop.cpp, built against the prefix, failed"; }
+build_project "$WORK/examples" "$WORK/build-examples" "the examples' project"
+grep -q '^bsp ' <<< "$("$WORK/build-examples/own_node" protocols)" ||
+  fail "examples/own_node.cpp, built against the prefix, is not the syncpoint command"
+for loop in linear_regression bandit; do  # (the rest run in the tree's ctest, from the same sources)
+  "$WORK/build-examples/$loop" > "$WORK/$loop.log" 2>&1 ||
+    { cat "$WORK/$loop.log" >&2; fail "examples/$loop.cpp, built against the prefix, failed"; }
 done
 
 # pkg-config: a program that names no library but syncpoint.
