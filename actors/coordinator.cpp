@@ -231,7 +231,7 @@ void on_start(coordinator_ptr self, std::vector<worker_actor>& handles, evaluato
 // The PS delegates a worker's push request here, so the sender is that
 // worker: nobody else may report a push, nor one in another's name; but the
 // lead shard asks itself for a push that came on the bulk channel, whose
-// worker it knew by its key (runtime/cluster/transport/data_plane.hpp).
+// worker it knew by its key (runtime/cluster/dataplane/data_plane.hpp).
 caf::result<proceed> on_push_request(coordinator_ptr self, const push_info& info, uint32_t copy = 0) {
   auto& st = self->state;
   auto from = self->current_sender();

@@ -16,12 +16,6 @@ namespace syncpoint {
 
 namespace {
 
-shared_floats published(const ps_state& st) {
-  return shared_floats(std::shared_ptr<const std::vector<float>>(st.w));
-}
-
-void trace_rate(ps_ptr self);
-
 void accept_push(ps_ptr self, gradient_push& g, caf::typed_response_promise<proceed>& rp, bool via_bulk);
 
 void arrive(ps_ptr self, transit& t) {
@@ -56,6 +50,17 @@ void transfer(ps_ptr self, transit t) {
   auto id = st.next_transfer++;
   st.in_transit.emplace(id, std::move(t));
   self->delayed_send(self, seconds(delay), link_atom::value, id);
+}
+
+// Transfer `id` has crossed the link.
+void crossed(ps_ptr self, uint64_t id) {
+  auto& st = self->state;
+  auto i = st.in_transit.find(id);
+  if (i == st.in_transit.end())
+    return;
+  auto t = std::move(i->second);
+  st.in_transit.erase(i);
+  arrive(self, t);
 }
 
 }  // namespace
@@ -121,78 +126,12 @@ void take_in(ps_ptr self, gradient_push& g) {
   answer_pulls(self);
 }
 
-namespace {
-
-// Gated mode: pulls from now on see the current weights.
-void publish(ps_ptr self) {
-  auto& st = self->state;
-  close_round(st);
-  st.visible = published(st);
-  st.visible_version = st.version;
-  keep_served(st);
-  answer_pulls(self);
-}
-
-// The lead records the learning rate when the schedule has moved it by 1 %
-// of its base, or halved or doubled it, since the last record
-// (docs/optimizers.md): a few hundred events at most, which the report draws.
-void trace_rate(ps_ptr self) {
-  auto& st = self->state;
-  if (!is_lead(st) || !st.cfg.schedule.varies())
-    return;
-  bool moved = st.lr_traced < 0 || std::abs(st.lr - st.lr_traced) >= 0.01 * st.cfg.schedule.base ||
-               st.lr > 2 * st.lr_traced || st.lr < 0.5 * st.lr_traced;
-  if (!moved)
-    return;
-  st.lr_traced = st.lr;
-  auto now = since(self, st.cfg.origin);
-  trace(self, {"lr", -1, now, now, st.samples_applied, st.version + 1, st.lr});  // the version it makes
-}
-
-
-// Applies the buffered pushes as one step. A coordinator's commit always
-// makes a new version, even from an empty buffer, because the coordinator
-// counts its commits to know which version to release workers to; a flush
-// (end of run, mode change) makes one only if something was buffered.
-void commit(ps_ptr self, bool new_version_even_if_empty) {
-  auto& st = self->state;
-  if (st.buffered.empty()) {
-    if (new_version_even_if_empty) {
-      ++st.version;
-      remember_samples(st);
-      answer_pulls(self);
-    }
-    return;
-  }
-  // The round steps what its pushes carried (all, unless every one was a fragment's).
-  st.only = clip_ranges(st.round_ranges, st.cfg.offset, st.cfg.offset + st.w->size());
-  if (ranges_size(st.only) == st.w->size())
-    st.only.clear();  // all of it
-  else if (st.only.empty())
-    st.only = {0, 0};  // none of it
-  step_round(st);
-  st.only.clear();
-  st.round_ranges.clear();
-  trace_rate(self);
-  auto now = since(self, st.cfg.origin);
-  for (auto& p : st.buffered)
-    if (is_lead(st))
-      trace(self, {"apply", p.worker, now, now, p.iter, st.version + 1,
-                 static_cast<double>(st.version - p.base_version)});
-  ++st.version;
-  remember_samples(st);
-  st.buffer_weight = 0;
-  st.buffer_taken = 0;
-  st.buffer_share = 0;
-  st.buffered.clear();
-  answer_pulls(self);
-}
-
-// What this PS is called in errors: "the parameter server", or its shard.
 std::string who(const ps_state& st) {
   return st.cfg.shards > 1 ? "shard " + std::to_string(st.cfg.shard) + " of the parameter server"
                            : std::string("the parameter server");
 }
+
+namespace {
 
 // A sparse pull's keys: of tables the model has, and a shard within --ps-memory.
 caf::error check_asked(const ps_state& st, const std::vector<row_block>& asked) {
@@ -309,29 +248,7 @@ caf::result<weights> take_pull(ps_ptr self, worker_id worker, uint64_t min_versi
 }
 
 ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
-  auto& st = self->state;
-  st.w = std::make_shared<std::vector<float>>(std::move(cfg.initial));
-  st.link = link_model(cfg.bandwidth, cfg.latency_s);
-  st.velocity.assign(st.w->size(), 0.0f);
-  if (cfg.optimizer.adaptive())
-    st.second.assign(st.w->size(), 0.0f);
-  st.worker_weight.assign(static_cast<size_t>(cfg.workers), 1.0f / static_cast<float>(cfg.workers));
-  st.cfg = std::move(cfg);
-  st.serving = st.cfg.copy == 0 && st.cfg.serving;
-  st.lr = st.scheduled_lr();
-  if (st.cfg.model_size == 0)
-    st.cfg.model_size = st.w->size();
-  {  // where this slice's buffers begin
-    auto parameters = st.cfg.model_size - std::min(st.cfg.buffers, st.cfg.model_size);
-    st.trained = static_cast<size_t>(std::clamp<uint64_t>(parameters, st.cfg.offset, st.cfg.offset + st.w->size()) -
-                                     st.cfg.offset);
-  }
-  make_tables(st);
-  remember_samples(st);  // version 0 has seen none
-  if (st.cfg.resume)
-    restore(st, *st.cfg.resume);
-  if (st.cfg.resume_rows)
-    st.cfg.resume_rows([&](const saved_rows& chunk) { load_rows_chunk(st, chunk); });
+  start_state(self->state, std::move(cfg));
   return {
     [=](push_atom, gradient_push& g) -> caf::result<proceed> {
       if (auto err = check_member(self, g.worker))
@@ -384,23 +301,7 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
       return resume_pull(self, member_index(self));
     },
     [=](save_atom, uint32_t table, uint64_t from) -> saved_rows { return save_rows_chunk(self->state, table, from); },
-    [=](resume_atom, const saved_rows& chunk) -> caf::result<uint64_t> {
-      // A resumed shard on a node takes its checkpoint's rows from the head, chunk by chunk, before
-      // the job's workers start (a shard in the head's process reads the file itself: resume_rows).
-      auto& st = self->state;
-      if (!st.cfg.resume || st.cfg.resume_rows)
-        return make_error(sp_error::bad_input, "rows of a checkpoint sent to " + who(st) +
-                                                 ", which was not resumed from one on a node");
-      try {
-        load_rows_chunk(st, chunk);
-      } catch (const std::exception& e) {
-        return make_error(sp_error::bad_input, who(st) + ": " + e.what());
-      }
-      uint64_t rows = 0;
-      for (auto& t : st.tables)
-        rows += t.rows();
-      return rows;
-    },
+    [=](resume_atom, const saved_rows& chunk) { return take_resumed_rows(self->state, chunk); },
     [=](save_atom) -> caf::result<saved_ps> {
       if (auto err = may_read_state(self))
         return err;
@@ -411,45 +312,16 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
         self->state.serving = true;
     },
     [=](link_atom, uint64_t id) {
-      if (self->current_sender() != self->ctrl())
-        return;  // only the PS's own timers move transfers along
-      auto& st = self->state;
-      auto i = st.in_transit.find(id);
-      if (i == st.in_transit.end())
-        return;
-      auto t = std::move(i->second);
-      st.in_transit.erase(i);
-      arrive(self, t);
+      if (self->current_sender() == self->ctrl())  // only the PS's own timers move transfers along
+        crossed(self, id);
     },
     [=](attach_atom, coordinator_actor coordinator, std::vector<worker_actor> workers) {
-      if (!from_coordinator(self, "attach"))
-        return;
-      auto& st = self->state;
-      st.coordinator = std::move(coordinator);
-      st.members.clear();
-      st.member_ids.clear();
-      for (auto& w : workers) {
-        st.members.push_back(caf::actor_cast<caf::actor_addr>(w));
-        if (w)  // a vacant id (an elastic job short of slots) has no handle yet
-          st.member_ids.emplace(st.members.back(), static_cast<worker_id>(st.members.size() - 1));
-      }
+      if (from_coordinator(self, "attach"))
+        attach(self->state, std::move(coordinator), workers);
     },
     [=](mode_atom, uint8_t mode) {
-      if (!from_coordinator(self, "mode"))
-        return;
-      auto& st = self->state;
-      if (mode > static_cast<uint8_t>(ps_mode::delayed))
-        return;  // not a mode: ignore rather than guess
-      auto m = static_cast<ps_mode>(mode);
-      close_round(st);  // a gated round's step is complete before the mode changes
-      if (m != ps_mode::buffered)
-        commit(self, false);  // never strand buffered pushes
-      rescale_velocity(st, st.mode, m);
-      st.mode = m;
-      if (m == ps_mode::gated)
-        publish(self);  // what pulls see until the next publish
-      else
-        answer_pulls(self);
+      if (from_coordinator(self, "mode") && mode <= static_cast<uint8_t>(ps_mode::delayed))  // else: not a mode
+        change_mode(self, static_cast<ps_mode>(mode));
     },
     [=](publish_atom) {
       if (from_coordinator(self, "publish"))
@@ -472,37 +344,20 @@ ps_actor::behavior_type parameter_server(ps_ptr self, ps_config cfg) {
         commit(self, false);
     },
     [=](stop_atom) {
-      if (!from_coordinator(self, "stop"))
-        return;
-      // The run is stopping: a worker waiting for a version that will never
-      // come gets the current weights, pushes once more and is told to stop.
-      auto& st = self->state;
-      // (Every shard of several stops at one point of the sequence: one version.)
-      for (auto& kv : st.waiting_pulls)
-        send_weights(self, std::move(kv.second), pullable_weights(st));
-      st.waiting_pulls.clear();
+      if (from_coordinator(self, "stop"))
+        release_waiting_pulls(self);
     },
     [=](momentum_atom, double mu, bool clear, uint32_t ramp_steps) {
-      auto& st = self->state;
-      if (!from_coordinator(self, "momentum") || !(mu >= 0 && mu < 1))
-        return;
-      st.cfg.momentum = mu;
-      if (clear)
-        std::fill(st.velocity.begin(), st.velocity.end(), 0.0f);
-      st.ramp_steps = ramp_steps;
-      st.ramp_done = 0;
+      if (from_coordinator(self, "momentum") && mu >= 0 && mu < 1)
+        set_momentum(self->state, mu, clear, ramp_steps);
     },
     [=](weights_atom, std::vector<float>& per_worker) {
       if (from_coordinator(self, "weights") && per_worker.size() == self->state.worker_weight.size())
         self->state.worker_weight = std::move(per_worker);
     },
     [=](snapshot_atom, evaluator_actor evaluator, uint64_t samples, bool final, uint64_t id) {
-      if (!from_coordinator(self, "snapshot"))
-        return;
-      auto& st = self->state;
-      self->send(evaluator, snapshot{st.version, since(self, st.cfg.origin), samples, final, published(st),
-                                     st.cfg.offset, st.cfg.model_size, st.cfg.shard, st.cfg.shards, id,
-                                     eval_rows(st)});
+      if (from_coordinator(self, "snapshot"))
+        send_snapshot(self, evaluator, samples, final, id);
     },
     [=](final_atom) -> caf::result<weights> {
       if (!from_coordinator(self, "final"))

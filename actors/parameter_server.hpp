@@ -85,7 +85,7 @@ struct ps_config {
   // no optimizer step, the pushed values combined by the weight rule (docs/buffers.md).
   uint64_t buffers = 0;
   // Per worker, the key its pushes and pulls on the bulk channel carry
-  // (runtime/cluster/transport/data_plane.hpp); empty: none come that way.
+  // (runtime/cluster/dataplane/data_plane.hpp); empty: none come that way.
   std::vector<uint64_t> bulk_keys;
   optimizer_config optimizer;  // docs/optimizers.md
   lr_schedule schedule;        // by samples taken in; constant (lr) unless it varies

@@ -128,6 +128,11 @@ inline bool sequenced(const ps_state& st) {
   return (st.cfg.shards > 1 || st.cfg.replicas > 0) && st.coordinator;
 }
 
+/// The current weights, shared (copy-free) with whoever reads them.
+inline shared_floats published(const ps_state& st) {
+  return shared_floats(std::shared_ptr<const std::vector<float>>(st.w));
+}
+
 /// The version a pull gets now: the current one, or in gated mode the published one.
 inline uint64_t pullable_version(const ps_state& st) {
   return st.mode == ps_mode::gated ? st.visible_version : st.version;
@@ -173,6 +178,48 @@ caf::result<proceed> resume_push(ps_ptr self, worker_id w, uint64_t iter);
 
 /// ... and for the weights of its pull: on the link, or waiting for its version.
 caf::result<weights> resume_pull(ps_ptr self, worker_id w);
+
+/// What this PS is called in errors: "the parameter server", or its shard.
+std::string who(const ps_state& st);
+
+// -- what the coordinator tells it, and how it starts (actors/ps_commands.cpp) ------------
+
+/// A new PS's state from its configuration (a resumed one from its checkpoint).
+void start_state(ps_state& st, ps_config cfg);
+
+/// A resumed shard on a node takes its checkpoint's rows from the head, chunk by chunk, before
+/// the job's workers start (a shard in the head's process reads the file itself: resume_rows).
+/// Returns the rows it holds now.
+caf::result<uint64_t> take_resumed_rows(ps_state& st, const saved_rows& chunk);
+
+/// The job's coordinator and its workers by id (a vacant id has no handle yet).
+void attach(ps_state& st, coordinator_actor coordinator, const std::vector<worker_actor>& workers);
+
+/// Changes the mode: the round in progress is closed and buffered pushes committed first.
+void change_mode(ps_ptr self, ps_mode m);
+
+/// The run is stopping: a worker waiting for a version that will never come gets the
+/// current weights, pushes once more and is told to stop.
+void release_waiting_pulls(ps_ptr self);
+
+/// The momentum from now on (`clear`: the velocity restarts at 0), ramped over `ramp_steps`.
+void set_momentum(ps_state& st, double mu, bool clear, uint32_t ramp_steps);
+
+/// The weights of the current version, to the evaluator.
+void send_snapshot(ps_ptr self, const evaluator_actor& evaluator, uint64_t samples, bool final, uint64_t id);
+
+/// Gated mode: pulls from now on see the current weights.
+void publish(ps_ptr self);
+
+/// The lead records the learning rate when the schedule has moved it by 1 % of its base, or
+/// halved or doubled it, since the last record (docs/optimizers.md): a few hundred events at
+/// most, which the report draws.
+void trace_rate(ps_ptr self);
+
+/// Applies the buffered pushes as one step. A coordinator's commit always makes a new version,
+/// even from an empty buffer, because the coordinator counts its commits to know which version
+/// to release workers to; a flush (end of run, mode change) makes one only if something was buffered.
+void commit(ps_ptr self, bool new_version_even_if_empty);
 
 /// The state a checkpoint keeps (without the promises of held requests).
 saved_ps save(const ps_state& st);

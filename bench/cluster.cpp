@@ -13,7 +13,7 @@
 //    for the run with the openssl command), from a server process of its own
 //    (CAF drops a second connection between the same two processes, so TLS
 //    and plain cannot share one). Median of R runs of K round trips each.
-//    And the bulk channel's transport (runtime/cluster/transport/bulk.hpp): the same
+//    And the bulk channel's transport (runtime/cluster/dataplane/bulk.hpp): the same
 //    push+pull as frames on a connection of its own, the gradient sent from
 //    the sender's vector and the model from the server's shared buffer.
 // 2. Samples/s of a 4-worker BSP job (MLP, Fashion-MNIST) on a head and two
@@ -25,9 +25,9 @@
 //    2-worker BSP job with each shard on more hosts, side by side.
 #include "bench/args.hpp"
 #include "actors/parameter_server.hpp"
-#include "runtime/cluster/transport/bulk.hpp"
-#include "runtime/cluster/transport/data_plane.hpp"
-#include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/dataplane/bulk.hpp"
+#include "runtime/cluster/dataplane/data_plane.hpp"
+#include "runtime/cluster/wire/connect.hpp"
 #include "bench/cluster_job.hpp"
 #include "bench/stats.hpp"
 #include "bench/process.hpp"
@@ -74,7 +74,7 @@ struct ports {
   uint16_t echo;
   uint16_t raw;
   uint16_t bulk;
-  uint16_t plane;  // the PSs' data plane (runtime/cluster/transport/data_plane.hpp)
+  uint16_t plane;  // the PSs' data plane (runtime/cluster/dataplane/data_plane.hpp)
 };
 
 // The benchmark's worker 0 on the data plane.

@@ -2,7 +2,7 @@
 # Compressed gradients on a real link (docs/compression.md, "On the wire"):
 # bsp with 2 workers across processes, `--compress` each of none, bf16, fp16,
 # topk:0.01 and onebit, with the bulk channel packing a compressed push
-# (runtime/cluster/transport/float_packing.hpp) and without
+# (runtime/cluster/dataplane/float_packing.hpp) and without
 # (SYNCPOINT_BULK_PACK=0), side by side. Two network namespaces, "machines" A
 # (the head and node a) and B (node b), joined by a veth pair shaped with tc
 # to RATE (default 1gbit): node b's pushes and pulls cross it. Needs root

@@ -22,7 +22,7 @@ and beside them the compute time, the spread of the workers' compute ends
 (the stragglers' share: the last minus the first), and the PS's commit after
 the last push was accepted ("accepted -> applied"). The last two compare the
 clocks of different processes: exact when they share a machine (the head
-sends its origin, runtime/cluster/interfaces.hpp, run_clock). Tracing costs a
+sends its origin, runtime/cluster/wire/interfaces.hpp, run_clock). Tracing costs a
 little itself (the tracer is one more actor on the same cores).
 """
 import collections

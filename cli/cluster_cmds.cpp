@@ -5,10 +5,10 @@
 #include "cli/head_dashboard.hpp"
 #include "cli/log.hpp"
 #include <syncpoint/model.hpp>
-#include "runtime/cluster/connect.hpp"
-#include "runtime/cluster/transport/data_plane.hpp"
-#include "runtime/cluster/head.hpp"
-#include "runtime/cluster/node.hpp"
+#include "runtime/cluster/wire/connect.hpp"
+#include "runtime/cluster/dataplane/data_plane.hpp"
+#include "runtime/cluster/control/head.hpp"
+#include "runtime/cluster/control/node.hpp"
 #include "runtime/job/job_parts.hpp"
 #include <syncpoint/train.hpp>
 

@@ -10,8 +10,8 @@
 // the head tells to leave with an exit code (launch: the job's) exits with it.
 #pragma once
 
-#include "runtime/cluster/connect.hpp"
-#include "runtime/cluster/submit.hpp"
+#include "runtime/cluster/wire/connect.hpp"
+#include "runtime/cluster/client/submit.hpp"
 
 #include <caf/scoped_actor.hpp>
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "cli/options.hpp"
-#include "runtime/cluster/transport/tls_files.hpp"
+#include "runtime/cluster/net/tls_files.hpp"
 
 #include <caf/actor_system_config.hpp>
 

@@ -7,8 +7,8 @@
 
 #include "cli/cluster_cmds.hpp"
 #include "cli/option_table.hpp"
-#include "runtime/cluster/head.hpp"
-#include "runtime/cluster/launch.hpp"
+#include "runtime/cluster/control/head.hpp"
+#include "runtime/cluster/client/launch.hpp"
 #include "runtime/job/devices.hpp"
 #include "runtime/studies/sweep.hpp"
 

@@ -6,9 +6,9 @@
 #include "cli/cluster_options.hpp"
 #include "cli/log.hpp"
 #include <syncpoint/model.hpp>
-#include "runtime/cluster/connect.hpp"
-#include "runtime/cluster/node.hpp"
-#include "runtime/cluster/transport/data_plane.hpp"
+#include "runtime/cluster/wire/connect.hpp"
+#include "runtime/cluster/control/node.hpp"
+#include "runtime/cluster/dataplane/data_plane.hpp"
 #include "runtime/job/devices.hpp"
 #include "runtime/job/job_parts.hpp"
 

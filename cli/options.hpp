@@ -4,7 +4,7 @@
 // `--lr=0.1` work.
 #pragma once
 
-#include "runtime/cluster/transport/tls_files.hpp"
+#include "runtime/cluster/net/tls_files.hpp"
 #include <syncpoint/job_config.hpp>
 
 #include "cli/option_table.hpp"

@@ -2,7 +2,7 @@
 #include "cli/cluster_cmds.hpp"
 
 #include "cli/options.hpp"
-#include "runtime/cluster/head.hpp"
+#include "runtime/cluster/control/head.hpp"
 #include "runtime/job/devices.hpp"
 
 #include <caf/all.hpp>

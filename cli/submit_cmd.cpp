@@ -1,13 +1,13 @@
 // syncpoint submit: sends a job to the head, streams its progress to this
 // terminal, and writes trace.jsonl and summary.json as `train` does. The
-// library's submit() (runtime/cluster/submit.cpp) does the work; this adds
+// library's submit() (runtime/cluster/client/submit.cpp) does the work; this adds
 // the terminal: options, Ctrl-C, SIGUSR1 (a checkpoint now), exit status,
 // run.json and the model file.
 #include "cli/cluster_cmds.hpp"
 
 #include "runtime/report/comparison.hpp"
 #include "cli/options.hpp"
-#include "runtime/cluster/placement.hpp"
+#include "runtime/cluster/jobs/placement.hpp"
 #include "runtime/records/model_file.hpp"
 #include "runtime/records/run_files.hpp"
 #include <syncpoint/model.hpp>

@@ -1,5 +1,5 @@
 // `syncpoint sweep --head HOST:P`: the cells not yet finished go to the head,
-// which runs each on a free slot of a node (runtime/cluster/sweep_runner.hpp);
+// which runs each on a free slot of a node (runtime/cluster/jobs/sweep_runner.hpp);
 // this process follows them and writes each cell's files as they come back,
 // into DIR/cells/FOLDER.partial, renamed to FOLDER when the cell is done, as
 // the local sweep does.

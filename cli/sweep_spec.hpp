@@ -10,7 +10,7 @@
 // A grid value that holds a comma is quoted: --grid 'lr-milestones="1,2","2,3"'.
 #pragma once
 
-#include "runtime/cluster/transport/tls_files.hpp"
+#include "runtime/cluster/net/tls_files.hpp"
 #include "runtime/studies/sweep.hpp"
 #include "runtime/studies/sweep_spec.hpp"
 

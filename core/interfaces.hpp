@@ -1,7 +1,7 @@
 // The typed interfaces of a job's actors, with the messages they name, and
 // their registration. What a program's own actors may send a job and hear
 // from it is public (<syncpoint/interfaces.hpp>); the cluster's own
-// interfaces (head, node) are in runtime/cluster/interfaces.hpp.
+// interfaces (head, node) are in runtime/cluster/wire/interfaces.hpp.
 //
 // Checkpoints: the runner asks each actor for its saved state with save_atom;
 // a resumed worker asks the PS again for the reply it was waiting for with
@@ -93,7 +93,7 @@ using ps_actor = caf::typed_actor<
   caf::replies_to<pull_atom, uint64_t, std::vector<row_block>>::with<weights>,  // ... and a sparse model's rows
   // A fragment's pull (<syncpoint/local_work.hpp>): the slice comes back, the link charges the ranges
   caf::replies_to<pull_atom, uint64_t, std::vector<uint64_t>>::with<weights>,
-  // A push or pull that came on the bulk channel (runtime/cluster/transport/data_plane.hpp),
+  // A push or pull that came on the bulk channel (runtime/cluster/dataplane/data_plane.hpp),
   // from this process's gateway, with the worker's key: (key, push) and (key, worker, min_version)
   caf::replies_to<push_atom, bulk_atom, uint64_t, gradient_push>::with<proceed>,
   caf::replies_to<pull_atom, bulk_atom, uint64_t, int32_t, uint64_t>::with<weights>,

@@ -22,7 +22,7 @@ struct ps_group {
   std::vector<ps_actor> shards;
   std::vector<uint64_t> bounds;  // shard k owns [bounds[k], bounds[k+1]); size() + 1 entries
   // Across processes, where shard k takes bulk connections ("host:port",
-  // ":port" on the head's host, "" none: runtime/cluster/transport/data_plane.hpp).
+  // ":port" on the head's host, "" none: runtime/cluster/dataplane/data_plane.hpp).
   std::vector<std::string> bulk;
   // With replicated shards (--ps-replicas R), copies[k][r] is copy r of shard
   // k (r = 0: its first primary), invalid once lost; shards[k] is the one that

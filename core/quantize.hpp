@@ -1,6 +1,6 @@
 // Values as 8 or 4 bits (docs/compression.md): what the int8, int4 and fp8
 // compressors round a gradient to (compressors/quantized.cpp) and the bulk
-// channel's packings check and carry (runtime/cluster/transport/float_packing.cpp).
+// channel's packings check and carry (runtime/cluster/dataplane/float_packing.cpp).
 //  - int8, int4: blocks of 64 values, each value q * scale with q a whole
 //    number in [-L, L] (L = 127 or 7) and one float scale a block,
 //    max |v| / L;

@@ -1,6 +1,6 @@
 // Where a worker's time goes, by the trace's spans: the comparison report's
 // timeline (runtime/report/timeline.cpp) and the dashboard's last minute
-// (runtime/cluster/live_job.hpp) cut it the same way.
+// (runtime/cluster/jobs/live_job.hpp) cut it the same way.
 #pragma once
 
 #include <optional>

@@ -3,7 +3,7 @@
 #include "runtime/studies/zipline_instances.hpp"
 #include <syncpoint/protocol.hpp>
 #include "runtime/records/checkpoint_file.hpp"
-#include "runtime/cluster/interfaces.hpp"
+#include "runtime/cluster/wire/interfaces.hpp"
 #include <syncpoint/job_config.hpp>
 #include "core/straggler.hpp"
 

@@ -11,12 +11,16 @@
 #   4 runtime/job/                the job plan and the one-process job, checkpointing
 #   5 runtime/studies/            simulate, tune-switch, sweeps and their specs, spread, compare's runs
 #   6 runtime/report/             the comparison and sweep pages, their charts and tables, what they conclude
-#   7 runtime/cluster/transport/  the bulk channel, its data plane, endpoints, TLS files
-#   8 runtime/cluster/            head, node, job runner, submit, the watchers
-#   9 runtime/cluster/dashboard/  the hub, its views, pages and HTTP server
-#  10 cli/ bench/ examples/ tests/ fuzz/   on anything, except that bench/ includes nothing of cli/
+#   7 runtime/cluster/net/        endpoints, TLS files and their errors, the file limit
+#   8 runtime/cluster/dataplane/  the bulk channel, shared-memory rings, packing, the data plane
+#   9 runtime/cluster/wire/       the cluster's typed interfaces and messages, connecting to the head
+#  10 runtime/cluster/jobs/       the job runner and its parts, placement, sweeps, the watchers
+#  11 runtime/cluster/control/    the head, its journal and slots, nodes, a sweep's cells on a node
+#  12 runtime/cluster/client/     submitting from a program, launching from a launcher's ranks
+#  13 runtime/cluster/dashboard/  the hub, its views, pages and HTTP server
+#  14 cli/ bench/ examples/ tests/ fuzz/   on anything, except that bench/ includes nothing of cli/
 #                                 (a benchmark measures the library, not the command's code)
-#  11 python/                     the Python package's extension: on anything, and nothing on it
+#  15 python/                     the Python package's extension: on anything, and nothing on it
 # A file may include its own folder's files (by a root-relative path, or by its
 # bare name); a file or an include in no layer is an error too, so a new folder
 # gets a layer here first.
@@ -42,11 +46,15 @@ check() {
     if (p ~ /^runtime\/job\//) return 4
     if (p ~ /^runtime\/studies\//) return 5
     if (p ~ /^runtime\/report\//) return 6
-    if (p ~ /^runtime\/cluster\/transport\//) return 7
-    if (p ~ /^runtime\/cluster\/dashboard\//) return 9
-    if (p ~ /^runtime\/cluster\/[^\/]*$/) return 8
-    if (p ~ /^(cli|bench|examples|tests|fuzz)\//) return 10
-    if (p ~ /^python\//) return 11
+    if (p ~ /^runtime\/cluster\/net\//) return 7
+    if (p ~ /^runtime\/cluster\/dataplane\//) return 8
+    if (p ~ /^runtime\/cluster\/wire\//) return 9
+    if (p ~ /^runtime\/cluster\/jobs\//) return 10
+    if (p ~ /^runtime\/cluster\/control\//) return 11
+    if (p ~ /^runtime\/cluster\/client\//) return 12
+    if (p ~ /^runtime\/cluster\/dashboard\//) return 13
+    if (p ~ /^(cli|bench|examples|tests|fuzz)\//) return 14
+    if (p ~ /^python\//) return 15
     return -2
   }
   function folder(p) { sub(/\/[^\/]*$/, "", p); sub(/^protocols\/.*/, "protocols", p); return p }
@@ -65,7 +73,7 @@ check() {
       printf "%s:%d: #include \"%s\": a benchmark includes the command'"'"'s code (put what it needs in the library)\n", file, FNR, inc
       bad = 1; next
     }
-    if (to < from || folder(inc) == folder(file) || (from == 10 && to == 10)) next
+    if (to < from || folder(inc) == folder(file) || (from == 14 && to == 14)) next
     printf "%s:%d: #include \"%s\" runs up (layer %d includes layer %d)\n", file, FNR, inc, from, to; bad = 1
   }
   END { exit bad }')
@@ -119,39 +127,47 @@ check_links() {
 if [ "${1:-}" = --self-test ]; then
   tree=$(mktemp -d)
   trap 'rm -rf "$tree"' EXIT
-  mkdir -p "$tree"/{include/syncpoint,core,models,actors,runtime/{records,job,studies,report,cluster/{transport,dashboard}},cli,bench}
+  mkdir -p "$tree"/{include/syncpoint,core,models,actors,runtime/{records,job,studies,report,cluster/{net,dataplane,wire,jobs,control,client,dashboard}},cli,bench}
   echo '#include <syncpoint/d.hpp>' > "$tree/include/syncpoint/p.hpp"  # public on public: fine
   echo '#include <syncpoint/p.hpp>' > "$tree/core/b.hpp"              # the tree on public: fine
   echo '#include "core/a.hpp"' > "$tree/models/m.hpp"            # down: fine
-  echo '#include "runtime/cluster/h.hpp"' > "$tree/cli/c.cpp"    # down: fine
-  echo '#include "runtime/job/j.hpp"' > "$tree/runtime/cluster/h.hpp"  # down: fine
+  echo '#include "runtime/cluster/control/h.hpp"' > "$tree/cli/c.cpp"    # down: fine
+  echo '#include "runtime/job/j.hpp"' > "$tree/runtime/cluster/control/h.hpp"  # down: fine
   echo '#include "runtime/records/r.hpp"' > "$tree/runtime/job/j.hpp"  # down: fine
-  echo '#include "runtime/cluster/h.hpp"' > "$tree/runtime/cluster/dashboard/d.hpp"  # down: fine
-  echo '#include "runtime/cluster/transport/t.hpp"' > "$tree/runtime/cluster/k.hpp"  # down: fine
+  echo '#include "runtime/cluster/control/h.hpp"' > "$tree/runtime/cluster/dashboard/d.hpp"  # down: fine
+  echo '#include "runtime/cluster/dataplane/t.hpp"' > "$tree/runtime/cluster/control/k.hpp"  # down: fine
+  echo '#include "runtime/cluster/net/n.hpp"' > "$tree/runtime/cluster/dataplane/t.hpp"  # down: fine
+  echo '#include "runtime/cluster/wire/i.hpp"' > "$tree/runtime/cluster/client/s.hpp"  # down: fine
   echo '#include "runtime/studies/s.hpp"' > "$tree/runtime/report/p.hpp"  # down: fine
-  echo '#include "runtime/report/p.hpp"' > "$tree/runtime/cluster/w.hpp"  # down: fine
+  echo '#include "runtime/report/p.hpp"' > "$tree/runtime/cluster/jobs/w.hpp"  # down: fine
   echo '#include "runtime/report/p.hpp"' > "$tree/bench/b.cpp"  # down: fine
   printf 'add_library(helper STATIC bench/helper.cpp)\nadd_executable(bench_x bench/x.cpp)\ntarget_link_libraries(bench_x PRIVATE ${LIBS} helper)\nadd_executable(t tests/t.cpp)\ntarget_link_libraries(t PRIVATE helper)\n' > "$tree/CMakeLists.txt"
   check "$tree" || { echo "check-layers: self-test: a clean tree was refused"; exit 1; }
   check_links "$tree" || { echo "check-layers: self-test: clean links were refused"; exit 1; }
   echo '#include "actors/w.hpp"' > "$tree/core/a.hpp"              # up: must be caught
-  echo '#include "runtime/cluster/h.hpp"' > "$tree/runtime/job/j.hpp"  # up: must be caught
-  echo '#include "runtime/cluster/dashboard/d.hpp"' > "$tree/runtime/cluster/h.hpp"  # up: caught
+  echo '#include "runtime/cluster/control/h.hpp"' > "$tree/runtime/job/j.hpp"  # up: must be caught
+  echo '#include "runtime/cluster/dashboard/d.hpp"' > "$tree/runtime/cluster/control/h.hpp"  # up: caught
+  echo '#include "runtime/cluster/wire/i.hpp"' > "$tree/runtime/cluster/dataplane/t.hpp"  # up: caught
+  echo '#include "runtime/cluster/control/h.hpp"' > "$tree/runtime/cluster/jobs/w.hpp"  # up: caught
+  echo '' > "$tree/runtime/cluster/loose.hpp"                         # in no room: caught
   echo '#include "runtime/job/j.hpp"' > "$tree/runtime/records/r.hpp"  # up: caught
   echo '#include "core/a.hpp"' > "$tree/include/syncpoint/q.hpp"      # public on the tree: caught
   echo '#include <runtime/job/j.hpp>' > "$tree/include/syncpoint/r.hpp"   # the same with <>: caught
   echo '' > "$tree/runtime/loose.hpp"                                 # in no layer: caught
-  echo '#include "runtime/cluster/h.hpp"' > "$tree/runtime/report/p.hpp"  # up: caught
+  echo '#include "runtime/cluster/control/h.hpp"' > "$tree/runtime/report/p.hpp"  # up: caught
   echo '#include "cli/c.hpp"' > "$tree/bench/b.cpp"                   # a benchmark on the command: caught
   out=$(check "$tree" || true)
   [[ "$out" == *'core/a.hpp:1: #include "actors/w.hpp" runs up'* &&
-     "$out" == *'runtime/job/j.hpp:1: #include "runtime/cluster/h.hpp" runs up'* &&
-     "$out" == *'runtime/cluster/h.hpp:1: #include "runtime/cluster/dashboard/d.hpp" runs up'* &&
+     "$out" == *'runtime/job/j.hpp:1: #include "runtime/cluster/control/h.hpp" runs up'* &&
+     "$out" == *'runtime/cluster/control/h.hpp:1: #include "runtime/cluster/dashboard/d.hpp" runs up'* &&
+     "$out" == *'runtime/cluster/dataplane/t.hpp:1: #include "runtime/cluster/wire/i.hpp" runs up'* &&
+     "$out" == *'runtime/cluster/jobs/w.hpp:1: #include "runtime/cluster/control/h.hpp" runs up'* &&
+     "$out" == *'runtime/cluster/loose.hpp: a file in no layer'* &&
      "$out" == *'runtime/records/r.hpp:1: #include "runtime/job/j.hpp" runs up'* &&
      "$out" == *'include/syncpoint/q.hpp:1: a public header includes the tree'* &&
      "$out" == *'include/syncpoint/r.hpp:1: a public header includes the tree'* &&
      "$out" == *'runtime/loose.hpp: a file in no layer'* &&
-     "$out" == *'runtime/report/p.hpp:1: #include "runtime/cluster/h.hpp" runs up'* &&
+     "$out" == *'runtime/report/p.hpp:1: #include "runtime/cluster/control/h.hpp" runs up'* &&
      "$out" == *"bench/b.cpp:1: #include \"cli/c.hpp\": a benchmark includes the command's code"* ]] \
     || { echo "check-layers: self-test: an upward include was not caught: $out"; exit 1; }
   printf 'add_library(tested STATIC\n  tests/fixture.cpp)\ntarget_link_libraries(helper PUBLIC tested)\n' >> "$tree/CMakeLists.txt"

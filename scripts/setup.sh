@@ -19,6 +19,7 @@ packages=(build-essential cmake ccache zlib1g-dev libcaf-dev libtorch-dev libeig
           slurm-wlm munge  # a Slurm of the test's own, which starts syncpoint launch (scripts/test-slurm.sh)
           libyaml-cpp-dev  # the Kubernetes manifests, read by tests/test_deploy.cpp
           podman runc netavark aardvark-dns iptables mmdebstrap python3-yaml  # the image and the Job as containers (scripts/test-container.sh)
+          universal-ctags  # where each function ends, for scripts/long-code.sh
           python3-dev pybind11-dev python3-torch python3-pytest  # the Python package and its tests (python/, docs/python.md)
           clang libclang-rt-14-dev lld)  # clang and lld: the sanitizer and fuzz builds (scripts/hardening.sh)
 missing=()

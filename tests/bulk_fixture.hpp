@@ -3,8 +3,8 @@
 // server that echoes every frame, and float patterns.
 #pragma once
 
-#include "runtime/cluster/transport/bulk.hpp"
-#include "runtime/cluster/transport/shm_ring.hpp"
+#include "runtime/cluster/dataplane/bulk.hpp"
+#include "runtime/cluster/dataplane/shm_ring.hpp"
 
 #include <chrono>
 #include <condition_variable>

@@ -10,7 +10,7 @@
 //                                  one with NaN, one in another worker's name and a
 //                                  commit, prints the answers and leaves the job
 // Prints what the head or CAF answered; exit 2 when refused, 0 when accepted.
-#include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/wire/connect.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/worker_loop.hpp>
 

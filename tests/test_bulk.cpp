@@ -1,7 +1,7 @@
-// The bulk channel's transport (runtime/cluster/transport/bulk.hpp): frames cross
+// The bulk channel's transport (runtime/cluster/dataplane/bulk.hpp): frames cross
 // whole, in order and bit for bit, over TCP and over TLS; strangers, wrong
 // tokens, refused hellos and oversized frames are turned away with reasons.
-#include "runtime/cluster/transport/bulk.hpp"
+#include "runtime/cluster/dataplane/bulk.hpp"
 #include "tests/bulk_fixture.hpp"
 #include "tests/helpers.hpp"
 
@@ -170,7 +170,7 @@ TEST_CASE("bulk channel: over TLS both sides show a certificate from the cluster
 // -- the data plane: a shard's pushes and pulls through the bulk channel --------------
 
 #include "actors/parameter_server.hpp"
-#include "runtime/cluster/transport/data_plane.hpp"
+#include "runtime/cluster/dataplane/data_plane.hpp"
 
 #include <limits>
 
@@ -311,9 +311,9 @@ TEST_CASE("data plane: a wrong key or another worker's key is refused at the hel
   CHECK(!f.push(as0, 0, pattern(1000, 1)));
 }
 
-// -- one pull per version for the workers of a process (runtime/cluster/transport/pull_share.hpp) --------
+// -- one pull per version for the workers of a process (runtime/cluster/dataplane/pull_share.hpp) --------
 
-#include "runtime/cluster/transport/pull_share.hpp"
+#include "runtime/cluster/dataplane/pull_share.hpp"
 
 TEST_CASE("data plane: proxies asking one share for a version fetch it once, the others get the same weights, "
           "and a failed fetch or a fetcher gone passes the fetch on") {

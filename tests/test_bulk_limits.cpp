@@ -1,9 +1,9 @@
-// The bulk channel's limits (runtime/cluster/transport/bulk.hpp, bulk_limits; issue 42):
+// The bulk channel's limits (runtime/cluster/dataplane/bulk.hpp, bulk_limits; issue 42):
 // a hostile peer cannot hold a server. A silent or stalled connection is
 // closed after the idle limit, a client that only pings is not, connections
 // that never say hello are capped with the oldest making room, and a peer
 // that does not read its answers stops being read, then is let go.
-#include "runtime/cluster/transport/bulk.hpp"
+#include "runtime/cluster/dataplane/bulk.hpp"
 #include "tests/bulk_fixture.hpp"
 
 #include <doctest/doctest.h>

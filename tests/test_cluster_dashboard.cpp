@@ -2,7 +2,7 @@
 // head, two nodes and a job, over HTTP on loopback: Prometheus text of a
 // running job, its counters equal to the summary once it ends, the JSON API
 // against `status`, the token, and hostile requests while a job trains.
-#include "runtime/cluster/transport/file_limit.hpp"
+#include "runtime/cluster/net/file_limit.hpp"
 #include "tests/cluster_fixture.hpp"
 #include "tests/http_client.hpp"
 #include "tests/prometheus_text.hpp"

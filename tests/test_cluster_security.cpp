@@ -1,6 +1,6 @@
 // The cluster's security, with real processes on loopback: the token, TLS
 // with certificates from a CA made for the test, and the default address.
-#include "runtime/cluster/transport/file_limit.hpp"
+#include "runtime/cluster/net/file_limit.hpp"
 #include "tests/cluster_fixture.hpp"
 #include "tests/http_client.hpp"
 #include "bench/process.hpp"

@@ -37,7 +37,7 @@ double model_distance(const std::string& a_path, const std::string& b_path) {
 }
 
 // Whether processes here can share memory as the bulk channel's rings do
-// (runtime/cluster/transport/shm_ring.cpp): a boot id, and room in /dev/shm.
+// (runtime/cluster/dataplane/shm_ring.cpp): a boot id, and room in /dev/shm.
 bool shared_memory_here() {
   std::ifstream boot("/proc/sys/kernel/random/boot_id");
   std::string id;

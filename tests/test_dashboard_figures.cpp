@@ -1,4 +1,4 @@
-// The dashboard's figures (runtime/cluster/live_job.hpp) from scripted trace
+// The dashboard's figures (runtime/cluster/jobs/live_job.hpp) from scripted trace
 // events, and their renderings: Prometheus text that a strict reader takes,
 // with exactly the counts the events make, and the pages' JSON.
 #include "runtime/cluster/dashboard/dashboard_view.hpp"

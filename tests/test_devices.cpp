@@ -2,7 +2,7 @@
 // that places workers on what a machine offers, the refusals of what it does
 // not offer, and that a CPU run's bytes do not depend on how it asked for the
 // CPU. What needs a GPU is in tests/gpu/ (CTest label gpu).
-#include "runtime/cluster/placement.hpp"
+#include "runtime/cluster/jobs/placement.hpp"
 #include "runtime/job/devices.hpp"
 #include "runtime/job/job_plan.hpp"
 #include <syncpoint/model.hpp>

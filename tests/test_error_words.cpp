@@ -1,8 +1,8 @@
-// error_words (runtime/cluster/connect.hpp): the words of an error a peer or
+// error_words (runtime/cluster/wire/connect.hpp): the words of an error a peer or
 // CAF gave. An error with no context at all (CAF's own, such as a request to
 // an actor that is gone) must be rendered, not read past its end: the
 // submitter that reattached to a head coming back crashed on exactly that.
-#include "runtime/cluster/connect.hpp"
+#include "runtime/cluster/wire/connect.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,8 +1,8 @@
-// A push's floats packed for a socket (runtime/cluster/transport/float_packing.hpp):
+// A push's floats packed for a socket (runtime/cluster/dataplane/float_packing.hpp):
 // each compressor's output packs into its own shorter form and unpacks to the
 // same bits; floats no form holds are not packed; words that are not such a
 // packing are refused.
-#include "runtime/cluster/transport/float_packing.hpp"
+#include "runtime/cluster/dataplane/float_packing.hpp"
 #include "core/quantize.hpp"
 
 #include <syncpoint/compressor.hpp>

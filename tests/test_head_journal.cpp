@@ -1,7 +1,7 @@
-// The head's journal (runtime/cluster/head_journal.hpp): read back field for
+// The head's journal (runtime/cluster/control/head_journal.hpp): read back field for
 // field, and refused, naming the file and left as it is, when torn, corrupt,
 // of another format or of another build.
-#include "runtime/cluster/head_journal.hpp"
+#include "runtime/cluster/control/head_journal.hpp"
 #include <syncpoint/job_config.hpp>
 
 #include <doctest/doctest.h>

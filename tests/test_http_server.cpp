@@ -3,7 +3,7 @@
 // connection caps (total and per client), idle connections (before the first
 // request and between requests), eviction at the cap, keep-alive, HEAD.
 #include "runtime/cluster/dashboard/dashboard_site.hpp"
-#include "runtime/cluster/transport/file_limit.hpp"
+#include "runtime/cluster/net/file_limit.hpp"
 #include "runtime/cluster/dashboard/http_server.hpp"
 #include "tests/http_client.hpp"
 

@@ -1,7 +1,7 @@
 // The job plan (runtime/job/job_plan.hpp): what a job's options become once, and
 // the only place that reads --ps-shards and --lr-schedule besides the CLI.
 #include "runtime/job/job_plan.hpp"
-#include "runtime/cluster/interfaces.hpp"  // the plan crosses to the nodes
+#include "runtime/cluster/wire/interfaces.hpp"  // the plan crosses to the nodes
 #include "tests/helpers.hpp"
 
 #include <caf/binary_deserializer.hpp>

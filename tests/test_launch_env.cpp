@@ -1,8 +1,8 @@
-// Each launcher's variables, given by hand (runtime/cluster/launch.hpp):
+// Each launcher's variables, given by hand (runtime/cluster/client/launch.hpp):
 // Slurm, Open MPI, MPICH, torchrun-style and a Kubernetes Indexed Job give
 // the same rank, world and head; Slurm's compressed host lists expand as
 // `scontrol show hostnames` does; bad or missing values are refused by name.
-#include "runtime/cluster/launch.hpp"
+#include "runtime/cluster/client/launch.hpp"
 
 #include <syncpoint/job_config.hpp>
 #include "tests/helpers.hpp"

@@ -1,7 +1,7 @@
-// Shared memory between co-located processes (runtime/cluster/transport/shm_ring.hpp):
+// Shared memory between co-located processes (runtime/cluster/dataplane/shm_ring.hpp):
 // the ring's placement and room, exactly; the bulk channel through it, bit for
 // bit, falling back inline when the ring is full; opt-outs; names removed.
-#include "runtime/cluster/transport/shm_ring.hpp"
+#include "runtime/cluster/dataplane/shm_ring.hpp"
 #include "tests/bulk_fixture.hpp"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
-// The submitter relay a head gives each job (runtime/cluster/submitter_relay.hpp):
+// The submitter relay a head gives each job (runtime/cluster/jobs/submitter_relay.hpp):
 // the outcome it hands over is read before it ends, so a head that shuts down
 // (it waits for its relays) cannot end its process with the outcome unsent.
-#include "runtime/cluster/submitter_relay.hpp"
+#include "runtime/cluster/jobs/submitter_relay.hpp"
 
 #include <doctest/doctest.h>
 

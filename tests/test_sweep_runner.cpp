@@ -1,7 +1,7 @@
 // The sweep runner on a head, with scripted nodes in one process: which cell
 // goes where, on which attempt, when a node is busy, dies, or keeps dying.
 // The test plays each node's cell watch (the chunks and the end it sends).
-#include "runtime/cluster/head.hpp"
+#include "runtime/cluster/control/head.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,8 @@
 /// \file
-/// Every public header of syncpoint but the two that bring in LibTorch
-/// (<syncpoint/torch_model.hpp>, <syncpoint/torch_data.hpp>).
+/// Every public header of syncpoint but the three that bring in LibTorch
+/// (<syncpoint/torch_model.hpp>, <syncpoint/torch_data.hpp>, <syncpoint/torch_loop.hpp>),
+/// <syncpoint/protocol_archive.hpp> (it brings in cereal) and <syncpoint/command.hpp> (the
+/// command as a library: link syncpoint::command). scripts/check-public-headers.sh checks it.
 ///
 /// ```cpp
 /// #include <syncpoint/syncpoint.hpp>
@@ -19,12 +21,14 @@
 #include <syncpoint/version.hpp>
 
 #include <syncpoint/cluster.hpp>
+#include <syncpoint/compressor.hpp>
 #include <syncpoint/data_registry.hpp>
 #include <syncpoint/dataset.hpp>
 #include <syncpoint/float_block.hpp>
 #include <syncpoint/interfaces.hpp>
 #include <syncpoint/job.hpp>
 #include <syncpoint/job_config.hpp>
+#include <syncpoint/local_work.hpp>
 #include <syncpoint/messages.hpp>
 #include <syncpoint/model.hpp>
 #include <syncpoint/protocol.hpp>
@@ -32,4 +36,5 @@
 #include <syncpoint/summary.hpp>
 #include <syncpoint/table.hpp>
 #include <syncpoint/train.hpp>
+#include <syncpoint/worker_client.hpp>
 #include <syncpoint/worker_loop.hpp>

@@ -13,7 +13,7 @@
 #pragma once
 
 #include "runtime/cluster/dashboard/dashboard_view.hpp"
-#include "runtime/cluster/watch.hpp"
+#include "runtime/cluster/jobs/watch.hpp"
 
 #include <chrono>
 #include <memory>

@@ -9,8 +9,8 @@
 //   std::string page_data = cluster_json(*v);
 #pragma once
 
-#include "runtime/cluster/interfaces.hpp"
-#include "runtime/cluster/live_job.hpp"
+#include "runtime/cluster/wire/interfaces.hpp"
+#include "runtime/cluster/jobs/live_job.hpp"
 
 #include <memory>
 #include <string>

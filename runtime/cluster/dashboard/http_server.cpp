@@ -1,7 +1,7 @@
 #include "runtime/cluster/dashboard/http_server.hpp"
 
 #include "runtime/cluster/dashboard/dashboard_site.hpp"
-#include "runtime/cluster/transport/file_limit.hpp"
+#include "runtime/cluster/net/file_limit.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>

@@ -22,7 +22,7 @@
 //   server.port();
 #pragma once
 
-#include "runtime/cluster/transport/tls_files.hpp"
+#include "runtime/cluster/net/tls_files.hpp"
 
 #include <chrono>
 #include <cstdint>
