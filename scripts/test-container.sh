@@ -55,7 +55,8 @@ for e in c["env"]:
     if "value" in e: print("env:" + e["name"] + "=" + e["value"])
 for arg in c["command"]: print("arg:" + arg)
 EOF
-) || fail "deploy/kubernetes/job.yaml does not read as a Job"
+)
+[ ${#job[@]} -ge 8 ] || fail "deploy/kubernetes/job.yaml does not read as a Job with a command (python3-yaml: above)"
 ranks=${job[0]} name=${job[1]} subdomain=${job[2]} mount=${job[3]} image=${job[4]} secrets=${job[5]}
 [ "$secrets" = SYNCPOINT_TOKEN ] || fail "job.yaml's variables from Secrets are '$secrets', not SYNCPOINT_TOKEN as this test gives"
 env=() command=()
