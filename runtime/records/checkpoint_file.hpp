@@ -28,7 +28,7 @@
 
 namespace syncpoint {
 
-inline constexpr uint32_t checkpoint_format = 9;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
+inline constexpr uint32_t checkpoint_format = 10;  // 2: a sharded PS's state in one model; 3: a worker's partial pull;
                                                   // 4: the optimizer's second moment, steps, and the schedule's samples;
                                                   // 5: slices staged on shards, partly reported pushes, refusals;
                                                   // 6: a worker's compression residual, a push's wire bytes;
@@ -38,6 +38,7 @@ inline constexpr uint32_t checkpoint_format = 9;  // 2: a sharded PS's state in 
                                                   //    lost and serving, who had reported a partial push)
                                                   // 9: sparse tables (chunks of rows after the payload, each
                                                   //    shard's tables, a worker's rows, a pull's keys)
+                                                  // 10: a row block's values as one float block
 
 /// What a checkpoint must agree with before it is read further.
 struct checkpoint_header {
