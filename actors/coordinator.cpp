@@ -323,8 +323,53 @@ void on_timer(coordinator_ptr self, uint64_t id) {
   }
 }
 
-coordinator_actor::behavior_type coordinator(coordinator_ptr self,
-                                             std::shared_ptr<coordinator_config> cfg) {
+// A replica of the lead shard forwards a push it took (copy 1..R).
+caf::result<proceed> on_replica_push(coordinator_ptr self, const push_info& info, uint32_t copy) {
+  auto& ps = self->state.cfg->ps;
+  if (copy == 0 || copy > ps.replicas())
+    return make_error(sp_error::not_a_member, "no such copy of the lead shard");
+  return on_push_request(self, info, copy);
+}
+
+// The coordinator's part of a checkpoint, when the run is steady.
+caf::result<saved_coordinator> on_save(coordinator_ptr self) {
+  auto& st = self->state;
+  if (!st.phase.started() || st.phase.ending() || st.phase.holding())
+    return make_error(sp_error::not_now, "the run is starting, ending or holding still: no checkpoint now");
+  try {
+    return save(st);
+  } catch (const std::exception& e) {  // a protocol without checkpoint support
+    return make_error(sp_error::bad_input, e.what());
+  }
+}
+
+// The time cap's timer. A resumed run may have moved its cap: a timer for the old one is void.
+void on_time_cap(coordinator_ptr self) {
+  auto& st = self->state;
+  if (self->current_sender() == self->ctrl() && st.cfg->max_time_s > 0 && st.now() >= st.cfg->max_time_s - 1e-6)
+    begin_stop(self, "time");
+}
+
+// Once the run ends on its own, a stop changes nothing.
+void on_stop(coordinator_ptr self, const stop_request& stop) {
+  auto& st = self->state;
+  if (!from_driver_or_observer(self) || st.phase.is(coordinator_phase::finishing))
+    return;
+  if (st.phase.started())
+    begin_stop(self, stop.why);
+  else
+    st.phase.stop_before_start(stop.why);
+}
+
+std::vector<caf::actor> copies_of(coordinator_ptr self) {
+  std::vector<caf::actor> out;
+  for (auto& c : every_copy(self->state.cfg->ps))
+    out.push_back(caf::actor_cast<caf::actor>(c));
+  return out;
+}
+
+// The state from the config (and a checkpoint's, when resuming); the checkpoint's time cap, if any.
+std::optional<double> set_up(coordinator_ptr self, std::shared_ptr<coordinator_config> cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.workers = worker_table(static_cast<size_t>(st.cfg->workers), static_cast<uint32_t>(st.cfg->batch));
@@ -335,10 +380,20 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     restore(st, *st.cfg->resume);
     saved_cap = st.cfg->resume->max_time_s;
   }
+  return saved_cap;
+}
+
+// A table: each message to the handler that takes it.
+coordinator_actor::behavior_type coordinator(coordinator_ptr self,
+                                             std::shared_ptr<coordinator_config> cfg) {
+  auto saved_cap = set_up(self, std::move(cfg));
   // Attached before anyone else knows the PS: from here on it takes control
   // messages from this coordinator only.
-  st.to_shards(attach_atom::value, coordinator_actor{self}, std::vector<worker_actor>{});
+  self->state.to_shards(attach_atom::value, coordinator_actor{self}, std::vector<worker_actor>{});
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
+  auto from = [self](const auto& who) {
+    return self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(who);
+  };
   return {
     [=](start_atom, std::vector<worker_actor>& workers, evaluator_actor& evaluator) {
       on_start(self, workers, evaluator, saved_cap);
@@ -346,10 +401,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](pushed_atom, const push_info& info) -> caf::result<proceed> { return on_push_request(self, info); },
     [=](pushed_atom, const push_info& info, uint32_t shard) { on_slice_report(self, info, shard, 0); },
     [=](pushed_atom, const push_info& info, replica_atom, uint32_t copy) -> caf::result<proceed> {
-      auto& ps = self->state.cfg->ps;
-      if (copy == 0 || copy > ps.replicas())
-        return make_error(sp_error::not_a_member, "no such copy of the lead shard");
-      return on_push_request(self, info, copy);
+      return on_replica_push(self, info, copy);
     },
     [=](pushed_atom, const push_info& info, uint32_t shard, uint32_t copy) {
       if (copy > 0)  // (copy 0 reports without one)
@@ -358,45 +410,22 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     [=](pushed_atom, resume_atom, worker_id w, uint64_t iter) -> caf::result<proceed> {
       return on_resumed_push(self, w, iter);
     },
-    [=](save_atom) -> caf::result<saved_coordinator> {
-      auto& st = self->state;
-      if (!st.phase.started() || st.phase.ending() || st.phase.holding())
-        return make_error(sp_error::not_now, "the run is starting, ending or holding still: no checkpoint now");
-      try {
-        return save(st);
-      } catch (const std::exception& e) {  // a protocol without checkpoint support
-        return make_error(sp_error::bad_input, e.what());
-      }
-    },
+    [=](save_atom) -> caf::result<saved_coordinator> { return on_save(self); },
     [=](eval_atom, const eval_result& r) {
-      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.evaluator))
+      if (from(self->state.evaluator))
         on_eval(self, r);
     },
-    [=](timeout_atom) {
-      // A resumed run may have moved its cap: a timer for the old one is void.
-      auto& st = self->state;
-      if (self->current_sender() == self->ctrl() && st.cfg->max_time_s > 0
-          && st.now() >= st.cfg->max_time_s - 1e-6)
-        begin_stop(self, "time");
-    },
+    [=](timeout_atom) { on_time_cap(self); },
     [=](timeout_atom, uint64_t id) { on_timer(self, id); },
     [=](join_atom, worker_id w, worker_actor& handle, const std::string& where) {
-      if (self->current_sender() == caf::actor_cast<caf::strong_actor_ptr>(self->state.cfg->driver))
+      if (from(self->state.cfg->driver))
         on_join(self, w, std::move(handle), where);
     },
     [=](checkpoint_atom) {
       if (self->current_sender() == self->ctrl())
         begin_checkpoint(self);
     },
-    [=](const stop_request& stop) {
-      auto& st = self->state;  // once the run ends on its own, a stop changes nothing
-      if (!from_driver_or_observer(self) || st.phase.is(coordinator_phase::finishing))
-        return;
-      if (st.phase.started())
-        begin_stop(self, stop.why);
-      else
-        st.phase.stop_before_start(stop.why);
-    },
+    [=](const stop_request& stop) { on_stop(self, stop); },
     [=](eval_request) { observer_asks_eval(self); },
     [=](const checkpoint_request& r) {
       if (from_driver_or_observer(self))
@@ -404,12 +433,7 @@ coordinator_actor::behavior_type coordinator(coordinator_ptr self,
     },
     [=](const mark_request& m) { observer_marks(self, m.note, m.value); },
     [=](counts_request) { return counts_of(self); },
-    [=](copy_atom) {
-      std::vector<caf::actor> out;
-      for (auto& c : every_copy(self->state.cfg->ps))
-        out.push_back(caf::actor_cast<caf::actor>(c));
-      return out;
-    },
+    [=](copy_atom) { return copies_of(self); },
   };
 }
 

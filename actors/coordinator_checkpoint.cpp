@@ -4,6 +4,7 @@
 #include "protocols/protocol_state.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 
@@ -203,6 +204,64 @@ void save_rows(coordinator_ptr self, std::shared_ptr<checkpoint_sink> out, std::
     }, fail);
 }
 
+// What a checkpoint gathers from everyone at rest, until the last answer.
+struct gathered {
+  std::shared_ptr<checkpoint_state> cp;
+  std::vector<std::optional<saved_ps>> parts;  // each copy's of each shard (none: lost)
+  size_t pending = 0;                          // answers still to come
+  bool failed = false;
+};
+
+using on_failure = std::function<void(caf::error&)>;
+
+// Every answer is in: the copies merged, the checkpoint written, a sparse
+// model's rows saved from each shard's serving copy, committed; then the run goes on.
+void write_gathered(coordinator_ptr self, std::shared_ptr<gathered> g, on_failure fail) {
+  auto& st = self->state;
+  auto& cp = *g->cp;
+  std::shared_ptr<checkpoint_sink> out;
+  try {
+    cp.ps = merge_copies(std::move(g->parts), st.cfg->ps.bounds, cp.coordinator.serving);
+    out = st.cfg->on_checkpoint(cp);
+  } catch (const std::exception& e) {
+    st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
+    resume_run(self);
+    return;
+  }
+  std::vector<ps_actor> serving_copies;
+  auto copies = every_copy(st.cfg->ps);
+  for (size_t k = 0; k < st.cfg->ps.size(); ++k)
+    serving_copies.push_back(serving_copy(copies, cp.coordinator, k, st.cfg->ps.size()));
+  save_rows(self, out, std::move(serving_copies), 0, 0, 0, [=] {
+    try {
+      self->state.report(out->commit());
+    } catch (const std::exception& e) {
+      self->state.report("[" + self->state.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
+    }
+    resume_run(self);
+  }, std::move(fail));
+}
+
+// The coordinator's own part, and the checkpoint's frame; none (and the run
+// going on) if the protocol cannot save.
+std::shared_ptr<checkpoint_state> begin_checkpoint_state(coordinator_ptr self) {
+  auto& st = self->state;
+  auto cp = std::make_shared<checkpoint_state>();
+  try {
+    cp->coordinator = save(st);
+  } catch (const std::exception& e) {
+    st.report("[" + st.cfg->protocol_name + "] no checkpoint: " + e.what(), true);
+    resume_run(self);
+    return nullptr;
+  }
+  cp->time_ns = since(self, st.cfg->origin);
+  cp->samples = st.run.samples;
+  cp->workers.resize(st.workers.size());
+  for (size_t i = 0; i < cp->workers.size(); ++i)
+    cp->workers[i].id = static_cast<worker_id>(i);
+  return cp;
+}
+
 }  // namespace
 
 void checkpoint_if_still(coordinator_ptr self) {
@@ -212,68 +271,34 @@ void checkpoint_if_still(coordinator_ptr self) {
   if (!st.workers.at_rest(/*unstarted_too=*/false))
     return;  // computing, pushing or pulling: not at rest yet
   st.phase.collect();
-  auto cp = std::make_shared<checkpoint_state>();
-  try {
-    cp->coordinator = save(st);
-  } catch (const std::exception& e) {
-    st.report("[" + st.cfg->protocol_name + "] no checkpoint: " + e.what(), true);
-    resume_run(self);
+  auto cp = begin_checkpoint_state(self);
+  if (!cp)
     return;
-  }
-  cp->time_ns = since(self, st.cfg->origin);
-  cp->samples = st.run.samples;
-  cp->workers.resize(st.workers.size());
-  for (size_t i = 0; i < cp->workers.size(); ++i)
-    cp->workers[i].id = static_cast<worker_id>(i);
   // Everyone is at rest: ask each for its state (each live copy of a
   // replicated shard, whose links differ), then write, then go on.
-  auto& ps = st.cfg->ps;
-  auto copies = every_copy(ps);  // (invalid: lost)
-  auto live_copies = static_cast<size_t>(std::count_if(copies.begin(), copies.end(), [](auto& c) { return !!c; }));
-  auto pending = std::make_shared<size_t>(1 + live_copies);
-  auto parts = std::make_shared<std::vector<std::optional<saved_ps>>>(copies.size());
-  auto serving = cp->coordinator.serving;
-  auto failed = std::make_shared<bool>(false);
-  auto fail = [=](caf::error& e) {
-    if (*failed)
+  auto copies = every_copy(st.cfg->ps);  // (invalid: lost)
+  auto g = std::make_shared<gathered>();
+  g->cp = cp;
+  g->parts.resize(copies.size());
+  g->pending = 1 + static_cast<size_t>(std::count_if(copies.begin(), copies.end(), [](auto& c) { return !!c; }));
+  on_failure fail = [=](caf::error& e) {
+    if (g->failed)
       return;
-    *failed = true;
+    g->failed = true;
     self->state.report("[" + self->state.cfg->protocol_name + "] no checkpoint: " + self->system().render(e), true);
     resume_run(self);
   };
-  auto timeout = st.cfg->request_timeout;
   auto one_more = [=] {
-    if (*failed || --*pending > 0)
-      return;
-    auto& st = self->state;
-    std::shared_ptr<checkpoint_sink> out;
-    try {
-      cp->ps = merge_copies(std::move(*parts), st.cfg->ps.bounds, serving);
-      out = st.cfg->on_checkpoint(*cp);
-    } catch (const std::exception& e) {
-      st.report("[" + st.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
-      resume_run(self);
-      return;
-    }
-    std::vector<ps_actor> serving_copies;  // a sparse model's rows: from each shard's serving copy
-    auto copies = every_copy(st.cfg->ps);
-    for (size_t k = 0; k < st.cfg->ps.size(); ++k)
-      serving_copies.push_back(serving_copy(copies, cp->coordinator, k, st.cfg->ps.size()));
-    save_rows(self, out, std::move(serving_copies), 0, 0, 0, [=] {
-      try {
-        self->state.report(out->commit());
-      } catch (const std::exception& e) {
-        self->state.report("[" + self->state.cfg->protocol_name + "] checkpoint not written: " + e.what(), true);
-      }
-      resume_run(self);
-    }, fail);
+    if (!g->failed && --g->pending == 0)
+      write_gathered(self, g, fail);
   };
+  auto timeout = st.cfg->request_timeout;
   st.gathering.give_up = [fail](caf::error e) { fail(e); };
   for (size_t j = 0; j < copies.size(); ++j)
     if (copies[j]) {
       st.gathering.asked.push_back(copies[j].address());
       self->request(copies[j], timeout, save_atom::value).then([=](saved_ps& s) {
-        (*parts)[j] = std::move(s);
+        g->parts[j] = std::move(s);
         one_more();
       }, fail);
     }
@@ -291,7 +316,7 @@ void checkpoint_if_still(coordinator_ptr self) {
   auto workers_left = std::make_shared<size_t>(0);
   for (size_t i = 0; i < st.workers.size(); ++i)
     if (st.workers[i].live()) {
-      ++*pending;
+      ++g->pending;
       ++*workers_left;
       st.gathering.asked.push_back(st.workers[i].handle.address());
       self->request(st.workers[i].handle, timeout, save_atom::value).then([=](saved_worker& s) {

@@ -99,6 +99,41 @@ saved_ps save(const ps_state& st) {
   return s;
 }
 
+namespace {
+
+// The shard's link: a replicated shard's copy takes its own back (a replica's
+// carried pushes only); saved with another R, each copy takes the serving one's.
+void restore_link(ps_state& st, const saved_ps& s, size_t n) {
+  auto link = s.copy_links.size() == st.cfg.replicas + 1 && st.cfg.replicas > 0
+                ? s.copy_links[st.cfg.copy]
+                : saved_shard_link{s.link_free_at, s.in_transit, s.next_transfer, s.waiting_pulls, s.staged};
+  st.waiting_pulls.clear();
+  for (auto& p : link.waiting_pulls)  // equal versions keep their order: a multimap appends
+    st.waiting_pulls.emplace(p.min_version, pending_pull{p.worker, {}, p.charged, p.asked});
+  st.link.resume_at(link.link_free_at);
+  st.in_transit.clear();
+  for (auto& x : link.in_transit) {
+    transit t;
+    t.worker = x.worker;
+    t.is_push = x.is_push;
+    if (x.is_push)
+      t.push = x.push;
+    else
+      t.out = weights{x.version, shared_floats(x.values), x.rows};
+    st.in_transit.emplace(x.id, std::move(t));
+  }
+  st.next_transfer = link.next_transfer;
+  st.staged.clear();
+  for (auto& g : link.staged) {
+    if (g.grad.size() != n)
+      throw std::invalid_argument("the checkpoint's shard holds a slice of " + std::to_string(g.grad.size()) +
+                                  " values of a push, the shard " + std::to_string(n));
+    st.staged[{g.worker, g.iter}] = g;
+  }
+}
+
+}  // namespace
+
 void restore(ps_state& st, const saved_ps& s) {
   auto n = st.w->size();
   if (s.w.size() != n || s.velocity.size() != n)
@@ -148,34 +183,7 @@ void restore(ps_state& st, const saved_ps& s) {
   if (s.mode > static_cast<uint8_t>(ps_mode::delayed))
     throw std::invalid_argument("the checkpoint's parameter server mode is not one");
   st.mode = static_cast<ps_mode>(s.mode);
-  // A replicated shard's copy takes its own link back (a replica's carried
-  // pushes only); saved with another R, each copy takes the serving one's.
-  auto link = s.copy_links.size() == st.cfg.replicas + 1 && st.cfg.replicas > 0
-                ? s.copy_links[st.cfg.copy]
-                : saved_shard_link{s.link_free_at, s.in_transit, s.next_transfer, s.waiting_pulls, s.staged};
-  st.waiting_pulls.clear();
-  for (auto& p : link.waiting_pulls)  // equal versions keep their order: a multimap appends
-    st.waiting_pulls.emplace(p.min_version, pending_pull{p.worker, {}, p.charged, p.asked});
-  st.link.resume_at(link.link_free_at);
-  st.in_transit.clear();
-  for (auto& x : link.in_transit) {
-    transit t;
-    t.worker = x.worker;
-    t.is_push = x.is_push;
-    if (x.is_push)
-      t.push = x.push;
-    else
-      t.out = weights{x.version, shared_floats(x.values), x.rows};
-    st.in_transit.emplace(x.id, std::move(t));
-  }
-  st.next_transfer = link.next_transfer;
-  st.staged.clear();
-  for (auto& g : link.staged) {
-    if (g.grad.size() != n)
-      throw std::invalid_argument("the checkpoint's shard holds a slice of " + std::to_string(g.grad.size()) +
-                                  " values of a push, the shard " + std::to_string(n));
-    st.staged[{g.worker, g.iter}] = g;
-  }
+  restore_link(st, s, n);
   st.to_serve.clear();
   st.served_early.clear();
   restore_tables(st, s.tables);

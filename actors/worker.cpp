@@ -355,7 +355,9 @@ void resume(worker_ptr self) {
   ask_again(self);
 }
 
-worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
+// The worker's state from its config, its watches (its shards, an exit from
+// outside) and, when resuming, its checkpoint.
+void set_up(worker_ptr self, worker_config cfg) {
   auto& st = self->state;
   st.m = make_model(cfg.model, cfg.input);
   st.loop = find_loop(cfg.loop).make(loop_context{cfg.id, cfg.workers, cfg.seed, cfg.batch, cfg.train, cfg.input, cfg.loop_timeout_s});
@@ -387,24 +389,54 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
   st.batch_trace = !st.cfg.virtual_clock && st.cfg.tracer && st.cfg.tracer->node() != self->node();
   if (st.cfg.resume)
     restore(self, *st.cfg.resume);
+}
+
+// The coordinator's first proceed: the start of the run (later proceeds come
+// as replies to pushes, never as messages). News of copies that came before it
+// is taken now, in the order told.
+void on_start(worker_ptr self, const proceed& p) {
+  auto& st = self->state;
+  if (st.started)
+    return;
+  st.started = true;
+  st.coordinator = self->current_sender();
+  for (auto& news : std::exchange(st.copies_before_start, {}))
+    if (news.from == st.coordinator && news.lost)
+      copy_lost(self, news.shard, news.copy, caf::actor_cast<ps_actor>(news.handle));
+    else if (news.from == st.coordinator)
+      copy_added(self, news.shard, news.copy, std::move(news.handle), news.bulk);
+  auto t = now(self);
+  trace(self, "wait", std::min(st.born, t), t);
+  st.reply = p;
+  advance(self);
+}
+
+// Resumed: the coordinator's word on copies comes from the one that resumed it.
+void on_resume(worker_ptr self) {
+  auto& st = self->state;
+  if (!st.coordinator)
+    st.coordinator = self->current_sender();
+  if (st.pipe.awaiting_resume())
+    resume(self);
+}
+
+// A copy of a shard lost, or one added; before the start, kept for it (it comes from the same coordinator).
+void on_copy_news(worker_ptr self, uint32_t shard, uint32_t copy, caf::actor handle, std::string bulk, bool lost) {
+  auto& st = self->state;
+  if (!st.started && (!lost || !st.coordinator))
+    st.copies_before_start.push_back({self->current_sender(), shard, copy, std::move(handle), std::move(bulk), lost});
+  else if (lost && st.coordinator && self->current_sender() == st.coordinator)
+    copy_lost(self, shard, copy, caf::actor_cast<ps_actor>(handle));
+  else if (!lost && self->current_sender() == st.coordinator)
+    copy_added(self, shard, copy, std::move(handle), bulk);
+}
+
+// A table: each message to the handler that takes it.
+worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
+  set_up(self, std::move(cfg));
   watch(self);
   return {
-    [=](const proceed& p) {  // the start of the run
-      auto& st = self->state;
-      if (st.started)
-        return;  // later proceeds come as replies to pushes, never as messages
-      st.started = true;
-      st.coordinator = self->current_sender();
-      for (auto& news : std::exchange(st.copies_before_start, {}))  // in the order told
-        if (news.from == st.coordinator && news.lost)
-          copy_lost(self, news.shard, news.copy, caf::actor_cast<ps_actor>(news.handle));
-        else if (news.from == st.coordinator)
-          copy_added(self, news.shard, news.copy, std::move(news.handle), news.bulk);
-      auto t = now(self);
-      trace(self, "wait", std::min(st.born, t), t);
-      st.reply = p;
-      advance(self);
-    },
+    [=](const proceed& p) { on_start(self, p); },
     [=](computed_atom) {
       if (self->current_sender() == self->ctrl() && self->state.pipe.computing())
         computed(self);
@@ -420,26 +452,12 @@ worker_actor::behavior_type worker(worker_ptr self, worker_config cfg) {
       }
     },
     [=](save_atom) { return save(self->state); },
-    [=](resume_atom) {
-      auto& st = self->state;
-      if (!st.coordinator)  // resumed: the coordinator's word on copies comes from the one that resumed it
-        st.coordinator = self->current_sender();
-      if (st.pipe.awaiting_resume())
-        resume(self);
-    },
+    [=](resume_atom) { on_resume(self); },
     [=](replica_atom, uint32_t shard, uint32_t copy, caf::actor primary) {
-      auto& st = self->state;
-      if (!st.started && !st.coordinator)  // its start comes after, from the same coordinator
-        st.copies_before_start.push_back({self->current_sender(), shard, copy, std::move(primary), {}, true});
-      else if (st.coordinator && self->current_sender() == st.coordinator)
-        copy_lost(self, shard, copy, caf::actor_cast<ps_actor>(primary));
+      on_copy_news(self, shard, copy, std::move(primary), {}, true);
     },
     [=](copy_atom, uint32_t shard, uint32_t copy, caf::actor& handle, std::string& bulk) {
-      auto& st = self->state;
-      if (!st.started)  // its start comes after, from the same coordinator
-        st.copies_before_start.push_back({self->current_sender(), shard, copy, std::move(handle), std::move(bulk)});
-      else if (self->current_sender() == st.coordinator)
-        copy_added(self, shard, copy, std::move(handle), bulk);
+      on_copy_news(self, shard, copy, std::move(handle), std::move(bulk), false);
       return true;
     },
   };

@@ -335,6 +335,61 @@ int usage() {
   return 2;
 }
 
+int deep_tables(const std::string& out, const bench::deep_options& deep_opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto body = bench::deep_section(deep_opts);
+  write_section(out, "deep", body);
+  std::printf("%s\nwrote the deep tables to %s in %.0f s\n", body.c_str(), out.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return 0;
+}
+
+// --plan DIR: the runs the claims still need, as the next stage (or the unfinished one).
+int plan_stage(const std::string& plan_dir, fidelity_mode mode, bool quick) {
+  // Runs of another build may differ: start over rather than publish them.
+  if (bench::keep_runs_of(plan_dir, bench::build_fingerprint()))
+    std::fprintf(stderr, "fidelity: %s held runs of another build of syncpoint: starting over\n", plan_dir.c_str());
+  fidelity_runs runs(plan_dir);
+  if (!runs.unfinished_stage().empty()) {
+    std::printf("%s\n", runs.unfinished_stage().c_str());
+    return 0;
+  }
+  mode.timing = false;
+  claims(runs, mode);
+  if (runs.missing().empty())
+    return 0;
+  auto path = runs.write_next_stage("A stage of `bench/fidelity.sh" + std::string(quick ? " --quick" : "") +
+                                    "`: written by `bench_fidelity --plan` from the runs of the stages\n"
+                                    "before it, and run by `syncpoint sweep` into the folder of its name.");
+  std::fprintf(stderr, "fidelity: %s: %zu runs\n", path.c_str(), runs.missing().size());
+  std::printf("%s\n", path.c_str());
+  return 0;
+}
+
+// --from DIR: the claims' tables from the finished runs, into `out`.
+int report_from(const std::string& from_dir, const std::string& out, const fidelity_mode& mode, bool quick) {
+  auto name = quick ? std::string("quick") : std::string("full");
+  auto t0 = std::chrono::steady_clock::now();
+  if (bench::runs_build(from_dir) != bench::build_fingerprint()) {
+    std::fprintf(stderr, "bench_fidelity: the runs in %s were not made by this build of syncpoint: run bench/fidelity.sh%s\n",
+                 from_dir.c_str(), quick ? " --quick" : "");
+    return 1;
+  }
+  fidelity_runs runs(from_dir);
+  auto rep = claims(runs, mode);
+  if (!runs.missing().empty()) {
+    std::fprintf(stderr, "bench_fidelity: %zu runs are not in %s (the first: '%s'): run bench/fidelity.sh%s\n",
+                 runs.missing().size(), from_dir.c_str(), runs.missing().front().part.c_str(), quick ? " --quick" : "");
+    return 1;
+  }
+  auto body = render(rep, name, mode.seeds);
+  write_section(out, name, body);
+  std::printf("%s", body.c_str());
+  std::printf("\nwrote the %s tables to %s (the claims in %.0f s)\n", name.c_str(), out.c_str(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -361,67 +416,19 @@ int main(int argc, char** argv) {
     return rc;
   if (!deep_cell.empty())
     return bench::deep_run_cell(deep_cell, deep_out, deep_opts);
-  if (deep) {
-    auto t0 = std::chrono::steady_clock::now();
-    try {
-      auto body = bench::deep_section(deep_opts);
-      write_section(out, "deep", body);
-      std::printf("%s\nwrote the deep tables to %s in %.0f s\n", body.c_str(), out.c_str(),
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      return 0;
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "bench_fidelity: %s\n", e.what());
-      return 1;
-    }
-  }
   fidelity_mode mode;
   mode.quick = quick;
   mode.seeds = quick ? std::vector<uint64_t>{1} : std::vector<uint64_t>{1, 2, 3};
-  auto name = quick ? std::string("quick") : std::string("full");
   try {
+    if (deep)
+      return deep_tables(out, deep_opts);
     if (!plan_dir.empty() && !from_dir.empty())
       return usage();
-    if (!plan_dir.empty()) {
-      // Runs of another build may differ: start over rather than publish them.
-      if (bench::keep_runs_of(plan_dir, bench::build_fingerprint()))
-        std::fprintf(stderr, "fidelity: %s held runs of another build of syncpoint: starting over\n", plan_dir.c_str());
-      fidelity_runs runs(plan_dir);
-      if (!runs.unfinished_stage().empty()) {
-        std::printf("%s\n", runs.unfinished_stage().c_str());
-        return 0;
-      }
-      mode.timing = false;
-      claims(runs, mode);
-      if (runs.missing().empty())
-        return 0;
-      auto path = runs.write_next_stage("A stage of `bench/fidelity.sh" + std::string(quick ? " --quick" : "") +
-                                        "`: written by `bench_fidelity --plan` from the runs of the stages\n"
-                                        "before it, and run by `syncpoint sweep` into the folder of its name.");
-      std::fprintf(stderr, "fidelity: %s: %zu runs\n", path.c_str(), runs.missing().size());
-      std::printf("%s\n", path.c_str());
-      return 0;
-    }
+    if (!plan_dir.empty())
+      return plan_stage(plan_dir, mode, quick);
     if (from_dir.empty())
       return usage();
-    auto t0 = std::chrono::steady_clock::now();
-    if (bench::runs_build(from_dir) != bench::build_fingerprint()) {
-      std::fprintf(stderr, "bench_fidelity: the runs in %s were not made by this build of syncpoint: run bench/fidelity.sh%s\n",
-                   from_dir.c_str(), quick ? " --quick" : "");
-      return 1;
-    }
-    fidelity_runs runs(from_dir);
-    auto rep = claims(runs, mode);
-    if (!runs.missing().empty()) {
-      std::fprintf(stderr, "bench_fidelity: %zu runs are not in %s (the first: '%s'): run bench/fidelity.sh%s\n",
-                   runs.missing().size(), from_dir.c_str(), runs.missing().front().part.c_str(), quick ? " --quick" : "");
-      return 1;
-    }
-    auto body = render(rep, name, mode.seeds);
-    write_section(out, name, body);
-    std::printf("%s", body.c_str());
-    std::printf("\nwrote the %s tables to %s (the claims in %.0f s)\n", name.c_str(), out.c_str(),
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    return 0;
+    return report_from(from_dir, out, mode, quick);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_fidelity: %s\n", e.what());
     return 1;

@@ -44,6 +44,89 @@ void print(const std::vector<row>& rows) {
   std::fflush(stdout);
 }
 
+row run(job_config cfg, const std::string& protocol, const std::string& label) {
+  cfg.protocol = protocol;
+  std::fprintf(stderr, "bench_sync_switch: %s ...\n", label.c_str());
+  return row{label, train(cfg).summary};
+}
+
+// 1. Two slower workers, the tuned share.
+void tuned_share(const job_config& base, double tolerance, int budget) {
+  auto het = base;
+  het.straggler = std::to_string(base.workers - 2) + ":x2;" + std::to_string(base.workers - 1) + ":x3";
+  std::printf("\n1. Workers %s; the share of BSP tuned with tolerance %g, budget %d\n\n", het.straggler.c_str(),
+              tolerance, budget);
+  std::printf("| tuning run | bsp share | final accuracy | run time s | accepted |\n|---|---|---|---|---|\n");
+  int k = 0;
+  auto tuned = tune_switch(het, tolerance, budget, [&](const tune_row& r) {
+    std::printf("| %s | %.4f | %.4f | %.2f | %s |\n", k == 0 ? "reference" : std::to_string(k).c_str(), r.share,
+                r.accuracy, r.time_s, k == 0 ? "-" : (r.accepted ? "yes" : "no"));
+    std::fflush(stdout);
+    ++k;
+  });
+  std::printf("\ntuned schedule: %s\n\n", tuned.policy.schedule.c_str());
+  auto at_share = het;
+  at_share.protocol_opts.set("schedule", tuned.policy.schedule);
+  print({run(het, "bsp", "bsp"), run(het, "asp", "asp"),
+         run(at_share, "sync-switch", "sync-switch " + tuned.policy.schedule)});
+}
+
+// 2. Transient stragglers: worker i is 4x slower for its own window.
+void transient_stragglers(const job_config& base) {
+  auto transient = base;
+  std::string spec;
+  double window = 0.6;  // virtual seconds each
+  for (int i = 0; i < base.workers; ++i) {
+    char item[64];
+    std::snprintf(item, sizeof item, "%s%d:x4@%.2f-%.2f", i ? ";" : "", i, 0.3 + i * window, 0.3 + (i + 1) * window);
+    spec += item;
+  }
+  transient.straggler = spec;
+  auto online = transient;
+  online.protocol_opts.set("online", "on");
+  std::printf("\n2. Transient stragglers: each worker 4x slower for %.1f s in turn (%s)\n\n", window, spec.c_str());
+  print({run(transient, "bsp", "bsp"), run(online, "sync-switch", "sync-switch --online")});
+}
+
+// 3. Costs. A switch on the real clock: from the phase mark to the next release.
+void costs(const job_config& base) {
+  auto small = base;
+  small.model = "softmax";
+  small.dataset = "synthetic";
+  small.train_limit = 8000;
+  small.workers = 4;
+  small.epochs = 1;
+  small.clock = clock_kind::real;
+  small.eval_every = 0;
+  small.protocol = "sync-switch";
+  small.protocol_opts.set("schedule", "bsp:0.5,asp:0.5");
+  std::vector<double> gaps;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto r = train(small);
+    nanos mark = -1;
+    for (auto& ev : r.trace) {
+      if (ev.kind == "phase" && ev.note.find("share") != std::string::npos)
+        mark = ev.t0;
+      else if (mark >= 0 && (ev.kind == "pull" || ev.kind == "compute") && ev.t0 >= mark) {
+        gaps.push_back(static_cast<double>(ev.t0 - mark) / 1e3);
+        break;
+      }
+    }
+  }
+  std::sort(gaps.begin(), gaps.end());
+  protocol_options on;
+  on.set("online", "on");
+  auto plain = make_protocol("bsp", {});
+  auto policy = make_protocol("sync-switch", on);
+  double bsp_ns = bench::ns_per_push(*plain, 8, 400000), online_ns = bench::ns_per_push(*policy, 8, 400000);
+  std::printf("\n3. Costs\n\n| what | figure |\n|---|---|\n");
+  if (!gaps.empty())
+    std::printf("| a switch, real clock: decision to the next phase's first pull or compute (median of %zu) | %.1f us |\n",
+                gaps.size(), gaps[gaps.size() / 2]);
+  std::printf("| the online policy per push (sync-switch --online, 8 workers) | %.0f ns |\n", online_ns);
+  std::printf("| bsp's own decision per push, for scale | %.0f ns |\n", bsp_ns);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,82 +153,10 @@ int main(int argc, char** argv) {
   std::printf("virtual clock, %d workers, MLP on Fashion-MNIST, %g epochs, %.0f ms per iteration, lr %g, "
               "momentum %g\n",
               base.workers, base.epochs, base.iter_cost_ms, base.lr, base.momentum);
-  auto run = [](job_config cfg, const std::string& protocol, const std::string& label) {
-    cfg.protocol = protocol;
-    std::fprintf(stderr, "bench_sync_switch: %s ...\n", label.c_str());
-    return row{label, train(cfg).summary};
-  };
   try {
-    // 1. Two slower workers, the tuned share.
-    auto het = base;
-    het.straggler = std::to_string(base.workers - 2) + ":x2;" + std::to_string(base.workers - 1) + ":x3";
-    std::printf("\n1. Workers %s; the share of BSP tuned with tolerance %g, budget %d\n\n", het.straggler.c_str(),
-                tolerance, budget);
-    std::printf("| tuning run | bsp share | final accuracy | run time s | accepted |\n|---|---|---|---|---|\n");
-    int k = 0;
-    auto tuned = tune_switch(het, tolerance, budget, [&](const tune_row& r) {
-      std::printf("| %s | %.4f | %.4f | %.2f | %s |\n", k == 0 ? "reference" : std::to_string(k).c_str(), r.share,
-                  r.accuracy, r.time_s, k == 0 ? "-" : (r.accepted ? "yes" : "no"));
-      std::fflush(stdout);
-      ++k;
-    });
-    std::printf("\ntuned schedule: %s\n\n", tuned.policy.schedule.c_str());
-    auto at_share = het;
-    at_share.protocol_opts.set("schedule", tuned.policy.schedule);
-    print({run(het, "bsp", "bsp"), run(het, "asp", "asp"),
-           run(at_share, "sync-switch", "sync-switch " + tuned.policy.schedule)});
-
-    // 2. Transient stragglers: worker i is 4x slower for its own window.
-    auto transient = base;
-    std::string spec;
-    double window = 0.6;  // virtual seconds each
-    for (int i = 0; i < base.workers; ++i) {
-      char item[64];
-      std::snprintf(item, sizeof item, "%s%d:x4@%.2f-%.2f", i ? ";" : "", i, 0.3 + i * window, 0.3 + (i + 1) * window);
-      spec += item;
-    }
-    transient.straggler = spec;
-    auto online = transient;
-    online.protocol_opts.set("online", "on");
-    std::printf("\n2. Transient stragglers: each worker 4x slower for %.1f s in turn (%s)\n\n", window, spec.c_str());
-    print({run(transient, "bsp", "bsp"), run(online, "sync-switch", "sync-switch --online")});
-
-    // 3. Costs. A switch on the real clock: from the phase mark to the next release.
-    auto small = base;
-    small.model = "softmax";
-    small.dataset = "synthetic";
-    small.train_limit = 8000;
-    small.workers = 4;
-    small.epochs = 1;
-    small.clock = clock_kind::real;
-    small.eval_every = 0;
-    small.protocol = "sync-switch";
-    small.protocol_opts.set("schedule", "bsp:0.5,asp:0.5");
-    std::vector<double> gaps;
-    for (int rep = 0; rep < 5; ++rep) {
-      auto r = train(small);
-      nanos mark = -1;
-      for (auto& ev : r.trace) {
-        if (ev.kind == "phase" && ev.note.find("share") != std::string::npos)
-          mark = ev.t0;
-        else if (mark >= 0 && (ev.kind == "pull" || ev.kind == "compute") && ev.t0 >= mark) {
-          gaps.push_back(static_cast<double>(ev.t0 - mark) / 1e3);
-          break;
-        }
-      }
-    }
-    std::sort(gaps.begin(), gaps.end());
-    protocol_options on;
-    on.set("online", "on");
-    auto plain = make_protocol("bsp", {});
-    auto policy = make_protocol("sync-switch", on);
-    double bsp_ns = bench::ns_per_push(*plain, 8, 400000), online_ns = bench::ns_per_push(*policy, 8, 400000);
-    std::printf("\n3. Costs\n\n| what | figure |\n|---|---|\n");
-    if (!gaps.empty())
-      std::printf("| a switch, real clock: decision to the next phase's first pull or compute (median of %zu) | %.1f us |\n",
-                  gaps.size(), gaps[gaps.size() / 2]);
-    std::printf("| the online policy per push (sync-switch --online, 8 workers) | %.0f ns |\n", online_ns);
-    std::printf("| bsp's own decision per push, for scale | %.0f ns |\n", bsp_ns);
+    tuned_share(base, tolerance, budget);
+    transient_stragglers(base);
+    costs(base);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_sync_switch: %s\n", e.what());
     return 1;

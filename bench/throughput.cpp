@@ -32,82 +32,51 @@ double median(std::vector<double> xs) {
   return xs[xs.size() / 2];
 }
 
-}  // namespace
+struct row {
+  const char* name;
+  std::function<double()> run;
+  std::vector<double> sps;
+};
 
-int main(int argc, char** argv) {
-  double epochs = 1;
-  int batch = 64;
-  int repeat = 3;
-  CLI::App app{"syncpoint's worker loop against a plain LibTorch loop, samples per second", "bench_throughput"};
-  app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(syncpoint::bench::positive());
-  app.add_option("--batch", batch, "batch size")->capture_default_str()->check(syncpoint::bench::positive());
-  app.add_option("--repeat", repeat, "interleaved runs of each (the median is shown)")
-    ->capture_default_str()
-    ->check(syncpoint::bench::positive());
-  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
-    return rc;
-  set_torch_threads(1);
-  auto data = load_fashion_mnist(default_fashion_mnist_dir);
-  auto samples = static_cast<int64_t>(epochs * static_cast<double>(data.train.size));
-  std::printf("Fashion-MNIST MLP 784-256-10, batch %d, %lld samples per run, median of %d interleaved runs, real clock\n",
-              batch, static_cast<long long>(samples), repeat);
+// Two independent loops, each half the samples, on two threads: the two-core limit
+// as this machine gives it (shared caches, memory bandwidth, turbo), with no
+// synchronization at all.
+double two_plain_loops(const dataset& train, int batch, int64_t samples) {
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> loops;
+  for (uint64_t seed : {1, 2})
+    loops.emplace_back([&, seed] {
+      set_torch_threads(1);  // per thread, as every syncpoint worker does
+      bench::plain_torch_loop(train, batch, samples / 2, 0.05, 0.9, seed);
+    });
+  for (auto& t : loops)
+    t.join();
+  auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return static_cast<double>(samples / 2 * 2) / secs;
+}
 
-  auto plain_run = [&] {
-    return bench::plain_torch_loop(data.train, batch, samples, 0.05, 0.9, 1).samples_per_s;
+std::function<double()> syncpoint_run(const char* protocol, int workers, int shards, int batch, double epochs) {
+  return [=] {
+    job_config cfg;
+    cfg.ps_shards = shards;
+    cfg.protocol = protocol;
+    cfg.workers = workers;
+    cfg.model = "mlp";
+    cfg.batch = batch;
+    cfg.epochs = epochs;
+    cfg.eval_every = 0;
+    cfg.test_limit = 1000;
+    cfg.clock = clock_kind::real;
+    cfg.progress = false;
+    return train(cfg).summary.samples_per_s;
   };
-  // Two independent loops, each half the samples, on two threads: the two-core limit
-  // as this machine gives it (shared caches, memory bandwidth, turbo), with no
-  // synchronization at all.
-  auto two_plain_runs = [&] {
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> loops;
-    for (uint64_t seed : {1, 2})
-      loops.emplace_back([&, seed] {
-        set_torch_threads(1);  // per thread, as every syncpoint worker does
-        bench::plain_torch_loop(data.train, batch, samples / 2, 0.05, 0.9, seed);
-      });
-    for (auto& t : loops)
-      t.join();
-    auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return static_cast<double>(samples / 2 * 2) / secs;
-  };
-  auto syncpoint_run = [&](const char* protocol, int workers, int shards = job_config{}.ps_shards) {
-    return [=, &epochs] {
-      job_config cfg;
-      cfg.ps_shards = shards;
-      cfg.protocol = protocol;
-      cfg.workers = workers;
-      cfg.model = "mlp";
-      cfg.batch = batch;
-      cfg.epochs = epochs;
-      cfg.eval_every = 0;
-      cfg.test_limit = 1000;
-      cfg.clock = clock_kind::real;
-      cfg.progress = false;
-      return train(cfg).summary.samples_per_s;
-    };
-  };
-  struct row {
-    const char* name;
-    std::function<double()> run;
-    std::vector<double> sps;
-  };
-  std::vector<row> rows{{"plain LibTorch loop", plain_run, {}},
-                        {"2 plain loops, 2 threads", two_plain_runs, {}},
-                        {"syncpoint bsp, 1 worker", syncpoint_run("bsp", 1), {}},
-                        {"syncpoint asp, 1 worker", syncpoint_run("asp", 1), {}},
-                        {"syncpoint bsp, 2 workers", syncpoint_run("bsp", 2, 1), {}},
-                        {"syncpoint asp, 2 workers", syncpoint_run("asp", 2, 1), {}},
-                        {"syncpoint bsp, 2 w, 2 shards", syncpoint_run("bsp", 2, 2), {}},
-                        {"syncpoint asp, 2 w, 2 shards", syncpoint_run("asp", 2, 2), {}}};
-  // Interleaved, so that a slow spell of the machine hits every configuration alike.
-  for (int r = 0; r < repeat; ++r)
-    for (auto& row : rows)
-      row.sps.push_back(row.run());
-  // A ratio per round, to the plain loop run just before it: a slow spell of
-  // this shared machine (it comes and goes over seconds) divides out. The
-  // median of these paired ratios is the figure; the medians of the rows
-  // themselves are printed for the absolute rates.
+}
+
+// A ratio per round, to the plain loop run just before it: a slow spell of
+// this shared machine (it comes and goes over seconds) divides out. The
+// median of these paired ratios is the figure; the medians of the rows
+// themselves are printed for the absolute rates.
+void print(const std::vector<row>& rows, int repeat) {
   auto paired = [&](size_t row, size_t to) {
     std::vector<double> ratios;
     for (int r = 0; r < repeat; ++r)
@@ -128,5 +97,42 @@ int main(int argc, char** argv) {
   std::printf("2 workers, 2 PS shards, vs 2 plain loops:  bsp %.3fx, asp %.3fx (target bsp >= 0.85 at the default, "
               "--ps-shards %d)\n",
               paired(6, 1), paired(7, 1), job_config{}.ps_shards);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double epochs = 1;
+  int batch = 64;
+  int repeat = 3;
+  CLI::App app{"syncpoint's worker loop against a plain LibTorch loop, samples per second", "bench_throughput"};
+  app.add_option("--epochs", epochs, "epochs per run")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--batch", batch, "batch size")->capture_default_str()->check(syncpoint::bench::positive());
+  app.add_option("--repeat", repeat, "interleaved runs of each (the median is shown)")
+    ->capture_default_str()
+    ->check(syncpoint::bench::positive());
+  if (int rc = syncpoint::bench::parse(app, argc, argv); rc >= 0)
+    return rc;
+  set_torch_threads(1);
+  auto data = load_fashion_mnist(default_fashion_mnist_dir);
+  auto samples = static_cast<int64_t>(epochs * static_cast<double>(data.train.size));
+  std::printf("Fashion-MNIST MLP 784-256-10, batch %d, %lld samples per run, median of %d interleaved runs, real clock\n",
+              batch, static_cast<long long>(samples), repeat);
+  auto plain_run = [&] { return bench::plain_torch_loop(data.train, batch, samples, 0.05, 0.9, 1).samples_per_s; };
+  auto two_plain_runs = [&] { return two_plain_loops(data.train, batch, samples); };
+  int shards = job_config{}.ps_shards;
+  std::vector<row> rows{{"plain LibTorch loop", plain_run, {}},
+                        {"2 plain loops, 2 threads", two_plain_runs, {}},
+                        {"syncpoint bsp, 1 worker", syncpoint_run("bsp", 1, shards, batch, epochs), {}},
+                        {"syncpoint asp, 1 worker", syncpoint_run("asp", 1, shards, batch, epochs), {}},
+                        {"syncpoint bsp, 2 workers", syncpoint_run("bsp", 2, 1, batch, epochs), {}},
+                        {"syncpoint asp, 2 workers", syncpoint_run("asp", 2, 1, batch, epochs), {}},
+                        {"syncpoint bsp, 2 w, 2 shards", syncpoint_run("bsp", 2, 2, batch, epochs), {}},
+                        {"syncpoint asp, 2 w, 2 shards", syncpoint_run("asp", 2, 2, batch, epochs), {}}};
+  // Interleaved, so that a slow spell of the machine hits every configuration alike.
+  for (int r = 0; r < repeat; ++r)
+    for (auto& row : rows)
+      row.sps.push_back(row.run());
+  print(rows, repeat);
   return 0;
 }

@@ -178,11 +178,7 @@ head_journal open_state(caf::actor_system& sys, const std::string& dir) {
   return j;
 }
 
-}  // namespace
-
-int run_head(const std::vector<std::string>& args) {
-  signal_catcher signals;
-  cluster_options opts("head");
+void declare_head_options(cluster_options& opts) {
   opts.with_token()
     .add(opts.host, "host", "address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every interface)")
     .add(opts.port, "port", "port to listen on (required; 0 picks a free one)")
@@ -207,28 +203,130 @@ int run_head(const std::vector<std::string>& args) {
                                           "(default 120)")
     .add(opts.log_level, "log-level", std::string("the lowest level of the head's log on stderr: ") + log_level_words +
                                         " (default info)");
-  if (int rc = parse_command(opts, args, "head"); rc >= 0)
-    return rc;
-  if (!start_log("head", opts.log_level)) {
-    std::cerr << "syncpoint head: --log-level must be " << log_level_words << ", got '" << opts.log_level << "'\n";
-    return 2;
-  }
+}
+
+// What is wrong with the head's options, or "".
+std::string head_refusal(const cluster_options& opts) {
+  if (!start_log("head", opts.log_level))
+    return "--log-level must be " + std::string(log_level_words) + ", got '" + opts.log_level + "'";
   try {
     dashboard_port(opts.dashboard.empty() ? default_dashboard_port : opts.dashboard);
   } catch (const config_error& e) {
-    std::cerr << "syncpoint head: " << e.what() << "\n";
-    return 2;
+    return e.what();
   }
-  if (opts.port < 0 || opts.port > 65535) {
-    std::cerr << "syncpoint head: --port P is required (0..65535; 0 picks a free port)\n";
-    return 2;
+  if (opts.port < 0 || opts.port > 65535)
+    return "--port P is required (0..65535; 0 picks a free port)";
+  if (opts.slots > 4096)
+    return "--slots must be in 0..4096";
+  if (opts.rejoin_wait < 0 || opts.rejoin_wait > 86400)
+    return "--rejoin-wait must be in 0..86400 seconds";
+  return {};
+}
+
+// Where the head listens, how nodes join it, and a warning when anyone may.
+void announce(const cluster_options& opts, uint16_t port, const std::string& shown, const std::string& secret,
+              const tls_files& tls, uint16_t bulk_port, const std::string& url) {
+  bool loopback = is_loopback(opts.host);
+  say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(port) +
+                (loopback ? " (this machine only; --host 0.0.0.0 to accept nodes from other machines)" : "") +
+                (tls.enabled() ? ", TLS: peers need a certificate signed by " + tls.ca : std::string()) +
+                (secret.empty() ? (tls.enabled() ? std::string()
+                                                 : std::string(", no token: anyone who can connect may join and submit "
+                                                               "(see --token, --tls)"))
+                                : std::string(", token required")));
+  say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(port) +
+                (secret.empty() ? "" : " --token-file FILE") +
+                (tls.enabled() ? " --tls --cert NODE.pem --key NODE.key --ca " + tls.ca : ""));
+  say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(opts.host), bulk_port));
+  if (!loopback && secret.empty() && !tls.enabled())
+    log_line(log_level::warn, "syncpoint head: WARNING: listening on " + (opts.host.empty() ? std::string("0.0.0.0") : opts.host) +
+                  ", beyond this machine, with no token and no TLS: anyone who can reach port " +
+                  std::to_string(port) + " (nodes), " + std::to_string(bulk_port) + " (the bulk channel)" +
+                  (url.empty() ? std::string() : " or the dashboard") +
+                  " may join, submit and stop jobs, push gradients and read the model. Give the cluster a secret: "
+                  "--token-file FILE on the head and every node (and --tls)");
+  if (!url.empty())
+    say(stdout, "dashboard: " + url + (secret.empty() ? "" : " (the token logs in)") + "; metrics: " + url +
+                  "metrics; finished jobs' files: " + opts.runs +
+                  (secret.empty() && tls.enabled() ? "; no token: anyone who reaches the dashboard may read it "
+                                                     "(it asks no certificate; see --token)"
+                                                   : ""));
+}
+
+// The head's config from the options; `syncpoint launch` owns a head by
+// giving it the secret that ends it (in the environment, never on a command
+// line) and ends it with the job's exit code for the nodes.
+head_config make_head_config(const cluster_options& opts, std::optional<head_journal> journal,
+                             std::shared_ptr<data_plane> plane, const std::string& secret) {
+  head_config hc;
+  hc.state_dir = opts.state;
+  hc.journal = std::move(journal);
+  hc.rejoin_wait = std::chrono::seconds(opts.rejoin_wait);
+  hc.plane = std::move(plane);
+  hc.data_dir = opts.data;
+  hc.secret = secret;
+  hc.log = [](const std::string& line) { log_line(log_level::info, "[head] " + line); };
+  if (const char* given = std::getenv(head_control_variable); given && *given) {
+    hc.control_token = given;
+    unsetenv(head_control_variable);
   }
-  if (opts.slots > 4096) {
-    std::cerr << "syncpoint head: --slots must be in 0..4096\n";
-    return 2;
+  return hc;
+}
+
+// Until a signal (or the launcher's shutdown): 0, or 1 if the head died on its own.
+int serve_head(caf::actor_system& sys, head_actor head, const std::atomic<bool>& shut_down, signal_catcher& signals,
+               bool stay_on_signal) {
+  caf::scoped_actor self{sys};
+  self->monitor(head);
+  bool head_died = false;
+  while (!shut_down) {
+    if (signals.wait(500) && !stay_on_signal)
+      break;
+    self->receive([&](caf::down_msg&) { head_died = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
+    if (head_died) {
+      log_line(log_level::error, "syncpoint head: the cluster manager stopped unexpectedly");
+      return 1;
+    }
   }
-  if (opts.rejoin_wait < 0 || opts.rejoin_wait > 86400) {
-    std::cerr << "syncpoint head: --rejoin-wait must be in 0..86400 seconds\n";
+  return 0;
+}
+
+// Ends the running jobs, tells the nodes, and stops the head (and its own node).
+void stop_head(caf::actor_system& sys, head_actor head, node_actor local, const std::string& control,
+               const std::string& secret) {
+  caf::scoped_actor self{sys};
+  log_line(log_level::info, "[head] stopping: ending running jobs and telling the nodes");
+  self->request(head, std::chrono::seconds(20), shutdown_atom::value, control, int32_t{0})  // (a code given first stays)
+    .receive([](bool) {}, [&](caf::error& e) {
+      log_line(log_level::warn, "[head] not every job ended in time (" + sys.render(e) + ")");
+    });
+  // The leave messages (with the exit code a launched job's nodes take) go out before this
+  // process ends: wait until the head lists no node that is still there, 10 s at most.
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       std::chrono::steady_clock::now() < until;) {
+    size_t left = 1;
+    self->request(head, std::chrono::seconds(2), status_atom::value, secret)
+      .receive([&](const cluster_status& s) { left = s.nodes.size(); }, [&](caf::error&) { left = 0; });
+    if (left == 0)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  self->send_exit(head, caf::exit_reason::user_shutdown);
+  if (local)
+    self->send_exit(local, caf::exit_reason::user_shutdown);
+  log_line(log_level::info, "[head] stopped");
+}
+
+}  // namespace
+
+int run_head(const std::vector<std::string>& args) {
+  signal_catcher signals;
+  cluster_options opts("head");
+  declare_head_options(opts);
+  if (int rc = parse_command(opts, args, "head"); rc >= 0)
+    return rc;
+  if (auto why = head_refusal(opts); !why.empty()) {
+    std::cerr << "syncpoint head: " << why << "\n";
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "head");
@@ -264,21 +362,8 @@ int run_head(const std::vector<std::string>& args) {
     std::cerr << "syncpoint head: " << e.what() << "\n";
     return 2;
   }
-  head_config hc;
-  hc.state_dir = opts.state;
-  hc.journal = std::move(journal);
-  hc.rejoin_wait = std::chrono::seconds(opts.rejoin_wait);
+  auto hc = make_head_config(opts, std::move(journal), plane, secret);
   hc.dashboard = dashboard.link();
-  hc.plane = plane;
-  hc.data_dir = opts.data;
-  hc.secret = secret;
-  hc.log = [](const std::string& line) { log_line(log_level::info, "[head] " + line); };
-  // `syncpoint launch` owns this head: it gives it the secret that ends it (in the environment,
-  // never on a command line) and ends it with the job's exit code for the nodes.
-  if (const char* given = std::getenv(head_control_variable); given && *given) {
-    hc.control_token = given;
-    unsetenv(head_control_variable);
-  }
   auto shut_down = std::make_shared<std::atomic<bool>>(false);
   hc.on_shut_down = [shut_down] { *shut_down = true; };
   auto control = hc.control_token;
@@ -291,31 +376,7 @@ int run_head(const std::vector<std::string>& args) {
     return 2;
   }
   dashboard.attach(head);
-  bool loopback = is_loopback(opts.host);
-  say(stdout, "syncpoint head listening on " + opts.host + ":" + std::to_string(*port) +
-                (loopback ? " (this machine only; --host 0.0.0.0 to accept nodes from other machines)" : "") +
-                (tls.enabled() ? ", TLS: peers need a certificate signed by " + tls.ca : std::string()) +
-                (secret.empty() ? (tls.enabled() ? std::string()
-                                                 : std::string(", no token: anyone who can connect may join and submit "
-                                                               "(see --token, --tls)"))
-                                : std::string(", token required")));
-  say(stdout, "join with: syncpoint node --join " + shown + ":" + std::to_string(*port) +
-                (secret.empty() ? "" : " --token-file FILE") +
-                (tls.enabled() ? " --tls --cert NODE.pem --key NODE.key --ca " + tls.ca : ""));
-  say(stdout, "bulk channel on " + bulk_endpoint(bulk_host(opts.host), plane->port()));
-  if (!loopback && secret.empty() && !tls.enabled())
-    log_line(log_level::warn, "syncpoint head: WARNING: listening on " + (opts.host.empty() ? std::string("0.0.0.0") : opts.host) +
-                  ", beyond this machine, with no token and no TLS: anyone who can reach port " +
-                  std::to_string(*port) + " (nodes), " + std::to_string(plane->port()) + " (the bulk channel)" +
-                  (url.empty() ? std::string() : " or the dashboard") +
-                  " may join, submit and stop jobs, push gradients and read the model. Give the cluster a secret: "
-                  "--token-file FILE on the head and every node (and --tls)");
-  if (!url.empty())
-    say(stdout, "dashboard: " + url + (secret.empty() ? "" : " (the token logs in)") + "; metrics: " + url +
-                  "metrics; finished jobs' files: " + opts.runs +
-                  (secret.empty() && tls.enabled() ? "; no token: anyone who reaches the dashboard may read it "
-                                                     "(it asks no certificate; see --token)"
-                                                   : ""));
+  announce(opts, *port, shown, secret, tls, plane->port(), url);
   node_actor local;
   if (opts.slots > 0) {
     node_config here{"head", opts.slots, opts.data, head, std::chrono::seconds(10),
@@ -323,38 +384,9 @@ int run_head(const std::vector<std::string>& args) {
     here.host = hostname();
     local = spawn_node(sys, std::move(here));
   }
-  caf::scoped_actor self{sys};
-  self->monitor(head);
-  bool head_died = false;
-  while (!*shut_down) {
-    if (signals.wait(500) && !opts.head_ends_it)
-      break;
-    self->receive([&](caf::down_msg&) { head_died = true; }, caf::after(std::chrono::seconds(0)) >> [] {});
-    if (head_died) {
-      log_line(log_level::error, "syncpoint head: the cluster manager stopped unexpectedly");
-      return 1;
-    }
-  }
-  log_line(log_level::info, "[head] stopping: ending running jobs and telling the nodes");
-  self->request(head, std::chrono::seconds(20), shutdown_atom::value, control, int32_t{0})  // (a code given first stays)
-    .receive([](bool) {}, [&](caf::error& e) {
-      log_line(log_level::warn, "[head] not every job ended in time (" + sys.render(e) + ")");
-    });
-  // The leave messages (with the exit code a launched job's nodes take) go out before this
-  // process ends: wait until the head lists no node that is still there, 10 s at most.
-  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-       std::chrono::steady_clock::now() < until;) {
-    size_t left = 1;
-    self->request(head, std::chrono::seconds(2), status_atom::value, secret)
-      .receive([&](const cluster_status& s) { left = s.nodes.size(); }, [&](caf::error&) { left = 0; });
-    if (left == 0)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  self->send_exit(head, caf::exit_reason::user_shutdown);
-  if (local)
-    self->send_exit(local, caf::exit_reason::user_shutdown);
-  log_line(log_level::info, "[head] stopped");
+  if (int died = serve_head(sys, head, *shut_down, signals, opts.head_ends_it))
+    return died;
+  stop_head(sys, head, local, control, secret);
   return 0;
 }
 

@@ -141,6 +141,68 @@ child_run take_child_run(std::vector<std::string>& args) {
   return c;
 }
 
+// What is wrong with compare's protocols ("" if nothing): each named once and
+// valid with the shared options. validate()'s config_error is thrown (exit 2).
+std::string protocols_refusal(const cli::options& opts, const job_config& base) {
+  if (opts.protocols.empty())
+    return "--protocols names no protocol";
+  for (size_t i = 0; i < opts.protocols.size(); ++i)
+    if (std::find(opts.protocols.begin(), opts.protocols.begin() + static_cast<long>(i), opts.protocols[i]) !=
+        opts.protocols.begin() + static_cast<long>(i))
+      return "--protocols names '" + opts.protocols[i] + "' twice (each run writes its own folder)";
+  std::vector<std::string> names;
+  for (auto& p : opts.protocols) {  // all names checked before the first run
+    auto cfg = base;
+    try {
+      auto v = parse_variant(p);
+      cfg.protocol = v.protocol;
+      for (auto& [name, value] : v.options)
+        cfg.protocol_opts.set(name, value);
+      if (!v.compress.empty())
+        cfg.compress = v.compress;
+      check_protocol_options(cfg.protocol_opts);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    validate(cfg);
+    names.push_back(cfg.protocol);
+  }
+  return cli::check_options_fit(base, names);
+}
+
+// The comparison's tables (every learning rate, the shared one, each at its
+// best), its page, and the exit status.
+int print_comparison(const comparison& c, const job_config& base) {
+  for (auto& f : c.failures)
+    std::fprintf(stderr, "syncpoint compare: %s\n", f.c_str());
+  const auto& rule = c.rule;
+  std::string equal = "acc@" + std::to_string(c.equal_samples) + " = accuracy after " +
+                      std::to_string(c.equal_samples) + " samples, the fewest any run processed";
+  std::printf("\n%s\n%s\n", rule.c_str(), equal.c_str());
+  if (!c.grid.empty()) {
+    std::printf("\nevery protocol at every learning rate:\n%s",
+                report::comparison_table(c.grid, c.equal_samples).c_str());
+    std::vector<compared_run> shared;
+    for (auto& r : c.grid)
+      if (r.lr == base.lr)
+        shared.push_back(r);
+    if (!shared.empty())
+      std::printf("\nat the shared learning rate %s:\n%s", fmt("%g", base.lr).c_str(),
+                  report::comparison_table(shared, c.equal_samples).c_str());
+    std::printf("\neach protocol at its best learning rate (soonest to the target, else most accurate):\n");
+  }
+  std::printf("\n%s", report::comparison_table(c.runs, c.equal_samples).c_str());
+  if (!base.out_dir.empty()) {
+    report::write_report(base.out_dir, c.runs, rule + ". " + equal + ".", c.equal_samples, c.grid);
+    std::printf("wrote %s/comparison.md and one folder per run\nreport: %s/index.html (open it in a browser)\n",
+                base.out_dir.c_str(), base.out_dir.c_str());
+  }
+  for (auto& p : c.failed)
+    std::fprintf(stderr, "syncpoint compare: every worker of the %s run was lost; that run failed\n",
+                 p.c_str());
+  return c.failed.empty() ? 0 : 1;
+}
+
 int run_compare(std::vector<std::string> args, bool defaults) {
   cli::options opts(true);
   // The embedded default job (README, "The two commands"): Fashion-MNIST, 4 workers, one 4x
@@ -156,37 +218,8 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   if (int rc = cli::parse_command(opts, args, "compare"); rc >= 0)
     return rc;
   auto base = opts.job();
-  if (opts.protocols.empty()) {
-    std::cerr << "syncpoint compare: --protocols names no protocol\n";
-    return 2;
-  }
-  for (size_t i = 0; i < opts.protocols.size(); ++i)
-    if (std::find(opts.protocols.begin(), opts.protocols.begin() + static_cast<long>(i), opts.protocols[i]) !=
-        opts.protocols.begin() + static_cast<long>(i)) {
-      std::cerr << "syncpoint compare: --protocols names '" << opts.protocols[i]
-                << "' twice (each run writes its own folder)\n";
-      return 2;
-    }
-  std::vector<std::string> names;
-  for (auto& p : opts.protocols) {  // all names checked before the first run
-    auto cfg = base;
-    try {
-      auto v = parse_variant(p);
-      cfg.protocol = v.protocol;
-      for (auto& [name, value] : v.options)
-        cfg.protocol_opts.set(name, value);
-      if (!v.compress.empty())
-        cfg.compress = v.compress;
-      check_protocol_options(cfg.protocol_opts);
-    } catch (const std::invalid_argument& e) {
-      std::cerr << "syncpoint compare: " << e.what() << "\n";
-      return 2;
-    }
-    validate(cfg);
-    names.push_back(cfg.protocol);
-  }
-  if (auto misfit = cli::check_options_fit(base, names); !misfit.empty()) {
-    std::cerr << "syncpoint compare: " << misfit << "\n";
+  if (auto why = protocols_refusal(opts, base); !why.empty()) {
+    std::cerr << "syncpoint compare: " << why << "\n";
     return 2;
   }
   cli::progress_display shown(base.progress);
@@ -224,34 +257,7 @@ int run_compare(std::vector<std::string> args, bool defaults) {
   shown.end();
   if (runs_shown)
     runs_shown->end();
-  for (auto& f : c.failures)
-    std::fprintf(stderr, "syncpoint compare: %s\n", f.c_str());
-  const auto& rule = c.rule;
-  std::string equal = "acc@" + std::to_string(c.equal_samples) + " = accuracy after " +
-                      std::to_string(c.equal_samples) + " samples, the fewest any run processed";
-  std::printf("\n%s\n%s\n", rule.c_str(), equal.c_str());
-  if (!c.grid.empty()) {
-    std::printf("\nevery protocol at every learning rate:\n%s",
-                report::comparison_table(c.grid, c.equal_samples).c_str());
-    std::vector<compared_run> shared;
-    for (auto& r : c.grid)
-      if (r.lr == base.lr)
-        shared.push_back(r);
-    if (!shared.empty())
-      std::printf("\nat the shared learning rate %s:\n%s", fmt("%g", base.lr).c_str(),
-                  report::comparison_table(shared, c.equal_samples).c_str());
-    std::printf("\neach protocol at its best learning rate (soonest to the target, else most accurate):\n");
-  }
-  std::printf("\n%s", report::comparison_table(c.runs, c.equal_samples).c_str());
-  if (!base.out_dir.empty()) {
-    report::write_report(base.out_dir, c.runs, rule + ". " + equal + ".", c.equal_samples, c.grid);
-    std::printf("wrote %s/comparison.md and one folder per run\nreport: %s/index.html (open it in a browser)\n",
-                base.out_dir.c_str(), base.out_dir.c_str());
-  }
-  for (auto& p : c.failed)
-    std::fprintf(stderr, "syncpoint compare: every worker of the %s run was lost; that run failed\n",
-                 p.c_str());
-  return c.failed.empty() ? 0 : 1;
+  return print_comparison(c, base);
 }
 
 }  // namespace

@@ -45,11 +45,7 @@ std::optional<head_actor> wait_for_head(caf::actor_system& sys, const endpoint& 
   return std::nullopt;
 }
 
-}  // namespace
-
-int run_node(const std::vector<std::string>& args) {
-  signal_catcher signals;
-  cluster_options opts("node");
+void declare_options(cluster_options& opts) {
   opts.name = hostname() + "-" + std::to_string(getpid());
   opts.slots = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   opts.with_token()
@@ -75,39 +71,146 @@ int run_node(const std::vector<std::string>& args) {
     .group("output")
     .add(opts.log_level, "log-level", std::string("the lowest level of the node's log on stderr: ") + log_level_words +
                                         " (default info)");
-  if (int rc = parse_command(opts, args, "node"); rc >= 0)
-    return rc;
-  if (!start_log("node", opts.log_level)) {
-    std::cerr << "syncpoint node: --log-level must be " << log_level_words << ", got '" << opts.log_level << "'\n";
-    return 2;
-  }
-  auto at = parse_endpoint(opts.join);
-  if (!at) {
-    std::cerr << "syncpoint node: --join expects HOST:PORT, got '" << opts.join << "'\n";
-    return 2;
-  }
-  if (opts.slots < 1 || opts.slots > 4096) {
-    std::cerr << "syncpoint node: --slots must be in 1..4096\n";
-    return 2;
-  }
-  if (!valid_node_name(opts.name)) {
-    std::cerr << "syncpoint node: --name must be 1 to " << max_node_name << " printable characters\n";
-    return 2;
-  }
-  if (opts.head_wait < 0 || opts.head_wait > 86400) {
-    std::cerr << "syncpoint node: --head-wait must be in 0..86400 seconds, got " << opts.head_wait << "\n";
-    return 2;
-  }
-  if (opts.rank < -1 || (!opts.launcher.empty() && !valid_node_name(opts.launcher))) {
-    std::cerr << "syncpoint node: --rank must be >= 0 and --launcher 1 to " << max_node_name
-              << " printable characters\n";
-    return 2;
-  }
-  std::vector<int32_t> gpus;
+}
+
+// What is wrong with the options ("" if nothing), the head's address and the GPUs read on the way.
+std::string refusal(const cluster_options& opts, std::optional<endpoint>& at, std::vector<int32_t>& gpus) {
+  if (!start_log("node", opts.log_level))
+    return "--log-level must be " + std::string(log_level_words) + ", got '" + opts.log_level + "'";
+  at = parse_endpoint(opts.join);
+  if (!at)
+    return "--join expects HOST:PORT, got '" + opts.join + "'";
+  if (opts.slots < 1 || opts.slots > 4096)
+    return "--slots must be in 1..4096";
+  if (!valid_node_name(opts.name))
+    return "--name must be 1 to " + std::to_string(max_node_name) + " printable characters";
+  if (opts.head_wait < 0 || opts.head_wait > 86400)
+    return "--head-wait must be in 0..86400 seconds, got " + std::to_string(opts.head_wait);
+  if (opts.rank < -1 || (!opts.launcher.empty() && !valid_node_name(opts.launcher)))
+    return "--rank must be >= 0 and --launcher 1 to " + std::to_string(max_node_name) + " printable characters";
   try {
     gpus = parse_gpu_list(opts.gpus, this_machine());
   } catch (const config_error& e) {
-    std::cerr << "syncpoint node: " << e.what() << "\n";
+    return e.what();
+  }
+  return {};
+}
+
+// The bulk channel listens where the head is reached from (a head on this
+// machine: loopback), unless --host says otherwise.
+std::string listen_address(const cluster_options& opts, const endpoint& at) {
+  if (!opts.listen.empty())
+    return opts.listen;
+  auto listen = is_loopback(at.host) ? "127.0.0.1" : local_address_towards(at.host, at.port);
+  if (listen.empty()) {
+    log_line(log_level::warn, "syncpoint node: no interface of this machine routes to " + at.host +
+                                ": the bulk channel listens on every interface (--host ADDR chooses one)");
+    listen = "0.0.0.0";
+  }
+  return listen;
+}
+
+// What the node actor's callbacks tell the loop that runs it.
+struct node_news {
+  std::atomic<bool> joined{false}, journaled{false};
+  std::mutex mutex;
+  std::string why;   // why it left
+  int32_t code = 0;  // the exit code the head asked for
+};
+
+// Spawns the node and waits for its end: the reason, or none when a signal made it leave.
+std::optional<caf::error> run_once(caf::actor_system& sys, caf::scoped_actor& self, const node_config& cfg,
+                                   signal_catcher& signals, bool stay_on_signal) {
+  auto node = spawn_node(sys, cfg);
+  self->monitor(node);
+  caf::error ended;
+  bool down = false;
+  while (!down) {
+    if (signals.wait(200) && !stay_on_signal) {
+      self->send_exit(node, caf::exit_reason::user_shutdown);
+      self->receive([&](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
+      return std::nullopt;
+    }
+    self->receive([&](caf::down_msg& dm) { down = true; ended = dm.reason; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  }
+  return ended;
+}
+
+// The node's life: joined, and joined again each time a head with a journal
+// comes back after a loss. Returns the process's exit code.
+int serve(caf::actor_system& sys, node_config cfg, const cluster_options& opts, const endpoint& at,
+          signal_catcher& signals, node_news& news) {
+  caf::scoped_actor self{sys};
+  bool rejoining = false;  // the head was lost and came back: this node joins it again
+  auto rejoin_until = std::chrono::steady_clock::time_point{};
+  for (;;) {
+    news.joined = false;
+    auto ended = run_once(sys, self, cfg, signals, opts.head_ends_it);
+    if (!ended) {
+      log_line(log_level::info, "syncpoint node: leaving the cluster");
+      return 0;
+    }
+    std::string reason;
+    int32_t asked = 0;
+    {
+      std::lock_guard<std::mutex> guard{news.mutex};
+      reason = news.why;
+      asked = news.code;
+    }
+    bool lost = news.joined && reason == head_lost;
+    bool refused_again = rejoining && !news.joined;  // e.g. its old name not yet freed: try again
+    if ((lost && news.journaled && opts.head_wait > 0) ||
+        (refused_again && std::chrono::steady_clock::now() < rejoin_until)) {
+      if (lost) {
+        log_line(log_level::warn, "syncpoint node: lost the connection to the head; its jobs' workers and shards "
+                                  "here are gone with it. Waiting up to " + std::to_string(opts.head_wait) +
+                                  " s for it to come back (it keeps a journal)");
+        rejoin_until = std::chrono::steady_clock::now() + std::chrono::seconds(opts.head_wait);
+      } else {
+        log_line(log_level::info, "syncpoint node: the head refused this node for now (" + reason + "); trying again");
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+      bool signalled = false;
+      auto back = wait_for_head(sys, at, rejoin_until, signals, opts.head_ends_it, signalled);
+      if (signalled) {
+        log_line(log_level::info, "syncpoint node: leaving the cluster (it was waiting for the head)");
+        return 0;
+      }
+      if (!back) {
+        log_line(log_level::error, "syncpoint node: the head did not come back within " +
+                                     std::to_string(opts.head_wait) + " s" +
+                                     (refused_again ? " (it last refused this node: " + reason + ")" : std::string()));
+        return 1;
+      }
+      cfg.head = *back;
+      rejoining = true;
+      continue;
+    }
+    if (!news.joined) {
+      log_line(log_level::error, "syncpoint node: the head refused this node: " + reason);
+      leave_now(2);
+    }
+    bool failed = *ended && *ended != caf::exit_reason::normal;
+    log_line(failed ? log_level::error : log_level::info, "syncpoint node: " + reason);
+    if (!failed && asked != 0)  // launch: every process exits with the job's outcome
+      log_line(log_level::info, "syncpoint node: the job's exit code is " + std::to_string(asked));
+    return failed ? 1 : asked;
+  }
+}
+
+}  // namespace
+
+int run_node(const std::vector<std::string>& args) {
+  signal_catcher signals;
+  cluster_options opts("node");
+  declare_options(opts);
+  if (int rc = parse_command(opts, args, "node"); rc >= 0)
+    return rc;
+  std::optional<endpoint> at;
+  std::vector<int32_t> gpus;
+  if (auto why = refusal(opts, at, gpus); !why.empty()) {
+    std::cerr << "syncpoint node: " << why << "\n";
     return 2;
   }
   auto secret = cluster_secret(opts.token, opts.token_file, "node");
@@ -115,11 +218,6 @@ int run_node(const std::vector<std::string>& args) {
   auto tls = cluster_tls(opts.tls, opts.tls_paths, "node");
   configure_cluster(opts.actor_system, tls, scheduler_threads(opts.slots));
   caf::actor_system sys{opts.actor_system};
-  auto head = reach_head(sys, *at, "node", std::chrono::seconds(std::max(0, opts.wait_for_head)));
-  std::atomic<bool> joined{false};
-  auto why = std::make_shared<std::string>();
-  auto why_mutex = std::make_shared<std::mutex>();
-  auto code = std::make_shared<int32_t>(0);
   node_config cfg;
   cfg.name = opts.name;
   cfg.slots = opts.slots;
@@ -128,20 +226,10 @@ int run_node(const std::vector<std::string>& args) {
   cfg.rank = opts.rank;
   cfg.launcher = opts.rank >= 0 && opts.launcher.empty() ? "launch" : opts.launcher;
   cfg.data_dir = opts.data;
-  cfg.head = head;
+  cfg.head = reach_head(sys, *at, "node", std::chrono::seconds(std::max(0, opts.wait_for_head)));
   cfg.register_timeout = std::chrono::seconds(5);
   cfg.secret = secret;
-  // The bulk channel listens where the head is reached from (a head on this
-  // machine: loopback), unless --host says otherwise.
-  auto listen = opts.listen;
-  if (listen.empty()) {
-    listen = is_loopback(at->host) ? "127.0.0.1" : local_address_towards(at->host, at->port);
-    if (listen.empty()) {
-      log_line(log_level::warn, "syncpoint node: no interface of this machine routes to " + at->host +
-                    ": the bulk channel listens on every interface (--host ADDR chooses one)");
-      listen = "0.0.0.0";
-    }
-  }
+  auto listen = listen_address(opts, *at);
   try {
     cfg.plane = std::make_shared<data_plane>(sys, bulk_security{secret, tls},
                                              [](const std::string& line) { log_line(log_level::info, line); },
@@ -159,82 +247,20 @@ int run_node(const std::vector<std::string>& args) {
                   "node (and --tls)");
   cfg.head_host = at->host;
   cfg.on_note = [](const std::string& line) { log_line(log_level::info, "syncpoint node: " + line); };
-  std::atomic<bool> journaled{false};
-  cfg.on_joined = [&, at](const std::string& name, bool journal) {
-    joined = true;
-    journaled = journal;
-    say(stdout, "node '" + name + "' joined the head at " + opts.join + " with " +
-                  std::to_string(opts.slots) + (opts.slots == 1 ? " slot" : " slots") +
+  auto news = std::make_shared<node_news>();  // the callbacks may outlive this frame
+  cfg.on_joined = [news, join = opts.join, slots = opts.slots](const std::string& name, bool journal) {
+    news->joined = true;
+    news->journaled = journal;
+    say(stdout, "node '" + name + "' joined the head at " + join + " with " + std::to_string(slots) +
+                  (slots == 1 ? " slot" : " slots") +
                   (journal ? " (it keeps a journal: this node waits for it if it is lost)" : ""));
   };
-  cfg.on_leave = [why, why_mutex, code](const std::string& reason, int32_t asked) {
-    std::lock_guard<std::mutex> guard{*why_mutex};
-    *why = reason;
-    *code = asked;
+  cfg.on_leave = [news](const std::string& reason, int32_t asked) {
+    std::lock_guard<std::mutex> guard{news->mutex};
+    news->why = reason;
+    news->code = asked;
   };
-  caf::scoped_actor self{sys};
-  bool rejoining = false;  // the head was lost and came back: this node joins it again
-  auto rejoin_until = std::chrono::steady_clock::time_point{};
-  for (;;) {
-    joined = false;
-    auto node = spawn_node(sys, cfg);
-    self->monitor(node);
-    caf::error ended;
-    bool down = false;
-    while (!down) {
-      if (signals.wait(200) && !opts.head_ends_it) {
-        self->send_exit(node, caf::exit_reason::user_shutdown);
-        self->receive([&](caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {});
-        log_line(log_level::info, "syncpoint node: leaving the cluster");
-        return 0;
-      }
-      self->receive([&](caf::down_msg& dm) { down = true; ended = dm.reason; },
-                    caf::after(std::chrono::seconds(0)) >> [] {});
-    }
-    std::string reason;
-    int32_t asked = 0;
-    {
-      std::lock_guard<std::mutex> guard{*why_mutex};
-      reason = *why;
-      asked = *code;
-    }
-    bool lost = joined && reason == head_lost;
-    bool refused_again = rejoining && !joined;  // e.g. its old name not yet freed: try again
-    if ((lost && journaled && opts.head_wait > 0) || (refused_again && std::chrono::steady_clock::now() < rejoin_until)) {
-      if (lost) {
-        log_line(log_level::warn, "syncpoint node: lost the connection to the head; its jobs' workers and shards "
-                                  "here are gone with it. Waiting up to " + std::to_string(opts.head_wait) +
-                                  " s for it to come back (it keeps a journal)");
-        rejoin_until = std::chrono::steady_clock::now() + std::chrono::seconds(opts.head_wait);
-      } else {
-        log_line(log_level::info, "syncpoint node: the head refused this node for now (" + reason + "); trying again");
-        std::this_thread::sleep_for(std::chrono::seconds(1));
-      }
-      bool signalled = false;
-      auto back = wait_for_head(sys, *at, rejoin_until, signals, opts.head_ends_it, signalled);
-      if (signalled) {
-        log_line(log_level::info, "syncpoint node: leaving the cluster (it was waiting for the head)");
-        return 0;
-      }
-      if (!back) {
-        log_line(log_level::error, "syncpoint node: the head did not come back within " +
-                                     std::to_string(opts.head_wait) + " s" +
-                                     (refused_again ? " (it last refused this node: " + reason + ")" : std::string()));
-        return 1;
-      }
-      cfg.head = *back;
-      rejoining = true;
-      continue;
-    }
-    if (!joined) {
-      log_line(log_level::error, "syncpoint node: the head refused this node: " + reason);
-      leave_now(2);
-    }
-    bool failed = ended && ended != caf::exit_reason::normal;
-    log_line(failed ? log_level::error : log_level::info, "syncpoint node: " + reason);
-    if (!failed && asked != 0)  // launch: every process exits with the job's outcome
-      log_line(log_level::info, "syncpoint node: the job's exit code is " + std::to_string(asked));
-    return failed ? 1 : asked;
-  }
+  return serve(sys, cfg, opts, *at, signals, *news);
 }
+
 }  // namespace syncpoint::cli

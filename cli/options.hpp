@@ -1,7 +1,9 @@
 // Command-line options of `syncpoint train`, `compare`, `simulate`,
 // `tune-switch` and `submit`, bound to a job_config through an option_table
 // (CLI11; a --config-file FILE can hold them too). Both `--lr 0.1` and
-// `--lr=0.1` work.
+// `--lr=0.1` work. The job's options, their help and defaults come from the
+// table of job_config's fields (core/job_schema.hpp); the commands' own
+// (compare's --protocols, submit's --head...) are declared here.
 #pragma once
 
 #include "runtime/cluster/net/tls_files.hpp"
@@ -25,6 +27,8 @@ class options {
   /// empty string on success, otherwise a message naming the bad argument.
   std::string parse_args(const std::vector<std::string>& args);
   bool help_printed() const { return table_.help_printed(); }
+  /// What --help prints: the options by group.
+  std::string help() const { return table_.help(); }
   /// Whether the command line or config file gave option NAME (a protocol's job defaults fill in the rest).
   bool given(const std::string& name) const { return table_.given(name); }
 
@@ -51,23 +55,24 @@ class options {
   uint64_t iterations = 100;           // simulate only: per worker
 
  private:
+  void add_job_fields(const std::string& group);
+  void add_protocol_options();
+  std::string parse_protocol_options();
+
   option_table table_;
+  command command_;
   job_config cfg_;
   // Storage for the options protocols declare (node-based maps: stable
   // addresses for the option binding); given or not is the table's to say.
   std::map<std::string, int64_t> int_opts_;
   std::map<std::string, double> real_opts_;
   std::map<std::string, std::string> text_opts_;
-  std::string clock_ = "virtual";
+  // The text of the options the CLI parses into a field (core/job_schema.hpp's
+  // cli_binding::parsed), by option name: "clock", "ps-bandwidth", "fail-worker"...
+  std::map<std::string, std::string> parsed_;
   std::string protocol_list_ = "bsp,asp,ssp";
-  std::string fail_worker_;
-  std::string params_;
-  std::string bandwidth_;
-  std::string ps_memory_;
-  std::string iter_cost_;
   std::string tune_lr_;
   std::string seeds_;
-  std::string milestones_;
 };
 
 /// --token, --token-file, --tls, --cert, --key and --ca-cert (or --ca): how a

@@ -10,6 +10,7 @@
 #include "runtime/cluster/jobs/placement.hpp"
 #include "runtime/records/model_file.hpp"
 #include "runtime/records/run_files.hpp"
+#include <syncpoint/dataset.hpp>
 #include <syncpoint/model.hpp>
 #include <syncpoint/worker_loop.hpp>
 
@@ -22,35 +23,22 @@
 
 namespace syncpoint::cli {
 
-int run_submit(const std::vector<std::string>& args) {
-  signal_catcher signals;  // Ctrl-C stops the job instead of abandoning it
-  options opts(options::command::submit);
-  if (int rc = parse_command(opts, args, "submit"); rc >= 0)
-    return rc;
-  auto cfg = opts.job();
-  if (!cfg.data_dir.empty()) {  // the job reads the folders of the processes it runs in, not the submitter's
-    std::cerr << "syncpoint submit: --data " << cfg.data_dir
-              << " is not for a cluster job: each node's workers read the data set from that node's own "
-                 "folder (syncpoint node --data DIR, default /usr/share/datasets/fashion-mnist), and the head "
-                 "evaluates on its own (syncpoint head --data DIR)\n";
-    return 2;
-  }
-  if (cfg.clock == clock_kind::virtual_time) {
-    std::cerr << "syncpoint submit: --clock virtual is not for a cluster: virtual time runs in one "
-                 "process (use 'syncpoint train --clock virtual')\n";
-    return 2;
-  }
-  if (!cluster::parse_endpoint(opts.head)) {
-    std::cerr << "syncpoint submit: --head expects HOST:PORT"
-              << (opts.head.empty() ? std::string(" (required)") : ", got '" + opts.head + "'") << "\n";
-    return 2;
-  }
-  if (!cluster::parse_placement(cfg.placement)) {
-    std::cerr << "syncpoint submit: --placement must be spread or pack, got '" << cfg.placement << "'\n";
-    return 2;
-  }
-  // Bad options are refused here, before the network (config_error: exit 2). A loop or model this
-  // program does not register may be the head's and its nodes' own (their program's): the head checks those.
+namespace {
+
+// What the options get wrong before the network, or "". validate()'s
+// config_error is thrown (exit 2). A loop or model this program does not
+// register may be the head's and its nodes' own (their program's): the head checks those.
+std::string refusal(const options& opts, const job_config& cfg) {
+  if (!cfg.data_dir.empty())  // the job reads the folders of the processes it runs in, not the submitter's
+    return "--data " + cfg.data_dir +
+           " is not for a cluster job: each node's workers read the data set from that node's own folder "
+           "(syncpoint node --data DIR, default " + default_fashion_mnist_dir + "), and the head evaluates on "
+           "its own (syncpoint head --data DIR)";
+  if (cfg.clock == clock_kind::virtual_time)
+    return "--clock virtual is not for a cluster: virtual time runs in one process (use 'syncpoint train "
+           "--clock virtual')";
+  if (!cluster::parse_endpoint(opts.head))
+    return "--head expects HOST:PORT" + (opts.head.empty() ? std::string(" (required)") : ", got '" + opts.head + "'");
   auto here = cfg;
   auto loops = loop_names(), models = model_names();
   if (std::find(loops.begin(), loops.end(), here.loop) == loops.end())
@@ -58,12 +46,64 @@ int run_submit(const std::vector<std::string>& args) {
   if (std::find(models.begin(), models.end(), here.model) == models.end())
     here.model = "mlp";
   validate(here);
-  if (auto misfit = check_options_fit(cfg, {cfg.protocol}); !misfit.empty()) {
-    std::cerr << "syncpoint submit: " << misfit << "\n";
-    return 2;
+  if (auto misfit = check_options_fit(cfg, {cfg.protocol}); !misfit.empty())
+    return misfit;
+  if (opts.head_wait < 0 || opts.head_wait > 86400)
+    return "--head-wait must be in 0..86400 seconds, got " + std::to_string(opts.head_wait);
+  return {};
+}
+
+// What the job came to: its summary, its files, and the exit status.
+int finish(cluster_run& run, const options& opts, job_config cfg, const std::string& out_dir,
+           const std::vector<std::string>& args, int interrupted) {
+  auto id = static_cast<unsigned long long>(run.id);
+  if (run.state == "failed") {
+    std::fprintf(stderr, "syncpoint submit: job %llu failed: %s\n", id, run.message.c_str());
+    return interrupted ? 128 + interrupted : 1;
   }
-  if (opts.head_wait < 0 || opts.head_wait > 86400) {
-    std::cerr << "syncpoint submit: --head-wait must be in 0..86400 seconds, got " << opts.head_wait << "\n";
+  if (!run.ran && run.head_returns > 0) {  // it ended while the head was away: its outcome came in words
+    std::fprintf(stderr, "syncpoint submit: job %llu %s%s%s (it ended before this submitter reattached: its trace "
+                         "and model are in the head's runs folder)\n",
+                 id, run.state.c_str(), run.message.empty() ? "" : ": ", run.message.c_str());
+    return run.state == "done" ? 0 : interrupted ? 128 + interrupted : 1;
+  }
+  auto& r = run.result;
+  report::print_summary(r.summary);
+  for (auto& f : r.failures)
+    std::fprintf(stderr, "syncpoint submit: %s\n", f.c_str());
+  if (!out_dir.empty()) {
+    write_run(out_dir, r);
+    cfg.out_dir = out_dir;
+    auto p = current_provenance(command_line("submit", args), cfg);
+    p.label = run_label(cfg);
+    p.machine = {{"ran on", "a cluster: head " + opts.head + ", job " + std::to_string(run.id)},
+                 {"submitted from", p.machine["host"]}};
+    write_provenance(out_dir, p);
+    std::printf("wrote %s/trace.jsonl, summary.json and run.json\n", out_dir.c_str());
+  }
+  if (!opts.save_model.empty())
+    save_model_file(opts.save_model, r.final_model);
+  if (run.state == "stopped") {
+    std::fprintf(stderr, "syncpoint submit: job %llu stopped early: %s\n", id, run.message.c_str());
+    return interrupted ? 128 + interrupted : 1;
+  }
+  if (failed_run(r.summary)) {
+    std::fprintf(stderr, "syncpoint submit: every worker was lost; the job failed\n");
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_submit(const std::vector<std::string>& args) {
+  signal_catcher signals;  // Ctrl-C stops the job instead of abandoning it
+  options opts(options::command::submit);
+  if (int rc = parse_command(opts, args, "submit"); rc >= 0)
+    return rc;
+  auto cfg = opts.job();
+  if (auto why = refusal(opts, cfg); !why.empty()) {
+    std::cerr << "syncpoint submit: " << why << "\n";
     return 2;
   }
   submit_options how;
@@ -101,42 +141,7 @@ int run_submit(const std::vector<std::string>& args) {
       leave_now(2);  // a connect that timed out may block CAF's orderly shutdown
     return e.which() == cluster_error::kind::refused ? 2 : 1;
   }
-  auto id = static_cast<unsigned long long>(run.id);
-  if (run.state == "failed") {
-    std::fprintf(stderr, "syncpoint submit: job %llu failed: %s\n", id, run.message.c_str());
-    return interrupted ? 128 + interrupted : 1;
-  }
-  if (!run.ran && run.head_returns > 0) {  // it ended while the head was away: its outcome came in words
-    std::fprintf(stderr, "syncpoint submit: job %llu %s%s%s (it ended before this submitter reattached: its trace "
-                         "and model are in the head's runs folder)\n",
-                 id, run.state.c_str(), run.message.empty() ? "" : ": ", run.message.c_str());
-    return run.state == "done" ? 0 : interrupted ? 128 + interrupted : 1;
-  }
-  auto& r = run.result;
-  report::print_summary(r.summary);
-  for (auto& f : r.failures)
-    std::fprintf(stderr, "syncpoint submit: %s\n", f.c_str());
-  if (!out_dir.empty()) {
-    write_run(out_dir, r);
-    cfg.out_dir = out_dir;
-    auto p = current_provenance(command_line("submit", args), cfg);
-    p.label = run_label(cfg);
-    p.machine = {{"ran on", "a cluster: head " + opts.head + ", job " + std::to_string(run.id)},
-                 {"submitted from", p.machine["host"]}};
-    write_provenance(out_dir, p);
-    std::printf("wrote %s/trace.jsonl, summary.json and run.json\n", out_dir.c_str());
-  }
-  if (!opts.save_model.empty())
-    save_model_file(opts.save_model, r.final_model);
-  if (run.state == "stopped") {
-    std::fprintf(stderr, "syncpoint submit: job %llu stopped early: %s\n", id, run.message.c_str());
-    return interrupted ? 128 + interrupted : 1;
-  }
-  if (failed_run(r.summary)) {
-    std::fprintf(stderr, "syncpoint submit: every worker was lost; the job failed\n");
-    return 1;
-  }
-  return 0;
+  return finish(run, opts, cfg, out_dir, args, interrupted);
 }
 
 }  // namespace syncpoint::cli

@@ -37,7 +37,8 @@ TEST_CASE("cli: --help lists the command's own options, no CAF option, and every
   CHECK(run("submit --help").output.find("\ncluster:\n  --head VALUE") != std::string::npos);
   CHECK(train.output.find("--protocol, -p VALUE") != std::string::npos);
   CHECK(train.output.find("--config-file VALUE") != std::string::npos);
-  CHECK(train.output.find("model: cnn, ctr, mlp, resnet, resnet18, script, softmax, tinylm (default mlp)") != std::string::npos);
+  CHECK(train.output.find("model: cnn, ctr, mlp, resnet, resnet18, script, softmax, tinylm; ") != std::string::npos);
+  CHECK(train.output.find("(docs/python.md) (default mlp)") != std::string::npos);
   CHECK(run("train -h").output == train.output);
   CHECK(run("train --lr 0.1 --help").output == train.output);  // help wins over the other arguments
 }

@@ -124,7 +124,7 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
   refused("train --fail-worker 2" + fast, "invalid value in '--fail-worker=2' (expected W@K, e.g. 2@10)");
   refused("train --fail-worker x@3" + fast, "invalid value in '--fail-worker=x@3' (expected W@K, e.g. 2@10)");
   refused("train --momentum-rule odd" + fast, "--momentum-rule must be adjusted or plain, not 'odd'");
-  refused("train --optimizer lamb" + fast, "--optimizer 'lamb' is not one (sgd, nesterov, adam or adamw)");
+  refused("train --optimizer lamb" + fast, "--optimizer must be sgd, nesterov, adam or adamw, not 'lamb'");
   refused("train --lr-schedule step" + fast, "--lr-schedule step needs --lr-milestones (epochs, e.g. 30,60)");
   refused("train --lr-schedule step --lr-milestones 2,x" + fast,
           "--lr-milestones: 'x' is not a positive number of epochs (expected a list like 30,60)");
@@ -139,7 +139,7 @@ TEST_CASE("cli: bad option values and config files exit 2 with a message naming 
           "--save-model writes the dense weights, and model 'ctr' keeps sparse tables on the PS");
   refused("train" + fast + " --dataset clicks:colour=red", "clicks: no option 'colour' (keys, fields, numeric, rank, zipf)");
   refused("train --dataset mnist --progress=false", "unknown dataset 'mnist' (valid: blank, cifar10, clicks, fashion-mnist, idx, synthetic");
-  refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, got 'diagonal'");
+  refused("submit --placement diagonal --head 127.0.0.1:1", "--placement must be spread or pack, not 'diagonal'");
   refused("tune-switch --tolerance 2" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
   refused("tune-switch --budget 0" + fast, "--tolerance must be in [0, 1) and --budget in 1..20");
   refused("tune-switch --policy-out /nowhere/policy.json" + fast,  // before any run, not after all of them

@@ -127,10 +127,11 @@ TEST_CASE("job plan: it crosses a node boundary unchanged (what a node spawns it
 namespace {
 
 // The files of the tree (not the public headers, where the options are
-// declared, nor tests) whose code, comments left out, reads the option `field`.
+// declared, nor tests) whose code, comments left out, reads the option `field`:
+// as a member (cfg.field, cfg->field), or as the table of fields names it (jc::field).
 std::set<std::string> readers_of(const std::string& field) {
   std::set<std::string> out;
-  std::regex name("(\\.|->)" + field + "\\b");
+  std::regex name("(\\.|->|jc::)" + field + "\\b");
   auto root = std::filesystem::path(SYNCPOINT_SOURCE_DIR);
   for (auto dir : {"core", "models", "protocols", "actors", "runtime", "cli"})
     for (auto& e : std::filesystem::recursive_directory_iterator(root / dir)) {
@@ -152,10 +153,13 @@ std::set<std::string> readers_of(const std::string& field) {
 
 }  // namespace
 
-TEST_CASE("job plan: --ps-shards and --lr-schedule are read by the CLI, the checks and the plan, nowhere else") {
-  // Everything downstream (the head's placement, the nodes, the shards'
-  // configs, the PS, the coordinator, checkpointing) reads the plan.
-  CHECK(readers_of("ps_shards") == std::set<std::string>{"cli/options.cpp", "runtime/job/job.cpp", "runtime/job/job_plan.cpp"});
+TEST_CASE("job plan: --ps-shards and --lr-schedule are read by the table of fields, the checks and the plan, nowhere else") {
+  // The CLI, validate()'s ranges and run.json read them through the table of
+  // fields (core/job_fields.cpp); runtime/job/job.cpp checks --fail-shard's
+  // shards against it. Everything downstream (the head's placement, the nodes,
+  // the shards' configs, the PS, the coordinator, checkpointing) reads the plan.
+  CHECK(readers_of("ps_shards") ==
+        std::set<std::string>{"core/job_fields.cpp", "runtime/job/job.cpp", "runtime/job/job_plan.cpp"});
   // core/optimizer.cpp: describe_options, the schedule in the options' words for a run's provenance.
-  CHECK(readers_of("lr_schedule") == std::set<std::string>{"cli/options.cpp", "core/optimizer.cpp", "runtime/job/job_plan.cpp"});
+  CHECK(readers_of("lr_schedule") == std::set<std::string>{"core/job_fields.cpp", "core/optimizer.cpp", "runtime/job/job_plan.cpp"});
 }

@@ -239,11 +239,11 @@ TEST_CASE("optimizers: options that cannot run are refused, naming the option") 
     change(c);
     return c;
   };
-  refused(with([](job_config& c) { c.optimizer = "lamb"; }), "--optimizer 'lamb' is not one");
+  refused(with([](job_config& c) { c.optimizer = "lamb"; }), "--optimizer must be sgd, nesterov, adam or adamw, not 'lamb'");
   refused(with([](job_config& c) { c.optimizer = "nesterov"; c.momentum = 0; }), "nesterov needs --momentum > 0");
   refused(with([](job_config& c) { c.beta2 = 1; }), "--beta2 must be in [0, 1)");
   refused(with([](job_config& c) { c.eps = 0; }), "--eps must be a positive number");
-  refused(with([](job_config& c) { c.lr_schedule = "linear"; }), "--lr-schedule 'linear' is not one");
+  refused(with([](job_config& c) { c.lr_schedule = "linear"; }), "--lr-schedule must be constant, step or cosine, not 'linear'");
   refused(with([](job_config& c) { c.lr_schedule = "step"; }), "--lr-schedule step needs --lr-milestones");
   refused(with([](job_config& c) { c.lr_schedule = "step"; c.lr_milestones = {2, 1}; }), "ascending order");
   refused(with([](job_config& c) { c.lr_milestones = {1}; }), "--lr-milestones goes with --lr-schedule step");

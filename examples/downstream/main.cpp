@@ -79,19 +79,80 @@ int fail(const std::string& what) {
   return 1;
 }
 
+// One version: the package's, the headers' and the library's; and the LibTorch the package
+// records is the one the library runs with. "" if so, else what differs.
+std::string versions_differ() {
+  if (std::strcmp(DOWNSTREAM_FOUND_VERSION, SYNCPOINT_VERSION_STRING) != 0 ||
+      std::strcmp(syncpoint::version(), SYNCPOINT_VERSION_STRING) != 0)
+    return std::string("versions differ: package ") + DOWNSTREAM_FOUND_VERSION + ", header " +
+           SYNCPOINT_VERSION_STRING + ", library " + syncpoint::version();
+  if (syncpoint::torch_version() != DOWNSTREAM_PACKAGE_TORCH)
+    return std::string("the package says LibTorch ") + DOWNSTREAM_PACKAGE_TORCH + ", the library runs " +
+           syncpoint::torch_version();
+  return {};
+}
+
+// The job with the program's own actor in it: it must learn, and the actor see what the run saw.
+int run_with_follower(const syncpoint::job_config& cfg) {
+  caf::actor_system_config sys_cfg;
+  syncpoint::configure(sys_cfg, cfg);
+  caf::actor_system sys{sys_cfg};
+  follower_report seen;
+  auto job = syncpoint::job::spawn(sys, cfg, {{sys.spawn(follower, &seen)}});
+  job.start();
+  auto r = job.wait();
+  std::printf("downstream (syncpoint %s): %s, %d workers, final accuracy %.4f after %llu samples\n",
+              syncpoint::version(), r.summary.protocol.c_str(), r.summary.workers, r.summary.final_accuracy,
+              static_cast<unsigned long long>(r.summary.samples));
+  if (r.summary.final_accuracy < 0.8)
+    return fail("final accuracy " + std::to_string(r.summary.final_accuracy) + " < 0.8");
+  std::printf("its own actor was told of %llu evaluations, the last at %.4f; the run ended: %s\n",
+              static_cast<unsigned long long>(seen.evals), seen.accuracy, seen.ended.c_str());
+  if (seen.evals != r.summary.evals.size() + 1 || seen.accuracy != r.summary.final_accuracy || seen.ended != "budget")
+    return fail("the actor's evaluations differ from the run's");
+  return 0;
+}
+
+// The program's own protocol, checkpointed and resumed from its middle checkpoint: the same
+// model, bit for bit, as the run that never stopped.
+int resume_own_protocol(syncpoint::job_config own) {
+  namespace fs = std::filesystem;
+  auto dir = fs::temp_directory_path() / ("downstream_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  own.protocol = "half-quorum";
+  own.protocol_opts = {};
+  own.workers = 3;
+  own.epochs = 1;
+  auto plain = syncpoint::train(own);
+  own.checkpoint_every_s = plain.summary.run_time_s / 4;
+  own.checkpoint_dir = (dir / "all").string();
+  own.checkpoint_keep = 0;
+  auto whole = syncpoint::train(own);
+  std::vector<fs::path> files;
+  for (auto& e : fs::directory_iterator(dir / "all"))
+    files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  if (files.size() < 2)
+    return fail("the half-quorum run left " + std::to_string(files.size()) + " checkpoints");
+  auto middle = files[files.size() / 2];
+  fs::create_directories(dir / "from");
+  fs::copy_file(middle, dir / "from" / middle.filename());
+  own.checkpoint_dir = own.resume_dir = (dir / "from").string();
+  auto resumed = syncpoint::train(own);
+  fs::remove_all(dir);
+  std::printf("its own protocol, half-quorum: final accuracy %.4f; resumed from %s, the same model: %s\n",
+              whole.summary.final_accuracy, middle.filename().c_str(),
+              resumed.final_model.values == whole.final_model.values ? "yes" : "no");
+  if (whole.final_model.values != plain.final_model.values || resumed.final_model.values != whole.final_model.values)
+    return fail("the half-quorum run did not resume bit for bit from its checkpoint");
+  return 0;
+}
+
 }  // namespace
 
 int main() {
-  // One version: the package's, the headers' and the library's.
-  if (std::strcmp(DOWNSTREAM_FOUND_VERSION, SYNCPOINT_VERSION_STRING) != 0 ||
-      std::strcmp(syncpoint::version(), SYNCPOINT_VERSION_STRING) != 0)
-    return fail(std::string("versions differ: package ") + DOWNSTREAM_FOUND_VERSION + ", header " +
-                SYNCPOINT_VERSION_STRING + ", library " + syncpoint::version());
-  // The package records the LibTorch it was built with: the one the library runs with.
-  if (syncpoint::torch_version() != DOWNSTREAM_PACKAGE_TORCH)
-    return fail(std::string("the package says LibTorch ") + DOWNSTREAM_PACKAGE_TORCH + ", the library runs " +
-                syncpoint::torch_version());
-
+  if (auto why = versions_differ(); !why.empty())
+    return fail(why);
   syncpoint::register_dataset("corners", corners);
   syncpoint::register_model("small-net", [] { return syncpoint::wrap_module(std::make_shared<small_net>()); });
 
@@ -111,56 +172,10 @@ int main() {
   cfg.eval_every = 0.5;
   cfg.progress = false;
   try {
-    caf::actor_system_config sys_cfg;
-    syncpoint::configure(sys_cfg, cfg);
-    caf::actor_system sys{sys_cfg};
-    follower_report seen;
-    auto job = syncpoint::job::spawn(sys, cfg, {{sys.spawn(follower, &seen)}});
-    job.start();
-    auto r = job.wait();
-    std::printf("downstream (syncpoint %s): %s, %d workers, final accuracy %.4f after %llu samples\n",
-                syncpoint::version(), r.summary.protocol.c_str(), r.summary.workers, r.summary.final_accuracy,
-                static_cast<unsigned long long>(r.summary.samples));
-    if (r.summary.final_accuracy < 0.8)
-      return fail("final accuracy " + std::to_string(r.summary.final_accuracy) + " < 0.8");
-    std::printf("its own actor was told of %llu evaluations, the last at %.4f; the run ended: %s\n",
-                static_cast<unsigned long long>(seen.evals), seen.accuracy, seen.ended.c_str());
-    if (seen.evals != r.summary.evals.size() + 1 || seen.accuracy != r.summary.final_accuracy || seen.ended != "budget")
-      return fail("the actor's evaluations differ from the run's");
-    // The program's own protocol, checkpointed and resumed from its middle checkpoint: the same
-    // model, bit for bit, as the run that never stopped.
-    namespace fs = std::filesystem;
-    auto dir = fs::temp_directory_path() / ("downstream_" + std::to_string(getpid()));
-    fs::remove_all(dir);
-    auto own = cfg;
-    own.protocol = "half-quorum";
-    own.protocol_opts = {};
-    own.workers = 3;
-    own.epochs = 1;
-    auto plain = syncpoint::train(own);
-    own.checkpoint_every_s = plain.summary.run_time_s / 4;
-    own.checkpoint_dir = (dir / "all").string();
-    own.checkpoint_keep = 0;
-    auto whole = syncpoint::train(own);
-    std::vector<fs::path> files;
-    for (auto& e : fs::directory_iterator(dir / "all"))
-      files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    if (files.size() < 2)
-      return fail("the half-quorum run left " + std::to_string(files.size()) + " checkpoints");
-    auto middle = files[files.size() / 2];
-    fs::create_directories(dir / "from");
-    fs::copy_file(middle, dir / "from" / middle.filename());
-    own.checkpoint_dir = own.resume_dir = (dir / "from").string();
-    auto resumed = syncpoint::train(own);
-    fs::remove_all(dir);
-    std::printf("its own protocol, half-quorum: final accuracy %.4f; resumed from %s, the same model: %s\n",
-                whole.summary.final_accuracy, middle.filename().c_str(),
-                resumed.final_model.values == whole.final_model.values ? "yes" : "no");
-    if (whole.final_model.values != plain.final_model.values || resumed.final_model.values != whole.final_model.values)
-      return fail("the half-quorum run did not resume bit for bit from its checkpoint");
+    if (int rc = run_with_follower(cfg))
+      return rc;
+    return resume_own_protocol(cfg);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
-  return 0;
 }

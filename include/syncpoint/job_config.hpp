@@ -164,19 +164,22 @@ struct job_config {
   bool elastic = false;
 };
 
-// A job travels from `syncpoint submit` to the head, and a worker's part of it
-// from the head to a node, so both are inspectable.
+// A job travels from `syncpoint submit` to the head, so it is inspectable: every
+// field, in declaration order (tests/test_job_schema.cpp checks both against
+// the table of fields, core/job_schema.hpp).
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_config& x) {
-  return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model,
-           x.dataset, x.data_dir, x.train_limit, x.test_limit, exact(x.epochs), exact(x.max_time_s),
+  return f(caf::meta::type_name("job_config"), x.protocol, x.protocol_opts, x.workers, x.model, x.loss, x.loop,
+           x.dataset, x.data_dir, x.train_limit, x.test_limit, x.context, exact(x.epochs), exact(x.max_time_s),
            exact(x.target_accuracy), x.stop_at_target, x.optimizer, exact(x.lr), exact(x.momentum), exact(x.beta1),
-           exact(x.beta2), exact(x.eps), exact(x.weight_decay), x.momentum_rule, x.lr_schedule, exact_list{x.lr_milestones},
-           exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs), exact(x.lr_min), exact(x.clip_norm), x.batch, x.seed, x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost,
-           x.ps_shards, exact(x.ps_bandwidth), exact(x.latency_ms), exact(x.wire_bytes), exact(x.eval_every), exact(x.request_timeout_s), x.threads,
-           x.fail_worker, x.fail_at_iter, x.fail_shard, x.ps_replicas, x.ps_rereplicate, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
-           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic, x.device, x.precision, x.loop, x.compress,
-           x.context, x.loss, x.sparse_sync, exact(x.ps_memory));
+           exact(x.beta2), exact(x.eps), exact(x.weight_decay), x.momentum_rule, x.lr_schedule,
+           exact_list{x.lr_milestones}, exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs),
+           exact(x.lr_min), exact(x.clip_norm), x.compress, x.sparse_sync, x.batch, x.device, x.precision, x.seed,
+           x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost, x.ps_shards, x.ps_replicas,
+           x.ps_rereplicate, exact(x.ps_bandwidth), exact(x.ps_memory), exact(x.latency_ms), exact(x.wire_bytes),
+           exact(x.eval_every), exact(x.request_timeout_s), x.threads, x.fail_worker, x.fail_at_iter, x.fail_shard,
+           exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep, x.resume_dir, x.out_dir, x.progress,
+           x.placement, x.ps_placement, x.elastic);
 }
 
 }  // namespace syncpoint

@@ -3,6 +3,7 @@
 #include <syncpoint/compressor.hpp>
 #include <syncpoint/worker_loop.hpp>
 
+#include "core/job_schema.hpp"
 #include "core/straggler.hpp"
 #include "runtime/job/job_parts.hpp"
 
@@ -102,17 +103,7 @@ void validate(const job_config& cfg) {
   } catch (const std::invalid_argument& e) {
     throw config_error(e.what());
   }
-  require(cfg.workers >= 1 && cfg.workers <= 4096, "--workers must be in 1..4096");
-  require(cfg.batch >= 1, "--batch must be >= 1");
-  require(cfg.context >= 1 && cfg.context <= 65536, "--context must be in 1..65536");
-  require(std::isfinite(cfg.lr) && cfg.lr > 0, "--lr must be a positive number");
-  require(std::isfinite(cfg.momentum) && cfg.momentum >= 0 && cfg.momentum < 1,
-          "--momentum must be in [0, 1)");
-  require(cfg.sparse_sync == "same" || cfg.sparse_sync == "async",
-          "--sparse-sync must be same or async, not '" + cfg.sparse_sync + "'");
-  require(cfg.momentum_rule == "adjusted" || cfg.momentum_rule == "plain",
-          "--momentum-rule must be adjusted or plain, not '" + cfg.momentum_rule + "'");
-  require(std::isfinite(cfg.weight_decay) && cfg.weight_decay >= 0, "--weight-decay must be >= 0");
+  check_field_ranges(cfg);  // every field's range and choices (core/job_schema.hpp)
   optimizer_kind optimizer{};
   try {
     optimizer = parse_optimizer(cfg.optimizer);
@@ -120,46 +111,18 @@ void validate(const job_config& cfg) {
     throw config_error(e.what());
   }
   require(optimizer != optimizer_kind::nesterov || cfg.momentum > 0, "--optimizer nesterov needs --momentum > 0");
-  require(std::isfinite(cfg.beta1) && cfg.beta1 >= 0 && cfg.beta1 < 1, "--beta1 must be in [0, 1)");
-  require(std::isfinite(cfg.beta2) && cfg.beta2 >= 0 && cfg.beta2 < 1, "--beta2 must be in [0, 1)");
-  require(std::isfinite(cfg.eps) && cfg.eps > 0, "--eps must be a positive number");
-  require(cfg.lr_scaling == "none" || cfg.lr_scaling == "linear",
-          "--lr-scaling must be none or linear, not '" + cfg.lr_scaling + "'");
-  require(std::isfinite(cfg.lr_epochs) && cfg.lr_epochs >= 0, "--lr-epochs must be >= 0 (0: the run's --epochs)");
-  require(std::isfinite(cfg.clip_norm) && cfg.clip_norm >= 0, "--clip-norm must be >= 0 (0: no clipping)");
   try {
     make_compressor(cfg.compress);
   } catch (const std::invalid_argument& e) {
     throw config_error(std::string("--compress: ") + e.what());
   }
-  require(std::isfinite(cfg.epochs) && cfg.epochs >= 0, "--epochs must be >= 0");
-  require(std::isfinite(cfg.max_time_s) && cfg.max_time_s >= 0 && cfg.max_time_s <= 1e9,
-          "--max-time must be in [0, 1e9] seconds");
-  require(cfg.target_accuracy >= 0 && cfg.target_accuracy <= 1, "--target-accuracy must be in [0, 1]");
-  require(std::isfinite(cfg.eval_every) && cfg.eval_every >= 0, "--eval-every must be >= 0");
-  require(std::isfinite(cfg.iter_cost_ms) && cfg.iter_cost_ms >= 0 && cfg.iter_cost_ms <= 1e9,
-          "--iter-cost must be in [0, 1e9] ms");
-  require(cfg.request_timeout_s > 0 && cfg.request_timeout_s <= 1e9,
-          "--request-timeout must be in (0, 1e9] seconds");
-  require(std::isfinite(cfg.epochs) && cfg.epochs <= 1e6, "--epochs must be <= 1e6");
   require(!(cfg.target_accuracy > 0 && cfg.eval_every == 0 && cfg.epochs == 0 && cfg.max_time_s == 0),
           "--target-accuracy as the only limit needs --eval-every > 0 (nothing would be evaluated "
           "before the end)");
-  require(cfg.threads >= 0, "--threads must be >= 0");
-  require(std::isfinite(cfg.ps_bandwidth) && cfg.ps_bandwidth >= 0, "--ps-bandwidth must be >= 0 bytes/s");
-  require(std::isfinite(cfg.ps_memory) && cfg.ps_memory >= 0, "--ps-memory must be >= 0 bytes");
-  require(cfg.ps_shards >= 0 && cfg.ps_shards <= 64, "--ps-shards must be in 1..64 (0: the default)");
-  require(cfg.ps_placement == "head" || cfg.ps_placement == "nodes", "--ps-placement must be head or nodes");
-  require(std::isfinite(cfg.latency_ms) && cfg.latency_ms >= 0 && cfg.latency_ms <= 1e9,
-          "--latency must be in [0, 1e9] ms");
-  require(std::isfinite(cfg.checkpoint_every_s) && cfg.checkpoint_every_s >= 0,
-          "--checkpoint-every must be >= 0 seconds");
   require(cfg.checkpoint_every_s == 0 || !cfg.checkpoint_dir.empty(),
           "--checkpoint-every needs --checkpoint-dir DIR");
-  require(cfg.checkpoint_keep >= 0, "--checkpoint-keep must be >= 0 (0: keep all)");
   require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
-  require(cfg.ps_replicas >= 0 && cfg.ps_replicas <= 2, "--ps-replicas must be 0, 1 or 2");
   require(!cfg.ps_rereplicate || cfg.ps_replicas >= 1, "--ps-rereplicate needs --ps-replicas 1 or 2");
   fail_copies(cfg);  // throws naming what is wrong
   check_device_options(cfg);

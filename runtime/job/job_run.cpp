@@ -194,6 +194,52 @@ void stop_every_actor(caf::scoped_actor& driver, const job_actors& actors) {
   driver->send_exit(actors.core.tracer, caf::exit_reason::user_shutdown);
 }
 
+// Asks the caller's stop_when, and tells the coordinator once.
+struct stop_asker {
+  caf::scoped_actor& driver;
+  const started_job& job;
+  const std::function<std::string()>& when;
+  bool sent = false;
+
+  bool asking() const { return when && !sent; }
+  bool ask() {  // true when it stopped the run just now
+    if (!asking())
+      return false;
+    auto why = when();
+    if (why.empty())
+      return false;
+    driver->send(job.actors.core.coordinator, stop_request{why});
+    sent = true;
+    return true;
+  }
+};
+
+// The coordinator's outcome, or none with `failure` said. The real clock waits
+// until a deadline past the time cap, in slices of 100 ms while there is a
+// stop_when to ask between them.
+std::optional<run_outcome> await_outcome(caf::actor_system& sys, caf::scoped_actor& driver, const job_config& cfg,
+                                         stop_asker& stop, std::string& failure) {
+  bool virtual_clock = cfg.clock == clock_kind::virtual_time;
+  auto limit = virtual_clock ? std::chrono::seconds(0)
+                             : std::chrono::seconds(cfg.max_time_s > 0
+                                                      ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
+                                                      : 7 * 24 * 3600);
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  std::optional<run_outcome> outcome;
+  while (failure.empty() && !outcome) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto slice = stop.asking() ? std::min(left, std::chrono::milliseconds(100)) : left;
+    bool timed_out = false;
+    driver->receive(
+      [&](done_atom, run_outcome& o) { outcome = std::move(o); },
+      [&](caf::down_msg& dm) { failure = "the coordinator stopped: " + sys.render(dm.reason); },
+      caf::after(std::max(slice, std::chrono::milliseconds(0))) >> [&] { timed_out = true; });
+    if (timed_out && !stop.ask() && std::chrono::steady_clock::now() >= deadline)
+      failure = "no result within the time limit";
+  }
+  return outcome;
+}
+
 // Runs the job to its outcome: on the virtual clock, every message and timer
 // (and its checkpoints) first, adding the clock's own cost to `clock_busy_s`.
 // Throws when the run fails, after stopping its actors.
@@ -202,18 +248,7 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
                        const checkpoint_opener& write_checkpoint,
                        const progress_fn& on_progress, const std::function<std::string()>& stop_when,
                        double& clock_busy_s) {
-  bool virtual_clock = cfg.clock == clock_kind::virtual_time;
-  bool stop_sent = false;
-  auto ask_stop_when = [&] {  // true when it stopped the run just now
-    if (stop_sent || !stop_when)
-      return false;
-    auto why = stop_when();
-    if (why.empty())
-      return false;
-    driver->send(job.actors.core.coordinator, stop_request{why});
-    stop_sent = true;
-    return true;
-  };
+  stop_asker stop{driver, job, stop_when};
   checkpoint_schedule schedule(cfg.checkpoint_every_s, start.from() ? start.from()->time_ns : 0);
   auto take_checkpoint = [&](int64_t now) {
     auto state = gather_checkpoint(sys, driver, job.actors, job.origin);
@@ -232,7 +267,7 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
     }
   };
   auto drain = [&] {  // virtual clock: run every message; when none is left, jump to the next timer
-    if (!virtual_clock)
+    if (cfg.clock != clock_kind::virtual_time)
       return;
     virtual_timeline timeline{sys};
     do {
@@ -240,7 +275,7 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
       auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(sys.clock().now() - job.origin).count();
       if (now >= schedule.next_at)
         take_checkpoint(now);
-    } while (ask_stop_when() || timeline.fire_next());
+    } while (stop.ask() || timeline.fire_next());
     clock_busy_s += std::chrono::duration<double>(timeline.cost()).count();
   };
   std::string failure;
@@ -250,30 +285,8 @@ run_outcome run_to_end(caf::actor_system& sys, caf::scoped_actor& driver, const 
     failure = e.what();
     schedule.next_at = INT64_MAX;
   }
-  run_outcome outcome;
-  bool finished = false;
-  auto limit = virtual_clock ? std::chrono::seconds(0)
-                             : std::chrono::seconds(cfg.max_time_s > 0
-                                                      ? static_cast<int64_t>(cfg.max_time_s * 2) + 600
-                                                      : 7 * 24 * 3600);
-  // The real clock waits in slices of 100 ms when there is a stop_when to ask between them.
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (failure.empty() && !finished) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    auto slice = stop_when && !stop_sent ? std::min(left, std::chrono::milliseconds(100)) : left;
-    bool timed_out = false;
-    driver->receive(
-      [&](done_atom, run_outcome& o) {
-        outcome = std::move(o);
-        finished = true;
-      },
-      [&](caf::down_msg& dm) { failure = "the coordinator stopped: " + sys.render(dm.reason); },
-      caf::after(std::max(slice, std::chrono::milliseconds(0))) >> [&] { timed_out = true; });
-    if (timed_out && !ask_stop_when() && std::chrono::steady_clock::now() >= deadline)
-      failure = "no result within the time limit";
-  }
-  if (finished)
-    return outcome;
+  if (auto outcome = await_outcome(sys, driver, cfg, stop, failure))
+    return std::move(*outcome);
   stop_every_actor(driver, job.actors);
   drain();
   throw std::runtime_error("the run failed: " +

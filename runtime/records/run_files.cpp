@@ -2,6 +2,7 @@
 
 #include <syncpoint/model.hpp>
 #include <syncpoint/job_config.hpp>
+#include "core/job_schema.hpp"
 #include "core/build_info.hpp"
 #include "core/json.hpp"
 #include "core/optimizer.hpp"
@@ -258,7 +259,8 @@ run_record load_run(const std::string& dir) {
     auto d = parse_object(read_text(source), source);
     reader p(d, source);
     r.provenance = {p.text("label"), p.text("command"), p.text("stopped_by"), p.text("rule"),
-                    strings(p, "build"), strings(p, "machine"), strings(p, "settings")};
+                    strings(p, "build"), strings(p, "machine"), strings(p, "settings"),
+                    strings(p, "options")};
   }
   if (r.provenance.label.empty())
     r.provenance.label = r.summary.protocol;
@@ -327,6 +329,8 @@ run_provenance current_provenance(const std::string& command, const job_config& 
                                                         std::to_string(job.fail_at_iter)}};
   if (!job.loss.empty())  // a loss of its own (--loss script:FILE.pt); cross-entropy otherwise
     p.settings["loss"] = job.loss;
+  for (auto& f : job_fields())
+    p.options[f.key] = field_text(job, f);
   p.build = {{"syncpoint", build_text()},
              {"caf", std::to_string(CAF_VERSION / 10000) + "." + std::to_string(CAF_VERSION / 100 % 100) +
                        "." + std::to_string(CAF_VERSION % 100)},
@@ -357,6 +361,7 @@ void write_provenance(const std::string& dir, const run_provenance& p) {
            .raw("build", map(p.build))
            .raw("machine", map(p.machine))
            .raw("settings", map(p.settings))
+           .raw("options", map(p.options))
            .done()
       << "\n";
   if (!out)

@@ -24,7 +24,8 @@ struct run_provenance {
   std::string rule;         // compare's stop rule, in words ("": none)
   std::map<std::string, std::string> build;    // syncpoint, caf, torch, compiler versions
   std::map<std::string, std::string> machine;  // host, cpu, cores, memory
-  std::map<std::string, std::string> settings; // the job's options that summary.json lacks
+  std::map<std::string, std::string> settings; // the job's options that summary.json lacks, as the report names them
+  std::map<std::string, std::string> options;  // every field of the job by its name (core/job_schema.hpp): "max_time_s"
 };
 
 struct run_record {
@@ -34,7 +35,7 @@ struct run_record {
   run_provenance provenance;  // empty fields when DIR has no run.json
 };
 
-/// This process's build and machine, `command`, and `job`'s settings.
+/// This process's build and machine, `command`, and `job`'s settings and options.
 run_provenance current_provenance(const std::string& command, const job_config& job);
 
 /// Writes `r` as DIR/trace.jsonl and DIR/summary.json (creating DIR); throws config_error.

@@ -7,87 +7,74 @@
 
 namespace syncpoint {
 
-run_summary summarize(const job_config& cfg, double iter_cost_ms,
-                      const std::vector<trace_event>& trace,
-                      const std::vector<worker_loss>& losses) {
-  run_summary s;
-  for (auto& l : losses)
-    s.losses.push_back({l.worker, to_seconds(l.t), l.reason});
-  s.protocol = cfg.protocol;
-  s.model = cfg.model;
-  s.workers = cfg.workers;
-  s.clock = cfg.clock == clock_kind::real ? "real" : "virtual";
-  s.seed = cfg.seed;
-  s.straggler = cfg.straggler;
-  s.lr = cfg.lr;
-  s.momentum = cfg.momentum;
-  s.momentum_rule = cfg.momentum_rule;
-  s.compress = cfg.compress;
-  s.iter_cost_ms = iter_cost_ms;
-  s.target_accuracy = cfg.target_accuracy;
-  s.per_worker.resize(static_cast<size_t>(cfg.workers));
-  for (int i = 0; i < cfg.workers; ++i)
-    s.per_worker[static_cast<size_t>(i)].id = i;
+namespace {
+
+// What the events add up to beyond run_summary's own fields.
+struct tally {
   double staleness_sum = 0;
   uint64_t applied = 0;
   uint64_t links = 0;  // one per PS shard with a link model
-  for (auto& ev : trace) {
-    double span = to_seconds(ev.t1 - ev.t0);
-    auto* w = ev.worker >= 0 && ev.worker < cfg.workers ? &s.per_worker[static_cast<size_t>(ev.worker)]
-                                                        : nullptr;
-    if (ev.kind == "compute" && w) {
-      w->compute_s += span;
-    } else if ((ev.kind == "push" || ev.kind == "pull") && w) {
-      w->comm_s += span;
-      if (ev.kind == "push")  // its value: its bytes on the wire
-        s.pushed_bytes += static_cast<uint64_t>(ev.value);
-      else
-        s.pulled_bytes += static_cast<uint64_t>(ev.value);
-    } else if (ev.kind == "wait" && w) {
-      w->wait_s += span;
-    } else if (ev.kind == "apply") {
-      if (w)
-        ++w->iterations;  // gradients the PS applied (a rejected one is no iteration)
-      ++applied;
-      staleness_sum += ev.value;
-      s.staleness_max = std::max(s.staleness_max, static_cast<uint64_t>(ev.value));
-    } else if (ev.kind == "barrier") {
-      ++s.barriers;
-    } else if (ev.kind == "rejected" && w) {
-      ++s.rejected;
-    } else if (ev.kind == "link") {  // iter: the shard whose link it is
-      s.link_busy_s = std::max(0.0, s.link_busy_s) + span;
-      links = std::max<uint64_t>(links, ev.iter + 1);
-    } else if (ev.kind == "lost") {
-      ++s.lost;
-    } else if (ev.kind == "copy_lost") {  // iter: the shard, value: the copy
-      s.copy_losses.push_back({ev.iter, static_cast<int>(ev.value), to_seconds(ev.t0), ev.note});
-    } else if (ev.kind == "copy_added") {  // iter: the shard, value: the copy, note: where
-      s.copies_made.push_back({ev.iter, static_cast<int>(ev.value), to_seconds(ev.t0), ev.note});
-    } else if (ev.kind == "joined") {
-      s.joins.push_back({ev.worker, to_seconds(ev.t0), ev.note});
-    } else if (ev.kind == "eval" && ev.value >= 0) {  // (< 0: the loop measures no accuracy)
-      s.evals.push_back({to_seconds(ev.t0), ev.iter, ev.value});
-      if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
-        s.time_to_target_s = to_seconds(ev.t0);
-    } else if (ev.kind == "final_eval") {
-      s.final_accuracy = ev.value;
-      if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
-        s.time_to_target_s = to_seconds(ev.t0);
-    } else if (ev.kind == "metric" && ev.worker < 0) {  // the evaluator's: the last of each name is the final one
-      auto same = [&](const metric& m) { return m.name == ev.note; };
-      auto it = std::find_if(s.final_metrics.begin(), s.final_metrics.end(), same);
-      if (it == s.final_metrics.end())
-        s.final_metrics.push_back({ev.note, ev.value});
-      else
-        it->value = ev.value;
-    } else if (ev.kind == "end") {
-      s.run_time_s = to_seconds(ev.t0);
-      s.samples = ev.iter;
-    }
+};
+
+// One trace event into the summary.
+void count(run_summary& s, const job_config& cfg, const trace_event& ev, tally& t) {
+  double span = to_seconds(ev.t1 - ev.t0);
+  auto* w = ev.worker >= 0 && ev.worker < cfg.workers ? &s.per_worker[static_cast<size_t>(ev.worker)]
+                                                      : nullptr;
+  if (ev.kind == "compute" && w) {
+    w->compute_s += span;
+  } else if ((ev.kind == "push" || ev.kind == "pull") && w) {
+    w->comm_s += span;
+    if (ev.kind == "push")  // its value: its bytes on the wire
+      s.pushed_bytes += static_cast<uint64_t>(ev.value);
+    else
+      s.pulled_bytes += static_cast<uint64_t>(ev.value);
+  } else if (ev.kind == "wait" && w) {
+    w->wait_s += span;
+  } else if (ev.kind == "apply") {
+    if (w)
+      ++w->iterations;  // gradients the PS applied (a rejected one is no iteration)
+    ++t.applied;
+    t.staleness_sum += ev.value;
+    s.staleness_max = std::max(s.staleness_max, static_cast<uint64_t>(ev.value));
+  } else if (ev.kind == "barrier") {
+    ++s.barriers;
+  } else if (ev.kind == "rejected" && w) {
+    ++s.rejected;
+  } else if (ev.kind == "link") {  // iter: the shard whose link it is
+    s.link_busy_s = std::max(0.0, s.link_busy_s) + span;
+    t.links = std::max<uint64_t>(t.links, ev.iter + 1);
+  } else if (ev.kind == "lost") {
+    ++s.lost;
+  } else if (ev.kind == "copy_lost") {  // iter: the shard, value: the copy
+    s.copy_losses.push_back({ev.iter, static_cast<int>(ev.value), to_seconds(ev.t0), ev.note});
+  } else if (ev.kind == "copy_added") {  // iter: the shard, value: the copy, note: where
+    s.copies_made.push_back({ev.iter, static_cast<int>(ev.value), to_seconds(ev.t0), ev.note});
+  } else if (ev.kind == "joined") {
+    s.joins.push_back({ev.worker, to_seconds(ev.t0), ev.note});
+  } else if (ev.kind == "eval" && ev.value >= 0) {  // (< 0: the loop measures no accuracy)
+    s.evals.push_back({to_seconds(ev.t0), ev.iter, ev.value});
+    if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
+      s.time_to_target_s = to_seconds(ev.t0);
+  } else if (ev.kind == "final_eval") {
+    s.final_accuracy = ev.value;
+    if (cfg.target_accuracy > 0 && s.time_to_target_s < 0 && ev.value >= cfg.target_accuracy)
+      s.time_to_target_s = to_seconds(ev.t0);
+  } else if (ev.kind == "metric" && ev.worker < 0) {  // the evaluator's: the last of each name is the final one
+    auto same = [&](const metric& m) { return m.name == ev.note; };
+    auto it = std::find_if(s.final_metrics.begin(), s.final_metrics.end(), same);
+    if (it == s.final_metrics.end())
+      s.final_metrics.push_back({ev.note, ev.value});
+    else
+      it->value = ev.value;
+  } else if (ev.kind == "end") {
+    s.run_time_s = to_seconds(ev.t0);
+    s.samples = ev.iter;
   }
-  s.samples_per_s = s.run_time_s > 0 ? static_cast<double>(s.samples) / s.run_time_s : 0;
-  // Phases: each "phase" mark ("from>to reason") starts one; it ends at the next.
+}
+
+// Phases: each "phase" mark ("from>to reason") starts one; it ends at the next.
+void add_phases(run_summary& s, const std::vector<trace_event>& trace) {
   for (auto& ev : trace)
     if (ev.kind == "phase") {
       auto change = phase_of(ev);
@@ -115,9 +102,39 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
         }
     }
   }
+}
+
+}  // namespace
+
+run_summary summarize(const job_config& cfg, double iter_cost_ms,
+                      const std::vector<trace_event>& trace,
+                      const std::vector<worker_loss>& losses) {
+  run_summary s;
+  for (auto& l : losses)
+    s.losses.push_back({l.worker, to_seconds(l.t), l.reason});
+  s.protocol = cfg.protocol;
+  s.model = cfg.model;
+  s.workers = cfg.workers;
+  s.clock = cfg.clock == clock_kind::real ? "real" : "virtual";
+  s.seed = cfg.seed;
+  s.straggler = cfg.straggler;
+  s.lr = cfg.lr;
+  s.momentum = cfg.momentum;
+  s.momentum_rule = cfg.momentum_rule;
+  s.compress = cfg.compress;
+  s.iter_cost_ms = iter_cost_ms;
+  s.target_accuracy = cfg.target_accuracy;
+  s.per_worker.resize(static_cast<size_t>(cfg.workers));
+  for (int i = 0; i < cfg.workers; ++i)
+    s.per_worker[static_cast<size_t>(i)].id = i;
+  tally t;
+  for (auto& ev : trace)
+    count(s, cfg, ev, t);
+  s.samples_per_s = s.run_time_s > 0 ? static_cast<double>(s.samples) / s.run_time_s : 0;
+  add_phases(s, trace);
   if (s.link_busy_s >= 0 && s.run_time_s > 0)
-    s.link_utilization = s.link_busy_s / s.run_time_s / static_cast<double>(std::max<uint64_t>(links, 1));
-  s.staleness_mean = applied > 0 ? staleness_sum / static_cast<double>(applied) : 0;
+    s.link_utilization = s.link_busy_s / s.run_time_s / static_cast<double>(std::max<uint64_t>(t.links, 1));
+  s.staleness_mean = t.applied > 0 ? t.staleness_sum / static_cast<double>(t.applied) : 0;
   double ratio_sum = 0;
   for (auto& w : s.per_worker) {
     w.compute_ratio = s.run_time_s > 0 ? w.compute_s / s.run_time_s : 0;
@@ -127,9 +144,11 @@ run_summary summarize(const job_config& cfg, double iter_cost_ms,
   return s;
 }
 
-std::string to_json(const run_summary& s) {
+namespace {
+
+std::string workers_json(const run_summary& s) {
   using namespace json;
-  auto workers = array(s.per_worker, [](const worker_summary& w) {
+  return array(s.per_worker, [](const worker_summary& w) {
     return object()
       .add("id", w.id)
       .add("iterations", static_cast<unsigned long long>(w.iterations))
@@ -139,14 +158,22 @@ std::string to_json(const run_summary& s) {
       .add("compute_ratio", w.compute_ratio)
       .done();
   });
-  auto evals = array(s.evals, [](const eval_point& e) {
+}
+
+std::string evals_json(const run_summary& s) {
+  using namespace json;
+  return array(s.evals, [](const eval_point& e) {
     return object()
       .add("t_s", e.t_s)
       .add("samples", static_cast<unsigned long long>(e.samples))
       .add("accuracy", e.accuracy)
       .done();
   });
-  auto phases = array(s.phases, [](const phase_summary& ph) {
+}
+
+std::string phases_json(const run_summary& s) {
+  using namespace json;
+  return array(s.phases, [](const phase_summary& ph) {
     return object()
       .add("protocol", ph.protocol)
       .add("reason", ph.reason)
@@ -156,6 +183,13 @@ std::string to_json(const run_summary& s) {
       .raw("accuracy_at_end", ph.accuracy_at_end >= 0 ? num(ph.accuracy_at_end) : "null")
       .done();
   });
+}
+
+}  // namespace
+
+std::string to_json(const run_summary& s) {
+  using namespace json;
+  auto workers = workers_json(s), evals = evals_json(s), phases = phases_json(s);
   auto losses = array(s.losses, [](const loss_point& l) {
     return object().add("worker", l.worker).add("t_s", l.t_s).add("reason", l.reason).done();
   });

@@ -228,6 +228,96 @@ std::string legend(const std::vector<series>& all) {
   return out + "</p>";
 }
 
+// "6 runs (2 sets of seeds) of mlp with 4 workers on the virtual clock, straggler 3:x4".
+std::string subtitle(const std::vector<series>& all, const std::vector<run_record>& runs, bool seeded) {
+  auto& s0 = runs.front().summary;
+  bool alike = std::all_of(runs.begin(), runs.end(), [&](auto& r) {
+    return r.summary.model == s0.model && r.summary.workers == s0.workers && r.summary.clock == s0.clock &&
+           r.summary.straggler == s0.straggler;
+  });
+  return "<p class='sub'>" + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") +
+         (seeded ? " (" + std::to_string(all.size()) + " set" + (all.size() == 1 ? "" : "s") + " of seeds)" : "") +
+         (alike ? " of " + escape_html(s0.model) + " with " + std::to_string(s0.workers) + " workers on the " +
+                    escape_html(s0.clock) + " clock" +
+                    (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler))
+                : std::string(" whose model, workers, clock or stragglers differ (see Settings)")) +
+         "</p>";
+}
+
+// The table, and what its columns mean.
+std::string comparison_section(const std::vector<series>& all, const std::vector<run_record>& runs, bool seeded) {
+  bool accuracy = measures_accuracy(runs);
+  return "<h2>Comparison</h2>" + table(all, runs) +
+         "<p class='note'>Best figure of each column in bold on green. to target = first evaluation at or above "
+         "the target; stopped = what ended the run (target or the shared time cap) and when; " +
+         (accuracy ? "final acc = accuracy of the model at the stop; acc@N = accuracy after N samples, the fewest any "
+                     "run processed (interpolated between evaluations); "
+                   : "") +
+         (final_metric_names(runs).empty() ? "" : "final NAME = what the loop's final evaluation measured (never "
+                                                  "marked: whether more is better depends on the measure); ") +
+         "compute ratio = mean over workers of compute time / run time; "
+         "wait s = waiting summed over workers; staleness = mean updates between a gradient's weights and "
+         "its application." +
+         (seeded ? std::string(" Over seeds, each figure is the mean and, under it, the lowest and highest; "
+                               "\"2 of 3\" = the figure exists for 2 of 3 seeds (the others did not reach the target), "
+                               "and the mean is over those; a column's best is marked among the protocols that have "
+                               "it on every seed.")
+                 : "") +
+         "</p>";
+}
+
+// Accuracy (or what the loop measured) and the learning rate, against time and samples.
+std::string learning_section(const std::vector<series>& all, const std::vector<run_record>& runs, bool seeded) {
+  bool lr = scheduled(runs);
+  auto column = [&](bool by_samples) {
+    return accuracy_chart(all, runs, by_samples, page_w / 2 - 8) + (lr ? lr_chart(all, runs, by_samples, page_w / 2 - 8) : "");
+  };
+  if (measures_accuracy(runs))
+    return std::string("<h2>Test accuracy") + (lr ? " and learning rate" : "") + "</h2>" + legend(all) +
+           "<div class='charts'><div><h3>against time</h3>" + column(false) + "</div><div><h3>against samples</h3>" +
+           column(true) + "</div></div><p class='note'>A dot marks each run's end, at its final evaluation." +
+           (seeded ? " Over seeds, the bold line is the mean and the shaded band the lowest to highest accuracy, "
+                     "drawn where every seed has data (to the earliest end); each seed's own run is the pale line "
+                     "under it."
+                   : "") +
+           (lr ? " Below each chart, the learning rate the PS applied, as the trace records it (its first update, "
+                 "then each move of 1% of the base rate); every protocol meets the same rate at the same sample "
+                 "count: against samples the rates coincide, against time each run follows its own speed."
+               : "") +
+           "</p>";
+  // a regression, an autoencoder: what the loop measured, and its training loss
+  return "<h2>What the loop measured, and training loss</h2>" + legend(all) +
+         measures_section(all, runs, page_w / 2 - 8) +
+         (lr ? "<div class='charts'><div><h3>learning rate against time</h3>" +
+                 lr_chart(all, runs, false, page_w / 2 - 8) + "</div><div><h3>learning rate against samples</h3>" +
+                 lr_chart(all, runs, true, page_w / 2 - 8) + "</div></div>"
+             : std::string());
+}
+
+// Each series' first run as a per-worker timeline, on one time axis.
+std::string timelines_section(const std::vector<series>& all, const std::vector<run_record>& runs, bool seeded) {
+  double t_max = 0;
+  for (auto& r : runs)
+    t_max = std::max(t_max, r.summary.run_time_s);
+  std::string out =
+    "<h2>Per-worker timelines</h2><p class='legend'><span><i class='swatch' style='background:#59a14f'></i>"
+    "computing</span><span><i class='swatch' style='background:#4e79a7'></i>communicating (push, pull)</span>"
+    "<span><i class='swatch' style='background:#e15759'></i>waiting for a release</span><span>"
+    "<i class='swatch' style='background:#f4f4f4;border:1px solid #ccc'></i>idle / done</span><span>"
+    "<i class='swatch' style='background:#7b3294'></i>protocol switch</span></p><p class='note'>One row per "
+    "worker, on a shared time axis; each of the 250 columns shows the shares of its time slice. Ticks above "
+    "the rows mark barriers (taller: more in that slice). The black line is the run's end.</p>";
+  if (seeded)
+    out += "<p class='note'>Over seeds, the timeline of each protocol's first seed; the others are in their run "
+           "folders (<code>syncpoint report FOLDER</code>).</p>";
+  for (size_t i = 0; i < all.size(); ++i)
+    out += "<h3><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
+           escape_html(all[i].label()) +
+           (all[i].seeded() ? " <small>seed " + std::to_string(all[i].first().summary.seed) + "</small>" : "") +
+           "</h3>" + timeline_svg(all[i].first(), t_max, page_w);
+  return out;
+}
+
 }  // namespace
 
 const char* report_css() { return css; }
@@ -238,82 +328,14 @@ std::string report_html(const std::vector<run_record>& runs) {
   page += "</style></head><body><h1>Protocol comparison</h1>";
   if (runs.empty())
     return page + "<p>No runs.</p></body></html>\n";
-  auto& s0 = runs.front().summary;
-  bool alike = std::all_of(runs.begin(), runs.end(), [&](auto& r) {
-    return r.summary.model == s0.model && r.summary.workers == s0.workers && r.summary.clock == s0.clock &&
-           r.summary.straggler == s0.straggler;
-  });
   auto all = by_seed(runs);
   bool seeded = std::any_of(all.begin(), all.end(), [](auto& s) { return s.seeded(); });
-  page += "<p class='sub'>" + std::to_string(runs.size()) + " run" + (runs.size() == 1 ? "" : "s") +
-          (seeded ? " (" + std::to_string(all.size()) + " set" + (all.size() == 1 ? "" : "s") + " of seeds)" : "") +
-          (alike ? " of " + escape_html(s0.model) + " with " + std::to_string(s0.workers) + " workers on the " +
-                     escape_html(s0.clock) + " clock" +
-                     (s0.straggler.empty() ? "" : ", straggler " + escape_html(s0.straggler))
-                 : std::string(" whose model, workers, clock or stragglers differ (see Settings)")) +
-          "</p>";
-  bool accuracy = measures_accuracy(runs);
+  page += subtitle(all, runs, seeded);
   page += "<h2>Who won, and why</h2>" + verdict(all, runs);
-  page += "<h2>Comparison</h2>" + table(all, runs) +
-          "<p class='note'>Best figure of each column in bold on green. to target = first evaluation at or above "
-          "the target; stopped = what ended the run (target or the shared time cap) and when; " +
-          (accuracy ? "final acc = accuracy of the model at the stop; acc@N = accuracy after N samples, the fewest any "
-                      "run processed (interpolated between evaluations); "
-                    : "") +
-          (final_metric_names(runs).empty() ? "" : "final NAME = what the loop's final evaluation measured (never "
-                                                   "marked: whether more is better depends on the measure); ") +
-          "compute ratio = mean over workers of compute time / run time; "
-          "wait s = waiting summed over workers; staleness = mean updates between a gradient's weights and "
-          "its application." +
-          (seeded ? std::string(" Over seeds, each figure is the mean and, under it, the lowest and highest; "
-                                "\"2 of 3\" = the figure exists for 2 of 3 seeds (the others did not reach the target), "
-                                "and the mean is over those; a column's best is marked among the protocols that have "
-                                "it on every seed.")
-                  : "") +
-          "</p>";
-  bool lr = scheduled(runs);
-  auto column = [&](bool by_samples) {
-    return accuracy_chart(all, runs, by_samples, page_w / 2 - 8) + (lr ? lr_chart(all, runs, by_samples, page_w / 2 - 8) : "");
-  };
-  if (accuracy)
-    page += std::string("<h2>Test accuracy") + (lr ? " and learning rate" : "") + "</h2>" + legend(all) +
-            "<div class='charts'><div><h3>against time</h3>" + column(false) + "</div><div><h3>against samples</h3>" +
-            column(true) + "</div></div><p class='note'>A dot marks each run's end, at its final evaluation." +
-            (seeded ? " Over seeds, the bold line is the mean and the shaded band the lowest to highest accuracy, "
-                      "drawn where every seed has data (to the earliest end); each seed's own run is the pale line "
-                      "under it."
-                    : "") +
-            (lr ? " Below each chart, the learning rate the PS applied, as the trace records it (its first update, "
-                  "then each move of 1% of the base rate); every protocol meets the same rate at the same sample "
-                  "count: against samples the rates coincide, against time each run follows its own speed."
-                : "") +
-            "</p>";
-  else  // a regression, an autoencoder: what the loop measured, and its training loss
-    page += "<h2>What the loop measured, and training loss</h2>" + legend(all) +
-            measures_section(all, runs, page_w / 2 - 8) +
-            (lr ? "<div class='charts'><div><h3>learning rate against time</h3>" +
-                    lr_chart(all, runs, false, page_w / 2 - 8) + "</div><div><h3>learning rate against samples</h3>" +
-                    lr_chart(all, runs, true, page_w / 2 - 8) + "</div></div>"
-                : std::string());
+  page += comparison_section(all, runs, seeded);
+  page += learning_section(all, runs, seeded);
   page += communication_section(all, runs, page_w);
-  double t_max = 0;
-  for (auto& r : runs)
-    t_max = std::max(t_max, r.summary.run_time_s);
-  page += "<h2>Per-worker timelines</h2><p class='legend'><span><i class='swatch' style='background:#59a14f'></i>"
-          "computing</span><span><i class='swatch' style='background:#4e79a7'></i>communicating (push, pull)</span>"
-          "<span><i class='swatch' style='background:#e15759'></i>waiting for a release</span><span>"
-          "<i class='swatch' style='background:#f4f4f4;border:1px solid #ccc'></i>idle / done</span><span>"
-          "<i class='swatch' style='background:#7b3294'></i>protocol switch</span></p><p class='note'>One row per "
-          "worker, on a shared time axis; each of the 250 columns shows the shares of its time slice. Ticks above "
-          "the rows mark barriers (taller: more in that slice). The black line is the run's end.</p>";
-  if (seeded)
-    page += "<p class='note'>Over seeds, the timeline of each protocol's first seed; the others are in their run "
-            "folders (<code>syncpoint report FOLDER</code>).</p>";
-  for (size_t i = 0; i < all.size(); ++i)
-    page += "<h3><i class='swatch' style='background:" + std::string(series_color(i)) + "'></i>" +
-            escape_html(all[i].label()) +
-            (all[i].seeded() ? " <small>seed " + std::to_string(all[i].first().summary.seed) + "</small>" : "") +
-            "</h3>" + timeline_svg(all[i].first(), t_max, page_w);
+  page += timelines_section(all, runs, seeded);
   page += "<h2>Settings</h2>" + settings(all);
   page += "<h2>How these runs were made</h2>" + provenance(runs);
   return page + "</body></html>\n";

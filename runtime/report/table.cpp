@@ -37,34 +37,33 @@ std::string stops_of(const series& s) {
   return out;
 }
 
-}  // namespace
-
-std::string table(const std::vector<series>& all, const std::vector<run_record>& runs) {
+// The columns the runs have figures for (lr only when the runs' differ, the
+// target's only when they have one, ...). Each column holds what it needs by value.
+std::vector<column> columns_for(const std::vector<run_record>& runs) {
   const double nan = std::nan("");
   uint64_t n_eq = equal_samples(runs);
   bool lrs_differ = std::any_of(runs.begin(), runs.end(), [&](auto& r) { return r.summary.lr != runs[0].summary.lr; });
   bool stops = std::any_of(runs.begin(), runs.end(), [](auto& r) { return !r.provenance.stopped_by.empty(); });
   bool targets = std::any_of(runs.begin(), runs.end(), [](auto& r) { return r.summary.target_accuracy > 0; });
-  bool seeded = std::any_of(all.begin(), all.end(), [](auto& s) { return s.seeded(); });
   std::vector<column> cols;
   if (lrs_differ)
     cols.push_back({"lr", [](auto& r) { return r.summary.lr; }, "%g", 0});
   if (targets)
-    cols.push_back({"to target s", [&](auto& r) { return r.summary.time_to_target_s >= 0 ? r.summary.time_to_target_s : nan; },
+    cols.push_back({"to target s", [nan](auto& r) { return r.summary.time_to_target_s >= 0 ? r.summary.time_to_target_s : nan; },
                     "%.2f", -1});
   if (stops)
     cols.push_back({"stopped", [](auto& r) { return r.summary.run_time_s; }, "%.2f", 0, [](auto& r, double v) {
                       return r.provenance.stopped_by + (r.provenance.stopped_by == "failed" ? "" : " at " + fmt("%.2f", v) + " s");
                     }, stops_of});
   if (measures_accuracy(runs)) {
-    cols.push_back({"final acc", [&](auto& r) { return r.summary.final_accuracy >= 0 ? r.summary.final_accuracy : nan; },
+    cols.push_back({"final acc", [nan](auto& r) { return r.summary.final_accuracy >= 0 ? r.summary.final_accuracy : nan; },
                     "%.4f", +1});
-    cols.push_back({"acc@" + with_commas(n_eq), [&](auto& r) { double a = accuracy_at_samples(r.summary, n_eq); return a >= 0 ? a : nan; },
+    cols.push_back({"acc@" + with_commas(n_eq), [nan, n_eq](auto& r) { double a = accuracy_at_samples(r.summary, n_eq); return a >= 0 ? a : nan; },
                     "%.4f", +1});
   }
   // What else the loops measured (a held-out MSE): unmarked, since whether more is better depends on the measure.
   for (auto& name : final_metric_names(runs))
-    cols.push_back({"final " + name, [&, name](auto& r) { return final_metric(r.summary, name).value_or(nan); },
+    cols.push_back({"final " + name, [nan, name](auto& r) { return final_metric(r.summary, name).value_or(nan); },
                     "%.4g", 0});
   cols.push_back({"run time s", [](auto& r) { return r.summary.run_time_s; }, "%.2f", 0});
   cols.push_back({"samples", [](auto& r) { return static_cast<double>(r.summary.samples); }, "%.0f", 0,
@@ -74,6 +73,15 @@ std::string table(const std::vector<series>& all, const std::vector<run_record>&
   cols.push_back({"wait s", [](auto& r) { return total_wait_s(r.summary); }, "%.2f", -1});
   cols.push_back({"staleness", [](auto& r) { return r.summary.staleness_mean; }, "%.2f", -1});
   cols.push_back({"barriers", [](auto& r) { return static_cast<double>(r.summary.barriers); }, "%.0f", -1});
+  return cols;
+}
+
+}  // namespace
+
+std::string table(const std::vector<series>& all, const std::vector<run_record>& runs) {
+  const double nan = std::nan("");
+  bool seeded = std::any_of(all.begin(), all.end(), [](auto& s) { return s.seeded(); });
+  auto cols = columns_for(runs);
 
   // A column's figure over a series; the mean counts for the best mark only when
   // every run has the figure and none failed.
@@ -108,7 +116,7 @@ std::string table(const std::vector<series>& all, const std::vector<run_record>&
     for (size_t j = 0; j < cols.size(); ++j) {
       auto v = figure(s, cols[j]);
       bool mark = cols[j].best != 0 && all.size() > 1 && rankable(s, v) && v.mean() == best[j];
-      bool target_col = targets && j == (lrs_differ ? 1u : 0u);
+      bool target_col = cols[j].head == "to target s";
       auto number = [&](double x) { return cols[j].show ? cols[j].show(s.first(), x) : fmt(cols[j].format, x); };
       std::string html;  // over seeds: the mean, and under it the range (and how many seeds have the figure)
       if (v.empty())

@@ -167,9 +167,7 @@ job_config checked(const job_config& given) {
   if (cfg.clock == clock_kind::virtual_time)
     throw config_error("a cluster job runs on the real clock: set clock = clock_kind::real (virtual time runs "
                        "in one process: train() or job::spawn)");
-  if (!parse_placement(cfg.placement))
-    throw config_error("placement must be spread or pack, got '" + cfg.placement + "'");
-  validate(cfg);
+  validate(cfg);  // --placement among the rest
   for (auto* dir : {&cfg.checkpoint_dir, &cfg.resume_dir})
     if (!dir->empty())
       *dir = std::filesystem::absolute(*dir).lexically_normal().string();
@@ -257,6 +255,37 @@ void configure_submitter(caf::actor_system_config& sys_cfg, const submit_options
   cluster::configure_cluster(sys_cfg, tls);
 }
 
+namespace {
+
+using namespace cluster;
+
+// The head's yes to a job: its id, the token that stops it, and whether the head keeps a journal.
+struct accepted {
+  uint64_t id = 0;
+  std::string stop_token;
+  bool journaled = false;
+};
+
+cluster_error::kind kind_of(const caf::error& e) {
+  return e.category() == caf::atom("syncpoint") ? cluster_error::kind::refused : cluster_error::kind::lost;
+}
+
+template <class Client>
+caf::expected<accepted> send_job(caf::scoped_actor& self, const head_actor& head, const job_config& cfg,
+                                 const Client& client, const submit_options& opts) {
+  accepted out;
+  caf::error refusal;
+  auto follower = opts.observers.empty() ? follower_actor{} : follower_actor{client};
+  self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, client_actor{client}, opts.token, follower)
+    .receive([&](uint64_t id, std::string& token, bool journal) { out = {id, std::move(token), journal}; },
+             [&](caf::error& e) { refusal = std::move(e); });
+  if (refusal)
+    return refusal;
+  return out;
+}
+
+}  // namespace
+
 cluster_run submit(caf::actor_system& sys, const job_config& given, const submit_options& opts) {
   using namespace cluster;
   auto cfg = checked(given);
@@ -268,7 +297,7 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
     throw cluster_error(cluster_error::kind::unreachable, error_words(sys, head.error()));
   caf::scoped_actor self{sys};
   auto relay = sys.spawn(control_relay, *head);
-  client_state init;
+  client_state init;  // the actor that follows the job here: progress lines, observers, the result
   init.waiter = caf::actor{self};
   init.relay = relay;
   init.observers = opts.observers;
@@ -280,26 +309,14 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
     self->send_exit(relay, caf::exit_reason::user_shutdown);
   };
   self->monitor(*head);
-  cluster_run run;
-  std::string stop_token;
-  bool journaled = false;
-  caf::error refusal;
-  auto follower = opts.observers.empty() ? follower_actor{} : follower_actor{client};
-  self->request(*head, std::chrono::seconds(60), submit_atom::value, cfg, client_actor{client}, opts.token,
-                follower)
-    .receive([&](uint64_t id, std::string& token, bool journal) {
-               run.id = id;
-               stop_token = std::move(token);
-               journaled = journal;
-             },
-             [&](caf::error& e) { refusal = std::move(e); });
-  if (refusal) {
+  auto yes = send_job(self, *head, cfg, client, opts);
+  if (!yes) {
     end_here();
-    throw cluster_error(refusal.category() == caf::atom("syncpoint") ? cluster_error::kind::refused
-                                                                      : cluster_error::kind::lost,
-                        error_words(sys, refusal));
+    throw cluster_error(kind_of(yes.error()), error_words(sys, yes.error()));
   }
-  self->send(relay, submit_atom::value, run.id, stop_token);
+  cluster_run run;
+  run.id = yes->id;
+  self->send(relay, submit_atom::value, run.id, yes->stop_token);
   if (opts.on_accepted)
     opts.on_accepted(run.id);
   auto stop_failed = [&](const std::string& why) {
@@ -315,24 +332,22 @@ cluster_run submit(caf::actor_system& sys, const job_config& given, const submit
   auto say = [&](const std::string& line) {
     opts.on_line ? opts.on_line(line) : void(std::fprintf(stderr, "syncpoint: %s\n", line.c_str()));
   };
-  auto waited = await_result(self, *head, run.id, stop_token, stop_when, result_deadline(cfg), stop_failed);
-  while (waited.lost && journaled && opts.head_wait.count() > 0) {  // head --state: it comes back
+  auto waited = await_result(self, *head, run.id, yes->stop_token, stop_when, result_deadline(cfg), stop_failed);
+  while (waited.lost && yes->journaled && opts.head_wait.count() > 0) {  // head --state: it comes back
     say("lost the connection to the head: waiting up to " + std::to_string(opts.head_wait.count()) +
         " s for it to come back (it keeps a journal)");
-    auto back = reattach(self, *at, run.id, stop_token, caf::actor_cast<client_actor>(client), head->node(),
+    auto back = reattach(self, *at, run.id, yes->stop_token, caf::actor_cast<client_actor>(client), head->node(),
                          opts.head_wait, opts.stop_when);
     if (!back) {
       end_here();
-      throw cluster_error(back.error().category() == caf::atom("syncpoint") ? cluster_error::kind::refused
-                                                                            : cluster_error::kind::lost,
-                          "lost the connection to the head, and " + error_words(sys, back.error()));
+      throw cluster_error(kind_of(back.error()), "lost the connection to the head, and " + error_words(sys, back.error()));
     }
     head = std::move(back);
     self->monitor(*head);
     self->send(relay, reattach_atom::value, *head);
     ++run.head_returns;
     say("the head is back: job " + std::to_string(run.id) + " reattached (it goes on from its newest checkpoint)");
-    waited = await_result(self, *head, run.id, stop_token, stop_when, result_deadline(cfg), stop_failed);
+    waited = await_result(self, *head, run.id, yes->stop_token, stop_when, result_deadline(cfg), stop_failed);
   }
   end_here();  // the client has quit when the result came; the relay is done with
   if (!waited.got)

@@ -268,6 +268,73 @@ void on_down(head_ptr self, const caf::down_msg& dm) {
     }
 }
 
+void on_heartbeat(head_ptr self, const std::string& name) {
+  try_restore(self);  // (the head sends itself one at the rejoin deadline)
+  auto* n = find_node(self, name);
+  if (n && caf::actor_cast<caf::actor_addr>(self->current_sender()) == n->handle.address())
+    n->status.last_heartbeat_ms = unix_ms();
+}
+
+caf::result<cluster_status> status_of(head_ptr self, const std::string& secret) {
+  if (auto err = check_secret(self, secret, "a status request"))
+    return err;
+  cluster_status out;
+  for (auto& n : self->state.nodes)
+    out.nodes.push_back(n.status);
+  for (auto& kv : self->state.jobs)
+    out.jobs.push_back(kv.second.status);
+  for (auto& kv : self->state.restoring) {
+    auto& cfg = kv.second.journal.plan.cfg;
+    out.jobs.push_back({kv.first, cfg.protocol, cfg.workers, 0, -1, job_stage::starting});
+  }
+  std::sort(out.jobs.begin(), out.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
+  return out;
+}
+
+// A job's runner reports its status; a final one frees its slots.
+void on_job_status(head_ptr self, const std::string& token, uint64_t id, job_status& status) {
+  auto& st = self->state;
+  auto i = st.jobs.find(id);
+  if (!same_secret(token, st.cfg.control_token) || i == st.jobs.end() ||
+      caf::actor_cast<caf::actor_addr>(self->current_sender()) != i->second.handle.address())
+    return;
+  bool was_final = is_final(i->second.status.state);
+  auto was = i->second.status.state;
+  i->second.status = std::move(status);
+  if (was != i->second.status.state)
+    journal_state(self, id, i->second.status.state);
+  if (!was_final && is_final(i->second.status.state)) {
+    release_slots(self, i->second);
+    log(self, job_name(id, i->second) + " " + to_string(i->second.status.state));
+    maybe_done_shutting_down(self);
+    offer_freed_slots(self);
+  }
+}
+
+// The head's own process ends it: every job stopped, their outcomes sent, then the answer.
+caf::result<bool> on_shutdown(head_ptr self, const std::string& token, int32_t code) {
+  auto& st = self->state;
+  if (!same_secret(token, st.cfg.control_token))
+    return make_error(sp_error::not_a_member, "only the head's own process shuts it down");
+  if (!st.shutting_down)
+    st.leave_code = code;
+  st.shutting_down = true;
+  auto rp = self->make_response_promise<bool>();
+  st.shutdown_waiters.push_back(rp);
+  for (auto& kv : st.jobs)
+    if (!is_final(kv.second.status.state))
+      self->send(kv.second.handle, stop_atom::value, st.cfg.control_token, std::string("the head is shutting down"));
+  for (auto& kv : std::exchange(st.restoring, {}))  // never went on: stopped where they stood
+    end_unrestored(self, kv.first, kv.second.relay, job_stage::stopped,
+                   "the head shut down before the job could go on from its checkpoint");
+  for (auto& kv : st.jobs)  // the outcomes still go to their submitters before the head ends
+    if (kv.second.relay)
+      self->send(kv.second.relay, leave_atom::value);
+  maybe_done_shutting_down(self);
+  return rp;
+}
+
+// A table: each message to the handler that takes it.
 head_actor::behavior_type head(head_ptr self, head_config cfg) {
   self->state.cfg = std::move(cfg);
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
@@ -276,27 +343,8 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
     [=](register_atom, node_hello& hello, node_actor& node) -> caf::result<std::string, bool> {
       return on_register(self, hello, node);
     },
-    [=](heartbeat_atom, const std::string& name) {
-      try_restore(self);  // (the head sends itself one at the rejoin deadline)
-      auto* n = find_node(self, name);
-      if (n && caf::actor_cast<caf::actor_addr>(self->current_sender()) == n->handle.address())
-        n->status.last_heartbeat_ms = unix_ms();
-    },
-    [=](status_atom, const std::string& secret) -> caf::result<cluster_status> {
-      if (auto err = check_secret(self, secret, "a status request"))
-        return err;
-      cluster_status out;
-      for (auto& n : self->state.nodes)
-        out.nodes.push_back(n.status);
-      for (auto& kv : self->state.jobs)
-        out.jobs.push_back(kv.second.status);
-      for (auto& kv : self->state.restoring) {
-        auto& cfg = kv.second.journal.plan.cfg;
-        out.jobs.push_back({kv.first, cfg.protocol, cfg.workers, 0, -1, job_stage::starting});
-      }
-      std::sort(out.jobs.begin(), out.jobs.end(), [](auto& a, auto& b) { return a.id < b.id; });
-      return out;
-    },
+    [=](heartbeat_atom, const std::string& name) { on_heartbeat(self, name); },
+    [=](status_atom, const std::string& secret) -> caf::result<cluster_status> { return status_of(self, secret); },
     [=](submit_atom, job_config& cfg, client_actor& client, const std::string& secret,
         follower_actor& follower) -> caf::result<uint64_t, std::string, bool> {
       return on_submit(self, cfg, client, secret, follower);
@@ -322,22 +370,7 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       return relay_to_job(self, checkpoint_atom::value, id, token, why);
     },
     [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
-      auto& st = self->state;
-      auto i = st.jobs.find(id);
-      if (!same_secret(token, st.cfg.control_token) || i == st.jobs.end()
-          || caf::actor_cast<caf::actor_addr>(self->current_sender()) != i->second.handle.address())
-        return;
-      bool was_final = is_final(i->second.status.state);
-      auto was = i->second.status.state;
-      i->second.status = std::move(status);
-      if (was != i->second.status.state)
-        journal_state(self, id, i->second.status.state);
-      if (!was_final && is_final(i->second.status.state)) {
-        release_slots(self, i->second);
-        log(self, job_name(id, i->second) + " " + to_string(i->second.status.state));
-        maybe_done_shutting_down(self);
-        offer_freed_slots(self);
-      }
+      on_job_status(self, token, id, status);
     },
     [=](sweep_atom, std::vector<sweep_cell_order>& cells, sweep_client_actor& client,
         const std::string& secret) -> caf::result<uint64_t, std::string> {
@@ -347,26 +380,7 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       on_slots(self, token, id, node, n);
     },
     [=](shutdown_atom, const std::string& token, int32_t code) -> caf::result<bool> {
-      auto& st = self->state;
-      if (!same_secret(token, st.cfg.control_token))
-        return make_error(sp_error::not_a_member, "only the head's own process shuts it down");
-      if (!st.shutting_down)
-        st.leave_code = code;
-      st.shutting_down = true;
-      auto rp = self->make_response_promise<bool>();
-      st.shutdown_waiters.push_back(rp);
-      for (auto& kv : st.jobs)
-        if (!is_final(kv.second.status.state))
-          self->send(kv.second.handle, stop_atom::value, st.cfg.control_token,
-                     std::string("the head is shutting down"));
-      for (auto& kv : std::exchange(st.restoring, {}))  // never went on: stopped where they stood
-        end_unrestored(self, kv.first, kv.second.relay, job_stage::stopped,
-                       "the head shut down before the job could go on from its checkpoint");
-      for (auto& kv : st.jobs)  // the outcomes still go to their submitters before the head ends
-        if (kv.second.relay)
-          self->send(kv.second.relay, leave_atom::value);
-      maybe_done_shutting_down(self);
-      return rp;
+      return on_shutdown(self, token, code);
     },
   };
 }

@@ -91,10 +91,8 @@ double heartbeat_age_s(const dashboard_view& v, const node_status& n) {
   return std::max<int64_t>(0, v.now_ms - n.last_heartbeat_ms) / 1000.0;
 }
 
-}  // namespace
-
-std::string metrics_text(const dashboard_view& v) {
-  std::vector<prometheus::MetricFamily> out;
+// The nodes' slots, heartbeats and shards.
+void node_metrics(std::vector<prometheus::MetricFamily>& out, const dashboard_view& v) {
   auto hosted = shards_by_node(v);
   {
     family f(out, "syncpoint_node_slots", prometheus::MetricType::Gauge, "Worker slots of a node, used or free.");
@@ -113,6 +111,10 @@ std::string metrics_text(const dashboard_view& v) {
     for (auto& n : v.nodes)
       f.sample({{"node", n.name}}, hosted.count(n.name) ? hosted[n.name] : 0);
   }
+}
+
+// Each job's state, progress, figures and shards' versions.
+void job_metrics(std::vector<prometheus::MetricFamily>& out, const dashboard_view& v) {
   {
     family f(out, "syncpoint_job_info", prometheus::MetricType::Gauge, "1 for each job the head lists, with its protocol and state.");
     for (auto& j : v.jobs)
@@ -167,7 +169,11 @@ std::string metrics_text(const dashboard_view& v) {
           f.sample({{"job", std::to_string(j.status.id)}, {"shard", std::to_string(k)}},
                    static_cast<double>(j.live->shard_versions()[k]));
   }
-  // A sparse model's tables, each on each shard.
+}
+
+// A sparse model's tables, each on each shard.
+void table_metrics(std::vector<prometheus::MetricFamily>& out, const dashboard_view& v) {
+  using prometheus::MetricType;
   auto per_table = [&](const char* name, prometheus::MetricType type, const char* help, auto value) {
     family f(out, name, type, help);
     for (auto& j : v.jobs)
@@ -192,6 +198,10 @@ std::string metrics_text(const dashboard_view& v) {
               ls.back().value = "miss";
               f.sample(ls, static_cast<double>(t.misses));
             });
+}
+
+// Staleness, each job's and each worker's, and each worker's counters and latencies.
+void worker_metrics(std::vector<prometheus::MetricFamily>& out, const dashboard_view& v) {
   {
     family f(out, "syncpoint_job_staleness_versions", prometheus::MetricType::Histogram,
              "Versions between a gradient's model and the model it was applied to.");
@@ -221,6 +231,16 @@ std::string metrics_text(const dashboard_view& v) {
                    &worker_live::pull_latency);
   worker_histogram("syncpoint_worker_staleness_versions", "Staleness of the worker's gradients when applied.",
                    &worker_live::staleness);
+}
+
+}  // namespace
+
+std::string metrics_text(const dashboard_view& v) {
+  std::vector<prometheus::MetricFamily> out;
+  node_metrics(out, v);
+  job_metrics(out, v);
+  table_metrics(out, v);
+  worker_metrics(out, v);
   return prometheus::TextSerializer().Serialize(out);
 }
 

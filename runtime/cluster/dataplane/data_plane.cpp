@@ -216,10 +216,97 @@ caf::result<weights> pull_through(proxy_ptr self, uint64_t min_version) {
   return caf::delegated<weights>{};
 }
 
+// A worker's push on the socket: packed, if a shorter form holds a compressed
+// gradient; answered when the shard's proceed comes back.
+caf::result<proceed> push_through(proxy_ptr self, gradient_push& g) {
+  auto& st = self->state;
+  auto& sys = self->system();
+  auto seq = ++st.seq;
+  packed p;  // packing::none: the floats as they are
+  if (st.packed_count && g.wire_bytes > 0)
+    p = pack(g.grad.data(), g.grad.size());
+  if (p.how != packing::none) {
+    auto words = std::make_shared<const std::vector<float>>(std::move(p.words));
+    st.link->send(packed_push_frame,
+                  control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges,
+                          static_cast<uint8_t>(p.how), static_cast<uint64_t>(g.grad.size()), g.rows),
+                  words->data(), words->size(), words);
+    g.grad.give_back();
+    st.packed_count->fetch_add(1, std::memory_order_relaxed);
+  } else {
+    // A slice of the worker's gradient (a view, no copy) or a vector of its own,
+    // handed back once written: the next gradient's buffer.
+    auto keep = g.grad.share();
+    st.link->send(push_frame, control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges, g.rows),
+                  g.grad.data(), g.grad.size(), keep);
+  }
+  st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
+  return caf::delegated<proceed>{};
+}
+
+// The shard's answer to request `seq`: a proceed, a model or a refusal, as a message.
+bool read_answer(caf::actor_system& sys, bulk_frame& f, uint64_t& seq, caf::message& answer) {
+  bool ok = false;
+  if (f.kind == proceed_frame) {
+    proceed p;
+    ok = read_control(sys, f, seq, p);
+    answer = caf::make_message(p);
+  } else if (f.kind == model_frame) {
+    uint64_t version = 0;
+    std::vector<row_block> rows;
+    ok = read_control(sys, f, seq, version, rows);
+    answer = caf::make_message(weights{version, handed_back_floats(std::move(f.values)), std::move(rows)});
+  } else if (f.kind == refused_frame) {
+    caf::error err;
+    ok = read_control(sys, f, seq, err);
+    answer = caf::make_message(std::move(err));
+  }
+  return ok;
+}
+
+// An answer from the socket to the request it names (and to the share, which
+// hands a fetched model to the other workers here).
+void on_answer(proxy_ptr self, bulk_frame& f) {
+  auto& st = self->state;
+  uint64_t seq = 0;
+  caf::message answer;
+  bool ok = read_answer(self->system(), f, seq, answer);
+  auto i = st.pending.find(seq);
+  if (!ok || i == st.pending.end()) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "the bulk channel to " + st.label + " sent a malformed frame"));
+    return;
+  }
+  auto r = std::move(i->second);
+  st.pending.erase(i);
+  if (answer.match_element<caf::error>(0)) {
+    if (r.shared)  // another worker fetches it
+      self->send(st.share, fetch_failed_atom::value, *r.shared);
+    r.reply.deliver(answer.get_as<caf::error>(0));
+    return;
+  }
+  st.proven = true;
+  if (r.shared)
+    self->send(st.share, fetched_atom::value, *r.shared, answer.get_as<weights>(0));
+  r.reply.deliver(std::move(answer));
+}
+
+// The socket broke: every request waiting on it fails, and the proxy ends.
+void on_closed(proxy_ptr self, const std::string& why) {
+  auto& st = self->state;
+  auto err = caf::make_error(caf::sec::runtime_error,
+                             "the bulk channel to " + st.label + " broke" + (why.empty() ? "" : ": " + why));
+  for (auto& kv : st.pending) {
+    if (kv.second.shared)
+      self->send(st.share, fetch_failed_atom::value, *kv.second.shared);
+    kv.second.reply.deliver(err);
+  }
+  st.pending.clear();
+  self->quit(err);
+}
+
 caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
   self->state.shard = std::move(shard);
   self->state.label = std::move(name);
-  auto& sys = self->system();
   return {
     [=](link_handle& h) {  // (from data_plane::proxied) the connection, once open
       self->state.link = std::move(h.link);
@@ -228,32 +315,7 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
     [=](share_handle& h) {  // (from data_plane::proxied) another worker here pulls from the shard too
       self->state.share = std::move(h.share);
     },
-    [=, &sys](push_atom, gradient_push& g) -> caf::result<proceed> {
-      auto& st = self->state;
-      auto seq = ++st.seq;
-      // A compressed gradient over a socket: packed, if a shorter form holds it.
-      packed p;  // packing::none: the floats as they are
-      if (st.packed_count && g.wire_bytes > 0)
-        p = pack(g.grad.data(), g.grad.size());
-      if (p.how != packing::none) {
-        auto words = std::make_shared<const std::vector<float>>(std::move(p.words));
-        st.link->send(packed_push_frame,
-                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges,
-                              static_cast<uint8_t>(p.how), static_cast<uint64_t>(g.grad.size()), g.rows),
-                      words->data(), words->size(), words);
-        g.grad.give_back();
-        st.packed_count->fetch_add(1, std::memory_order_relaxed);
-      } else {
-        // A slice of the worker's gradient (a view, no copy) or a vector of its own,
-        // handed back once written: the next gradient's buffer.
-        auto keep = g.grad.share();
-        st.link->send(push_frame,
-                      control(sys, seq, g.iter, g.base_version, g.samples, g.wire_bytes, g.ranges, g.rows),
-                      g.grad.data(), g.grad.size(), keep);
-      }
-      st.pending.emplace(seq, proxy_state::request{self->make_response_promise(), std::nullopt});
-      return caf::delegated<proceed>{};
-    },
+    [=](push_atom, gradient_push& g) -> caf::result<proceed> { return push_through(self, g); },
     [=](pull_atom, uint64_t min_version) -> caf::result<weights> { return pull_through(self, min_version); },
     // A sparse model's pull: its keys are this worker's own, so never through the share.
     [=](pull_atom, uint64_t min_version, const std::vector<row_block>& asked) -> caf::result<weights> {
@@ -268,55 +330,8 @@ caf::behavior proxy(proxy_ptr self, ps_actor shard, std::string name) {
     // A resumed worker's exchange in flight goes on CAF (the sender stays the worker).
     [=](push_atom, resume_atom a, uint64_t iter) { return self->delegate(self->state.shard, push_atom::value, a, iter); },
     [=](pull_atom, resume_atom a, uint64_t x) { return self->delegate(self->state.shard, pull_atom::value, a, x); },
-    [=, &sys](bulk_frame& f) {
-      auto& st = self->state;
-      uint64_t seq = 0;
-      bool ok = false;
-      caf::message answer;
-      if (f.kind == proceed_frame) {
-        proceed p;
-        ok = read_control(sys, f, seq, p);
-        answer = caf::make_message(p);
-      } else if (f.kind == model_frame) {
-        uint64_t version = 0;
-        std::vector<row_block> rows;
-        ok = read_control(sys, f, seq, version, rows);
-        answer = caf::make_message(weights{version, handed_back_floats(std::move(f.values)), std::move(rows)});
-      } else if (f.kind == refused_frame) {
-        caf::error err;
-        ok = read_control(sys, f, seq, err);
-        answer = caf::make_message(std::move(err));
-      }
-      auto i = st.pending.find(seq);
-      if (!ok || i == st.pending.end()) {
-        self->quit(caf::make_error(caf::sec::runtime_error, "the bulk channel to " + st.label + " sent a malformed frame"));
-        return;
-      }
-      auto r = std::move(i->second);
-      st.pending.erase(i);
-      if (answer.match_element<caf::error>(0)) {
-        if (r.shared)  // another worker fetches it
-          self->send(st.share, fetch_failed_atom::value, *r.shared);
-        r.reply.deliver(answer.get_as<caf::error>(0));
-        return;
-      }
-      st.proven = true;
-      if (r.shared)
-        self->send(st.share, fetched_atom::value, *r.shared, answer.get_as<weights>(0));
-      r.reply.deliver(std::move(answer));
-    },
-    [=](closed_atom, const std::string& why) {
-      auto& st = self->state;
-      auto err = caf::make_error(caf::sec::runtime_error,
-                                 "the bulk channel to " + st.label + " broke" + (why.empty() ? "" : ": " + why));
-      for (auto& kv : st.pending) {
-        if (kv.second.shared)
-          self->send(st.share, fetch_failed_atom::value, *kv.second.shared);
-        kv.second.reply.deliver(err);
-      }
-      st.pending.clear();
-      self->quit(err);
-    },
+    [=](bulk_frame& f) { on_answer(self, f); },
+    [=](closed_atom, const std::string& why) { on_closed(self, why); },
   };
 }
 

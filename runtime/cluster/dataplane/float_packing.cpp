@@ -168,26 +168,30 @@ bool write_blocks(const float* v, size_t n, int levels, int bits, writer* w) {
   return true;
 }
 
-}  // namespace
+// What one pass over the values says: which forms could hold them.
+struct survey {
+  bool high = true, same_magnitude = true;  // low halves all zero; one magnitude, signs differ
+  size_t set = 0;                           // values that are not +0
+  uint32_t magnitude = 0;                   // the first value's
+};
 
-packed pack(const float* v, size_t n) {
-  packed out;
-  if (n == 0)
-    return out;
-  // One pass says which forms hold the values but halves, the costly test,
-  // made only where no cheaper form is as short (fp16's gradients): it
-  // writes the halves as it goes and stops at the first value that is none.
-  bool high = true, same_magnitude = true;
-  size_t set = 0;
-  const uint32_t magnitude = bits_of(v[0]) & magnitude_mask;
+survey survey_of(const float* v, size_t n) {
+  survey s;
+  s.magnitude = bits_of(v[0]) & magnitude_mask;
   for (size_t i = 0; i < n; ++i) {
     auto b = bits_of(v[i]);
-    high &= (b & 0xffffu) == 0;
-    same_magnitude &= (b & magnitude_mask) == magnitude;
-    set += b != 0;
+    s.high &= (b & 0xffffu) == 0;
+    s.same_magnitude &= (b & magnitude_mask) == s.magnitude;
+    s.set += b != 0;
   }
-  bool half = !high && !same_magnitude && bytes_of(packing::sparse, n, set) >= 2 * n;
-  std::optional<writer> halves;
+  return s;
+}
+
+// The shortest form that holds the values. Halves, the costly test, is made
+// only where no cheaper form is as short (fp16's gradients): it writes the
+// halves into `halves` as it goes and stops at the first value that is none.
+packing best_packing(const float* v, size_t n, const survey& s, std::optional<writer>& halves) {
+  bool half = !s.high && !s.same_magnitude && bytes_of(packing::sparse, n, s.set) >= 2 * n;
   if (half) {
     halves.emplace(2 * n);
     uint16_t h = 0;
@@ -198,15 +202,15 @@ packed pack(const float* v, size_t n) {
   }
   packing best = packing::none;
   auto consider = [&](packing how, bool holds) {
-    if (holds && bytes_of(how, n, set) < bytes_of(best, n, set))
+    if (holds && bytes_of(how, n, s.set) < bytes_of(best, n, s.set))
       best = how;
   };
-  consider(packing::high_halves, high);
+  consider(packing::high_halves, s.high);
   consider(packing::halves, half);
   consider(packing::sparse, n <= UINT32_MAX);  // indices of 4 bytes
-  consider(packing::signs, same_magnitude);
+  consider(packing::signs, s.same_magnitude);
   // Bytes and half bytes: a pass each, that stops at the first value (or block) they do not hold.
-  if (!same_magnitude && bytes_of(best, n, set) > n) {
+  if (!s.same_magnitude && bytes_of(best, n, s.set) > n) {
     uint8_t byte = 0;
     bool fp8 = true;
     for (size_t i = 0; fp8 && i < n; ++i)
@@ -218,21 +222,18 @@ packed pack(const float* v, size_t n) {
         consider(packing::blocks8, write_blocks(v, n, 127, 8, nullptr));
     }
   }
-  if (best == packing::none || bytes_of(best, n, set) * 4 > bytes_of(packing::none, n, set) * 3)
-    return out;
-  out.how = best;
-  if (best == packing::halves) {
-    out.words = halves->done();
-    return out;
-  }
-  writer w(bytes_of(best, n, set));
-  switch (best) {
+  return best;
+}
+
+// The values in form `how` (not halves, written while choosing).
+void write_packed(writer& w, packing how, const float* v, size_t n, const survey& s) {
+  switch (how) {
     case packing::high_halves:
       for (size_t i = 0; i < n; ++i)
         w.put(static_cast<uint16_t>(bits_of(v[i]) >> 16));
       break;
     case packing::sparse:
-      w.put(static_cast<uint32_t>(set));
+      w.put(static_cast<uint32_t>(s.set));
       for (size_t i = 0; i < n; ++i)
         if (auto b = bits_of(v[i]); b != 0) {
           w.put(static_cast<uint32_t>(i));
@@ -240,7 +241,7 @@ packed pack(const float* v, size_t n) {
         }
       break;
     case packing::signs: {
-      w.put(magnitude);
+      w.put(s.magnitude);
       auto from = w.at();
       for (size_t i = 0; i < n; ++i)
         if (bits_of(v[i]) & sign_bit)
@@ -263,59 +264,115 @@ packed pack(const float* v, size_t n) {
     default:
       break;
   }
+}
+
+}  // namespace
+
+packed pack(const float* v, size_t n) {
+  packed out;
+  if (n == 0)
+    return out;
+  auto s = survey_of(v, n);
+  std::optional<writer> halves;
+  auto best = best_packing(v, n, s, halves);
+  if (best == packing::none || bytes_of(best, n, s.set) * 4 > bytes_of(packing::none, n, s.set) * 3)
+    return out;
+  out.how = best;
+  if (best == packing::halves) {
+    out.words = halves->done();
+    return out;
+  }
+  writer w(bytes_of(best, n, s.set));
+  write_packed(w, best, v, n, s);
   out.words = w.done();
   return out;
 }
 
+namespace {
+
+uint32_t load32(const unsigned char* bytes, size_t at) {
+  uint32_t x;
+  std::memcpy(&x, bytes + at, sizeof x);
+  return x;
+}
+
+uint16_t load16(const unsigned char* bytes, size_t at) {
+  uint16_t x;
+  std::memcpy(&x, bytes + at, sizeof x);
+  return x;
+}
+
+// Exactly the words the packer writes for `need` bytes: no more, no less.
+bool fits(size_t need, size_t count) {
+  return (need + 3) / 4 == count;
+}
+
+// The set count, then each (index, bits), indices rising: each value once.
+bool unpack_sparse(const unsigned char* bytes, size_t count, float* out, size_t n) {
+  if (count * 4 < 4)
+    return false;
+  size_t set = load32(bytes, 0);
+  if (set > n || !fits(4 + 8 * set, count))
+    return false;
+  std::memset(out, 0, n * sizeof(float));
+  size_t next = 0;
+  for (size_t k = 0; k < set; ++k) {
+    size_t i = load32(bytes, 4 + 8 * k);
+    if (i < next || i >= n)
+      return false;
+    out[i] = from_bits(load32(bytes, 8 + 8 * k));
+    next = i + 1;
+  }
+  return true;
+}
+
+// Per block, its scale, then a byte (or half byte) per value.
+bool unpack_blocks(packing how, const unsigned char* bytes, size_t count, float* out, size_t n) {
+  const bool eight = how == packing::blocks8;
+  const int levels = eight ? 127 : 7;
+  if (!fits(bytes_of(how, n, 0), count))
+    return false;
+  size_t at = 0;
+  for (size_t b = 0; b < n; b += quantize_block) {
+    auto m = std::min(quantize_block, n - b);
+    float scale = from_bits(load32(bytes, at));
+    at += 4;
+    if (!std::isfinite(scale) || scale < 0)
+      return false;
+    for (size_t i = 0; i < m; ++i) {
+      int q = eight ? static_cast<int8_t>(bytes[at + i]) : ((bytes[at + i / 2] >> (i % 2 * 4)) & 0xf) - levels;
+      if (q < -levels || q > levels)
+        return false;
+      out[b + i] = static_cast<float>(q) * scale;
+    }
+    at += eight ? m : (m + 1) / 2;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool unpack(packing how, const float* words, size_t count, float* out, size_t n) {
   const auto* bytes = reinterpret_cast<const unsigned char*>(words);
-  const size_t have = count * 4;
-  auto get32 = [&](size_t at) {
-    uint32_t x;
-    std::memcpy(&x, bytes + at, sizeof x);
-    return x;
-  };
-  auto get16 = [&](size_t at) {
-    uint16_t x;
-    std::memcpy(&x, bytes + at, sizeof x);
-    return x;
-  };
-  // Exactly the words the packer writes for n values: no more, no less.
-  auto fits = [&](size_t need) { return (need + 3) / 4 == count; };
   switch (how) {
     case packing::high_halves:
-      if (!fits(2 * n))
+      if (!fits(2 * n, count))
         return false;
       for (size_t i = 0; i < n; ++i)
-        out[i] = from_bits(static_cast<uint32_t>(get16(2 * i)) << 16);
+        out[i] = from_bits(static_cast<uint32_t>(load16(bytes, 2 * i)) << 16);
       return true;
     case packing::halves:
-      if (!fits(2 * n))
+      if (!fits(2 * n, count))
         return false;
       for (size_t i = 0; i < n; ++i)
-        out[i] = from_bits(half_bits(get16(2 * i)));
+        out[i] = from_bits(half_bits(load16(bytes, 2 * i)));
       return true;
-    case packing::sparse: {
-      if (have < 4)
-        return false;
-      size_t set = get32(0);
-      if (set > n || !fits(4 + 8 * set))
-        return false;
-      std::memset(out, 0, n * sizeof(float));
-      size_t next = 0;  // indices rise: each value once
-      for (size_t k = 0; k < set; ++k) {
-        size_t i = get32(4 + 8 * k);
-        if (i < next || i >= n)
-          return false;
-        out[i] = from_bits(get32(8 + 8 * k));
-        next = i + 1;
-      }
-      return true;
-    }
+    case packing::sparse:
+      return unpack_sparse(bytes, count, out, n);
     case packing::signs: {
-      if (!fits(4 + (n + 7) / 8))
+      if (!fits(4 + (n + 7) / 8, count))
         return false;
-      const uint32_t magnitude = get32(0);
+      const uint32_t magnitude = load32(bytes, 0);
       if (magnitude & sign_bit)
         return false;
       for (size_t i = 0; i < n; ++i)
@@ -323,7 +380,7 @@ bool unpack(packing how, const float* words, size_t count, float* out, size_t n)
       return true;
     }
     case packing::e4m3:
-      if (!fits(n))
+      if (!fits(n, count))
         return false;
       for (size_t i = 0; i < n; ++i) {
         if ((bytes[i] & 0x7f) == 0x7f)  // e4m3's NaN: never packed
@@ -332,28 +389,8 @@ bool unpack(packing how, const float* words, size_t count, float* out, size_t n)
       }
       return true;
     case packing::blocks8:
-    case packing::blocks4: {
-      const bool eight = how == packing::blocks8;
-      const int levels = eight ? 127 : 7;
-      if (!fits(bytes_of(how, n, 0)))
-        return false;
-      size_t at = 0;
-      for (size_t b = 0; b < n; b += quantize_block) {
-        auto m = std::min(quantize_block, n - b);
-        float scale = from_bits(get32(at));
-        at += 4;
-        if (!std::isfinite(scale) || scale < 0)
-          return false;
-        for (size_t i = 0; i < m; ++i) {
-          int q = eight ? static_cast<int8_t>(bytes[at + i]) : ((bytes[at + i / 2] >> (i % 2 * 4)) & 0xf) - levels;
-          if (q < -levels || q > levels)
-            return false;
-          out[b + i] = static_cast<float>(q) * scale;
-        }
-        at += eight ? m : (m + 1) / 2;
-      }
-      return true;
-    }
+    case packing::blocks4:
+      return unpack_blocks(how, bytes, count, out, n);
     default:
       return false;
   }
