@@ -11,6 +11,7 @@
 // Each figure is the median of K runs. Every run uses one LibTorch thread per worker.
 #include "bench/args.hpp"
 #include "bench/plain_loop.hpp"
+#include "models/data_paths.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/train.hpp>
 

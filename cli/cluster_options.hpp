@@ -4,6 +4,7 @@
 
 #include "cli/options.hpp"
 #include "runtime/cluster/net/tls_files.hpp"
+#include "models/data_paths.hpp"
 
 #include <caf/actor_system_config.hpp>
 
@@ -21,7 +22,7 @@ inline std::string bulk_host(const std::string& host) {
   return host == "localhost" ? "127.0.0.1" : host;
 }
 
-inline const std::string default_data = "/usr/share/datasets/fashion-mnist";
+inline const std::string default_data = default_fashion_mnist_dir;
 
 // Lines from actor threads and the main thread, never interleaved.
 inline void say(FILE* to, const std::string& line) {

@@ -11,6 +11,7 @@
 #include "runtime/cluster/client/launch.hpp"
 #include "runtime/job/devices.hpp"
 #include "runtime/studies/sweep.hpp"
+#include "models/data_paths.hpp"
 
 #include <caf/all.hpp>
 
@@ -68,7 +69,7 @@ struct launch_options {
       .add(tls_paths.cert, "cert", "this process's certificate (PEM)")
       .add(tls_paths.key, "key", "its private key (PEM)")
       .add(tls_paths.ca, "ca", "the CA that signed the peers' certificates (PEM)")
-      .add(data, "data", "the Fashion-MNIST folder of every rank (default /usr/share/datasets/fashion-mnist)")
+      .add(data, "data", "the Fashion-MNIST folder of every rank (default " + std::string(default_fashion_mnist_dir) + ")")
       .add(dashboard, "dashboard", "the head's dashboard port ('any': a free one; default off)")
       .actor_system(actor_system);
   }

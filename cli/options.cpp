@@ -4,6 +4,7 @@
 #include "core/link_model.hpp"
 #include "core/text.hpp"
 #include "runtime/job/job_parts.hpp"
+#include "models/data_paths.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/train.hpp>
 #include <syncpoint/worker_loop.hpp>
@@ -123,6 +124,8 @@ void options::add_job_fields(const std::string& group) {
                                                                           : f.help;
     if (f.key == "model" || f.key == "loop")
       help = f.option + ": " + (f.key == "model" ? model_list() : loop_list()) + "; " + help;
+    if (f.key == "data_dir")
+      help += std::string(" (fashion-mnist's here: ") + default_fashion_mnist_dir + "; text's: " + default_text_path + ")";
     if (auto d = default_text(f, cfg_); !d.empty())
       help += " (default " + d + ")";
     if (f.binding == cli_binding::parsed)

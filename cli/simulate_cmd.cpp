@@ -63,7 +63,7 @@ int run_simulate(const std::vector<std::string>& args) {
   print_spread("wait s", r.per_worker, [](auto& w) { return w.wait_s; }, "%.3f");
   std::printf("  wall time %.2f s; the coordinator took %.2f us per push, the virtual clock %.2f us (%llu pushes)\n",
               s.wall_s, s.coordinator_us_per_push, s.clock_us_per_push,
-              static_cast<unsigned long long>(s.run.coordinator_pushes));
+              static_cast<unsigned long long>(s.run.profile.coordinator_pushes));
   for (auto& f : s.run.failures)
     std::fprintf(stderr, "syncpoint simulate: %s\n", f.c_str());
   if (!cfg.out_dir.empty())

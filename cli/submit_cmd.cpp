@@ -10,7 +10,7 @@
 #include "runtime/cluster/jobs/placement.hpp"
 #include "runtime/records/model_file.hpp"
 #include "runtime/records/run_files.hpp"
-#include <syncpoint/dataset.hpp>
+#include "models/data_paths.hpp"
 #include <syncpoint/model.hpp>
 #include <syncpoint/worker_loop.hpp>
 

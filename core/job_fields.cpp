@@ -3,7 +3,6 @@
 // initializer in job_config.hpp, never written here.
 #include "core/job_schema.hpp"
 
-#include <syncpoint/dataset.hpp>
 
 namespace syncpoint {
 
@@ -60,7 +59,8 @@ std::vector<job_field> make_fields() {
         "protocol options by name: key=value[,key=value] (same as --key=value)")
     .parsed().none("none").layer("protocols");
   t.add("workers", &jc::workers, "workers", "job", "number of workers").short_name('w').in(1, 4096).layer("runtime/job");
-  // The CLI puts the registered models and loops first ("model: cnn, mlp, ...; ").
+  // The CLI puts the registered models and loops first ("model: cnn, mlp, ...; ") and
+  // the machine's folders after --data's help.
   t.add("model", &jc::model, "model", "job",
         "tinylm takes its size after a colon, e.g. tinylm:layers=2,width=64,heads=4 (docs/datasets.md); "
         "script:FILE.pt is a TorchScript module saved by torch.jit.script(net).save(FILE) (docs/python.md)")
@@ -77,9 +77,7 @@ std::vector<job_field> make_fields() {
         "fashion-mnist, idx (MNIST-style files in --data), cifar10 (its binary version in --data), text (UTF-8 "
         "text in --data, character by character), synthetic, or one the program registered")
     .on(on_learning).layer("models");
-  t.add("data_dir", &jc::data_dir, "data", "data",
-        std::string("the data set's folder, or text's file or folder (fashion-mnist: ") + default_fashion_mnist_dir +
-          ", text: " + default_text_path + ")")
+  t.add("data_dir", &jc::data_dir, "data", "data", "the data set's folder, or text's file or folder")
     .on(on_learning).none("the data set's own").layer("models");
   t.add("train_limit", &jc::train_limit, "train-limit", "data", "use the first N training examples")
     .on(on_learning).at_least(0).none("all").layer("models");

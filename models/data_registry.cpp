@@ -1,6 +1,7 @@
 #include <syncpoint/data_registry.hpp>
 
 #include "models/name_options.hpp"
+#include "models/data_paths.hpp"
 
 #include <map>
 #include <mutex>

@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include "models/reference_cost.hpp"
 
 namespace syncpoint {
 

@@ -13,6 +13,8 @@
 #include <thread>
 #include <string>
 #include <zlib.h>
+#include "models/reference_cost.hpp"
+#include "models/data_paths.hpp"
 
 using namespace syncpoint;
 using syncpoint::testing::be32;

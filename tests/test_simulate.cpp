@@ -60,7 +60,7 @@ TEST_CASE("simulate: the timeline is train's, event for event, for every protoco
     auto a = timeline(sim.run.trace), b = timeline(real.trace);
     REQUIRE(a.size() == b.size());
     CHECK(a == b);
-    CHECK(sim.run.coordinator_pushes >= static_cast<uint64_t>(cfg.workers) * k);
+    CHECK(sim.run.profile.coordinator_pushes >= static_cast<uint64_t>(cfg.workers) * k);
     CHECK(sim.coordinator_us_per_push > 0);
   }
 }
@@ -78,7 +78,7 @@ TEST_CASE("simulate: 512 workers of bsp wait for a 4x straggler every round, exa
   CHECK(r.samples == 512u * 20 * 64);
   CHECK(r.run_time_s == doctest::Approx(20 * 4 * 2e-3).epsilon(1e-9));
   CHECK(r.barriers == 19);
-  CHECK(s.run.coordinator_pushes == 512u * 20);
+  CHECK(s.run.profile.coordinator_pushes == 512u * 20);
   for (auto& w : r.per_worker) {
     CHECK(w.iterations == 20);
     CHECK(w.compute_ratio == doctest::Approx(w.id == 3 ? 1.0 : 0.25).epsilon(1e-6));

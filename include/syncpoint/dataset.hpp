@@ -57,9 +57,6 @@ struct data_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Directory holding train-images-idx3-ubyte.gz and friends (Debian's dataset-fashion-mnist).
-inline const char* default_fashion_mnist_dir = "/usr/share/datasets/fashion-mnist";
-
 /// A data set's two parts.
 struct train_test {
   dataset train;  ///< what the workers learn from
@@ -95,10 +92,6 @@ train_test load_cifar10(const std::string& dir);
 
 /// Reads CIFAR-10 binary files (records of a label byte and 3072 pixel bytes) into one set.
 dataset load_cifar10_files(const std::vector<std::string>& paths);
-
-/// Where --dataset text reads by default: Debian's fortunes package, about
-/// 2.6 MB of English text.
-inline const char* default_text_path = "/usr/share/games/fortunes";
 
 /// Character-level text for a language model (--dataset text): the UTF-8
 /// text at `path` (a file, or a folder's regular files by name that hold no

@@ -36,15 +36,18 @@ struct float_block {
 /// corrupt or hostile length field must not make a node allocate without bound.
 inline constexpr uint64_t max_block_floats = uint64_t{1} << 30;
 
-/// Serializers and deserializers (CAF's data processors): one raw block.
+/// How the blocks cross, not for programs: the library's own.
+namespace detail {
+
+// Serializers and deserializers (CAF's data processors): one raw block.
 template <class Inspector>
 inline constexpr bool is_data_processor = std::is_base_of<caf::serializer, Inspector>::value
                                           || std::is_base_of<caf::deserializer, Inspector>::value;
 
-/// A block's length, written, or read and checked before anything is
-/// allocated: at most max_block_floats values, and no more than the message's
-/// bytes left hold (a few bytes must not make a node zero gigabytes; fuzz/
-/// found it). Read, `values` is resized to it.
+// A block's length, written, or read and checked before anything is
+// allocated: at most max_block_floats values, and no more than the message's
+// bytes left hold (a few bytes must not make a node zero gigabytes; fuzz/
+// found it). Read, `values` is resized to it.
 template <class Inspector, class Vector>
 caf::error block_length(Inspector& f, Vector& values, const char* what, size_t bytes_each) {
   auto n = static_cast<uint64_t>(values.size());
@@ -64,10 +67,12 @@ caf::error block_length(Inspector& f, Vector& values, const char* what, size_t b
   return caf::none;
 }
 
+}  // namespace detail
+
 template <class Inspector>
-typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
+typename std::enable_if<detail::is_data_processor<Inspector>, caf::error>::type
 inspect(Inspector& f, float_block& x) {
-  if (auto err = block_length(f, x.values, "float block", sizeof(float)))
+  if (auto err = detail::block_length(f, x.values, "float block", sizeof(float)))
     return err;
   if (x.values.empty())
     return caf::none;
@@ -76,7 +81,7 @@ inspect(Inspector& f, float_block& x) {
 
 /// Other inspectors (to_string, logging): the length only, not megabytes of text.
 template <class Inspector>
-typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::result_type>::type
+typename std::enable_if<!detail::is_data_processor<Inspector>, typename Inspector::result_type>::type
 inspect(Inspector& f, float_block& x) {
   auto n = static_cast<uint64_t>(x.values.size());
   return f(caf::meta::type_name("float_block"), n);
@@ -90,9 +95,9 @@ struct flag_block {
 };
 
 template <class Inspector>
-typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
+typename std::enable_if<detail::is_data_processor<Inspector>, caf::error>::type
 inspect(Inspector& f, flag_block& x) {
-  if (auto err = block_length(f, x.values, "flag block", 1))
+  if (auto err = detail::block_length(f, x.values, "flag block", 1))
     return err;
   for (size_t i = 0; i < x.values.size(); ++i) {
     uint8_t b = x.values[i] ? 1 : 0;
@@ -108,7 +113,7 @@ inspect(Inspector& f, flag_block& x) {
 }
 
 template <class Inspector>
-typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::result_type>::type
+typename std::enable_if<!detail::is_data_processor<Inspector>, typename Inspector::result_type>::type
 inspect(Inspector& f, flag_block& x) {
   return f(x.values);
 }
@@ -135,7 +140,7 @@ exact_float<T> exact(T& x) {
 }
 
 template <class Inspector, class T>
-typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
+typename std::enable_if<detail::is_data_processor<Inspector>, caf::error>::type
 inspect(Inspector& f, exact_float<T>& x) {
   using bits_type = typename std::conditional<sizeof(T) == 4, uint32_t, uint64_t>::type;
   bits_type bits = 0;
@@ -149,7 +154,7 @@ inspect(Inspector& f, exact_float<T>& x) {
 }
 
 template <class Inspector, class T>
-typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::result_type>::type
+typename std::enable_if<!detail::is_data_processor<Inspector>, typename Inspector::result_type>::type
 inspect(Inspector& f, exact_float<T>& x) {
   return f(x.value);
 }
@@ -162,9 +167,9 @@ struct exact_list {
 };
 
 template <class Inspector>
-typename std::enable_if<is_data_processor<Inspector>, caf::error>::type
+typename std::enable_if<detail::is_data_processor<Inspector>, caf::error>::type
 inspect(Inspector& f, exact_list& x) {
-  if (auto err = block_length(f, x.values, "list of numbers", sizeof(double)))
+  if (auto err = detail::block_length(f, x.values, "list of numbers", sizeof(double)))
     return err;
   for (auto& v : x.values) {
     auto e = exact(v);
@@ -175,7 +180,7 @@ inspect(Inspector& f, exact_list& x) {
 }
 
 template <class Inspector>
-typename std::enable_if<!is_data_processor<Inspector>, typename Inspector::result_type>::type
+typename std::enable_if<!detail::is_data_processor<Inspector>, typename Inspector::result_type>::type
 inspect(Inspector& f, exact_list& x) {
   return f(x.values);
 }

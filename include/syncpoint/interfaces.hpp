@@ -23,7 +23,9 @@
 
 #include <syncpoint/messages.hpp>
 
+#include <caf/stateful_actor.hpp>  // (a program's own observer or controller: its typed, stateful actor)
 #include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
 
 #include <string>
 

@@ -16,7 +16,7 @@
 /// ```
 #pragma once
 
-#include <caf/all.hpp>
+#include <caf/meta/type_name.hpp>
 
 #include <syncpoint/float_block.hpp>
 #include <syncpoint/shared_floats.hpp>

@@ -154,19 +154,6 @@ std::vector<std::string> model_names();
 /// weights `w` (null: the weights `m` holds) classifies correctly.
 double accuracy(model& m, const float* w, const dataset& data, int64_t limit = 0);
 
-/// The cost of one gradient on `batch` examples on the reference core, in ms:
-/// the virtual clock's default per-iteration cost, so that a virtual run is
-/// reproducible from its command line. Built-in models come from a table
-/// measured once (one core of the development VM, LibTorch 1.13 with serial
-/// OpenBLAS, batch 64, examples of 1x28x28 and 10 classes: mlp 0.70 ms, cnn
-/// 3.80 ms, softmax 0.075 ms, resnet 76 ms; tinylm 67 ms at its default size
-/// and a context of 64, scaled by its parameters and context); any other model, or a built-in one
-/// made for another input `in`, costs like the mlp per parameter (a GPU worker
-/// or another shape: measure it, docs/architecture.md "Virtual time"). Linear
-/// in `batch`. `source` (if given) says which: "model table" or "parameter formula".
-double reference_gradient_ms(const std::string& model, int batch, std::string* source = nullptr,
-                             const model_input& in = {});
-
 /// The "timing-only" model.
 std::unique_ptr<model> make_timing_model();
 

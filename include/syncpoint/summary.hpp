@@ -3,7 +3,6 @@
 /// The trace is the single source of truth: every figure here is derived from it.
 #pragma once
 
-#include <syncpoint/job_config.hpp>
 #include <syncpoint/messages.hpp>
 
 #include <string>
@@ -115,11 +114,6 @@ bool failed_run(const run_summary& s);
 /// The fewest samples any run that did not fail processed: where runs are
 /// compared at equal samples (0 when there is no such run).
 uint64_t equal_samples(const std::vector<const run_summary*>& runs);
-
-/// The summary of a run of `cfg` from its trace (and the workers it lost).
-run_summary summarize(const job_config& cfg, double iter_cost_ms,
-                      const std::vector<trace_event>& trace,
-                      const std::vector<worker_loss>& losses = {});
 
 /// summary.json's text.
 std::string to_json(const run_summary& s);

@@ -18,16 +18,23 @@
 
 namespace syncpoint {
 
+namespace detail {
+// What the run cost the framework, for `syncpoint simulate` (not in the summary:
+// it is no part of a reproducible run). The library's, not for programs.
+struct run_profile {
+  double coordinator_busy_s = 0;  // wall time the coordinator spent deciding
+  uint64_t coordinator_pushes = 0;  // pushes it handled
+  double clock_busy_s = 0;  // virtual clock: wall time spent putting its timers in order and firing them
+};
+}  // namespace detail
+
 /// A finished run: its summary, trace and final model.
 struct run_result {
   run_summary summary;  ///< what summary.json holds
   std::vector<trace_event> trace;  ///< what trace.jsonl holds
   std::vector<std::string> failures;  ///< one line per lost worker, with the reason
   weights final_model;                ///< the PS's model at the end
-  double coordinator_busy_s = 0;      ///< wall time the coordinator spent deciding (not in the summary:
-                                      ///< it is no part of a reproducible run)
-  uint64_t coordinator_pushes = 0;    ///< pushes it handled
-  double clock_busy_s = 0;            ///< virtual clock: wall time spent putting its timers in order and firing them
+  detail::run_profile profile;        ///< (the library's: what the run cost the framework)
 };
 
 /// Runs the job to completion on the configured clock. Writes trace.jsonl and

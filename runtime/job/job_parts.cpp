@@ -8,6 +8,7 @@
 #include "actors/row_store.hpp"
 #include "core/row_blocks.hpp"
 #include "runtime/records/checkpoint_file.hpp"
+#include "runtime/records/summarize.hpp"
 #include "actors/tracer.hpp"
 #include <syncpoint/data_registry.hpp>
 #include <syncpoint/model.hpp>
@@ -378,8 +379,8 @@ run_result make_result(const job_config& cfg, double iter_cost_ms, run_outcome o
   for (auto& l : outcome.losses)
     r.failures.push_back("worker " + std::to_string(l.worker) + " lost: " + l.reason);
   r.final_model = std::move(outcome.final_model);
-  r.coordinator_busy_s = outcome.coordinator_busy_s;
-  r.coordinator_pushes = outcome.coordinator_pushes;
+  r.profile.coordinator_busy_s = outcome.coordinator_busy_s;
+  r.profile.coordinator_pushes = outcome.coordinator_pushes;
   return r;
 }
 

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include "models/reference_cost.hpp"
 
 namespace syncpoint {
 
@@ -448,7 +449,7 @@ run_result job::wait() {
                clock_busy_s);
   p.release_timeline();  // its actors are gone: the system may take another virtual-clock job
   auto result = finish(p.plan.cfg, p.start, std::move(outcome));
-  result.clock_busy_s = clock_busy_s;
+  result.profile.clock_busy_s = clock_busy_s;
   return result;
 }
 

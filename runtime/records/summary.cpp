@@ -1,4 +1,4 @@
-#include <syncpoint/summary.hpp>
+#include "runtime/records/summarize.hpp"
 
 #include "core/clock.hpp"
 #include "core/json.hpp"

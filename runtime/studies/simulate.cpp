@@ -4,6 +4,7 @@
 #include <syncpoint/model.hpp>
 
 #include <chrono>
+#include "models/reference_cost.hpp"
 
 namespace syncpoint {
 
@@ -49,9 +50,9 @@ simulation simulate(job_config cfg, uint64_t iterations, progress_fn on_progress
   s.run.summary.iter_cost_source = s.iter_cost_source;
   if (!out_dir.empty())
     write_run(out_dir, s.run);
-  if (s.run.coordinator_pushes > 0) {
-    s.coordinator_us_per_push = s.run.coordinator_busy_s * 1e6 / static_cast<double>(s.run.coordinator_pushes);
-    s.clock_us_per_push = s.run.clock_busy_s * 1e6 / static_cast<double>(s.run.coordinator_pushes);
+  if (s.run.profile.coordinator_pushes > 0) {
+    s.coordinator_us_per_push = s.run.profile.coordinator_busy_s * 1e6 / static_cast<double>(s.run.profile.coordinator_pushes);
+    s.clock_us_per_push = s.run.profile.clock_busy_s * 1e6 / static_cast<double>(s.run.profile.coordinator_pushes);
   }
   return s;
 }
