@@ -94,7 +94,7 @@ std::vector<job_field> make_fields() {
     .on(on_learning).in(0, 1).none("none").layer("actors/evaluator");
   t.add("stop_at_target", &jc::stop_at_target, "stop-at-target", "job", "stop when the target is reached")
     .on(on_learning).layer("actors/coordinator");
-  t.add("optimizer", &jc::optimizer, "optimizer", "optimizer", "the PS's optimizer (docs/optimizers.md)")
+  t.add("optimizer", &jc::optimizer, "optimizer", "optimizer", "the PS's optimizer: sgd, nesterov, adam or adamw (docs/optimizers.md)")
     .on(on_learning).choices({"sgd", "nesterov", "adam", "adamw"}).layer("actors/ps");
   t.add("lr", &jc::lr, "lr", "optimizer", "learning rate").on(on_learning).positive().layer("actors/ps");
   t.add("momentum", &jc::momentum, "momentum", "optimizer", "sgd, nesterov: momentum")
@@ -111,7 +111,8 @@ std::vector<job_field> make_fields() {
   t.add("momentum_rule", &jc::momentum_rule, "momentum-rule", "optimizer",
         "adjusted (stale pushes weigh less, momentum per visible step; docs/momentum.md) or plain")
     .on(on_learning).choices({"adjusted", "plain"}).layer("actors/ps");
-  t.add("lr_schedule", &jc::lr_schedule, "lr-schedule", "optimizer", "the learning rate by samples taken in")
+  t.add("lr_schedule", &jc::lr_schedule, "lr-schedule", "optimizer",
+        "the learning rate by samples taken in: constant, step (--lr-milestones) or cosine")
     .on(on_learning).choices({"constant", "step", "cosine"}).layer("actors/ps");
   t.add("lr_milestones", &jc::lr_milestones, "lr-milestones", "optimizer",
         "step: epochs at which the rate is multiplied by --lr-gamma (e.g. 30,60)")

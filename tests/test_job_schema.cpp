@@ -128,6 +128,8 @@ TEST_CASE("job schema: the table holds every field of job_config, once each, in 
     CHECK(!f.help.empty());
     CHECK(!f.layer.empty());
     CHECK_MESSAGE(f.help.find("(default") == std::string::npos, "a default is job_config's, not the help's");
+    for (auto& choice : f.choices)  // --help names what the option takes
+      CHECK_MESSAGE(f.help.find(choice) != std::string::npos, "'" << choice << "' in the help: " << f.help);
     if (f.binding == cli_binding::value || f.binding == cli_binding::parsed)
       CHECK(options.insert(f.option).second);
     if (f.binding == cli_binding::by_other)
