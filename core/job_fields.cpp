@@ -3,7 +3,6 @@
 // initializer in job_config.hpp, never written here.
 #include "core/job_schema.hpp"
 
-
 namespace syncpoint {
 
 namespace {

@@ -3,7 +3,6 @@
 #include "core/text.hpp"
 
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 #include <type_traits>
 
@@ -15,15 +14,7 @@ namespace {
 std::string bound_text(double x) {
   if (x >= 1e6 && std::pow(10.0, std::round(std::log10(x))) == x)
     return "1e" + std::to_string(static_cast<int>(std::round(std::log10(x))));
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
-}
-
-std::string number_text(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.10g", x);
-  return buf;
+  return fmt("%.10g", x);
 }
 
 bool integral(const job_field& f) {
@@ -83,13 +74,13 @@ std::string field_text(const job_config& cfg, const job_field& f) {
       } else if constexpr (std::is_integral_v<T>) {
         return std::to_string(v);
       } else if constexpr (std::is_same_v<T, double>) {
-        return number_text(v);
+        return fmt("%.10g", v);
       } else if constexpr (std::is_same_v<T, std::string>) {
         return v;
       } else if constexpr (std::is_same_v<T, std::vector<double>>) {
         std::string out;
         for (double x : v)
-          out += (out.empty() ? "" : ",") + number_text(x);
+          out += (out.empty() ? "" : ",") + fmt("%.10g", x);
         return out;
       } else if constexpr (std::is_same_v<T, clock_kind>) {
         return to_string(v);

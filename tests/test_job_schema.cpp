@@ -183,17 +183,16 @@ TEST_CASE("job schema: each command's --help offers the fields the table gives i
       if (at == std::string::npos || default_text(f, defaults).empty())
         continue;
       auto next = help.find("\n  --", at + 1);
-      auto entry = help.substr(at, next == std::string::npos ? std::string::npos : next - at);
-      std::string flat;  // the help wraps its lines
-      std::istringstream words(entry);
-      for (std::string w; words >> w;)
-        flat += (flat.empty() ? "" : " ") + w;
-      std::string want = "(default " + default_text(f, defaults) + ")";
-      std::string want_flat;
-      std::istringstream want_words(want);
-      for (std::string w; want_words >> w;)
-        want_flat += (want_flat.empty() ? "" : " ") + w;
-      CHECK_MESSAGE(flat.find(want_flat) != std::string::npos, want_flat << " in: " << flat);
+      auto flat = [](const std::string& text) {  // the help wraps its lines: words one space apart
+        std::string out;
+        std::istringstream words(text);
+        for (std::string w; words >> w;)
+          out += (out.empty() ? "" : " ") + w;
+        return out;
+      };
+      auto entry = flat(help.substr(at, next == std::string::npos ? std::string::npos : next - at));
+      auto want = flat("(default " + default_text(f, defaults) + ")");
+      CHECK_MESSAGE(entry.find(want) != std::string::npos, want << " in: " << entry);
     }
   }
   CHECK(default_text(job_field_named("workers")) == "4");
