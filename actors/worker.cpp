@@ -1,15 +1,13 @@
+// A worker: its trace, its request watchdog, its checkpoint (save and
+// restore), how it is set up, and its behavior, a table of handlers. Its step
+// is actors/worker_step.cpp's; its messages to the PS, actors/worker_exchange.cpp's.
 #include "actors/worker_state.hpp"
-
-#include "core/float_buffers.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <numeric>
 #include <optional>
-#include <random>
 #include <utility>
 
 namespace syncpoint {
@@ -99,141 +97,6 @@ void watch(worker_ptr self) {
 }
 
 }  // namespace
-
-// The loop gets its next batch ready while the worker waits for a reply.
-void prefetch(worker_state& st) {
-  st.loop->prepare(*st.m, st.batch);
-}
-
-namespace {
-
-void computed(worker_ptr self) {
-  auto& st = self->state;
-  auto t = now(self);
-  trace(self, "compute", st.compute_start, t, st.loss);
-  st.ready_since = t;  // (a local step's end: idle from here if the worker cannot go on)
-  if (st.local.round_done)
-    st.pipe.compute_done();
-  else
-    st.pipe.step_taken();  // a local step: more before the push
-  advance(self);
-}
-
-// Global-norm clipping of one pushed gradient (docs/optimizers.md): scaled
-// by max_norm / ||g|| when ||g|| is larger, as torch.nn.utils.clip_grad_norm_
-// does to the gradient it is given. The norm is summed in double, in order.
-// The model's buffers at the end of the vector are values, not gradients: left as they are.
-void clip(std::vector<float>& g, size_t parameters, double max_norm) {
-  double sum = 0;
-  for (size_t i = 0; i < parameters; ++i)
-    sum += static_cast<double>(g[i]) * g[i];
-  double norm = std::sqrt(sum);
-  if (norm <= max_norm)
-    return;
-  auto scale = static_cast<float>(max_norm / (norm + 1e-6));
-  for (size_t i = 0; i < parameters; ++i)
-    g[i] *= scale;
-}
-
-void compute(worker_ptr self) {
-  auto& st = self->state;
-  st.pipe.compute_started();
-  st.compute_start = now(self);
-  st.grad_version = st.version;
-  if (st.grad.size() != st.m->size())  // pushed away (whole, or as views): one handed back, the model writes it whole
-    st.grad = float_buffers::take(st.m->size());
-  auto wall0 = std::chrono::steady_clock::now();
-  step_result r;
-  try {
-    r = st.loop->step(*st.m,
-                      step_input{st.batch, st.version, st.iter, st.local.rate, st.refused,
-                                 st.rows_loaded ? &st.rows_held : nullptr},
-                      st.grad.data());
-  } catch (const std::exception& e) {
-    leave(self, make_error(sp_error::user_loop_failed,
-                           "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
-    return;
-  }
-  if (!st.widths.empty()) {  // a sparse model: the rows' gradients go with the push
-    std::string why;
-    if (!keep_row_gradients(st, why, std::move(r.row_gradients))) {
-      leave(self, make_error(sp_error::bad_input, "worker " + std::to_string(st.cfg.id) + ": " + why));
-      return;
-    }
-  }
-  st.refused.clear();
-  st.loss = r.loss;
-  st.samples = r.samples;
-  for (auto& mt : r.metrics) {  // a "metric" instant each, its name in the note
-    auto t = now(self);
-    trace(self, "metric", t, t, mt.value, mt.name);
-  }
-  if (st.cfg.clip_norm > 0)
-    clip(st.grad, st.m->size() - st.m->buffers(), st.cfg.clip_norm);
-  if (st.local.work.local()) {  // its own copy moves with the gradient (as computed); the round may go on
-    st.local.round_done = take_local_step(st);
-  } else {
-    st.local.round_done = true;
-    st.local.built_work = st.local.work;
-    if (st.cfg.compress) {
-      compress_gradient(st);
-      compress_rows(st);
-    }
-  }
-  double measured = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
-  double t_s = to_seconds(st.compute_start);
-  double factor = st.cfg.stragglers.factor(st.cfg.id, t_s);
-  double extra = st.cfg.stragglers.extra_s(st.cfg.id, t_s);
-  double delay = st.cfg.virtual_clock
-                   ? st.cfg.iter_cost_s * static_cast<double>(r.samples) / st.cfg.batch * factor + extra
-                   : std::max(0.0, (factor - 1.0) * measured) + extra;
-  if (delay > 0) {
-    st.compute_due = now(self) + seconds(delay).count();
-    self->delayed_send(self, seconds(delay), computed_atom::value);
-  }
-  else
-    computed(self);
-}
-
-}  // namespace
-
-// Moves the pipeline on: act on a reply (stop, pull), push a waiting
-// gradient, or start computing the next one.
-void advance(worker_ptr self) {
-  auto& st = self->state;
-  if (st.pipe.pulling())
-    return;
-  if (st.reply) {
-    auto p = *st.reply;
-    st.reply.reset();
-    if (p.stop) {
-      leave(self);
-      return;
-    }
-    if (p.batch > 0)
-      st.batch = static_cast<int>(p.batch);
-    st.local.work = p.work;
-    st.local.rate = p.lr;
-    st.local.release_samples = p.samples;
-    st.local.release_live = p.live;
-    if (p.pull) {
-      pull(self, p.min_version);
-      return;
-    }
-  }
-  if (st.pipe.pushing()) {
-    if (st.local.steps_done >= st.local.work.overlap || st.pipe.computing() || st.pipe.ready())
-      return;  // wait for the reply (a computed gradient waits with us; τ local steps may go on first)
-    compute(self);
-    return;
-  }
-  if (st.pipe.ready()) {
-    push(self);
-    return;
-  }
-  if (!st.pipe.computing())
-    compute(self);
-}
 
 namespace {
 

@@ -1,8 +1,10 @@
-// A worker's exchange with the PS shards (actors/worker.hpp): a gradient
-// goes out as one slice per shard, and the reply that counts is the lead
-// shard's (the coordinator's word); a pull gathers one version's slices into
-// one model. With one shard, the gradient is moved and the pulled model
-// adopted as they are.
+// A worker's messages to the PS shards and how their replies are read; what
+// the worker does with them is its step's (actors/worker_step.cpp). A
+// gradient goes out as one slice per shard, and the reply that counts is the
+// lead shard's (the coordinator's word); a pull gathers one version's slices
+// into one model. With one shard, the gradient is moved and the pulled model
+// adopted as they are. A replicated shard's copies lost and made, and a
+// resumed worker's requests asked again, are here too.
 #include "actors/worker_state.hpp"
 #include "core/shared_floats.hpp"
 
@@ -12,30 +14,6 @@
 namespace syncpoint {
 
 namespace {
-
-// A worker whose gradients the PS keeps refusing (NaN from a diverged model)
-// gives up, so that the run ends instead of spinning.
-constexpr int max_rejections_in_a_row = 8;
-
-// The gradient is dropped (refused, `why`), and the worker pulls as `p` says,
-// unless the PS keeps refusing: a diverged model, which will not get better.
-void refused(worker_ptr self, proceed p, const std::string& why) {
-  auto& st = self->state;
-  auto t = now(self);
-  if (++st.rejected_in_a_row >= max_rejections_in_a_row) {
-    leave(self, caf::make_error(caf::sec::runtime_error,
-                                "worker " + std::to_string(st.cfg.id) + ": " + std::to_string(max_rejections_in_a_row) +
-                                  " gradients in a row rejected (last: " + why +
-                                  "); the model has diverged, try a lower --lr"));
-    return;
-  }
-  trace(self, "push", st.push_sent, t, st.push_bytes);
-  st.refused = why;  // the loop hears it with its next step
-  st.pipe.push_answered();
-  p.accepted = t;
-  st.reply = p;
-  advance(self);
-}
 
 // The reply to a push `seq` (or to its resumption after a checkpoint) from
 // one shard: the lead's carries the coordinator's word (`decides`), accepted
@@ -49,25 +27,10 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
       if (!decides || seq != st.push_seq || !st.pipe.pushing())
         return;
       answered(self);
-      if (!p.refused.empty()) {
-        refused(self, p, p.refused);
-        return;
-      }
-      st.rejected_in_a_row = 0;
-      auto t = now(self);
-      auto accepted = std::clamp(p.accepted, st.push_sent, t);
-      trace(self, "push", st.push_sent, accepted, st.push_bytes);
-      if (st.local.work.overlap == 0) {  // idle from acceptance to this reply
-        trace(self, "wait", accepted, t);
-      } else if (st.pipe.ready()) {  // overlapped: idle only since the next gradient was done
-        trace(self, "wait", st.ready_since, t);
-        st.ready_since = t;
-      } else if (!st.pipe.computing()) {  // overlapped by τ local steps: idle since the last of them
-        trace(self, "wait", std::max(st.ready_since, st.push_sent), t);
-      }
-      st.pipe.push_answered();
-      st.reply = p;
-      advance(self);
+      if (p.refused.empty())
+        push_accepted(self, p);
+      else
+        push_refused(self, p, p.refused);
     },
     [=](caf::error& err) {
       auto& st = self->state;
@@ -84,7 +47,7 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
         p.lr = st.local.rate;
         p.samples = st.local.release_samples;
         p.live = st.local.release_live;
-        refused(self, p, self->system().render(err));
+        push_refused(self, p, self->system().render(err));
         return;
       }
       leave(self, std::move(err));  // PS unreachable: the coordinator sees us go
@@ -93,25 +56,15 @@ void expect_proceed(worker_ptr self, Handle&& reply, uint64_t seq, bool decides)
 
 }  // namespace
 
-void push(worker_ptr self) {
+// The gradient in hand goes to the shards: with one shard, itself; with K,
+// a slice to each copy of each shard, as views of it. The lead's answer is the one that counts.
+void send_push(worker_ptr self) {
   auto& st = self->state;
-  auto t = now(self);
-  if (st.cfg.fail_at_iter > 0 && st.iter + 1 == st.cfg.fail_at_iter) {
-    leave(self, caf::make_error(caf::sec::runtime_error, "injected failure of worker " +
-                                                           std::to_string(st.cfg.id)));
-    return;
-  }
-  ++st.iter;
-  if (st.ready_since < t)  // the gradient waited for the reply to the previous push
-    trace(self, "wait", st.ready_since, t);
-  st.pipe.push_sent();
-  st.push_sent = t;
   asked(self, "push");
   auto seq = ++st.push_seq;
   auto& ps = st.cfg.ps;
   st.push_bytes = 0;
   st.push_relays.clear();
-  st.local.pushed_work = st.local.built_work;
   bool fragment = st.local.built_work.fragments > 1;
   // A compressed slice or a fragment says its bytes, a sparse model's keys and rows included (the
   // link model charges them); a plain one, none.
@@ -128,44 +81,25 @@ void push(worker_ptr self) {
     st.row_grads = {};
     st.push_relays.push_back(ps.lead().address());
     expect_proceed(self, self->request(ps.lead(), caf::infinite, push_atom::value, std::move(g)), seq, true);
-  } else {  // each shard (each copy of it) its slice, all at once: views of the gradient, shared, no copy
-    auto whole = handed_back_floats(std::move(st.grad)).shared();  // the next gradient's buffer once all let go
-    st.grad = {};
-    for (size_t k = 0; k < ps.size(); ++k) {
-      auto rows = st.widths.empty() ? std::vector<row_block>{} : row_gradients_for(st, k);
-      auto bytes = wire(k, rows);
-      gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
-                      float_slice(whole, ps.begin(k), ps.end(k)), bytes, slice_ranges(st, k, st.local.built_work),
-                      std::move(rows)};
-      for (auto& copy : ps.members(k)) {  // a copy of the lead hands the request on too: any of them answers
-        if (k == 0)
-          st.push_relays.push_back(copy.address());
-        expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, g), seq, k == 0);
-      }
+    return;
+  }
+  auto whole = handed_back_floats(std::move(st.grad)).shared();  // the next gradient's buffer once all let go
+  st.grad = {};
+  for (size_t k = 0; k < ps.size(); ++k) {
+    auto rows = st.widths.empty() ? std::vector<row_block>{} : row_gradients_for(st, k);
+    auto bytes = wire(k, rows);
+    gradient_push g{st.cfg.id, st.iter, st.grad_version, static_cast<uint32_t>(st.samples),
+                    float_slice(whole, ps.begin(k), ps.end(k)), bytes, slice_ranges(st, k, st.local.built_work),
+                    std::move(rows)};
+    for (auto& copy : ps.members(k)) {  // a copy of the lead hands the request on too: any of them answers
+      if (k == 0)
+        st.push_relays.push_back(copy.address());
+      expect_proceed(self, self->request(copy, caf::infinite, push_atom::value, g), seq, k == 0);
     }
   }
-  if (st.local.work.overlap > 0)
-    advance(self);  // start the next gradient while this push is in flight
-  else
-    prefetch(st);
 }
 
 namespace {
-
-// The weights of one version are in: the model takes them.
-void pulled(worker_ptr self, uint64_t version, shared_floats::pointer values) {
-  auto& st = self->state;
-  answered(self);
-  st.version = version;
-  merge_pulled(st, std::move(values));
-  if (!st.widths.empty())
-    load_pulled_rows(st);
-  trace(self, "pull", st.pull_start, now(self), st.pull_bytes);
-  if (st.pipe.ready())
-    st.ready_since = now(self);  // the pull is not waiting
-  st.pipe.pull_answered();
-  advance(self);
-}
 
 // A buffer for the next pulled model that nobody else holds (the model may
 // still hold the last one).
@@ -200,6 +134,7 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
         }
       }
       if (!ps.sequenced()) {
+        answered(self);
         pulled(self, w.version, w.values.shared());
         return;
       }
@@ -221,8 +156,10 @@ void expect_weights(worker_ptr self, Handle&& reply, uint64_t seq, size_t k) {
       std::copy(w.values.data(), w.values.data() + w.values.size(), st.pulled->data() + ps.begin(k));
       st.slice_in[k] = true;
       st.pull_version = w.version;
-      if (--st.pull_left == 0)
+      if (--st.pull_left == 0) {
+        answered(self);
         pulled(self, st.pull_version, st.pulled);
+      }
     },
     [=](caf::error& err) {
       if (seq != self->state.pull_seq)
@@ -256,10 +193,12 @@ void ask_slice(worker_ptr self, size_t k, uint64_t seq, uint64_t min_version, bo
     expect_weights(self, self->request(shard, caf::infinite, pull_atom::value, min_version), seq, k);
 }
 
+}  // namespace
+
 // Asks every shard for its slice of a version >= min_version (`resumed`: the
 // pull the worker waited for when the checkpoint was taken, of which only
 // the slices that had not come yet).
-void request_weights(worker_ptr self, uint64_t min_version, bool resumed) {
+void send_pull(worker_ptr self, uint64_t min_version, bool resumed) {
   auto& st = self->state;
   asked(self, "pull");
   auto seq = ++st.pull_seq;
@@ -273,31 +212,6 @@ void request_weights(worker_ptr self, uint64_t min_version, bool resumed) {
   for (size_t k = 0; k < ps.size(); ++k)
     if (!ps.sequenced() || !st.slice_in[k])
       ask_slice(self, k, seq, min_version, resumed);
-}
-
-}  // namespace
-
-void pull(worker_ptr self, uint64_t min_version) {
-  auto& st = self->state;
-  st.pipe.pull_sent();
-  st.pull_start = now(self);
-  st.pull_min_version = min_version;
-  st.pull_bytes = 0;
-  for (size_t k = 0; k < st.cfg.ps.size(); ++k)
-    st.pull_bytes += static_cast<double>(pulled_bytes(st, k));
-  if (!st.widths.empty()) {  // the next step's keys go with it, and their rows come back
-    try {
-      ask_rows(st);
-    } catch (const std::exception& e) {
-      leave(self, make_error(sp_error::user_loop_failed,
-                             "worker " + std::to_string(st.cfg.id) + "'s loop failed: " + first_line(e.what())));
-      return;
-    }
-    for (auto& asked : st.rows_asked)
-      for (auto& b : asked)
-        st.pull_bytes += static_cast<double>(b.keys.size() * (2 * sizeof(uint64_t) + st.widths[b.table] * sizeof(float)));
-  }
-  request_weights(self, min_version, false);
 }
 
 void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary) {
@@ -364,7 +278,7 @@ void ask_again(worker_ptr self) {
       }
   }
   if (st.pipe.pulling())
-    request_weights(self, st.pull_min_version, true);
+    send_pull(self, st.pull_min_version, true);
 }
 
 }  // namespace syncpoint

@@ -1,4 +1,4 @@
-// A worker's pipeline state (actors/worker.cpp): one value with the legal
+// A worker's pipeline state (actors/worker_step.cpp drives it): one value with the legal
 // transitions as its only mutators.
 //
 //   worker_pipeline p;

@@ -1,5 +1,6 @@
-// The worker's state (actors/worker.cpp), shared with its exchange with the
-// PS shards (actors/worker_exchange.cpp). Not part of the API.
+// The worker's state (actors/worker.cpp), shared with its step
+// (actors/worker_step.cpp) and its messages to the PS shards
+// (actors/worker_exchange.cpp). Not part of the API.
 #pragma once
 
 #include "actors/worker.hpp"
@@ -91,15 +92,20 @@ struct worker_state {
 
 using worker_ptr = worker_actor::stateful_pointer<worker_state>;
 
-// actors/worker.cpp: the trace, the run clock, the watchdog's bookkeeping and the pipeline.
+// actors/worker.cpp: the trace, the run clock and the watchdog's bookkeeping.
 void trace(worker_ptr self, const char* kind, nanos t0, nanos t1, double value = 0, const std::string& note = {});
 void send_held_events(worker_ptr self);  // the events batch_trace holds, now
 void leave(worker_ptr self, caf::error reason = {});  // quits, its held events sent first
 nanos now(worker_ptr self);
 void asked(worker_ptr self, const char* what);  // a request went out (the watchdog's clock starts)
 void answered(worker_ptr self);                 // ... and is over
-void prefetch(worker_state& st);                // the loop gets its next batch ready while a push waits
-void advance(worker_ptr self);                  // moves the pipeline on
+
+// actors/worker_step.cpp: one step, top to bottom, driven by the pipeline's transitions.
+void advance(worker_ptr self);  // moves the pipeline on: act on an answer, push, or compute
+void computed(worker_ptr self);  // the charged compute time is over
+void push_accepted(worker_ptr self, const proceed& p);  // the lead shard's answer: the coordinator's word
+void push_refused(worker_ptr self, proceed p, const std::string& why);  // ... or the push dropped
+void pulled(worker_ptr self, uint64_t version, shared_floats::pointer values);  // one version's weights are in
 
 // actors/worker_local.cpp: local work between exchanges (<syncpoint/local_work.hpp>).
 /// After a gradient is computed (and clipped): the inner step, and the sum of
@@ -150,9 +156,11 @@ std::vector<row_block> row_gradients_for(const worker_state& st, size_t k);
 void save_rows(const worker_state& st, saved_worker& s);
 void restore_rows(worker_state& st, const saved_worker& s);
 
-// actors/worker_exchange.cpp: requests to the PS shards and their replies.
-void push(worker_ptr self);                          // the computed gradient, a slice to each shard
-void pull(worker_ptr self, uint64_t min_version);    // one version from every shard
+// actors/worker_exchange.cpp: the messages to the PS shards and their replies, read.
+void send_push(worker_ptr self);  // the gradient in hand, a slice to each shard; the lead's answer to push_accepted/refused
+/// One version >= min_version from every shard, into pulled() (`resumed`: a
+/// checkpoint's pull, of which only the slices that had not come).
+void send_pull(worker_ptr self, uint64_t min_version, bool resumed);
 void ask_again(worker_ptr self);                     // resumed: the push or pull the checkpoint held
 void copy_lost(worker_ptr self, size_t shard, size_t copy, ps_actor primary);  // a replicated shard's copy went
 // ... and a new one took its place: the next pushes go to it too

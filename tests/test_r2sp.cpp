@@ -188,7 +188,7 @@ TEST_CASE("shard: with batch sizes that change, every pass covers the shard exac
 }
 
 TEST_CASE("shard: a peek shows the next draws without taking them, within the pass") {
-  // A worker gathers its next batch while it waits for a reply (actors/worker.cpp):
+  // A worker gathers its next batch while it waits for a reply (actors/worker_step.cpp):
   // the batch must be the one it would draw, whatever batch size comes next.
   shard_sampler s(1003, 4, 3, 7), twin(1003, 4, 3, 7);
   for (int i = 0; i < 240; ++i)
