@@ -133,9 +133,9 @@ void options::add_job_fields(const std::string& group) {
     else
       std::visit(
         [&](auto m) {
-          using T = std::decay_t<decltype(cfg_.*m)>;
+          using T = typename decltype(m)::type;
           if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>)
-            table_.add(cfg_.*m, names, help);
+            table_.add(m.of(cfg_), names, help);
           else
             throw std::logic_error("job field '" + f.key + "' takes its option's value but the CLI must parse it");
         },
@@ -188,15 +188,15 @@ std::string parse_fail_worker(const std::string& text, job_config& cfg) {
   long k = at == std::string::npos ? -1 : std::strtol(text.c_str() + at + 1, &e2, 10);
   if (at == std::string::npos || at == 0 || e1 != text.c_str() + at || *e2 != '\0' || w < 0 || k < 1)
     return "invalid value in '--fail-worker=" + text + "' (expected W@K, e.g. 2@10)";
-  cfg.fail_worker = static_cast<int>(w);
-  cfg.fail_at_iter = static_cast<uint64_t>(k);
+  cfg.internals.fail_worker = static_cast<int>(w);
+  cfg.internals.fail_at_iter = static_cast<uint64_t>(k);
   return {};
 }
 
 // --iter-cost MS or measure.
 std::string parse_iter_cost(const std::string& text, job_config& cfg) {
   if (text == "measure") {
-    cfg.measure_iter_cost = true;
+    cfg.internals.measure_iter_cost = true;
   } else if (!text.empty()) {
     char* end = nullptr;
     cfg.iter_cost_ms = std::strtod(text.c_str(), &end);

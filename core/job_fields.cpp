@@ -38,6 +38,15 @@ struct table {
   std::vector<job_field> fields;
   template <class T>
   row add(const char* key, T job_config::*member, const char* option, const char* group, std::string help) {
+    return add(key, field_ref<T>{member, nullptr}, option, group, std::move(help));
+  }
+  template <class T>
+  row add(const char* key, T detail::job_internals::*internal, const char* option, const char* group,
+          std::string help) {
+    return add(key, field_ref<T>{nullptr, internal}, option, group, std::move(help));
+  }
+  template <class T>
+  row add(const char* key, field_ref<T> member, const char* option, const char* group, std::string help) {
     job_field f;
     f.key = key;
     f.member = member;
@@ -156,8 +165,6 @@ std::vector<job_field> make_fields() {
         "virtual clock: ms per iteration at --batch, or 'measure' (on this machine: not reproducible)")
     .parsed().in(0, 1e9).unit("ms").none("the model's reference cost")
     .simulate("ms per iteration at --batch").layer("actors/worker");
-  t.add("measure_iter_cost", &jc::measure_iter_cost, "", "job", "virtual clock: measure the iteration cost")
-    .by("iter-cost").layer("runtime/job");
   t.add("ps_shards", &jc::ps_shards, "ps-shards", "job",
         "the parameter server as K shards, each a contiguous range of the model")
     .on(on_learning).in(0, 64).none("one, or with submit --ps-placement nodes one per node").layer("runtime/job");
@@ -177,8 +184,6 @@ std::vector<job_field> make_fields() {
     .parsed().at_least(0).unit("bytes").none("no limit").layer("actors/ps");
   t.add("latency_ms", &jc::latency_ms, "latency", "job", "ms added to every transfer to or from the PS")
     .in(0, 1e9).unit("ms").layer("core/link_model");
-  t.add("wire_bytes", &jc::wire_bytes, "", "job", "bytes each push and pull is charged on the PS link")
-    .no_option().at_least(0).none("its size; simulate charges the simulated model's").layer("core/link_model");
   t.add("eval_every", &jc::eval_every, "eval-every", "job", "evaluate every this many epochs of samples")
     .on(on_learning).at_least(0).none("only at the end").layer("actors/evaluator");
   t.add("request_timeout_s", &jc::request_timeout_s, "request-timeout", "job",
@@ -186,14 +191,6 @@ std::vector<job_field> make_fields() {
     .on(on_learning).in(0, 1e9, true).unit("seconds").layer("actors/worker");
   t.add("threads", &jc::threads, "threads", "job", "real clock: scheduler threads")
     .on(on_learning).at_least(0).none("min(workers, cores)").layer("runtime/job");
-  t.add("fail_worker", &jc::fail_worker, "fail-worker", "job", "fault injection: worker W dies at its K-th push (W@K)")
-    .on(on_learning).parsed().none("nobody").layer("actors/worker");
-  t.add("fail_at_iter", &jc::fail_at_iter, "", "job", "fault injection: the push the worker dies at")
-    .by("fail-worker").layer("actors/worker");
-  t.add("fail_shard", &jc::fail_shard, "fail-shard", "job",
-        "fault injection: PS shards' copies die with --fail-worker's worker, in order: S (shard S's primary) or S.C "
-        "(its copy C), comma-separated (needs --ps-replicas)")
-    .on(on_learning).none("none").layer("runtime/job");
   t.add("checkpoint_every_s", &jc::checkpoint_every_s, "checkpoint-every", "output",
         "take a checkpoint every S seconds on the run clock")
     .on(on_train | on_submit).at_least(0).unit("seconds").none("only when asked").layer("actors/coordinator");
@@ -219,6 +216,20 @@ std::vector<job_field> make_fields() {
         "start on the free slots if fewer than --workers; grow as nodes join, and bring a lost node's workers back "
         "on a new one")
     .on(on_submit).layer("runtime/cluster");
+  // The internals (detail::job_internals): the CLI's testing options and simulate's.
+  using ji = detail::job_internals;
+  t.add("measure_iter_cost", &ji::measure_iter_cost, "", "job", "virtual clock: measure the iteration cost")
+    .by("iter-cost").layer("runtime/job");
+  t.add("wire_bytes", &ji::wire_bytes, "", "job", "bytes each push and pull is charged on the PS link")
+    .no_option().at_least(0).none("its size; simulate charges the simulated model's").layer("core/link_model");
+  t.add("fail_worker", &ji::fail_worker, "fail-worker", "job", "fault injection: worker W dies at its K-th push (W@K)")
+    .on(on_learning).parsed().none("nobody").layer("actors/worker");
+  t.add("fail_at_iter", &ji::fail_at_iter, "", "job", "fault injection: the push the worker dies at")
+    .by("fail-worker").layer("actors/worker");
+  t.add("fail_shard", &ji::fail_shard, "fail-shard", "job",
+        "fault injection: PS shards' copies die with --fail-worker's worker, in order: S (shard S's primary) or S.C "
+        "(its copy C), comma-separated (needs --ps-replicas)")
+    .on(on_learning).none("none").layer("runtime/job");
   return std::move(t.fields);
 }
 

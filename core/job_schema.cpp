@@ -18,8 +18,8 @@ std::string bound_text(double x) {
 }
 
 bool integral(const job_field& f) {
-  return std::visit([](auto m) { return std::is_integral_v<std::decay_t<decltype(job_config{}.*m)>>; }, f.member) &&
-         !std::holds_alternative<bool job_config::*>(f.member);
+  return std::visit([](auto m) { return std::is_integral_v<typename decltype(m)::type>; }, f.member) &&
+         !std::holds_alternative<field_ref<bool>>(f.member);
 }
 
 // "in 1..4096", "0, 1 or 2", "in [0, 1)", ">= 0", "a positive number".
@@ -67,8 +67,8 @@ const job_field& job_field_named(const std::string& key) {
 std::string field_text(const job_config& cfg, const job_field& f) {
   return std::visit(
     [&](auto m) -> std::string {
-      auto& v = cfg.*m;
-      using T = std::decay_t<decltype(v)>;
+      auto& v = m.of(cfg);
+      using T = typename decltype(m)::type;
       if constexpr (std::is_same_v<T, bool>) {
         return v ? "true" : "false";
       } else if constexpr (std::is_integral_v<T>) {
@@ -96,7 +96,7 @@ std::string field_text(const job_config& cfg, const job_field& f) {
 
 std::string default_text(const job_field& f, const job_config& defaults) {
   auto text = field_text(defaults, f);
-  if (std::holds_alternative<bool job_config::*>(f.member))
+  if (std::holds_alternative<field_ref<bool>>(f.member))
     return text == "true" ? "on" : "";
   if (f.none_means.empty())
     return text;
@@ -112,9 +112,9 @@ void check_field_ranges(const job_config& cfg) {
     if (f.ranged()) {
       double x = std::visit(
         [&](auto m) -> double {
-          using T = std::decay_t<decltype(cfg.*m)>;
+          using T = typename decltype(m)::type;
           if constexpr (std::is_arithmetic_v<T>)
-            return static_cast<double>(cfg.*m);
+            return static_cast<double>(m.of(cfg));
           else
             throw std::logic_error("job field '" + f.key + "' has a range but is no number");
         },

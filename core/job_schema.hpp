@@ -1,5 +1,5 @@
-// One table of a job's options: each field of job_config, in the order it is
-// declared, with the option that sets it (--NAME on the command line, "NAME =
+// One table of a job's options: each field of job_config (its internals'
+// too), in the order it is declared, with the option that sets it (--NAME on the command line, "NAME =
 // value" in a config file), its help, its range or choices, what its "none"
 // value means, the commands that offer it and the layer that reads it. The
 // default is job_config{}'s, written once, in job_config.hpp.
@@ -24,11 +24,19 @@
 
 namespace syncpoint {
 
-/// A member of job_config, typed.
-using job_member = std::variant<int job_config::*, int64_t job_config::*, uint64_t job_config::*,
-                                double job_config::*, bool job_config::*, std::string job_config::*,
-                                std::vector<double> job_config::*, clock_kind job_config::*,
-                                protocol_options job_config::*>;
+/// A field of job_config, typed: a member of it, or of its internals.
+template <class T>
+struct field_ref {
+  using type = T;
+  T job_config::*member = nullptr;
+  T detail::job_internals::*internal = nullptr;  // (when member is null)
+  T& of(job_config& cfg) const { return member ? cfg.*member : cfg.internals.*internal; }
+  const T& of(const job_config& cfg) const { return member ? cfg.*member : cfg.internals.*internal; }
+};
+
+using job_member = std::variant<field_ref<int>, field_ref<int64_t>, field_ref<uint64_t>, field_ref<double>,
+                                field_ref<bool>, field_ref<std::string>, field_ref<std::vector<double>>,
+                                field_ref<clock_kind>, field_ref<protocol_options>>;
 
 /// The commands that offer a field as an option, a bit each.
 enum job_command : uint8_t {
@@ -70,7 +78,7 @@ struct job_field {
   bool ranged() const;  // a number with a lowest or highest value
 };
 
-/// Every field of job_config, in declaration order.
+/// Every field of job_config, in declaration order (the internals' last).
 const std::vector<job_field>& job_fields();
 /// The field whose key is `key`; throws std::out_of_range naming it.
 const job_field& job_field_named(const std::string& key);

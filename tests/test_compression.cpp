@@ -190,11 +190,11 @@ TEST_CASE("compress: the trace and the summary count each push's bytes, and the 
   REQUIRE(pushes(half) == pushes(plain));
   CHECK(half.summary.link_busy_s == doctest::Approx(0.75 * plain.summary.link_busy_s).epsilon(0.01));
   CHECK(half.summary.run_time_s < plain.summary.run_time_s);
-  cfg.wire_bytes = 4e6;  // a model charged as 4 MB (simulate's named model): topk keeps 1 % of that
+  cfg.internals.wire_bytes = 4e6;  // a model charged as 4 MB (simulate's named model): topk keeps 1 % of that
   cfg.compress = "topk:0.01";
   auto scaled = train(cfg);
   CHECK(scaled.summary.pushed_bytes == pushes(scaled) * 8 * 10000);
-  cfg.wire_bytes = 0;
+  cfg.internals.wire_bytes = 0;
   cfg.ps_shards = 3;  // each slice compressed alone: its own bytes
   cfg.compress = "topk:0.01";
   auto sharded = train(cfg);

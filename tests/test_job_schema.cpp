@@ -53,8 +53,8 @@ constexpr size_t field_count() {
 void change(job_config& cfg, const job_field& f) {
   std::visit(
     [&](auto m) {
-      auto& v = cfg.*m;
-      using T = std::decay_t<decltype(v)>;
+      auto& v = m.of(cfg);
+      using T = typename decltype(m)::type;
       if constexpr (std::is_same_v<T, bool>)
         v = !v;
       else if constexpr (std::is_integral_v<T>)
@@ -114,14 +114,15 @@ cli_command command_of(const job_field& f) {
 
 TEST_CASE("job schema: the table holds every field of job_config, once each, in declaration order") {
   auto& fields = job_fields();
-  CHECK(fields.size() == field_count<job_config>());
+  // job_config's own fields but its internals, and the internals' fields
+  CHECK(fields.size() == field_count<job_config>() - 1 + field_count<detail::job_internals>());
   job_config cfg;
   auto* base = reinterpret_cast<const char*>(&cfg);
   std::ptrdiff_t last = -1;
   std::set<std::string> keys, options;
   for (auto& f : fields) {
     CAPTURE(f.key);
-    auto at = std::visit([&](auto m) { return reinterpret_cast<const char*>(&(cfg.*m)) - base; }, f.member);
+    auto at = std::visit([&](auto m) { return reinterpret_cast<const char*>(&m.of(cfg)) - base; }, f.member);
     CHECK_MESSAGE(at > last, f.key << " is out of declaration order");
     last = at;
     CHECK(keys.insert(f.key).second);
@@ -213,7 +214,7 @@ TEST_CASE("job schema: each field's option sets it, on the command line and in a
     REQUIRE(opts.parse_args({arg}) == "");
     auto want = changed(f);
     if (f.key == "fail_worker" || f.key == "fail_at_iter")
-      want.fail_worker = want.fail_at_iter = 3;
+      want.internals.fail_worker = want.internals.fail_at_iter = 3;
     CHECK(field_text(opts.job(), f) == field_text(want, f));
   }
   // Every field a train option sets, at once, from a config file.
@@ -234,7 +235,7 @@ TEST_CASE("job schema: each field's option sets it, on the command line and in a
       CAPTURE(f.key);
       auto want = changed(f);
       if (f.key == "fail_worker")
-        want.fail_worker = 3;
+        want.internals.fail_worker = 3;
       CHECK(field_text(opts.job(), f) == field_text(want, f));
     }
   std::filesystem::remove_all(dir);
@@ -246,9 +247,9 @@ TEST_CASE("job schema: validate() refuses a value just outside each field's rang
     job_config cfg;
     std::visit(
       [&](auto m) {
-        using T = std::decay_t<decltype(cfg.*m)>;
+        using T = typename decltype(m)::type;
         if constexpr (std::is_arithmetic_v<T>)
-          cfg.*m = static_cast<T>(x);
+          m.of(cfg) = static_cast<T>(x);
       },
       f.member);
     try {
@@ -272,7 +273,7 @@ TEST_CASE("job schema: validate() refuses a value just outside each field's rang
     }
     if (!f.choices.empty()) {
       job_config cfg;
-      cfg.*std::get<std::string job_config::*>(f.member) = "bogus";
+      std::get<field_ref<std::string>>(f.member).of(cfg) = "bogus";
       CHECK_THROWS_WITH_AS(validate(cfg), (name + " must be " + or_list(f.choices) + ", not 'bogus'").c_str(),
                            config_error);
     }

@@ -107,9 +107,9 @@ TEST_CASE("replica checkpoints: a checkpoint after a primary's loss resumes with
     CAPTURE(protocol);
     folder dir(std::string("lost_") + protocol);
     auto cfg = busy(protocol, 1);
-    cfg.fail_worker = 1;
-    cfg.fail_at_iter = 5;
-    cfg.fail_shard = "1";  // shard 1's primary goes with worker 1: its replica serves
+    cfg.internals.fail_worker = 1;
+    cfg.internals.fail_at_iter = 5;
+    cfg.internals.fail_shard = "1";  // shard 1's primary goes with worker 1: its replica serves
     auto plain = train(cfg);
     cfg = checkpointed(cfg, plain, dir.path / "all");
     auto whole = train(cfg);

@@ -50,10 +50,10 @@ TEST_CASE("replicated shards: a run that loses a shard's primary with a worker e
   for (auto& protocol : protocols()) {
     CAPTURE(protocol);
     auto worker_only = replicated(protocol, 1);
-    worker_only.fail_worker = 1;
-    worker_only.fail_at_iter = 5;
+    worker_only.internals.fail_worker = 1;
+    worker_only.internals.fail_at_iter = 5;
     auto with_shard = worker_only;
-    with_shard.fail_shard = "1";  // shard 1's primary shared worker 1's host
+    with_shard.internals.fail_shard = "1";  // shard 1's primary shared worker 1's host
     auto lost_worker = train(worker_only);
     auto lost_host = train(with_shard);
     same_run(lost_host, lost_worker);
@@ -62,7 +62,7 @@ TEST_CASE("replicated shards: a run that loses a shard's primary with a worker e
     CHECK(count_kind(lost_worker, "copy_lost") == 0);
     // The lead shard's primary too: the workers' replies come from its replica.
     auto lead = worker_only;
-    lead.fail_shard = "0";
+    lead.internals.fail_shard = "0";
     same_run(train(lead), lost_worker);
   }
 }
@@ -71,16 +71,16 @@ TEST_CASE("replicated shards: one PS with a replica loses its primary and goes o
   for (auto protocol : {"bsp", "asp", "ssp"}) {
     CAPTURE(protocol);
     auto cfg = replicated(protocol, 1, 1);
-    cfg.fail_worker = 2;
-    cfg.fail_at_iter = 7;
+    cfg.internals.fail_worker = 2;
+    cfg.internals.fail_at_iter = 7;
     auto worker_only = train(cfg);
-    cfg.fail_shard = "0";
+    cfg.internals.fail_shard = "0";
     same_run(train(cfg), worker_only);
     auto two = replicated(protocol, 2, 1);
-    two.fail_worker = 2;
-    two.fail_at_iter = 7;
+    two.internals.fail_worker = 2;
+    two.internals.fail_at_iter = 7;
     auto two_worker_only = train(two);
-    two.fail_shard = "0,0";  // the primary, then the replica that took its place
+    two.internals.fail_shard = "0,0";  // the primary, then the replica that took its place
     auto r = train(two);
     same_run(r, two_worker_only);
     CHECK(count_kind(r, "copy_lost") == 2);
@@ -89,9 +89,9 @@ TEST_CASE("replicated shards: one PS with a replica loses its primary and goes o
 
 TEST_CASE("replicated shards: a replica lost, then its primary: the run fails, naming both losses") {
   auto cfg = replicated("bsp", 1);
-  cfg.fail_worker = 1;
-  cfg.fail_at_iter = 5;
-  cfg.fail_shard = "1.1,1";
+  cfg.internals.fail_worker = 1;
+  cfg.internals.fail_at_iter = 5;
+  cfg.internals.fail_shard = "1.1,1";
   try {
     train(cfg);
     FAIL("the run went on without shard 1");
@@ -117,14 +117,14 @@ TEST_CASE("replicated shards: bad settings are refused, naming what is wrong") {
   auto cfg = replicated("bsp", 3);
   refused(cfg, "--ps-replicas must be 0, 1 or 2");
   cfg = replicated("bsp", 1);
-  cfg.fail_shard = "1";
+  cfg.internals.fail_shard = "1";
   refused(cfg, "it needs --fail-worker W@K");
-  cfg.fail_worker = 0;
-  cfg.fail_at_iter = 3;
-  cfg.fail_shard = "2";
+  cfg.internals.fail_worker = 0;
+  cfg.internals.fail_at_iter = 3;
+  cfg.internals.fail_shard = "2";
   refused(cfg, "--fail-shard '2': the shard '2' is not in 0..1");
-  cfg.fail_shard = "1.2";
+  cfg.internals.fail_shard = "1.2";
   refused(cfg, "the copy '2' is not in 0..1");
-  cfg.fail_shard = "1,x";
+  cfg.internals.fail_shard = "1,x";
   refused(cfg, "the shard 'x'");
 }

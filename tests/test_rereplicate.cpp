@@ -36,8 +36,8 @@ job_config replicated(const std::string& protocol, int replicas) {
   cfg.ps_shards = 2;
   cfg.ps_replicas = replicas;
   cfg.ps_rereplicate = true;
-  cfg.fail_worker = 1;
-  cfg.fail_at_iter = 5;
+  cfg.internals.fail_worker = 1;
+  cfg.internals.fail_at_iter = 5;
   return cfg;
 }
 
@@ -53,7 +53,7 @@ TEST_CASE("rereplicate: under bsp a lost shard host costs nothing: the run ends 
       worker_only.latency_ms = 0.2;
     }
     auto with_shard = worker_only;
-    with_shard.fail_shard = "1";
+    with_shard.internals.fail_shard = "1";
     auto lost_worker = train(worker_only);
     auto lost_host = train(with_shard);
     if (!link) {
@@ -88,9 +88,9 @@ TEST_CASE("rereplicate: every protocol: a lost primary made again ends as a lost
   for (auto& protocol : syncpoint::testing::builtin_protocols()) {
     CAPTURE(protocol);
     auto primary = replicated(protocol, 1);
-    primary.fail_shard = "1";
+    primary.internals.fail_shard = "1";
     auto replica = primary;
-    replica.fail_shard = "1.1";
+    replica.internals.fail_shard = "1.1";
     auto lost_primary = train(primary);  // (a copy out of step would fail the run: the coordinator compares them)
     auto lost_replica = train(replica);
     same_run(lost_primary, lost_replica);
@@ -98,7 +98,7 @@ TEST_CASE("rereplicate: every protocol: a lost primary made again ends as a lost
     CHECK(lost_replica.summary.copies_made.size() == 1);
     // The lead shard's primary: the workers' replies come from its replica meanwhile.
     auto lead = primary;
-    lead.fail_shard = "0";
+    lead.internals.fail_shard = "0";
     auto lost_lead = train(lead);
     CHECK(lost_lead.summary.copies_made.size() == 1);
     CHECK(lost_lead.final_model.version == lost_primary.final_model.version);
@@ -110,9 +110,9 @@ TEST_CASE("rereplicate: two copies of a shard lost at once are both made again i
   for (auto protocol : {"bsp", "asp", "ssp"}) {
     CAPTURE(protocol);
     auto two = replicated(protocol, 2);
-    two.fail_shard = "1,1.1";  // the primary, then the replica that took its place: copy 2 serves
+    two.internals.fail_shard = "1,1.1";  // the primary, then the replica that took its place: copy 2 serves
     auto one = replicated(protocol, 2);
-    one.fail_shard = "1.2";
+    one.internals.fail_shard = "1.2";
     auto lost_two = train(two);
     auto lost_one = train(one);
     CHECK(count_kind(lost_two, "copy_lost") == 2);
@@ -128,7 +128,7 @@ TEST_CASE("rereplicate: a checkpoint taken after a copy was made again resumes, 
     CAPTURE(link);
     syncpoint::testing::temp_folder dir(std::string("syncpoint_rereplicate_") + protocol + (link ? "_link" : ""));
     auto cfg = replicated(protocol, 1);
-    cfg.fail_shard = "1";
+    cfg.internals.fail_shard = "1";
     cfg.epochs = 1;
     if (link) {
       cfg.ps_bandwidth = 2e6;

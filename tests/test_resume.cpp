@@ -41,8 +41,8 @@ job_config busy_job(const std::string& protocol) {
   cfg.straggler = "3:x4";
   cfg.ps_bandwidth = 400e6;
   cfg.latency_ms = 0.2;
-  cfg.fail_worker = 1;
-  cfg.fail_at_iter = 15;
+  cfg.internals.fail_worker = 1;
+  cfg.internals.fail_at_iter = 15;
   cfg.iter_cost_ms = 0.7;
   cfg.progress = false;
   // A local-update protocol pushes every 4 steps (worker 1 dies at its third
@@ -51,7 +51,7 @@ job_config busy_job(const std::string& protocol) {
   for (auto& o : protocol_option_specs(protocol)) {
     if (o.name == "local-steps") {
       cfg.protocol_opts.set("local-steps", 4);
-      cfg.fail_at_iter = 3;
+      cfg.internals.fail_at_iter = 3;
     }
     if (o.name == "fragments")
       cfg.protocol_opts.set("fragments", 2);
@@ -176,7 +176,7 @@ TEST_CASE("resume: a cosine schedule's length is fixed by the checkpoint: more -
 TEST_CASE("resume: only the limits may change, and not to one already passed, and an empty folder is refused") {
   folder dir("options");
   auto cfg = busy_job("asp");
-  cfg.fail_worker = -1;
+  cfg.internals.fail_worker = -1;
   cfg.epochs = 1;
   cfg.checkpoint_every_s = 0.004;
   cfg.checkpoint_dir = dir.path.string();
@@ -261,7 +261,7 @@ void real_clock_resume(const std::string& protocol) {
   cfg.checkpoint_every_s = 0.05;
   cfg.checkpoint_dir = (dir.path / "all").string();
   cfg.checkpoint_keep = 0;
-  cfg.fail_at_iter = 3;  // worker 1 fails at its third push, before most checkpoints
+  cfg.internals.fail_at_iter = 3;  // worker 1 fails at its third push, before most checkpoints
   auto whole = train(cfg);
   auto files = checkpoints_in(dir.path / "all");
   REQUIRE_MESSAGE(files.size() >= 2, "only " << files.size() << " checkpoints in 1.5 s of run clock");

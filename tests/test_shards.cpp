@@ -244,7 +244,7 @@ TEST_CASE("shards: with a link model each shard has a link of --ps-bandwidth car
     auto cfg = straggling("bsp", 1);
     cfg.straggler = "";
     cfg.ps_bandwidth = 2e6;  // the links are the bottleneck: 4 x 2 transfers of ~31 KB per round
-    cfg.wire_bytes = wire;
+    cfg.internals.wire_bytes = wire;
     auto one = train(cfg);
     cfg.ps_shards = 2;
     auto two = train(cfg);

@@ -104,7 +104,7 @@ TEST_CASE("simulate: what it cannot do is refused, naming it") {
   real.clock = clock_kind::real;
   CHECK(message(real, 5) == "simulate runs on the virtual clock only (a real-clock run computes: use train)");
   auto measured = cfg;
-  measured.measure_iter_cost = true;
+  measured.internals.measure_iter_cost = true;
   CHECK(message(measured, 5) == "simulate charges a given or reference cost: --iter-cost measure is for train");
   auto unknown = cfg;
   unknown.protocol = "nope";
@@ -150,8 +150,8 @@ TEST_CASE("coordinator: its O(1) counts agree with counting, through a loss, a s
   count_mismatches = count_checks = 0;
   auto cfg = small_job("test-counted-ssp");
   cfg.straggler = "2:x3";
-  cfg.fail_worker = 1;
-  cfg.fail_at_iter = 20;
+  cfg.internals.fail_worker = 1;
+  cfg.internals.fail_at_iter = 20;
   cfg.eval_every = 0;
   auto dir = std::filesystem::temp_directory_path() / ("syncpoint_counts_" + std::to_string(getpid()));
   std::filesystem::remove_all(dir);

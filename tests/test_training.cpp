@@ -130,8 +130,8 @@ TEST_CASE("training: a worker lost mid-run leaves every protocol cleanly") {
   for (auto protocol : {"bsp", "ssp", "asp"}) {
     auto cfg = small_job(protocol);
     cfg.protocol_opts.set("staleness", 0);
-    cfg.fail_worker = 2;
-    cfg.fail_at_iter = 5;
+    cfg.internals.fail_worker = 2;
+    cfg.internals.fail_at_iter = 5;
     auto s = train(cfg).summary;
     CHECK_MESSAGE(s.lost == 1, protocol);
     CHECK(s.per_worker[2].iterations == 4);  // pushed 4 gradients, died instead of the 5th push
@@ -275,8 +275,8 @@ TEST_CASE("training: elastic-bsp runs, places barriers and survives a lost worke
   CHECK(s.final_accuracy > 0.8);
   // Regular workers in virtual time: ZipLine finds barriers nobody waits at.
   CHECK(s.mean_compute_ratio > 0.95);
-  cfg.fail_worker = 1;
-  cfg.fail_at_iter = 7;
+  cfg.internals.fail_worker = 1;
+  cfg.internals.fail_at_iter = 7;
   auto lost = train(cfg).summary;
   CHECK(lost.lost == 1);
   CHECK(lost.samples >= 8000);

@@ -97,7 +97,7 @@ TEST_CASE("transport: weights keep their values and version, a job config round-
   cfg.protocol_opts.set("zipline-variant", "zipline");
   cfg.straggler = "1:x3";
   cfg.clock = clock_kind::real;
-  cfg.fail_worker = 2;
+  cfg.internals.fail_worker = 2;
   auto cbuf = f.save(cfg);
   job_config cback;
   REQUIRE(!f.load(cbuf, cback));
@@ -106,7 +106,7 @@ TEST_CASE("transport: weights keep their values and version, a job config round-
   CHECK(cback.protocol_opts.text("zipline-variant") == "zipline");
   CHECK(cback.straggler == "1:x3");
   CHECK(cback.clock == clock_kind::real);
-  CHECK(cback.fail_worker == 2);
+  CHECK(cback.internals.fail_worker == 2);
 }
 
 TEST_CASE("transport: a truncated buffer or an absurd length is an error, not a crash") {

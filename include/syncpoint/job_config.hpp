@@ -29,6 +29,29 @@ inline std::string to_string(clock_kind c) {
 /// The epochs a run with only a target accuracy stops after if it never reaches it.
 inline constexpr double target_only_epoch_cap = 100;
 
+namespace detail {
+
+/// What the CLI's testing options and `syncpoint simulate` set in a job: not
+/// a program's API, and it may change in any release (docs/api.md, "detail").
+struct job_internals {
+  /// Virtual clock: the iteration cost measured on this machine instead of
+  /// the model's reference (not reproducible; `--iter-cost measure`).
+  bool measure_iter_cost = false;
+  /// Bytes each push and pull is charged on the PS link (0: its size;
+  /// `simulate` charges the simulated model's size).
+  double wire_bytes = 0;
+  /// Fault injection: worker `fail_worker` dies instead of pushing iteration
+  /// `fail_at_iter` (CLI: `--fail-worker W@K`). -1: nobody fails.
+  int fail_worker = -1;
+  uint64_t fail_at_iter = 0;  ///< the iteration it dies at (1-based)
+  /// ... and copies of PS shards die with it, in this order, as if they shared
+  /// its host (CLI: `--fail-shard 1` shard 1's primary, `1.2` copy 2 of shard 1,
+  /// `1.1,1` both; needs --ps-replicas). "": none.
+  std::string fail_shard;
+};
+
+}  // namespace detail
+
 /// Everything a job is made of: the protocol and its options, model, data, workers, limits,
 /// optimizer, clock, stragglers, checkpoints, output and (for `syncpoint submit`) placement.
 /// The defaults are the command's (`syncpoint train --help`).
@@ -112,7 +135,6 @@ struct job_config {
   clock_kind clock = clock_kind::virtual_time;  ///< virtual: reproducible bit for bit; real: wall time
   std::string straggler;       ///< slow workers, e.g. "3:x4" (worker 3 four times slower): `syncpoint train --help`
   double iter_cost_ms = 0;     ///< virtual clock: cost of one iteration; 0 = the model's reference cost
-  bool measure_iter_cost = false;  ///< virtual clock: measure it on this machine instead (not reproducible)
   int ps_shards = 0;           ///< the PS as this many shards, each a contiguous range of the model
                                ///< (0: one, or with ps_placement "nodes" one per node hosting workers)
   /// Replicas of each PS shard beside its primary (0, 1 or 2): each takes every push and the
@@ -124,20 +146,9 @@ struct job_config {
   double ps_bandwidth = 0;     ///< bytes/s of each PS shard's link, shared by its transfers (0: unlimited)
   double ps_memory = 0;        ///< bytes of sparse rows each PS shard may hold (0: no limit; docs/sparse.md)
   double latency_ms = 0;       ///< added to every transfer to or from the PS
-  double wire_bytes = 0;       ///< bytes each push and pull is charged on the PS link (0: its size;
-                               ///< `simulate` charges the simulated model's size)
   double eval_every = 0.25;    ///< evaluate every this many epochs of samples (0: only at the end)
   double request_timeout_s = 600;  ///< real clock: a push or pull unanswered this long ends its worker
   int threads = 0;                 ///< real clock: scheduler threads (0: min(workers, cores))
-
-  /// Fault injection: worker `fail_worker` dies instead of pushing iteration
-  /// `fail_at_iter` (CLI: `--fail-worker W@K`). -1: nobody fails.
-  int fail_worker = -1;
-  uint64_t fail_at_iter = 0;  ///< the iteration it dies at (1-based)
-  /// ... and copies of PS shards die with it, in this order, as if they shared
-  /// its host (CLI: `--fail-shard 1` shard 1's primary, `1.2` copy 2 of shard 1,
-  /// `1.1,1` both; needs --ps-replicas). "": none.
-  std::string fail_shard;
 
   /// Checkpoints (docs/cluster.md, "Checkpoints"): every `checkpoint_every_s`
   /// on the run's clock into `checkpoint_dir`, keeping the newest
@@ -162,10 +173,12 @@ struct job_config {
   /// Elastic: start with the free slots if fewer than `workers`, and grow (or
   /// bring lost workers back) as nodes with free slots join.
   bool elastic = false;
+
+  detail::job_internals internals;  ///< the CLI's testing options and simulate's (not a program's API)
 };
 
 // A job travels from `syncpoint submit` to the head, so it is inspectable: every
-// field, in declaration order (tests/test_job_schema.cpp checks both against
+// field, in declaration order (the internals' last) (tests/test_job_schema.cpp checks both against
 // the table of fields, core/job_schema.hpp).
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_config& x) {
@@ -175,11 +188,12 @@ typename Inspector::result_type inspect(Inspector& f, job_config& x) {
            exact(x.beta2), exact(x.eps), exact(x.weight_decay), x.momentum_rule, x.lr_schedule,
            exact_list{x.lr_milestones}, exact(x.lr_gamma), x.warmup, x.lr_scaling, exact(x.lr_epochs),
            exact(x.lr_min), exact(x.clip_norm), x.compress, x.sparse_sync, x.batch, x.device, x.precision, x.seed,
-           x.clock, x.straggler, exact(x.iter_cost_ms), x.measure_iter_cost, x.ps_shards, x.ps_replicas,
-           x.ps_rereplicate, exact(x.ps_bandwidth), exact(x.ps_memory), exact(x.latency_ms), exact(x.wire_bytes),
-           exact(x.eval_every), exact(x.request_timeout_s), x.threads, x.fail_worker, x.fail_at_iter, x.fail_shard,
-           exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep, x.resume_dir, x.out_dir, x.progress,
-           x.placement, x.ps_placement, x.elastic);
+           x.clock, x.straggler, exact(x.iter_cost_ms), x.ps_shards, x.ps_replicas, x.ps_rereplicate,
+           exact(x.ps_bandwidth), exact(x.ps_memory), exact(x.latency_ms), exact(x.eval_every),
+           exact(x.request_timeout_s), x.threads, exact(x.checkpoint_every_s), x.checkpoint_dir, x.checkpoint_keep,
+           x.resume_dir, x.out_dir, x.progress, x.placement, x.ps_placement, x.elastic,
+           x.internals.measure_iter_cost, exact(x.internals.wire_bytes), x.internals.fail_worker,
+           x.internals.fail_at_iter, x.internals.fail_shard);
 }
 
 }  // namespace syncpoint

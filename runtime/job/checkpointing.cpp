@@ -102,9 +102,9 @@ std::vector<std::pair<std::string, std::string>> run_settings(const job_plan& pl
                      {"ps-bandwidth", exact(cfg.ps_bandwidth)},
                      {"latency", exact(cfg.latency_ms)},
                      {"eval-every", exact(cfg.eval_every)},
-                     {"fail-worker", cfg.fail_worker < 0 ? std::string("none")
-                                                         : std::to_string(cfg.fail_worker) + "@" +
-                                                             std::to_string(cfg.fail_at_iter)}});
+                     {"fail-worker", cfg.internals.fail_worker < 0 ? std::string("none")
+                                                         : std::to_string(cfg.internals.fail_worker) + "@" +
+                                                             std::to_string(cfg.internals.fail_at_iter)}});
   if (cfg.compress != "none")  // (absent otherwise: the checkpoints from before --compress resume)
     s.emplace_back("compress", cfg.compress);
   return s;

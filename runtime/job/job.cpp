@@ -28,18 +28,18 @@ void require(bool ok, const std::string& what) {
 
 std::vector<std::pair<int, int>> fail_copies(const job_config& cfg) {
   std::vector<std::pair<int, int>> out;
-  if (cfg.fail_shard.empty())
+  if (cfg.internals.fail_shard.empty())
     return out;
   auto shards = std::max(1, cfg.ps_shards);
   auto bad = [&](const std::string& why) {
-    return config_error("--fail-shard '" + cfg.fail_shard + "': " + why);
+    return config_error("--fail-shard '" + cfg.internals.fail_shard + "': " + why);
   };
-  if (cfg.fail_worker < 0 || cfg.ps_replicas < 1)
+  if (cfg.internals.fail_worker < 0 || cfg.ps_replicas < 1)
     throw bad("it needs --fail-worker W@K (the shards' copies die with that worker) and --ps-replicas >= 1");
   size_t at = 0;
-  while (at <= cfg.fail_shard.size()) {
-    auto end = std::min(cfg.fail_shard.find(',', at), cfg.fail_shard.size());
-    auto item = cfg.fail_shard.substr(at, end - at);
+  while (at <= cfg.internals.fail_shard.size()) {
+    auto end = std::min(cfg.internals.fail_shard.find(',', at), cfg.internals.fail_shard.size());
+    auto item = cfg.internals.fail_shard.substr(at, end - at);
     auto dot = item.find('.');
     auto number = [&](const std::string& text, int below, const char* what) {
       char* e = nullptr;
@@ -121,7 +121,7 @@ void validate(const job_config& cfg) {
           "before the end)");
   require(cfg.checkpoint_every_s == 0 || !cfg.checkpoint_dir.empty(),
           "--checkpoint-every needs --checkpoint-dir DIR");
-  require(cfg.fail_worker < cfg.workers && (cfg.fail_worker < 0 || cfg.fail_at_iter >= 1),
+  require(cfg.internals.fail_worker < cfg.workers && (cfg.internals.fail_worker < 0 || cfg.internals.fail_at_iter >= 1),
           "--fail-worker W@K needs 0 <= W < workers and K >= 1");
   require(!cfg.ps_rereplicate || cfg.ps_replicas >= 1, "--ps-rereplicate needs --ps-replicas 1 or 2");
   fail_copies(cfg);  // throws naming what is wrong

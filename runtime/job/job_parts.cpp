@@ -126,7 +126,7 @@ ps_config shard_config(const job_plan& plan, size_t k, std::vector<float> slice,
   ps_config c{std::move(slice), plan.lr, cfg.momentum, cfg.weight_decay, cfg.workers, std::move(tracer), origin,
               cfg.ps_bandwidth, cfg.latency_ms * 1e-3,
               cfg.momentum_rule == "plain" ? momentum_rule::plain : momentum_rule::adjusted, std::move(resume),
-              cfg.wire_bytes};
+              cfg.internals.wire_bytes};
   c.optimizer = {parse_optimizer(cfg.optimizer), cfg.beta1, cfg.beta2, cfg.eps};
   c.schedule = plan.schedule;
   c.shard = static_cast<uint32_t>(k);
@@ -189,7 +189,7 @@ job_core spawn_job_control(caf::actor_system& sys, const job_plan& plan, std::sh
   co->on_progress = opts.on_progress;
   co->ps = core.ps;
   co->fail_copies = fail_copies(cfg);
-  co->fail_shard_with = cfg.fail_worker;
+  co->fail_shard_with = cfg.internals.fail_worker;
   co->tracer = core.tracer;
   co->driver = opts.driver;
   co->observers = opts.observers;
@@ -349,7 +349,7 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.clip_norm = cfg.clip_norm;
   w.sample_budget = plan.sample_budget;
   w.compress = make_compressor(cfg.compress);
-  w.wire_bytes = cfg.wire_bytes;
+  w.wire_bytes = cfg.internals.wire_bytes;
   w.seed = cfg.seed;
   w.virtual_clock = cfg.clock == clock_kind::virtual_time;
   w.iter_cost_s = iter_cost_ms * 1e-3;
@@ -359,8 +359,8 @@ worker_config worker_for(const job_plan& plan, int id, double iter_cost_ms, std:
   w.origin = origin;
   w.request_timeout = request_timeout;
   w.loop_timeout_s = cfg.request_timeout_s;
-  if (id == cfg.fail_worker)
-    w.fail_at_iter = cfg.fail_at_iter;
+  if (id == cfg.internals.fail_worker)
+    w.fail_at_iter = cfg.internals.fail_at_iter;
   auto i = static_cast<size_t>(id);
   if (resume && i < resume->workers.size() && !resume->coordinator.gone.at(i))
     w.resume = std::make_shared<const saved_worker>(resume->workers[i]);

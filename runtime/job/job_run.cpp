@@ -91,7 +91,7 @@ run_start find_start(const job_plan& plan, const dataset& train) {
     s.iter_cost_ms = s.resume->iter_cost_ms;
     s.cost_source = "checkpoint";
   } else if (cfg.clock == clock_kind::virtual_time && s.iter_cost_ms == 0) {
-    if (cfg.measure_iter_cost) {
+    if (cfg.internals.measure_iter_cost) {
       auto m = make_model(cfg.model, worker_input(plan, 0));
       s.iter_cost_ms = measure_iter_cost_ms(*m, m->initial_weights(cfg.seed), train, cfg.batch);
       s.cost_source = "measured";

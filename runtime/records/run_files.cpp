@@ -324,9 +324,9 @@ run_provenance current_provenance(const std::string& command, const job_config& 
                 {"compress", job.compress},
                 {"PS bandwidth B/s", limit(job.ps_bandwidth)},
                 {"latency ms", json::num(job.latency_ms)},
-                {"fail worker", job.fail_worker < 0 ? std::string("none")
-                                                    : std::to_string(job.fail_worker) + "@" +
-                                                        std::to_string(job.fail_at_iter)}};
+                {"fail worker", job.internals.fail_worker < 0 ? std::string("none")
+                                                    : std::to_string(job.internals.fail_worker) + "@" +
+                                                        std::to_string(job.internals.fail_at_iter)}};
   if (!job.loss.empty())  // a loss of its own (--loss script:FILE.pt); cross-entropy otherwise
     p.settings["loss"] = job.loss;
   for (auto& f : job_fields())

@@ -13,7 +13,7 @@ void check_simulation(const job_config& cfg, uint64_t iterations) {
     throw config_error("--iterations must be at least 1, and --iterations x --batch at most 1e6");
   if (cfg.clock != clock_kind::virtual_time)
     throw config_error("simulate runs on the virtual clock only (a real-clock run computes: use train)");
-  if (cfg.measure_iter_cost)
+  if (cfg.internals.measure_iter_cost)
     throw config_error("simulate charges a given or reference cost: --iter-cost measure is for train");
   if (cfg.model == "timing-only")
     throw config_error("simulate --model names the model to charge for (mlp, cnn, ...), not timing-only");
@@ -30,7 +30,7 @@ simulation simulate(job_config cfg, uint64_t iterations, progress_fn on_progress
                                         : reference_gradient_ms(cfg.model, cfg.batch, &s.iter_cost_source);
   cfg.model = "timing-only";
   cfg.iter_cost_ms = s.iter_cost_ms;
-  cfg.wire_bytes = s.wire_bytes;
+  cfg.internals.wire_bytes = s.wire_bytes;
   cfg.dataset = "blank";
   cfg.train_limit = cfg.workers;  // one example each: an epoch is one sample per worker
   cfg.test_limit = 1;
@@ -38,7 +38,7 @@ simulation simulate(job_config cfg, uint64_t iterations, progress_fn on_progress
   cfg.eval_every = 0;
   cfg.target_accuracy = 0;
   cfg.stop_at_target = false;
-  cfg.fail_worker = -1;
+  cfg.internals.fail_worker = -1;
   cfg.checkpoint_every_s = 0;
   cfg.resume_dir.clear();
   auto out_dir = cfg.out_dir;  // written below, with the cost's true source
