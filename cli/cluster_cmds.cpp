@@ -296,7 +296,7 @@ void stop_head(caf::actor_system& sys, head_actor head, node_actor local, const 
                const std::string& secret) {
   caf::scoped_actor self{sys};
   log_line(log_level::info, "[head] stopping: ending running jobs and telling the nodes");
-  self->request(head, std::chrono::seconds(20), shutdown_atom::value, control, int32_t{0})  // (a code given first stays)
+  self->request(head, std::chrono::seconds(20), shutdown_atom::value, cluster::credential{control}, int32_t{0})  // (a code given first stays)
     .receive([](bool) {}, [&](caf::error& e) {
       log_line(log_level::warn, "[head] not every job ended in time (" + sys.render(e) + ")");
     });
@@ -305,7 +305,7 @@ void stop_head(caf::actor_system& sys, head_actor head, node_actor local, const 
   for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
        std::chrono::steady_clock::now() < until;) {
     size_t left = 1;
-    self->request(head, std::chrono::seconds(2), status_atom::value, secret)
+    self->request(head, std::chrono::seconds(2), status_atom::value, cluster::credential{secret})
       .receive([&](const cluster_status& s) { left = s.nodes.size(); }, [&](caf::error&) { left = 0; });
     if (left == 0)
       break;

@@ -211,7 +211,7 @@ std::string await_nodes(const launch_options& o, const endpoint& at, size_t node
     }
     if (h) {
       size_t seen = 0;
-      self->request(*h, std::chrono::seconds(5), status_atom::value, secret)
+      self->request(*h, std::chrono::seconds(5), status_atom::value, cluster::credential{secret})
         .receive([&](cluster_status& s) { seen = s.nodes.size(); },
                  [&](caf::error& e) { last = sys.render(e); });
       if (seen >= nodes)
@@ -245,7 +245,7 @@ void end_head(const launch_options& o, pid_t head, const endpoint& local, const 
     caf::actor_system sys{cfg};
     if (auto h = connect_head(sys, local, std::chrono::seconds(5))) {
       caf::scoped_actor self{sys};
-      self->request(*h, std::chrono::seconds(30), shutdown_atom::value, control, static_cast<int32_t>(rc))
+      self->request(*h, std::chrono::seconds(30), shutdown_atom::value, cluster::credential{control}, static_cast<int32_t>(rc))
         .receive([&](bool) { asked = true; }, [&](caf::error& e) {
           std::cerr << "syncpoint launch: the head did not end as asked: " << sys.render(e) << "\n";
         });

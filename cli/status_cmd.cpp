@@ -62,7 +62,7 @@ int run_status(const std::vector<std::string>& args) {
   auto head = reach_head(sys, *at, "status");
   caf::scoped_actor self{sys};
   int rc = 0;
-  self->request(head, std::chrono::seconds(10), status_atom::value, secret)
+  self->request(head, std::chrono::seconds(10), status_atom::value, cluster::credential{secret})
     .receive(
       [&](cluster_status& s) {
         std::printf("nodes (%zu):\n", s.nodes.size());
@@ -86,7 +86,7 @@ int run_status(const std::vector<std::string>& args) {
           for (size_t k = 0; k < j.shards.size(); ++k)
             shards += (k ? ", " : "") + std::to_string(k) + ": " + j.shards[k];
           std::printf("  %-4llu %-14s %7d %8.1f%% %9s  %-8s  %-14s  %s\n", static_cast<unsigned long long>(j.id),
-                      j.protocol.c_str(), j.workers, 100.0 * j.progress, acc, to_string(j.state).c_str(),
+                      shown_protocol(j).c_str(), j.workers, 100.0 * j.progress, acc, to_string(j.state).c_str(),
                       describe_devices(j.devices).c_str(), shards.empty() ? "-" : shards.c_str());
         }
       },

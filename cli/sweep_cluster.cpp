@@ -169,8 +169,8 @@ int run_cluster_sweep(const sweep_request& req, const std::vector<sweep_cell>& c
   uint64_t id = 0;
   std::string stop_token;
   int rc = -1;
-  self->request(head, std::chrono::seconds(60), sweep_atom::value, orders, client, secret)
-    .receive([&](uint64_t sweep, std::string& token) { id = sweep; stop_token = std::move(token); },
+  self->request(head, std::chrono::seconds(60), sweep_atom::value, orders, client, cluster::credential{secret})
+    .receive([&](uint64_t sweep, cluster::credential& token) { id = sweep; stop_token = std::move(token.text); },
              [&](caf::error& e) { rc = head_refusal(sys, e, "sweep"); });
   if (rc >= 0) {
     self->send_exit(client, caf::exit_reason::user_shutdown);

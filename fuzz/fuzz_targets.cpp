@@ -332,13 +332,13 @@ std::vector<std::string> message_seeds() {
           encoded(js),
           encoded(std::vector<worker_actor>{local_handle<worker_actor>(), worker_actor{}}),
           encoded(local_handle<worker_actor>()),
-          encoded(submit_atom::value, job, local_handle<client_actor>(), std::string("secret"), follower_actor{}),
-          encoded(mark_atom::value, uint64_t{3}, std::string("stop token"), std::string("note"), 0.5),
-          encoded(uint64_t{3}, std::string("stop token")),
-          encoded(uint64_t{3}, std::string("stop token"), true),  // a journaling head's submit reply
+          encoded(submit_atom::value, job, local_handle<client_actor>(), credential{"secret"}, follower_actor{}),
+          encoded(mark_atom::value, uint64_t{3}, credential{"stop token"}, std::string("note"), 0.5),
+          encoded(uint64_t{3}, credential{"stop token"}),
+          encoded(uint64_t{3}, credential{"stop token"}, true),  // a journaling head's submit reply
           encoded(std::string("node-a"), false),                  // and its register reply
-          encoded(reattach_atom::value, uint64_t{3}, std::string("stop token"), local_handle<client_actor>()),
-          encoded(stop_atom::value, uint64_t{3}, std::string("stop token"), std::string("interrupted")),
+          encoded(reattach_atom::value, uint64_t{3}, credential{"stop token"}, local_handle<client_actor>()),
+          encoded(stop_atom::value, uint64_t{3}, credential{"stop token"}, std::string("interrupted")),
           encoded(local_handle<evaluator_actor>(), local_handle<driver_actor>(), local_handle<coordinator_actor>(),
                   local_handle<job_actor>(), local_handle<head_actor>())};
 }

@@ -121,18 +121,18 @@ int hostile_node(caf::actor_system& sys, head_actor head) {
       .then([](const std::string&, bool) { std::printf("joined\n"); std::fflush(stdout); },
             [=](caf::error& e) { std::printf("refused: %s\n", self->system().render(e).c_str()); self->quit(); });
     return {
-      [=](prepare_atom, const std::string&, const job_config&) -> int64_t { return 4000; },
-      [=](spawn_atom, const std::string&, worker_spec& spec) -> caf::result<worker_actor> {
+      [=](prepare_atom, const credential&, const job_config&) -> int64_t { return 4000; },
+      [=](spawn_atom, const credential&, worker_spec& spec) -> caf::result<worker_actor> {
         return self->spawn(hostile_worker, std::move(spec));
       },
-      [](spawn_atom, const std::string&, shard_spec&) -> caf::result<ps_actor> {
+      [](spawn_atom, const credential&, shard_spec&) -> caf::result<ps_actor> {
         return caf::make_error(caf::sec::unexpected_message);  // hosts workers only
       },
-      [](cell_atom, const std::string&, const cell_order&, const cell_sink_actor&) -> caf::result<int32_t> {
+      [](cell_atom, const credential&, const cell_order&, const cell_sink_actor&) -> caf::result<int32_t> {
         return caf::make_error(caf::sec::unexpected_message);  // runs no sweep cells
       },
-      [](stop_atom, const std::string&, uint64_t) {},
-      [=](leave_atom, const std::string&, const std::string&, int32_t) { self->quit(); },
+      [](stop_atom, const credential&, uint64_t) {},
+      [=](leave_atom, const credential&, const std::string&, int32_t) { self->quit(); },
       [](heartbeat_atom) {},
     };
   });
@@ -213,7 +213,7 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (mode == "stranger") {
-    self->request(*head, std::chrono::seconds(5), shutdown_atom::value, std::string("a guess"), int32_t{0})
+    self->request(*head, std::chrono::seconds(5), shutdown_atom::value, credential{"a guess"}, int32_t{0})
       .receive([&](bool) { std::printf("accepted\n"); },
                [&](caf::error& e) {
                  std::printf("refused: %s\n", sys.render(e).c_str());
@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (mode == "stopper") {
-    self->request(*head, std::chrono::seconds(5), stop_atom::value, uint64_t{1}, std::string("a guess"),
+    self->request(*head, std::chrono::seconds(5), stop_atom::value, uint64_t{1}, credential{"a guess"},
                   std::string("a stranger wants it stopped"))
       .receive([&](bool) { std::printf("accepted\n"); },
                [&](caf::error& e) {

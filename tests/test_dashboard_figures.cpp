@@ -150,7 +150,7 @@ TEST_CASE("dashboard figures: /metrics is Prometheus text a strict reader takes,
   live->set_counts(192, {128, 64}, 2, 3000 * ms);
   job_view job{{7, "sync-switch", 2, 0.5, 0.625, job_stage::running, {"head", "a"}}, false, live};
   // Job 9's shards are replicated (--ps-replicas 1): shard 0 on a and b"q, shard 1's primary lost.
-  v.jobs = {job, job_view{{8, "sweep", 4, 0.1, -1, job_stage::running, {}}, true, nullptr},
+  v.jobs = {job, job_view{{8, "", 4, 0.1, -1, job_stage::running, {}, {}, job_kind::sweep}, true, nullptr},
             job_view{{9, "bsp", 2, 0.2, -1, job_stage::running, {"a+b\"q", "b\"q"}}, false, nullptr}};
   auto text = metrics_text(v);
   prom_text p;

@@ -59,8 +59,8 @@ TEST_CASE("submitter relay: after handing the outcome over, the relay lives unti
   (*submitter)->receive([&](progress_atom, const std::string& l) { line = l; }, caf::after(hang) >> [] {});
   CHECK_MESSAGE(line == "after the outcome", "the relay ended before its submitter's client did");
   bool journaled = false;
-  c.head->receive([&](finished_atom, const std::string& token, uint64_t id, job_stage state, const std::string&) {
-    journaled = token == "t" && id == 7 && state == job_stage::done;
+  c.head->receive([&](finished_atom, const credential& token, uint64_t id, job_stage state, const std::string&) {
+    journaled = token.text == "t" && id == 7 && state == job_stage::done;
   }, caf::after(hang) >> [] {});
   CHECK(journaled);
   submitter.reset();  // the client ends, having read it: so does the relay

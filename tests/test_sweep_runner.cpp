@@ -36,12 +36,12 @@ node_actor::behavior_type scripted_node(node_actor::pointer self, std::string na
     .then([](const std::string&, bool) {}, [](caf::error&) {});
   auto refusals = std::make_shared<int>(busy);
   return {
-    [](prepare_atom, const std::string&, const job_config&) -> caf::result<int64_t> {
+    [](prepare_atom, const credential&, const job_config&) -> caf::result<int64_t> {
       return caf::sec::unexpected_message;
     },
-    [](spawn_atom, const std::string&, worker_spec&) -> caf::result<worker_actor> { return caf::sec::unexpected_message; },
-    [](spawn_atom, const std::string&, shard_spec&) -> caf::result<ps_actor> { return caf::sec::unexpected_message; },
-    [=](cell_atom, const std::string&, const cell_order& order, const cell_sink_actor& sink) -> caf::result<int32_t> {
+    [](spawn_atom, const credential&, worker_spec&) -> caf::result<worker_actor> { return caf::sec::unexpected_message; },
+    [](spawn_atom, const credential&, shard_spec&) -> caf::result<ps_actor> { return caf::sec::unexpected_message; },
+    [=](cell_atom, const credential&, const cell_order& order, const cell_sink_actor& sink) -> caf::result<int32_t> {
       bool refuse = *refusals > 0;
       caf::anon_send(observer, seen_order{name, order, sink, refuse});
       if (refuse) {
@@ -50,8 +50,8 @@ node_actor::behavior_type scripted_node(node_actor::pointer self, std::string na
       }
       return int32_t{4242};
     },
-    [](stop_atom, const std::string&, uint64_t) {},
-    [=](leave_atom, const std::string&, const std::string&, int32_t) { self->quit(); },
+    [](stop_atom, const credential&, uint64_t) {},
+    [=](leave_atom, const credential&, const std::string&, int32_t) { self->quit(); },
     [](heartbeat_atom) {},
   };
 }
@@ -104,7 +104,7 @@ struct sweep_script {
     // Joined once the head lists it.
     for (int tries = 0; tries < 1000; ++tries) {
       cluster_status s;
-      (*self)->request(head, 10s, status_atom::value, std::string()).receive(
+      (*self)->request(head, 10s, status_atom::value, credential{}).receive(
         [&](cluster_status& st) { s = std::move(st); }, [](caf::error& e) { FAIL(to_string(e)); });
       for (auto& n : s.nodes)
         if (n.name == name)
@@ -120,8 +120,8 @@ struct sweep_script {
     for (uint32_t i = 0; i < cells; ++i)
       orders.push_back({i, "cell " + std::to_string(i), {"--epochs=1"}});
     auto client = sys->spawn(forwarding_client, caf::actor{*self}, client_stays);
-    (*self)->request(head, 10s, sweep_atom::value, orders, client, std::string())
-      .receive([](uint64_t, const std::string&) {}, [](caf::error& e) { FAIL(to_string(e)); });
+    (*self)->request(head, 10s, sweep_atom::value, orders, client, credential{})
+      .receive([](uint64_t, const credential&) {}, [](caf::error& e) { FAIL(to_string(e)); });
     return client;
   }
 
@@ -203,10 +203,11 @@ TEST_CASE("sweep runner: a busy node's refusal is no try, a node lost mid-cell h
   CHECK(ends == std::vector<std::string>{"2 done on a", "1 done on a", "0 failed on a"});
   // The sweep gave every slot back: the head lists it as done, and a's slot as free.
   cluster_status st;
-  (*s.self)->request(s.head, 10s, status_atom::value, std::string())
+  (*s.self)->request(s.head, 10s, status_atom::value, credential{})
     .receive([&](cluster_status& x) { st = std::move(x); }, [](caf::error& e) { FAIL(to_string(e)); });
   REQUIRE(st.jobs.size() == 1);
-  CHECK(st.jobs[0].protocol == "sweep");
+  CHECK(st.jobs[0].kind == job_kind::sweep);
+  CHECK(shown_protocol(st.jobs[0]) == "sweep");
   CHECK(st.jobs[0].state == job_stage::done);
   REQUIRE(st.nodes.size() == 1);
   CHECK(st.nodes[0].used == 0);
@@ -257,8 +258,8 @@ TEST_CASE("sweep runner: having handed its outcome over, it lives until the subm
   // the shutdown, and would have answered it before the status (in order, to the same actor) had it
   // not waited for the sweep's runner.
   auto& self = *s.self;
-  self->send(s.head, shutdown_atom::value, std::string(sweep_script::control), int32_t{0});
-  self->request(s.head, 10s, status_atom::value, std::string())
+  self->send(s.head, shutdown_atom::value, credential{sweep_script::control}, int32_t{0});
+  self->request(s.head, 10s, status_atom::value, credential{})
     .receive([](cluster_status&) {}, [](caf::error& e) { FAIL(to_string(e)); });
   bool shut = false;
   self->receive([&](bool done) { shut = done; }, caf::after(0s) >> [] {});

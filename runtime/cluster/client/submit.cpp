@@ -44,7 +44,7 @@ using relay_ptr = relay_actor::stateful_pointer<relay_state>;
 template <class Atom, class... Ts>
 void ask_head(relay_ptr self, Atom what, const Ts&... xs) {
   auto send = [=] {
-    self->request(self->state.head, std::chrono::seconds(30), what, self->state.id, self->state.token, xs...)
+    self->request(self->state.head, std::chrono::seconds(30), what, self->state.id, credential{self->state.token}, xs...)
       .then([](bool) {}, [](caf::error&) {});
   };
   if (self->state.token.empty())
@@ -197,7 +197,7 @@ caf::expected<head_actor> reattach(caf::scoped_actor& self, const endpoint& at, 
     auto patience = head->node() == lost ? std::chrono::seconds(3) : std::chrono::seconds(30);
     caf::error refused;
     bool later = false;
-    self->request(*head, patience, reattach_atom::value, id, stop_token, client)
+    self->request(*head, patience, reattach_atom::value, id, credential{stop_token}, client)
       .receive([](bool) {}, [&](caf::error& e) {
         // The head's own refusals are final but "not now"; anything else (the middleman's proxy
         // of the dead head, a timeout) is tried again.
@@ -227,7 +227,7 @@ awaited_result await_result(caf::scoped_actor& self, const head_actor& head, uin
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (!out.got && !out.lost && std::chrono::steady_clock::now() < deadline) {
     if (auto why = stop_when ? stop_when() : std::string(); !why.empty())
-      self->request(head, std::chrono::seconds(10), stop_atom::value, id, stop_token, why)
+      self->request(head, std::chrono::seconds(10), stop_atom::value, id, credential{stop_token}, why)
         .receive([](bool) {}, [&](caf::error& e) {
           if (stop_failed)
             stop_failed(error_words(self->system(), e));
@@ -276,8 +276,8 @@ caf::expected<accepted> send_job(caf::scoped_actor& self, const head_actor& head
   accepted out;
   caf::error refusal;
   auto follower = opts.observers.empty() ? follower_actor{} : follower_actor{client};
-  self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, client_actor{client}, opts.token, follower)
-    .receive([&](uint64_t id, std::string& token, bool journal) { out = {id, std::move(token), journal}; },
+  self->request(head, std::chrono::seconds(60), submit_atom::value, cfg, client_actor{client}, credential{opts.token}, follower)
+    .receive([&](uint64_t id, credential& token, bool journal) { out = {id, std::move(token.text), journal}; },
              [&](caf::error& e) { refusal = std::move(e); });
   if (refusal)
     return refusal;

@@ -101,7 +101,7 @@ caf::result<std::string, bool> on_register(head_ptr self, node_hello& hello, nod
   auto& st = self->state;
   if (st.shutting_down)
     return make_error(sp_error::bad_input, "the head is shutting down");
-  if (auto err = check_secret(self, hello.secret, "node '" + printable(hello.name) + "' registering"))
+  if (auto err = check_secret(self, hello.secret.text, "node '" + printable(hello.name) + "' registering"))
     return err;
   if (hello.schema != schema_fingerprint())
     return make_error(sp_error::bad_input,
@@ -133,7 +133,7 @@ caf::result<std::string, bool> on_register(head_ptr self, node_hello& hello, nod
     return make_error(sp_error::not_a_member, "a node registers itself, not another actor");
   node_entry e;
   e.handle = node;
-  e.token = hello.token;
+  e.token = hello.token.text;
   e.bulk_port = hello.bulk_port;
   e.loops = hello.loops;
   e.models = hello.models;
@@ -164,7 +164,7 @@ caf::result<std::string, bool> on_register(head_ptr self, node_hello& hello, nod
         if (auto at = bulk_endpoint_of(self, *n); !at.empty())
           for (auto& [id, job] : st.jobs)
             if (job.runner && !is_final(job.status.state))
-              self->send(job.runner, bulk_atom::value, st.cfg.control_token, name, at);
+              self->send(job.runner, bulk_atom::value, credential{st.cfg.control_token}, name, at);
       }, [](caf::error&) {});
   }
   auto gpus = hello.gpus.empty() ? std::string() : " and GPUs " + gpu_names(hello.gpus);
@@ -175,7 +175,7 @@ caf::result<std::string, bool> on_register(head_ptr self, node_hello& hello, nod
   return {hello.name, st.journal.has_value()};
 }
 
-caf::result<uint64_t, std::string, bool> on_submit(head_ptr self, job_config& cfg, client_actor& client,
+caf::result<uint64_t, credential, bool> on_submit(head_ptr self, job_config& cfg, client_actor& client,
                                                    const std::string& secret, follower_actor& follower) {
   if (auto err = check_submission(self, secret, "job", static_cast<bool>(client)))
     return err;
@@ -185,7 +185,7 @@ caf::result<uint64_t, std::string, bool> on_submit(head_ptr self, job_config& cf
   auto started = start_job(self, std::move(cfg), client, follower);
   if (!started)
     return started.error();
-  return {started->id, std::move(started->stop_token), self->state.journal.has_value()};
+  return {started->id, credential{std::move(started->stop_token)}, self->state.journal.has_value()};
 }
 
 // The submitter ends its job early (Ctrl-C on `syncpoint submit`): the job
@@ -207,7 +207,7 @@ caf::result<bool> on_stop(head_ptr self, uint64_t id, const std::string& token, 
   if (is_final(i->second.status.state))
     return false;
   log(self, job_name(id, i->second) + " stopping: " + printable(reason));
-  self->send(i->second.handle, stop_atom::value, st.cfg.control_token, printable(reason));
+  self->send(i->second.handle, stop_atom::value, credential{st.cfg.control_token}, printable(reason));
   return true;
 }
 
@@ -222,7 +222,7 @@ caf::result<bool> relay_to_job(head_ptr self, Atom what, uint64_t id, const std:
                       "only the job's submitter asks it for an evaluation, a mark or a checkpoint");
   if (is_final(i->second.status.state))
     return false;
-  self->send(i->second.runner, what, st.cfg.control_token, xs...);
+  self->send(i->second.runner, what, credential{st.cfg.control_token}, xs...);
   return true;
 }
 
@@ -323,7 +323,7 @@ caf::result<bool> on_shutdown(head_ptr self, const std::string& token, int32_t c
   st.shutdown_waiters.push_back(rp);
   for (auto& kv : st.jobs)
     if (!is_final(kv.second.status.state))
-      self->send(kv.second.handle, stop_atom::value, st.cfg.control_token, std::string("the head is shutting down"));
+      self->send(kv.second.handle, stop_atom::value, credential{st.cfg.control_token}, std::string("the head is shutting down"));
   for (auto& kv : std::exchange(st.restoring, {}))  // never went on: stopped where they stood
     end_unrestored(self, kv.first, kv.second.relay, job_stage::stopped,
                    "the head shut down before the job could go on from its checkpoint");
@@ -344,43 +344,43 @@ head_actor::behavior_type head(head_ptr self, head_config cfg) {
       return on_register(self, hello, node);
     },
     [=](heartbeat_atom, const std::string& name) { on_heartbeat(self, name); },
-    [=](status_atom, const std::string& secret) -> caf::result<cluster_status> { return status_of(self, secret); },
-    [=](submit_atom, job_config& cfg, client_actor& client, const std::string& secret,
-        follower_actor& follower) -> caf::result<uint64_t, std::string, bool> {
-      return on_submit(self, cfg, client, secret, follower);
+    [=](status_atom, const credential& secret) -> caf::result<cluster_status> { return status_of(self, secret.text); },
+    [=](submit_atom, job_config& cfg, client_actor& client, const credential& secret,
+        follower_actor& follower) -> caf::result<uint64_t, credential, bool> {
+      return on_submit(self, cfg, client, secret.text, follower);
     },
-    [=](reattach_atom, uint64_t id, const std::string& token, client_actor& client) -> caf::result<bool> {
-      return on_reattach(self, id, token, client);
+    [=](reattach_atom, uint64_t id, const credential& token, client_actor& client) -> caf::result<bool> {
+      return on_reattach(self, id, token.text, client);
     },
-    [=](finished_atom, const std::string& token, uint64_t id, job_stage state, const std::string& why) {
+    [=](finished_atom, const credential& token, uint64_t id, job_stage state, const std::string& why) {
       if (same_secret(token, self->state.cfg.control_token))  // (a relay of this head's)
         journal_state(self, id, state, &why);
     },
-    [=](stop_atom, uint64_t id, const std::string& token, const std::string& reason) -> caf::result<bool> {
-      return on_stop(self, id, token, reason);
+    [=](stop_atom, uint64_t id, const credential& token, const std::string& reason) -> caf::result<bool> {
+      return on_stop(self, id, token.text, reason);
     },
-    [=](eval_atom, uint64_t id, const std::string& token) -> caf::result<bool> {
-      return relay_to_job(self, eval_atom::value, id, token);
+    [=](eval_atom, uint64_t id, const credential& token) -> caf::result<bool> {
+      return relay_to_job(self, eval_atom::value, id, token.text);
     },
-    [=](mark_atom, uint64_t id, const std::string& token, const std::string& note, double value)
+    [=](mark_atom, uint64_t id, const credential& token, const std::string& note, double value)
       -> caf::result<bool> {
-      return relay_to_job(self, mark_atom::value, id, token, note, value);
+      return relay_to_job(self, mark_atom::value, id, token.text, note, value);
     },
-    [=](checkpoint_atom, uint64_t id, const std::string& token, const std::string& why) -> caf::result<bool> {
-      return relay_to_job(self, checkpoint_atom::value, id, token, why);
+    [=](checkpoint_atom, uint64_t id, const credential& token, const std::string& why) -> caf::result<bool> {
+      return relay_to_job(self, checkpoint_atom::value, id, token.text, why);
     },
-    [=](job_atom, const std::string& token, uint64_t id, job_status& status) {
-      on_job_status(self, token, id, status);
+    [=](job_atom, const credential& token, uint64_t id, job_status& status) {
+      on_job_status(self, token.text, id, status);
     },
     [=](sweep_atom, std::vector<sweep_cell_order>& cells, sweep_client_actor& client,
-        const std::string& secret) -> caf::result<uint64_t, std::string> {
-      return on_sweep(self, cells, client, secret);
+        const credential& secret) -> caf::result<uint64_t, credential> {
+      return on_sweep(self, cells, client, secret.text);
     },
-    [=](slots_atom, const std::string& token, uint64_t id, node_actor& node, int32_t n) {
-      on_slots(self, token, id, node, n);
+    [=](slots_atom, const credential& token, uint64_t id, node_actor& node, int32_t n) {
+      on_slots(self, token.text, id, node, n);
     },
-    [=](shutdown_atom, const std::string& token, int32_t code) -> caf::result<bool> {
-      return on_shutdown(self, token, code);
+    [=](shutdown_atom, const credential& token, int32_t code) -> caf::result<bool> {
+      return on_shutdown(self, token.text, code);
     },
   };
 }

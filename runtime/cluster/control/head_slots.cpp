@@ -25,7 +25,7 @@ void maybe_done_shutting_down(head_ptr self) {
       return;
   }
   for (auto& n : st.nodes)
-    self->send(n.handle, leave_atom::value, n.token, std::string("the head is shutting down"), st.leave_code);
+    self->send(n.handle, leave_atom::value, credential{n.token}, std::string("the head is shutting down"), st.leave_code);
   for (auto& rp : st.shutdown_waiters)
     rp.deliver(true);
   st.shutdown_waiters.clear();
@@ -70,8 +70,8 @@ void offer_slots(head_ptr self, const std::string& node_name, std::vector<uint64
       log(self, job_name(id, j->second) + " took " + std::to_string(taken) + (taken == 1 ? " slot" : " slots") + " of node '" + node_name + "'");
     }
   };
-  self->request(j->second.handle, std::chrono::seconds(10), grow_atom::value, st.cfg.control_token, n->handle,
-                node_name, n->token, free)
+  self->request(j->second.handle, std::chrono::seconds(10), grow_atom::value, credential{st.cfg.control_token}, n->handle,
+                node_name, credential{n->token}, free)
     .then(
       [=](int32_t taken) {
         settle(taken);

@@ -103,7 +103,7 @@ std::string lacks_code(const node_entry& n, const std::string& loop, const std::
 
 /// "job 3" or "sweep 4", for log lines.
 inline std::string job_name(uint64_t id, const job_entry& job) {
-  return (job.status.protocol == "sweep" ? "sweep " : "job ") + std::to_string(id);
+  return (job.status.kind == job_kind::sweep ? "sweep " : "job ") + std::to_string(id);
 }
 
 /// `cfg` reading its data set where this head keeps it (--data, for Fashion-MNIST).
@@ -175,7 +175,7 @@ void end_unrestored(head_ptr self, uint64_t id, const submitter_relay_actor& rel
 caf::result<bool> on_reattach(head_ptr self, uint64_t id, const std::string& token, client_actor& client);
 
 /// `syncpoint sweep --head`: runs the cells on free slots (head_sweep.cpp).
-caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,
+caf::result<uint64_t, credential> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,
                                             sweep_client_actor& client, const std::string& secret);
 
 /// A sweep gives back `n` slots of `node`, offered to the other jobs (n = 0:

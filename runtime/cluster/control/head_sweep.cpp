@@ -15,7 +15,7 @@ constexpr size_t max_cells = 100000, max_args = 1024, max_arg_bytes = 4096;
 
 }  // namespace
 
-caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,
+caf::result<uint64_t, credential> on_sweep(head_ptr self, std::vector<sweep_cell_order>& cells,
                                             sweep_client_actor& client, const std::string& secret) {
   auto& st = self->state;
   if (auto err = check_submission(self, secret, "sweep", static_cast<bool>(client)))
@@ -36,7 +36,7 @@ caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cel
   entry.client = client;
   entry.stop_token = make_token();
   entry.elastic = true;  // it takes slots as they free up
-  entry.status = {id, "sweep", 0, 0, -1, job_stage::running, {}};
+  entry.status = {id, "", 0, 0, -1, job_stage::running, {}, {}, job_kind::sweep};
   auto n = cells.size();
   entry.handle = spawn_sweep(self->system(), {id, std::move(cells), client, head_actor{self}, st.cfg.control_token});
   self->monitor(entry.handle);
@@ -52,7 +52,7 @@ caf::result<uint64_t, std::string> on_sweep(head_ptr self, std::vector<sweep_cel
                                             : "every slot of the cluster is taken now") +
                  ": the cells start as slots free up (a node joins, a job ends)");
   offer_freed_slots(self);
-  return {id, std::move(stop_token)};
+  return {id, credential{std::move(stop_token)}};
 }
 
 void on_slots(head_ptr self, const std::string& token, uint64_t id, const node_actor& node, int32_t n) {

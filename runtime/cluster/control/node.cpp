@@ -249,27 +249,27 @@ node_actor::behavior_type node(node_ptr self, node_config cfg) {
         leave(self, why, caf::make_error(caf::sec::runtime_error, why));
       });
   return {
-    [=](prepare_atom, const std::string& token, const job_config& job) -> caf::result<int64_t> {
-      return prepare(self, token, job);
+    [=](prepare_atom, const credential& token, const job_config& job) -> caf::result<int64_t> {
+      return prepare(self, token.text, job);
     },
-    [=](spawn_atom, const std::string& token, worker_spec& spec) -> caf::result<worker_actor> {
-      return spawn_one(self, token, spec);
+    [=](spawn_atom, const credential& token, worker_spec& spec) -> caf::result<worker_actor> {
+      return spawn_one(self, token.text, spec);
     },
-    [=](spawn_atom, const std::string& token, shard_spec& spec) -> caf::result<ps_actor> {
-      return spawn_shard(self, token, spec);
+    [=](spawn_atom, const credential& token, shard_spec& spec) -> caf::result<ps_actor> {
+      return spawn_shard(self, token.text, spec);
     },
-    [=](cell_atom, const std::string& token, const cell_order& order,
+    [=](cell_atom, const credential& token, const cell_order& order,
         const cell_sink_actor& sink) -> caf::result<int32_t> {
-      return run_cell(self, token, order, sink);
+      return run_cell(self, token.text, order, sink);
     },
-    [=](stop_atom, const std::string& token, uint64_t sweep) {
-      if (!check_head(self, token))
+    [=](stop_atom, const credential& token, uint64_t sweep) {
+      if (!check_head(self, token.text))
         for (auto& c : self->state.cells)
           if (c.sweep == sweep)
             kill_cell(c);
     },
-    [=](leave_atom, const std::string& token, const std::string& reason, int32_t code) {
-      if (!check_head(self, token))
+    [=](leave_atom, const credential& token, const std::string& reason, int32_t code) {
+      if (!check_head(self, token.text))
         leave(self, reason, caf::none, code);
     },
     [=](heartbeat_atom) {

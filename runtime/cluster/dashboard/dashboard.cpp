@@ -35,7 +35,7 @@ std::shared_ptr<const dashboard_view> build(hub_ptr self, cluster_status& status
       st.live.erase(j->id);
   for (auto& s : status.jobs) {
     auto i = st.live.find(s.id);
-    v->jobs.push_back({s, s.protocol == "sweep", i == st.live.end() ? nullptr : i->second});
+    v->jobs.push_back({s, s.kind == job_kind::sweep, i == st.live.end() ? nullptr : i->second});
   }
   return v;
 }
@@ -45,7 +45,7 @@ void poll(hub_ptr self) {
   if (!st.head || st.polling)
     return;
   st.polling = true;
-  self->request(st.head, std::chrono::seconds(5), status_atom::value, st.cfg.secret)
+  self->request(st.head, std::chrono::seconds(5), status_atom::value, credential{st.cfg.secret})
     .then(
       [=](cluster_status& status) {
         self->state.polling = false;

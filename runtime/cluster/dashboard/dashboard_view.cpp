@@ -118,7 +118,7 @@ void job_metrics(std::vector<prometheus::MetricFamily>& out, const dashboard_vie
   {
     family f(out, "syncpoint_job_info", prometheus::MetricType::Gauge, "1 for each job the head lists, with its protocol and state.");
     for (auto& j : v.jobs)
-      f.sample({{"job", std::to_string(j.status.id)}, {"protocol", j.status.protocol}, {"state", to_string(j.status.state)}}, 1);
+      f.sample({{"job", std::to_string(j.status.id)}, {"protocol", shown_protocol(j.status)}, {"state", to_string(j.status.state)}}, 1);
   }
   {
     family f(out, "syncpoint_job_progress_ratio", prometheus::MetricType::Gauge, "Fraction of the job's sample budget (or time cap) done.");
@@ -258,7 +258,7 @@ json::object job_summary(const job_view& j) {
   json::object o;
   o.add("id", static_cast<unsigned long long>(j.status.id))
     .add("kind", j.sweep ? "sweep" : "job")
-    .add("protocol", j.status.protocol)
+    .add("protocol", shown_protocol(j.status))
     .add("state", to_string(j.status.state))
     .add("workers", j.status.workers)
     .add("progress", j.status.progress)

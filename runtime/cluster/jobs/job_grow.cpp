@@ -36,7 +36,7 @@ int32_t grow(job_ptr self, node_actor node, const std::string& name, const std::
     if (self->state.generation != generation)  // restarted meanwhile: the new run placed its own
       return;
     for (auto i : ids)
-      self->request(node, self->state.setup.spawn_timeout, spawn_atom::value, node_token, spec_for(self, i))
+      self->request(node, self->state.setup.spawn_timeout, spawn_atom::value, credential{node_token}, spec_for(self, i))
         .then(
           [=](worker_actor& w) {
             auto& st = self->state;

@@ -38,7 +38,7 @@ worker_spec spec_for(job_ptr self, size_t id) {
 void prepare_node(job_ptr self, const node_actor& node, const std::string& token, const std::string& name,
                   std::function<void()> ready, std::function<void(const std::string&)> failed) {
   auto& st = self->state;
-  self->request(node, st.setup.spawn_timeout, prepare_atom::value, token, st.setup.plan.cfg)
+  self->request(node, st.setup.spawn_timeout, prepare_atom::value, credential{token}, st.setup.plan.cfg)
     .then(
       [=](int64_t examples) {
         auto& st = self->state;
@@ -99,7 +99,7 @@ void spawn_rest(job_ptr self, tracer_actor tracer, ps_group ps) {
       spec.resume = from->workers.at(idx);
     }
     self->request(st.setup.nodes[idx], st.setup.spawn_timeout, spawn_atom::value,
-                  st.setup.node_tokens[idx], std::move(spec))
+                  credential{st.setup.node_tokens[idx]}, std::move(spec))
       .then(
         [=](worker_actor& w) {
           auto& st = self->state;
@@ -206,7 +206,7 @@ void spawn_remote_copy(job_ptr self, std::shared_ptr<ps_parts> parts, size_t k, 
   auto& token = r == 0 ? st.setup.shard_node_tokens[k] : st.setup.replica_node_tokens[k][r - 1];
   auto name = r == 0 ? st.setup.shard_node_names[k] : st.setup.replica_node_names[k][r - 1];
   auto what = (r == 0 ? "shard " : "replica " + std::to_string(r) + " of shard ") + std::to_string(k);
-  self->request(node, st.setup.spawn_timeout, spawn_atom::value, token, std::move(spec))
+  self->request(node, st.setup.spawn_timeout, spawn_atom::value, credential{token}, std::move(spec))
     .then(
       [=](ps_actor& copy) {
         auto& st = self->state;

@@ -28,7 +28,7 @@ void try_place(job_ptr self, copy_promise rp, uint32_t k, uint32_t r, std::share
                   st.bulk_keys};
   spec.copy = r;
   spec.serving = false;
-  self->request(host->node, st.setup.spawn_timeout, spawn_atom::value, host->token, std::move(spec))
+  self->request(host->node, st.setup.spawn_timeout, spawn_atom::value, credential{host->token}, std::move(spec))
     .then(
       [=](ps_actor& copy) mutable {
         auto& st = self->state;

@@ -19,7 +19,7 @@ bool from_coordinator(job_ptr self) {
 
 void tell_head(job_ptr self) {
   auto& st = self->state;
-  self->send(st.setup.head, job_atom::value, st.setup.head_token, st.setup.id, st.status);
+  self->send(st.setup.head, job_atom::value, credential{st.setup.head_token}, st.setup.id, st.status);
 }
 
 void say(job_ptr self, const std::string& line) {
@@ -193,29 +193,29 @@ job_actor::behavior_type job(job_ptr self, job_setup setup) {
       if (from_coordinator(self))
         finish(self, outcome);
     },
-    [=](grow_atom, const std::string& token, node_actor& node, const std::string& name,
-        const std::string& node_token, int32_t free) -> int32_t {
+    [=](grow_atom, const credential& token, node_actor& node, const std::string& name,
+        const credential& node_token, int32_t free) -> int32_t {
       if (!same_secret(token, self->state.setup.head_token))
         return 0;
-      return grow(self, std::move(node), name, node_token, free);
+      return grow(self, std::move(node), name, node_token.text, free);
     },
-    [=](stop_atom, const std::string& token, const std::string& reason) {
+    [=](stop_atom, const credential& token, const std::string& reason) {
       // The head's secret, not the sender's node: CAF 0.17 lets a peer forge that.
       if (same_secret(token, self->state.setup.head_token))
         stop_job(self, reason);
     },
-    [=](eval_atom, const std::string& token) { ask_coordinator(self, token, eval_request{}); },
-    [=](checkpoint_atom, const std::string& token, const std::string& why) {
+    [=](eval_atom, const credential& token) { ask_coordinator(self, token.text, eval_request{}); },
+    [=](checkpoint_atom, const credential& token, const std::string& why) {
       auto& st = self->state;
       if (same_secret(token, st.setup.head_token) && !st.ended() && st.phase != job_phase::running)
         st.checkpoint_asked = why;
       else
-        ask_coordinator(self, token, checkpoint_request{why});
+        ask_coordinator(self, token.text, checkpoint_request{why});
     },
-    [=](mark_atom, const std::string& token, const std::string& note, double value) {
-      ask_coordinator(self, token, mark_request{note, value});
+    [=](mark_atom, const credential& token, const std::string& note, double value) {
+      ask_coordinator(self, token.text, mark_request{note, value});
     },
-    [=](bulk_atom, const std::string& token, const std::string& node, const std::string& at) {
+    [=](bulk_atom, const credential& token, const std::string& node, const std::string& at) {
       if (same_secret(token, self->state.setup.head_token))
         self->state.setup.node_bulk[node] = at;  // (a node joined again, or its address came after the start)
     },

@@ -69,7 +69,7 @@ submitter_relay_actor::behavior_type relay(relay_ptr self, relay_setup setup) {
     },
     [=](finished_atom, job_result& r) {
       auto& st = self->state;
-      self->send(st.setup.head, finished_atom::value, st.setup.head_token, st.setup.id, r.state, r.message);
+      self->send(st.setup.head, finished_atom::value, credential{st.setup.head_token}, st.setup.id, r.state, r.message);
       st.outcome = std::move(r);
       if (st.setup.submitter)
         hand_over(self);

@@ -39,9 +39,9 @@ using sweep_ptr = sweep_actor::stateful_pointer<sweep_state>;
 void tell_head(sweep_ptr self, job_stage state) {
   auto& st = self->state;
   auto total = std::max<size_t>(1, st.setup.cells.size());
-  job_status s{st.setup.id, "sweep", static_cast<int32_t>(st.running.size()),
-               static_cast<double>(st.done + st.failed) / static_cast<double>(total), -1, state, {}};
-  self->send(st.setup.head, job_atom::value, st.setup.head_token, st.setup.id, std::move(s));
+  job_status s{st.setup.id, "", static_cast<int32_t>(st.running.size()),
+               static_cast<double>(st.done + st.failed) / static_cast<double>(total), -1, state, {}, {}, job_kind::sweep};
+  self->send(st.setup.head, job_atom::value, credential{st.setup.head_token}, st.setup.id, std::move(s));
 }
 
 void tell_client(sweep_ptr self, cell_event ev) {
@@ -65,7 +65,7 @@ void end_sweep(sweep_ptr self, job_stage state, const std::string& message) {
     return;
   st.ended = true;
   for (auto& [addr, n] : st.nodes)  // a cell placed but not yet confirmed is stopped too
-    self->send(n.handle, stop_atom::value, n.token, st.setup.id);
+    self->send(n.handle, stop_atom::value, credential{n.token}, st.setup.id);
   tell_head(self, state);  // first: once the client hears the end, `status` says it too
   self->send(st.setup.client, finished_atom::value, job_result{state, message, 0, {}, "", -1});
   self->delayed_send(self, receipt_wait, timeout_atom::value);
@@ -85,9 +85,9 @@ void maybe_end(sweep_ptr self) {
 void give_back(sweep_ptr self, sweep_node& n, int count) {
   n.held -= count;
   auto& st = self->state;
-  self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, n.handle, static_cast<int32_t>(count));
+  self->send(st.setup.head, slots_atom::value, credential{st.setup.head_token}, st.setup.id, n.handle, static_cast<int32_t>(count));
   if (!st.waiting.empty() && !st.ended)
-    self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, node_actor{}, int32_t{0});
+    self->send(st.setup.head, slots_atom::value, credential{st.setup.head_token}, st.setup.id, node_actor{}, int32_t{0});
 }
 
 void fail_cell(sweep_ptr self, uint32_t index, const std::string& node, const std::string& why) {
@@ -121,7 +121,7 @@ void place_next(sweep_ptr self, caf::actor_addr where) {
   // No time limit: the node answers once its actor gets to it (it may be
   // loading a job's data), and its death is the runner's monitor's to see.
   self
-    ->request(n.handle, caf::infinite, cell_atom::value, n.token,
+    ->request(n.handle, caf::infinite, cell_atom::value, credential{n.token},
               cell_order{st.setup.id, index, attempt, cell.args, key}, cell_sink_actor{self})
     .then(
       [=](int32_t) {
@@ -223,7 +223,7 @@ void on_node_down(sweep_ptr self, const caf::actor_addr& where, const caf::error
     }
   }
   if (!st.waiting.empty())  // free slots elsewhere, offered again
-    self->send(st.setup.head, slots_atom::value, st.setup.head_token, st.setup.id, node_actor{}, int32_t{0});
+    self->send(st.setup.head, slots_atom::value, credential{st.setup.head_token}, st.setup.id, node_actor{}, int32_t{0});
   tell_head(self, job_stage::running);
   maybe_end(self);
 }
@@ -245,13 +245,13 @@ sweep_actor::behavior_type sweep(sweep_ptr self, sweep_setup setup) {
   tell_head(self, job_stage::running);
   maybe_end(self);  // no cell at all
   return {
-    [=](grow_atom, const std::string& token, node_actor& node, const std::string& name,
-        const std::string& node_token, int32_t free) -> int32_t {
+    [=](grow_atom, const credential& token, node_actor& node, const std::string& name,
+        const credential& node_token, int32_t free) -> int32_t {
       if (!same_secret(token, self->state.setup.head_token))
         return 0;
-      return grow(self, std::move(node), name, node_token, free);
+      return grow(self, std::move(node), name, node_token.text, free);
     },
-    [=](stop_atom, const std::string& token, const std::string& reason) {
+    [=](stop_atom, const credential& token, const std::string& reason) {
       if (same_secret(token, self->state.setup.head_token))
         end_sweep(self, job_stage::stopped, reason);
     },

@@ -16,6 +16,7 @@ namespace syncpoint::cluster {
 void register_cluster_messages(caf::actor_system_config& cfg) {
   register_messages(cfg);
   cfg.add_message_type<job_config>("job_config");
+  cfg.add_message_type<credential>("credential");
   cfg.add_message_type<node_hello>("node_hello");
   cfg.add_message_type<worker_spec>("worker_spec");
   cfg.add_message_type<shard_spec>("shard_spec");

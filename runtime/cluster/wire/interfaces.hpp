@@ -16,7 +16,7 @@
 //   sweep  -> client  cell(chunk) -> ack, cell(event)        (relayed: the submitter reaches the head only)
 //   anyone -> head    sweep(cells, client, secret) -> (sweep id, stop token)
 //
-// Tokens: CAF 0.17 does not authenticate senders (a peer past the handshake
+// Tokens (each a `credential`, never a plain string): CAF 0.17 does not authenticate senders (a peer past the handshake
 // can name any actor as the source of a message it routes), so what only the
 // head may tell a node carries the secret the node chose when it registered,
 // and what only the head's own process may tell the head carries a secret
@@ -58,13 +58,31 @@ using cell_atom = caf::atom_constant<caf::atom("cl_cell")>;
 using slots_atom = caf::atom_constant<caf::atom("cl_slots")>;
 using reattach_atom = caf::atom_constant<caf::atom("cl_reatt")>;
 
+/// A secret as a message carries it: a node's token, a job's stop token, the
+/// cluster's token (--token), the head's own for its jobs and sweeps, its
+/// control token. A type of its own, so that no message's secret can be taken
+/// for one of its other strings (or a reason for a secret), and left out of
+/// every message's text: CAF's to_string (logs, `render`) omits it.
+struct credential {
+  std::string text;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, credential& x) {
+  return f(caf::meta::type_name("credential"), caf::meta::omittable(), x.text);
+}
+/// Whether `given` is `kept`, in constant time (core/secret.hpp's same_secret).
+using syncpoint::same_secret;
+inline bool same_secret(const credential& given, const std::string& kept) {
+  return syncpoint::same_secret(given.text, kept);
+}
+
 /// What a node says when it joins.
 struct node_hello {
   std::string name;
   int32_t slots = 0;      // workers it may host
   std::string schema;     // schema_fingerprint() of its build
-  std::string token;      // the head sends it back with every job request
-  std::string secret;     // the cluster's token (--token), when the head requires one
+  credential token;       // the head sends it back with every job request
+  credential secret;      // the cluster's token (--token), when the head requires one
   uint16_t bulk_port = 0; // where its PS shards take bulk connections (0: none)
   std::vector<int32_t> gpus;  // the CUDA devices its workers may take (node --gpus; none: CPU only)
   std::vector<std::string> loops;   // the worker loops its program registers (a job's loop must be among them)
@@ -151,16 +169,26 @@ std::string to_string(job_stage s);
 /// Whether a job at `s` has ended: done, failed or stopped.
 bool is_final(job_stage s);
 
+/// What the head runs for a submitter: a training job, or a sweep (its
+/// cells each a `syncpoint train` of its own on a node's slot).
+enum class job_kind : uint8_t { training, sweep };
+
 struct job_status {
   uint64_t id = 0;
-  std::string protocol;
+  std::string protocol;     // a training job's ("" for a sweep)
   int32_t workers = 0;
   double progress = 0;      // fraction of the sample budget
   double accuracy = -1;     // last evaluation
   job_stage state = job_stage::starting;
   std::vector<std::string> shards;  // where each PS shard runs: "head" or a node's name
   std::vector<std::string> devices; // per worker: where it computes ("cpu", "cuda:0", ...)
+  job_kind kind = job_kind::training;
 };
+
+/// What status and the dashboard show in a job's protocol column: its protocol, or "sweep".
+inline std::string shown_protocol(const job_status& s) {
+  return s.kind == job_kind::sweep ? "sweep" : s.protocol;
+}
 
 struct cluster_status {
   std::vector<node_status> nodes;
@@ -260,7 +288,7 @@ typename Inspector::result_type inspect(Inspector& f, node_status& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.id, x.protocol, x.workers, exact(x.progress), exact(x.accuracy),
-           x.state, x.shards, x.devices);
+           x.state, x.shards, x.devices, x.kind);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_status& x) {
@@ -302,29 +330,29 @@ using sweep_client_actor = client_actor::extend<
 /// Hosts workers (one per `syncpoint node` process; the head may host one too).
 using node_actor = caf::typed_actor<
   // (token, order, sink) runs `syncpoint train` for a sweep's cell in a slot -> its pid
-  caf::replies_to<cell_atom, std::string, cell_order, cell_sink_actor>::with<int32_t>,
-  caf::reacts_to<stop_atom, std::string, uint64_t>,  // (token, sweep) kills the sweep's cells here
-  caf::replies_to<prepare_atom, std::string, job_config>::with<int64_t>,
-  caf::replies_to<spawn_atom, std::string, worker_spec>::with<worker_actor>,
-  caf::replies_to<spawn_atom, std::string, shard_spec>::with<ps_actor>,
-  caf::reacts_to<leave_atom, std::string, std::string, int32_t>,  // (token, why, the exit code it leaves with)
+  caf::replies_to<cell_atom, credential, cell_order, cell_sink_actor>::with<int32_t>,
+  caf::reacts_to<stop_atom, credential, uint64_t>,  // (token, sweep) kills the sweep's cells here
+  caf::replies_to<prepare_atom, credential, job_config>::with<int64_t>,
+  caf::replies_to<spawn_atom, credential, worker_spec>::with<worker_actor>,
+  caf::replies_to<spawn_atom, credential, shard_spec>::with<ps_actor>,
+  caf::reacts_to<leave_atom, credential, std::string, int32_t>,  // (token, why, the exit code it leaves with)
   caf::reacts_to<heartbeat_atom>>;          // (to itself) time to beat
 
 /// What the head tells any job it runs (a training job or a sweep): stop
 /// (its secret, reason), and grow: (its secret, node, name, node token, free
 /// slots) a node has free slots; a job short of them takes some, the reply is how many.
 using managed_actor = caf::typed_actor<
-  caf::reacts_to<stop_atom, std::string, std::string>,
-  caf::replies_to<grow_atom, std::string, node_actor, std::string, std::string, int32_t>::with<int32_t>>;
+  caf::reacts_to<stop_atom, credential, std::string>,
+  caf::replies_to<grow_atom, credential, node_actor, std::string, credential, int32_t>::with<int32_t>>;
 
 /// Runs one job on the head: the driver of its coordinator. From the head,
 /// with its secret: evaluate now, mark the trace (note, value), take a
 /// checkpoint (why): what the submitter and its observers ask for.
 using job_actor = driver_actor::extend_with<managed_actor>::extend_with<copy_placer_actor>::extend<
-  caf::reacts_to<eval_atom, std::string>,
-  caf::reacts_to<mark_atom, std::string, std::string, double>,
-  caf::reacts_to<checkpoint_atom, std::string, std::string>,  // (secret, why): a checkpoint now
-  caf::reacts_to<bulk_atom, std::string, std::string, std::string>>;  // (secret, node, endpoint): where a node's bulk channel is now
+  caf::reacts_to<eval_atom, credential>,
+  caf::reacts_to<mark_atom, credential, std::string, double>,
+  caf::reacts_to<checkpoint_atom, credential, std::string>,  // (secret, why): a checkpoint now
+  caf::reacts_to<bulk_atom, credential, std::string, std::string>>;  // (secret, node, endpoint): where a node's bulk channel is now
 
 /// Runs one sweep on the head: places its cells on free slots and relays their files.
 using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
@@ -333,40 +361,40 @@ using sweep_actor = managed_actor::extend_with<cell_sink_actor>::extend<
 
 /// The cluster manager that `syncpoint head` publishes.
 /// What reads the cluster's status (the dashboard's hub): the head, seen through its status only.
-using status_source_actor = caf::typed_actor<caf::replies_to<status_atom, std::string>::with<cluster_status>>;
+using status_source_actor = caf::typed_actor<caf::replies_to<status_atom, credential>::with<cluster_status>>;
 
 using head_actor = caf::typed_actor<
   // -> the name it joined under, and whether the head keeps a journal (head --state): a node
   // that loses such a head waits for it to come back (node --head-wait)
   caf::replies_to<register_atom, node_hello, node_actor>::with<std::string, bool>,
   caf::reacts_to<heartbeat_atom, std::string>,
-  caf::replies_to<status_atom, std::string>::with<cluster_status>,                  // (the cluster's token)
+  caf::replies_to<status_atom, credential>::with<cluster_status>,                   // (the cluster's token)
   // (the cluster's token, who hears every event: invalid for none) -> the job's id, the
   // token that stops it, known to the submitter only, and whether the head keeps a journal
   // (a submitter that loses such a head reattaches to it when it comes back)
-  caf::replies_to<submit_atom, job_config, client_actor, std::string, follower_actor>::with<uint64_t,
-                                                                                            std::string, bool>,
+  caf::replies_to<submit_atom, job_config, client_actor, credential, follower_actor>::with<uint64_t,
+                                                                                           credential, bool>,
   // (job id, its stop token, the submitter's new client): after the head came back (head
   // --state), the job's lines and outcome go to this client; true: it will hear the outcome
-  caf::replies_to<reattach_atom, uint64_t, std::string, client_actor>::with<bool>,
+  caf::replies_to<reattach_atom, uint64_t, credential, client_actor>::with<bool>,
   // (own relays, with the secret, job id, how it ended, why): a job's outcome, for the journal
-  caf::reacts_to<finished_atom, std::string, uint64_t, job_stage, std::string>,
+  caf::reacts_to<finished_atom, credential, uint64_t, job_stage, std::string>,
   // (job id, its stop token, reason): end the job early; its outcome still goes to the client
-  caf::replies_to<stop_atom, uint64_t, std::string, std::string>::with<bool>,
+  caf::replies_to<stop_atom, uint64_t, credential, std::string>::with<bool>,
   // (job id, its stop token[, note, value]): evaluate now, mark the trace; false once it ended
-  caf::replies_to<eval_atom, uint64_t, std::string>::with<bool>,
-  caf::replies_to<mark_atom, uint64_t, std::string, std::string, double>::with<bool>,
+  caf::replies_to<eval_atom, uint64_t, credential>::with<bool>,
+  caf::replies_to<mark_atom, uint64_t, credential, std::string, double>::with<bool>,
   // (job id, its stop token, why): a checkpoint now (into the job's checkpoint folder); false once it ended
-  caf::replies_to<checkpoint_atom, uint64_t, std::string, std::string>::with<bool>,
-  caf::reacts_to<job_atom, std::string, uint64_t, job_status>,  // (own job actors, with the secret)
+  caf::replies_to<checkpoint_atom, uint64_t, credential, std::string>::with<bool>,
+  caf::reacts_to<job_atom, credential, uint64_t, job_status>,  // (own job actors, with the secret)
   // (the cluster's token) a sweep's cells -> its id and stop token, as submit
-  caf::replies_to<sweep_atom, std::vector<sweep_cell_order>, sweep_client_actor, std::string>::with<uint64_t,
-                                                                                                     std::string>,
+  caf::replies_to<sweep_atom, std::vector<sweep_cell_order>, sweep_client_actor, credential>::with<uint64_t,
+                                                                                                    credential>,
   // (own sweep actors, with the secret, sweep id, node, n): give back n slots of the node
   // (n = 0: offer the free slots again)
-  caf::reacts_to<slots_atom, std::string, uint64_t, node_actor, int32_t>,
+  caf::reacts_to<slots_atom, credential, uint64_t, node_actor, int32_t>,
   // (the head's control secret, the exit code its nodes leave with): end the jobs, tell the nodes
-  caf::replies_to<shutdown_atom, std::string, int32_t>::with<bool>>;
+  caf::replies_to<shutdown_atom, credential, int32_t>::with<bool>>;
 
 /// Registers the types above (and the job's, core/interfaces.hpp).
 void register_cluster_messages(caf::actor_system_config& cfg);
@@ -386,6 +414,6 @@ inline constexpr size_t max_node_name = 128;
 bool valid_node_name(const std::string& name);
 
 /// Bump when a message struct's fields change (interfaces are covered by the fingerprint).
-inline constexpr int wire_version = 27;  // 27: a job_config's testing fields in its internals, last; 26: a job_config's fields in declaration order (core/job_schema.hpp); 25: a sparse row block's values as one float block; 24: a head that comes back (head --state: reattach, the journal flag in the register and submit replies); 23: a snapshot names its request (a promoted replica answers it again); 22: replicated shards (ps_group copies, a replica's reports, --ps-replicas); 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
+inline constexpr int wire_version = 28;  // 28: every secret a `credential`, not a string; a sweep a job_kind of its own; 27: a job_config's testing fields in its internals, last; 26: a job_config's fields in declaration order (core/job_schema.hpp); 25: a sparse row block's values as one float block; 24: a head that comes back (head --state: reattach, the journal flag in the register and submit replies); 23: a snapshot names its request (a promoted replica answers it again); 22: replicated shards (ps_group copies, a replica's reports, --ps-replicas); 21: local work in proceed, a fragment's ranges in gradient_push; 20: a push says the bytes of its encoding (--compress); 19: a checkpoint on request (checkpoint_atom to the head and the job), the exit code a node leaves with; 18: a job's control messages and its observers' are structs (stop_request, job_started, ...); 17: a job's plan, not its options, goes to the nodes; 16: push_info and proceed say why a push was refused; shard_op
 
 }  // namespace syncpoint::cluster
