@@ -157,7 +157,8 @@ void save_rows(const worker_state& st, saved_worker& s);
 void restore_rows(worker_state& st, const saved_worker& s);
 
 // actors/worker_exchange.cpp: the messages to the PS shards and their replies, read.
-void send_push(worker_ptr self);  // the gradient in hand, a slice to each shard; the lead's answer to push_accepted/refused
+/// The gradient in hand, a slice to each shard; the lead's answer into push_accepted or push_refused.
+void send_push(worker_ptr self);
 /// One version >= min_version from every shard, into pulled() (`resumed`: a
 /// checkpoint's pull, of which only the slices that had not come).
 void send_pull(worker_ptr self, uint64_t min_version, bool resumed);

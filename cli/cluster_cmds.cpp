@@ -188,7 +188,7 @@ void declare_head_options(cluster_options& opts) {
                                               "the signal and rank 0 stops the job; started by hand, only "
                                               "SIGKILL ends it)")
     .group("data")
-    .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + default_data + ")")
+    .add(opts.data, "data", "Fashion-MNIST folder for evaluation (default " + std::string(default_fashion_mnist_dir) + ")")
     .group("output")
     .add(opts.dashboard, "dashboard", std::string("the live dashboard and /metrics on this port of --host (default ") +
                                         default_dashboard_port + "; 'any': a free port; 'off' or 0: none)")

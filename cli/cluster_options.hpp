@@ -22,8 +22,6 @@ inline std::string bulk_host(const std::string& host) {
   return host == "localhost" ? "127.0.0.1" : host;
 }
 
-inline const std::string default_data = default_fashion_mnist_dir;
-
 // Lines from actor threads and the main thread, never interleaved.
 inline void say(FILE* to, const std::string& line) {
   static std::mutex m;
@@ -44,7 +42,7 @@ struct cluster_options {
   std::string join;
   std::string name;
   std::string head;
-  std::string data = default_data;
+  std::string data = default_fashion_mnist_dir;
   std::string dashboard;  // head: "" is the default port
   std::string runs;       // head: where finished jobs' files go ("" a new folder under the temp dir)
   std::string listen;     // node: where its bulk channel listens ("" the interface that reaches the head)

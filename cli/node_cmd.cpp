@@ -67,7 +67,7 @@ void declare_options(cluster_options& opts) {
     .add(opts.listen, "host", "address the node's bulk channel listens on (default: the one it reaches the head from; "
                               "0.0.0.0: every interface)")
     .group("data")
-    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + default_data + ")")
+    .add(opts.data, "data", "Fashion-MNIST folder the workers read (default " + std::string(default_fashion_mnist_dir) + ")")
     .group("output")
     .add(opts.log_level, "log-level", std::string("the lowest level of the node's log on stderr: ") + log_level_words +
                                         " (default info)");

@@ -1,6 +1,6 @@
 // One table of a job's options: each field of job_config (its internals'
-// too), in the order it is declared, with the option that sets it (--NAME on the command line, "NAME =
-// value" in a config file), its help, its range or choices, what its "none"
+// too), in the order it is declared, with the option that sets it (--NAME on
+// the command line, "NAME = value" in a config file), its help, its range or choices, what its "none"
 // value means, the commands that offer it and the layer that reads it. The
 // default is job_config{}'s, written once, in job_config.hpp.
 //

@@ -16,11 +16,12 @@
 //   sweep  -> client  cell(chunk) -> ack, cell(event)        (relayed: the submitter reaches the head only)
 //   anyone -> head    sweep(cells, client, secret) -> (sweep id, stop token)
 //
-// Tokens (each a `credential`, never a plain string): CAF 0.17 does not authenticate senders (a peer past the handshake
-// can name any actor as the source of a message it routes), so what only the
-// head may tell a node carries the secret the node chose when it registered,
-// and what only the head's own process may tell the head carries a secret
-// that never leaves that process. A head given the cluster's token (--token)
+// Tokens (each a `credential`, never a plain string): CAF 0.17 does not
+// authenticate senders (a peer past the handshake can name any actor as the
+// source of a message it routes), so what only the head may tell a node
+// carries the secret the node chose when it registered, and what only the
+// head's own process may tell the head carries a secret that never leaves
+// that process. A head given the cluster's token (--token)
 // takes registrations (hello.secret), status and submit only with it.
 //   job    -> client  progress(line), finished(job_result)
 //   job    -> follower  start, progress(report), eval(result), phase(change) as the coordinator
